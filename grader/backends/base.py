@@ -1,0 +1,169 @@
+"""The contract every backend keeps. Grading talks to a backend only through these
+methods and dataclasses, so the CPU path never imports PyCUDA and neither backend knows
+which lab it runs."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from grader.interface import Interface
+from grader.result import CompileInfo, Diagnostic, Dim3
+
+# Device buffers are surrounded by this many float32 canary elements on each side.
+CANARY_ELEMENTS = 1024
+# The canary value: a NaN with a payload no float arithmetic produces.
+CANARY_BITS = 0x7FC0DEAD
+# Outputs are poisoned with this NaN before every run, so unwritten elements show.
+POISON_BITS = 0x7FC0FFEE
+
+
+def bits_as_float(bits: int) -> np.float32:
+    return np.array([bits], np.uint32).view(np.float32)[0]
+
+
+@dataclass
+class Submission:
+    """A student's source file as the grader read it."""
+
+    path: Path
+    text: str
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+@dataclass
+class Build:
+    """A compiled submission. `interface` is None when compilation failed."""
+
+    submission: Submission
+    macros: dict[str, int]
+    compile: CompileInfo
+    interface: Interface | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    artifact: object = None  # whatever the backend needs to run it (a path, a source)
+
+    @property
+    def ok(self) -> bool:
+        return self.compile.ok and self.interface is not None
+
+
+@dataclass
+class Buffer:
+    """A device buffer: `data` is the whole 1-D layout (pitched rows included).
+    Outputs are poisoned by the caller; the backend adds canaries or guard pages."""
+
+    name: str
+    data: np.ndarray  # float32, 1-D
+    output: bool
+
+
+@dataclass
+class Scalar:
+    name: str
+    ctype: str  # "int" | "size_t"
+    value: int
+
+
+@dataclass
+class Launch:
+    kernel: str  # the name the lab uses; the backend maps it to its module symbol
+    grid: Dim3
+    block: Dim3
+    shared_bytes: int
+    args: list[Buffer | Scalar]
+    constants: dict[str, np.ndarray]  # symbol -> float32 values of the symbol's full size
+
+    def buffers(self) -> list[Buffer]:
+        return [a for a in self.args if isinstance(a, Buffer)]
+
+
+@dataclass
+class BufferState:
+    """A buffer after the run, and what happened around it."""
+
+    data: np.ndarray  # float32, same layout as the Buffer sent
+    written_before: int = 0  # canary elements overwritten before the start
+    written_after: int = 0  # canary elements overwritten past the end
+    first_after: int | None = None  # offset (elements) of the first write past the end
+
+
+@dataclass
+class RunOutcome:
+    """What one launch did. `buffers` is empty when the run crashed or timed out.
+    `diagnostics` holds what the backend saw itself: a crash, a timeout, an access
+    outside a buffer, a race, a barrier problem, a flood of output."""
+
+    buffers: dict[str, BufferState] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    crashed: bool = False
+    timed_out: bool = False
+    output: str = ""  # the kernel's printf output, capped
+    seconds: float = 0.0
+
+    @property
+    def completed(self) -> bool:
+        return not (self.crashed or self.timed_out)
+
+
+@dataclass
+class Timing:
+    """Interleaved timing of a student and a reference launch (GPU only)."""
+
+    student_ms: list[float]
+    reference_ms: list[float]
+    note: str = ""
+
+
+class BackendUnavailable(Exception):
+    """This backend cannot run here; the message says why, as a sentence."""
+
+
+class Backend(ABC):
+    name: str
+
+    @abstractmethod
+    def device(self) -> str:
+        """A human description of where kernels run, e.g. 'NVIDIA H200 (driver 580.1)'."""
+
+    @abstractmethod
+    def build(self, submission: Submission, macros: dict[str, int], default_block: Dim3) -> Build:
+        """Compile `submission` with `-DNAME=value` for each macro, and with the launch
+        footer of grader.source (BLOCK_* default to `default_block`). Never raises for a
+        student's mistake: a failed compile returns a Build with compile.ok False, a log
+        on the student's own line numbers and a compile_error diagnostic. Builds are
+        cached by content, so building the same source twice is cheap."""
+
+    @abstractmethod
+    def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+        """Run one launch in an isolated worker that never sees expected outputs. A
+        crash or a hang (killed after `timeout` seconds) becomes a RunOutcome with a
+        crash or timeout diagnostic; the next call then gets a fresh worker."""
+
+    def time(
+        self,
+        student: Build,
+        reference: Build,
+        launches: tuple[Launch, Launch],
+        budget: float,
+    ) -> Timing:
+        """Time student and reference launches interleaved on the same inputs."""
+        raise BackendUnavailable(f"The {self.name} backend does not measure speed.")
+
+    def sanitize(self, build: Build, launches: list[Launch], timeout: float) -> list[Diagnostic]:
+        """Run launches under a memory, race and barrier checker; return its findings."""
+        return []
+
+    def close(self) -> None:
+        """Stop any worker processes."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,82 @@
+"""Cases and their inputs, reproducible from (lab, case name, secret).
+
+Public cases ship with the lab. Hidden cases are the lab's fixed hidden sizes plus random
+sizes, and every hidden seed comes from an HMAC of the secret, so nobody without the
+secret can compute the hidden inputs. Inputs are random signed values, never zero."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+import numpy as np
+
+from grader.labs.model import Case, Lab
+
+PUBLIC_KEY = b"cuda-lab-grader/public"
+MAGNITUDE = (0.5, 1.0)  # every input value is +-[0.5, 1.0): no zeros, no cancellation to 0
+
+
+def derive_seed(key: bytes, lab: str, name: str) -> int:
+    digest = hmac.new(key, f"{lab}/{name}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def public_cases(lab: Lab) -> list[Case]:
+    return [
+        Case(c.name, lab.full_sizes(c.sizes), "public", derive_seed(PUBLIC_KEY, lab.name, c.name))
+        for c in lab.public_cases
+    ]
+
+
+def hidden_cases(lab: Lab, secret: str) -> list[Case]:
+    key = secret.encode()
+    cases = [
+        Case(c.name, lab.full_sizes(c.sizes), "hidden", derive_seed(key, lab.name, c.name))
+        for c in lab.hidden_cases
+    ]
+    for i in range(1, lab.random_cases + 1):
+        name = f"random-{i}"
+        rng = np.random.default_rng(derive_seed(key, lab.name, f"{name}/sizes"))
+        sizes = lab.full_sizes(lab.random_sizes(rng))
+        cases.append(Case(name, sizes, "hidden", derive_seed(key, lab.name, name)))
+    return cases
+
+
+def hidden_count(lab: Lab) -> int:
+    return len(lab.hidden_cases) + lab.random_cases
+
+
+def cases_for(lab: Lab, secret: str | None) -> list[Case]:
+    return public_cases(lab) + (hidden_cases(lab, secret) if secret else [])
+
+
+def find_case(lab: Lab, name: str, secret: str | None) -> Case:
+    for case in cases_for(lab, secret):
+        if case.name == name:
+            return case
+    raise KeyError(name)
+
+
+def timing_case(lab: Lab) -> Case:
+    return Case(
+        "timing",
+        lab.full_sizes(lab.timing_sizes),
+        "public",
+        derive_seed(PUBLIC_KEY, lab.name, "timing"),
+    )
+
+
+def random_signed(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    magnitude = rng.uniform(*MAGNITUDE, size=shape)
+    sign = rng.choice(np.array([-1.0, 1.0]), size=shape)
+    return (magnitude * sign).astype(np.float32)
+
+
+def make_inputs(lab: Lab, case: Case) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(case.seed)
+    return {arr.name: random_signed(rng, arr.shape(case.sizes)) for arr in lab.inputs}
+
+
+def expected_outputs(lab: Lab, case: Case, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return lab.reference({k: v.astype(np.float64) for k, v in inputs.items()}, case.sizes)

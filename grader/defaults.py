@@ -1,0 +1,23 @@
+"""Every default in one place."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ARCH = "sm_90"  # what nvcc targets when no GPU says otherwise (H100/H200)
+COMPILE_TIMEOUT = 60.0  # seconds for one compiler run
+CASE_TIMEOUT = 10.0  # seconds for one launch, --timeout
+MAX_COMPILE_ERRORS = 10
+OUTPUT_LIMIT = 16 * 1024  # bytes of a kernel's printf output kept per case
+TIMING_BUDGET = 8.0  # seconds of timing per submission on a GPU
+TIMING_TARGET_SPREAD = 0.01  # stop timing once the relative spread is under 1 %
+TIMING_MIN_ROUNDS = 5
+TIMING_MAX_ROUNDS = 200
+
+
+def cache_dir() -> Path:
+    """Where compiled modules are cached; GRADER_CACHE overrides."""
+    root = os.environ.get("GRADER_CACHE") or os.environ.get("XDG_CACHE_HOME")
+    base = Path(root) if root else Path.home() / ".cache"
+    return base / "cuda-lab-grader" if not os.environ.get("GRADER_CACHE") else base

@@ -1,0 +1,240 @@
+"""What a compiled module offers (kernels, their parameters, `__constant__` symbols,
+launch macros), and the check of that against what a lab expects.
+
+Backends fill an `Interface` (from `nvcc -ptx`, or from the CPU build's own
+registration); `check` turns every difference into a sentence for the student."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from grader.result import Diagnostic, KernelResources, Kind
+
+LAUNCH_MACROS = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "TILE_X", "TILE_Y", "TILE_Z")
+MAX_THREADS_PER_BLOCK = 1024
+MAX_STATIC_SHARED = 48 * 1024
+MAX_CONSTANT = 64 * 1024
+
+
+@dataclass
+class ParamSig:
+    size: int  # bytes
+    ctype: str | None = None  # canonical C type when the backend knows it
+
+    @property
+    def is_pointer(self) -> bool | None:
+        return None if self.ctype is None else self.ctype.endswith("*")
+
+
+@dataclass
+class KernelSig:
+    name: str
+    symbol: str  # the name in the module (mangled unless extern "C")
+    params: list[ParamSig]
+    resources: KernelResources | None = None
+    max_threads: int | None = None  # from __launch_bounds__
+
+
+@dataclass
+class ConstantSig:
+    name: str
+    size: int  # bytes
+    space: str = "const"  # "const" for __constant__, "global" for __device__
+
+
+@dataclass
+class Interface:
+    kernels: dict[str, KernelSig] = field(default_factory=dict)
+    constants: dict[str, ConstantSig] = field(default_factory=dict)
+    launch: dict[str, int] = field(default_factory=dict)  # BLOCK_X .. TILE_Z
+
+    def block(self) -> tuple[int, int, int]:
+        return (self.launch["BLOCK_X"], self.launch["BLOCK_Y"], self.launch["BLOCK_Z"])
+
+    def tile(self) -> tuple[int, int, int]:
+        return (self.launch["TILE_X"], self.launch["TILE_Y"], self.launch["TILE_Z"])
+
+
+_CANONICAL = {
+    "unsigned long": "size_t",
+    "unsigned long long": "size_t",
+    "unsigned int": "unsigned",
+    "long long": "long",
+    "signed int": "int",
+}
+
+
+def canonical_ctype(text: str) -> str:
+    """'float const*' and 'const float *__restrict__' both become 'const float*'."""
+    text = re.sub(r"\b(__restrict__|__restrict|restrict|volatile)\b", " ", text)
+    stars = text.count("*")
+    words = re.sub(r"[*&]", " ", text).split()
+    is_const = "const" in words
+    base = " ".join(w for w in words if w != "const")
+    base = _CANONICAL.get(base, base)
+    if stars:
+        return f"{'const ' if is_const else ''}{base}{'*' * stars}"
+    return base
+
+
+def _pointee(ctype: str) -> str:
+    return ctype.replace("const ", "").rstrip("*")
+
+
+def _param_problem(expected_ctype: str, expected_size: int, got: ParamSig) -> str | None:
+    """A clause saying why `got` cannot carry the lab's parameter, or None."""
+    want_ptr = expected_ctype.endswith("*")
+    if got.ctype is not None:
+        if got.is_pointer != want_ptr:
+            return "a pointer" if got.is_pointer else "not a pointer"
+        if want_ptr and _pointee(got.ctype) != _pointee(expected_ctype):
+            return f"a pointer to {_pointee(got.ctype)}"
+    if got.size != expected_size:
+        return f"{got.size} bytes wide, where the grader passes {expected_size} bytes"
+    return None
+
+
+def _ctype_size(ctype: str) -> int:
+    return 8 if ctype.endswith("*") or ctype == "size_t" else 4
+
+
+def check_kernel(expected, sig: KernelSig | None, defined: list[str]) -> list[Diagnostic]:
+    """`expected` is the lab's grader.labs.model.Kernel."""
+    want = expected.signature()
+    if sig is None:
+        others = f" It defines: {', '.join(defined)}." if defined else " It defines no kernel."
+        return [
+            Diagnostic(
+                Kind.INTERFACE,
+                f"The lab launches a kernel named {expected.name}, but your file does not "
+                f"define one.{others} Expected: {want}",
+                kernel=expected.name,
+            )
+        ]
+    if len(sig.params) != len(expected.params):
+        return [
+            Diagnostic(
+                Kind.INTERFACE,
+                f"{expected.name} takes {len(sig.params)} parameters in your file, but the "
+                f"grader passes {len(expected.params)}. Expected: {want}",
+                kernel=expected.name,
+            )
+        ]
+    out = []
+    for pos, (param, got) in enumerate(zip(expected.params, sig.params, strict=True), 1):
+        problem = _param_problem(param.ctype, _ctype_size(param.ctype), got)
+        if problem:
+            shown = f"`{got.ctype}`, " if got.ctype else ""
+            out.append(
+                Diagnostic(
+                    Kind.INTERFACE,
+                    f"Parameter {pos} of {expected.name} ({param.name}) is {shown}{problem}; "
+                    f"the lab passes `{param.signature()}`. Expected: {want}",
+                    kernel=expected.name,
+                )
+            )
+    return out
+
+
+def check_constants(constants, interface: Interface, sizes) -> list[Diagnostic]:
+    """`constants` are the lab's grader.labs.model.Constant entries."""
+    out = []
+    for const in constants:
+        want_bytes = 4 * const.elements(sizes)
+        got = interface.constants.get(const.name)
+        if got is None:
+            out.append(
+                Diagnostic(
+                    Kind.INTERFACE,
+                    f"The grader fills the __constant__ array {const.name}, but your file "
+                    f"does not declare it. Declare `__constant__ float {const.declaration};` "
+                    "at file scope.",
+                )
+            )
+        elif got.size != want_bytes:
+            macros = ", ".join(f"{k}={v}" for k, v in sizes.items() if k.isupper())
+            out.append(
+                Diagnostic(
+                    Kind.INTERFACE,
+                    f"{const.name} holds {got.size // 4} floats in your file, but the lab "
+                    f"fills {want_bytes // 4}{f' ({macros})' if macros else ''}. Declare it "
+                    f"as {const.declaration} and do not #define the lab's macros yourself: "
+                    "the grader sets them, and hidden cases use other values.",
+                )
+            )
+    return out
+
+
+def check_launch(interface: Interface, kernel: str) -> list[Diagnostic]:
+    """Block and tile macros must be positive and the block must fit the hardware."""
+    launch = interface.launch
+    bad = [name for name in LAUNCH_MACROS if launch.get(name, 0) <= 0]
+    if bad:
+        values = ", ".join(f"{n}={launch.get(n)}" for n in bad)
+        return [Diagnostic(Kind.RESOURCES, f"Launch macros must be positive: {values}.")]
+    threads = launch["BLOCK_X"] * launch["BLOCK_Y"] * launch["BLOCK_Z"]
+    shape = "x".join(str(launch[n]) for n in LAUNCH_MACROS[:3])
+    out = []
+    if threads > MAX_THREADS_PER_BLOCK:
+        out.append(
+            Diagnostic(
+                Kind.RESOURCES,
+                f"A block of {shape} = {threads} threads is more than the "
+                f"{MAX_THREADS_PER_BLOCK} a GPU allows. Make BLOCK_X*BLOCK_Y*BLOCK_Z smaller.",
+                kernel=kernel,
+            )
+        )
+    sig = interface.kernels.get(kernel)
+    if sig and sig.max_threads and threads > sig.max_threads:
+        out.append(
+            Diagnostic(
+                Kind.RESOURCES,
+                f"{kernel} is declared __launch_bounds__({sig.max_threads}), but the "
+                f"grader launches blocks of {shape} = {threads} threads, as BLOCK_X, BLOCK_Y "
+                "and BLOCK_Z say.",
+                kernel=kernel,
+            )
+        )
+    return out
+
+
+def check_resources(interface: Interface) -> list[Diagnostic]:
+    out = []
+    for sig in interface.kernels.values():
+        res = sig.resources
+        if res and res.shared_bytes > MAX_STATIC_SHARED:
+            out.append(
+                Diagnostic(
+                    Kind.RESOURCES,
+                    f"{sig.name} declares {res.shared_bytes} bytes of static shared memory; "
+                    f"a block may have at most {MAX_STATIC_SHARED} (48 KB).",
+                    kernel=sig.name,
+                )
+            )
+    total_const = sum(c.size for c in interface.constants.values() if c.space == "const")
+    if total_const > MAX_CONSTANT:
+        out.append(
+            Diagnostic(
+                Kind.RESOURCES,
+                f"Your __constant__ arrays take {total_const} bytes; constant memory holds "
+                f"{MAX_CONSTANT} (64 KB).",
+            )
+        )
+    return out
+
+
+def check(lab, interface: Interface, sizes, source: str) -> list[Diagnostic]:
+    """Every way the module does not fit `lab` (a grader.labs.model.Lab) at `sizes`."""
+    kernel = lab.kernel.name
+    defined = sorted(interface.kernels)
+    out = check_kernel(lab.kernel, interface.kernels.get(kernel), defined)
+    out += check_constants(lab.constants, interface, sizes)
+    if kernel in interface.kernels:
+        out += check_launch(interface, kernel)
+    out += check_resources(interface)
+    for req in lab.requirements:
+        message = req.check(source, interface)
+        if message:
+            out.append(Diagnostic(Kind.REQUIREMENT, message, kernel=kernel))
+    return out

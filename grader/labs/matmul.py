@@ -1,0 +1,56 @@
+"""Square matrix multiply P = M N, row-major, one kernel `matmul`. The naive and tiled labs
+share it and differ in what they require and in the reference they are timed against."""
+
+from __future__ import annotations
+
+from grader.labs import common, numerics
+from grader.labs.model import Array, Case, Kernel, Lab, Param, Role, Scoring
+
+KERNEL = Kernel(
+    "matmul",
+    (
+        Param("M", "const float*", Role.INPUT),
+        Param("N", "const float*", Role.INPUT),
+        Param("P", "float*", Role.OUTPUT),
+        Param("Width", "int", Role.SCALAR),
+    ),
+)
+
+PUBLIC = (
+    Case("width-64", {"Width": 64}),
+    Case("width-100", {"Width": 100}),
+    Case("width-256", {"Width": 256}),
+)
+
+# 517 and 1; one either side of the tiles 8, 16 and 32; primes.
+HIDDEN_WIDTHS = (517, 1, 7, 9, 15, 17, 31, 33, 97, 131, 257)
+HIDDEN = tuple(Case(f"width-{w}", {"Width": w}, "hidden") for w in HIDDEN_WIDTHS)
+
+
+def square(sizes):
+    return (sizes["Width"], sizes["Width"])
+
+
+def matmul_lab(name: str, title: str, summary: str, scoring: Scoring, **extra) -> Lab:
+    return Lab(
+        name=name,
+        title=title,
+        summary=summary,
+        kernel=KERNEL,
+        inputs=(Array("M", square), Array("N", square)),
+        outputs=(Array("P", square),),
+        reference=lambda a, s: {"P": numerics.matmul(a["M"], a["N"])},
+        terms=lambda s: s["Width"],
+        extent=lambda s: (s["Width"], s["Width"], 1),
+        public_cases=PUBLIC,
+        hidden_cases=HIDDEN,
+        random_sizes=lambda rng: {"Width": int(rng.integers(2, 400))},
+        random_cases=2,
+        timing_sizes={"Width": 4096},
+        work=lambda s: (2.0 * s["Width"] ** 3, 3.0 * 4 * s["Width"] ** 2),
+        forbidden=common.FORBIDDEN,
+        hints=("unwritten", "partial_tile", "transposed", "swapped_operands", "square_only"),
+        scoring=scoring,
+        bound="compute",
+        **extra,
+    )

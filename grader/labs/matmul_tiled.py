@@ -1,0 +1,11 @@
+from grader.labs import common
+from grader.labs.matmul import matmul_lab
+from grader.labs.model import Scoring
+
+LAB = matmul_lab(
+    "matmul-tiled",
+    "Tiled matrix multiply",
+    "Blocks stage tiles of M and N in shared memory and reuse them; any Width works.",
+    Scoring(target_speedup=0.6, zero_speedup=0.15),
+    requirements=(common.shared_memory("matmul"),),
+)

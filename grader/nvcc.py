@@ -1,0 +1,356 @@
+"""nvcc without a GPU: compile the submission to PTX and cubin, and read from them the
+compiler's messages, the kernels' parameters, the `__constant__` symbols, the launch
+macros and each kernel's registers, shared memory and spills.
+
+Both backends use this where nvcc exists: nvcc is the judge of CUDA syntax."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+
+from grader import defaults
+from grader.backends.base import Submission
+from grader.interface import ConstantSig, Interface, KernelSig, ParamSig, canonical_ctype
+from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
+from grader.source import LAUNCH_SYMBOL, launch_values, with_footer
+
+
+@cache
+def find() -> str | None:
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if root and Path(root, "bin", "nvcc").exists():
+            return str(Path(root, "bin", "nvcc"))
+    return None
+
+
+@cache
+def version() -> str:
+    nvcc = find()
+    if not nvcc:
+        return ""
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    match = re.search(r"release ([\d.]+)", out)
+    return match.group(1) if match else out.strip().splitlines()[-1]
+
+
+@dataclass
+class Inspection:
+    compile: CompileInfo
+    interface: Interface | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    source: str = ""  # the text compiled: the submission and the footer
+
+
+def safe_name(name: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(name).stem) or "kernel"
+    return f"{stem}.cu"
+
+
+def macro_flags(macros: dict[str, int]) -> list[str]:
+    return [f"-D{k}={v}" for k, v in sorted(macros.items())]
+
+
+def inspect(
+    submission: Submission,
+    macros: dict[str, int],
+    default_block: tuple[int, int, int],
+    arch: str = defaults.ARCH,
+) -> Inspection:
+    """Compile with nvcc and read everything the grader needs from the result."""
+    source = with_footer(submission, default_block)
+    key = _cache_key(source, macros, arch, submission.name)
+    cached = _cache_load(key)
+    if cached is not None:
+        cached.source = source
+        return cached
+    with tempfile.TemporaryDirectory(prefix="grader-nvcc-") as tmp:
+        result = _inspect_in(Path(tmp), submission.name, source, macros, arch)
+    result.source = source
+    _cache_store(key, result)
+    return result
+
+
+def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=defaults.COMPILE_TIMEOUT,
+            errors="replace",
+        )
+    except subprocess.TimeoutExpired:
+        return -1, f"compilation took longer than {defaults.COMPILE_TIMEOUT:.0f} s and was stopped"
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _inspect_in(tmp: Path, shown_name: str, source: str, macros, arch: str) -> Inspection:
+    nvcc = find()
+    name = safe_name(shown_name)
+    (tmp / name).write_text(source)
+    flags = ["-arch", arch, "-lineinfo", *macro_flags(macros)]
+    code, log = _run([nvcc, "-ptx", *flags, name, "-o", "module.ptx"], tmp)
+    log = clean_log(log, tmp, name, shown_name)
+    if code != 0:
+        info = CompileInfo(ok=False, log=log, arch=arch)
+        return Inspection(info, None, compile_diagnostics(log, shown_name))
+    ptx = (tmp / "module.ptx").read_text()
+    ptxas = str(Path(nvcc).with_name("ptxas"))
+    _, ptxas_log = _run([ptxas, f"-arch={arch}", "-v", "module.ptx", "-o", "module.cubin"], tmp)
+    interface = parse_ptx(ptx)
+    resources = parse_ptxas(ptxas_log)
+    for sig in interface.kernels.values():
+        sig.resources = resources.get(sig.symbol, KernelResources())
+    kernels = {sig.name: sig.resources for sig in interface.kernels.values()}
+    info = CompileInfo(ok=True, log=log, kernels=kernels, arch=arch)
+    return Inspection(info, interface, compile_diagnostics(log, shown_name, errors_only=True))
+
+
+def clean_log(log: str, tmp: Path, name: str, shown: str) -> str:
+    log = log.replace(str(tmp) + os.sep, "").replace(name, shown)
+    return "\n".join(line for line in log.splitlines() if line.strip()).strip()
+
+
+_MESSAGE = re.compile(
+    r"^(?P<file>[^\s(]+)\((?P<line>\d+)\): (?P<sev>error|warning)\b[^:]*: (?P<msg>.*)$"
+)
+
+
+def compile_diagnostics(log: str, shown: str, errors_only: bool = False) -> list[Diagnostic]:
+    """One compile_error diagnostic per distinct error nvcc reported in the student's file."""
+    out: list[Diagnostic] = []
+    for raw in log.splitlines():
+        match = _MESSAGE.match(raw.strip())
+        if not match or match["sev"] != "error" or match["file"] != shown:
+            continue
+        out.append(
+            Diagnostic(
+                Kind.COMPILE_ERROR,
+                f"{shown}:{match['line']}: {match['msg'].strip()}",
+                line=int(match["line"]),
+            )
+        )
+    if not out and not errors_only:
+        first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log[:300])
+        out.append(Diagnostic(Kind.COMPILE_ERROR, f"nvcc could not compile {shown}: {first}"))
+    return out[: defaults.MAX_COMPILE_ERRORS]
+
+
+# -- PTX ----------------------------------------------------------------------------------
+
+_ENTRY = re.compile(r"\.entry\s+(?P<symbol>[\w$]+)\s*\((?P<params>[^)]*)\)(?P<tail>[^{]*)\{")
+_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+[\w$]+(?:\[(?P<n>\d+)\])?")
+_VAR = re.compile(
+    r"^\s*(?:\.visible\s+|\.global\s+(?=\.global))?\.(?P<space>const|global)\s+"
+    r"(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+(?P<name>[\w$]+)(?:\[(?P<n>\d*)\])?"
+    r"(?:\s*=\s*\{(?P<init>[^}]*)\})?",
+    re.MULTILINE,
+)
+_TYPE_BYTES = {"8": 1, "16": 2, "32": 4, "64": 8}
+
+
+def _type_bytes(ptx_type: str) -> int:
+    return _TYPE_BYTES.get(re.sub(r"\D", "", ptx_type) or "8", 4)
+
+
+def parse_ptx(ptx: str) -> Interface:
+    interface = Interface()
+    symbols = [m["symbol"] for m in _ENTRY.finditer(ptx)]
+    names = demangle(symbols)
+    for match in _ENTRY.finditer(ptx):
+        symbol = match["symbol"]
+        name, ctypes = names.get(symbol, (symbol, None))
+        params = [
+            ParamSig(_type_bytes(p["type"]) * int(p["n"] or 1))
+            for p in _PARAM.finditer(match["params"])
+        ]
+        if ctypes is not None and len(ctypes) == len(params):
+            for param, ctype in zip(params, ctypes, strict=True):
+                param.ctype = canonical_ctype(ctype)
+        bounds = re.search(r"\.maxntid\s+(\d+)(?:,\s*(\d+))?(?:,\s*(\d+))?", match["tail"])
+        max_threads = None
+        if bounds:
+            max_threads = 1
+            for dim in bounds.groups():
+                max_threads *= int(dim or 1)
+        interface.kernels[name] = KernelSig(name, symbol, params, max_threads=max_threads)
+    for var in _VAR.finditer(ptx):
+        size = _type_bytes(var["type"]) * int(var["n"] or 1)
+        if var["name"] == LAUNCH_SYMBOL:
+            interface.launch = launch_values(_words(var["init"] or "", var["type"]))
+            continue
+        interface.constants[var["name"]] = ConstantSig(var["name"], size, var["space"])
+    return interface
+
+
+def _words(init: str, ptx_type: str) -> list[int]:
+    values = [int(v, 0) for v in re.findall(r"-?(?:0x[0-9a-fA-F]+|\d+)", init)]
+    width = _type_bytes(ptx_type)
+    if width == 4:
+        return values
+    data = bytes(v & 0xFF for v in values)
+    data += bytes(-len(data) % 4)
+    return [int.from_bytes(data[i : i + 4], "little", signed=True) for i in range(0, len(data), 4)]
+
+
+def demangle(symbols: list[str]) -> dict[str, tuple[str, list[str] | None]]:
+    """symbol -> (plain name, parameter C types), with c++filt where it exists."""
+    out: dict[str, tuple[str, list[str] | None]] = {}
+    filt = shutil.which("c++filt") or shutil.which("cu++filt")
+    texts = symbols
+    if filt and symbols:
+        proc = subprocess.run([filt], input="\n".join(symbols), capture_output=True, text=True)
+        if proc.returncode == 0 and len(proc.stdout.splitlines()) == len(symbols):
+            texts = proc.stdout.splitlines()
+    for symbol, text in zip(symbols, texts, strict=True):
+        if "(" in text and text.endswith(")"):
+            name = text[: text.index("(")].split("::")[-1].strip()
+            inner = text[text.index("(") + 1 : -1].strip()
+            ctypes = [] if inner in ("", "void") else _split_params(inner)
+            out[symbol] = (name, ctypes)
+        else:
+            plain = re.match(r"_Z\d+", symbol)
+            out[symbol] = (symbol if not plain else _itanium_name(symbol), None)
+    return out
+
+
+def _itanium_name(symbol: str) -> str:
+    match = re.match(r"_Z(\d+)", symbol)
+    length = int(match.group(1))
+    return symbol[match.end() : match.end() + length]
+
+
+def _split_params(inner: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for char in inner:
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    parts.append(current.strip())
+    return parts
+
+
+_FUNC = re.compile(r"Function properties for ([\w$]+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+_CMEM = re.compile(r"(\d+) bytes cmem\[0\]")
+
+
+def parse_ptxas(log: str) -> dict[str, KernelResources]:
+    """Per-symbol resources from `ptxas -v`."""
+    out: dict[str, KernelResources] = {}
+    current: KernelResources | None = None
+    for line in log.splitlines():
+        if match := re.search(r"Compiling entry function '([\w$]+)'", line):
+            current = out.setdefault(match.group(1), KernelResources())
+        elif (match := _FUNC.search(line)) and match.group(1) in out:
+            current = out[match.group(1)]
+        elif current is not None:
+            if match := _FRAME.search(line):
+                frame, stores, loads = map(int, match.groups())
+                current.local_bytes, current.spill_stores, current.spill_loads = (
+                    frame,
+                    stores,
+                    loads,
+                )
+            if match := _USED.search(line):
+                current.registers = int(match.group(1))
+                smem = _SMEM.search(line)
+                current.shared_bytes = int(smem.group(1)) if smem else 0
+                cmem = _CMEM.search(line)
+                current.constant_bytes = int(cmem.group(1)) if cmem else 0
+    return out
+
+
+# -- cache --------------------------------------------------------------------------------
+
+
+def _cache_key(source: str, macros, arch: str, shown: str) -> str:
+    blob = json.dumps([source, sorted(macros.items()), arch, shown, version(), 2])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _cache_path(key: str) -> Path:
+    return defaults.cache_dir() / "nvcc" / f"{key}.json"
+
+
+def _cache_load(key: str) -> Inspection | None:
+    path = _cache_path(key)
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        return _inspection_from(data)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _cache_store(key: str, result: Inspection) -> None:
+    path = _cache_path(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(_inspection_to(result)))
+    tmp.replace(path)
+
+
+def _inspection_to(result: Inspection) -> dict:
+    interface = None
+    if result.interface is not None:
+        interface = {
+            "kernels": {
+                n: {**asdict(k), "resources": asdict(k.resources) if k.resources else None}
+                for n, k in result.interface.kernels.items()
+            },
+            "constants": {n: asdict(c) for n, c in result.interface.constants.items()},
+            "launch": result.interface.launch,
+        }
+    return {
+        "compile": {**asdict(result.compile)},
+        "interface": interface,
+        "diagnostics": [d.to_json() for d in result.diagnostics],
+    }
+
+
+def _inspection_from(data: dict) -> Inspection:
+    comp = data["compile"]
+    info = CompileInfo(
+        ok=comp["ok"],
+        log=comp["log"],
+        arch=comp["arch"],
+        kernels={n: KernelResources(**r) for n, r in comp["kernels"].items()},
+    )
+    interface = None
+    if data["interface"] is not None:
+        raw = data["interface"]
+        kernels = {}
+        for name, k in raw["kernels"].items():
+            kernels[name] = KernelSig(
+                k["name"],
+                k["symbol"],
+                [ParamSig(**p) for p in k["params"]],
+                KernelResources(**k["resources"]) if k["resources"] else None,
+                k["max_threads"],
+            )
+        constants = {n: ConstantSig(**c) for n, c in raw["constants"].items()}
+        interface = Interface(kernels, constants, raw["launch"])
+    return Inspection(info, interface, [Diagnostic.from_json(d) for d in data["diagnostics"]])

@@ -1,0 +1,97 @@
+"""The submission's text: reading it, static checks, and the footer the grader appends.
+
+The footer goes after the student's last line, so compiler messages keep the student's
+own line numbers. It fills in the launch macros the student did not define and exposes
+their values as `grader_launch_config`, which the grader reads back from the module."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from grader.backends.base import Submission
+from grader.interface import LAUNCH_MACROS
+from grader.result import Diagnostic, Kind
+
+MAX_BYTES = 256 * 1024
+LAUNCH_SYMBOL = "grader_launch_config"
+
+
+def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:
+    """Read a .cu file. Problems with the file itself come back as diagnostics."""
+    raw = path.read_bytes()
+    problems: list[Diagnostic] = []
+    if len(raw) > MAX_BYTES:
+        problems.append(
+            Diagnostic(
+                Kind.COMPILE_ERROR,
+                f"{path.name} is {len(raw)} bytes; a submission may be at most {MAX_BYTES}.",
+            )
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        text = raw.decode("utf-8", errors="replace")
+        problems.append(
+            Diagnostic(
+                Kind.COMPILE_ERROR,
+                f"{path.name} is not UTF-8 text: byte {err.start} (line {line}) cannot be "
+                "decoded. Save the file as UTF-8.",
+                line=line,
+            )
+        )
+    if "\0" in text:
+        problems.append(Diagnostic(Kind.COMPILE_ERROR, f"{path.name} contains NUL bytes."))
+    return Submission(path, text.replace("\r\n", "\n")), problems
+
+
+_TOKENS = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
+
+
+def strip_comments(text: str) -> str:
+    """Comments become spaces (newlines kept, so offsets keep their line numbers)."""
+
+    def blank(match: re.Match) -> str:
+        token = match.group(0)
+        if token.startswith(("//", "/*")):
+            return re.sub(r"[^\n]", " ", token)
+        return token
+
+    return _TOKENS.sub(blank, text)
+
+
+def line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def static_checks(text: str, forbidden: tuple[tuple[str, str], ...]) -> list[Diagnostic]:
+    """The lab's forbidden constructs, each reported once at its first line."""
+    code = strip_comments(text)
+    out = []
+    for pattern, sentence in forbidden:
+        match = re.search(pattern, code)
+        if match:
+            out.append(Diagnostic(Kind.REQUIREMENT, sentence, line=line_of(code, match.start())))
+    return out
+
+
+def launch_footer(default_block: tuple[int, int, int]) -> str:
+    """C++ appended to the submission: launch macro defaults and their values."""
+    lines = ["", "/* appended by the grader */"]
+    for axis, default in zip("XYZ", default_block, strict=True):
+        lines += [f"#ifndef BLOCK_{axis}", f"#define BLOCK_{axis} {default}", "#endif"]
+    for axis in "XYZ":
+        lines += [f"#ifndef TILE_{axis}", f"#define TILE_{axis} BLOCK_{axis}", "#endif"]
+    values = ", ".join(f"(int)({name})" for name in LAUNCH_MACROS)
+    lines.append(f"__constant__ int {LAUNCH_SYMBOL}[{len(LAUNCH_MACROS)}] = {{{values}}};")
+    return "\n".join(lines) + "\n"
+
+
+def with_footer(submission: Submission, default_block: tuple[int, int, int]) -> str:
+    text = submission.text if submission.text.endswith("\n") else submission.text + "\n"
+    return text + launch_footer(default_block)
+
+
+def launch_values(raw: list[int]) -> dict[str, int]:
+    return dict(zip(LAUNCH_MACROS, (int(v) for v in raw), strict=True))
