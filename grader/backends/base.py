@@ -159,7 +159,7 @@ class Backend(ABC):
         """Run launches under a memory, race and barrier checker; return its findings."""
         return []
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most backends hold nothing to stop
         """Stop any worker processes."""
 
     def __enter__(self) -> Backend:
