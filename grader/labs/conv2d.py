@@ -4,6 +4,7 @@ conv2d-wrap."""
 
 from __future__ import annotations
 
+from grader import hints
 from grader.labs import common, numerics
 from grader.labs.model import Array, Case, Constant, Kernel, Lab, Param, Role, Scoring
 
@@ -39,6 +40,15 @@ HIDDEN = (
     _case("1x1-mask5", 1, 1, 5, "hidden"),
     _case("3x2-mask7", 3, 2, 7, "hidden"),
 )
+
+
+GHOST_RULES = {
+    "zero": "In this lab a ghost cell counts as 0: skip it, or load 0 into the tile for it.",
+    "clamp": "In this lab a ghost cell takes the value of the nearest edge pixel: clamp the "
+    "row to 0..Height-1 and the column to 0..Width-1 before reading.",
+    "wrap": "In this lab the image repeats: a ghost cell at column -1 reads column Width-1 "
+    "(use ((c % Width) + Width) % Width, and the same for rows).",
+}
 
 
 def _image(sizes):
@@ -84,13 +94,13 @@ def conv2d_lab(name: str, ghost: str, title: str, summary: str) -> Lab:
         requirements=(common.mask_in_constant("Mc"),),
         forbidden=common.FORBIDDEN,
         hints=(
-            "unwritten",
-            "ghost_border",
-            "partial_tile",
-            "flipped_mask",
-            "shifted",
-            "transposed",
-            "square_only",
+            hints.nothing_written,
+            hints.partly_unwritten,
+            hints.ghost_border(GHOST_RULES[ghost]),
+            hints.last_partial_tile,
+            hints.flipped_mask("mask"),
+            hints.shifted,
+            hints.transposed,
         ),
         scoring=Scoring(target_speedup=0.7, zero_speedup=0.2),
         bound="memory",

@@ -3,6 +3,7 @@ and a halo tile in dynamic shared memory, as in the course's 'valid' convolution
 
 from __future__ import annotations
 
+from grader import hints
 from grader.labs import common, numerics
 from grader.labs.model import Array, Case, Constant, Kernel, Lab, Param, Role, Scoring
 
@@ -94,7 +95,14 @@ LAB = Lab(
     dynamic_shared=_dynamic_shared,
     requirements=(common.mask_in_constant("c_kernel"),),
     forbidden=common.FORBIDDEN,
-    hints=("unwritten", "partial_tile", "flipped_mask", "shifted", "transposed", "square_only"),
+    hints=(
+        hints.nothing_written,
+        hints.partly_unwritten,
+        hints.last_partial_tile,
+        hints.flipped_mask("kernel"),
+        hints.shifted,
+        hints.transposed,
+    ),
     scoring=Scoring(target_speedup=0.7, zero_speedup=0.2),
     bound="memory",
 )

@@ -4,6 +4,7 @@ pitched lab, in rows of `pitch` bytes."""
 
 from __future__ import annotations
 
+from grader import hints
 from grader.labs import common, numerics
 from grader.labs.model import Array, Case, Constant, Kernel, Lab, Param, Role, Scoring
 
@@ -57,6 +58,7 @@ def pitches(sizes):
 
 
 def conv3d_lab(name: str, kernel: Kernel, title: str, summary: str, **extra) -> Lab:
+    detectors = extra.pop("hints", ())
     return Lab(
         name=name,
         title=title,
@@ -86,12 +88,13 @@ def conv3d_lab(name: str, kernel: Kernel, title: str, summary: str, **extra) -> 
         requirements=(common.mask_in_constant("Mc"),),
         forbidden=common.FORBIDDEN,
         hints=(
-            "unwritten",
-            "ghost_border",
-            "partial_tile",
-            "flipped_mask",
-            "shifted",
-            "square_only",
+            hints.nothing_written,
+            *detectors,
+            hints.partly_unwritten,
+            hints.ghost_border("In this lab a ghost cell counts as 0."),
+            hints.last_partial_tile,
+            hints.flipped_mask("mask"),
+            hints.shifted,
         ),
         scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),
         bound="compute",

@@ -1,3 +1,4 @@
+from grader import hints
 from grader.labs.conv3d import conv3d_lab, pitches
 from grader.labs.model import Kernel, Param, Role
 
@@ -18,4 +19,5 @@ LAB = conv3d_lab(
     "3D convolution over pitched rows",
     "As conv3d, but every row is padded to a pitch in bytes; input and output pitches differ.",
     derive=pitches,
+    hints=(hints.pitch_ignored,),
 )

@@ -3,6 +3,7 @@ share it and differ in what they require and in the reference they are timed aga
 
 from __future__ import annotations
 
+from grader import hints
 from grader.labs import common, numerics
 from grader.labs.model import Array, Case, Kernel, Lab, Param, Role, Scoring
 
@@ -49,7 +50,14 @@ def matmul_lab(name: str, title: str, summary: str, scoring: Scoring, **extra) -
         timing_sizes={"Width": 4096},
         work=lambda s: (2.0 * s["Width"] ** 3, 3.0 * 4 * s["Width"] ** 2),
         forbidden=common.FORBIDDEN,
-        hints=("unwritten", "partial_tile", "transposed", "swapped_operands", "square_only"),
+        hints=(
+            hints.nothing_written,
+            hints.partly_unwritten,
+            hints.truncated_sum("M", "N"),
+            hints.last_partial_tile,
+            hints.transposed,
+            hints.swapped("M", "N"),
+        ),
         scoring=scoring,
         bound="compute",
         **extra,

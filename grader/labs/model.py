@@ -146,7 +146,7 @@ class Lab:
     dims: int = 2
     requirements: tuple[Requirement, ...] = ()
     forbidden: tuple[tuple[str, str], ...] = ()  # (regex, sentence) on comment-free source
-    hints: tuple[str, ...] = ()  # names of detectors in grader.hints
+    hints: tuple[Callable, ...] = ()  # detectors from grader.hints, most specific first
     scoring: Scoring = field(default_factory=Scoring)
     bound: str = "compute"  # "compute" (report TFLOP/s) or "memory" (report GB/s)
 

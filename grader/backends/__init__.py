@@ -1,0 +1,34 @@
+"""Choosing a backend. Imports are lazy so that the CPU path never imports PyCUDA."""
+
+from __future__ import annotations
+
+from grader.backends.base import Backend
+from grader.errors import SetupError, UsageError
+
+NAMES = ("auto", "cuda", "cpu")
+
+
+def gpu_status() -> tuple[bool, str]:
+    """Whether a CUDA device is usable here, and if not, a sentence saying why."""
+    from grader.backends.cuda import probe
+
+    return probe()
+
+
+def get_backend(name: str, *, jobs: int | None = None, allow_unsandboxed: bool = False) -> Backend:
+    if name not in NAMES:
+        raise UsageError(f"Unknown backend {name!r}: choose one of {', '.join(NAMES)}.")
+    if name in ("cuda", "auto"):
+        usable, why = gpu_status()
+        if usable:
+            from grader.backends.cuda import CudaBackend
+
+            return CudaBackend()
+        if name == "cuda":
+            raise SetupError(
+                f"--backend cuda needs a usable NVIDIA GPU, and this machine has none: {why} "
+                "Use --backend cpu (or auto) to check correctness on the CPU."
+            )
+    from grader.backends.cpu import CpuBackend
+
+    return CpuBackend(jobs=jobs, allow_unsandboxed=allow_unsandboxed)

@@ -1,0 +1,82 @@
+"""Comparing a kernel's output with the float64 reference.
+
+Tolerance. Every output element is a sum of k products of float32 values. Summed in
+float32 in any order, with or without FMA, the rounding error is at most
+gamma_k * sum|a_i b_i| with gamma_k = k u / (1 - k u) and u = 2^-24 (Higham, Accuracy and
+Stability of Numerical Algorithms, 3.1). The grader allows twice that bound, element by
+element, computing sum|a_i b_i| by running the lab's reference on |inputs|. Inputs have
+magnitudes in [0.5, 1), so one missing or extra product (at least 0.25) stands far above
+the tolerance at every size the cases use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from grader.backends.base import POISON_BITS
+from grader.labs.model import Case, Lab
+from grader.result import Mismatch
+
+UNIT_ROUNDOFF = 2.0**-24
+SAFETY = 2.0
+ABSOLUTE = 1e-6
+
+
+def gamma(terms: int) -> float:
+    ku = terms * UNIT_ROUNDOFF
+    return ku / (1.0 - ku)
+
+
+def tolerances(lab: Lab, case: Case, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    magnitudes = {name: np.abs(values.astype(np.float64)) for name, values in inputs.items()}
+    bound = lab.reference(magnitudes, case.sizes)
+    scale = SAFETY * gamma(lab.terms(case.sizes))
+    return {name: scale * b + ABSOLUTE for name, b in bound.items()}
+
+
+def poisoned(values: np.ndarray) -> np.ndarray:
+    """Elements still holding the poison the grader wrote before the run."""
+    return np.ascontiguousarray(values, np.float32).view(np.uint32) == POISON_BITS
+
+
+@dataclass
+class Comparison:
+    name: str
+    expected: np.ndarray
+    got: np.ndarray
+    bad: np.ndarray  # outside tolerance, NaN or unwritten
+    unwritten: np.ndarray
+    nan: np.ndarray  # NaN that is not the poison
+    max_abs_error: float | None
+
+    @property
+    def mismatches(self) -> int:
+        return int(self.bad.sum())
+
+    @property
+    def ok(self) -> bool:
+        return not self.bad.any()
+
+    def first_mismatch(self) -> Mismatch | None:
+        if self.ok:
+            return None
+        index = tuple(int(i) for i in np.argwhere(self.bad)[0])
+        got = float(self.got[index])
+        return Mismatch(index, float(self.expected[index]), None if np.isnan(got) else got)
+
+
+def compare(name: str, expected: np.ndarray, got: np.ndarray, tol: np.ndarray) -> Comparison:
+    got = np.asarray(got, np.float32).reshape(expected.shape)
+    unwritten = poisoned(got)
+    nan = np.isnan(got) & ~unwritten
+    error = np.abs(got.astype(np.float64) - expected)
+    finite = np.isfinite(error)
+    bad = ~finite | (error > tol)
+    max_error = float(error[finite].max()) if finite.any() else None
+    return Comparison(name, expected, got, bad, unwritten, nan, max_error)
+
+
+def close(a: np.ndarray, b: np.ndarray, tol: np.ndarray) -> bool:
+    """Whether `a` matches `b` everywhere within `tol` (same shapes)."""
+    return a.shape == b.shape and bool(np.all(np.abs(a.astype(np.float64) - b) <= tol))
