@@ -76,7 +76,7 @@ def last_partial_tile(ctx: Context) -> str | None:
     bad, shape = ctx.cmp.bad, ctx.cmp.bad.shape
     for tile in _tiles(ctx):
         full = [(n // t) * t for n, t in zip(shape, tile, strict=True)]
-        if all(f == n for f, n in zip(full, shape, strict=True)):
+        if 0 in full or all(f == n for f, n in zip(full, shape, strict=True)):
             continue
         grids = np.indices(shape)
         edge = np.zeros(shape, bool)

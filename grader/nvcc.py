@@ -13,7 +13,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -71,14 +71,13 @@ def inspect(
     """Compile with nvcc and read everything the grader needs from the result."""
     source = with_footer(submission, default_block)
     key = _cache_key(source, macros, arch, submission.name)
-    cached = _cache_load(key)
-    if cached is not None:
-        cached.source = source
-        return cached
-    with tempfile.TemporaryDirectory(prefix="grader-nvcc-") as tmp:
-        result = _inspect_in(Path(tmp), submission.name, source, macros, arch)
+    raw = _cache_load(key)
+    if raw is None:
+        with tempfile.TemporaryDirectory(prefix="grader-nvcc-") as tmp:
+            raw = _compile(Path(tmp), submission.name, source, macros, arch)
+        _cache_store(key, raw)
+    result = _read(raw, submission.name, arch)
     result.source = source
-    _cache_store(key, result)
     return result
 
 
@@ -97,21 +96,29 @@ def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def _inspect_in(tmp: Path, shown_name: str, source: str, macros, arch: str) -> Inspection:
+def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict:
+    """nvcc's raw products: whether it compiled, its log, the PTX and ptxas's report."""
     nvcc = find()
     name = safe_name(shown_name)
     (tmp / name).write_text(source)
     flags = ["-arch", arch, "-lineinfo", *macro_flags(macros)]
     code, log = _run([nvcc, "-ptx", *flags, name, "-o", "module.ptx"], tmp)
-    log = clean_log(log, tmp, name, shown_name)
-    if code != 0:
-        info = CompileInfo(ok=False, log=log, arch=arch)
-        return Inspection(info, None, compile_diagnostics(log, shown_name))
-    ptx = (tmp / "module.ptx").read_text()
-    ptxas = str(Path(nvcc).with_name("ptxas"))
-    _, ptxas_log = _run([ptxas, f"-arch={arch}", "-v", "module.ptx", "-o", "module.cubin"], tmp)
-    interface = parse_ptx(ptx)
-    resources = parse_ptxas(ptxas_log)
+    raw = {"ok": code == 0, "log": clean_log(log, tmp, name, shown_name), "ptx": "", "ptxas": ""}
+    if code == 0:
+        raw["ptx"] = (tmp / "module.ptx").read_text()
+        ptxas = str(Path(nvcc).with_name("ptxas"))
+        _, raw["ptxas"] = _run([ptxas, f"-arch={arch}", "-v", "module.ptx", "-o", "m.cubin"], tmp)
+    return raw
+
+
+def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
+    log = raw["log"]
+    if not raw["ok"]:
+        return Inspection(
+            CompileInfo(ok=False, log=log, arch=arch), None, compile_diagnostics(log, shown_name)
+        )
+    interface = parse_ptx(raw["ptx"])
+    resources = parse_ptxas(raw["ptxas"])
     for sig in interface.kernels.values():
         sig.resources = resources.get(sig.symbol, KernelResources())
     kernels = {sig.name: sig.resources for sig in interface.kernels.values()}
@@ -125,7 +132,7 @@ def clean_log(log: str, tmp: Path, name: str, shown: str) -> str:
 
 
 _MESSAGE = re.compile(
-    r"^(?P<file>[^\s(]+)\((?P<line>\d+)\): (?P<sev>error|warning)\b[^:]*: (?P<msg>.*)$"
+    r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<sev>error|warning)\b[^:]*: (?P<msg>.*)$"
 )
 
 
@@ -286,7 +293,7 @@ def parse_ptxas(log: str) -> dict[str, KernelResources]:
 
 
 def _cache_key(source: str, macros, arch: str, shown: str) -> str:
-    blob = json.dumps([source, sorted(macros.items()), arch, shown, version(), 2])
+    blob = json.dumps([source, sorted(macros.items()), arch, shown, version()])
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -294,63 +301,16 @@ def _cache_path(key: str) -> Path:
     return defaults.cache_dir() / "nvcc" / f"{key}.json"
 
 
-def _cache_load(key: str) -> Inspection | None:
-    path = _cache_path(key)
-    if not path.exists():
-        return None
+def _cache_load(key: str) -> dict | None:
     try:
-        data = json.loads(path.read_text())
-        return _inspection_from(data)
-    except (ValueError, KeyError, TypeError):
+        return json.loads(_cache_path(key).read_text())
+    except (OSError, ValueError):
         return None
 
 
-def _cache_store(key: str, result: Inspection) -> None:
+def _cache_store(key: str, raw: dict) -> None:
     path = _cache_path(key)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(_inspection_to(result)))
+    tmp.write_text(json.dumps(raw))
     tmp.replace(path)
-
-
-def _inspection_to(result: Inspection) -> dict:
-    interface = None
-    if result.interface is not None:
-        interface = {
-            "kernels": {
-                n: {**asdict(k), "resources": asdict(k.resources) if k.resources else None}
-                for n, k in result.interface.kernels.items()
-            },
-            "constants": {n: asdict(c) for n, c in result.interface.constants.items()},
-            "launch": result.interface.launch,
-        }
-    return {
-        "compile": {**asdict(result.compile)},
-        "interface": interface,
-        "diagnostics": [d.to_json() for d in result.diagnostics],
-    }
-
-
-def _inspection_from(data: dict) -> Inspection:
-    comp = data["compile"]
-    info = CompileInfo(
-        ok=comp["ok"],
-        log=comp["log"],
-        arch=comp["arch"],
-        kernels={n: KernelResources(**r) for n, r in comp["kernels"].items()},
-    )
-    interface = None
-    if data["interface"] is not None:
-        raw = data["interface"]
-        kernels = {}
-        for name, k in raw["kernels"].items():
-            kernels[name] = KernelSig(
-                k["name"],
-                k["symbol"],
-                [ParamSig(**p) for p in k["params"]],
-                KernelResources(**k["resources"]) if k["resources"] else None,
-                k["max_threads"],
-            )
-        constants = {n: ConstantSig(**c) for n, c in raw["constants"].items()}
-        interface = Interface(kernels, constants, raw["launch"])
-    return Inspection(info, interface, [Diagnostic.from_json(d) for d in data["diagnostics"]])

@@ -145,6 +145,10 @@ class Backend(ABC):
         crash or a hang (killed after `timeout` seconds) becomes a RunOutcome with a
         crash or timeout diagnostic; the next call then gets a fresh worker."""
 
+    def measures_speed(self) -> bool:
+        """Whether `time` works here: only a GPU's timings are scored."""
+        return False
+
     def time(
         self,
         student: Build,

@@ -10,7 +10,7 @@ from grader.labs.model import Requirement
 # Libraries that would do the lab for the student.
 FORBIDDEN = (
     (
-        r"#\s*include\s*[<\"](cublas|cudnn|cutlass|cute|thrust|cub|cufft|nppi?)\b",
+        r"#\s*include\s*[<\"](cublas|cudnn|cutlass|cute/|thrust/|cub/|cufft|npp)",
         "This lab is about writing the kernel yourself: remove the include of a CUDA library "
         "(cuBLAS, cuDNN, CUTLASS, Thrust, CUB, cuFFT, NPP).",
     ),

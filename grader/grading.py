@@ -1,0 +1,437 @@
+"""One grading, end to end: static checks, compile, interface, every case, timing, score.
+
+Expected outputs and hidden cases stay in this process; backends run the student's
+kernel in isolated workers and hand back only what the buffers held."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import grader
+from grader import cases as casegen
+from grader import defaults, hints, interface, labs, paths, scoring
+from grader.backends import get_backend
+from grader.backends.base import Backend, Build, Launch, RunOutcome, Submission
+from grader.compare import Comparison, compare, tolerances
+from grader.errors import UsageError
+from grader.labs.model import Case, Lab
+from grader.launch import Layout, make_launch
+from grader.result import (
+    CaseResult,
+    CompileInfo,
+    Diagnostic,
+    Kind,
+    Performance,
+    Result,
+    Status,
+)
+from grader.source import read_submission, static_checks, strip_comments
+
+# Diagnostics that stop a build from being run at all.
+BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
+# Diagnostics that do not fail a case by themselves.
+INFORMATIVE = {Kind.OUTPUT}
+
+
+@dataclass
+class Options:
+    backend: str = "auto"  # "auto" | "cuda" | "cpu"
+    secret: str | None = None
+    timeout: float = defaults.CASE_TIMEOUT
+    timing: bool = True
+    sanitize: bool = False
+    allow_unsandboxed: bool = False
+    timing_budget: float = defaults.TIMING_BUDGET
+    jobs: int | None = None
+
+
+def check(lab: str, path: Path, options: Options) -> Result:
+    """Grade the file at `path` for `lab`. Raises GraderError only for problems of usage
+    or setup; everything about the submission itself goes into the Result."""
+    spec = labs.get(lab)
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"There is no file {path}.")
+    with get_backend(
+        options.backend, jobs=options.jobs, allow_unsandboxed=options.allow_unsandboxed
+    ) as backend:
+        return grade(spec, path, backend, options)
+
+
+def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
+    started = time.monotonic()
+    submission, problems = read_submission(path)
+    result = Result(
+        lab=lab.name,
+        submission=path.name,
+        backend=backend.name,
+        device=backend.device(),
+        status=Status.ERROR,
+        score=0.0,
+        max_score=0.0,
+        compile=CompileInfo(ok=False, log="not compiled: the file failed the static checks"),
+        kernel=lab.kernel.name,
+        grader_version=grader.__version__,
+    )
+    problems += static_checks(submission.text, lab.forbidden)
+    if problems:
+        result.diagnostics = problems
+        return _finish(lab, result, options, started, speed_graded=False)
+    Grading(lab, submission, backend, options, result).run()
+    speed_graded = options.timing and backend.measures_speed()
+    return _finish(lab, result, options, started, speed_graded)
+
+
+@dataclass
+class Grading:
+    lab: Lab
+    submission: Submission
+    backend: Backend
+    options: Options
+    result: Result
+    builds: dict[tuple, Build] = field(default_factory=dict)
+
+    def run(self) -> None:
+        all_cases = casegen.cases_for(self.lab, self.options.secret)
+        for case in all_cases:
+            self.result.cases.append(self.grade_case(case))
+        if not self.options.secret:
+            self.result.hidden_not_run = casegen.hidden_count(self.lab)
+        self.cross_case_hints()
+        if self.options.sanitize:
+            self.sanitize(all_cases)
+        self.result.performance = self.performance()
+
+    # -- builds ---------------------------------------------------------------------------
+
+    def build_for(self, case: Case) -> Build:
+        macros = self.lab.macro_values(case.sizes)
+        key = tuple(sorted(macros.items()))
+        if key not in self.builds:
+            build = self.backend.build(self.submission, macros, self.lab.default_block)
+            self.builds[key] = build
+            self.absorb(build, case)
+        return self.builds[key]
+
+    def absorb(self, build: Build, case: Case) -> None:
+        """Record a new build's compile info and diagnostics on the result, once."""
+        if len(self.builds) == 1 or not build.compile.ok:
+            self.result.compile = build.compile
+        found = list(build.diagnostics)
+        if build.interface is not None:
+            code = strip_comments(self.submission.text)
+            found += interface.check(self.lab, build.interface, case.sizes, code)
+        build.diagnostics = found
+        known = {(d.kind, d.message) for d in self.result.diagnostics}
+        self.result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
+
+    # -- cases ----------------------------------------------------------------------------
+
+    def grade_case(self, case: Case) -> CaseResult:
+        start = time.monotonic()
+        build = self.build_for(case)
+        blocked = [d for d in build.diagnostics if d.kind in BLOCKING]
+        if not build.ok or blocked:
+            result = _not_run(case, blocked, build)
+        else:
+            result = self.run_case(case, build)
+        result.seconds = time.monotonic() - start
+        return result
+
+    def run_case(self, case: Case, build: Build) -> CaseResult:
+        inputs = casegen.make_inputs(self.lab, case)
+        expected = casegen.expected_outputs(self.lab, case, inputs)
+        launch, layouts = make_launch(self.lab, case, inputs, build.interface)
+        outcome = self.backend.run(build, launch, self.options.timeout)
+        return judge(self.lab, case, inputs, expected, launch, layouts, outcome, build)
+
+    def cross_case_hints(self) -> None:
+        graded = [c for c in self.result.cases if c.status in (Status.PASSED, Status.FAILED)]
+        failing = [c for c in graded if not c.passed]
+        square_pass = any(c.passed and hints.is_square(c.sizes) for c in graded)
+        if failing and square_pass and not any(hints.is_square(c.sizes) for c in failing):
+            for case in failing:
+                case.hint = (
+                    hints.SQUARE_ONLY if not case.hint else f"{case.hint} {hints.SQUARE_ONLY}"
+                )
+
+    # -- sanitizer and timing -------------------------------------------------------------
+
+    def sanitize(self, all_cases: list[Case]) -> None:
+        public = [c for c in all_cases if c.visibility == "public"]
+        runnable = [(c, self.build_for(c)) for c in public[:2]]
+        runnable = [(c, b) for c, b in runnable if b.ok]
+        if not runnable:
+            return
+        build = runnable[0][1]
+        launches = [
+            make_launch(self.lab, c, casegen.make_inputs(self.lab, c), b.interface)[0]
+            for c, b in runnable
+            if b is build
+        ]
+        found = self.backend.sanitize(build, launches, self.options.timeout * 10)
+        self.result.diagnostics += found
+
+    def performance(self) -> Performance | None:
+        if not self.options.timing:
+            self.result.notes.append("Speed was not measured (--no-timing).")
+            return None
+        if not self.backend.measures_speed():
+            self.result.notes.append(
+                f"Speed is scored only on a GPU; the {self.backend.name} backend checks "
+                "correctness and memory safety."
+            )
+            return None
+        if not self.result.cases or not all(c.passed for c in self.result.cases):
+            self.result.notes.append("Speed is measured once every case passes; it earns 0 now.")
+            return None
+        return measure(self.lab, self.submission, self.backend, self.options)
+
+
+def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:
+    if not build.compile.ok:
+        macros = ", ".join(f"{k}={v}" for k, v in build.macros.items())
+        why = f"The kernel did not compile{f' with {macros}' if macros else ''}."
+    else:
+        why = blocked[0].message if blocked else "The kernel could not be launched."
+    return CaseResult(case.name, case.visibility, case.sizes, Status.ERROR, hint=why)
+
+
+# -- judging one run -------------------------------------------------------------------
+
+
+def judge(
+    lab: Lab,
+    case: Case,
+    inputs: dict[str, np.ndarray],
+    expected: dict[str, np.ndarray],
+    launch: Launch,
+    layouts: dict[str, Layout],
+    outcome: RunOutcome,
+    build: Build,
+) -> CaseResult:
+    result = CaseResult(case.name, case.visibility, case.sizes, Status.FAILED)
+    result.diagnostics = list(outcome.diagnostics)
+    result.output = outcome.output
+    if not outcome.completed:
+        result.status = Status.TIMEOUT if outcome.timed_out else Status.ERROR
+        result.hint = outcome.diagnostics[0].message if outcome.diagnostics else None
+        return result
+    result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
+    tol = tolerances(lab, case, inputs)
+    comparisons = [
+        compare(name, want, layouts[name].unpack(outcome.buffers[name].data), tol[name])
+        for name, want in expected.items()
+    ]
+    result.diagnostics += output_diagnostics(comparisons, lab.kernel.name)
+    _summarise(result, comparisons)
+    failing = [(c, tol[c.name]) for c in comparisons if not c.ok]
+    if failing:
+        cmp, cmp_tol = failing[0]
+        tile = (
+            build.interface.launch["TILE_X"],
+            build.interface.launch["TILE_Y"],
+            build.interface.launch["TILE_Z"],
+        )
+        ctx = hints.Context(lab, case.sizes, inputs, cmp, cmp_tol, tile)
+        result.hint = hints.first_hint(lab.hints, ctx)
+    failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
+    result.status = Status.FAILED if failed else Status.PASSED
+    return result
+
+
+def _summarise(result: CaseResult, comparisons: list[Comparison]) -> None:
+    result.mismatches = sum(c.mismatches for c in comparisons)
+    errors = [c.max_abs_error for c in comparisons if c.max_abs_error is not None]
+    result.max_abs_error = max(errors) if errors else None
+    result.first_mismatch = next((c.first_mismatch() for c in comparisons if not c.ok), None)
+
+
+def buffer_diagnostics(
+    launch: Launch, layouts: dict[str, Layout], outcome: RunOutcome, kernel: str
+) -> list[Diagnostic]:
+    """Writes outside an output (canaries, row padding) and writes into an input."""
+    out = []
+    for buf in launch.buffers():
+        state = outcome.buffers.get(buf.name)
+        if state is None:
+            continue
+        size = buf.data.size
+        if state.written_after:
+            first = (
+                f" (first at {buf.name}[{size + state.first_after}])"
+                if (state.first_after is not None)
+                else ""
+            )
+            out.append(
+                Diagnostic(
+                    Kind.OUT_OF_BOUNDS,
+                    f"The kernel wrote {state.written_after} elements past the end of {buf.name}, "
+                    f"which has {size} elements{first}. Threads outside the output must not store: "
+                    "check row < rows && col < cols before writing.",
+                    kernel=kernel,
+                )
+            )
+        if state.written_before:
+            out.append(
+                Diagnostic(
+                    Kind.OUT_OF_BOUNDS,
+                    f"The kernel wrote {state.written_before} elements before the start of "
+                    f"{buf.name} (a negative index).",
+                    kernel=kernel,
+                )
+            )
+        lay = layouts[buf.name]
+        if not buf.output and not np.array_equal(
+            state.data.view(np.uint32), buf.data.view(np.uint32)
+        ):
+            changed = int(np.sum(state.data.view(np.uint32) != buf.data.view(np.uint32)))
+            out.append(
+                Diagnostic(
+                    Kind.OUT_OF_BOUNDS,
+                    f"The kernel changed {changed} elements of the input {buf.name}; only the "
+                    "output may be written.",
+                    kernel=kernel,
+                )
+            )
+        elif buf.output and lay.row_stride != lay.shape[-1]:
+            pad = lay.padding(state.data)
+            written = int(np.sum(pad.view(np.uint32) != lay.padding(buf.data).view(np.uint32)))
+            if written:
+                out.append(
+                    Diagnostic(
+                        Kind.OUT_OF_BOUNDS,
+                        f"The kernel wrote {written} elements into the row padding of {buf.name}, "
+                        "past the end of a row: rows are a pitch apart, and the pitch is in bytes.",
+                        kernel=kernel,
+                    )
+                )
+    return out
+
+
+def output_diagnostics(comparisons: list[Comparison], kernel: str) -> list[Diagnostic]:
+    out = []
+    for cmp in comparisons:
+        missing = int(cmp.unwritten.sum())
+        if missing:
+            index = tuple(int(i) for i in np.argwhere(cmp.unwritten)[0])
+            whole = " (all of it)" if missing == cmp.unwritten.size else ""
+            out.append(
+                Diagnostic(
+                    Kind.UNWRITTEN_OUTPUT,
+                    f"{missing} of {cmp.unwritten.size} elements of {cmp.name} were never "
+                    f"written{whole}; the first is {cmp.name}{list(index)}.",
+                    kernel=kernel,
+                )
+            )
+        nans = int(cmp.nan.sum())
+        if nans:
+            index = tuple(int(i) for i in np.argwhere(cmp.nan)[0])
+            out.append(
+                Diagnostic(
+                    Kind.NAN,
+                    f"{nans} elements of {cmp.name} are NaN, the first {cmp.name}{list(index)} "
+                    f"where {float(cmp.expected[index]):.6g} was expected. NaN comes from reading "
+                    "memory nobody wrote: shared memory before a __syncthreads, a tile element "
+                    "that was never loaded, or the padding of a pitched row.",
+                    kernel=kernel,
+                )
+            )
+    return out
+
+
+# -- timing ----------------------------------------------------------------------------
+
+
+def measure(lab: Lab, submission: Submission, backend: Backend, options: Options) -> Performance:
+    case = casegen.timing_case(lab)
+    macros = lab.macro_values(case.sizes)
+    ref_path = paths.reference_dir(lab.name) / "reference.cu"
+    reference_sub, _ = read_submission(ref_path)
+    student = backend.build(submission, macros, lab.default_block)
+    reference = backend.build(reference_sub, macros, lab.default_block)
+    inputs = casegen.make_timing_inputs(lab, case)
+    launch_s, _ = make_launch(lab, case, inputs, student.interface)
+    launch_r, _ = make_launch(lab, case, inputs, reference.interface)
+    launch_r.args = [_shared_input(a, launch_s) for a in launch_r.args]
+    timing = backend.time(student, reference, (launch_s, launch_r), options.timing_budget)
+    return performance_of(lab, case.sizes, timing)
+
+
+def _shared_input(arg, other: Launch):
+    """Reuse the student launch's input arrays so they cross to the worker once."""
+    for mine in other.args:
+        if mine.name == arg.name and getattr(arg, "output", True) is False:
+            return mine
+    return arg
+
+
+def performance_of(lab: Lab, sizes: dict[str, int], timing) -> Performance:
+    if not timing.student_ms:
+        return Performance(
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            lab.scoring.performance,
+            dict(sizes),
+            note=timing.note or "Timing failed.",
+        )
+    speedup, spread = scoring.speedup_statistics(timing.student_ms, timing.reference_ms)
+    return Performance(
+        student_ms=statistics.median(timing.student_ms),
+        reference_ms=statistics.median(timing.reference_ms),
+        speedup=speedup,
+        spread=spread,
+        score=lab.scoring.performance_points(speedup),
+        max_score=lab.scoring.performance,
+        sizes=dict(sizes),
+        rounds=len(timing.student_ms),
+        student_samples=list(timing.student_ms),
+        reference_samples=list(timing.reference_ms),
+        note=timing.note,
+    )
+
+
+# -- the end -----------------------------------------------------------------------------
+
+
+def _finish(
+    lab: Lab, result: Result, options: Options, started: float, speed_graded: bool
+) -> Result:
+    rule_broken = any(d.kind == Kind.REQUIREMENT for d in result.diagnostics)
+    score = scoring.total(
+        lab.scoring,
+        result.cases,
+        bool(options.secret),
+        result.performance,
+        speed_graded,
+        rule_broken,
+    )
+    result.score, result.max_score = score.points, score.max_points
+    result.status = _status(result)
+    if result.hidden_not_run:
+        result.notes.append(
+            f"{result.hidden_not_run} hidden cases were not run: they need the course's secret "
+            f"(--secret or GRADER_SECRET) and are worth {lab.scoring.hidden:g} points."
+        )
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _status(result: Result) -> Status:
+    """error: nothing could be run; failed: graded with failures; passed: all passed."""
+    if not result.cases or all(
+        c.status == Status.ERROR and not c.diagnostics for c in result.cases
+    ):
+        return Status.ERROR
+    failed = any(not c.passed for c in result.cases) or any(
+        d.kind not in INFORMATIVE for d in result.diagnostics
+    )
+    return Status.FAILED if failed or not result.cases else Status.PASSED

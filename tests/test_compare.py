@@ -1,0 +1,71 @@
+"""The tolerance accepts any float32 summation order and rejects one wrong product."""
+
+import numpy as np
+import pytest
+
+from grader import cases
+from grader.backends.base import POISON_BITS, bits_as_float
+from grader.compare import compare, poisoned, tolerances
+from grader.labs import get
+from grader.labs.model import Case
+
+
+def matmul_case(width):
+    lab = get("matmul-naive")
+    case = Case(f"w{width}", {"Width": width}, seed=width)
+    inputs = cases.make_inputs(lab, case)
+    return lab, case, inputs, cases.expected_outputs(lab, case, inputs)["P"]
+
+
+def float32_sum(m, n, order):
+    """P = M N summed in float32 along k in the given order."""
+    acc = np.zeros((m.shape[0], n.shape[1]), np.float32)
+    for k in order:
+        acc = (acc + np.outer(m[:, k], n[k, :]).astype(np.float32)).astype(np.float32)
+    return acc
+
+
+@pytest.mark.parametrize("width", [1, 17, 131, 517])
+def test_float32_sums_in_any_order_pass(width):
+    lab, case, inputs, want = matmul_case(width)
+    tol = tolerances(lab, case, inputs)["P"]
+    m, n = inputs["M"], inputs["N"]
+    for order in (range(width), reversed(range(width))):
+        assert compare("P", want, float32_sum(m, n, order), tol).ok
+    assert compare("P", want, (m @ n).astype(np.float32), tol).ok
+
+
+@pytest.mark.parametrize("width", [17, 517])
+def test_one_missing_product_fails(width):
+    lab, case, inputs, want = matmul_case(width)
+    tol = tolerances(lab, case, inputs)["P"]
+    m, n = inputs["M"], inputs["N"]
+    got = float32_sum(m, n, range(width))
+    got[3 % width, 5 % width] -= m[3 % width, width - 1] * n[width - 1, 5 % width]
+    result = compare("P", want, got, tol)
+    assert result.mismatches == 1
+    assert result.first_mismatch().index == (3 % width, 5 % width)
+
+
+def test_conv_tolerance_at_the_largest_valid_kernel():
+    lab = get("conv2d-valid")
+    case = cases.find_case(lab, "33x40-k33x40", "s")
+    inputs = cases.make_inputs(lab, case)
+    want = cases.expected_outputs(lab, case, inputs)["output"]
+    tol = tolerances(lab, case, inputs)["output"]
+    assert np.all(tol < 0.25)  # one product is at least 0.25
+    got = np.array([[np.sum(inputs["input"] * inputs["kernel"], dtype=np.float32)]])
+    assert compare("output", want, got, tol).ok
+
+
+def test_poison_nan_and_first_mismatch():
+    want = np.arange(6.0).reshape(2, 3)
+    got = want.astype(np.float32)
+    got[0, 2] = bits_as_float(POISON_BITS)
+    got[1, 1] = np.nan
+    result = compare("P", want, got, np.full(want.shape, 1e-6))
+    assert result.mismatches == 2
+    assert poisoned(got).sum() == 1 and result.unwritten[0, 2] and result.nan[1, 1]
+    first = result.first_mismatch()
+    assert first.index == (0, 2) and first.expected == 2.0 and first.got is None
+    assert result.max_abs_error == 0.0

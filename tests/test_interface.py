@@ -1,0 +1,168 @@
+"""The interface check and compile messages, through nvcc without a GPU."""
+
+from pathlib import Path
+
+import pytest
+
+from grader import interface, nvcc
+from grader.interface import canonical_ctype
+from grader.labs import get
+from grader.result import Kind
+from grader.source import read_submission, static_checks, strip_comments
+
+pytestmark = pytest.mark.skipif(nvcc.find() is None, reason="nvcc is not installed")
+
+MATMUL = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < Width && col < Width) {
+        float sum = 0;
+        for (int k = 0; k < Width; ++k) sum += M[row * Width + k] * N[k * Width + col];
+        P[row * Width + col] = sum;
+    }
+}
+"""
+
+CONV3D_PITCHED = """\
+#ifndef MASK_WIDTH
+#define MASK_WIDTH 5
+#endif
+static __constant__ float Mc[MASK_WIDTH * MASK_WIDTH * MASK_WIDTH];
+__global__ void conv3d_pitched(const float* N, float* P, {pitch} pitchN, size_t pitchP,
+                               int W, int H, int D) {{
+    P[0] = N[0] * Mc[0];
+}}
+"""
+
+
+def inspect(tmp_path, text, lab="matmul-naive", macros=None, name="kernel.cu"):
+    path = Path(tmp_path, name)
+    path.write_text(text)
+    sub, problems = read_submission(path)
+    assert not problems
+    spec = get(lab)
+    sizes = {"MASK_WIDTH": 5, **(macros or {})}
+    found = nvcc.inspect(sub, spec.macro_values(sizes), spec.default_block)
+    return spec, found, sizes, sub
+
+
+def check(tmp_path, text, lab="matmul-naive", macros=None):
+    spec, found, sizes, sub = inspect(tmp_path, text, lab, macros)
+    assert found.compile.ok, found.compile.log
+    return interface.check(spec, found.interface, sizes, strip_comments(sub.text))
+
+
+def test_a_correct_kernel_fits(tmp_path):
+    assert check(tmp_path, MATMUL) == []
+
+
+def test_parameters_and_resources_are_read(tmp_path):
+    _, found, _, _ = inspect(tmp_path, MATMUL)
+    sig = found.interface.kernels["matmul"]
+    assert [p.ctype for p in sig.params] == ["const float*", "const float*", "float*", "int"]
+    assert [p.size for p in sig.params] == [8, 8, 8, 4]
+    assert sig.resources.registers > 0
+    assert found.interface.launch == {
+        "BLOCK_X": 16, "BLOCK_Y": 16, "BLOCK_Z": 1, "TILE_X": 16, "TILE_Y": 16, "TILE_Z": 1
+    }
+
+
+def test_launch_macros_are_evaluated(tmp_path):
+    text = "#define TILE_X 64\n#define TILE_Y (TILE_X / 2)\n#define BLOCK_X (TILE_X / 4)\n"
+    _, found, _, _ = inspect(tmp_path, text + MATMUL)
+    assert found.interface.tile() == (64, 32, 1)
+    assert found.interface.block() == (16, 16, 1)
+
+
+def test_missing_kernel_names_what_is_there(tmp_path):
+    found = check(tmp_path, MATMUL.replace("void matmul(", "void matmul_kernel("))
+    assert [d.kind for d in found] == [Kind.INTERFACE]
+    assert "matmul_kernel" in found[0].message and "Expected:" in found[0].message
+
+
+def test_wrong_parameter_count_and_type(tmp_path):
+    found = check(tmp_path, MATMUL.replace(", int Width)", ")").replace("Width", "64"))
+    assert "takes 3 parameters" in found[0].message
+    found = check(tmp_path, MATMUL.replace("float* P", "double* P"))
+    assert "Parameter 3 of matmul (P)" in found[0].message and "double" in found[0].message
+
+
+def test_int_pitch_is_caught(tmp_path):
+    found = check(tmp_path, CONV3D_PITCHED.format(pitch="int"), "conv3d-pitched")
+    assert len(found) == 1 and "pitchN" in found[0].message and "size_t" in found[0].message
+
+
+def test_static_constant_is_accepted(tmp_path):
+    assert check(tmp_path, CONV3D_PITCHED.format(pitch="size_t"), "conv3d-pitched") == []
+
+
+def test_constant_of_the_wrong_size(tmp_path):
+    text = CONV3D_PITCHED.format(pitch="size_t").replace(
+        "#ifndef MASK_WIDTH\n#define MASK_WIDTH 5\n#endif", "#define MW 5"
+    ).replace("MASK_WIDTH * MASK_WIDTH * MASK_WIDTH", "MW * MW * MW")
+    found = check(tmp_path, text, "conv3d-pitched", {"MASK_WIDTH": 7})
+    assert len(found) == 1 and "holds 125 floats" in found[0].message and "343" in found[0].message
+
+
+def test_missing_constant(tmp_path):
+    text = CONV3D_PITCHED.format(pitch="size_t").replace("static __constant__ float", "float")
+    text = text.replace("* Mc[0]", "")
+    found = check(tmp_path, text, "conv3d-pitched")
+    assert any("does not declare it" in d.message for d in found)
+
+
+def test_mask_in_device_memory_breaks_the_rule(tmp_path):
+    text = CONV3D_PITCHED.format(pitch="size_t").replace("__constant__", "__device__")
+    found = check(tmp_path, text, "conv3d-pitched")
+    assert [d.kind for d in found] == [Kind.REQUIREMENT]
+    assert "global memory" in found[0].message
+
+
+def test_tiled_lab_requires_shared_memory(tmp_path):
+    found = check(tmp_path, MATMUL, "matmul-tiled")
+    assert [d.kind for d in found] == [Kind.REQUIREMENT]
+    assert "shared memory" in found[0].message
+
+
+def test_too_many_threads_and_launch_bounds(tmp_path):
+    found = check(tmp_path, "#define BLOCK_X 64\n#define BLOCK_Y 32\n" + MATMUL)
+    assert [d.kind for d in found] == [Kind.RESOURCES] and "2048 threads" in found[0].message
+    bounded = MATMUL.replace("void matmul", "void __launch_bounds__(128) matmul")
+    found = check(tmp_path, bounded)
+    assert [d.kind for d in found] == [Kind.RESOURCES]
+    assert "__launch_bounds__(128)" in found[0].message
+
+
+def test_compile_errors_are_on_the_students_lines(tmp_path):
+    text = MATMUL.replace("float sum = 0;", "float sum = 0;\n        sum += undefined_name;")
+    _, found, _, _ = inspect(tmp_path, text, name="my kernel.cu")
+    assert not found.compile.ok and found.interface is None
+    assert found.diagnostics[0].line == 6
+    assert found.diagnostics[0].message.startswith("my kernel.cu:6:")
+    assert "undefined_name" in found.diagnostics[0].message
+    assert "grader-nvcc" not in found.compile.log
+
+
+def test_results_are_cached(tmp_path):
+    inspect(tmp_path, MATMUL)
+    import time
+
+    start = time.monotonic()
+    inspect(tmp_path, MATMUL)
+    assert time.monotonic() - start < 0.2
+
+
+def test_canonical_types():
+    assert canonical_ctype("float const*") == "const float*"
+    assert canonical_ctype("const float * __restrict__") == "const float*"
+    assert canonical_ctype("unsigned long") == "size_t"
+    assert canonical_ctype("int") == "int"
+
+
+def test_forbidden_constructs_are_found_outside_comments():
+    forbidden = get("matmul-tiled").forbidden
+    assert static_checks("// #include <cublas_v2.h>\n", forbidden) == []
+    found = static_checks("\n#include <cublas_v2.h>\n", forbidden)
+    assert found[0].line == 2 and "cuBLAS" in found[0].message
+    assert "main()" in static_checks("int main(void) { return 0; }", forbidden)[0].message
