@@ -1,0 +1,73 @@
+"""From a case to the buffers, grid and constants a backend launches with."""
+
+import numpy as np
+
+from grader import cases
+from grader.backends.base import POISON_BITS, Buffer, Scalar
+from grader.compare import poisoned
+from grader.interface import Interface
+from grader.labs import get
+from grader.launch import PADDING_BITS, make_launch
+
+
+def interface(block=(16, 16, 1), tile=None):
+    tile = tile or block
+    names = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "TILE_X", "TILE_Y", "TILE_Z")
+    return Interface(launch=dict(zip(names, (*block, *tile), strict=True)))
+
+
+def launch_for(lab_name, case_name, iface):
+    lab = get(lab_name)
+    case = cases.find_case(lab, case_name, "secret")
+    inputs = cases.make_inputs(lab, case)
+    launch, layouts = make_launch(lab, case, inputs, iface)
+    return lab, case, inputs, launch, layouts
+
+
+def test_matmul_launch_follows_the_convention():
+    _, _, inputs, launch, _ = launch_for("matmul-tiled", "width-517", interface())
+    assert launch.grid == (33, 33, 1) and launch.block == (16, 16, 1)
+    kinds = [(type(a).__name__, a.name) for a in launch.args]
+    assert kinds == [("Buffer", "M"), ("Buffer", "N"), ("Buffer", "P"), ("Scalar", "Width")]
+    m, _, p, width = launch.args
+    assert np.array_equal(m.data, inputs["M"].reshape(-1)) and not m.output
+    assert p.output and poisoned(p.data).all() and width.value == 517
+
+
+def test_tile_sets_the_grid_and_block_is_kept():
+    iface = interface(block=(16, 16, 1), tile=(128, 128, 1))
+    _, _, _, launch, _ = launch_for("matmul-tiled", "width-517", iface)
+    assert launch.grid == (5, 5, 1) and launch.block == (16, 16, 1)
+
+
+def test_conv2d_grid_is_columns_by_rows():
+    _, _, _, launch, _ = launch_for("conv2d", "517x300-mask5", interface((20, 20, 1), (16, 16, 1)))
+    assert launch.grid == (33, 19, 1)
+    assert launch.constants["Mc"].shape == (25,)
+
+
+def test_valid_constant_is_padded_with_nan_and_shared_memory_sized():
+    _, case, inputs, launch, _ = launch_for("conv2d-valid", "70x90-k3x7", interface())
+    values = launch.constants["c_kernel"]
+    assert values.shape == (4096,)
+    assert np.array_equal(values[:21], inputs["kernel"].reshape(-1))
+    assert np.isnan(values[21:]).all()
+    assert launch.shared_bytes == 4 * (16 + 3 - 1) * (16 + 7 - 1)
+    assert launch.grid == (-(-case.sizes["output_cols"] // 16), -(-case.sizes["output_rows"] // 16), 1)
+
+
+def test_pitched_buffers_pad_rows():
+    iface = interface((8, 8, 8))
+    lab, case, inputs, launch, layouts = launch_for("conv3d-pitched", "37x23x11-mask5", iface)
+    s = case.sizes
+    n = next(a for a in launch.args if isinstance(a, Buffer) and a.name == "N")
+    p = next(a for a in launch.args if isinstance(a, Buffer) and a.name == "P")
+    assert n.data.size == s["D"] * s["H"] * s["pitchN"] // 4
+    assert p.data.size == s["D"] * s["H"] * s["pitchP"] // 4
+    assert np.array_equal(layouts["N"].unpack(n.data), inputs["N"])
+    pad = layouts["N"].padding(n.data)
+    assert (pad.view(np.uint32) == PADDING_BITS).all()
+    assert (p.data.view(np.uint32) == POISON_BITS).all()
+    scalars = {a.name: (a.ctype, a.value) for a in launch.args if isinstance(a, Scalar)}
+    assert scalars["pitchN"] == ("size_t", s["pitchN"]) and scalars["D"] == ("int", 11)
+    assert launch.grid == (5, 3, 2)
