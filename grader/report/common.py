@@ -1,0 +1,141 @@
+"""Phrases every renderer shares, so a case reads the same in the terminal, HTML, Markdown
+and JUnit. Each helper only restates what the Result holds; none adds information."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from grader.result import CaseResult, Diagnostic, KernelResources, Mismatch, Result
+
+# Student printf output and compiler logs may hold terminal escapes or NUL bytes; they are
+# shown as text, so every control character except newline and tab is dropped.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+# Diagnostics about the build rather than a run: they fail the "compile" step.
+BUILD_KINDS = frozenset({"compile_error", "interface", "requirement", "resources"})
+
+
+def printable(text: str) -> str:
+    return _CONTROL.sub("", text.replace("\r\n", "\n"))
+
+
+def excerpt(text: str, max_lines: int, width: int = 200) -> tuple[list[str], int]:
+    """The first `max_lines` lines of `text`, each cut to `width`, and how many lines were left
+    out."""
+    lines = printable(text).rstrip("\n").splitlines()
+    shown = [line if len(line) <= width else line[: width - 1] + "…" for line in lines[:max_lines]]
+    return shown, max(0, len(lines) - max_lines)
+
+
+def number(value: float | None, digits: int = 4) -> str:
+    """A measured value, short, with NaN and infinity spelled out."""
+    if value is None:
+        return "-"
+    if math.isnan(value):
+        return "NaN"
+    return f"{value:.{digits}g}"
+
+
+def points(value: float) -> str:
+    """Points as people write them: 7.5, 10, 2.33."""
+    return f"{round(value, 2):g}"
+
+
+def score(result: Result) -> str:
+    return f"{points(result.score)}/{points(result.max_score)}"
+
+
+def sizes(values: dict[str, int]) -> str:
+    return " ".join(f"{name}={value}" for name, value in values.items())
+
+
+def triple(values: tuple[int, ...] | None) -> str:
+    return "(" + ",".join(str(v) for v in values) + ")" if values else ""
+
+
+def index(values: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def mismatch(first: Mismatch) -> str:
+    return (
+        f"first mismatch at {index(first.index)}: "
+        # float32 has about 7 significant digits; fewer could print a mismatch as equal values
+        f"expected {number(first.expected, 7)}, got {number(first.got, 7)}"
+    )
+
+
+def location(diag: Diagnostic) -> str:
+    """Where a diagnostic happened: "kernel matmul, line 12, thread (3,0,0), block (32,0,0)"."""
+    parts = []
+    if diag.kernel:
+        parts.append(f"kernel {diag.kernel}")
+    if diag.line is not None:
+        parts.append(f"line {diag.line}")
+    if diag.thread:
+        parts.append(f"thread {triple(diag.thread)}")
+    if diag.block:
+        parts.append(f"block {triple(diag.block)}")
+    return ", ".join(parts)
+
+
+def diagnostic(diag: Diagnostic) -> str:
+    where = location(diag)
+    return f"{diag.kind}: {diag.message}" + (f" ({where})" if where else "")
+
+
+def byte_count(value: int) -> str:
+    return f"{value} B" if value < 1024 else f"{value / 1024:.1f} KiB"
+
+
+def resources(res: KernelResources) -> str:
+    regs = "? registers" if res.registers is None else f"{res.registers} registers"
+    text = f"{regs}, {byte_count(res.shared_bytes)} shared"
+    if res.local_bytes:
+        text += f", {byte_count(res.local_bytes)} local"
+    spills = res.spill_stores + res.spill_loads
+    if spills:
+        text += f", {byte_count(spills)} spilled"
+    return text
+
+
+def case_summary(case: CaseResult) -> str:
+    """One sentence for why a case did not pass: its hint, else its first mismatch, else its
+    first diagnostic, else its status."""
+    if case.passed:
+        return "passed"
+    if case.hint:
+        return case.hint
+    if case.first_mismatch:
+        return f"{case.mismatches} mismatches; {mismatch(case.first_mismatch)}"
+    if case.diagnostics:
+        return diagnostic(case.diagnostics[0])
+    return str(case.status)
+
+
+def case_details(case: CaseResult) -> list[str]:
+    """Every line a failing case has to say, in the order a student should read them."""
+    lines = []
+    if case.first_mismatch:
+        lines.append(f"{case.mismatches} mismatches; {mismatch(case.first_mismatch)}")
+    if case.hint:
+        lines.append(f"hint: {case.hint}")
+    lines.extend(diagnostic(d) for d in case.diagnostics)
+    return lines
+
+
+def build_diagnostics(result: Result) -> list[Diagnostic]:
+    return [d for d in result.diagnostics if d.kind in BUILD_KINDS]
+
+
+def other_diagnostics(result: Result) -> list[Diagnostic]:
+    return [d for d in result.diagnostics if d.kind not in BUILD_KINDS]
+
+
+def speedup(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def percent(value: float) -> str:
+    return f"{value * 100:.1f}%"

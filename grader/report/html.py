@@ -1,0 +1,138 @@
+"""The HTML report: one self-contained file (inline CSS and SVG, no scripts, no external
+assets) that a student can open or a TA can attach. Compile logs and printf output are the
+student's text, so the template autoescapes everything."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from grader.report import common
+from grader.result import Performance, Result
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+# The timing chart, in SVG user units: the plot area, and the room left for axis labels.
+WIDTH, HEIGHT = 560, 200
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 32
+BAR_HEIGHT, BAR_GAP, BAR_LABEL = 22, 10, 96
+
+
+@dataclass(frozen=True)
+class Series:
+    """One polyline of the per-round chart, already in SVG coordinates."""
+
+    label: str
+    points: str
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    y: float
+    width: float
+    ms: float
+
+
+@dataclass(frozen=True)
+class Tick:
+    y: float
+    ms: float
+
+
+@dataclass(frozen=True)
+class Chart:
+    """Per-round times when the samples are known, else bars of the two medians (a report
+    re-read from JSON has no samples). Everything is in SVG coordinates already, so the
+    template only draws."""
+
+    width: int
+    height: int
+    series: list[Series]
+    ticks: list[Tick]
+    bars: list[Bar]
+    rounds: int
+    left: int = LEFT
+    right: int = WIDTH - RIGHT
+    bottom: int = HEIGHT - BOTTOM
+    bar_x: int = BAR_LABEL
+    bar_height: int = BAR_HEIGHT
+
+
+def _y(ms: float, top_ms: float) -> float:
+    return TOP + (HEIGHT - TOP - BOTTOM) * (1 - ms / top_ms)
+
+
+def _series(label: str, samples: list[float], top_ms: float) -> Series:
+    step = (WIDTH - LEFT - RIGHT) / max(1, len(samples) - 1)
+    points = " ".join(f"{LEFT + i * step:.1f},{_y(ms, top_ms):.1f}" for i, ms in enumerate(samples))
+    return Series(label, points)
+
+
+def _rounds_chart(perf: Performance) -> Chart:
+    top_ms = max(*perf.student_samples, *perf.reference_samples) * 1.1 or 1.0
+    series = [
+        _series("student", perf.student_samples, top_ms),
+        _series("reference", perf.reference_samples, top_ms),
+    ]
+    ticks = [Tick(_y(ms, top_ms), ms) for ms in (0.0, top_ms / 2, top_ms)]
+    rounds = max(len(perf.student_samples), len(perf.reference_samples))
+    return Chart(WIDTH, HEIGHT, series, ticks, [], rounds)
+
+
+def _median_chart(perf: Performance) -> Chart:
+    top_ms = max(perf.student_ms, perf.reference_ms) or 1.0
+    usable = WIDTH - 2 * BAR_LABEL - RIGHT  # a name before each bar, its value after
+    bars = [
+        Bar(label, TOP + i * (BAR_HEIGHT + BAR_GAP), usable * ms / top_ms, ms)
+        for i, (label, ms) in enumerate(
+            (("student", perf.student_ms), ("reference", perf.reference_ms))
+        )
+    ]
+    height = TOP + 2 * (BAR_HEIGHT + BAR_GAP)
+    return Chart(WIDTH, height, [], [], bars, 0)
+
+
+def chart(perf: Performance) -> Chart:
+    # a line needs two rounds; with fewer, the medians say as much
+    if len(perf.student_samples) > 1 and len(perf.reference_samples) > 1:
+        return _rounds_chart(perf)
+    return _median_chart(perf)
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters.update(
+        number=common.number,
+        points=common.points,
+        sizes=common.sizes,
+        location=common.location,
+        mismatch=common.mismatch,
+        printable=common.printable,
+        resources=common.resources,
+        speedup=common.speedup,
+        percent=common.percent,
+        byte_count=common.byte_count,
+        case_summary=common.case_summary,
+    )
+    return env
+
+
+def render(result: Result) -> str:
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        r=result,
+        score=common.score(result),
+        chart=chart(result.performance) if result.performance else None,
+        build_diagnostics=common.build_diagnostics(result),
+        other_diagnostics=common.other_diagnostics(result),
+        passed=sum(c.passed for c in result.cases),
+    )

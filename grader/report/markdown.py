@@ -1,0 +1,84 @@
+"""The Markdown report, for a CI step summary (GitHub's job summary renders it).
+
+Markdown has no autoescape, so every piece of text from the Result passes a filter: `md`
+for running text and table cells, `code` for logs and printf output in a fence that no
+backtick run inside can close."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jinja2
+
+from grader.report import common
+from grader.result import Result
+
+TEMPLATES = Path(__file__).parent / "templates"
+OUTPUT_LINES = 40  # printf lines per case; a job summary is read, not archived
+LOG_LINES = 60
+
+# CommonMark lets a backslash escape any ASCII punctuation; these are the ones that can
+# start emphasis, code, links, HTML, headings or table cells anywhere in a line, and the
+# line starts that would make a list item, a heading underline or an ordered list.
+_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#+|~])")
+_LINE_START = re.compile(r"^([-=])|^(\d+)([.)])")
+_STATUS_MARK = {"passed": "✅", "failed": "❌", "error": "💥", "timeout": "⏱️"}
+
+
+def md(text: object) -> str:
+    """Text safe inside a paragraph or a table cell: one line, punctuation escaped."""
+    flat = " ".join(common.printable(str(text)).split())
+    escaped = _SPECIAL.sub(r"\\\1", flat).replace("&", "&amp;")
+    return _LINE_START.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", escaped)
+
+
+def code(text: str, max_lines: int) -> str:
+    """A fenced block of at most `max_lines` lines, and a line saying how many were cut."""
+    shown, left = common.excerpt(text, max_lines, width=400)
+    body = "\n".join(shown)
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    block = f"{fence}text\n{body}\n{fence}"
+    return block + (f"\n\n… {left} more lines" if left else "")
+
+
+def status(value: object) -> str:
+    return f"{_STATUS_MARK.get(str(value), '')} {value}".strip()
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=False,  # Markdown, not HTML: the md and code filters do the escaping
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters.update(
+        md=md,
+        code=code,
+        status=status,
+        number=common.number,
+        points=common.points,
+        sizes=common.sizes,
+        resources=common.resources,
+        speedup=common.speedup,
+        percent=common.percent,
+        case_summary=common.case_summary,
+        case_details=common.case_details,
+        diagnostic=common.diagnostic,
+    )
+    return env
+
+
+def render(result: Result) -> str:
+    template = _environment().get_template("report.md.j2")
+    return template.render(
+        r=result,
+        score=common.score(result),
+        passed=sum(c.passed for c in result.cases),
+        output_lines=OUTPUT_LINES,
+        log_lines=LOG_LINES,
+    )

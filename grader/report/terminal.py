@@ -1,0 +1,173 @@
+"""The terminal summary: what a student reads after `grader check`, in one screen.
+
+Colour is a presentation choice made by the caller (`use_color`); the text is the same
+either way, so tests and pipes see exactly what a tty sees, minus the escapes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TextIO
+
+from grader.report import common
+from grader.result import CaseResult, Performance, Result, Status
+
+OUTPUT_LINES = 8  # printf lines shown per case; the file reports keep the rest
+LOG_LINES = 20  # compiler log lines shown when the build failed
+
+_CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "magenta": "35"}
+_STATUS_STYLE = {
+    Status.PASSED: "green",
+    Status.FAILED: "red",
+    Status.ERROR: "magenta",
+    Status.TIMEOUT: "yellow",
+}
+
+
+def use_color(stream: TextIO, mode: str = "auto") -> bool:
+    """Whether to colour `stream`: "always", "never", or "auto" (a tty, unless NO_COLOR is
+    set or the terminal is dumb, as no-color.org asks)."""
+    if mode != "auto":
+        return mode == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+@dataclass(frozen=True)
+class _Paint:
+    enabled: bool
+
+    def __call__(self, text: str, *styles: str) -> str:
+        if not self.enabled or not styles:
+            return text
+        codes = ";".join(_CODES[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+    def status(self, status: Status, text: str | None = None) -> str:
+        return self(text or str(status), _STATUS_STYLE[status], "bold")
+
+
+def _table(rows: list[list[str]], paint_cells: Iterable[list[str]]) -> list[str]:
+    """Rows padded to column widths measured on the plain text, then the painted cells
+    substituted, so escapes never skew the alignment."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row, painted in zip(rows, paint_cells, strict=True):
+        cells = [p + " " * (w - len(c)) for c, p, w in zip(row, painted, widths, strict=True)]
+        lines.append("  " + "  ".join(cells).rstrip())
+    return lines
+
+
+def _header(result: Result, paint: _Paint) -> list[str]:
+    return [
+        f"{paint(result.lab, 'bold')}  {result.submission}",
+        paint(f"backend {result.backend}, device {result.device}", "dim"),
+    ]
+
+
+def _compile(result: Result, paint: _Paint) -> list[str]:
+    info = result.compile
+    arch = f" ({info.arch})" if info.arch else ""
+    state = paint("ok", "green", "bold") if info.ok else paint("FAILED", "red", "bold")
+    lines = ["", f"{paint('Compile', 'bold')}  {state}{arch}"]
+    lines += [f"  {name}: {common.resources(res)}" for name, res in info.kernels.items()]
+    if not info.ok and info.log.strip():
+        shown, left = common.excerpt(info.log, LOG_LINES)
+        lines += [f"  | {line}" for line in shown]
+        if left:
+            lines.append(paint(f"  ... {left} more lines in the compile log", "dim"))
+    return lines
+
+
+def _diagnostics(result: Result, paint: _Paint) -> list[str]:
+    if not result.diagnostics:
+        return []
+    return ["", paint("Diagnostics", "bold")] + [
+        f"  - {common.diagnostic(d)}" for d in result.diagnostics
+    ]
+
+
+def _cases(result: Result, paint: _Paint) -> list[str]:
+    if not result.cases:
+        return []
+    passed = sum(c.passed for c in result.cases)
+    title = f"{paint('Cases', 'bold')}  {passed} of {len(result.cases)} passed"
+    header = ["case", "visibility", "sizes", "status", "max error", "mismatches"]
+    rows, painted = [header], [[paint(h, "dim") for h in header]]
+    for case in result.cases:
+        row = [
+            case.name,
+            case.visibility,
+            common.sizes(case.sizes),
+            str(case.status),
+            common.number(case.max_abs_error),
+            str(case.mismatches),
+        ]
+        rows.append(row)
+        painted.append([*row[:3], paint.status(case.status), *row[4:]])
+    return ["", title, *_table(rows, painted)]
+
+
+def _case_details(case: CaseResult, paint: _Paint) -> list[str]:
+    lines = [f"  {paint(case.name, 'bold')} ({case.visibility}): {paint.status(case.status)}"]
+    lines += [f"    {line}" for line in common.case_details(case)]
+    if case.output:
+        shown, left = common.excerpt(case.output, OUTPUT_LINES)
+        lines.append("    printf output:")
+        lines += [f"    | {line}" for line in shown]
+        if left:
+            lines.append(paint(f"    ... {left} more lines", "dim"))
+    return lines
+
+
+def _details(result: Result, paint: _Paint) -> list[str]:
+    shown = [c for c in result.cases if not c.passed or c.output]
+    if not shown:
+        return []
+    lines = ["", paint("Details", "bold")]
+    for case in shown:
+        lines += _case_details(case, paint)
+    return lines
+
+
+def _performance_line(perf: Performance) -> str:
+    return (
+        f"student {common.number(perf.student_ms)} ms, "
+        f"reference {common.number(perf.reference_ms)} ms, "
+        f"speedup {common.speedup(perf.speedup)}, spread {common.percent(perf.spread)}, "
+        f"{common.points(perf.score)}/{common.points(perf.max_score)} points"
+    )
+
+
+def _performance(result: Result, paint: _Paint) -> list[str]:
+    perf = result.performance
+    if perf is None:
+        why = " (see the notes)" if result.notes else ""
+        return ["", f"{paint('Performance', 'bold')}  not timed{why}"]
+    lines = ["", paint("Performance", "bold"), f"  {_performance_line(perf)}"]
+    if perf.sizes or perf.rounds:
+        lines.append(paint(f"  at {common.sizes(perf.sizes)}, {perf.rounds} rounds", "dim"))
+    if perf.note:
+        lines.append(f"  {perf.note}")
+    return lines
+
+
+def _notes(result: Result, paint: _Paint) -> list[str]:
+    if not result.notes:
+        return []
+    return ["", paint("Notes", "bold")] + [f"  - {note}" for note in result.notes]
+
+
+def score_line(result: Result, color: bool = False) -> str:
+    paint = _Paint(color)
+    return f"{paint('Score', 'bold')} {paint.status(result.status, common.score(result))}"
+
+
+def render(result: Result, color: bool = False) -> str:
+    """The whole summary, ending with the score line and a newline."""
+    paint = _Paint(color)
+    sections = (_header, _compile, _diagnostics, _cases, _details, _performance, _notes)
+    lines = [line for section in sections for line in section(result, paint)]
+    return "\n".join([*lines, "", score_line(result, color)]) + "\n"

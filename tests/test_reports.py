@@ -1,0 +1,627 @@
+"""Every renderer on hand-built Results: JSON against the schema and back, JUnit against
+what CI servers read, HTML and Markdown escaping, and the terminal with and without colour."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+from lxml import etree
+from lxml import html as lxml_html
+
+from grader.report import ReportWriteError, common, terminal, write_reports
+from grader.report import html as html_report
+from grader.report import json as json_report
+from grader.report import junit as junit_report
+from grader.report import markdown as markdown_report
+from grader.result import (
+    CaseResult,
+    CompileInfo,
+    Diagnostic,
+    KernelResources,
+    Kind,
+    Mismatch,
+    Performance,
+    Result,
+    Status,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data" / "reports"
+SCHEMA = json.loads((ROOT / "grader" / "schema" / "report.schema.json").read_text())
+XSD = etree.XMLSchema(etree.parse(str(DATA / "junit.xsd")))
+SCRIPT = "<script>alert('pwned')</script>"
+ANSI = "\x1b["
+
+# The keys of the report contract as DESIGN.md writes it.
+DESIGN_KEYS = {
+    "": {
+        "lab", "submission", "backend", "device", "status", "score", "max_score",
+        "compile", "cases", "performance", "diagnostics",
+    },
+    "compile": {"ok", "log", "registers", "shared_bytes"},
+    "case": {
+        "name", "visibility", "sizes", "status", "max_abs_error", "mismatches",
+        "first_mismatch", "hint", "diagnostics",
+    },
+    "mismatch": {"index", "expected", "got"},
+    "performance": {"student_ms", "reference_ms", "speedup", "spread", "score"},
+    "diagnostic": {"kind", "message", "kernel", "thread", "block", "line"},
+}  # fmt: skip
+
+
+def _compile_ok(**kernels: KernelResources) -> CompileInfo:
+    kernels = kernels or {"matmul": KernelResources(32, 2048, 0, 0, 0, 0)}
+    return CompileInfo(
+        ok=True, log="ptxas info    : Used 32 registers", kernels=kernels, arch="sm_90"
+    )
+
+
+def _result(**changes) -> Result:
+    fields = dict(
+        lab="matmul-tiled",
+        submission="kernel.cu",
+        backend="cpu",
+        device="CPU backend (16 cores)",
+        status=Status.PASSED,
+        score=3.0,
+        max_score=6.0,
+        compile=_compile_ok(),
+        kernel="matmul",
+        grader_version="0.1.0",
+        notes=[
+            "Speed is scored only on a GPU; the cpu backend checks correctness.",
+            "13 hidden cases were not run: they need the course's secret.",
+        ],
+        hidden_not_run=13,
+    )
+    fields.update(changes)
+    return Result(**fields)
+
+
+def _passed_case(name: str, width: int, visibility: str = "public") -> CaseResult:
+    return CaseResult(name, visibility, {"Width": width}, Status.PASSED, 2.4e-7, seconds=0.125)
+
+
+def passing() -> Result:
+    return _result(cases=[_passed_case("16", 16), _passed_case("64", 64)])
+
+
+def failing() -> Result:
+    boundary = CaseResult(
+        "517",
+        "hidden",
+        {"Width": 517},
+        Status.FAILED,
+        max_abs_error=math.nan,
+        mismatches=2069,
+        first_mismatch=Mismatch((512, 3), 1.2345678, math.nan),
+        hint="Only the last partial tile is wrong | check the boundary conditions.",
+        diagnostics=[
+            Diagnostic(
+                Kind.OUT_OF_BOUNDS,
+                f"read past the end of M {SCRIPT}",
+                "matmul",
+                thread=(3, 0, 0),
+                block=(32, 0, 0),
+                line=12,
+            )
+        ],
+        output=f"tile {SCRIPT}\n```\n\x1b[31mred\x1b[0m\n"
+        + "".join(f"row {i}\n" for i in range(30)),
+        seconds=0.5,
+    )
+    hang = CaseResult(
+        "33",
+        "public",
+        {"Width": 33},
+        Status.TIMEOUT,
+        diagnostics=[Diagnostic(Kind.TIMEOUT, "The kernel did not finish within 10 s.")],
+    )
+    crash = CaseResult(
+        "1",
+        "hidden",
+        {"Width": 1},
+        Status.ERROR,
+        diagnostics=[Diagnostic(Kind.CRASH, "an illegal address", block=(0, 0, 0))],
+    )
+    return _result(
+        status=Status.FAILED,
+        score=1.5,
+        max_score=10.0,
+        cases=[_passed_case("16", 16), boundary, hang, crash],
+        diagnostics=[
+            Diagnostic(Kind.REQUIREMENT, "matmul-tiled must stage tiles in shared memory.", line=3),
+            Diagnostic(Kind.RACE, "a race on shared memory", "matmul", (0, 1, 0), (2, 0, 0), 20),
+        ],
+        hidden_not_run=0,
+        notes=[],
+    )
+
+
+def compile_error() -> Result:
+    log = f'kernel.cu(7): error: identifier "tile" is undefined {SCRIPT}\n1 error detected'
+    not_run = CaseResult("16", "public", {"Width": 16}, Status.ERROR)
+    return _result(
+        status=Status.ERROR,
+        score=0.0,
+        compile=CompileInfo(ok=False, log=log),
+        cases=[not_run],
+        diagnostics=[Diagnostic(Kind.COMPILE_ERROR, 'identifier "tile" is undefined', line=7)],
+        kernel="matmul",
+    )
+
+
+def timed() -> Result:
+    perf = Performance(
+        student_ms=0.41,
+        reference_ms=0.76,
+        speedup=1.854,
+        spread=0.004,
+        score=3.0,
+        max_score=3.0,
+        sizes={"Width": 4096},
+        rounds=6,
+        student_samples=[0.41, 0.42, 0.40, 0.41, 0.43, 0.41],
+        reference_samples=[0.76, 0.75, 0.77, 0.76, 0.76, 0.78],
+    )
+    return _result(
+        backend="cuda",
+        device="NVIDIA H200, driver 570.86",
+        score=10.0,
+        max_score=10.0,
+        cases=[_passed_case("16", 16), _passed_case("517", 517, "hidden")],
+        performance=perf,
+        notes=[],
+        hidden_not_run=0,
+    )
+
+
+SAMPLES = {"passing": passing, "failing": failing, "compile_error": compile_error, "timed": timed}
+
+
+@pytest.fixture(params=sorted(SAMPLES))
+def sample(request) -> Result:
+    return SAMPLES[request.param]()
+
+
+def _strict_json(text: str):
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+# -- JSON -------------------------------------------------------------------------------
+
+
+def test_schema_is_a_valid_draft_2020_12_schema():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_json_report_validates_against_the_schema(sample):
+    jsonschema.validate(_strict_json(json_report.render(sample)), SCHEMA)
+
+
+def test_json_report_is_the_result_to_json(sample):
+    data = _strict_json(json_report.render(sample))
+    assert data == json_report.to_dict(sample)
+    assert set(data) == set(sample.to_json())
+
+
+def test_json_writes_non_finite_values_as_strings():
+    data = _strict_json(json_report.render(failing()))
+    case = data["cases"][1]
+    assert case["max_abs_error"] == "NaN"
+    assert case["first_mismatch"] == {"index": [512, 3], "expected": 1.2345678, "got": "NaN"}
+
+
+def test_schema_has_every_key_of_the_design_contract():
+    defs = SCHEMA["$defs"]
+    objects = {
+        "": SCHEMA,
+        "compile": defs["compile"],
+        "case": defs["case"],
+        "mismatch": defs["mismatch"],
+        "performance": defs["performance"],
+        "diagnostic": defs["diagnostic"],
+    }
+    for name, keys in DESIGN_KEYS.items():
+        assert keys <= set(objects[name]["required"]), name
+
+
+def test_schema_kinds_are_the_result_kinds():
+    kinds = SCHEMA["$defs"]["diagnostic"]["properties"]["kind"]["enum"]
+    assert sorted(kinds) == sorted(str(kind) for kind in Kind)
+    assert "output" in kinds
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda d: d.pop("cases"),
+        lambda d: d.update(extra=1),
+        lambda d: d.update(backend="opencl"),
+        lambda d: d["cases"][1]["diagnostics"][0].update(kind="segfault"),
+        lambda d: d["cases"][1]["first_mismatch"].update(got="nan"),
+        lambda d: d["cases"][1].update(status="skipped"),
+        lambda d: d["diagnostics"][1].update(thread=[0, 1]),
+        lambda d: d["compile"].pop("spill_bytes"),
+    ],
+    ids=["missing", "extra", "backend", "kind", "nan-spelling", "status", "dim3", "compile"],
+)
+def test_schema_rejects_reports_off_the_contract(spoil):
+    data = json_report.to_dict(failing())
+    spoil(data)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, SCHEMA)
+
+
+def test_result_from_json_is_the_exact_inverse(sample):
+    data = _strict_json(json_report.render(sample))
+    again = json_report.result_from_json(data)
+    assert json_report.to_dict(again) == data
+    # the raw to_json (NaN as floats) reads back too
+    assert json_report.to_dict(json_report.result_from_json(sample.to_json())) == data
+
+
+def test_result_from_json_restores_the_dataclasses():
+    original = passing()
+    again = json_report.result_from_json(original.to_json())
+    assert again == original
+    assert isinstance(again.status, Status) and isinstance(again.cases[0].status, Status)
+
+
+def test_result_from_json_keeps_nan_as_float():
+    again = json_report.result_from_json(_strict_json(json_report.render(failing())))
+    mismatch = again.cases[1].first_mismatch
+    assert mismatch.index == (512, 3) and math.isnan(mismatch.got)
+    assert again.diagnostics[1].thread == (0, 1, 0)
+    assert again.cases[1].diagnostics[0].kind == Kind.OUT_OF_BOUNDS
+
+
+def test_result_from_json_finds_the_kernel_the_report_describes():
+    helper = KernelResources(8, 0, 0, 0, 0, 0)
+    main = KernelResources(40, 4096, 16, 4, 4, 0)
+    result = _result(compile=_compile_ok(helper=helper, matmul=main), kernel="matmul")
+    data = result.to_json()
+    assert data["compile"]["registers"] == 40
+    assert json_report.result_from_json(data).to_json() == data
+
+
+def test_result_from_json_refuses_what_is_not_a_report():
+    with pytest.raises(json_report.ReportFormatError, match="not a grader report"):
+        json_report.result_from_json({"lab": "matmul-tiled"})
+    data = json_report.to_dict(failing())
+    data["status"] = "great"
+    with pytest.raises(json_report.ReportFormatError):
+        json_report.result_from_json(data)
+
+
+def test_read_names_the_file_it_cannot_read(tmp_path):
+    bad = tmp_path / "report.json"
+    bad.write_text("{ half a report")
+    with pytest.raises(json_report.ReportFormatError, match="report.json"):
+        json_report.read(bad)
+
+
+def test_the_fixture_report_is_valid_and_round_trips():
+    data = _strict_json((DATA / "failing.json").read_text())
+    jsonschema.validate(data, SCHEMA)
+    assert json_report.to_dict(json_report.read(DATA / "failing.json")) == data
+
+
+# -- JUnit ------------------------------------------------------------------------------
+
+
+def _gitlab_cases(xml: str) -> list[dict]:
+    """Read the XML the way GitLab's JUnit parser does: testsuites/testsuite/testcase, the
+    status from the first failure, error or skipped child, and that child's text."""
+    root = ET.fromstring(xml)
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    found = []
+    for suite in suites:
+        for case in suite.findall("testcase"):
+            status, output = "success", None
+            for tag, name in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
+                child = case.find(tag)
+                if child is not None:
+                    status, output = name, child.text or child.get("message")
+                    break
+            found.append(
+                {
+                    "name": case.get("name"),
+                    "classname": case.get("classname"),
+                    "status": status,
+                    "output": output,
+                    "time": float(case.get("time", "0")),
+                    "stdout": case.findtext("system-out"),
+                }
+            )
+    return found
+
+
+def _properties(xml: str) -> dict[str, str]:
+    root = ET.fromstring(xml)
+    return {p.get("name"): p.get("value") for p in root.iter("property")}
+
+
+def test_junit_validates_against_the_xsd(sample):
+    document = etree.fromstring(junit_report.render(sample).encode())
+    assert XSD.validate(document), XSD.error_log
+
+
+def test_junit_xsd_rejects_what_readers_would_misread():
+    xml = junit_report.render(failing())
+    two_outcomes = xml.replace("</failure>", "</failure><error message='x'>y</error>", 1)
+    no_name = re.sub(r'<testcase name="[^"]*"', "<testcase", xml, count=1)
+    for broken in (two_outcomes, no_name):
+        assert not XSD.validate(etree.fromstring(broken.encode()))
+
+
+def test_junit_failing_submission_as_gitlab_reads_it():
+    xml = junit_report.render(failing())
+    cases = {c["name"]: c for c in _gitlab_cases(xml)}
+    assert list(cases) == ["compile", "16", "517", "33", "1", "diagnostics", "performance"]
+    assert cases["16"]["status"] == "success"
+    assert cases["16"]["classname"] == "matmul-tiled.public"
+    boundary = cases["517"]
+    assert boundary["classname"] == "matmul-tiled.hidden"
+    assert boundary["status"] == "failed"
+    assert "first mismatch at [512, 3]" in boundary["output"]
+    assert "thread (3,0,0), block (32,0,0)" in boundary["output"]
+    assert SCRIPT in boundary["stdout"]  # printf output, escaped by XML itself
+    assert "\x1b" not in boundary["stdout"]
+    assert cases["33"]["status"] == "error" and "10 s" in cases["33"]["output"]
+    assert cases["1"]["status"] == "error"
+    assert cases["compile"]["status"] == "failed"  # the requirement diagnostic
+    assert cases["diagnostics"]["status"] == "failed" and "race" in cases["diagnostics"]["output"]
+    assert cases["performance"]["status"] == "skipped"
+
+
+def test_junit_failure_message_is_the_hint():
+    root = ET.fromstring(junit_report.render(failing()))
+    failure = root.find(".//testcase[@name='517']/failure")
+    assert failure.get("message").startswith("Only the last partial tile is wrong")
+
+
+def test_junit_compile_error():
+    cases = {c["name"]: c for c in _gitlab_cases(junit_report.render(compile_error()))}
+    assert cases["compile"]["status"] == "failed"
+    assert 'identifier "tile" is undefined' in cases["compile"]["output"]
+    assert SCRIPT in cases["compile"]["stdout"]  # the log, as text
+    assert cases["16"]["status"] == "error"
+
+
+def test_junit_scores_are_suite_properties():
+    props = _properties(junit_report.render(timed()))
+    assert props["score"] == "10" and props["max_score"] == "10"
+    assert props["speedup"] == "1.854"
+    cases = {c["name"]: c for c in _gitlab_cases(junit_report.render(timed()))}
+    assert cases["performance"]["status"] == "success"
+    assert "speedup 1.85x" in cases["performance"]["stdout"]
+    assert "speedup" not in _properties(junit_report.render(passing()))
+
+
+def test_junit_passing_has_no_failures():
+    root = ET.fromstring(junit_report.render(passing()))
+    suite = root.find("testsuite")
+    assert (suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("0", "0", "1")
+    assert "hidden cases were not run" in suite.findtext("system-out")
+
+
+def test_junit_times_are_plain_decimals():
+    result = passing()
+    result.cases[0].seconds = 1.2e-5  # a float sum this small prints as 1.2e-05
+    xml = junit_report.render(result)
+    assert XSD.validate(etree.fromstring(xml.encode())), XSD.error_log
+    assert "e-0" not in xml
+
+
+# -- HTML -------------------------------------------------------------------------------
+
+
+def test_html_has_the_sections():
+    page = html_report.render(failing())
+    doc = lxml_html.fromstring(page)
+    rows = doc.xpath("//table[@class='cases']//tr")
+    assert len(rows) == 1 + 4
+    assert "1.5/10" in page
+    assert doc.xpath("//table[@class='diagnostics']")
+    assert "thread (3,0,0), block (32,0,0)" in page
+    assert doc.xpath("//table[@class='resources']")
+    assert doc.xpath("//pre[@class='output']")
+    assert "first mismatch at [512, 3]: expected 1.234568, got NaN" in page
+
+
+def test_html_escapes_student_text():
+    for result in (failing(), compile_error()):
+        page = html_report.render(result)
+        assert "<script" not in page.lower()
+        assert "&lt;script&gt;" in page
+        assert "\x1b" not in page
+
+
+def test_html_compile_log_is_shown():
+    doc = lxml_html.fromstring(html_report.render(compile_error()))
+    log = doc.xpath("//pre[@class='compile-log']")[0].text_content()
+    assert 'identifier "tile" is undefined <script>' in log
+
+
+def test_html_is_self_contained():
+    page = html_report.render(timed())
+    assert not re.search(r"<(link|script|img|iframe)\b", page)
+    urls = set(re.findall(r"https?://[^\s\"'<>]+", page))
+    assert urls <= {"http://www.w3.org/2000/svg"}
+
+
+def test_html_timing_chart_per_round():
+    doc = lxml_html.fromstring(html_report.render(timed()))
+    lines = doc.xpath("//svg//polyline")
+    assert [line.get("class") for line in lines] == ["student", "reference"]
+    assert all(len(line.get("points").split()) == 6 for line in lines)
+
+
+def test_html_timing_chart_of_medians_without_samples():
+    # a report re-read from JSON has no per-round samples
+    again = json_report.result_from_json(timed().to_json())
+    doc = lxml_html.fromstring(html_report.render(again))
+    bars = doc.xpath("//svg//rect")
+    widths = [float(bar.get("width")) for bar in bars]
+    assert [bar.get("class") for bar in bars] == ["student", "reference"]
+    assert widths[0] < widths[1]  # 0.41 ms against 0.76 ms
+
+
+def test_html_without_timing_says_so():
+    page = html_report.render(passing())
+    assert "<svg" not in page and "Not timed." in page
+
+
+# -- Markdown ---------------------------------------------------------------------------
+
+
+def test_markdown_case_table():
+    text = markdown_report.render(failing())
+    assert "## matmul-tiled: 1.5/10" in text
+    lines = text.splitlines()
+    start = lines.index("| Case | Visibility | Sizes | Status | Max error | Mismatches |")
+    table = lines[start : lines.index("", start)]
+    assert len(table) == 2 + 4  # header, rule, one row per case
+    assert all(line.count("|") - line.count("\\|") == 7 for line in table)
+
+
+def test_markdown_failing_details_and_diagnostics():
+    text = markdown_report.render(failing())
+    assert "#### 517 (hidden)" in text
+    assert "first mismatch at \\[512, 3\\]" in text
+    assert "Only the last partial tile is wrong \\| check" in text
+    assert "### Diagnostics" in text and "race: a race on shared memory" in text
+
+
+def test_markdown_escapes_student_text():
+    text = markdown_report.render(failing())
+    outside_code = re.sub(r"(`{3,})text\n.*?\n\1", "", text, flags=re.S)
+    assert re.search(r"(?<!\\)<script", outside_code) is None  # only \<script, shown as text
+    assert "\\<script\\>" in outside_code
+    assert "\x1b" not in text
+
+
+def test_markdown_output_fence_outlasts_backticks_in_output():
+    text = markdown_report.render(failing())
+    assert "````text\n" in text  # the printf output holds a ``` line
+    assert "more lines" not in text  # 33 lines fit in the summary's 40
+
+
+def test_markdown_performance_and_compile_log():
+    assert "| 0.41 ms | 0.76 ms | 1.85x | 0.4% | 3/3 |" in markdown_report.render(timed())
+    text = markdown_report.render(compile_error())
+    assert "### Compile log" in text and "identifier" in text
+
+
+# -- terminal ---------------------------------------------------------------------------
+
+
+def test_terminal_summary_without_colour():
+    text = terminal.render(failing(), color=False)
+    assert ANSI not in text and "\x1b" not in text
+    for expected in (
+        "matmul-tiled  kernel.cu",
+        "Compile  ok (sm_90)",
+        "matmul: 32 registers, 2.0 KiB shared",
+        "Cases  1 of 4 passed",
+        "2069 mismatches; first mismatch at [512, 3]: expected 1.234568, got NaN",
+        "hint: Only the last partial tile is wrong",
+        "out_of_bounds: read past the end of M",
+        "(kernel matmul, line 12, thread (3,0,0), block (32,0,0))",
+        "requirement: matmul-tiled must stage tiles in shared memory. (line 3)",
+        "| tile <script>",
+        f"... {33 - terminal.OUTPUT_LINES} more lines",
+    ):
+        assert expected in text, expected
+    assert text.rstrip().endswith("Score 1.5/10")
+
+
+def test_terminal_case_table_is_aligned():
+    lines = terminal.render(failing()).splitlines()
+    start = lines.index("Cases  1 of 4 passed") + 1
+    table = lines[start : start + 5]
+    column = table[0].index("status")
+    assert [row[column:].split()[0] for row in table] == [
+        "status", "passed", "failed", "timeout", "error"
+    ]  # fmt: skip
+
+
+def test_terminal_colour_only_when_asked():
+    plain = terminal.render(failing(), color=False)
+    coloured = terminal.render(failing(), color=True)
+    assert ANSI in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
+
+
+def test_terminal_performance_and_notes():
+    text = terminal.render(timed())
+    assert "student 0.41 ms, reference 0.76 ms, speedup 1.85x, spread 0.4%, 3/3 points" in text
+    text = terminal.render(passing())
+    assert "Performance  not timed (see the notes)" in text
+    assert "- 13 hidden cases were not run" in text
+    assert text.rstrip().endswith("Score 3/6")
+
+
+def test_terminal_compile_error_shows_the_log():
+    text = terminal.render(compile_error())
+    assert "Compile  FAILED" in text
+    assert '| kernel.cu(7): error: identifier "tile" is undefined' in text
+    assert 'compile_error: identifier "tile" is undefined (line 7)' in text
+
+
+class _Stream:
+    def __init__(self, tty: bool):
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_use_color(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert terminal.use_color(_Stream(True))
+    assert not terminal.use_color(_Stream(False))
+    assert terminal.use_color(_Stream(False), "always")
+    assert not terminal.use_color(_Stream(True), "never")
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not terminal.use_color(_Stream(True))
+    assert terminal.use_color(_Stream(True), "always")
+
+
+def test_common_number_spells_non_finite():
+    assert common.number(math.nan) == "NaN"
+    assert common.number(-math.inf) == "-inf"
+    assert common.number(None) == "-"
+    assert common.points(7.5) == "7.5" and common.points(10.0) == "10"
+
+
+# -- writing ----------------------------------------------------------------------------
+
+
+def test_write_reports_writes_only_what_is_asked(tmp_path):
+    written = write_reports(
+        failing(), json=tmp_path / "out" / "r.json", markdown=str(tmp_path / "r.md")
+    )
+    assert written == [tmp_path / "out" / "r.json", tmp_path / "r.md"]
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["r.json", "r.md"]
+    assert json_report.read(tmp_path / "out" / "r.json").cases[1].first_mismatch.index == (512, 3)
+
+
+def test_write_reports_says_what_it_could_not_write(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(
+        ReportWriteError, match=r"Could not write the HTML report to .*file/r\.html"
+    ):
+        write_reports(passing(), html=blocker / "r.html")
