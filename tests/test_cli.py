@@ -1,0 +1,299 @@
+"""The `grader` command: each verb, its exit codes, and its sentences. Grading itself is
+replaced by a stub where the test is about the CLI's adapting; one end-to-end test grades
+a real template on the CPU backend."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader import cli, paths
+from grader.errors import ExitCode, SetupError, UsageError
+from grader.labs import all_labs
+from grader.report import json as json_report
+from grader.result import Status
+
+DATA = Path(__file__).parent / "data" / "reports"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def kernel_file(tmp_path) -> Path:
+    path = tmp_path / "kernel.cu"
+    path.write_text("__global__ void matmul(const float* M, const float* N, float* P, int W) {}\n")
+    return path
+
+
+@pytest.fixture
+def graded(monkeypatch):
+    """Replace grading by a stub that records its call and returns the fixture report."""
+    calls = []
+
+    def check(lab, path, options):
+        calls.append((lab, path, options))
+        return json_report.read(DATA / "failing.json")
+
+    monkeypatch.setattr("grader.grading.check", check)
+    monkeypatch.delenv("GRADER_SECRET", raising=False)
+    return calls
+
+
+# -- labs and template ------------------------------------------------------------------
+
+
+def test_labs_lists_every_lab(capsys):
+    code, out, _ = run(capsys, "labs")
+    assert code == ExitCode.OK
+    for lab in all_labs().values():
+        assert f"{lab.name}: {lab.title}" in out
+        assert lab.kernel.signature() in out
+    assert "constants: __constant__ float Mc[MASK_WIDTH*MASK_WIDTH]" in out
+    assert "cases: 3 public, 13 hidden" in out
+
+
+@pytest.fixture
+def fake_template(tmp_path, monkeypatch) -> Path:
+    source = tmp_path / "templates" / "matmul-naive"
+    source.mkdir(parents=True)
+    (source / "kernel.cu").write_text("// TODO\n")
+    (source / "README.md").write_text("# matmul-naive\n")
+    monkeypatch.setattr(paths, "template_dir", lambda lab: source.parent / lab)
+    return source
+
+
+def test_template_copies_and_says_what_next(capsys, tmp_path, fake_template):
+    target = tmp_path / "work"
+    code, out, _ = run(capsys, "template", "matmul-naive", str(target))
+    assert code == ExitCode.OK
+    assert (target / "kernel.cu").read_text() == "// TODO\n"
+    assert (target / "README.md").exists()
+    assert f"grader check matmul-naive {target / 'kernel.cu'}" in out
+
+
+def test_template_refuses_to_overwrite(capsys, tmp_path, fake_template):
+    target = tmp_path / "work"
+    target.mkdir()
+    (target / "kernel.cu").write_text("my work\n")
+    code, _, err = run(capsys, "template", "matmul-naive", str(target))
+    assert code == ExitCode.USAGE
+    assert "already exists" in err and "--force" in err
+    assert (target / "kernel.cu").read_text() == "my work\n"
+    assert not (target / "README.md").exists()  # nothing copied at all
+    code, _, _ = run(capsys, "template", "matmul-naive", str(target), "--force")
+    assert code == ExitCode.OK and (target / "kernel.cu").read_text() == "// TODO\n"
+
+
+def test_template_unknown_lab(capsys, tmp_path):
+    code, _, err = run(capsys, "template", "matmul-fast", str(tmp_path))
+    assert code == ExitCode.USAGE
+    assert "There is no lab named 'matmul-fast'" in err
+
+
+def _templates_present() -> bool:
+    try:
+        return all(paths.template_dir(lab).is_dir() for lab in all_labs())
+    except SetupError:
+        return False
+
+
+@pytest.mark.skipif(not _templates_present(), reason="the student templates are not written yet")
+def test_every_real_template_copies(capsys, tmp_path):
+    for lab in all_labs():
+        code, _, err = run(capsys, "template", lab, str(tmp_path / lab))
+        assert code == ExitCode.OK, err
+        assert (tmp_path / lab / "kernel.cu").is_file()
+        assert (tmp_path / lab / "README.md").is_file()
+
+
+# -- usage and setup errors -------------------------------------------------------------
+
+
+def test_unknown_lab_is_a_usage_error(capsys, kernel_file):
+    code, out, err = run(capsys, "check", "matmul-fast", str(kernel_file), "--backend", "cpu")
+    assert code == ExitCode.USAGE == 2
+    assert err.startswith("grader: There is no lab named 'matmul-fast'. Labs: conv2d,")
+    assert "Traceback" not in err and out == ""
+
+
+def test_missing_file_is_a_usage_error(capsys, tmp_path):
+    code, _, err = run(capsys, "check", "matmul-naive", str(tmp_path / "nope.cu"))
+    assert code == ExitCode.USAGE
+    assert "nope.cu" in err and "Traceback" not in err
+
+
+def _gpu_usable() -> bool | None:
+    """Whether this machine has a usable GPU; None while the CUDA probe is not written."""
+    try:
+        from grader.backends import gpu_status
+
+        return gpu_status()[0]
+    except ImportError:
+        return None
+
+
+@pytest.mark.skipif(_gpu_usable() is not False, reason="needs a machine without a usable GPU")
+def test_cuda_backend_without_gpu_says_so(capsys, kernel_file):
+    code, out, err = run(capsys, "check", "matmul-naive", str(kernel_file), "--backend", "cuda")
+    assert code == ExitCode.USAGE
+    assert "--backend cuda needs a usable NVIDIA GPU" in err
+    assert "Traceback" not in err and out == ""
+
+
+def test_argparse_errors_exit_2(capsys, kernel_file):
+    assert cli.main([]) == ExitCode.USAGE
+    assert cli.main(["check", "matmul-naive", str(kernel_file), "--backend", "opencl"]) == 2
+    assert cli.main(["check", "matmul-naive", str(kernel_file), "--timeout", "-1"]) == 2
+    _, err = capsys.readouterr()
+    assert "not a positive number of seconds" in err
+    assert cli.main(["--help"]) == ExitCode.OK
+
+
+def test_grader_error_is_its_sentence(capsys, kernel_file, monkeypatch):
+    def check(lab, path, options):
+        raise SetupError("No C++ compiler was found: install g++ or clang++.")
+
+    monkeypatch.setattr("grader.grading.check", check)
+    code, _, err = run(capsys, "check", "matmul-naive", str(kernel_file))
+    assert code == ExitCode.USAGE
+    assert err == "grader: No C++ compiler was found: install g++ or clang++.\n"
+
+
+def test_internal_error_is_one_line(capsys, kernel_file, monkeypatch):
+    def check(lab, path, options):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr("grader.grading.check", check)
+    monkeypatch.delenv("GRADER_DEBUG", raising=False)
+    code, _, err = run(capsys, "check", "matmul-naive", str(kernel_file))
+    assert code == ExitCode.USAGE
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("grader: internal error (ZeroDivisionError: division by zero).")
+    assert "GRADER_DEBUG=1" in err
+    monkeypatch.setenv("GRADER_DEBUG", "1")
+    code, _, err = run(capsys, "check", "matmul-naive", str(kernel_file))
+    assert code == ExitCode.USAGE and "Traceback" in err and "internal error" in err
+
+
+# -- check, with grading stubbed --------------------------------------------------------
+
+
+def test_check_prints_writes_and_exits_with_the_result(capsys, tmp_path, kernel_file, graded):
+    out_dir = tmp_path / "reports"
+    argv = ["check", "matmul-tiled", str(kernel_file), "--color", "never"]
+    for fmt, name in (
+        ("json", "r.json"),
+        ("html", "r.html"),
+        ("junit", "r.xml"),
+        ("markdown", "r.md"),
+    ):
+        argv += [f"--{fmt}", str(out_dir / name)]
+    code, out, err = run(capsys, *argv)
+    assert code == ExitCode.FAILED == 1
+    assert err == ""
+    assert "Score 1.5/10" in out and "\x1b" not in out
+    assert f"Reports: {out_dir / 'r.json'}, {out_dir / 'r.html'}" in out
+    assert sorted(p.name for p in out_dir.iterdir()) == ["r.html", "r.json", "r.md", "r.xml"]
+    assert json.loads((out_dir / "r.json").read_text()) == json.loads(
+        (DATA / "failing.json").read_text()
+    )
+    ((lab, path, options),) = graded
+    assert (lab, path) == ("matmul-tiled", kernel_file)
+    assert (options.backend, options.secret, options.timing, options.sanitize) == (
+        "auto", None, True, False
+    )  # fmt: skip
+
+
+def test_check_passes_options_through(capsys, kernel_file, graded, monkeypatch):
+    monkeypatch.setenv("GRADER_SECRET", "from-env")
+    argv = ["check", "matmul-tiled", str(kernel_file), "--backend", "cpu", "--timeout", "2.5"]
+    run(capsys, *argv, "--no-timing", "--sanitize", "--allow-unsandboxed")
+    run(capsys, *argv, "--secret", "from-flag")
+    first, second = (options for _, _, options in graded)
+    assert (first.backend, first.timeout, first.timing) == ("cpu", 2.5, False)
+    assert first.sanitize and first.allow_unsandboxed
+    assert first.secret == "from-env" and second.secret == "from-flag"
+
+
+def test_check_exit_0_when_passed(capsys, kernel_file, monkeypatch):
+    passed = json_report.read(DATA / "failing.json")
+    passed.cases = [c for c in passed.cases if c.passed]
+    passed.diagnostics, passed.status = [], Status.PASSED
+    monkeypatch.setattr("grader.grading.check", lambda lab, path, options: passed)
+    code, _, _ = run(capsys, "check", "matmul-tiled", str(kernel_file))
+    assert code == ExitCode.OK == 0
+
+
+def test_check_quiet_prints_the_score_line(capsys, kernel_file, graded):
+    code, out, _ = run(capsys, "check", "matmul-tiled", str(kernel_file), "--quiet")
+    assert code == ExitCode.FAILED
+    assert out == "Score 1.5/10\n"
+
+
+def test_check_color_always(capsys, kernel_file, graded):
+    _, out, _ = run(capsys, "check", "matmul-tiled", str(kernel_file), "--color", "always")
+    assert "\x1b[" in out
+
+
+def test_check_report_that_cannot_be_written(capsys, tmp_path, kernel_file, graded):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, out, err = run(
+        capsys, "check", "matmul-tiled", str(kernel_file), "--junit", str(blocker / "r.xml")
+    )
+    assert code == ExitCode.USAGE
+    assert "Score 1.5/10" in out  # the summary is still shown
+    assert err.startswith("grader: Could not write the JUnit report to")
+
+
+def test_usage_error_class_is_exit_2():
+    assert UsageError("x").exit_code == SetupError("x").exit_code == ExitCode.USAGE
+
+
+# -- end to end -------------------------------------------------------------------------
+
+
+def _cpu_grading_missing() -> str | None:
+    """Why the end-to-end check cannot run here, or None when it can."""
+    if importlib.util.find_spec("grader.grading") is None:
+        return "grader.grading is not written yet"
+    try:
+        from grader.backends.cpu import CpuBackend  # noqa: F401
+    except ImportError:
+        return "the CPU backend is not written yet"
+    if not shutil.which("g++") and not shutil.which("clang++"):
+        return "no C++ compiler for the CPU backend"
+    try:
+        if not paths.template_dir("matmul-naive").is_dir():
+            return "the matmul-naive template is not written yet"
+    except SetupError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_cpu_grading_missing() is not None, reason=str(_cpu_grading_missing()))
+def test_check_a_template_on_the_cpu_writes_all_four_reports(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("GRADER_SECRET", raising=False)
+    assert run(capsys, "template", "matmul-naive", str(tmp_path / "work"))[0] == ExitCode.OK
+    kernel = tmp_path / "work" / "kernel.cu"
+    formats = (("json", "json"), ("html", "html"), ("junit", "xml"), ("markdown", "md"))
+    reports = {fmt: tmp_path / f"report.{ext}" for fmt, ext in formats}
+    argv = ["check", "matmul-naive", str(kernel), "--backend", "cpu", "--color", "never"]
+    for fmt, path in reports.items():
+        argv += [f"--{fmt}", str(path)]
+    code, out, err = run(capsys, *argv)
+    assert code == ExitCode.FAILED, err  # a template compiles, runs and fails
+    assert "matmul-naive  kernel.cu" in out and "Score " in out
+    assert all(path.is_file() for path in reports.values())
+    result = json_report.read(reports["json"])
+    assert result.backend == "cpu" and result.cases
+    assert not all(case.passed for case in result.cases)
