@@ -5,6 +5,7 @@ student's text, so the template autoescapes everything."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import jinja2
@@ -102,6 +103,7 @@ def chart(perf: Performance) -> Chart:
     return _median_chart(perf)
 
 
+@cache  # batch grading renders hundreds of reports from the same compiled template
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),

@@ -7,6 +7,7 @@ backtick run inside can close."""
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
 
 import jinja2
@@ -47,6 +48,7 @@ def status(value: object) -> str:
     return f"{_STATUS_MARK.get(str(value), '')} {value}".strip()
 
 
+@cache  # batch grading renders hundreds of reports from the same compiled template
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
