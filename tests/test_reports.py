@@ -572,11 +572,14 @@ def test_terminal_performance_and_notes():
     assert text.rstrip().endswith("Score 3/6")
 
 
-def test_terminal_compile_error_shows_the_log():
-    text = terminal.render(compile_error())
+def test_terminal_compile_error_shows_diagnostics_else_the_log():
+    result = compile_error()
+    text = terminal.render(result)
     assert "Compile  FAILED" in text
-    assert '| kernel.cu(7): error: identifier "tile" is undefined' in text
     assert 'compile_error: identifier "tile" is undefined (line 7)' in text
+    assert "| kernel.cu(7)" not in text  # the diagnostic already says it
+    result.diagnostics = []
+    assert '| kernel.cu(7): error: identifier "tile" is undefined' in terminal.render(result)
 
 
 class _Stream:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from grader.report import common
-from grader.result import CaseResult, Performance, Result, Status
+from grader.result import CaseResult, Kind, Performance, Result, Status
 
 OUTPUT_LINES = 8  # printf lines shown per case; the file reports keep the rest
 LOG_LINES = 20  # compiler log lines shown when the build failed
@@ -73,7 +73,9 @@ def _compile(result: Result, paint: _Paint) -> list[str]:
     state = paint("ok", "green", "bold") if info.ok else paint("FAILED", "red", "bold")
     lines = ["", f"{paint('Compile', 'bold')}  {state}{arch}"]
     lines += [f"  {name}: {common.resources(res)}" for name, res in info.kernels.items()]
-    if not info.ok and info.log.strip():
+    # compile_error diagnostics already say the log's errors on the student's own lines
+    explained = any(d.kind == Kind.COMPILE_ERROR for d in result.diagnostics)
+    if not info.ok and info.log.strip() and not explained:
         shown, left = common.excerpt(info.log, LOG_LINES)
         lines += [f"  | {line}" for line in shown]
         if left:
