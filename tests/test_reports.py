@@ -100,7 +100,7 @@ def failing() -> Result:
         Status.FAILED,
         max_abs_error=math.nan,
         mismatches=2069,
-        first_mismatch=Mismatch((512, 3), 1.2345678, math.nan),
+        first_mismatch=Mismatch((512, 3), 1.2345678, None),  # grading's spelling of NaN
         hint="Only the last partial tile is wrong | check the boundary conditions.",
         diagnostics=[
             Diagnostic(
@@ -218,7 +218,13 @@ def test_json_writes_non_finite_values_as_strings():
     data = _strict_json(json_report.render(failing()))
     case = data["cases"][1]
     assert case["max_abs_error"] == "NaN"
-    assert case["first_mismatch"] == {"index": [512, 3], "expected": 1.2345678, "got": "NaN"}
+    assert case["first_mismatch"] == {"index": [512, 3], "expected": 1.2345678, "got": None}
+    result = passing()
+    result.cases[0].first_mismatch = Mismatch((0,), -math.inf, math.inf)
+    data = _strict_json(json_report.render(result))
+    assert data["cases"][0]["first_mismatch"]["got"] == "Infinity"
+    assert data["cases"][0]["first_mismatch"]["expected"] == "-Infinity"
+    jsonschema.validate(data, SCHEMA)
 
 
 def test_schema_has_every_key_of_the_design_contract():
@@ -279,8 +285,10 @@ def test_result_from_json_restores_the_dataclasses():
 
 def test_result_from_json_keeps_nan_as_float():
     again = json_report.result_from_json(_strict_json(json_report.render(failing())))
-    mismatch = again.cases[1].first_mismatch
-    assert mismatch.index == (512, 3) and math.isnan(mismatch.got)
+    assert math.isnan(again.cases[1].max_abs_error)
+    assert again.cases[1].first_mismatch == Mismatch((512, 3), 1.2345678, None)
+    fixture = json_report.read(DATA / "failing.json")  # spells got as "NaN"
+    assert math.isnan(fixture.cases[1].first_mismatch.got)
     assert again.diagnostics[1].thread == (0, 1, 0)
     assert again.cases[1].diagnostics[0].kind == Kind.OUT_OF_BOUNDS
 
@@ -554,6 +562,26 @@ def test_terminal_case_table_is_aligned():
     assert [row[column:].split()[0] for row in table] == [
         "status", "passed", "failed", "timeout", "error"
     ]  # fmt: skip
+
+
+def test_terminal_details_at_most_a_few_failing_cases():
+    result = failing()
+    boundary = result.cases[1]
+    result.cases = [
+        CaseResult(f"w{i}", "hidden", {"Width": i}, Status.FAILED, 1.0, 1, boundary.first_mismatch)
+        for i in range(terminal.DETAILED_CASES + 3)
+    ]
+    text = terminal.render(result)
+    assert text.count("1 mismatch; first mismatch") == terminal.DETAILED_CASES
+    assert "... and 3 more failing: w5, w6, w7" in text
+
+
+def test_terminal_shows_one_passing_case_output_when_no_failure_has_any():
+    result = passing()
+    for case in result.cases:
+        case.output = f"hello from {case.name}\n"
+    text = terminal.render(result)
+    assert "| hello from 16" in text and "hello from 64" not in text
 
 
 def test_terminal_colour_only_when_asked():

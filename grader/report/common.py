@@ -58,11 +58,17 @@ def index(values: tuple[int, ...]) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
 
 
+def mismatch_count(count: int) -> str:
+    return f"{count} mismatch" if count == 1 else f"{count} mismatches"
+
+
 def mismatch(first: Mismatch) -> str:
+    # grading reports a NaN element (never written, or computed) as got None
+    got = "NaN" if first.got is None else number(first.got, 7)
     return (
         f"first mismatch at {index(first.index)}: "
         # float32 has about 7 significant digits; fewer could print a mismatch as equal values
-        f"expected {number(first.expected, 7)}, got {number(first.got, 7)}"
+        f"expected {number(first.expected, 7)}, got {got}"
     )
 
 
@@ -108,7 +114,7 @@ def case_summary(case: CaseResult) -> str:
     if case.hint:
         return case.hint
     if case.first_mismatch:
-        return f"{case.mismatches} mismatches; {mismatch(case.first_mismatch)}"
+        return f"{mismatch_count(case.mismatches)}; {mismatch(case.first_mismatch)}"
     if case.diagnostics:
         return diagnostic(case.diagnostics[0])
     return str(case.status)
@@ -118,7 +124,7 @@ def case_details(case: CaseResult) -> list[str]:
     """Every line a failing case has to say, in the order a student should read them."""
     lines = []
     if case.first_mismatch:
-        lines.append(f"{case.mismatches} mismatches; {mismatch(case.first_mismatch)}")
+        lines.append(f"{mismatch_count(case.mismatches)}; {mismatch(case.first_mismatch)}")
     if case.hint:
         lines.append(f"hint: {case.hint}")
     lines.extend(diagnostic(d) for d in case.diagnostics)

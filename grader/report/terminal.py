@@ -15,6 +15,7 @@ from grader.result import CaseResult, Kind, Performance, Result, Status
 
 OUTPUT_LINES = 8  # printf lines shown per case; the file reports keep the rest
 LOG_LINES = 20  # compiler log lines shown when the build failed
+DETAILED_CASES = 5  # failing cases explained in full; the table lists them all
 
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "magenta": "35"}
 _STATUS_STYLE = {
@@ -125,12 +126,20 @@ def _case_details(case: CaseResult, paint: _Paint) -> list[str]:
 
 
 def _details(result: Result, paint: _Paint) -> list[str]:
-    shown = [c for c in result.cases if not c.passed or c.output]
+    failing = [c for c in result.cases if not c.passed]
+    shown = failing[:DETAILED_CASES]
+    # printf output of every passing case would bury the failures; one excerpt shows the
+    # student their output works, the file reports hold the rest
+    if not any(c.output for c in shown):
+        shown += [c for c in result.cases if c.passed and c.output][:1]
     if not shown:
         return []
     lines = ["", paint("Details", "bold")]
     for case in shown:
         lines += _case_details(case, paint)
+    rest = [c.name for c in failing[DETAILED_CASES:]]
+    if rest:
+        lines.append(f"  ... and {len(rest)} more failing: {', '.join(rest)}")
     return lines
 
 
