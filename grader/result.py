@@ -112,7 +112,7 @@ class CompileInfo:
 class Mismatch:
     index: tuple[int, ...]
     expected: float
-    got: float
+    got: float | None  # None when the element is NaN
 
     def to_json(self) -> dict[str, Any]:
         return {"index": list(self.index), "expected": self.expected, "got": self.got}

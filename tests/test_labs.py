@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from grader import cases
-from grader.labs import all_labs, get
-from grader.labs import numerics
+from grader.labs import all_labs, get, numerics
 
 DESIGN_KERNELS = {
     "matmul-naive": "__global__ void matmul(const float* M, const float* N, float* P, int Width)",

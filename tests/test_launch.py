@@ -53,7 +53,11 @@ def test_valid_constant_is_padded_with_nan_and_shared_memory_sized():
     assert np.array_equal(values[:21], inputs["kernel"].reshape(-1))
     assert np.isnan(values[21:]).all()
     assert launch.shared_bytes == 4 * (16 + 3 - 1) * (16 + 7 - 1)
-    assert launch.grid == (-(-case.sizes["output_cols"] // 16), -(-case.sizes["output_rows"] // 16), 1)
+    assert launch.grid == (
+        -(-case.sizes["output_cols"] // 16),
+        -(-case.sizes["output_rows"] // 16),
+        1,
+    )
 
 
 def test_pitched_buffers_pad_rows():

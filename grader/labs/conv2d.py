@@ -95,9 +95,9 @@ def conv2d_lab(name: str, ghost: str, title: str, summary: str) -> Lab:
         forbidden=common.FORBIDDEN,
         hints=(
             hints.nothing_written,
+            hints.last_partial_tile,
             hints.partly_unwritten,
             hints.ghost_border(GHOST_RULES[ghost]),
-            hints.last_partial_tile,
             hints.flipped_mask("mask"),
             hints.shifted,
             hints.transposed,

@@ -97,8 +97,8 @@ LAB = Lab(
     forbidden=common.FORBIDDEN,
     hints=(
         hints.nothing_written,
-        hints.partly_unwritten,
         hints.last_partial_tile,
+        hints.partly_unwritten,
         hints.flipped_mask("kernel"),
         hints.shifted,
         hints.transposed,

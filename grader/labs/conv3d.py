@@ -90,9 +90,9 @@ def conv3d_lab(name: str, kernel: Kernel, title: str, summary: str, **extra) -> 
         hints=(
             hints.nothing_written,
             *detectors,
+            hints.last_partial_tile,
             hints.partly_unwritten,
             hints.ghost_border("In this lab a ghost cell counts as 0."),
-            hints.last_partial_tile,
             hints.flipped_mask("mask"),
             hints.shifted,
         ),

@@ -52,9 +52,9 @@ def matmul_lab(name: str, title: str, summary: str, scoring: Scoring, **extra) -
         forbidden=common.FORBIDDEN,
         hints=(
             hints.nothing_written,
+            hints.last_partial_tile,
             hints.partly_unwritten,
             hints.truncated_sum("M", "N"),
-            hints.last_partial_tile,
             hints.transposed,
             hints.swapped("M", "N"),
         ),
