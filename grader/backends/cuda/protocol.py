@@ -1,0 +1,175 @@
+"""The messages between the grader and its GPU worker.
+
+A message is a JSON header plus raw numpy arrays, framed as
+
+    u32 header length | u64 payload length | header (UTF-8 JSON) | payload
+
+The header's "arrays" entry gives each array's dtype and shape; the payload is their
+bytes, one after another. Nothing is pickled, so a worker that misbehaves can send
+only data. Launches travel as plain dictionaries that name arrays by position, and an
+array that two launches share crosses once."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import struct
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from grader.backends.base import Buffer, Launch, Scalar
+
+_FRAME = struct.Struct("<IQ")
+_CHUNK = 1 << 20
+MAX_HEADER = 64 << 20
+
+# Scalar C types the labs pass, and the numpy type that has their size.
+SCALAR_TYPES = {"int": np.int32, "size_t": np.uint64}
+
+
+class ChannelClosed(Exception):
+    """The other end closed the pipe or did not answer in time."""
+
+
+class ChannelTimeout(ChannelClosed):
+    """No complete message arrived before the deadline."""
+
+
+@dataclass
+class Message:
+    header: dict
+    arrays: list[np.ndarray] = field(default_factory=list)
+
+
+def encode(message: Message) -> bytes:
+    arrays = [np.ascontiguousarray(a) for a in message.arrays]
+    header = dict(message.header)
+    header["arrays"] = [{"dtype": a.dtype.str, "shape": list(a.shape)} for a in arrays]
+    head = json.dumps(header).encode()
+    payload = b"".join(a.tobytes() for a in arrays)
+    return _FRAME.pack(len(head), len(payload)) + head + payload
+
+
+def decode(head: bytes, payload: bytes) -> Message:
+    header = json.loads(head)
+    arrays, offset = [], 0
+    for spec in header.pop("arrays", []):
+        dtype = np.dtype(spec["dtype"])
+        count = int(np.prod(spec["shape"], dtype=np.int64))
+        end = offset + count * dtype.itemsize
+        if end > len(payload):
+            raise ChannelClosed("a message's arrays are longer than its payload")
+        arrays.append(np.frombuffer(payload[offset:end], dtype).reshape(spec["shape"]).copy())
+        offset = end
+    return Message(header, arrays)
+
+
+def send(fd: int, message: Message) -> None:
+    data = memoryview(encode(message))
+    try:
+        while data:
+            written = os.write(fd, data[:_CHUNK])
+            data = data[written:]
+    except (BrokenPipeError, OSError) as err:
+        raise ChannelClosed(f"the pipe closed while sending: {err}") from err
+
+
+def receive(fd: int, deadline: float | None = None) -> Message:
+    """Read one message; `deadline` is a time.monotonic() value, None waits forever."""
+    head_len, payload_len = _FRAME.unpack(_read_exact(fd, _FRAME.size, deadline))
+    if head_len > MAX_HEADER:
+        raise ChannelClosed(f"a message header of {head_len} bytes is not one of ours")
+    head = _read_exact(fd, head_len, deadline)
+    return decode(head, _read_exact(fd, payload_len, deadline))
+
+
+def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
+    buf = bytearray(size)
+    view = memoryview(buf)
+    got = 0
+    while got < size:
+        _wait_readable(fd, deadline)
+        chunk = os.read(fd, min(size - got, _CHUNK))
+        if not chunk:
+            raise ChannelClosed("the other end closed the pipe")
+        view[got : got + len(chunk)] = chunk
+        got += len(chunk)
+    return bytes(buf)
+
+
+def _wait_readable(fd: int, deadline: float | None) -> None:
+    if deadline is None:
+        return
+    remaining = deadline - time.monotonic()
+    if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+        raise ChannelTimeout("no answer before the deadline")
+
+
+# -- launches -----------------------------------------------------------------------------
+
+
+class ArrayTable:
+    """Float32 arrays to send, flattened, each once however many launches use it (the
+    same array object is the same array)."""
+
+    def __init__(self) -> None:
+        self.arrays: list[np.ndarray] = []
+        self._index: dict[int, int] = {}
+
+    def add(self, array: np.ndarray) -> int:
+        key = id(array)
+        if key not in self._index:
+            self._index[key] = len(self.arrays)
+            self.arrays.append(np.ascontiguousarray(array, np.float32).reshape(-1))
+        return self._index[key]
+
+
+def encode_launch(launch: Launch, symbol: str, table: ArrayTable) -> dict:
+    """`symbol` is the kernel's name in the module (mangled unless extern "C")."""
+    args = []
+    for arg in launch.args:
+        if isinstance(arg, Buffer):
+            args.append({"buffer": arg.name, "array": table.add(arg.data), "output": arg.output})
+        else:
+            if arg.ctype not in SCALAR_TYPES:
+                raise ValueError(f"scalar {arg.name} has C type {arg.ctype!r}, not int or size_t")
+            args.append({"scalar": arg.name, "ctype": arg.ctype, "value": int(arg.value)})
+    constants = [
+        {"name": name, "array": table.add(values)} for name, values in launch.constants.items()
+    ]
+    return {
+        "kernel": launch.kernel,
+        "symbol": symbol,
+        "grid": [int(v) for v in launch.grid],
+        "block": [int(v) for v in launch.block],
+        "shared": int(launch.shared_bytes),
+        "args": args,
+        "constants": constants,
+    }
+
+
+def decode_launch(spec: dict, arrays: list[np.ndarray]) -> tuple[Launch, str]:
+    """The Launch and its module symbol, from encode_launch's dictionary."""
+    args: list[Buffer | Scalar] = []
+    for arg in spec["args"]:
+        if "buffer" in arg:
+            args.append(Buffer(arg["buffer"], arrays[arg["array"]], arg["output"]))
+        else:
+            args.append(Scalar(arg["scalar"], arg["ctype"], arg["value"]))
+    constants = {c["name"]: arrays[c["array"]] for c in spec["constants"]}
+    launch = Launch(
+        spec["kernel"],
+        tuple(spec["grid"]),
+        tuple(spec["block"]),
+        spec["shared"],
+        args,
+        constants,
+    )
+    return launch, spec["symbol"]
+
+
+def scalar_value(arg: Scalar) -> np.generic:
+    return SCALAR_TYPES[arg.ctype](arg.value)
