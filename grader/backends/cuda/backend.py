@@ -1,0 +1,392 @@
+"""The cuda backend: nvcc for the compile report, a PyCUDA worker process for running,
+timing and sanitizing. The grader process itself never imports PyCUDA."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from grader import defaults, nvcc
+from grader.backends.base import (
+    Backend,
+    BackendUnavailable,
+    BufferState,
+    Build,
+    Launch,
+    RunOutcome,
+    Submission,
+    Timing,
+)
+from grader.backends.cuda import errors, sanitizer
+from grader.backends.cuda.client import Reply, WorkerProcess
+from grader.backends.cuda.probe import describe, device_info
+from grader.backends.cuda.protocol import ArrayTable, encode_launch
+from grader.result import Diagnostic, Dim3, Kind
+
+TIMING_GRACE = 10.0  # seconds past the budget before a timing worker is killed
+# Failures in these phases under compute-sanitizer, unless they are a kernel's own error
+# surfacing late, mean that the tool, not the kernel, failed.
+_SETUP_PHASES = ("init", "load", "alloc", "constant", "copy")
+
+
+@dataclass(frozen=True)
+class ModuleSpec:
+    """What the worker needs to compile a build exactly as nvcc.inspect saw it."""
+
+    key: str
+    source: str
+    options: tuple[str, ...]
+    arch: str
+    nvcc: str  # the compiler PyCUDA runs: the same one nvcc.inspect ran
+
+    def load_request(self) -> dict:
+        return {
+            "op": "load",
+            "key": self.key,
+            "source": self.source,
+            "options": list(self.options),
+            "arch": self.arch,
+            "nvcc": self.nvcc,
+        }
+
+
+def sanitizer_available() -> bool:
+    """Whether compute-sanitizer is installed (sanitize() returns [] without it)."""
+    return sanitizer.find() is not None
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+
+    def __init__(self) -> None:
+        self.info = device_info()
+        if not self.info["ok"]:
+            raise BackendUnavailable(self.info["reason"])
+        self._worker: WorkerProcess | None = None
+        self._lock = threading.Lock()
+
+    def device(self) -> str:
+        return describe(self.info)
+
+    def measures_speed(self) -> bool:
+        return True
+
+    # -- build ----------------------------------------------------------------------------
+
+    def build(self, submission: Submission, macros: dict[str, int], default_block: Dim3) -> Build:
+        arch = self.info["arch"]
+        inspection = nvcc.inspect(submission, macros, default_block, arch=arch)
+        spec = None
+        if inspection.compile.ok and inspection.interface is not None:
+            options = ("-lineinfo", *nvcc.macro_flags(macros))
+            blob = json.dumps([inspection.source, options, arch]).encode()
+            key = hashlib.sha256(blob).hexdigest()
+            spec = ModuleSpec(key, inspection.source, options, arch, nvcc.find())
+        return Build(
+            submission,
+            dict(macros),
+            inspection.compile,
+            inspection.interface,
+            list(inspection.diagnostics),
+            artifact=spec,
+        )
+
+    # -- run ------------------------------------------------------------------------------
+
+    def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+        spec, symbol = _prepared(build, launch)
+        started = time.monotonic()
+        with self._lock:
+            worker, failure = self._ready(spec, launch.kernel)
+            if failure is not None:
+                return failure
+            table = ArrayTable()
+            header = {
+                "op": "run",
+                "key": spec.key,
+                "launch": encode_launch(launch, symbol, table),
+                "canaries": True,
+            }
+            reply = worker.call(header, table.arrays, timeout)
+            outcome = self._outcome(worker, reply, launch, timeout)
+        outcome.seconds = time.monotonic() - started
+        return outcome
+
+    def _ready(self, spec: ModuleSpec, kernel: str) -> tuple[WorkerProcess, RunOutcome | None]:
+        """A live worker with `spec` loaded, or the outcome that says why there is none."""
+        worker = self._worker
+        if worker is None or not worker.alive:
+            worker = self._worker = WorkerProcess()
+            hello = worker.start()
+            if not hello.ok:
+                self._discard()
+                return worker, _crash(kernel, f"The GPU worker could not start: {_why(hello)}")
+        if spec.key not in worker.loaded:
+            reply = worker.call(spec.load_request(), timeout=defaults.COMPILE_TIMEOUT)
+            if not reply.ok:
+                self._discard()
+                return worker, _crash(
+                    kernel, f"The module could not be loaded on the GPU: {_why(reply)}"
+                )
+            worker.loaded.add(spec.key)
+        return worker, None
+
+    def _discard(self) -> None:
+        if self._worker is not None:
+            self._worker.kill()
+            self._worker = None
+
+    def _outcome(
+        self, worker: WorkerProcess, reply: Reply, launch: Launch, timeout: float
+    ) -> RunOutcome:
+        text, size = worker.take_output()
+        outcome = RunOutcome(output=text)
+        if size > defaults.OUTPUT_LIMIT:
+            outcome.diagnostics.append(_flood(launch.kernel, size))
+        if reply.ok:
+            outcome.buffers = _states(reply)
+            return outcome
+        if reply.timed_out:
+            self._discard()
+            outcome.timed_out = True
+            outcome.diagnostics.append(_timeout(launch.kernel, timeout))
+            return outcome
+        outcome.crashed = True
+        error = reply.error
+        if reply.died or error.get("sticky", True):
+            self._discard()
+        if reply.died or error.get("phase") == "internal":
+            outcome.diagnostics.append(
+                Diagnostic(
+                    Kind.CRASH,
+                    f"{launch.kernel} could not be run: {_why(reply)}",
+                    kernel=launch.kernel,
+                )
+            )
+        else:
+            outcome.diagnostics.append(
+                errors.diagnostic(
+                    error["message"], launch.kernel, _shape(launch), error["phase"] == "launch"
+                )
+            )
+        return outcome
+
+    # -- time -----------------------------------------------------------------------------
+
+    def time(
+        self,
+        student: Build,
+        reference: Build,
+        launches: tuple[Launch, Launch],
+        budget: float,
+    ) -> Timing:
+        s_spec, s_symbol = _prepared(student, launches[0])
+        r_spec, r_symbol = _prepared(reference, launches[1])
+        with self._lock:
+            for spec, launch in ((s_spec, launches[0]), (r_spec, launches[1])):
+                worker, failure = self._ready(spec, launch.kernel)
+                if failure is not None:
+                    return Timing([], [], note=failure.diagnostics[0].message)
+            table = ArrayTable()
+            header = {
+                "op": "time",
+                "student": {
+                    "key": s_spec.key,
+                    "launch": encode_launch(launches[0], s_symbol, table),
+                },
+                "reference": {
+                    "key": r_spec.key,
+                    "launch": encode_launch(launches[1], r_symbol, table),
+                },
+                "budget": budget,
+            }
+            reply = worker.call(header, table.arrays, budget + TIMING_GRACE)
+            worker.take_output()  # printf during timing is not shown
+            if reply.ok:
+                head = reply.message.header
+                return Timing(list(head["student_ms"]), list(head["reference_ms"]), head["note"])
+            if reply.timed_out or reply.died or reply.error.get("sticky", True):
+                self._discard()
+        if reply.timed_out:
+            return Timing(
+                [],
+                [],
+                note=f"Timing was stopped: the kernels ran past the "
+                f"{budget + TIMING_GRACE:g} s allowed for timing.",
+            )
+        return Timing([], [], note=f"Timing failed: {_why(reply)}")
+
+    # -- sanitize -------------------------------------------------------------------------
+
+    def sanitize(self, build: Build, launches: list[Launch], timeout: float) -> list[Diagnostic]:
+        executable = sanitizer.find()
+        if executable is None or not launches:
+            return []
+        prepared = [(launch, *_prepared(build, launch)) for launch in launches]
+        spec = prepared[0][1]
+        with self._lock:  # compile once, so that sanitized workers find PyCUDA's cached cubin
+            _, failure = self._ready(spec, launches[0].kernel)
+        if failure is not None:
+            return []
+        context = sanitizer.Context(
+            kernel=launches[0].kernel,
+            submission=build.submission.name,
+            student_lines=len(build.submission.text.splitlines()),
+        )
+        findings: list[sanitizer.Finding] = []
+        for tool in sanitizer.TOOLS:
+            pending = [(launch, symbol) for launch, _, symbol in prepared]
+            while pending:
+                findings += _sanitize_some(executable, tool, spec, pending, timeout)
+        return sanitizer.diagnostics(findings, context)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._worker is not None:
+                self._worker.stop()
+                self._worker = None
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _prepared(build: Build, launch: Launch) -> tuple[ModuleSpec, str]:
+    """The build's module and the launch's kernel symbol. A build that did not compile, or
+    a launch the interface check should have refused, is the caller's bug."""
+    if not build.ok or not isinstance(build.artifact, ModuleSpec):
+        raise ValueError(f"{build.submission.name} did not compile for this backend")
+    sig = build.interface.kernels.get(launch.kernel)
+    if sig is None:
+        raise ValueError(f"{build.submission.name} has no kernel {launch.kernel!r}")
+    for name, values in launch.constants.items():
+        const = build.interface.constants.get(name)
+        if const is None or const.size != 4 * np.asarray(values).size:
+            have = "no such symbol" if const is None else f"{const.size} bytes"
+            raise ValueError(
+                f"__constant__ {name}: the launch sends {4 * np.asarray(values).size} bytes, "
+                f"the module has {have}"
+            )
+    return build.artifact, sig.symbol
+
+
+def _sanitize_some(
+    executable: str,
+    tool: str,
+    spec: ModuleSpec,
+    pending: list[tuple[Launch, str]],
+    timeout: float,
+) -> list[sanitizer.Finding]:
+    """Run pending launches under `tool` in one worker until one kills it; those run are
+    removed from `pending`. Returns the findings, each with the buffers of its process."""
+    with tempfile.TemporaryDirectory(prefix="grader-sanitizer-") as tmp:
+        log = Path(tmp, f"{tool}.log")
+        worker = WorkerProcess(prefix=sanitizer.command(executable, tool, log, []))
+        ranges: list[sanitizer.BufferRange] = []
+        try:
+            reply = worker.start()
+            if reply.ok:
+                reply = worker.call(spec.load_request(), timeout=defaults.COMPILE_TIMEOUT)
+            if not reply.ok:
+                _refuse(tool, reply, log, worker)
+            while pending:
+                launch, symbol = pending.pop(0)
+                table = ArrayTable()
+                header = {
+                    "op": "run",
+                    "key": spec.key,
+                    "canaries": False,
+                    "keep": True,
+                    "launch": encode_launch(launch, symbol, table),
+                }
+                reply = worker.call(header, table.arrays, timeout)
+                addresses = reply.message.header.get("addresses", {}) if reply.message else {}
+                ranges += [sanitizer.BufferRange(n, a, b) for n, (a, b) in addresses.items()]
+                if _sanitizer_failed(reply):
+                    _refuse(tool, reply, log, worker)
+                if not reply.ok and (reply.timed_out or reply.died or reply.error.get("sticky")):
+                    break
+        finally:
+            worker.stop()
+        text = log.read_text(errors="replace") if log.exists() else ""
+    found = sanitizer.parse(text, tool)
+    for finding in found:
+        finding.buffers = ranges
+    return found
+
+
+def _sanitizer_failed(reply: Reply) -> bool:
+    error = reply.error
+    if error.get("phase") not in _SETUP_PHASES:
+        return False
+    known = errors.lookup(error.get("message", ""))
+    return known is None or not known.sticky
+
+
+def _refuse(tool: str, reply: Reply, log: Path, worker: WorkerProcess) -> None:
+    worker.stop()
+    text = log.read_text(errors="replace") if log.exists() else ""
+    printed, _ = worker.take_output()
+    why = sanitizer.refusal(text, "\n".join([worker.stderr_tail(), printed, _why(reply)]))
+    raise BackendUnavailable(
+        f"compute-sanitizer --tool {tool} cannot check kernels on this machine: {why}"
+    )
+
+
+def _states(reply: Reply) -> dict[str, BufferState]:
+    head = reply.message.header
+    return {
+        info["name"]: BufferState(
+            data=data,
+            written_before=info["written_before"],
+            written_after=info["written_after"],
+            first_after=info["first_after"],
+        )
+        for info, data in zip(head["buffers"], reply.message.arrays, strict=True)
+    }
+
+
+def _why(reply: Reply) -> str:
+    if reply.timed_out:
+        return "it did not answer in time"
+    if reply.died:
+        return reply.why
+    error = reply.error
+    return errors.driver_text(error.get("message", "no reason given"))
+
+
+def _shape(launch: Launch) -> str:
+    grid = ",".join(str(v) for v in launch.grid)
+    block = ",".join(str(v) for v in launch.block)
+    return (
+        f"grid ({grid}), block ({block}) and {launch.shared_bytes} bytes of dynamic shared memory"
+    )
+
+
+def _crash(kernel: str, message: str) -> RunOutcome:
+    return RunOutcome(crashed=True, diagnostics=[Diagnostic(Kind.CRASH, message, kernel=kernel)])
+
+
+def _timeout(kernel: str, timeout: float) -> Diagnostic:
+    return Diagnostic(
+        Kind.TIMEOUT,
+        f"{kernel} did not finish within {timeout:g} s: look for a loop whose condition never "
+        "changes (a counter that is not incremented, or a bound that is read from the wrong "
+        "variable), or a __syncthreads() that some threads of a block never reach.",
+        kernel=kernel,
+    )
+
+
+def _flood(kernel: str, size: int) -> Diagnostic:
+    return Diagnostic(
+        Kind.OUTPUT,
+        f"{kernel} printed {size} bytes; only the first {defaults.OUTPUT_LIMIT} are kept. "
+        "Remove printf calls from the kernel before submitting: they slow it down.",
+        kernel=kernel,
+    )

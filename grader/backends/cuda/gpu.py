@@ -1,0 +1,263 @@
+"""The GPU side of the worker: the only module that imports PyCUDA, and only inside the
+worker process. It compiles and caches modules, lays out buffers (with canaries for
+correctness runs, exact sizes under the sanitizer), launches, and times.
+
+Every PyCUDA error becomes a `CudaFailure` that says where it happened and whether the
+context survived it."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from grader.backends.base import CANARY_BITS, Buffer, Launch
+from grader.backends.cuda import errors, timing
+from grader.backends.cuda.protocol import scalar_value
+
+SHARED_OPT_IN = 48 * 1024  # dynamic shared memory above this needs the kernel's opt-in
+
+
+class CudaFailure(Exception):
+    """A CUDA call failed. `phase` is where ("load", "launch", "sync", ...)."""
+
+    def __init__(self, phase: str, message: str) -> None:
+        super().__init__(message)
+        self.phase = phase
+        self.message = message
+        self.sticky = phase != "load" and errors.is_sticky(message)
+        self.extra: dict = {}
+
+    def to_json(self) -> dict:
+        return {"phase": self.phase, "message": self.message, "sticky": self.sticky}
+
+
+@dataclass
+class DeviceBuffer:
+    name: str
+    allocation: object  # pycuda DeviceAllocation
+    address: int  # where the kernel's data starts
+    elements: int
+    canaries: int  # canary elements on each side (0: exact size)
+    output: bool
+
+    @property
+    def nbytes(self) -> int:
+        return 4 * self.elements
+
+
+@dataclass
+class Gpu:
+    cuda: object  # the pycuda.driver module
+    context: object
+    hangup: Callable[[], bool]  # true once the grader has gone away
+    cache_dir: str
+    modules: dict[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, hangup: Callable[[], bool], cache_dir: str) -> Gpu:
+        import pycuda.driver as cuda
+
+        with failures("init"):
+            cuda.init()
+            context = cuda.Device(0).make_context()
+        return cls(cuda, context, hangup, cache_dir)
+
+    def info(self) -> dict:
+        device = self.context.get_device()
+        major, minor = device.compute_capability()
+        version = self.cuda.get_driver_version()
+        return {
+            "name": device.name(),
+            "arch": f"sm_{major}{minor}",
+            "cuda": f"{version // 1000}.{version % 1000 // 10}",
+            "memory": device.total_memory(),
+        }
+
+    # -- modules --------------------------------------------------------------------------
+
+    def load(self, key: str, source: str, options: list[str], arch: str, nvcc: str) -> None:
+        if key in self.modules:
+            return
+        from pycuda.compiler import SourceModule
+
+        os.makedirs(self.cache_dir, exist_ok=True)
+        with failures("load"):
+            try:
+                module = SourceModule(
+                    source,
+                    nvcc=nvcc,
+                    options=options,
+                    no_extern_c=True,
+                    arch=arch,
+                    cache_dir=self.cache_dir,
+                )
+            except self.cuda.CompileError as err:
+                raise CudaFailure("load", f"PyCUDA could not compile the module: {err}") from err
+        self.modules[key] = module
+
+    def function(self, key: str, symbol: str):
+        with failures("load"):
+            return self.modules[key].get_function(symbol)
+
+    def set_constants(self, key: str, constants: dict[str, np.ndarray]) -> None:
+        module = self.modules[key]
+        for name, values in constants.items():
+            with failures("constant"):
+                pointer, size = module.get_global(name)
+            data = np.ascontiguousarray(values, np.float32)
+            if size != data.nbytes:
+                raise ValueError(
+                    f"__constant__ {name} has {size} bytes in the module, but the grader sends "
+                    f"{data.nbytes}: the interface check should have stopped this launch"
+                )
+            with failures("constant"):
+                self.cuda.memcpy_htod(pointer, data)
+
+    # -- buffers --------------------------------------------------------------------------
+
+    def allocate(self, buffer: Buffer, canaries: int) -> DeviceBuffer:
+        data = np.ascontiguousarray(buffer.data, np.float32).reshape(-1)
+        with failures("alloc"):
+            allocation = self.cuda.mem_alloc(max(4 * (data.size + 2 * canaries), 4))
+        address = int(allocation) + 4 * canaries
+        placed = DeviceBuffer(buffer.name, allocation, address, data.size, canaries, buffer.output)
+        self.upload(placed, data)
+        return placed
+
+    def upload(self, placed: DeviceBuffer, data: np.ndarray) -> None:
+        if placed.canaries:
+            guard = np.full(placed.canaries, CANARY_BITS, np.uint32).view(np.float32)
+            data = np.concatenate([guard, data, guard])
+        if data.size:
+            with failures("copy"):
+                self.cuda.memcpy_htod(int(placed.allocation), data)
+
+    def download(self, placed: DeviceBuffer) -> dict:
+        """The buffer's data and what happened to its canaries."""
+        whole = np.empty(placed.elements + 2 * placed.canaries, np.float32)
+        if whole.size:
+            with failures("copy"):
+                self.cuda.memcpy_dtoh(whole, int(placed.allocation))
+        c = placed.canaries
+        data = whole[c : c + placed.elements]
+        state = {"name": placed.name, "written_before": 0, "written_after": 0, "first_after": None}
+        if c:
+            bits = whole.view(np.uint32)
+            before = np.flatnonzero(bits[:c] != CANARY_BITS)
+            after = np.flatnonzero(bits[c + placed.elements :] != CANARY_BITS)
+            state["written_before"] = int(before.size)
+            state["written_after"] = int(after.size)
+            state["first_after"] = int(after[0]) if after.size else None
+        return {**state, "data": data}
+
+    @staticmethod
+    def free(buffers: list[DeviceBuffer]) -> None:
+        for placed in buffers:
+            placed.allocation.free()
+
+    # -- launching ------------------------------------------------------------------------
+
+    def arguments(self, launch: Launch, placed: dict[str, DeviceBuffer]) -> list:
+        out = []
+        for arg in launch.args:
+            if isinstance(arg, Buffer):
+                out.append(np.uintp(placed[arg.name].address))
+            else:
+                out.append(scalar_value(arg))
+        return out
+
+    def launch(self, function, launch: Launch, args: list, stream=None) -> None:
+        with failures("launch"):
+            if launch.shared_bytes > SHARED_OPT_IN:
+                attribute = self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES
+                function.set_attribute(attribute, launch.shared_bytes)
+            function(
+                *args,
+                grid=tuple(launch.grid),
+                block=tuple(launch.block),
+                shared=launch.shared_bytes,
+                stream=stream,
+            )
+
+    def wait(self, event) -> None:
+        """Wait for `event` without blocking in the driver, so that the worker notices
+        when the grader has gone away even while a kernel never ends."""
+        delay = 1e-5
+        while True:
+            with failures("sync"):
+                if event.query():
+                    break
+            if self.hangup():
+                os._exit(3)
+            time.sleep(delay)
+            delay = min(delay * 2, 1e-3)
+        with failures("sync"):
+            self.context.synchronize()
+
+    def finish(self) -> None:
+        event = self.cuda.Event()
+        with failures("sync"):
+            event.record()
+        self.wait(event)
+
+    # -- timing ---------------------------------------------------------------------------
+
+    def time_pair(self, runs: list[tuple[object, Launch, list]], plan: timing.Plan) -> dict:
+        """Time launches (function, launch, args) interleaved: round r starts with
+        runs[r % 2]. L2 is flushed before every timed launch."""
+        started = time.monotonic()
+        with failures("alloc"):
+            flush = self.cuda.mem_alloc(timing.FLUSH_BYTES)
+        try:
+            first = [self._timed(flush, *run) for run in runs]  # also loads lazily-loaded code
+            for _ in range(plan.warmups(max(first) / 1000)):
+                for run in runs:
+                    self._timed(flush, *run)
+            samples: list[list[float]] = [[], []]
+            round_s = sum(first) / 1000 + timing.ROUND_OVERHEAD_S
+            reason = None
+            while reason is None:
+                reason = plan.stop_reason(*samples, time.monotonic() - started, round_s)
+                if reason is not None:
+                    break
+                order = (0, 1) if len(samples[0]) % 2 == 0 else (1, 0)
+                for which in order:
+                    samples[which].append(self._timed(flush, *runs[which]))
+            if not samples[0]:  # a kernel too slow to repeat: its first run is the sample
+                samples = [[first[0]], [first[1]]]
+        finally:
+            flush.free()
+        spread = timing.relative_spread(timing.ratios(*samples))
+        return {
+            "student_ms": samples[0],
+            "reference_ms": samples[1],
+            "note": timing.note(len(samples[0]), reason, spread),
+        }
+
+    def _timed(self, flush, function, launch: Launch, args: list) -> float:
+        start, end = self.cuda.Event(), self.cuda.Event()
+        with failures("sync"):
+            self.cuda.memset_d8(flush, 0, timing.FLUSH_BYTES)
+            start.record()
+        self.launch(function, launch, args)
+        with failures("sync"):
+            end.record()
+        self.wait(end)
+        with failures("sync"):
+            return end.time_since(start)
+
+
+@contextmanager
+def failures(phase: str) -> Iterator[None]:
+    """Turn PyCUDA's errors into CudaFailure(phase, driver text)."""
+    import pycuda.driver as cuda
+
+    try:
+        yield
+    except cuda.Error as err:
+        raise CudaFailure(phase, str(err)) from err

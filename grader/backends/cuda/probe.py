@@ -1,0 +1,130 @@
+"""Is a CUDA device usable here? Asked in a subprocess, so that the grader itself never
+imports PyCUDA or creates a CUDA context. `python -m grader.backends.cuda.probe` prints
+one JSON object: the device, or why there is none."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+from grader import nvcc
+
+PROBE_TIMEOUT = 60.0
+INSTALL_HINT = "pip install 'cuda-lab-grader[gpu]'"
+
+
+@cache
+def device_info() -> dict:
+    """{"ok": True, "name", "arch", "driver", "cuda", "memory"} or {"ok": False, "reason"}."""
+    if nvcc.find() is None:
+        return {
+            "ok": False,
+            "reason": "nvcc is not installed: the CUDA toolkit is needed to "
+            "compile kernels (set CUDA_HOME or put nvcc on PATH).",
+        }
+    from grader.backends.cuda.client import worker_env
+
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "grader.backends.cuda.probe"],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT,
+            env=worker_env(),
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired:
+        return {
+            "ok": False,
+            "reason": f"the CUDA probe did not answer within "
+            f"{PROBE_TIMEOUT:.0f} s: the driver may be hung.",
+        }
+    lines = proc.stdout.strip().splitlines()
+    try:
+        return json.loads(lines[-1])
+    except (IndexError, ValueError):
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"ok": False, "reason": f"the CUDA probe failed: {last}"}
+
+
+def probe() -> tuple[bool, str]:
+    """Whether a CUDA device is usable, and a sentence: the device, or why not."""
+    info = device_info()
+    if not info["ok"]:
+        return False, info["reason"]
+    return True, describe(info)
+
+
+def describe(info: dict) -> str:
+    driver = f"driver {info['driver']}, " if info.get("driver") else ""
+    return f"{info['name']} ({info['arch']}, {driver}CUDA {info['cuda']})"
+
+
+# -- in the probe subprocess --------------------------------------------------------------
+
+
+def driver_version() -> str | None:
+    """The kernel driver's version, e.g. '580.159', where the system shows it."""
+    try:
+        text = Path("/proc/driver/nvidia/version").read_text()
+    except OSError:
+        text = ""
+    match = re.search(r"Kernel Module\s+(?:for \S+\s+)?(\d+\.\d+)", text)
+    if match:
+        return match.group(1)
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.match(r"\s*(\d+\.\d+)", out)
+    return match.group(1) if match else None
+
+
+def _examine() -> dict:
+    try:
+        import pycuda.driver as cuda
+    except ModuleNotFoundError as err:
+        if err.name and err.name.split(".")[0] == "pycuda":
+            return {"ok": False, "reason": f"PyCUDA is not installed: {INSTALL_HINT}"}
+        return {"ok": False, "reason": f"PyCUDA cannot be imported: {err}"}
+    except ImportError as err:
+        return {
+            "ok": False,
+            "reason": f"PyCUDA cannot load the CUDA driver ({err}): "
+            "this machine has no NVIDIA driver.",
+        }
+    try:
+        cuda.init()
+        count = cuda.Device.count()
+    except cuda.Error as err:
+        return {"ok": False, "reason": f"no CUDA device: cuInit failed with {err}."}
+    if count == 0:
+        return {"ok": False, "reason": "no CUDA device: the driver reports none."}
+    device = cuda.Device(0)
+    major, minor = device.compute_capability()
+    version = cuda.get_driver_version()
+    return {
+        "ok": True,
+        "name": device.name(),
+        "arch": f"sm_{major}{minor}",
+        "driver": driver_version(),
+        "cuda": f"{version // 1000}.{version % 1000 // 10}",
+        "memory": device.total_memory(),
+    }
+
+
+def main() -> None:
+    print(json.dumps(_examine()), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""The GPU worker process: `python -m grader.backends.cuda.worker --socket PATH --cache DIR`.
+
+It connects to the grader's Unix socket at PATH, reads requests and answers on it (see
+protocol). Its stdout is the
+student's printf output, which the grader captures to a file, so nothing else is ever
+printed there. Requests:
+
+    load  {key, source, options, arch}      compile once per distinct build
+    run   {key, launch, canaries, keep}     one launch; buffers back with their canaries
+                                            (keep: never free them, so that under the
+                                            sanitizer every address names one buffer)
+    time  {student, reference, budget}      interleaved timing of two loaded launches
+    exit
+
+After a sticky CUDA error the worker answers and exits, so no dead context is reused.
+It exits too when the grader goes away (the connection closes), even mid-kernel."""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import select
+import socket
+import sys
+import time
+import traceback
+
+from grader.backends.base import CANARY_ELEMENTS
+from grader.backends.cuda import timing
+from grader.backends.cuda.gpu import CudaFailure, Gpu
+from grader.backends.cuda.protocol import ChannelClosed, Message, decode_launch, receive, send
+
+EXIT_STICKY = 3
+
+
+class Worker:
+    def __init__(self, gpu: Gpu) -> None:
+        self.gpu = gpu
+        self.libc = ctypes.CDLL(None)
+        self.kept: list = []
+
+    def handle(self, message: Message) -> Message:
+        op = message.header["op"]
+        handler = getattr(self, f"op_{op}", None)
+        if handler is None:
+            raise ValueError(f"unknown request {op!r}")
+        return handler(message)
+
+    def op_load(self, message: Message) -> Message:
+        started = time.monotonic()
+        head = message.header
+        self.gpu.load(head["key"], head["source"], head["options"], head["arch"], head["nvcc"])
+        return Message({"ok": True, "seconds": time.monotonic() - started})
+
+    def op_run(self, message: Message) -> Message:
+        head = message.header
+        launch, symbol = decode_launch(head["launch"], message.arrays)
+        canaries = CANARY_ELEMENTS if head["canaries"] else 0
+        function = self.gpu.function(head["key"], symbol)
+        self.gpu.set_constants(head["key"], launch.constants)
+        placed = {}
+        try:
+            for buffer in launch.buffers():
+                placed[buffer.name] = self.gpu.allocate(buffer, canaries)
+            addresses = {p.name: [p.address, p.nbytes] for p in placed.values()}
+            started = time.monotonic()
+            try:
+                self.gpu.launch(function, launch, self.gpu.arguments(launch, placed))
+                self.gpu.finish()
+            except CudaFailure as failure:
+                failure.extra["addresses"] = addresses
+                raise
+            seconds = time.monotonic() - started
+            states = [self.gpu.download(p) for p in placed.values()]
+        except CudaFailure as failure:
+            if not failure.sticky:
+                self.release(list(placed.values()), head.get("keep", False))
+            raise
+        self.release(list(placed.values()), head.get("keep", False))
+        self.flush_output()
+        header = {
+            "ok": True,
+            "seconds": seconds,
+            "addresses": addresses,
+            "buffers": [{k: v for k, v in s.items() if k != "data"} for s in states],
+        }
+        return Message(header, [s["data"] for s in states])
+
+    def op_time(self, message: Message) -> Message:
+        head = message.header
+        runs, placed = [], {}
+        try:
+            for role in ("student", "reference"):
+                launch, symbol = decode_launch(head[role]["launch"], message.arrays)
+                key = head[role]["key"]
+                function = self.gpu.function(key, symbol)
+                self.gpu.set_constants(key, launch.constants)
+                for buffer in launch.buffers():  # the same name is the same device buffer
+                    if buffer.name not in placed:
+                        placed[buffer.name] = self.gpu.allocate(buffer, 0)
+                runs.append((function, launch, self.gpu.arguments(launch, placed)))
+            result = self.gpu.time_pair(runs, timing.Plan(head["budget"]))
+        except CudaFailure as failure:
+            if not failure.sticky:
+                self.gpu.free(list(placed.values()))
+            raise
+        self.gpu.free(list(placed.values()))
+        self.flush_output()
+        return Message({"ok": True, **result})
+
+    def release(self, placed: list, keep: bool) -> None:
+        if keep:
+            self.kept += placed
+        else:
+            self.gpu.free(placed)
+
+    def flush_output(self) -> None:
+        """Device printf goes through C stdio, which buffers a file fully."""
+        self.libc.fflush(None)
+
+
+def hangup_check(fd: int):
+    """True once the grader is gone: mid-run, nothing else makes the connection
+    readable, since the grader sends nothing while it waits for an answer."""
+
+    def gone() -> bool:
+        return bool(select.select([fd], [], [], 0)[0])
+
+    return gone
+
+
+def serve(fd: int, cache_dir: str) -> int:
+    try:
+        gpu = Gpu.open(hangup_check(fd), cache_dir)
+        send(fd, Message({"ok": True, "device": gpu.info()}))
+    except CudaFailure as failure:
+        send(fd, Message({"ok": False, "error": failure.to_json()}))
+        return 1
+    worker = Worker(gpu)
+    while True:
+        try:
+            message = receive(fd)
+        except ChannelClosed:
+            return 0
+        if message.header.get("op") == "exit":
+            return 0
+        try:
+            reply = worker.handle(message)
+        except CudaFailure as failure:
+            worker.flush_output()
+            send(fd, Message({"ok": False, "error": failure.to_json(), **failure.extra}))
+            if failure.sticky:
+                return EXIT_STICKY
+            continue
+        except Exception as err:  # a grader bug: say so rather than die silently
+            traceback.print_exc()
+            error = {"phase": "internal", "message": f"{err!r}", "sticky": True}
+            send(fd, Message({"ok": False, "error": error}))
+            return 1
+        send(fd, reply)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--socket", required=True)
+    parser.add_argument("--cache", required=True)
+    args = parser.parse_args(argv)
+    sys.stdout = sys.stderr  # fd 1 belongs to the kernel's printf
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(args.socket)
+        code = serve(connection.fileno(), args.cache)
+    except (ChannelClosed, OSError):
+        code = 1
+    sys.stderr.flush()
+    os._exit(code)  # skip PyCUDA's teardown: a dead context would only print errors
+
+
+if __name__ == "__main__":
+    main()
