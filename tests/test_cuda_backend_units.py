@@ -1,0 +1,353 @@
+"""The cuda backend's pure-Python parts, which run without a GPU: the worker protocol,
+CUDA error sentences, timing statistics, and compute-sanitizer logs."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from grader.backends.base import Buffer, Launch, Scalar
+from grader.backends.cuda import errors, protocol, sanitizer, timing
+from grader.result import Kind
+
+# -- protocol -----------------------------------------------------------------------------
+
+
+def test_message_round_trip_keeps_dtypes_and_shapes():
+    arrays = [
+        np.arange(10, dtype=np.float32),
+        np.array([[1, 2], [3, 4]], np.int64),
+        np.zeros(0, np.float32),
+    ]
+    message = protocol.Message({"op": "run", "nested": {"a": [1, 2]}}, arrays)
+    data = protocol.encode(message)
+    head_len, payload_len = protocol._FRAME.unpack(data[: protocol._FRAME.size])
+    body = data[protocol._FRAME.size :]
+    back = protocol.decode(body[:head_len], body[head_len : head_len + payload_len])
+    assert back.header == {"op": "run", "nested": {"a": [1, 2]}}
+    for got, want in zip(back.arrays, arrays, strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def test_large_message_crosses_a_pipe():
+    read_fd, write_fd = os.pipe()
+    big = np.random.default_rng(0).random(3_000_000).astype(np.float32)
+    sender = threading.Thread(
+        target=protocol.send, args=(write_fd, protocol.Message({"n": 1}, [big]))
+    )
+    sender.start()
+    got = protocol.receive(read_fd, time.monotonic() + 30)
+    sender.join()
+    os.close(read_fd)
+    os.close(write_fd)
+    np.testing.assert_array_equal(got.arrays[0], big)
+
+
+def test_receive_times_out_and_notices_a_closed_pipe():
+    read_fd, write_fd = os.pipe()
+    with pytest.raises(protocol.ChannelTimeout):
+        protocol.receive(read_fd, time.monotonic() + 0.1)
+    os.close(write_fd)
+    with pytest.raises(protocol.ChannelClosed):
+        protocol.receive(read_fd, time.monotonic() + 1)
+    os.close(read_fd)
+
+
+def test_send_to_a_closed_pipe_raises_channel_closed():
+    read_fd, write_fd = os.pipe()
+    os.close(read_fd)
+    with pytest.raises(protocol.ChannelClosed):
+        protocol.send(write_fd, protocol.Message({"op": "exit"}))
+    os.close(write_fd)
+
+
+def _launch(m: np.ndarray, n: np.ndarray) -> Launch:
+    return Launch(
+        "matmul",
+        (2, 3, 1),
+        (16, 16, 1),
+        128,
+        [
+            Buffer("M", m, False),
+            Buffer("N", n, False),
+            Buffer("P", np.zeros(4, np.float32), True),
+            Scalar("Width", "int", 2),
+            Scalar("pitch", "size_t", 1 << 40),
+        ],
+        {"Mc": np.ones(9, np.float32)},
+    )
+
+
+def test_launch_round_trip_and_shared_inputs_cross_once():
+    m, n = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
+    table = protocol.ArrayTable()
+    first = protocol.encode_launch(_launch(m, n), "_Z6matmulPKfS0_Pfi", table)
+    second = protocol.encode_launch(_launch(m, n), "_Z6matmulPKfS0_Pfi", table)
+    # M and N are the same objects in both launches; P and Mc are new arrays each time.
+    assert len(table.arrays) == 2 + 2 + 2
+    assert first["args"][0]["array"] == second["args"][0]["array"]
+    launch, symbol = protocol.decode_launch(second, table.arrays)
+    assert symbol == "_Z6matmulPKfS0_Pfi"
+    assert (launch.grid, launch.block, launch.shared_bytes) == ((2, 3, 1), (16, 16, 1), 128)
+    assert [b.name for b in launch.buffers()] == ["M", "N", "P"]
+    assert [b.output for b in launch.buffers()] == [False, False, True]
+    np.testing.assert_array_equal(launch.buffers()[0].data, m)
+    scalars = [a for a in launch.args if isinstance(a, Scalar)]
+    values = [protocol.scalar_value(s) for s in scalars]
+    assert [v.dtype for v in values] == [np.int32, np.uint64]
+    assert int(values[1]) == 1 << 40
+    np.testing.assert_array_equal(launch.constants["Mc"], np.ones(9))
+
+
+def test_unknown_scalar_type_is_refused():
+    launch = _launch(np.ones(4, np.float32), np.ones(4, np.float32))
+    launch.args[3] = Scalar("Width", "double", 2)
+    with pytest.raises(ValueError, match="double"):
+        protocol.encode_launch(launch, "matmul", protocol.ArrayTable())
+
+
+# -- CUDA errors --------------------------------------------------------------------------
+
+
+def test_illegal_address_is_a_sticky_crash_that_suggests_the_sanitizer():
+    text = "cuCtxSynchronize failed: an illegal memory access was encountered"
+    assert errors.is_sticky(text)
+    diag = errors.diagnostic(text, "matmul", "grid (1,1,1), block (1,1,1)", at_launch=False)
+    assert diag.kind == Kind.CRASH and diag.kernel == "matmul"
+    assert "an illegal memory access was encountered" in diag.message
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in diag.message and "--sanitize" in diag.message
+    assert not diag.message.startswith("cuCtxSynchronize")
+
+
+def test_refused_launch_configuration_is_a_resources_error():
+    text = "cuLaunchKernel failed: too many resources requested for launch"
+    assert not errors.is_sticky(text)
+    diag = errors.diagnostic(text, "matmul", "grid (4,4,1), block (32,32,1)", at_launch=True)
+    assert diag.kind == Kind.RESOURCES and "block (32,32,1)" in diag.message
+    invalid = errors.diagnostic(
+        "cuLaunchKernel failed: invalid argument", "matmul", "grid", at_launch=True
+    )
+    assert invalid.kind == Kind.RESOURCES and "1024 threads" in invalid.message
+
+
+def test_configuration_errors_after_the_launch_and_unknown_errors_are_crashes():
+    late = errors.diagnostic("cuMemcpyDtoH failed: invalid argument", "k", "", at_launch=False)
+    assert late.kind == Kind.CRASH
+    odd = "cuCtxSynchronize failed: something new"
+    assert errors.is_sticky(odd)
+    assert errors.diagnostic(odd, "k", "", at_launch=False).kind == Kind.CRASH
+
+
+# -- timing -------------------------------------------------------------------------------
+
+
+def test_spread_is_interquartile_range_over_median():
+    assert timing.relative_spread([1.0, 1.0, 1.0, 1.0, 1.0]) == 0.0
+    values = [0.9, 1.0, 1.0, 1.0, 1.1, 1.0, 1.0, 1.0]
+    q1, _, q3 = np.percentile(values, [25, 50, 75], method="weibull")
+    assert timing.relative_spread(values) == pytest.approx((q3 - q1) / 1.0)
+    assert timing.relative_spread([1.0, 1.2]) == pytest.approx(0.2 / 1.1)
+    assert timing.relative_spread([]) == float("inf")
+
+
+def test_speedup_is_median_of_per_round_ratios():
+    assert timing.speedup([2.0, 2.0, 4.0], [1.0, 1.0, 1.0]) == 0.5
+    assert timing.speedup([], []) == 0.0
+
+
+def test_plan_stops_on_spread_only_after_the_minimum_rounds():
+    plan = timing.Plan(budget_s=10, target_spread=0.01, min_rounds=5, max_rounds=50)
+    steady = [1.0] * 4
+    assert plan.stop_reason(steady, steady, elapsed_s=0.1, round_s=0.01) is None
+    steady = [1.0] * 5
+    assert "spread" in plan.stop_reason(steady, steady, elapsed_s=0.1, round_s=0.01)
+
+
+def test_plan_stops_before_a_round_that_would_overrun_the_budget():
+    plan = timing.Plan(budget_s=2, target_spread=0.01, min_rounds=5, max_rounds=50)
+    noisy_s, noisy_r = [1.0, 2.0, 1.0], [1.0, 1.0, 2.0]
+    assert plan.stop_reason(noisy_s, noisy_r, elapsed_s=1.0, round_s=0.5) is None
+    assert "budget" in plan.stop_reason(noisy_s, noisy_r, elapsed_s=1.6, round_s=0.5)
+    noisy_s, noisy_r = [1.0, 2.0] * 25, [2.0, 1.0] * 25
+    assert "50 rounds" in plan.stop_reason(noisy_s, noisy_r, elapsed_s=0, round_s=0)
+
+
+def test_slow_kernels_get_no_extra_warmups():
+    plan = timing.Plan(budget_s=8)
+    assert plan.warmups(0.001) > 0 and plan.warmups(0.5) == 0
+
+
+# -- compute-sanitizer logs ---------------------------------------------------------------
+# Written in the format compute-sanitizer prints with --show-backtrace no: a headline after
+# "========= ", details indented, long locations wrapped onto an "in FILE:LINE" line.
+
+MEMCHECK_LOG = """\
+========= COMPUTE-SANITIZER
+========= Invalid __global__ read of size 4 bytes
+=========     at matmul(const float *, const float *, float *, int)+0x1f0 in /tmp/tmpab12/kernel.cu:7
+=========     by thread (5,15,0) in block (2,3,0)
+=========     Address 0x7f0000004000 is out of bounds
+=========     and is 1 bytes after the nearest allocation at 0x7f0000000000 of size 16,384 bytes
+=========
+========= Invalid __global__ read of size 4 bytes
+=========     at matmul(const float *, const float *, float *, int)+0x1f0
+=========        in kernel.cu:7
+=========     by thread (6,15,0) in block (2,3,0)
+=========     Access to 0x7f0000004004 is out of bounds
+=========     and is 5 bytes after the nearest allocation at 0x7f0000000000 of size 16,384 bytes
+=========
+========= Invalid __global__ write of size 4 bytes
+=========     at 0x2a0 in /tmp/tmpab12/kernel.cu:9:matmul(const float *, const float *, float *, int)
+=========     by thread (0,0,0) in block (0,0,0)
+=========     Address 0x7f0000207ff0 is out of bounds
+=========     and is 16 bytes before the nearest allocation at 0x7f0000208000 of size 16,384 bytes
+=========
+========= Invalid __shared__ write of size 4 bytes
+=========     at matmul(const float *, const float *, float *, int)+0x80 in kernel.cu:4
+=========     by thread (1,0,0) in block (0,0,0)
+=========     Address 0x4400 is out of bounds
+=========
+========= Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) due to "unspecified launch failure" on CUDA API call to cuCtxSynchronize.
+=========
+========= ERROR SUMMARY: 5 errors
+"""  # noqa: E501
+
+BUFFERS = [
+    sanitizer.BufferRange("M", 0x7F0000100000, 16384),
+    sanitizer.BufferRange("N", 0x7F0000000000, 16384),
+    sanitizer.BufferRange("P", 0x7F0000208000, 16384),
+]
+
+CONTEXT = sanitizer.Context(kernel="matmul", submission="mine.cu", student_lines=20)
+
+
+def _diagnostics(log: str, tool: str, buffers=()):
+    found = sanitizer.parse(log, tool)
+    for finding in found:
+        finding.buffers = list(buffers)
+    return sanitizer.diagnostics(found, CONTEXT)
+
+
+def test_memcheck_findings_name_the_buffer_thread_block_and_line():
+    found = sanitizer.parse(MEMCHECK_LOG, "memcheck")
+    assert len(found) == 4
+    first = found[0]
+    assert (first.kind, first.space, first.size) == (Kind.OUT_OF_BOUNDS, "global", 4)
+    assert (first.thread, first.block) == ((5, 15, 0), (2, 3, 0))
+    assert first.location.kind == "read" and first.location.line == 7
+    assert found[1].location.line == 7  # the location wrapped onto its own line
+    assert found[1].address == 0x7F0000004004
+    assert found[2].location.line == 9  # the older FILE:LINE:function form
+
+    diags = _diagnostics(MEMCHECK_LOG, "memcheck", BUFFERS)
+    assert [d.kind for d in diags] == [Kind.OUT_OF_BOUNDS] * 3
+    read, write, shared = diags
+    assert (read.line, read.thread, read.block) == (7, (5, 15, 0), (2, 3, 0))
+    assert "read 4 bytes at N[4096], just past the end of N (4096 floats)" in read.message
+    assert "line 7 of mine.cu" in read.message and "2 reads like it" in read.message
+    assert "wrote 4 bytes at P[-4], 4 elements before the start of P" in write.message
+    assert write.line == 9
+    assert "__shared__" in shared.message and shared.line == 4
+
+
+def test_an_address_far_from_every_buffer_is_said_so():
+    log = MEMCHECK_LOG.replace("nearest allocation at 0x7f0000000000", "nearest allocation at 0x1")
+    log = log.replace("0x7f0000004000", "0x100").replace("0x7f0000004004", "0x104")
+    diags = _diagnostics(log, "memcheck", BUFFERS)
+    assert "an address outside every buffer" in diags[0].message
+
+
+def test_lines_of_the_grader_footer_are_not_reported_as_the_students():
+    log = MEMCHECK_LOG.replace("kernel.cu:7", "kernel.cu:21")
+    diags = _diagnostics(log, "memcheck", BUFFERS)
+    assert diags[0].line is None and "your kernel" in diags[0].message
+
+
+RACECHECK_LOG = """\
+========= COMPUTE-SANITIZER
+========= Error: Race reported between Write access at matmul(const float *, const float *, float *, int)+0x170 in kernel.cu:11
+=========     and Read access at matmul(const float *, const float *, float *, int)+0x2d0 in kernel.cu:14 [1536 hazards]
+=========
+========= Error: Race reported between Write access at matmul(const float *, const float *, float *, int)+0x1b0 in kernel.cu:12
+=========     and Read access at matmul(const float *, const float *, float *, int)+0x2e0 in kernel.cu:14 [1024 hazards]
+=========     and Read access at matmul(const float *, const float *, float *, int)+0x2f0 in kernel.cu:14 [512 hazards]
+=========
+========= Warning: Race reported between Read access at 0x2d0 in /tmp/x/kernel.cu:14:matmul(const float *, const float *, float *, int)
+=========     and Write access at 0x170 in /tmp/x/kernel.cu:11:matmul(const float *, const float *, float *, int) [8 hazards]
+=========
+========= RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warning)
+"""  # noqa: E501
+
+
+def test_racecheck_races_give_both_lines_and_the_hazard_count():
+    diags = _diagnostics(RACECHECK_LOG, "racecheck")
+    assert [d.kind for d in diags] == [Kind.RACE] * 3
+    raw_m, raw_n, war = diags
+    assert "a write at line 11 of mine.cu and a read at line 14 of mine.cu" in raw_m.message
+    assert "(1536 hazards)" in raw_m.message and raw_m.line == 11
+    assert "(1536 hazards)" in raw_n.message  # two read sites of one race add up
+    assert raw_n.message.count("line 14") == 1
+    assert "a read at line 14" in war.message and "a write at line 11" in war.message
+    assert "before the next tile" in war.message
+    assert "after the tile is written" in raw_m.message
+
+
+SYNCCHECK_LOG = """\
+========= COMPUTE-SANITIZER
+========= Barrier error detected. Divergent thread(s) in block.
+=========     at matmul(const float *, const float *, float *, int)+0x90 in kernel.cu:5
+=========     by thread (32,0,0) in block (0,0,0)
+=========
+========= Barrier error detected. Divergent thread(s) in block.
+=========     at matmul(const float *, const float *, float *, int)+0x90 in kernel.cu:5
+=========     by thread (33,0,0) in block (0,0,0)
+=========
+========= ERROR SUMMARY: 2 errors
+"""  # noqa: E501
+
+
+def test_synccheck_divergence_is_one_diagnostic_with_a_count():
+    [diag] = _diagnostics(SYNCCHECK_LOG, "synccheck")
+    assert diag.kind == Kind.BARRIER_DIVERGENCE
+    assert (diag.line, diag.thread, diag.block) == (5, (32, 0, 0), (0, 0, 0))
+    assert "__syncthreads() at line 5 of mine.cu" in diag.message
+    assert "Divergent thread(s) in block" in diag.message and "2 errors" in diag.message
+
+
+def test_clean_logs_and_application_output_give_nothing():
+    clean = "========= COMPUTE-SANITIZER\nhello from block 0\n========= ERROR SUMMARY: 0 errors\n"
+    for tool in sanitizer.TOOLS:
+        assert sanitizer.parse(clean, tool) == []
+    racecheck_clean = "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+    assert sanitizer.parse(racecheck_clean, "racecheck") == []
+
+
+def test_refusal_names_the_sanitizers_reason():
+    log = "========= COMPUTE-SANITIZER\n========= Error: Device not supported\n"
+    assert sanitizer.refusal(log, "") == "Error: Device not supported"
+    assert sanitizer.refusal("", "") == "it printed nothing"
+
+
+def test_command_runs_one_tool_into_a_log_file(tmp_path):
+    cmd = sanitizer.command("/cuda/bin/compute-sanitizer", "racecheck", tmp_path / "r.log", ["x"])
+    assert cmd[0] == "/cuda/bin/compute-sanitizer" and cmd[-1] == "x"
+    assert cmd[cmd.index("--tool") + 1] == "racecheck"
+    assert cmd[cmd.index("--log-file") + 1] == str(tmp_path / "r.log")
+    assert "--print-limit" in cmd and "--racecheck-report" in cmd
+
+
+# -- the grader process never imports PyCUDA ----------------------------------------------
+
+
+def test_importing_and_probing_the_backend_does_not_import_pycuda():
+    from grader.backends.cuda import probe
+
+    usable, why = probe()
+    assert "pycuda" not in sys.modules
+    assert usable or why
