@@ -1,0 +1,277 @@
+"""The cuda backend on a real GPU: hand-built launches, numpy expectations."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import gpu_kernels as k  # tests/gpu is on sys.path (pytest's rootdir-less import)
+import numpy as np
+import pytest
+
+from grader.backends.base import BackendUnavailable, Buffer, Launch, Scalar
+from grader.backends.cuda import sanitizer_available
+from grader.backends.cuda.timing import ratios, relative_spread, speedup
+from grader.result import Kind
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+
+
+def build(backend, text, macros=None, block=(16, 16, 1)):
+    built = backend.build(k.submission(text), macros or {}, block)
+    assert built.ok, built.compile.log
+    return built
+
+
+def assert_product(outcome, launch):
+    assert outcome.completed, [d.message for d in outcome.diagnostics]
+    got = outcome.buffers["P"].data.astype(np.float64)
+    np.testing.assert_allclose(got, k.expected_product(launch), rtol=1e-4, atol=1e-4)
+
+
+def test_device_names_the_gpu(backend):
+    text = backend.device()
+    assert "sm_" in text and "CUDA" in text, text
+
+
+@pytest.mark.parametrize("width", [64, 517])
+@pytest.mark.parametrize("source", [k.NAIVE, k.TILED], ids=["naive", "tiled"])
+def test_correct_matmul_passes_and_leaves_canaries(backend, source, width):
+    launch = k.matmul_launch(width)
+    outcome = backend.run(build(backend, source), launch, timeout=10)
+    assert_product(outcome, launch)
+    for state in outcome.buffers.values():
+        assert (state.written_before, state.written_after) == (0, 0)
+    assert outcome.diagnostics == []
+
+
+def test_missing_boundary_check_writes_past_p_into_the_canaries(backend):
+    launch = k.matmul_launch(517)
+    outcome = backend.run(build(backend, k.NO_BOUNDARY_CHECK), launch, timeout=10)
+    assert outcome.completed, [d.message for d in outcome.diagnostics]
+    state = outcome.buffers["P"]
+    assert state.written_after > 0
+    assert state.first_after == 0  # row 517, column 0: the element right after P
+    assert state.written_before == 0
+
+
+def test_infinite_loop_times_out_and_the_next_run_works(backend):
+    started = time.monotonic()
+    outcome = backend.run(build(backend, k.INFINITE_LOOP), k.matmul_launch(64), timeout=3)
+    assert outcome.timed_out and not outcome.crashed
+    assert time.monotonic() - started < 20
+    [diag] = outcome.diagnostics
+    assert diag.kind == Kind.TIMEOUT and "did not finish within 3 s" in diag.message
+    launch = k.matmul_launch(64)
+    assert_product(backend.run(build(backend, k.NAIVE), launch, timeout=10), launch)
+
+
+def test_illegal_address_crashes_and_the_next_run_works(backend):
+    outcome = backend.run(build(backend, k.ILLEGAL_ADDRESS), k.matmul_launch(64), timeout=10)
+    assert outcome.crashed and outcome.buffers == {}
+    [diag] = outcome.diagnostics
+    assert diag.kind == Kind.CRASH
+    assert "illegal memory access" in diag.message and "--sanitize" in diag.message
+    launch = k.matmul_launch(100)
+    assert_product(backend.run(build(backend, k.NAIVE), launch, timeout=10), launch)
+
+
+def test_block_too_large_is_a_resources_error_and_the_worker_survives(backend):
+    built = build(backend, k.NAIVE)
+    launch = k.matmul_launch(64, block=64)  # 4096 threads per block
+    outcome = backend.run(built, launch, timeout=10)
+    assert outcome.crashed
+    [diag] = outcome.diagnostics
+    assert diag.kind == Kind.RESOURCES, diag.message
+    worker = backend._worker
+    launch = k.matmul_launch(64)
+    assert_product(backend.run(built, launch, timeout=10), launch)
+    assert backend._worker is worker  # a refused launch does not cost the worker
+
+
+def test_wrong_signature_still_builds(backend):
+    built = build(backend, k.WRONG_SIGNATURE)
+    assert len(built.interface.kernels["matmul"].params) == 3
+
+
+def test_static_constant_mask_is_set_by_name(backend):
+    width, height, mask_width = 37, 23, 5
+    built = build(backend, k.STATIC_CONSTANT_MASK, {"MASK_WIDTH": mask_width})
+    assert built.interface.constants["Mc"].size == 4 * mask_width**2
+    rng = np.random.default_rng(1)
+    image = rng.uniform(-1, 1, width * height).astype(np.float32)
+    mask = rng.uniform(-1, 1, mask_width**2).astype(np.float32)
+    launch = Launch(
+        "conv2d",
+        (3, 2, 1),
+        (16, 16, 1),
+        0,
+        [
+            Buffer("N", image, False),
+            Buffer("P", k.poisoned(width * height), True),
+            Scalar("Width", "int", width),
+            Scalar("Height", "int", height),
+        ],
+        {"Mc": mask},
+    )
+    outcome = backend.run(built, launch, timeout=10)
+    assert outcome.completed, [d.message for d in outcome.diagnostics]
+    r = mask_width // 2
+    padded = np.pad(image.reshape(height, width).astype(np.float64), r)
+    weights = mask.reshape(mask_width, mask_width).astype(np.float64)
+    expected = np.zeros((height, width))
+    for i in range(mask_width):
+        for j in range(mask_width):
+            expected += weights[i, j] * padded[i : i + height, j : j + width]
+    got = outcome.buffers["P"].data.reshape(height, width)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_printf_is_captured(backend):
+    outcome = backend.run(build(backend, k.PRINTF), k.matmul_launch(32), timeout=10)
+    assert outcome.completed
+    for block in ("(0,0)", "(1,0)", "(0,1)", "(1,1)"):
+        assert f"hello from block {block}" in outcome.output
+    assert not any(d.kind == Kind.OUTPUT for d in outcome.diagnostics)
+
+
+def test_printf_flood_is_capped_with_a_diagnostic(backend):
+    launch = k.matmul_launch(64)
+    launch.grid, launch.block = (40, 1, 1), (256, 1, 1)
+    outcome = backend.run(build(backend, k.PRINTF_FLOOD), launch, timeout=10)
+    assert outcome.completed
+    assert 0 < len(outcome.output.encode()) <= 16 * 1024
+    assert [d.kind for d in outcome.diagnostics] == [Kind.OUTPUT]
+
+
+def test_time_against_itself_gives_speedup_one(backend):
+    built = build(backend, k.TILED)
+    inputs = k.matrices(1024)
+    pair = (k.matmul_launch(1024, inputs), k.matmul_launch(1024, inputs))
+    started = time.monotonic()
+    timing = backend.time(built, built, pair, budget=8.0)
+    assert time.monotonic() - started < 8.0 + 5.0
+    assert len(timing.student_ms) >= 5, timing.note
+    ratio = speedup(timing.student_ms, timing.reference_ms)
+    print(
+        f"self speedup {ratio:.4f}, spread "
+        f"{relative_spread(ratios(timing.student_ms, timing.reference_ms)):.4f}: {timing.note}"
+    )
+    assert 0.98 <= ratio <= 1.02, timing.note
+
+
+def test_time_keeps_to_the_budget_for_a_very_slow_student(backend):
+    slow, fast = build(backend, k.SLOW), build(backend, k.NAIVE)
+    inputs = k.matrices(256)
+    pair = (k.matmul_launch(256, inputs), k.matmul_launch(256, inputs))
+    for built, launch in ((slow, pair[0]), (fast, pair[1])):  # compile outside the budget
+        assert backend.run(built, launch, timeout=10).completed
+    started = time.monotonic()
+    timing = backend.time(slow, fast, pair, budget=1.5)
+    elapsed = time.monotonic() - started
+    print(f"slow student: {len(timing.student_ms)} rounds in {elapsed:.2f} s: {timing.note}")
+    assert elapsed < 1.5 + 1.5
+    assert timing.student_ms and speedup(timing.student_ms, timing.reference_ms) < 0.1
+
+
+def test_time_of_a_crashing_kernel_returns_an_empty_timing(backend):
+    bad, good = build(backend, k.ILLEGAL_ADDRESS), build(backend, k.NAIVE)
+    inputs = k.matrices(128)
+    pair = (k.matmul_launch(128, inputs), k.matmul_launch(128, inputs))
+    timing = backend.time(bad, good, pair, budget=3.0)
+    assert timing.student_ms == [] and "illegal memory access" in timing.note
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "in-a-hung-kernel"])
+def test_worker_does_not_outlive_a_killed_grader(busy):
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path[:0] = [{str(ROOT)!r}, {str(HERE)!r}]
+        from grader.backends.cuda import CudaBackend
+        import gpu_kernels as k
+        backend = CudaBackend()
+        built = backend.build(k.submission(k.NAIVE), {{}}, (16, 16, 1))
+        hung = backend.build(k.submission(k.INFINITE_LOOP), {{}}, (16, 16, 1))
+        assert backend.run(built, k.matmul_launch(32), 10).completed
+        print(backend._worker.process.pid, flush=True)
+        if {busy}:
+            backend.run(hung, k.matmul_launch(32), 600)
+        time.sleep(600)
+        """
+    )
+    grader = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    worker_pid = int(grader.stdout.readline())
+    time.sleep(2.0)  # let the hung kernel start
+    os.kill(grader.pid, signal.SIGKILL)
+    grader.wait()
+    for _ in range(100):
+        if not _alive(worker_pid):
+            break
+        time.sleep(0.1)
+    assert not _alive(worker_pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+# -- compute-sanitizer ----------------------------------------------------------------------
+
+
+def sanitize(backend, text, launches, timeout=30):
+    if not sanitizer_available():
+        pytest.skip("compute-sanitizer is not installed")
+    try:
+        return backend.sanitize(build(backend, text), launches, timeout)
+    except BackendUnavailable as err:
+        pytest.skip(str(err))
+
+
+def test_sanitize_finds_an_out_of_bounds_read(backend):
+    found = sanitize(backend, k.OUT_OF_BOUNDS_READ, [k.matmul_launch(64)])
+    line = k.line_of(k.OUT_OF_BOUNDS_READ, "oob-read")
+    print("\n".join(d.message for d in found))
+    reads = [d for d in found if d.kind == Kind.OUT_OF_BOUNDS]
+    assert reads, found
+    for diag in reads:
+        assert diag.line == line and diag.thread is not None and diag.block is not None
+        assert "read" in diag.message and "kernel_under_test.cu" in diag.message
+    assert any("past the end of N" in d.message for d in reads)
+
+
+def test_sanitize_finds_the_race_of_a_missing_syncthreads(backend):
+    found = sanitize(backend, k.MISSING_SYNC, [k.matmul_launch(64)])
+    print("\n".join(d.message for d in found))
+    races = [d for d in found if d.kind == Kind.RACE]
+    assert races, found
+    loads = {k.line_of(k.MISSING_SYNC, "load-m"), k.line_of(k.MISSING_SYNC, "load-n")}
+    use = k.line_of(k.MISSING_SYNC, "use")
+    assert any(
+        f"line {use} " in d.message and any(f"line {n} " in d.message for n in loads) for d in races
+    )
+    assert not any(d.kind == Kind.OUT_OF_BOUNDS for d in found)
+
+
+def test_sanitize_finds_nothing_in_a_correct_tiled_kernel(backend):
+    assert sanitize(backend, k.TILED, [k.matmul_launch(100)]) == []
+
+
+def test_sanitize_finds_a_divergent_barrier(backend):
+    launch = k.matmul_launch(64)
+    launch.grid, launch.block = (1, 1, 1), (64, 1, 1)
+    found = sanitize(backend, k.DIVERGENT_BARRIER, [launch])
+    print("\n".join(d.message for d in found))
+    barriers = [d for d in found if d.kind == Kind.BARRIER_DIVERGENCE]
+    assert barriers, found
+    assert barriers[0].line == k.line_of(k.DIVERGENT_BARRIER, "divergent-sync")
