@@ -140,13 +140,42 @@ SLOW = "#define SPIN_CYCLES 100000000LL\n" + NAIVE.replace(
     "    if (row < Width && col < Width) {",
 )
 
+# Even and odd threads of each warp wait at different __syncthreads().
 DIVERGENT_BARRIER = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    __shared__ float s[64];
+    if (threadIdx.x % 2 == 0) {
+        s[threadIdx.x] = M[threadIdx.x];
+        __syncthreads();  // @divergent-even
+    } else {
+        __syncthreads();  // @divergent-odd
+        s[threadIdx.x] = M[threadIdx.x];
+    }
+    P[threadIdx.x] = s[63 - threadIdx.x];
+}
+"""
+
+# A whole warp skips the barrier and exits (the smoke script logs what synccheck says).
+EARLY_EXIT_BARRIER = """\
 __global__ void matmul(const float* M, const float* N, float* P, int Width) {
     __shared__ float s[64];
     s[threadIdx.x] = M[threadIdx.x];
     if (threadIdx.x < 32)
-        __syncthreads();  // @divergent-sync
+        __syncthreads();
     P[threadIdx.x] = s[63 - threadIdx.x];
+}
+"""
+
+# Reads are guarded, the write is not: the last partial tile writes past the end of P.
+UNGUARDED_WRITE = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    float sum = 0.0f;
+    if (row < Width && col < Width)
+        for (int k = 0; k < Width; ++k)
+            sum += M[row * Width + k] * N[k * Width + col];
+    P[row * Width + col] = sum;  // @oob-write
 }
 """
 

@@ -30,7 +30,6 @@ def raw_log(backend: CudaBackend, text: str, tool: str, launch, log: Path) -> No
             "op": "run",
             "key": spec.key,
             "canaries": False,
-            "keep": True,
             "launch": encode_launch(launch, symbol, table),
         }
         reply = worker.call(header, table.arrays, timeout=60)
@@ -50,9 +49,11 @@ def main(out: Path) -> None:
         barrier.grid, barrier.block = (1, 1, 1), (64, 1, 1)
         cases = [
             (k.OUT_OF_BOUNDS_READ, "memcheck", k.matmul_launch(64), "memcheck-oob.log"),
+            (k.UNGUARDED_WRITE, "memcheck", k.matmul_launch(100), "memcheck-write.log"),
             (k.TILED, "memcheck", k.matmul_launch(100), "memcheck-clean.log"),
             (k.MISSING_SYNC, "racecheck", k.matmul_launch(64), "racecheck-race.log"),
             (k.DIVERGENT_BARRIER, "synccheck", barrier, "synccheck-barrier.log"),
+            (k.EARLY_EXIT_BARRIER, "synccheck", barrier, "synccheck-early-exit.log"),
         ]
         for text, tool, launch, name in cases:
             raw_log(backend, text, tool, launch, out / name)

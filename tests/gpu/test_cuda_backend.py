@@ -267,6 +267,17 @@ def test_sanitize_finds_nothing_in_a_correct_tiled_kernel(backend):
     assert sanitize(backend, k.TILED, [k.matmul_launch(100)]) == []
 
 
+def test_sanitize_finds_a_write_past_the_end_of_p(backend):
+    found = sanitize(backend, k.UNGUARDED_WRITE, [k.matmul_launch(100)])
+    print("\n".join(d.message for d in found))
+    writes = [d for d in found if d.kind == Kind.OUT_OF_BOUNDS]
+    assert writes, found
+    assert all(d.line == k.line_of(k.UNGUARDED_WRITE, "oob-write") for d in writes)
+    assert any(
+        "wrote 4 bytes at P[" in d.message and "past the end of P" in d.message for d in writes
+    )
+
+
 def test_sanitize_finds_a_divergent_barrier(backend):
     launch = k.matmul_launch(64)
     launch.grid, launch.block = (1, 1, 1), (64, 1, 1)
@@ -274,4 +285,5 @@ def test_sanitize_finds_a_divergent_barrier(backend):
     print("\n".join(d.message for d in found))
     barriers = [d for d in found if d.kind == Kind.BARRIER_DIVERGENCE]
     assert barriers, found
-    assert barriers[0].line == k.line_of(k.DIVERGENT_BARRIER, "divergent-sync")
+    lines = {k.line_of(k.DIVERGENT_BARRIER, m) for m in ("divergent-even", "divergent-odd")}
+    assert barriers[0].line in lines and barriers[0].thread is not None

@@ -242,9 +242,8 @@ class CudaBackend(Backend):
         )
         findings: list[sanitizer.Finding] = []
         for tool in sanitizer.TOOLS:
-            pending = [(launch, symbol) for launch, _, symbol in prepared]
-            while pending:
-                findings += _sanitize_some(executable, tool, spec, pending, timeout)
+            for launch, _, symbol in prepared:
+                findings += _sanitize_one(executable, tool, spec, launch, symbol, timeout)
         return sanitizer.diagnostics(findings, context)
 
     def close(self) -> None:
@@ -276,45 +275,40 @@ def _prepared(build: Build, launch: Launch) -> tuple[ModuleSpec, str]:
     return build.artifact, sig.symbol
 
 
-def _sanitize_some(
+def _sanitize_one(
     executable: str,
     tool: str,
     spec: ModuleSpec,
-    pending: list[tuple[Launch, str]],
+    launch: Launch,
+    symbol: str,
     timeout: float,
 ) -> list[sanitizer.Finding]:
-    """Run pending launches under `tool` in one worker until one kills it; those run are
-    removed from `pending`. Returns the findings, each with the buffers of its process."""
+    """Run one launch under `tool` in a worker of its own (so every address in the log
+    belongs to this launch's buffers), and return the findings with those buffers."""
     with tempfile.TemporaryDirectory(prefix="grader-sanitizer-") as tmp:
         log = Path(tmp, f"{tool}.log")
         worker = WorkerProcess(prefix=sanitizer.command(executable, tool, log, []))
-        ranges: list[sanitizer.BufferRange] = []
         try:
             reply = worker.start()
             if reply.ok:
                 reply = worker.call(spec.load_request(), timeout=defaults.COMPILE_TIMEOUT)
             if not reply.ok:
                 _refuse(tool, reply, log, worker)
-            while pending:
-                launch, symbol = pending.pop(0)
-                table = ArrayTable()
-                header = {
-                    "op": "run",
-                    "key": spec.key,
-                    "canaries": False,
-                    "keep": True,
-                    "launch": encode_launch(launch, symbol, table),
-                }
-                reply = worker.call(header, table.arrays, timeout)
-                addresses = reply.message.header.get("addresses", {}) if reply.message else {}
-                ranges += [sanitizer.BufferRange(n, a, b) for n, (a, b) in addresses.items()]
-                if _sanitizer_failed(reply):
-                    _refuse(tool, reply, log, worker)
-                if not reply.ok and (reply.timed_out or reply.died or reply.error.get("sticky")):
-                    break
+            table = ArrayTable()
+            header = {
+                "op": "run",
+                "key": spec.key,
+                "canaries": False,
+                "launch": encode_launch(launch, symbol, table),
+            }
+            reply = worker.call(header, table.arrays, timeout)
+            if _sanitizer_failed(reply):
+                _refuse(tool, reply, log, worker)
         finally:
             worker.stop()
         text = log.read_text(errors="replace") if log.exists() else ""
+    addresses = reply.message.header.get("addresses", {}) if reply.message else {}
+    ranges = [sanitizer.BufferRange(n, a, b) for n, (a, b) in addresses.items()]
     found = sanitizer.parse(text, tool)
     for finding in found:
         finding.buffers = ranges

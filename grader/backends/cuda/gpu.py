@@ -20,6 +20,7 @@ from grader.backends.cuda import errors, timing
 from grader.backends.cuda.protocol import scalar_value
 
 SHARED_OPT_IN = 48 * 1024  # dynamic shared memory above this needs the kernel's opt-in
+GAP_BYTES = (64 << 10, 64 << 20)  # least and most unallocated space around a sanitized buffer
 
 
 class CudaFailure(Exception):
@@ -127,6 +128,20 @@ class Gpu:
         address = int(allocation) + 4 * canaries
         placed = DeviceBuffer(buffer.name, allocation, address, data.size, canaries, buffer.output)
         self.upload(placed, data)
+        return placed
+
+    def allocate_apart(self, buffers: list[Buffer]) -> dict[str, DeviceBuffer]:
+        """Exact-size buffers with freed gaps between them. The driver packs small
+        allocations back to back, so without the gaps a read just past one buffer would
+        land in the next, which the sanitizer counts as a valid access."""
+        spacers, placed = [], {}
+        with failures("alloc"):
+            for buffer in buffers:
+                spacers.append(self.cuda.mem_alloc(_gap_bytes(buffer.data.size)))
+                placed[buffer.name] = self.allocate(buffer, 0)
+            spacers.append(self.cuda.mem_alloc(_gap_bytes(buffers[-1].data.size if buffers else 0)))
+            for spacer in spacers:
+                spacer.free()
         return placed
 
     def upload(self, placed: DeviceBuffer, data: np.ndarray) -> None:
@@ -250,6 +265,12 @@ class Gpu:
         self.wait(end)
         with failures("sync"):
             return end.time_since(start)
+
+
+def _gap_bytes(elements: int) -> int:
+    """As large as the buffer, so that the allocator puts the gap in the same pool."""
+    low, high = GAP_BYTES
+    return min(max(4 * elements, low), high)
 
 
 @contextmanager

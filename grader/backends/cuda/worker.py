@@ -6,9 +6,8 @@ student's printf output, which the grader captures to a file, so nothing else is
 printed there. Requests:
 
     load  {key, source, options, arch}      compile once per distinct build
-    run   {key, launch, canaries, keep}     one launch; buffers back with their canaries
-                                            (keep: never free them, so that under the
-                                            sanitizer every address names one buffer)
+    run   {key, launch, canaries}           one launch; buffers back with their canaries
+                                            (without: exact sizes, apart, for the sanitizer)
     time  {student, reference, budget}      interleaved timing of two loaded launches
     exit
 
@@ -38,7 +37,6 @@ class Worker:
     def __init__(self, gpu: Gpu) -> None:
         self.gpu = gpu
         self.libc = ctypes.CDLL(None)
-        self.kept: list = []
 
     def handle(self, message: Message) -> Message:
         op = message.header["op"]
@@ -56,28 +54,23 @@ class Worker:
     def op_run(self, message: Message) -> Message:
         head = message.header
         launch, symbol = decode_launch(head["launch"], message.arrays)
-        canaries = CANARY_ELEMENTS if head["canaries"] else 0
         function = self.gpu.function(head["key"], symbol)
         self.gpu.set_constants(head["key"], launch.constants)
-        placed = {}
+        placed = self.place(launch, head["canaries"])
+        addresses = {p.name: [p.address, p.nbytes] for p in placed}
         try:
-            for buffer in launch.buffers():
-                placed[buffer.name] = self.gpu.allocate(buffer, canaries)
-            addresses = {p.name: [p.address, p.nbytes] for p in placed.values()}
             started = time.monotonic()
-            try:
-                self.gpu.launch(function, launch, self.gpu.arguments(launch, placed))
-                self.gpu.finish()
-            except CudaFailure as failure:
-                failure.extra["addresses"] = addresses
-                raise
+            args = self.gpu.arguments(launch, {p.name: p for p in placed})
+            self.gpu.launch(function, launch, args)
+            self.gpu.finish()
             seconds = time.monotonic() - started
-            states = [self.gpu.download(p) for p in placed.values()]
+            states = [self.gpu.download(p) for p in placed]
         except CudaFailure as failure:
+            failure.extra["addresses"] = addresses
             if not failure.sticky:
-                self.release(list(placed.values()), head.get("keep", False))
+                self.gpu.free(placed)
             raise
-        self.release(list(placed.values()), head.get("keep", False))
+        self.gpu.free(placed)
         self.flush_output()
         header = {
             "ok": True,
@@ -86,6 +79,19 @@ class Worker:
             "buffers": [{k: v for k, v in s.items() if k != "data"} for s in states],
         }
         return Message(header, [s["data"] for s in states])
+
+    def place(self, launch, canaries: bool) -> list:
+        if not canaries:
+            return list(self.gpu.allocate_apart(launch.buffers()).values())
+        placed = []
+        try:
+            for buffer in launch.buffers():
+                placed.append(self.gpu.allocate(buffer, CANARY_ELEMENTS))
+        except CudaFailure as failure:
+            if not failure.sticky:
+                self.gpu.free(placed)
+            raise
+        return placed
 
     def op_time(self, message: Message) -> Message:
         head = message.header
@@ -108,12 +114,6 @@ class Worker:
         self.gpu.free(list(placed.values()))
         self.flush_output()
         return Message({"ok": True, **result})
-
-    def release(self, placed: list, keep: bool) -> None:
-        if keep:
-            self.kept += placed
-        else:
-            self.gpu.free(placed)
 
     def flush_output(self) -> None:
         """Device printf goes through C stdio, which buffers a file fully."""
