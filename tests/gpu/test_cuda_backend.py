@@ -232,10 +232,14 @@ def _alive(pid: int) -> bool:
 def sanitize(backend, text, launches, timeout=30):
     if not sanitizer_available():
         pytest.skip("compute-sanitizer is not installed")
+    built = build(backend, text)
+    started = time.monotonic()
     try:
-        return backend.sanitize(build(backend, text), launches, timeout)
+        found = backend.sanitize(built, launches, timeout)
     except BackendUnavailable as err:
         pytest.skip(str(err))
+    print(f"sanitize took {time.monotonic() - started:.1f} s")
+    return found
 
 
 def test_sanitize_finds_an_out_of_bounds_read(backend):
