@@ -1,0 +1,294 @@
+"""Finding the submissions in a folder, and who each belongs to.
+
+Three layouts are read as they are:
+- plain: every `.cu` file or subfolder of DIR is one submission, named after the student;
+- Gradescope's "Export Submissions": a `submission_metadata.yml` beside `submission_<id>/`
+  folders, which names each folder's submitters (a group submission has several);
+- GitHub Classroom's clone of the student repositories: folders `<assignment>-<login>`,
+  each a git clone; the student is the login.
+
+Nothing here follows a symbolic link: a submission that links to another student's file,
+or to a file of the grader's, would otherwise be graded (and its text shown in a compile
+log) as the student's own."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.errors import UsageError
+
+GRADESCOPE_METADATA = "submission_metadata.yml"
+SOURCE_SUFFIX = ".cu"
+TEMPLATE_FILE = "kernel.cu"  # the file `grader template` hands out, preferred among several
+MAX_SOURCE_BYTES = 16 * 1024 * 1024  # larger files are not read at all (grading caps far lower)
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
+
+
+@dataclass(frozen=True)
+class Person:
+    """One student a submission belongs to. `id` is what the gradebook's `student` column
+    holds: the Gradescope SID (or email), the GitHub login, or the file or folder name."""
+
+    id: str
+    name: str = ""
+    email: str = ""
+
+
+@dataclass
+class Entry:
+    """One submission: its folder name under OUT/students, the students it belongs to,
+    and the `.cu` file to grade, or why there is none."""
+
+    id: str
+    people: list[Person]
+    origin: Path  # the file or folder in DIR
+    source: Path | None = None
+    problem: str = ""  # why no source could be chosen
+    layout: str = "plain"
+
+
+@dataclass
+class Found:
+    entries: list[Entry]
+    layout: str
+    ignored: list[str] = field(default_factory=list)  # names in DIR that are no submission
+
+
+def discover(folder: Path) -> Found:
+    """Every submission in `folder`, sorted by id. Raises UsageError when the folder does
+    not exist, or when two submissions would get the same id."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder of submissions.")
+    metadata = _gradescope_metadata(folder)
+    if metadata is not None:
+        found = _gradescope(metadata)
+    elif _is_classroom(folder):
+        found = _classroom(folder)
+    else:
+        found = _plain(folder)
+    _refuse_duplicates(found.entries)
+    found.entries.sort(key=lambda e: e.id)
+    return found
+
+
+def safe_id(text: str) -> str:
+    """A student id usable as one folder name: no separators, no leading dot."""
+    cleaned = _UNSAFE.sub("_", text.strip()).strip("._")
+    return cleaned or "_"
+
+
+# -- plain ------------------------------------------------------------------------------
+
+
+def _visible(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+
+
+def _plain(folder: Path) -> Found:
+    entries, ignored = [], []
+    for path in _visible(folder):
+        if path.is_symlink():
+            entries.append(_linked(path))
+        elif path.is_dir():
+            entries.append(_from_folder(path, path.name, [Person(path.name)], "plain"))
+        elif path.suffix == SOURCE_SUFFIX:
+            entry = Entry(safe_id(path.stem), [Person(path.stem)], path, layout="plain")
+            _set_source(entry, path)
+            entries.append(entry)
+        else:
+            ignored.append(path.name)
+    return Found(entries, "plain", ignored)
+
+
+def _linked(path: Path) -> Entry:
+    entry = Entry(safe_id(path.stem), [Person(path.stem)], path)
+    entry.problem = f"{path.name} is a symbolic link; submit the file itself."
+    return entry
+
+
+def _from_folder(path: Path, id_text: str, people: list[Person], layout: str) -> Entry:
+    entry = Entry(safe_id(id_text), people, path, layout=layout)
+    candidates = source_files(path)
+    chosen, problem = choose_source(candidates, path)
+    if chosen is None:
+        entry.problem = problem
+    else:
+        _set_source(entry, chosen)
+    return entry
+
+
+def _set_source(entry: Entry, path: Path) -> None:
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode):
+        entry.problem = f"{path.name} is a symbolic link; submit the file itself."
+    elif info.st_size > MAX_SOURCE_BYTES:
+        entry.problem = f"{path.name} is {info.st_size} bytes: far too large for a kernel."
+    else:
+        entry.source = path
+
+
+def source_files(folder: Path) -> list[Path]:
+    """The `.cu` files under `folder`, hidden folders (.git) and links left out."""
+    found = []
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found += [Path(root) / f for f in sorted(files) if f.endswith(SOURCE_SUFFIX)]
+    return found
+
+
+def choose_source(candidates: list[Path], folder: Path) -> tuple[Path | None, str]:
+    """The one `.cu` file to grade: the only one, or else the one named kernel.cu that is
+    nearest the top. Returns (None, why) when there is no clear choice."""
+    if len(candidates) == 1:
+        return candidates[0], ""
+    if not candidates:
+        return None, f"There is no {SOURCE_SUFFIX} file in {folder.name}."
+    named = [p for p in candidates if p.name == TEMPLATE_FILE]
+    named.sort(key=lambda p: len(p.relative_to(folder).parts))
+    if named and (len(named) == 1 or len(named[0].parts) < len(named[1].parts)):
+        return named[0], ""
+    listed = ", ".join(str(p.relative_to(folder)) for p in candidates[:6])
+    return None, (
+        f"{folder.name} holds several {SOURCE_SUFFIX} files ({listed}); keep one, "
+        f"or name the one to grade {TEMPLATE_FILE}."
+    )
+
+
+def _refuse_duplicates(entries: list[Entry]) -> None:
+    seen: dict[str, Entry] = {}
+    for entry in entries:
+        if entry.id in seen:
+            raise UsageError(
+                f"Two submissions belong to student {entry.id!r}: {seen[entry.id].origin.name} "
+                f"and {entry.origin.name}. Keep one of them."
+            )
+        seen[entry.id] = entry
+
+
+# -- GitHub Classroom -------------------------------------------------------------------
+
+
+def _classroom_prefix(names: list[str]) -> str:
+    """The assignment prefix that every repository name shares, up to its last dash."""
+    common = os.path.commonprefix(names)
+    return common[: common.rfind("-") + 1] if "-" in common else ""
+
+
+def _is_classroom(folder: Path) -> bool:
+    folders = [p for p in _visible(folder) if p.is_dir() and not p.is_symlink()]
+    if len(folders) < 2 or len(folders) != len(_visible(folder)):
+        return False
+    prefix = _classroom_prefix([p.name for p in folders])
+    return bool(prefix) and all((p / ".git").exists() for p in folders)
+
+
+def _classroom(folder: Path) -> Found:
+    folders = _visible(folder)
+    prefix = _classroom_prefix([p.name for p in folders])
+    entries = []
+    for path in folders:
+        login = path.name[len(prefix) :] or path.name
+        entries.append(_from_folder(path, login, [Person(login)], "classroom"))
+    return Found(entries, "classroom")
+
+
+# -- Gradescope -------------------------------------------------------------------------
+
+
+def _gradescope_metadata(folder: Path) -> Path | None:
+    """The export's metadata file, in DIR or in the one folder the export zip unpacks to."""
+    direct = folder / GRADESCOPE_METADATA
+    if direct.is_file():
+        return direct
+    inner = [p for p in _visible(folder) if p.is_dir()]
+    if len(inner) == 1 and (inner[0] / GRADESCOPE_METADATA).is_file():
+        return inner[0] / GRADESCOPE_METADATA
+    return None
+
+
+def _gradescope(metadata: Path) -> Found:
+    root = metadata.parent
+    submitters = parse_gradescope_metadata(metadata.read_text(encoding="utf-8"))
+    entries, ignored = [], []
+    for path in _visible(root):
+        if path.name == GRADESCOPE_METADATA:
+            continue
+        if not path.is_dir() or path.is_symlink():
+            ignored.append(path.name)
+            continue
+        people = submitters.get(path.name) or [Person(path.name)]
+        first = people[0]
+        entries.append(_from_folder(path, first.id, people, "gradescope"))
+    return Found(entries, "gradescope", ignored)
+
+
+def parse_gradescope_metadata(text: str) -> dict[str, list[Person]]:
+    """Submitters per submission folder, from Gradescope's `submission_metadata.yml`.
+
+    The file is YAML written by Ruby, with symbol keys:
+
+        submission_123:
+          :submitters:
+          - :name: Ada Lovelace
+            :sid: '1815'
+            :email: ada@example.edu
+          :created_at: ...
+
+    Only the `:submitters:` list of each top-level key is read, so this small reader is
+    enough and the grader needs no YAML library at run time."""
+    people: dict[str, list[Person]] = {}
+    current: str | None = None
+    list_indent: int | None = None
+    person: dict[str, str] = {}
+    lists_read: set[str] = set()  # a key's first :submitters: list is the one that counts
+
+    def flush() -> None:
+        if current is not None and person:
+            people.setdefault(current, []).append(_person(person))
+        person.clear()
+
+    for raw in text.splitlines():
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        line = raw.strip()
+        if indent == 0:
+            flush()
+            current, list_indent = line.rstrip(":").strip("'\""), None
+            continue
+        if line == ":submitters:" and current not in lists_read:
+            flush()
+            list_indent = indent
+            lists_read.add(current)
+            continue
+        if list_indent is None:
+            continue
+        if line.startswith("- ") and indent >= list_indent:
+            flush()
+            line, indent = line[2:].strip(), indent + 2
+        elif indent <= list_indent:
+            flush()
+            list_indent = None
+            continue
+        match = re.match(r":(name|sid|email):\s*(.*)$", line)
+        if match:
+            person[match.group(1)] = _scalar(match.group(2))
+    flush()
+    return people
+
+
+def _scalar(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return "" if text in ("~", "null") else text
+
+
+def _person(fields: dict[str, str]) -> Person:
+    ident = fields.get("sid") or fields.get("email") or fields.get("name") or "unknown"
+    return Person(ident, fields.get("name", ""), fields.get("email", ""))

@@ -1,0 +1,116 @@
+"""Keeping grading workers apart from the batch that starts them: the environment they
+get, the process flag that hides their memory, and stopping a worker with everything it
+started.
+
+The batch holds the secret; a worker gets it over a pipe, never in its environment or
+command line, and its environment is built from a short list instead of copied, so
+nothing the TA's shell exported (the secret, tokens, cloud credentials) reaches a process
+that runs student code."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+from pathlib import Path
+
+import grader
+
+# Variables a worker keeps: what compilers, CUDA and Python need, and nothing personal.
+KEPT = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "CC",
+    "CXX",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "LD_LIBRARY_PATH",
+    "VIRTUAL_ENV",
+    "XDG_CACHE_HOME",
+)
+SECRET_ENV = "GRADER_SECRET"
+_PR_SET_DUMPABLE = 4
+_KILL_ROUNDS = 5  # a fork bomb may add processes while the first round stops the others
+
+
+def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of a grading worker: the kept variables, the grader's own
+    settings (GRADER_*) except the secret, and this package importable."""
+    env = {name: os.environ[name] for name in KEPT if name in os.environ}
+    env.update(
+        (name, value)
+        for name, value in os.environ.items()
+        if name.startswith("GRADER_") and name != SECRET_ENV
+    )
+    package_root = str(Path(grader.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = package_root
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra or {})
+    return env
+
+
+def make_undumpable() -> None:
+    """Forbid other processes of the same user to read this one's memory and environment
+    (/proc/PID/mem, environ, ptrace). Only Linux has the switch; elsewhere this is a no-op
+    and the sandbox of the CPU backend is the only wall."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def _parents() -> dict[int, list[int]]:
+    """Children of every process, from /proc (empty where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return children
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # it exited while we looked
+        # the command name may hold spaces and parentheses: the fields start after the last ')'
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    return children
+
+
+def descendants(pid: int) -> list[int]:
+    tree = _parents()
+    found, todo = [], [pid]
+    while todo:
+        for child in tree.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _signal(pids: list[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def kill_tree(pid: int) -> None:
+    """Stop `pid`, its process group and every descendant, also those that left the
+    group (a sandbox or a CUDA worker starts its own session). All are frozen first, so
+    none can fork or be re-parented away while the others die."""
+    stopped: set[int] = set()
+    for _ in range(_KILL_ROUNDS):
+        fresh = [p for p in [pid, *descendants(pid)] if p not in stopped]
+        if not fresh:
+            break
+        _signal(fresh, signal.SIGSTOP)
+        stopped.update(fresh)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    _signal(sorted(stopped), signal.SIGKILL)

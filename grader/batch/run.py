@@ -1,0 +1,202 @@
+"""`grader batch`: grade every submission in a folder, resumably, in parallel, and write
+the course's gradebook, summary and per-student reports.
+
+The secret stays in this process and goes to grading workers over a pipe. Student code
+only ever runs inside a worker's backend (sandboxed on the CPU), so what it can reach is
+the worker's scrubbed environment, never this process's."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from grader import cases as casegen
+from grader import defaults, labs
+from grader.batch import isolation, outputs
+from grader.batch.discover import Entry, discover
+from grader.batch.gpus import physical_device
+from grader.batch.gradebook import Row
+from grader.batch.isolated import failure_result, result_of
+from grader.batch.outputs import Manifest
+from grader.batch.progress import Progress
+from grader.batch.runner import BackendInfo, Job, Outcome, Pool, WorkerSpec
+from grader.batch.shard import Shard
+from grader.batch.state import (
+    RECORD,
+    REPORT_HTML,
+    REPORT_JSON,
+    REPORT_JUNIT,
+    Record,
+    Settings,
+    already_graded,
+    secret_fingerprint,
+    student_dir,
+    write_record,
+)
+from grader.labs.model import Lab
+from grader.report import write_reports
+from grader.result import Kind, Result
+
+SLACK = 60.0  # seconds of a submission's deadline beyond what its compiles and cases need
+
+
+@dataclass
+class BatchReport:
+    out: Path
+    rows: list[Row]
+    submissions: int  # in this shard
+    graded: int  # handed to a grading worker in this run
+    reused: int  # already graded with the same key
+    errors: int  # submissions that could not be graded
+    layout: str
+    ignored: list[str]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One submission to grade, and the key its folder will carry."""
+
+    entry: Entry
+    key: str
+
+
+def default_submission_timeout(
+    lab: Lab, case_timeout: float, timing: bool, secret: str | None
+) -> float:
+    """A deadline no honest grading reaches: every build at the compile timeout, every
+    case twice at the case timeout (the CPU backend runs two thread orders), and timing."""
+    cases = casegen.cases_for(lab, secret)
+    builds = len({tuple(sorted(lab.macro_values(c.sizes).items())) for c in cases})
+    seconds = (builds + (2 if timing else 0)) * defaults.COMPILE_TIMEOUT
+    seconds += 2 * case_timeout * len(cases) + SLACK
+    return seconds + (2 * defaults.TIMING_BUDGET if timing else 0.0)
+
+
+def store(out: Path, entry: Entry, key: str | None, result: Result, reason: str = "") -> None:
+    """Write the student's reports, then the record that marks the folder complete."""
+    folder = student_dir(out, entry.id)
+    (folder / RECORD).unlink(missing_ok=True)
+    write_reports(
+        result,
+        json=folder / REPORT_JSON,
+        html=folder / REPORT_HTML,
+        junit=folder / REPORT_JUNIT,
+    )
+    write_record(folder, Record.of(entry, key, reason))
+
+
+def _plan(out: Path, entries: list[Entry], settings: Settings) -> tuple[list[Plan], int]:
+    todo, reused = [], 0
+    for entry in entries:
+        if entry.source is None:
+            continue
+        key = settings.key(entry.source.read_bytes())
+        if already_graded(out, entry, key):
+            reused += 1
+        else:
+            todo.append(Plan(entry, key))
+    return todo, reused
+
+
+def run_batch(
+    lab: str,
+    folder: Path,
+    out: Path,
+    *,
+    secret: str | None = None,
+    jobs: int = 1,
+    gpus: list[int] | None = None,
+    timeout: float = defaults.CASE_TIMEOUT,
+    submission_timeout: float | None = None,
+    backend: str = "auto",
+    shard: Shard | None = None,
+    timing: bool = True,
+    log: TextIO | None = None,
+) -> BatchReport:
+    """Grade the submissions in `folder` (the slice `shard` of them) into `out`.
+    Raises GraderError for problems of usage or setup; a submission's own problems,
+    crashes and hangs end up in its row."""
+    started = time.monotonic()
+    spec = labs.get(lab)
+    gpus = list(gpus or [])
+    for gpu in gpus:
+        physical_device(gpu)  # an index past what is visible is a usage error, now
+    found = discover(Path(folder))
+    entries = [e for e in found.entries if shard is None or shard.holds(e.id)]
+    settings = Settings(spec.name, backend, timeout, timing, secret_fingerprint(secret))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if secret:
+        isolation.make_undumpable()  # this process holds the secret from here on
+    todo, reused = _plan(out, entries, settings)
+    progress = Progress(log, len(todo), reused) if log else None
+    deadline = submission_timeout or default_submission_timeout(spec, timeout, timing, secret)
+    slots = max(1, jobs, len(gpus))
+    plans = {p.entry.id: p for p in todo}
+
+    def done(outcome: Outcome) -> None:
+        plan = plans[outcome.job.id]
+        result, reason = result_of(outcome, spec, plan.entry)
+        if result is None:
+            result = failure_result(
+                spec, plan.entry, reason, outcome.kind, pool.backend, secret, timing
+            )
+        store(out, plan.entry, plan.key, result, reason)
+        if progress:
+            score = f"{result.score:g}/{result.max_score:g}"
+            progress.graded(plan.entry.id, score, str(result.status), outcome.seconds)
+
+    with tempfile.TemporaryDirectory(prefix="grader-gates-") as gates:
+        worker_spec = WorkerSpec(
+            lab=spec.name,
+            backend=backend,
+            backend_jobs=max(1, (os.cpu_count() or 1) // slots),
+            timeout=timeout,
+            timing=timing,
+            secret=secret,
+            gates=Path(gates),
+            submission_timeout=deadline,
+        )
+        pool = Pool(worker_spec, slots, gpus)
+        if progress:
+            progress.start()
+        try:
+            pool.run([Job(p.entry.id, p.entry.source) for p in todo], done)
+        finally:
+            pool.close()
+    if progress:
+        progress.finish()
+    info = pool.backend if pool.backend.name else BackendInfo(backend)
+    for entry in entries:
+        if entry.source is None:
+            why = entry.problem
+            store(
+                out,
+                entry,
+                None,
+                failure_result(spec, entry, why, Kind.INTERFACE, info, secret, timing),
+            )
+    manifest = Manifest(
+        settings=settings,
+        students=[e.id for e in entries],
+        shard=str(shard) if shard else None,
+        layout=found.layout,
+        ignored=found.ignored,
+    )
+    rows = outputs.write_course_files(out, manifest)
+    return BatchReport(
+        out=out,
+        rows=rows,
+        submissions=len(entries),
+        graded=pool.graded,
+        reused=reused,
+        errors=len({r.submission for r in rows if r.status == "error"}),
+        layout=found.layout,
+        ignored=found.ignored,
+        seconds=time.monotonic() - started,
+    )

@@ -1,0 +1,128 @@
+"""summary.html: the whole batch on one self-contained page (inline CSS and SVG, no
+scripts): a histogram of scores, the distribution of speedups, the most common
+diagnostics, the submissions that could not be graded, and a table linking every
+student's report. Charts are laid out here in SVG coordinates; the template only draws."""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import jinja2
+
+from grader.batch.gradebook import Row, number
+
+TEMPLATES = Path(__file__).parent / "templates"
+WIDTH, HEIGHT = 640, 200
+LEFT, RIGHT, TOP, BOTTOM = 40, 8, 16, 40
+SCORE_BINS = 10  # by tenths of the maximum
+SPEEDUP_EDGES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    count: int
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class Chart:
+    bars: list[Bar]
+    top: int  # the largest count, the y axis's end
+    width: int = WIDTH
+    height: int = HEIGHT
+    left: int = LEFT
+    baseline: int = HEIGHT - BOTTOM
+    top_y: int = TOP
+
+
+def chart(labels: list[str], counts: list[int]) -> Chart:
+    top = max(counts, default=0) or 1
+    slot = (WIDTH - LEFT - RIGHT) / max(1, len(counts))
+    plot = HEIGHT - TOP - BOTTOM
+    bars = [
+        Bar(label, n, LEFT + i * slot + 2, TOP + plot * (1 - n / top), slot - 4, plot * n / top)
+        for i, (label, n) in enumerate(zip(labels, counts, strict=True))
+    ]
+    return Chart(bars, top)
+
+
+def score_chart(rows: list[Row]) -> Chart:
+    counts = [0] * SCORE_BINS
+    for row in rows:
+        share = row.score / row.max if row.max else 0.0
+        counts[min(SCORE_BINS - 1, int(share * SCORE_BINS))] += 1
+    step = 100 // SCORE_BINS
+    labels = [f"{i * step}-{(i + 1) * step}%" for i in range(SCORE_BINS)]
+    return chart(labels, counts)
+
+
+def speedup_chart(speedups: list[float]) -> Chart:
+    counts = [0] * (len(SPEEDUP_EDGES) + 1)
+    for value in speedups:
+        counts[bisect.bisect_right(SPEEDUP_EDGES, value)] += 1
+    labels = [f"<{SPEEDUP_EDGES[0]:g}x"]
+    labels += [f"{a:g}-{b:g}x" for a, b in zip(SPEEDUP_EDGES, SPEEDUP_EDGES[1:], strict=False)]
+    labels.append(f"≥{SPEEDUP_EDGES[-1]:g}x")
+    return chart(labels, counts)
+
+
+def by_submission(rows: list[Row]) -> list[Row]:
+    """One row per submission: a group's members share one result."""
+    seen: dict[str, Row] = {}
+    for row in sorted(rows, key=lambda r: (r.submission, r.student)):
+        seen.setdefault(row.submission, row)
+    return list(seen.values())
+
+
+def common_diagnostics(rows: list[Row]) -> list[tuple[str, int]]:
+    counts = Counter(kind for row in rows for kind in row.diagnostics)
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["number"] = number
+    return env
+
+
+def render(lab: str, rows: list[Row], backend: str, shards: list[str]) -> str:
+    """The page for `rows` (all students); links point into students/ beside it."""
+    submissions = by_submission(rows)
+    speedups = [r.speedup for r in submissions if r.speedup is not None]
+    statuses = Counter(r.status for r in submissions)
+    return (
+        _environment()
+        .get_template("summary.html.j2")
+        .render(
+            lab=lab,
+            backend=backend,
+            shards=shards,
+            rows=sorted(rows, key=lambda r: (r.student, r.submission)),
+            submissions=len(submissions),
+            statuses=statuses,
+            scores=score_chart(submissions),
+            speedups=speedup_chart(speedups) if speedups else None,
+            speedup_count=len(speedups),
+            diagnostics=common_diagnostics(submissions),
+            errors=[r for r in submissions if r.status == "error"],
+        )
+    )
+
+
+def write(path: Path, lab: str, rows: list[Row], backend: str, shards: list[str]) -> None:
+    Path(path).write_text(render(lab, rows, backend, shards), encoding="utf-8")

@@ -1,0 +1,91 @@
+"""A grading worker: a process of its own that grades one submission at a time for a batch,
+with one backend kept open across submissions.
+
+It talks to the batch over two pipes whose numbers it gets in argv, one JSON object per
+line. The first line from the batch says what to grade with (the secret included, so the
+secret is never in this process's environment or command line); each next line is one
+submission, with a nonce that the answer must carry. The worker stops itself after a
+submission that crashed or hung, so that the next one starts in a fresh process with a
+fresh backend (a CUDA context after an illegal address is not to be trusted)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import IO, Any
+
+from grader import labs
+from grader.backends import get_backend
+from grader.backends.base import Backend
+from grader.batch import isolation
+from grader.batch.gpus import Gate, GatedBackend
+from grader.errors import GraderError
+from grader.grading import Options, grade
+from grader.report import json as json_report
+from grader.result import Kind, Result
+
+# After a result with one of these, the worker's backend may be in a bad state.
+FRESH_AFTER = {Kind.CRASH, Kind.TIMEOUT}
+
+
+def send(outbox: IO[str], message: dict[str, Any]) -> None:
+    outbox.write(json.dumps(message, allow_nan=False) + "\n")
+    outbox.flush()
+
+
+def open_backend(start: dict[str, Any]) -> Backend:
+    backend = get_backend(start["backend"], jobs=start["backend_jobs"])
+    if backend.measures_speed():
+        backend = GatedBackend(backend, Gate(Path(start["gates"]), start["gate"]))
+    return backend
+
+
+def needs_fresh_worker(result: Result) -> bool:
+    return any(d.kind in FRESH_AFTER for d in result.all_diagnostics())
+
+
+def serve(inbox: IO[str], outbox: IO[str]) -> int:
+    start = json.loads(inbox.readline())
+    lab = labs.get(start["lab"])
+    options = Options(
+        backend=start["backend"],
+        secret=start["secret"],
+        timeout=start["timeout"],
+        timing=start["timing"],
+    )
+    try:
+        backend = open_backend(start)
+    except GraderError as error:
+        send(outbox, {"type": "setup_error", "message": str(error)})
+        return 2
+    with backend:
+        send(outbox, {"type": "ready", "backend": backend.name, "device": backend.device()})
+        for line in inbox:
+            job = json.loads(line)
+            try:
+                result = grade(lab, Path(job["path"]), backend, options)
+            except Exception as error:  # a grader bug or a broken backend: say so, stop
+                detail = traceback.format_exception_only(error)[-1].strip()
+                send(outbox, {"type": "failed", "nonce": job["nonce"], "message": detail})
+                return 1
+            message = {"type": "result", "nonce": job["nonce"]}
+            send(outbox, {**message, "result": json_report.to_dict(result)})
+            if needs_fresh_worker(result):
+                return 0
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    isolation.make_undumpable()
+    inbox_fd, outbox_fd = int(argv[1]), int(argv[2])
+    with (
+        open(inbox_fd, encoding="utf-8") as inbox,
+        open(outbox_fd, "w", encoding="utf-8") as outbox,
+    ):
+        return serve(inbox, outbox)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

@@ -1,0 +1,63 @@
+"""GPU assignment: --gpus parsing, device numbers under CUDA_VISIBLE_DEVICES, and the gate
+that keeps timing alone on its GPU."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from grader.batch.gpus import Gate, parse_gpus, physical_device
+from grader.errors import UsageError
+
+
+def test_gpus_parse():
+    assert parse_gpus("0,1,3") == [0, 1, 3]
+    assert parse_gpus(None) == [] and parse_gpus("") == []
+    for text in ("0,0", "-1", "a", "1,,2"):
+        with pytest.raises(UsageError, match="--gpus"):
+            parse_gpus(text)
+
+
+def test_indices_count_within_the_visible_devices(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert physical_device(2) == "2"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,7")  # as Slurm hands out a node's GPUs
+    assert physical_device(0) == "4" and physical_device(1) == "7"
+    with pytest.raises(UsageError, match="only 2 are visible"):
+        physical_device(2)
+
+
+def test_timing_waits_for_runs_and_runs_queue_behind_timing(tmp_path):
+    running, timing, later = (Gate(tmp_path, "gpu-0") for _ in range(3))
+    events: list[str] = []
+
+    def time_it():
+        with timing.alone():
+            events.append("timing")
+            time.sleep(0.2)
+            events.append("timing done")
+
+    def run_later():
+        with later.shared():
+            events.append("run")
+
+    with running.shared():
+        threads = [threading.Thread(target=time_it)]
+        threads[0].start()
+        time.sleep(0.3)
+        assert events == []  # timing waits while a run holds the GPU
+        threads.append(threading.Thread(target=run_later))
+        threads[1].start()
+        time.sleep(0.3)
+        assert events == []  # a new run waits behind the timing, it cannot starve it
+    for thread in threads:
+        thread.join(timeout=5)
+    assert events == ["timing", "timing done", "run"]
+
+
+def test_gates_of_different_gpus_are_independent(tmp_path):
+    zero, one = Gate(tmp_path, "gpu-0"), Gate(tmp_path, "gpu-1")
+    with zero.alone(), one.alone():
+        pass
