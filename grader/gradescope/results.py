@@ -1,0 +1,150 @@
+"""Gradescope's results.json, from one Result.
+
+The format is Gradescope's "Autograder Specifications", Output format:
+https://gradescope-autograders.readthedocs.io/en/latest/specs/#output-format
+
+- one test per case, worth its share of the lab's points; public cases are `visible`,
+  hidden ones `after_due_date` (or `hidden`), so their inputs and verdicts stay out of
+  sight until the deadline;
+- the compile check as an informational test (a status and no points), always visible;
+- `speed` as a test when speed was graded, and the speedup as a leaderboard entry when a
+  GPU timed the kernel;
+- `score` at the top level is the result's score, so the tests always add up to what the
+  grader gave; `execution_time` is the grading's seconds.
+
+Every text is marked `"text"` format: compile logs and printf output are the student's
+own words and must not render as HTML."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import grader
+from grader import cases as casegen
+from grader.batch import points
+from grader.labs.model import Lab
+from grader.report import common
+from grader.result import CaseResult, Result, Status
+
+VISIBILITIES = ("after_due_date", "hidden", "after_published")
+OUTPUT_LINES = 60  # lines of a log or of printf output shown in one test
+TEXT = "text"
+
+
+def _excerpt(text: str) -> str:
+    lines, left_out = common.excerpt(text, OUTPUT_LINES)
+    if left_out:
+        lines.append(f"... ({left_out} more lines)")
+    return "\n".join(lines)
+
+
+def _compile_test(result: Result) -> dict[str, Any]:
+    build = common.build_diagnostics(result)
+    ok = result.compile.ok and not build
+    lines = [common.diagnostic(d) for d in build]
+    if result.compile.log.strip():
+        lines += ["", _excerpt(result.compile.log)]
+    return {
+        "name": "Compile",
+        "status": "passed" if ok else "failed",
+        "output": "\n".join(lines).strip() or "The kernel compiled.",
+        "output_format": TEXT,
+        "visibility": "visible",
+    }
+
+
+def _case_output(case: CaseResult) -> str:
+    lines = [f"sizes {common.sizes(case.sizes)}", f"status {case.status}"]
+    if not case.passed:
+        lines += common.case_details(case) or [common.case_summary(case)]
+    if case.output:
+        lines += ["", "printf output:", _excerpt(case.output)]
+    return "\n".join(lines)
+
+
+def _case_test(part: points.Part, visibility: str) -> dict[str, Any]:
+    case = part.case
+    return {
+        "name": f"{case.visibility} case {case.name}",
+        "score": round(part.points, 4),
+        "max_score": round(part.max_points, 4),
+        "status": "passed" if case.passed else "failed",
+        "output": _case_output(case),
+        "output_format": TEXT,
+        "visibility": "visible" if case.visibility == "public" else visibility,
+    }
+
+
+def _with_every_case(lab: Lab, result: Result, secret: str | None) -> Result:
+    """The result with a not-run entry for each case it lacks (a failed static check stops
+    grading before any case), so every case is a test worth its points."""
+    have = {(c.visibility, c.name) for c in result.cases}
+    why = common.build_diagnostics(result) or result.diagnostics
+    hint = why[0].message if why else "The case was not run."
+    missing = [
+        CaseResult(c.name, c.visibility, dict(c.sizes), Status.ERROR, hint=hint)
+        for c in casegen.cases_for(lab, secret)
+        if (c.visibility, c.name) not in have
+    ]
+    return replace(result, cases=[*result.cases, *missing]) if missing else result
+
+
+def _speed_test(part: points.Part, result: Result) -> dict[str, Any]:
+    perf = result.performance
+    if perf and perf.speedup:
+        text = (
+            f"speedup {common.speedup(perf.speedup)} over the reference "
+            f"({common.number(perf.student_ms)} ms against {common.number(perf.reference_ms)} ms)"
+        )
+    else:
+        text = next((n for n in result.notes if "Speed" in n), "Speed was not measured.")
+    return {
+        "name": "Speed",
+        "score": round(part.points, 4),
+        "max_score": round(part.max_points, 4),
+        "output": text,
+        "output_format": TEXT,
+        "visibility": "visible",
+    }
+
+
+def _summary(result: Result) -> str:
+    lines = [f"{result.lab}: {common.score(result)} ({result.status}), backend {result.backend}"]
+    lines += [common.diagnostic(d) for d in common.other_diagnostics(result)]
+    lines += result.notes
+    return "\n".join(lines)
+
+
+def results_json(
+    lab: Lab, result: Result, secret: str | None, hidden_visibility: str = VISIBILITIES[0]
+) -> dict[str, Any]:
+    """The results.json object for `result`, graded with `secret` (None: public cases only)."""
+    full = _with_every_case(lab, result, secret)
+    tests = [_compile_test(full)]
+    for part in points.parts(lab, full, hidden_run=bool(secret)):
+        if part.case is not None:
+            tests.append(_case_test(part, hidden_visibility))
+        else:
+            tests.append(_speed_test(part, full))
+    data: dict[str, Any] = {
+        "score": round(result.score, 4),
+        "execution_time": round(result.seconds, 2),
+        "output": _summary(result),
+        "output_format": TEXT,
+        "test_output_format": TEXT,
+        "test_name_format": TEXT,
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "extra_data": {
+            "grader_version": grader.__version__,
+            "backend": result.backend,
+            "device": result.device,
+            "status": str(result.status),
+        },
+    }
+    if result.performance and result.performance.speedup:
+        data["leaderboard"] = [
+            {"name": "Speedup", "value": round(result.performance.speedup, 3), "order": "desc"}
+        ]
+    return data

@@ -1,0 +1,120 @@
+"""Gradescope: results.json against a JSON Schema written from Gradescope's documentation,
+and the autograder zip's layout. The end-to-end run of run_autograder is in
+test_gradescope_run.py."""
+
+from __future__ import annotations
+
+import json
+import stat
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+from batch_data import make_result
+
+from grader import labs
+from grader.gradescope import build_autograder
+from grader.gradescope.results import results_json
+from grader.result import Diagnostic, Kind, Status
+
+SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
+SECRET = "course-secret"
+
+
+def validate(data: dict) -> None:
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+
+
+def test_the_schema_rejects_what_the_documentation_does_not_allow():
+    with pytest.raises(jsonschema.ValidationError):
+        validate({"tests": [{"name": "no score anywhere"}]})
+    with pytest.raises(jsonschema.ValidationError):
+        validate({"score": 1, "tests": [{"score": 1, "visibility": "later"}]})
+    with pytest.raises(jsonschema.ValidationError):
+        validate({"score": 1, "execution_time": "12 s"})
+    validate({"tests": [{"score": 1, "max_score": 1}], "leaderboard": [{"name": "x", "value": 1}]})
+
+
+def test_one_test_per_case_hidden_ones_after_the_due_date():
+    lab = labs.get("matmul-tiled")
+    result = make_result("matmul-tiled", ("width-517",), SECRET, speedup=1.3)
+    data = results_json(lab, result, SECRET)
+    validate(data)
+    tests = data["tests"]
+    assert tests[0]["name"] == "Compile" and "score" not in tests[0]
+    assert tests[0]["status"] == "passed" and tests[0]["visibility"] == "visible"
+    cases = [t for t in tests if " case " in t["name"]]
+    assert len(cases) == len(result.cases)
+    hidden = [t for t in cases if t["name"].startswith("hidden")]
+    assert hidden and all(t["visibility"] == "after_due_date" for t in hidden)
+    assert all(t["visibility"] == "visible" for t in cases if t["name"].startswith("public"))
+    failed = next(t for t in cases if t["name"] == "hidden case width-517")
+    assert failed["status"] == "failed" and failed["score"] == 0
+    assert "Only the last partial tile" in failed["output"]
+    assert tests[-1]["name"] == "Speed"
+    assert sum(t.get("score", 0) for t in tests) == pytest.approx(data["score"], abs=1e-3)
+    assert data["score"] == pytest.approx(result.score)
+    assert data["leaderboard"] == [{"name": "Speedup", "value": 1.3, "order": "desc"}]
+    assert isinstance(data["execution_time"], float)
+
+
+def test_on_the_cpu_there_is_no_leaderboard_and_hidden_can_be_hidden():
+    lab = labs.get("conv2d")
+    result = make_result("conv2d", (), SECRET)
+    data = results_json(lab, result, SECRET, hidden_visibility="hidden")
+    validate(data)
+    assert "leaderboard" not in data
+    assert not any(t["name"] == "Speed" for t in data["tests"])
+    assert {t["visibility"] for t in data["tests"] if t["name"].startswith("hidden")} == {"hidden"}
+
+
+def test_a_submission_stopped_before_its_cases_still_lists_every_case():
+    lab = labs.get("matmul-naive")
+    result = make_result("matmul-naive")
+    result.cases, result.status, result.score = [], Status.ERROR, 0.0
+    result.compile.ok = False
+    result.diagnostics = [Diagnostic(Kind.REQUIREMENT, "Remove main().", line=3)]
+    data = results_json(lab, result, None)
+    validate(data)
+    assert data["tests"][0]["status"] == "failed"
+    assert "Remove main()" in data["tests"][0]["output"]
+    cases = [t for t in data["tests"] if " case " in t["name"]]
+    assert len(cases) == len(lab.public_cases)
+    assert all(t["score"] == 0 and "Remove main()" in t["output"] for t in cases)
+
+
+def test_the_zip_has_its_scripts_at_the_root(tmp_path):
+    path = build_autograder("matmul-naive", tmp_path / "autograder.zip", secret=SECRET)
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        infos = {i.filename: i for i in archive.infolist()}
+        config = json.loads(archive.read("config.json"))
+        requirements = archive.read("requirements.txt").decode().split()
+        secret = archive.read("secret").decode()
+    for script in ("setup.sh", "run_autograder"):
+        assert script in names
+        assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
+    assert "grader/gradescope/run.py" in names
+    assert "reference_kernels/matmul-naive/reference.cu" in names
+    assert not any("__pycache__" in n for n in names)
+    assert config["lab"] == "matmul-naive" and config["backend"] == "cpu"
+    assert not config["timing"]
+    assert any(r.startswith("numpy") for r in requirements)
+    assert not any(r.startswith("pycuda") for r in requirements)
+    assert secret == SECRET
+
+
+def test_the_same_inputs_build_the_same_zip(tmp_path):
+    one = build_autograder("conv2d", tmp_path / "one.zip")
+    two = build_autograder("conv2d", tmp_path / "two.zip")
+    assert one.read_bytes() == two.read_bytes()
+    with zipfile.ZipFile(one) as archive:
+        assert "secret" not in archive.namelist()
+
+
+def test_a_cuda_zip_installs_pycuda_and_times(tmp_path):
+    path = build_autograder("matmul-tiled", tmp_path / "gpu.zip", backend="cuda")
+    with zipfile.ZipFile(path) as archive:
+        assert "pycuda" in archive.read("requirements.txt").decode()
+        assert json.loads(archive.read("config.json"))["timing"] is True
