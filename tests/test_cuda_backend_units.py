@@ -184,8 +184,9 @@ def test_slow_kernels_get_no_extra_warmups():
 
 
 # -- compute-sanitizer logs ---------------------------------------------------------------
-# Written in the format compute-sanitizer prints with --show-backtrace no: a headline after
-# "========= ", details indented, long locations wrapped onto an "in FILE:LINE" line.
+# Written in the format compute-sanitizer prints with --show-backtrace no (checked against
+# 2025.3.1 on an H200): a headline after "========= ", details indented; older releases'
+# "at 0xOFFSET in FILE:LINE:function" and locations wrapped onto their own line too.
 
 MEMCHECK_LOG = """\
 ========= COMPUTE-SANITIZER
@@ -249,9 +250,10 @@ def test_memcheck_findings_name_the_buffer_thread_block_and_line():
     assert [d.kind for d in diags] == [Kind.OUT_OF_BOUNDS] * 3
     read, write, shared = diags
     assert (read.line, read.thread, read.block) == (7, (5, 15, 0), (2, 3, 0))
-    assert "read 4 bytes at N[4096], just past the end of N (4096 floats)" in read.message
+    assert "read 4 bytes at N[4096], just past the end of N" in read.message
+    assert "(N holds 4096 floats, N[0] to N[4095])" in read.message
     assert "line 7 of mine.cu" in read.message and "2 reads like it" in read.message
-    assert "wrote 4 bytes at P[-4], 4 elements before the start of P" in write.message
+    assert "wrote 4 bytes at P[-4], before the start of P" in write.message
     assert write.line == 9
     assert "__shared__" in shared.message and shared.line == 4
 
@@ -300,11 +302,11 @@ def test_racecheck_races_give_both_lines_and_the_hazard_count():
 
 SYNCCHECK_LOG = """\
 ========= COMPUTE-SANITIZER
-========= Barrier error detected. Divergent thread(s) in block.
+========= Barrier error detected. Divergent thread(s) in warp.
 =========     at matmul(const float *, const float *, float *, int)+0x90 in kernel.cu:5
 =========     by thread (32,0,0) in block (0,0,0)
 =========
-========= Barrier error detected. Divergent thread(s) in block.
+========= Barrier error detected. Divergent thread(s) in warp.
 =========     at matmul(const float *, const float *, float *, int)+0x90 in kernel.cu:5
 =========     by thread (33,0,0) in block (0,0,0)
 =========
@@ -317,7 +319,7 @@ def test_synccheck_divergence_is_one_diagnostic_with_a_count():
     assert diag.kind == Kind.BARRIER_DIVERGENCE
     assert (diag.line, diag.thread, diag.block) == (5, (32, 0, 0), (0, 0, 0))
     assert "__syncthreads() at line 5 of mine.cu" in diag.message
-    assert "Divergent thread(s) in block" in diag.message and "2 errors" in diag.message
+    assert "Divergent thread(s) in warp" in diag.message and "2 errors" in diag.message
 
 
 def test_clean_logs_and_application_output_give_nothing():

@@ -38,7 +38,11 @@ def raw_log(backend: CudaBackend, text: str, tool: str, launch, log: Path) -> No
         worker.stop()
     print("   stderr:", worker.stderr_tail()[-500:])
     context = sanitizer.Context("matmul", "kernel_under_test.cu", len(text.splitlines()))
-    for diag in sanitizer.diagnostics(sanitizer.parse(log.read_text(), tool), context):
+    addresses = reply.message.header.get("addresses", {}) if reply.message else {}
+    found = sanitizer.parse(log.read_text(), tool)
+    for finding in found:
+        finding.buffers = [sanitizer.BufferRange(n, a, b) for n, (a, b) in addresses.items()]
+    for diag in sanitizer.diagnostics(found, context):
         print("   ->", diag.kind, diag.line, diag.thread, diag.block, diag.message)
 
 

@@ -79,12 +79,11 @@ class WorkerProcess:
             env=worker_env(),
         )
         self.loaded: set[str] = set()
-        self.device: dict = {}
         # runs at garbage collection or at the grader's exit, whichever comes first
         self._finalizer = weakref.finalize(self, _kill_group, self.process)
 
     def start(self, timeout: float = START_TIMEOUT) -> Reply:
-        """Wait for the worker to connect and say hello with the device's description."""
+        """Wait for the worker to connect and say hello (its device works)."""
         deadline = time.monotonic() + timeout
         while self._connection is None:
             if not self.alive:
@@ -95,10 +94,7 @@ class WorkerProcess:
             if select.select([self._listener], [], [], 0.1)[0]:
                 self._connection, _ = self._listener.accept()
         self._close_listener()
-        reply = self._receive(deadline - time.monotonic())
-        if reply.ok:
-            self.device = reply.message.header["device"]
-        return reply
+        return self._receive(deadline - time.monotonic())
 
     @property
     def alive(self) -> bool:

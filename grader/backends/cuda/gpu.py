@@ -44,7 +44,6 @@ class DeviceBuffer:
     address: int  # where the kernel's data starts
     elements: int
     canaries: int  # canary elements on each side (0: exact size)
-    output: bool
 
     @property
     def nbytes(self) -> int:
@@ -126,7 +125,7 @@ class Gpu:
         with failures("alloc"):
             allocation = self.cuda.mem_alloc(max(4 * (data.size + 2 * canaries), 4))
         address = int(allocation) + 4 * canaries
-        placed = DeviceBuffer(buffer.name, allocation, address, data.size, canaries, buffer.output)
+        placed = DeviceBuffer(buffer.name, allocation, address, data.size, canaries)
         self.upload(placed, data)
         return placed
 

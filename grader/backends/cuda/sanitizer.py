@@ -89,7 +89,6 @@ class Access:
 
 @dataclass
 class Finding:
-    tool: str
     kind: Kind
     headline: str
     accesses: list[Access] = field(default_factory=list)
@@ -109,8 +108,7 @@ class Finding:
 
 _PREFIX = re.compile(r"^=+(?P<rest>.*)$")
 _CONTINUATION = re.compile(
-    r"^(at |by thread|Address |Access to |and |in |Device Frame|Host Frame|"
-    r"Saved host|Write Thread|Read Thread|Current Value)"
+    r"^(at |by thread|Address |Access to |and |in |Device Frame|Host Frame|Saved host)"
 )
 _LOCATION = re.compile(r"\bin\s+(?P<file>\S+?\.(?:cu|cuh|h|hpp|cpp|cc|c|inl)):(?P<line>\d+)")
 _DIM = r"\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)"
@@ -123,10 +121,6 @@ _INVALID = re.compile(
 _RACE = re.compile(r"^(?:Error|Warning): Race reported between (?P<access>Read|Write) access")
 _AND = re.compile(r"^and (?P<access>Read|Write) access(?P<rest>.*)$")
 _HAZARDS = re.compile(r"\[([\d,]+) hazards?\]")
-_POTENTIAL = re.compile(
-    rf"^(?:Error|Warning): Potential (?P<type>RAW|WAR|WAW) hazard .*block {_DIM}"
-)
-_THREAD_ACCESS = re.compile(rf"^(?P<access>Read|Write) Thread {_DIM}(?P<rest>.*)$")
 _BARRIER = re.compile(r"^Barrier error detected\.?\s*(?P<why>.*)$")
 # Headlines that only echo a consequence or a total.
 _IGNORED = re.compile(
@@ -183,17 +177,15 @@ def _finding(record: list[str], tool: str) -> Finding | None:
         return None
     details = [line for line in record[1:] if not line.startswith(("Host Frame", "Saved host"))]
     if match := _INVALID.match(head):
-        return _memory_finding(head, details, tool, match)
+        return _memory_finding(head, details, match)
     if _RACE.match(head):
-        return _race_finding(head, details, tool)
-    if match := _POTENTIAL.match(head):
-        return _hazard_finding(head, details, tool, match)
+        return _race_finding(head, details)
     if match := _BARRIER.match(head):
-        finding = Finding(tool, Kind.BARRIER_DIVERGENCE, head)
+        finding = Finding(Kind.BARRIER_DIVERGENCE, head)
         _fill_common(finding, details, "sync")
         return finding
     if tool == "memcheck" and not head.startswith(("Error:", "Warning:")):
-        finding = Finding(tool, Kind.OUT_OF_BOUNDS, head)  # misaligned, hardware exception
+        finding = Finding(Kind.OUT_OF_BOUNDS, head)  # misaligned, hardware exception
         _fill_common(finding, details, "access")
         return finding
     return None
@@ -212,9 +204,8 @@ def _fill_common(finding: Finding, details: list[str], access: str) -> None:
         finding.nearest = int(match[1], 16)
 
 
-def _memory_finding(head: str, details: list[str], tool: str, match: re.Match) -> Finding:
+def _memory_finding(head: str, details: list[str], match: re.Match) -> Finding:
     finding = Finding(
-        tool,
         Kind.OUT_OF_BOUNDS,
         head,
         space=match["space"],
@@ -224,9 +215,9 @@ def _memory_finding(head: str, details: list[str], tool: str, match: re.Match) -
     return finding
 
 
-def _race_finding(head: str, details: list[str], tool: str) -> Finding:
+def _race_finding(head: str, details: list[str]) -> Finding:
     first = _RACE.match(head)
-    finding = Finding(tool, Kind.RACE, head, space="shared", hazards=0)
+    finding = Finding(Kind.RACE, head, space="shared", hazards=0)
     finding.accesses.append(Access(first["access"].lower(), *_location(head)))
     for line in details:
         if match := _AND.match(line):
@@ -234,16 +225,6 @@ def _race_finding(head: str, details: list[str], tool: str) -> Finding:
             if count := _HAZARDS.search(line):
                 finding.hazards += _number(count[1])
     finding.hazards = max(finding.hazards, 1)
-    return finding
-
-
-def _hazard_finding(head: str, details: list[str], tool: str, match: re.Match) -> Finding:
-    """racecheck's --racecheck-report hazard form: one block, two threads."""
-    finding = Finding(tool, Kind.RACE, head, space="shared", block=_dim(match.groups()[1:4]))
-    for line in details:
-        if access := _THREAD_ACCESS.match(line):
-            finding.accesses.append(Access(access["access"].lower(), *_location(access["rest"])))
-            finding.thread = finding.thread or _dim(access.groups()[1:4])
     return finding
 
 
@@ -324,26 +305,24 @@ def _diagnostic(group: list[Finding], context: Context) -> Diagnostic:
 
 def _place(finding: Finding) -> tuple[str | None, str]:
     """(parameter name, phrase) for the finding's address, e.g. ('P', 'P[267289], just
-    past the end of P (267289 floats)')."""
+    past the end of P (P holds 267289 floats, P[0] to P[267288])')."""
     if finding.address is None or finding.space not in (None, "global"):
         return None, ""
     buffer = _buffer_for(finding, finding.buffers)
     if buffer is None:
         return None, "an address outside every buffer the grader passed"
     elements = buffer.nbytes // 4
-    offset = finding.address - buffer.start
-    index = offset // 4
-    if offset < 0:
-        before = -index
-        return buffer.name, (
-            f"{buffer.name}[{index}], {before} element{'s' if before != 1 else ''} before "
-            f"the start of {buffer.name}"
-        )
-    if offset >= buffer.nbytes:
-        past = index - elements
-        how = "just past the end" if past == 0 else f"{past + 1} elements past the end"
-        return buffer.name, f"{buffer.name}[{index}], {how} of {buffer.name} ({elements} floats)"
-    return buffer.name, f"{buffer.name}[{index}], inside {buffer.name} ({elements} floats)"
+    index = (finding.address - buffer.start) // 4
+    holds = (
+        f"{buffer.name} holds {elements} floats, {buffer.name}[0] to {buffer.name}[{elements - 1}]"
+    )
+    if index < 0:
+        where = "before the start"
+    elif index >= elements:
+        where = "just past the end" if index == elements else "past the end"
+    else:
+        where = "inside"
+    return buffer.name, f"{buffer.name}[{index}], {where} of {buffer.name} ({holds})"
 
 
 def _buffer_for(finding: Finding, buffers: list[BufferRange]) -> BufferRange | None:

@@ -74,7 +74,7 @@ class Plan:
 
 def note(rounds: int, reason: str, spread: float) -> str:
     flushed = f"L2 flushed ({FLUSH_BYTES >> 20} MB memset) before every launch"
-    return (
-        f"{rounds} interleaved rounds, CUDA events, {flushed}; stopped because {reason}; "
-        f"spread of the per-round speedup {spread:.2%}."
-    )
+    text = f"{rounds} interleaved rounds, CUDA events, {flushed}; stopped because {reason}"
+    if "spread" in reason:
+        return text + "."
+    return f"{text}; the per-round speedup spread {spread:.2%}."
