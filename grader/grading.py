@@ -16,7 +16,14 @@ import grader
 from grader import cases as casegen
 from grader import defaults, hints, interface, labs, paths, scoring
 from grader.backends import get_backend
-from grader.backends.base import Backend, Build, Launch, RunOutcome, Submission
+from grader.backends.base import (
+    Backend,
+    BackendUnavailable,
+    Build,
+    Launch,
+    RunOutcome,
+    Submission,
+)
 from grader.compare import Comparison, compare, tolerances
 from grader.errors import UsageError
 from grader.labs.model import Case, Lab
@@ -174,7 +181,11 @@ class Grading:
             for c, b in runnable
             if b is build
         ]
-        found = self.backend.sanitize(build, launches, self.options.timeout * 10)
+        try:
+            found = self.backend.sanitize(build, launches, self.options.timeout * 10)
+        except BackendUnavailable as why:
+            self.result.notes.append(f"--sanitize did not run: {why}")
+            return
         self.result.diagnostics += found
 
     def performance(self) -> Performance | None:

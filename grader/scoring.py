@@ -5,9 +5,9 @@ forfeits the speed points: the output may be right, but the lab was not done."""
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 
+from grader import stats
 from grader.labs.model import Scoring
 from grader.result import CaseResult, Performance
 
@@ -56,13 +56,8 @@ def total(
 
 
 def speedup_statistics(student_ms: list[float], reference_ms: list[float]) -> tuple[float, float]:
-    """Median of the per-round reference/student ratios, and their relative spread
-    (interquartile range over the median)."""
-    ratios = sorted(r / s for s, r in zip(student_ms, reference_ms, strict=True) if s > 0)
-    if not ratios:
+    """Median of the per-round reference/student ratios, and their relative spread."""
+    found = stats.ratios(student_ms, reference_ms)
+    if not found:
         return 0.0, 0.0
-    middle = statistics.median(ratios)
-    if len(ratios) < 4:
-        return middle, (ratios[-1] - ratios[0]) / middle
-    q1, _, q3 = statistics.quantiles(ratios, n=4)
-    return middle, (q3 - q1) / middle
+    return stats.speedup(student_ms, reference_ms), stats.relative_spread(found)

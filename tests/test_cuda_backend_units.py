@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+from grader import stats
 from grader.backends.base import Buffer, Launch, Scalar
 from grader.backends.cuda import errors, protocol, sanitizer, timing
 from grader.result import Kind
@@ -148,17 +149,17 @@ def test_configuration_errors_after_the_launch_and_unknown_errors_are_crashes():
 
 
 def test_spread_is_interquartile_range_over_median():
-    assert timing.relative_spread([1.0, 1.0, 1.0, 1.0, 1.0]) == 0.0
+    assert stats.relative_spread([1.0, 1.0, 1.0, 1.0, 1.0]) == 0.0
     values = [0.9, 1.0, 1.0, 1.0, 1.1, 1.0, 1.0, 1.0]
     q1, _, q3 = np.percentile(values, [25, 50, 75], method="weibull")
-    assert timing.relative_spread(values) == pytest.approx((q3 - q1) / 1.0)
-    assert timing.relative_spread([1.0, 1.2]) == pytest.approx(0.2 / 1.1)
-    assert timing.relative_spread([]) == float("inf")
+    assert stats.relative_spread(values) == pytest.approx((q3 - q1) / 1.0)
+    assert stats.relative_spread([1.0, 1.2]) == pytest.approx(0.2 / 1.1)
+    assert stats.relative_spread([]) == float("inf")
 
 
 def test_speedup_is_median_of_per_round_ratios():
-    assert timing.speedup([2.0, 2.0, 4.0], [1.0, 1.0, 1.0]) == 0.5
-    assert timing.speedup([], []) == 0.0
+    assert stats.speedup([2.0, 2.0, 4.0], [1.0, 1.0, 1.0]) == 0.5
+    assert stats.speedup([], []) == 0.0
 
 
 def test_plan_stops_on_spread_only_after_the_minimum_rounds():

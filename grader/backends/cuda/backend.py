@@ -58,7 +58,7 @@ class ModuleSpec:
 
 
 def sanitizer_available() -> bool:
-    """Whether compute-sanitizer is installed (sanitize() returns [] without it)."""
+    """Whether compute-sanitizer is installed (sanitize() says it is unavailable without it)."""
     return sanitizer.find() is not None
 
 
@@ -227,7 +227,11 @@ class CudaBackend(Backend):
 
     def sanitize(self, build: Build, launches: list[Launch], timeout: float) -> list[Diagnostic]:
         executable = sanitizer.find()
-        if executable is None or not launches:
+        if executable is None:
+            raise BackendUnavailable(
+                "compute-sanitizer is not installed; it comes with the CUDA toolkit."
+            )
+        if not launches:
             return []
         prepared = [(launch, *_prepared(build, launch)) for launch in launches]
         spec = prepared[0][1]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from grader import stats
 from grader.backends.base import CANARY_BITS, Buffer, Launch
 from grader.backends.cuda import errors, timing
 from grader.backends.cuda.protocol import scalar_value
@@ -246,7 +247,7 @@ class Gpu:
                 samples = [[first[0]], [first[1]]]
         finally:
             flush.free()
-        spread = timing.relative_spread(timing.ratios(*samples))
+        spread = stats.relative_spread(stats.ratios(*samples))
         return {
             "student_ms": samples[0],
             "reference_ms": samples[1],

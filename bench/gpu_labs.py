@@ -1,0 +1,141 @@
+"""Per-lab GPU figures: reference and baseline rates, what the hardware does for the same
+work (cuBLAS fp32 through CuPy, device-to-device copy bandwidth), the spread of the
+speedup over repeated gradings of one submission, and a warm `grader check`.
+
+    python3 bench/gpu_labs.py [--labs matmul-tiled conv2d ...] [--gradings 5]
+
+Needs an NVIDIA GPU, PyCUDA and CuPy. Ratios in one run are what to compare: the machine
+is shared and noisy."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from grader import cases, paths
+from grader.backends.cuda import CudaBackend
+from grader.grading import Options, check, performance_of
+from grader.labs import all_labs
+from grader.launch import make_launch
+from grader.source import read_submission
+
+
+def events_ms(run, repeat: int = 20) -> float:
+    """Median milliseconds of `run()` over `repeat` CUDA-event-timed calls, L2 flushed."""
+    import cupy
+
+    flush = cupy.empty(256 << 20, cupy.uint8)
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    run()
+    times = []
+    for _ in range(repeat):
+        flush.fill(0)
+        start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+def cublas_tflops(n: int) -> float:
+    import cupy
+
+    a = cupy.random.standard_normal((n, n), cupy.float32)
+    b = cupy.random.standard_normal((n, n), cupy.float32)
+    return 2.0 * n**3 / events_ms(lambda: cupy.matmul(a, b)) / 1e9
+
+
+def copy_gbps(nbytes: int) -> float:
+    """Device-to-device copy, counting bytes read plus bytes written."""
+    import cupy
+
+    src = cupy.ones(nbytes // 4, cupy.float32)
+    dst = cupy.empty_like(src)
+    return 2.0 * nbytes / events_ms(lambda: dst.__setitem__(Ellipsis, src)) / 1e6
+
+
+def rate(lab, sizes, ms: float) -> float:
+    flops, moved = lab.work(sizes)
+    return flops / ms / 1e9 if lab.bound == "compute" else moved / ms / 1e6
+
+
+def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float]:
+    case = cases.timing_case(lab)
+    macros = lab.macro_values(case.sizes)
+    folder = paths.reference_dir(lab.name)
+    built = [
+        backend.build(read_submission(folder / name)[0], macros, lab.default_block)
+        for name in ("baseline.cu", "reference.cu")
+    ]
+    inputs = cases.make_timing_inputs(lab, case)
+    launches = tuple(make_launch(lab, case, inputs, b.interface)[0] for b in built)
+    timing = backend.time(built[0], built[1], launches, budget=6.0)
+    perf = performance_of(lab, case.sizes, timing)
+    return perf.student_ms, perf.reference_ms
+
+
+def gradings(lab, count: int) -> tuple[list[float], float]:
+    """Speedups of the reference graded `count` times, and the last (warm) check's seconds."""
+    path = paths.reference_dir(lab.name) / "reference.cu"
+    speedups, seconds = [], 0.0
+    for _ in range(count):
+        start = time.monotonic()
+        result = check(lab.name, path, Options(backend="cuda"))
+        seconds = time.monotonic() - start
+        speedups.append(result.performance.speedup if result.performance else float("nan"))
+    return speedups, seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--labs", nargs="*", default=list(all_labs()))
+    parser.add_argument("--gradings", type=int, default=5)
+    args = parser.parse_args(argv)
+    backend = CudaBackend()
+    print(f"device: {backend.device()}", flush=True)
+    peak = cublas_tflops(4096)
+    print(f"cuBLAS fp32 n=4096: {peak:.1f} TFLOP/s", flush=True)
+    header = (
+        f"{'lab':15} {'size':>16} {'unit':>7} {'reference':>9} {'baseline':>9} {'hardware':>9} "
+        f"{'ref/hw':>7} {'speedups over gradings':>30} {'±%':>5} {'warm s':>6}"
+    )
+    print(header)
+    print("-" * len(header), flush=True)
+    for name in args.labs:
+        lab = all_labs()[name]
+        sizes = cases.timing_case(lab).sizes
+        base_ms, ref_ms = baseline_vs_reference(backend, lab)
+        if lab.bound == "compute":
+            unit, hardware = "TFLOP/s", peak
+        else:
+            unit, hardware = (
+                "GB/s",
+                copy_gbps(
+                    4
+                    * lab.array_shape(lab.inputs[0].name, sizes)[0]
+                    * lab.array_shape(lab.inputs[0].name, sizes)[1]
+                ),
+            )
+        found, warm = gradings(lab, args.gradings)
+        middle = statistics.median(found)
+        plus_minus = 100 * max(abs(s - middle) for s in found) / middle
+        shown = ", ".join(f"{s:.3f}" for s in found)
+        size = "x".join(str(v) for k, v in sizes.items() if k != "MASK_WIDTH")
+        print(
+            f"{name:15} {size:>16} {unit:>7} {rate(lab, sizes, ref_ms):9.1f} "
+            f"{rate(lab, sizes, base_ms):9.1f} {hardware:9.1f} "
+            f"{100 * rate(lab, sizes, ref_ms) / hardware:6.0f}% {shown:>30} {plus_minus:5.1f} "
+            f"{warm:6.2f}",
+            flush=True,
+        )
+    backend.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    raise SystemExit(main())
