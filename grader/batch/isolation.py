@@ -48,8 +48,10 @@ def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
         for name, value in os.environ.items()
         if name.startswith("GRADER_") and name != SECRET_ENV
     )
-    package_root = str(Path(grader.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = package_root
+    # this package first, then whatever path the batch itself was started with
+    paths = [str(Path(grader.__file__).resolve().parents[1])]
+    paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra or {})
     return env

@@ -11,6 +11,7 @@ fresh backend (a CUDA context after an illegal address is not to be trusted)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -80,6 +81,8 @@ def serve(inbox: IO[str], outbox: IO[str]) -> int:
 def main(argv: list[str]) -> int:
     isolation.make_undumpable()
     inbox_fd, outbox_fd = int(argv[1]), int(argv[2])
+    for fd in (inbox_fd, outbox_fd):  # no process this one starts may hold the channel
+        os.set_inheritable(fd, False)
     with (
         open(inbox_fd, encoding="utf-8") as inbox,
         open(outbox_fd, "w", encoding="utf-8") as outbox,
