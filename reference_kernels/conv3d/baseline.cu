@@ -1,0 +1,33 @@
+// conv3d baseline: one thread per output element (8 x 8 x 8 blocks), every input read
+// from global memory, ghost cells skipped (they count as 0).
+
+#ifndef MASK_WIDTH
+#define MASK_WIDTH 5
+#endif
+#define MASK_RADIUS (MASK_WIDTH / 2)
+
+__constant__ float Mc[MASK_WIDTH * MASK_WIDTH * MASK_WIDTH];  // [z][y][x]
+
+__global__ void conv3d(const float* N, float* P, int W, int H, int D)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    int z = blockIdx.z * blockDim.z + threadIdx.z;
+    if (x >= W || y >= H || z >= D) return;
+
+    float sum = 0.0f;
+    for (int i = 0; i < MASK_WIDTH; ++i) {
+        int zz = z - MASK_RADIUS + i;
+        if (zz < 0 || zz >= D) continue;
+        for (int j = 0; j < MASK_WIDTH; ++j) {
+            int yy = y - MASK_RADIUS + j;
+            if (yy < 0 || yy >= H) continue;
+            for (int k = 0; k < MASK_WIDTH; ++k) {
+                int xx = x - MASK_RADIUS + k;
+                if (xx < 0 || xx >= W) continue;
+                sum += N[(zz * H + yy) * W + xx] * Mc[(i * MASK_WIDTH + j) * MASK_WIDTH + k];
+            }
+        }
+    }
+    P[(z * H + y) * W + x] = sum;
+}

@@ -1,0 +1,15 @@
+// matmul-tiled baseline: the naive kernel (one thread per element of P, global memory
+// only, 16 x 16 blocks). It is what a tiled kernel is measured against in bench/, not a
+// valid submission for this lab's shared-memory rule.
+
+__global__ void matmul(const float* M, const float* N, float* P, int Width)
+{
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < Width && col < Width) {
+        float sum = 0.0f;
+        for (int k = 0; k < Width; ++k)
+            sum += M[row * Width + k] * N[k * Width + col];
+        P[row * Width + col] = sum;
+    }
+}
