@@ -43,10 +43,11 @@ def main() -> int:
     parser.add_argument("--secret", help="also run the hidden cases")
     parser.add_argument("--no-timing", action="store_true")
     parser.add_argument("--timeout", type=float, default=defaults.CASE_TIMEOUT)
+    parser.add_argument("--keep", type=Path, help="grade into this folder and keep it")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
-        course, out = Path(tmp) / "course", Path(tmp) / "out"
+        course, out = Path(tmp) / "course", args.keep or Path(tmp) / "out"
         course.mkdir()
         make_course(args.lab, args.count, course)
         started = time.monotonic()

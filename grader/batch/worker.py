@@ -62,7 +62,8 @@ def serve(inbox: IO[str], outbox: IO[str]) -> int:
         send(outbox, {"type": "setup_error", "message": str(error)})
         return 2
     with backend:
-        send(outbox, {"type": "ready", "backend": backend.name, "device": backend.device()})
+        ready = {"backend": backend.name, "device": backend.device()}
+        send(outbox, {"type": "ready", **ready, "speed": backend.measures_speed()})
         for line in inbox:
             job = json.loads(line)
             try:
