@@ -1,0 +1,172 @@
+"""The CPU backend: the same unmodified .cu file, compiled with the system C++ compiler
+against a CUDA shim, run in a sandboxed worker where every CUDA thread is a fiber,
+blocks run in parallel on every core, and memory, barrier and race mistakes are found
+and reported with their thread, block and line. Speed is not scored here."""
+
+from __future__ import annotations
+
+import os
+import platform
+
+from grader.backends.base import Backend, Build, Launch, RunOutcome, Submission
+from grader.backends.cpu import build as building
+from grader.backends.cpu import diagnose, sandbox, toolchain
+from grader.backends.cpu.runner import Settings, execute
+from grader.errors import SetupError
+from grader.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK
+from grader.result import Diagnostic, Dim3, Kind
+
+MAX_DYNAMIC_SHARED = 227 * 1024
+MAX_GRID_YZ = 65535
+MAX_CONSTANT = 64 * 1024
+
+
+class CpuBackend(Backend):
+    name = "cpu"
+
+    def __init__(self, jobs: int | None = None, allow_unsandboxed: bool = False):
+        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.allow_unsandboxed = allow_unsandboxed
+        self.notes: list[str] = []
+
+    def device(self) -> str:
+        cores = os.cpu_count() or 1
+        return (
+            f"CPU: {cores} core{'s' if cores != 1 else ''} ({platform.machine()}), "
+            f"{toolchain.compiler().version}; speed is not scored on the CPU"
+        )
+
+    def sandbox_report(self) -> str:
+        """Which sandbox layers are active for student code on this machine."""
+        layers = sandbox.probe()
+        text = layers.describe()
+        missing = layers.missing()
+        return f"{text}. {missing}" if missing else text
+
+    def build(self, submission: Submission, macros: dict[str, int], default_block: Dim3) -> Build:
+        return building.build(submission, macros, default_block)
+
+    def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+        if not build.ok or not isinstance(build.artifact, building.Artifact):
+            raise ValueError("run() needs a successful build from this backend")
+        problems = _launch_problems(build, launch)
+        if problems:
+            return RunOutcome(diagnostics=problems, crashed=True)
+        artifact = build.artifact
+        if launch.kernel not in artifact.codes:
+            why = artifact.dropped.get(launch.kernel)
+            detail = f" The C++ compiler could not register it: {why}" if why else ""
+            return RunOutcome(
+                diagnostics=[
+                    Diagnostic(
+                        Kind.INTERFACE,
+                        f"The CPU backend found no kernel named {launch.kernel} it can "
+                        f"launch.{detail}",
+                        launch.kernel,
+                    )
+                ],
+                crashed=True,
+            )
+        settings = Settings(self.jobs, require_isolation=self._require_isolation())
+        report = execute(artifact, launch, timeout, settings)
+        try:
+            return diagnose.outcome(report, artifact, launch, timeout)
+        except diagnose.SandboxFailed as err:
+            raise SetupError(
+                f"The CPU backend's worker could not sandbox itself ({err}). "
+                + sandbox.probe().missing()
+            ) from None
+
+    def _require_isolation(self) -> bool:
+        layers = sandbox.probe()
+        missing = layers.missing()
+        if not missing:
+            return True
+        if not self.allow_unsandboxed:
+            raise SetupError(missing)
+        note = (
+            "Student code ran with incomplete sandboxing on the CPU backend "
+            f"(allowed by --allow-unsandboxed): {layers.describe()}."
+        )
+        if note not in self.notes:
+            self.notes.append(note)
+        return False
+
+
+def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
+    """What a GPU would refuse to launch at all."""
+    k = launch.kernel
+    out = []
+    threads = launch.block[0] * launch.block[1] * launch.block[2]
+    shape = "x".join(str(v) for v in launch.block)
+    if min(launch.block) < 1 or min(launch.grid) < 1:
+        out.append(
+            Diagnostic(
+                Kind.RESOURCES,
+                f"The launch of {k} has an empty grid or block: grid "
+                f"{'x'.join(map(str, launch.grid))}, block {shape}.",
+                k,
+            )
+        )
+        return out
+    if threads > MAX_THREADS_PER_BLOCK or launch.block[2] > 64:
+        out.append(
+            Diagnostic(
+                Kind.RESOURCES,
+                f"A block of {shape} = {threads} threads is more than a GPU allows "
+                f"({MAX_THREADS_PER_BLOCK} threads, at most 64 along z).",
+                k,
+            )
+        )
+    sig = build.interface.kernels.get(k) if build.interface else None
+    if sig and sig.max_threads and threads > sig.max_threads:
+        out.append(
+            Diagnostic(
+                Kind.RESOURCES,
+                f"{k} is declared __launch_bounds__({sig.max_threads}), but it is launched "
+                f"with blocks of {shape} = {threads} threads.",
+                k,
+            )
+        )
+    if launch.grid[1] > MAX_GRID_YZ or launch.grid[2] > MAX_GRID_YZ:
+        out.append(
+            Diagnostic(
+                Kind.RESOURCES,
+                f"A grid of {'x'.join(map(str, launch.grid))} blocks has more than "
+                f"{MAX_GRID_YZ} blocks along y or z.",
+                k,
+            )
+        )
+    static = sig.resources.shared_bytes if sig and sig.resources else 0
+    if static > MAX_STATIC_SHARED:
+        out.append(
+            Diagnostic(
+                Kind.RESOURCES,
+                f"{k} declares {static} bytes of static shared memory; a block may have at "
+                f"most {MAX_STATIC_SHARED} (48 KB).",
+                k,
+            )
+        )
+    if (
+        launch.shared_bytes > MAX_DYNAMIC_SHARED
+        or static + launch.shared_bytes > MAX_DYNAMIC_SHARED
+    ):
+        out.append(
+            Diagnostic(
+                Kind.RESOURCES,
+                f"{k} is launched with {launch.shared_bytes} bytes of dynamic shared memory "
+                f"(and {static} static); a block may have at most {MAX_DYNAMIC_SHARED} (227 KB).",
+                k,
+            )
+        )
+    constant = sum(c.size for c in build.interface.constants.values() if c.space == "const")
+    if constant > MAX_CONSTANT:
+        out.append(
+            Diagnostic(
+                Kind.RESOURCES,
+                f"The __constant__ variables take {constant} bytes; constant memory holds "
+                f"{MAX_CONSTANT} (64 KB).",
+                k,
+            )
+        )
+    return out

@@ -1,0 +1,278 @@
+"""Compiling a submission for the CPU backend.
+
+nvcc, where it exists, judges the CUDA first and provides the interface. The text then
+compiled here is the submission, the grader's launch footer, and a registration footer
+naming each kernel and variable, with one rewrite (`extern __shared__`) that keeps every
+line where it was. The system C++ compiler turns it into a shared library, cached by a
+hash of everything that goes into it."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import defaults, nvcc
+from grader.backends.base import Build, Submission
+from grader.backends.cpu import scan, toolchain
+from grader.backends.cpu.describe import Variable, describe
+from grader.interface import Interface
+from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
+from grader.source import LAUNCH_SYMBOL, with_footer
+
+ARCH = "cpu"
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass
+class Artifact:
+    """What `run` needs of a build: the module, the name its source had when compiled
+    (addr2line reports that name), each kernel's parameter type codes, each variable."""
+
+    module: Path
+    source_name: str
+    codes: dict[str, list[int]] = field(default_factory=dict)
+    variables: dict[str, Variable] = field(default_factory=dict)
+    dropped: dict[str, str] = field(default_factory=dict)  # kernel -> why not registered
+
+
+@dataclass
+class Compiled:
+    ok: bool
+    log: str
+    diagnostics: list[Diagnostic]
+    module: Path | None
+    dropped: dict[str, str]
+
+
+def build(submission: Submission, macros: dict[str, int], default_block) -> Build:
+    inspection = None
+    if nvcc.find():
+        inspection = nvcc.inspect(submission, macros, default_block)
+        if not inspection.compile.ok:
+            return Build(submission, macros, inspection.compile, None, inspection.diagnostics)
+    problems = scan.unsupported(submission.text)
+    if problems:
+        log = "\n".join(p.sentence for p in problems)
+        diags = [Diagnostic(Kind.COMPILE_ERROR, p.sentence, line=p.line) for p in problems]
+        return Build(submission, macros, CompileInfo(False, log, arch=ARCH), None, diags)
+    source = with_footer(submission, default_block)
+    entries = scan.registration_entries(*_declarations(source, inspection))
+    text = scan.rewrite_dynamic_shared(source)
+    compiled = _compile(text, entries, macros, submission.name)
+    if not compiled.ok:
+        diags = compiled.diagnostics
+        if inspection is not None:
+            for d in diags:
+                d.message = f"nvcc compiles this file, but the CPU backend does not: {d.message}"
+        return Build(submission, macros, CompileInfo(False, compiled.log, arch=ARCH), None, diags)
+    own = describe(compiled.module)
+    artifact = Artifact(
+        compiled.module, nvcc.safe_name(submission.name), own.codes, own.variables, compiled.dropped
+    )
+    if inspection is not None:
+        interface = _merge(inspection.interface, own.interface)
+        info = inspection.compile
+    else:
+        interface = own.interface
+        kernels = {n: k.resources or KernelResources() for n, k in interface.kernels.items()}
+        info = CompileInfo(True, compiled.log, kernels=kernels, arch=ARCH)
+    return Build(submission, macros, info, interface, [], artifact)
+
+
+def _declarations(source: str, inspection) -> tuple[list, list]:
+    kernels = scan.kernels(source)
+    variables = [v for v in scan.variables(source) if v.name != LAUNCH_SYMBOL]
+    if inspection is not None and inspection.interface is not None:
+        # nvcc saw the kernels for certain; add any the text scan missed.
+        known = {k.name for k in kernels}
+        for name in inspection.interface.kernels:
+            if _IDENT.fullmatch(name) and name not in known:
+                kernels.append(scan.KernelDecl(name, 0, None, False))
+        known = {v.name for v in variables}
+        for name, const in inspection.interface.constants.items():
+            if _IDENT.fullmatch(name) and name not in known and name != LAUNCH_SYMBOL:
+                variables.append(scan.VariableDecl(name, name, const.space, 0))
+    return kernels, variables
+
+
+def _merge(theirs: Interface, ours: Interface) -> Interface:
+    """nvcc's interface, with the C types it could not demangle (extern "C" kernels)
+    taken from the registration."""
+    for name, sig in theirs.kernels.items():
+        mine = ours.kernels.get(name)
+        if mine is None or len(mine.params) != len(sig.params):
+            continue
+        for param, own in zip(sig.params, mine.params, strict=True):
+            if param.ctype is None:
+                param.ctype = own.ctype
+    return theirs
+
+
+# -- compiling, with a cache ----------------------------------------------------------------
+
+
+def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) -> Compiled:
+    compiler = toolchain.compiler()
+    name = nvcc.safe_name(shown)
+    key = hashlib.sha256(
+        json.dumps(
+            [
+                text,
+                entries,
+                sorted(macros.items()),
+                compiler.version,
+                toolchain.runtime_hash(),
+                toolchain.MODULE_FLAGS,
+                name,
+                shown,
+                1,
+            ]
+        ).encode()
+    ).hexdigest()[:32]
+    folder = defaults.cache_dir() / "cpu" / f"mod-{key}"
+    cached = _load(folder)
+    if cached is not None:
+        return cached
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="grader-cc-", dir=folder.parent) as tmp:
+        result = _compile_in(Path(tmp), text, entries, macros, name, shown)
+        staged = Path(tmp) / "staged"
+        staged.mkdir()
+        if result.module is not None:
+            shutil.move(str(result.module), staged / "module.so")
+            result.module = folder / "module.so"
+        meta = {
+            "ok": result.ok,
+            "log": result.log,
+            "diagnostics": [d.to_json() for d in result.diagnostics],
+            "dropped": result.dropped,
+        }
+        (staged / "meta.json").write_text(json.dumps(meta))
+        with contextlib.suppress(OSError):  # another process stored the same build first
+            os.replace(staged, folder)
+    return result
+
+
+def _load(folder: Path) -> Compiled | None:
+    try:
+        meta = json.loads((folder / "meta.json").read_text())
+    except (OSError, ValueError):
+        return None
+    module = folder / "module.so"
+    if meta["ok"] and not module.exists():
+        return None
+    return Compiled(
+        meta["ok"],
+        meta["log"],
+        [Diagnostic.from_json(d) for d in meta["diagnostics"]],
+        module if meta["ok"] else None,
+        meta["dropped"],
+    )
+
+
+def _compile_in(
+    tmp: Path, text: str, entries: list[str], macros, name: str, shown: str
+) -> Compiled:
+    entries = list(entries)
+    dropped: dict[str, str] = {}
+    for _ in range(3):
+        (tmp / name).write_text(text + scan.registration(entries))
+        cmd = [
+            toolchain.compiler().path,
+            *toolchain.MODULE_FLAGS,
+            "-I", str(toolchain.INCLUDE),
+            "-include", toolchain.SHIM,
+            *nvcc.macro_flags(macros),
+            "-x", "c++", name,
+            "-o", "module.so",
+        ]  # fmt: skip
+        code, log = _run(cmd, tmp)
+        log = _clean(log, tmp, name, shown)
+        if code == 0:
+            return Compiled(True, log, [], tmp / "module.so", dropped)
+        errors = _errors(log, shown)
+        bad = _registration_errors(log)
+        if any(e.line for e in errors if e.line is not None) or not bad:
+            return Compiled(False, log, errors or [_generic(log, shown)], None, dropped)
+        # Only the registration failed (an overloaded kernel name, say): leave those
+        # entries out and say why if the lab asks for one of them.
+        for index in sorted(bad, reverse=True):
+            if 0 <= index < len(entries):
+                entry = entries.pop(index)
+                match = re.match(r"GRADER_(?:KERNEL|VARIABLE)\((\w+)", entry)
+                if match:
+                    dropped[match.group(1)] = bad[index]
+    return Compiled(False, log, [_generic(log, shown)], None, dropped)
+
+
+def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=defaults.COMPILE_TIMEOUT,
+            env=toolchain.clean_env(),
+        )
+    except subprocess.TimeoutExpired:
+        return -1, f"compilation took longer than {defaults.COMPILE_TIMEOUT:.0f} s and was stopped"
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _clean(log: str, tmp: Path, name: str, shown: str) -> str:
+    log = log.replace(str(tmp) + os.sep, "").replace(
+        str(toolchain.INCLUDE) + os.sep, "<cuda shim>/"
+    )
+    if name != shown:
+        log = re.sub(rf"(?m)^{re.escape(name)}:", f"{shown}:", log)
+    return log.strip()
+
+
+_MESSAGE = re.compile(
+    r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?P<sev>fatal error|error): (?P<msg>.*)$",
+    re.MULTILINE,
+)
+
+
+def _errors(log: str, shown: str) -> list[Diagnostic]:
+    """One compile_error per error g++ reported on a line of the student's file."""
+    out: list[Diagnostic] = []
+    for match in _MESSAGE.finditer(log):
+        if match["file"] != shown:
+            continue
+        line = int(match["line"])
+        out.append(
+            Diagnostic(Kind.COMPILE_ERROR, f"{shown}:{line}: {match['msg'].strip()}", line=line)
+        )
+    return out[: defaults.MAX_COMPILE_ERRORS]
+
+
+def _registration_errors(log: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for match in _MESSAGE.finditer(log):
+        if match["file"] == scan.REGISTRATION_FILE:
+            out.setdefault(int(match["line"]) - 1, match["msg"].strip())
+    return out
+
+
+def _generic(log: str, shown: str) -> Diagnostic:
+    """An error whose line is not in the student's file (inside the CUDA shim, say): name
+    the first line of the student's file the log mentions."""
+    first = next((m for m in _MESSAGE.finditer(log)), None)
+    mention = re.search(rf"^{re.escape(shown)}:(\d+):", log, re.MULTILINE)
+    line = int(mention.group(1)) if mention else None
+    detail = first["msg"].strip() if first else (log.strip().splitlines() or ["no message"])[-1]
+    where = f" (from line {line})" if line else ""
+    return Diagnostic(
+        Kind.COMPILE_ERROR, f"The CPU backend could not compile {shown}{where}: {detail}", line=line
+    )

@@ -1,0 +1,120 @@
+"""What a compiled module offers, read from its ELF file: each registered kernel's
+parameter types and __launch_bounds__, each __constant__ and __device__ variable, the
+launch macros' values, and each kernel's static shared memory (its thread_local
+symbols). Nothing of the module runs."""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.backends.cpu.elf import STT_TLS, Elf
+from grader.interface import ConstantSig, Interface, KernelSig, ParamSig, canonical_ctype
+from grader.result import KernelResources
+from grader.source import LAUNCH_SYMBOL, launch_values
+
+SIG_MAGIC = 0x47524431
+VAR_MAGIC = 0x47525631
+_BASES = {
+    1: "void", 2: "bool", 3: "char", 4: "signed char", 5: "unsigned char", 6: "short",
+    7: "unsigned short", 8: "int", 9: "unsigned int", 10: "long", 11: "unsigned long",
+    12: "long long", 13: "unsigned long long", 14: "float", 15: "double", 16: "long double",
+    17: "float2", 18: "float3", 19: "float4", 20: "int2", 21: "int3", 22: "int4",
+    23: "uint2", 24: "uint3", 25: "uint4", 26: "double2", 27: "char4", 28: "uchar4",
+}  # fmt: skip
+_ANCHOR = "grader_tls_anchor"
+
+
+@dataclass
+class Variable:
+    size: int
+    space: str  # "const" or "global"
+    writable: bool
+
+
+@dataclass
+class Description:
+    interface: Interface
+    codes: dict[str, list[int]] = field(default_factory=dict)  # kernel -> type codes
+    variables: dict[str, Variable] = field(default_factory=dict)
+
+
+def ctype_of(code: int) -> str | None:
+    """The C type a registration type code stands for; None for other structs."""
+    base = _BASES.get(code & 0xFF)
+    if base is None:
+        return None
+    depth = (code >> 8) & 0xF
+    const = "const " if (code >> 12) & 1 else ""
+    return canonical_ctype(f"{const}{base}{'*' * depth}") if depth else canonical_ctype(base)
+
+
+def describe(path: Path) -> Description:
+    elf = Elf(path)
+    shared = _shared_bytes(elf)
+    common = shared.pop(None, 0)
+    out = Description(Interface())
+    for name, symbol in sorted(elf.symbols.items()):
+        if name.startswith("grader_sig_"):
+            kernel = name[len("grader_sig_") :]
+            data = elf.read(symbol)
+            magic, count, bounds, _ = struct.unpack_from("<4i", data)
+            if magic != SIG_MAGIC:
+                continue
+            codes = list(struct.unpack_from(f"<{count}i", data, 16))
+            sizes = list(struct.unpack_from(f"<{count}i", data, 16 + 4 * (count + 1)))
+            params = [
+                ParamSig(size, ctype_of(code)) for code, size in zip(codes, sizes, strict=True)
+            ]
+            resources = KernelResources(shared_bytes=shared.get(kernel, 0) + common)
+            out.interface.kernels[kernel] = KernelSig(
+                kernel, kernel, params, resources, bounds if bounds > 0 else None
+            )
+            out.codes[kernel] = codes
+        elif name.startswith("grader_var_"):
+            var = name[len("grader_var_") :]
+            magic, space, writable, _, size = struct.unpack_from("<4iq", elf.read(symbol))
+            if magic != VAR_MAGIC:
+                continue
+            out.variables[var] = Variable(size, "const" if space == 1 else "global", writable == 1)
+            if var != LAUNCH_SYMBOL:
+                out.interface.constants[var] = ConstantSig(var, size, out.variables[var].space)
+    launch = elf.symbols.get(LAUNCH_SYMBOL)
+    if launch is not None and launch.size >= 24:
+        out.interface.launch = launch_values(list(struct.unpack_from("<6i", elf.read(launch))))
+    return out
+
+
+def _shared_bytes(elf: Elf) -> dict[str | None, int]:
+    """Static __shared__ bytes per function that declares them; None for those at file
+    scope (counted for every kernel)."""
+    out: dict[str | None, int] = {}
+    for name, symbol in elf.symbols.items():
+        if symbol.type != STT_TLS or _ANCHOR in name:
+            continue
+        owner = _owner(name)
+        out[owner] = out.get(owner, 0) + symbol.size
+    return out
+
+
+def _owner(symbol: str) -> str | None:
+    """The function a function-local static belongs to, from its mangled name:
+    _ZZ6matmulPKfS0_PfiE2Ms -> matmul, _ZZN2ns1kEvE1s -> k."""
+    if not symbol.startswith("_ZZ"):
+        return None
+    rest = symbol[3:]
+    nested = rest.startswith("N")
+    rest = rest[1:] if nested else rest
+    name = None
+    while True:
+        match = re.match(r"(\d+)", rest)
+        if not match:
+            break
+        length = int(match.group(1))
+        name = rest[match.end() : match.end() + length]
+        rest = rest[match.end() + length :]
+        if not nested:
+            break
+    return name

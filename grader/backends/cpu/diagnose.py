@@ -1,0 +1,427 @@
+"""From the worker's records to what the student reads: a RunOutcome with one sentence
+per finding, naming the kernel, the CUDA thread and block, the buffer by its parameter
+name, the element and the student's line (addr2line on the program counter)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from grader.backends.base import BufferState, Launch, RunOutcome
+from grader.backends.cpu.build import Artifact
+from grader.backends.cpu.runner import (
+    EXIT_LOAD,
+    EXIT_SANDBOX,
+    Record,
+    Report,
+)
+from grader.result import Diagnostic, Kind
+
+# Shared memory is filled with this NaN at every block start (runtime/scheduler.h).
+SHARED_FILL_BITS = 0x7FC5AB1E
+_BARRIERS = {
+    0: "__syncthreads()",
+    1: "__syncthreads_count()",
+    2: "__syncthreads_and()",
+    3: "__syncthreads_or()",
+}
+_WARP_OPS = {
+    0: "__syncwarp()",
+    1: "__shfl_sync()",
+    2: "__shfl_up_sync()",
+    3: "__shfl_down_sync()",
+    4: "__shfl_xor_sync()",
+    5: "__ballot_sync()",
+    6: "__any_sync()",
+    7: "__all_sync()",
+    8: "__match_any_sync()",
+}
+
+
+class SandboxFailed(Exception):
+    """The worker could not apply a sandbox layer it was told to require."""
+
+
+def outcome(report: Report, artifact: Artifact, launch: Launch, timeout: float) -> RunOutcome:
+    if report.returncode == EXIT_SANDBOX:
+        sb = report.first("sandbox")
+        raise SandboxFailed(sb.text("error") if sb else report.stderr)
+    out = RunOutcome(output=report.printf)
+    kernel = launch.kernel
+    locate = _Locator(artifact)
+    passes = {r.int("n"): r for r in report.all("pass")}
+    if 0 in passes:
+        out.seconds = passes[0].int("us") / 1e6
+    error = report.first("error")
+    fault = report.first("fault")
+    stopped = report.first("timeout")
+    if error is not None:
+        out.crashed = True
+        out.diagnostics.append(_error(error, report, kernel))
+    elif fault is not None:
+        out.crashed = True
+        out.diagnostics.append(_fault(fault, launch, locate))
+    elif stopped is not None or report.returncode is None:
+        out.timed_out = True
+        out.diagnostics.append(_timeout(stopped, kernel, timeout, locate))
+    elif report.returncode != 0 or 0 not in passes or 0 not in report.outputs:
+        out.crashed = True
+        out.diagnostics.append(_died(report, kernel))
+    for record in report.all("divergence"):
+        out.diagnostics.append(_divergence(record, kernel))
+        break
+    printed = report.first("printf")
+    if printed is not None and printed.int("total") > printed.int("kept"):
+        out.diagnostics.append(_flood(printed, kernel))
+    if out.completed:
+        out.buffers = _buffers(report, launch)
+        if 1 in passes and 1 in report.outputs:
+            atomics = passes[0].int("float_atomics") or passes[1].int("float_atomics")
+            race = _race(report, launch, kernel, bool(atomics))
+            if race:
+                out.diagnostics.append(race)
+        unwritten = _uninitialised_shared(out.buffers, launch, kernel)
+        if unwritten:
+            out.diagnostics.append(unwritten)
+    return out
+
+
+# -- lines ----------------------------------------------------------------------------
+
+
+class _Locator:
+    """The student's line for a program counter inside the module."""
+
+    def __init__(self, artifact: Artifact):
+        self.artifact = artifact
+        self.tool = shutil.which("addr2line") or shutil.which("llvm-addr2line")
+
+    def line(self, pc: int) -> int | None:
+        if not pc or not self.tool:
+            return None
+        try:
+            proc = subprocess.run(
+                [self.tool, "-e", str(self.artifact.module), "-i", "-f", "-C", hex(pc)],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        lines = proc.stdout.splitlines()
+        # Pairs of (function, file:line), innermost inlined frame first: the first frame
+        # in the student's own file is the line they wrote.
+        for where in lines[1::2]:
+            match = re.match(r"(.*):(\d+)", where.split(" (discriminator")[0])
+            if match and Path(match.group(1)).name == self.artifact.source_name:
+                return int(match.group(2)) or None
+        return None
+
+
+def _at(line: int | None) -> str:
+    return f" at line {line}" if line else ""
+
+
+def _who(record: Record) -> tuple[str, tuple | None, tuple | None]:
+    thread, block = record.dim("thread"), record.dim("block")
+    if thread is None or block is None:
+        return "A global constructor, while the module was loading,", None, None
+    return f"Thread {_xyz(thread)} of block {_xyz(block)}", thread, block
+
+
+def _xyz(v) -> str:
+    return "({},{},{})".format(*v)
+
+
+# -- the kinds of findings ------------------------------------------------------------------
+
+
+def _fault(record: Record, launch: Launch, locate: _Locator) -> Diagnostic:
+    kind = record.get("kind")
+    who, thread, block = _who(record)
+    line = record.int("line") or locate.line(record.int("pc"))
+    where = _at(line)
+    k = launch.kernel
+    if kind == "buffer":
+        return _out_of_bounds(record, launch, who, thread, block, line)
+    if kind == "shared":
+        offset, size = record.int("offset"), record.int("bytes")
+        access = {"read": "read", "write": "wrote"}.get(record.get("access"), "accessed")
+        side = "past the end of" if offset >= size else "before the start of"
+        message = (
+            f"{who} {access} byte {offset} of the dynamic shared memory (extern __shared__), "
+            f"{side} the {size} bytes the launch gives each block{where}."
+        )
+        return Diagnostic(Kind.OUT_OF_BOUNDS, message, k, thread, block, line)
+    if kind == "stack_overflow":
+        kb = record.int("stack") // 1024
+        message = (
+            f"{who} overflowed its {kb} KB stack{where}: a local array that is too big, or "
+            "recursion that does not end."
+        )
+        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
+    if kind == "address":
+        addr = record.int("addr")
+        access = {"read": "read", "write": "wrote to"}.get(record.get("access"), "accessed")
+        what = "a null pointer" if addr < 4096 else "memory that is not one of the kernel's buffers"
+        message = f"{who} {access} address {hex(addr)}, {what}{where}."
+        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
+    if kind == "divide":
+        message = f"{who} divided an integer by zero{where}."
+        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
+    if kind == "assert":
+        message = f"{who} failed assert({record.text('text')}){where}."
+        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
+    if kind == "trap":
+        message = f"{who} called __trap(){where}."
+        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
+    if kind == "abort":
+        message = f"{who} aborted{where} (abort(), or an exception nothing caught)."
+        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
+    if kind == "float":
+        message = f"{who} raised a floating-point exception{where}."
+        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
+    message = f"{who} executed an invalid instruction{where} (signal {record.get('signal')})."
+    return Diagnostic(Kind.CRASH, message, k, thread, block, line)
+
+
+def _out_of_bounds(record: Record, launch: Launch, who, thread, block, line) -> Diagnostic:
+    buffers = launch.buffers()
+    index = record.int("index")
+    buffer = buffers[index] if 0 <= index < len(buffers) else None
+    name = buffer.name if buffer else "a buffer"
+    length = buffer.data.size if buffer else record.int("bytes") // 4
+    element = record.int("offset") // 4  # floor: byte -1 is element -1
+    access = {"read": "read", "write": "wrote"}.get(record.get("access"), "accessed")
+    if element >= length:
+        past = element - length + 1
+        side = f"{past} element{'s' if past != 1 else ''} past the end of {name}"
+    else:
+        before = -element
+        side = f"{before} element{'s' if before != 1 else ''} before the start of {name}"
+    message = f"{who} {access} {name}[{element}], {side} ({length} elements){_at(line)}."
+    return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
+
+
+def _timeout(record: Record | None, kernel: str, timeout: float, locate: _Locator) -> Diagnostic:
+    if record is None:
+        return Diagnostic(
+            Kind.TIMEOUT,
+            f"{kernel} did not finish within {timeout:g} s and was stopped. Look for a loop "
+            "whose condition never becomes false, or a thread waiting for another forever.",
+            kernel,
+        )
+    line = locate.line(record.int("pc"))
+    thread, block = record.dim("thread"), record.dim("block")
+    if record.get("phase") == "load":
+        return Diagnostic(
+            Kind.TIMEOUT,
+            f"Loading the module took longer than {timeout:g} s: a global constructor"
+            f"{_at(line)} never finished.",
+            kernel,
+            line=line,
+        )
+    if thread is not None and block is not None:
+        running = f": thread {_xyz(thread)} of block {_xyz(block)} was still running{_at(line)}"
+    else:
+        running = ""
+    return Diagnostic(
+        Kind.TIMEOUT,
+        f"{kernel} did not finish within {timeout:g} s{running}. Look for a loop whose "
+        "condition never becomes false, or a thread waiting for another forever.",
+        kernel,
+        thread,
+        block,
+        line,
+    )
+
+
+def _divergence(record: Record, kernel: str) -> Diagnostic:
+    what = record.get("what")
+    block = record.dim("block")
+    thread, other = record.dim("thread"), record.dim("other")
+    line, other_line = record.int("line") or None, record.int("other_line") or None
+    op = record.int("op")
+    if what == "shared_tail":
+        return Diagnostic(
+            Kind.OUT_OF_BOUNDS,
+            f"A thread of block {_xyz(block)} wrote past the end of the dynamic shared memory "
+            f"(extern __shared__): byte {record.int('line')} changed, but the launch gives each "
+            "block only the bytes passed as the third <<<>>> argument.",
+            kernel,
+            block=block,
+        )
+    if what == "warp":
+        name = _WARP_OPS.get(op, "a warp operation")
+        state = (
+            "had already returned"
+            if record.int("other_state") == 0
+            else f"waits at __syncthreads(){_at(other_line)}"
+        )
+        return Diagnostic(
+            Kind.BARRIER_DIVERGENCE,
+            f"Thread {_xyz(thread)} of block {_xyz(block)} waits in {name}{_at(line)} for "
+            f"thread {_xyz(other)}, which {state}. Every lane named in the mask must reach the "
+            "same warp operation.",
+            kernel,
+            thread,
+            block,
+            line,
+        )
+    barrier = _BARRIERS.get(op, "__syncthreads()")
+    if what == "lines":
+        return Diagnostic(
+            Kind.BARRIER_DIVERGENCE,
+            f"Threads of block {_xyz(block)} wait at different barriers: thread {_xyz(thread)} "
+            f"at {barrier}{_at(line)}, thread {_xyz(other)} at line {other_line}. Every "
+            "thread of a block must reach the same __syncthreads(); one inside an if that not "
+            "all threads take hangs or corrupts results on a GPU.",
+            kernel,
+            thread,
+            block,
+            line,
+        )
+    return Diagnostic(
+        Kind.BARRIER_DIVERGENCE,
+        f"Thread {_xyz(thread)} of block {_xyz(block)} waits at {barrier}{_at(line)} while "
+        f"thread {_xyz(other)} of the same block had already returned. Every thread of a "
+        "block must reach each __syncthreads(): move the early return after the last "
+        "barrier, or put the work inside an if instead of returning.",
+        kernel,
+        thread,
+        block,
+        line,
+    )
+
+
+def _error(record: Record, report: Report, kernel: str) -> Diagnostic:
+    what = record.get("what")
+    detail = record.text("detail")
+    if what == "arity":
+        return Diagnostic(
+            Kind.INTERFACE,
+            f"{kernel} takes {record.int('params')} parameters, but the grader passes "
+            f"{record.int('args')}.",
+            kernel,
+        )
+    if what == "kernel_missing":
+        return Diagnostic(
+            Kind.INTERFACE,
+            f"The compiled module has no kernel named {kernel} that the CPU backend can launch.",
+            kernel,
+        )
+    if what == "constant_readonly":
+        return Diagnostic(
+            Kind.INTERFACE,
+            f"{detail} is declared const, so the grader cannot fill it; declare it "
+            f"`__constant__ float {detail}[...]` without const.",
+            kernel,
+        )
+    if what == "load" or report.returncode == EXIT_LOAD:
+        return Diagnostic(Kind.CRASH, f"The compiled module could not be loaded: {detail}", kernel)
+    return Diagnostic(Kind.CRASH, f"The CPU backend's worker failed ({what}): {detail}", kernel)
+
+
+def _died(report: Report, kernel: str) -> Diagnostic:
+    code = report.returncode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        why = {
+            "SIGXCPU": "it used up its CPU time",
+            "SIGKILL": "it was killed (out of memory or CPU time)",
+        }.get(str(name), f"it was stopped by {name}")
+        sentence = f"The worker running {kernel} ended before the kernel finished: {why}."
+    else:
+        sentence = f"The worker running {kernel} ended before the kernel finished (exit {code})."
+    return Diagnostic(Kind.CRASH, sentence, kernel)
+
+
+def _flood(record: Record, kernel: str) -> Diagnostic:
+    total, kept = record.int("total"), record.int("kept")
+    return Diagnostic(
+        Kind.OUTPUT,
+        f"{kernel} printed {total:,} bytes with printf; the first {kept:,} are kept and "
+        f"{total - kept:,} were dropped. Printing from every thread floods the output and "
+        "slows the kernel down: print from one thread, or remove the printf.",
+        kernel,
+    )
+
+
+# -- comparing the two passes --------------------------------------------------------------
+
+
+def _buffers(report: Report, launch: Launch) -> dict[str, BufferState]:
+    out: dict[str, BufferState] = {}
+    pads = {(r.int("pass"), r.int("index")): r for r in report.all("pad")}
+    for k, buffer in enumerate(launch.buffers()):
+        state = BufferState(data=report.outputs[0][k])
+        before = pads.get((0, k))
+        after = pads.get((1, k))
+        if before is not None:
+            state.written_before = before.int("changed")
+        if after is not None:
+            state.written_after = after.int("changed")
+            state.first_after = after.int("first")
+        out[buffer.name] = state
+    return out
+
+
+def _same(a: np.ndarray, b: np.ndarray, tolerant: bool) -> np.ndarray:
+    both_nan = np.isnan(a) & np.isnan(b)
+    if tolerant:
+        scale = max(float(np.nanmax(np.abs(a), initial=0.0)), 1.0)
+        close = np.isclose(a, b, rtol=1e-4, atol=1e-5 * scale)
+        return close | both_nan
+    return (a.view(np.uint32) == b.view(np.uint32)) | both_nan
+
+
+def _race(report: Report, launch: Launch, kernel: str, atomics: bool) -> Diagnostic | None:
+    forward, reverse = report.outputs[0], report.outputs[1]
+    for k, buffer in enumerate(launch.buffers()):
+        a, b = forward[k], reverse[k]
+        same = _same(a, b, atomics)
+        if same.all():
+            continue
+        index = int(np.argmin(same))
+        count = int((~same).sum())
+        return Diagnostic(
+            Kind.RACE,
+            f"{buffer.name}[{index}] differs between two runs that ran the threads of each "
+            f"block in different orders ({_value(a[index])} in one, {_value(b[index])} in the "
+            f"other; {count:,} element{'s' if count != 1 else ''} differ). Threads of a block "
+            "read what other threads write without a __syncthreads() between the write and "
+            "the read.",
+            kernel,
+        )
+    return None
+
+
+def _value(v: np.float32) -> str:
+    return "NaN" if np.isnan(v) else f"{float(v):.6g}"
+
+
+def _uninitialised_shared(buffers: dict[str, BufferState], launch: Launch, kernel: str):
+    for buffer in launch.buffers():
+        if not buffer.output:
+            continue
+        data = buffers[buffer.name].data
+        marked = np.flatnonzero(data.view(np.uint32) == SHARED_FILL_BITS)
+        if marked.size:
+            index = int(marked[0])
+            return Diagnostic(
+                Kind.NAN,
+                f"{buffer.name}[{index}] is NaN: it was computed from shared memory that no "
+                "thread wrote (the grader fills shared memory with NaN at the start of every "
+                "block). Check that every element a thread reads from a __shared__ array is "
+                "written first, with a __syncthreads() between the writes and the reads.",
+                kernel,
+            )
+    return None

@@ -1,0 +1,5 @@
+/* Part of the grader's CUDA shim for the CPU backend: everything lives in grader_cuda.h. */
+#ifndef GRADER_CUDA_DEVICE_RUNTIME_API_H
+#define GRADER_CUDA_DEVICE_RUNTIME_API_H
+#include "grader_cuda.h"
+#endif

@@ -1,0 +1,99 @@
+/* Memory with guard pages. Every buffer sits in its own reservation: 16 MiB of
+   inaccessible pages on each side and the buffer in between, placed either so that its
+   last byte touches the trailing guard (reads and writes past the end fault at once) or
+   so that its first byte follows the leading guard (accesses before the start fault).
+   The fault handler maps a faulting address back to the buffer through `regions`. */
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <mutex>
+
+#include "rt.h"
+
+namespace rt {
+
+static size_t page_size() {
+    static size_t p = (size_t)sysconf(_SC_PAGESIZE);
+    return p;
+}
+
+void fill_words(void* p, size_t bytes, uint32_t word) {
+    uint32_t* w = static_cast<uint32_t*>(p);
+    size_t n = bytes / 4;
+    for (size_t i = 0; i < n; ++i) w[i] = word;
+    memcpy(w + n, &word, bytes % 4);
+}
+
+bool area_create(Area* a, size_t bytes, bool end_aligned, size_t align, uint32_t fill) {
+    size_t page = page_size();
+    size_t span = (bytes + align - 1) / align * align;
+    size_t pages = (span + page - 1) / page * page;
+    a->map_len = 2 * GUARD_BYTES + pages;
+    void* m = mmap(nullptr, a->map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (m == MAP_FAILED) {
+        a->map = nullptr;
+        return false;
+    }
+    a->map = static_cast<char*>(m);
+    a->lo = a->map + GUARD_BYTES;
+    a->lo_len = pages;
+    if (pages && mprotect(a->lo, pages, PROT_READ | PROT_WRITE) != 0) {
+        munmap(a->map, a->map_len);
+        a->map = nullptr;
+        return false;
+    }
+    a->bytes = bytes;
+    /* An end-aligned area keeps `align` for its start, so up to align-1 bytes of slack
+       may follow the data; they hold the fill pattern and are checked afterwards. */
+    a->data = end_aligned ? a->lo + pages - span : a->lo;
+    if (pages) fill_words(a->lo, pages, fill);
+    return true;
+}
+
+void area_destroy(Area* a) {
+    if (a->map) munmap(a->map, a->map_len);
+    a->map = nullptr;
+}
+
+/* The table is read by the fault handler. Pool threads add their dynamic shared memory
+   once (`regions_add`, kept first); the main thread replaces the buffers before each pass
+   while no kernel runs (`regions_set`). */
+static Region g_regions[4096];
+static std::atomic<int> g_nregions{0};
+static int g_nfixed = 0;
+static std::mutex g_regions_lock;
+
+void regions_set(const std::vector<Region>& r) {
+    std::lock_guard<std::mutex> hold(g_regions_lock);
+    int n = g_nfixed;
+    for (const Region& x : r) {
+        if (n < 4096) g_regions[n++] = x;
+    }
+    g_nregions.store(n);
+}
+
+void regions_add(const Region& r) {
+    std::lock_guard<std::mutex> hold(g_regions_lock);
+    if (g_nfixed < 4096) {
+        g_regions[g_nfixed++] = r;
+        g_nregions.store(g_nfixed);
+    }
+}
+
+void regions_clear() {
+    std::lock_guard<std::mutex> hold(g_regions_lock);
+    g_nregions.store(g_nfixed);
+}
+
+const Region* region_find(uintptr_t addr) {
+    int n = g_nregions.load();
+    for (int i = 0; i < n; ++i) {
+        const Region& r = g_regions[i];
+        if (addr >= (uintptr_t)r.lo && addr < (uintptr_t)r.hi) return &r;
+    }
+    return nullptr;
+}
+
+}  // namespace rt

@@ -1,0 +1,87 @@
+/* The pool of OS threads that run blocks. Each thread pulls block indices from one
+   atomic counter, so blocks spread over all cores; a block never leaves the thread that
+   started it, which is what lets static __shared__ be thread_local. The threads exist
+   before the sandbox is applied, since the seccomp filter forbids creating new ones. */
+#include <pthread.h>
+#include <signal.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "scheduler.h"
+
+namespace rt {
+
+static std::vector<Worker*> g_workers;
+static std::mutex g_lock;
+static std::condition_variable g_start, g_done;
+static long g_generation = 0;
+static int g_remaining = 0;
+static int g_ready = 0;
+
+static void* worker_main(void* arg) {
+    Worker* w = static_cast<Worker*>(arg);
+    tw = w;
+    signals_thread_init();
+    /* Dynamic shared memory, registered so that a fault in it is reported as an access
+       past the end of the extern __shared__ array. */
+    if (area_create(&w->dyn, DYN_SHARED_CAPACITY, true, 16, 0)) {
+        Region r{w->dyn.map, w->dyn.map + w->dyn.map_len, w->dyn.lo, w->dyn.lo_len,
+                 REGION_SHARED, w->id};
+        regions_add(r);
+    }
+    {
+        std::lock_guard<std::mutex> hold(g_lock);
+        ++g_ready;
+        g_done.notify_all();
+    }
+    long seen = 0;
+    for (;;) {
+        Launch* L;
+        {
+            std::unique_lock<std::mutex> hold(g_lock);
+            g_start.wait(hold, [&] { return g_generation != seen; });
+            seen = g_generation;
+            L = g_launch;
+        }
+        worker_prepare(*w, *L);
+        for (;;) {
+            long b = L->next_block.fetch_add(1);
+            if (b >= L->nblocks) break;
+            run_block(*w, L->reverse ? L->nblocks - 1 - b : b);
+        }
+        std::lock_guard<std::mutex> hold(g_lock);
+        if (--g_remaining == 0) g_done.notify_all();
+    }
+    return nullptr;
+}
+
+void pool_start(int jobs) {
+    for (int i = 0; i < jobs; ++i) {
+        Worker* w = new Worker();
+        w->id = i;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 1u << 20);
+        if (pthread_create(&w->thread, &attr, worker_main, w) == 0) g_workers.push_back(w);
+        pthread_attr_destroy(&attr);
+    }
+    /* Wait until every thread has registered its shared memory area. */
+    std::unique_lock<std::mutex> hold(g_lock);
+    g_done.wait(hold, [] { return g_ready == (int)g_workers.size(); });
+}
+
+int pool_size() { return (int)g_workers.size(); }
+
+pthread_t pool_thread(int i) { return g_workers[(size_t)i]->thread; }
+
+void pool_run(Launch* launch) {
+    std::unique_lock<std::mutex> hold(g_lock);
+    g_launch = launch;
+    g_remaining = (int)g_workers.size();
+    ++g_generation;
+    g_start.notify_all();
+    g_done.wait(hold, [] { return g_remaining == 0; });
+}
+
+}  // namespace rt

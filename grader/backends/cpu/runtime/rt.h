@@ -1,0 +1,215 @@
+/* Declarations shared by the runner's sources. The student's module sees the same
+   symbols through include/grader_cuda.h, with CUDA's type names. */
+#ifndef GRADER_RT_H
+#define GRADER_RT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "fiber.h"
+
+struct GUint3 {
+    unsigned int x, y, z;
+};
+
+struct grader_loop_ctl {
+    unsigned int bx, by, bz;
+    int reverse;
+};
+
+extern "C" {
+extern __thread GUint3 threadIdx;
+extern __thread GUint3 blockIdx;
+extern GUint3 blockDim;
+extern GUint3 gridDim;
+extern __thread int grader_rt_cur;
+extern __thread int grader_rt_loop_stop;
+extern int grader_rt_float_atomics;
+}
+
+namespace rt {
+
+/* Exit codes of the runner, read by grader/backends/cpu/runner.py. */
+enum Exit {
+    EXIT_OK = 0,
+    EXIT_USAGE = 2,
+    EXIT_SANDBOX = 3,
+    EXIT_LOAD = 4,
+    EXIT_FAULT = 42,
+    EXIT_TIMEOUT = 43,
+};
+
+/* -- the result file: one record per line, "name key=value ..." ---------------------- */
+void report_open(const char* path);
+int report_fd();
+/* Async-signal-safe line builder: no allocation, no stdio. */
+struct Line {
+    char buf[1024];
+    size_t len = 0;
+    Line& str(const char* s);
+    Line& num(long long v);
+    Line& hex(unsigned long long v);
+    Line& kv(const char* key, long long v);
+    Line& kv(const char* key, const char* v);
+    Line& kvhex(const char* key, unsigned long long v);
+    Line& kv3(const char* key, unsigned x, unsigned y, unsigned z);
+    Line& kvbytes(const char* key, const char* s); /* hex-encoded text */
+    void write();
+};
+
+/* -- memory: buffers and areas with guard pages on both sides -------------------------- */
+constexpr size_t GUARD_BYTES = 16u << 20;
+
+struct Area {
+    char* map = nullptr;  /* start of the whole reservation */
+    size_t map_len = 0;
+    char* lo = nullptr;   /* the accessible pages */
+    size_t lo_len = 0;
+    char* data = nullptr; /* where the buffer starts: its end on a guard, or its start */
+    size_t bytes = 0;
+};
+/* `end_aligned`: the data ends where the trailing guard begins; otherwise it starts
+   right after the leading guard. The rest of the accessible pages is `fill`ed. */
+bool area_create(Area* a, size_t bytes, bool end_aligned, size_t align, uint32_t fill);
+void area_destroy(Area* a);
+void fill_words(void* p, size_t bytes, uint32_t word);
+
+/* Regions the fault handler knows: each buffer and each block's dynamic shared memory. */
+enum RegionKind { REGION_BUFFER = 1, REGION_SHARED = 2, REGION_STACK = 3 };
+struct Region {
+    char* lo;   /* whole reservation, guards included */
+    char* hi;
+    char* data;
+    size_t bytes;
+    int kind;
+    int index; /* buffer index, or worker id */
+};
+void regions_set(const std::vector<Region>& r);
+void regions_add(const Region& r);
+void regions_clear();
+const Region* region_find(uintptr_t addr);
+
+/* -- the launch ----------------------------------------------------------------------- */
+typedef void (*LoopFn)(void**, const grader_loop_ctl*);
+typedef void (*CallFn)(void**);
+
+struct Launch {
+    LoopFn loop = nullptr;
+    CallFn call = nullptr;
+    void** args = nullptr;
+    GUint3 grid{1, 1, 1};
+    GUint3 block{1, 1, 1};
+    size_t shared_bytes = 0;
+    bool reverse = false;
+    bool end_aligned = true;
+    long nblocks = 0;
+    int nthreads = 0;
+    std::atomic<bool> needs_fibers{false};
+    std::atomic<long> next_block{0};
+    void* module = nullptr;
+    void* (*tls_anchor)() = nullptr;
+};
+
+/* A finding about barriers or warps, kept until the pass ends (first one only). */
+struct Divergence {
+    bool set = false;
+    const char* what = "";  /* "returned", "lines", "warp" */
+    GUint3 block{0, 0, 0};
+    GUint3 thread{0, 0, 0};
+    int line = 0;
+    GUint3 other{0, 0, 0};
+    int other_line = 0;
+    int other_state = 0; /* 0 returned, 1 at a barrier, 2 at a warp operation */
+    int op = 0;
+};
+void divergence_record(const Divergence& d);
+Divergence divergence_take();
+
+/* Start the pool of OS threads that run blocks. Must run before the sandbox forbids new
+   threads. */
+void pool_start(int jobs);
+int pool_size();
+/* Runs the launch on every pool thread and returns when all blocks are done. */
+void pool_run(Launch* launch);
+/* The pool thread with this id (for the watchdog), or 0. */
+pthread_t pool_thread(int i);
+
+/* What a thread of the pool is doing, for the fault handler and the watchdog. */
+struct Snapshot {
+    bool in_kernel;
+    GUint3 thread;
+    GUint3 block;
+    uintptr_t pc;
+    uintptr_t sp;
+};
+bool current_snapshot(Snapshot* s);
+/* The stack of the running fiber, to tell a stack overflow from other faults. */
+bool stack_guard_hit(uintptr_t addr);
+size_t fiber_stack_bytes();
+
+/* -- the module --------------------------------------------------------------------- */
+struct Module {
+    void* handle = nullptr;
+    uintptr_t base = 0;
+    uintptr_t text_lo = 0, text_hi = 0;
+    size_t tls_size = 0;
+};
+extern Module module;
+/* Program counter relative to the module, or 0 when pc is elsewhere; scans the stack
+   from sp for a return address into the module when pc itself is not in it. */
+uintptr_t module_pc(uintptr_t pc, uintptr_t sp, uintptr_t stack_hi);
+
+/* -- output, faults, watchdog ----------------------------------------------------------- */
+void output_init(size_t limit);
+void output_enable(bool on);
+void output_flush(const char* path);
+size_t output_total();
+void output_flush_fd(int fd);
+
+void signals_install();
+void signals_thread_init(); /* a sigaltstack for this thread */
+void watchdog_start();
+void watchdog_arm(double seconds, const char* phase);
+void watchdog_disarm();
+
+/* -- the sandbox ----------------------------------------------------------------------- */
+struct Policy {
+    std::vector<std::string> read_paths;  /* read (and map) only */
+    std::vector<std::string> file_paths;  /* single files to read and map */
+    std::string scratch;                  /* read and write */
+    bool want_landlock = true;
+    bool want_seccomp = true;
+    bool want_netns = true;
+    bool require_fs = true;
+    bool require_net = true;
+    unsigned long long memory = 0;  /* RLIMIT_AS bytes, 0 = unlimited */
+    unsigned long long cpu = 0;     /* RLIMIT_CPU seconds */
+    unsigned long long fsize = 0;   /* RLIMIT_FSIZE bytes */
+};
+struct SandboxState {
+    int landlock_abi = 0;
+    bool landlock = false;
+    bool seccomp = false;
+    bool userns = false;
+    bool netns = false;
+    bool caps_dropped = false;
+    bool rlimits = false;
+    std::string error;
+};
+/* Before any thread exists: no new privileges, namespaces, landlock. */
+bool sandbox_before_threads(const Policy& p, SandboxState* s);
+/* After the pool exists: resource limits, then the seccomp filter for every thread. */
+bool sandbox_after_threads(const Policy& p, SandboxState* s);
+void sandbox_report(const SandboxState& s);
+
+/* The first pass's findings land here; fault reports say which pass they came from. */
+extern int current_pass;
+
+}  // namespace rt
+
+#endif

@@ -1,0 +1,388 @@
+/* The runner: the worker process of the CPU backend.
+
+     runner probe DIR   applies every sandbox layer it can and prints what worked
+     runner run DIR     runs the job described in DIR/job.txt
+
+   A run reads the job (module, kernel, launch shape, limits, arguments), starts the pool
+   of threads, applies the sandbox, loads the student's module, fills the __constant__
+   symbols by name, and runs the launch once per pass: pass 0 with every buffer ending on
+   a guard page and the threads of each block in forward order, pass 1 with every buffer
+   starting on a guard page and the threads in reverse order. Each pass writes every
+   buffer back (DIR/out.PASS.K.bin); records go to DIR/result.txt and the first pass's
+   printf output to DIR/printf.txt. */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "scheduler.h"
+
+namespace rt {
+bool module_load(const char* path, std::string* error);
+void module_snapshot();
+void module_restore();
+}  // namespace rt
+
+using namespace rt;
+
+/* Fill of the unused bytes around each buffer; keep in sync with CANARY_BITS in
+   grader/backends/base.py. */
+static const uint32_t CANARY = 0x7FC0DEADu;
+
+struct Arg {
+    bool buffer = false;
+    size_t elements = 0;
+    bool output = false;
+    std::string name;
+    std::string ctype;
+    std::string value;
+    int index = 0; /* buffer ordinal */
+};
+
+struct Constant {
+    std::string name;
+    size_t bytes = 0;
+};
+
+struct Job {
+    std::string module, kernel;
+    GUint3 grid{1, 1, 1}, block{1, 1, 1};
+    size_t shared = 0;
+    int jobs = 1;
+    double timeout = 10;
+    int passes = 2;
+    size_t output_limit = 16384;
+    Policy policy;
+    std::vector<Arg> args;
+    std::vector<Constant> constants;
+};
+
+static std::string rest(std::istringstream& in) {
+    std::string r;
+    std::getline(in >> std::ws, r);
+    return r;
+}
+
+static bool read_job(const char* path, Job* job) {
+    std::ifstream f(path);
+    if (!f) return false;
+    std::string line;
+    int buffers = 0;
+    while (std::getline(f, line)) {
+        std::istringstream in(line);
+        std::string key;
+        in >> key;
+        if (key == "module") job->module = rest(in);
+        else if (key == "kernel") in >> job->kernel;
+        else if (key == "grid") in >> job->grid.x >> job->grid.y >> job->grid.z;
+        else if (key == "block") in >> job->block.x >> job->block.y >> job->block.z;
+        else if (key == "shared") in >> job->shared;
+        else if (key == "jobs") in >> job->jobs;
+        else if (key == "timeout") in >> job->timeout;
+        else if (key == "passes") in >> job->passes;
+        else if (key == "output_limit") in >> job->output_limit;
+        else if (key == "memory") in >> job->policy.memory;
+        else if (key == "cpu") in >> job->policy.cpu;
+        else if (key == "fsize") in >> job->policy.fsize;
+        else if (key == "landlock") in >> job->policy.want_landlock;
+        else if (key == "seccomp") in >> job->policy.want_seccomp;
+        else if (key == "netns") in >> job->policy.want_netns;
+        else if (key == "require_fs") in >> job->policy.require_fs;
+        else if (key == "require_net") in >> job->policy.require_net;
+        else if (key == "read") job->policy.read_paths.push_back(rest(in));
+        else if (key == "file") job->policy.file_paths.push_back(rest(in));
+        else if (key == "scratch") job->policy.scratch = rest(in);
+        else if (key == "arg") {
+            Arg a;
+            std::string kind;
+            in >> kind;
+            if (kind == "buffer") {
+                a.buffer = true;
+                int out = 0;
+                in >> a.elements >> out;
+                a.output = out != 0;
+                a.name = rest(in);
+                a.index = buffers++;
+            } else {
+                in >> a.ctype >> a.value;
+            }
+            job->args.push_back(a);
+        } else if (key == "constant") {
+            Constant c;
+            in >> c.bytes >> c.name;
+            job->constants.push_back(c);
+        }
+    }
+    return !job->module.empty() && !job->kernel.empty();
+}
+
+static bool read_file(const std::string& path, void* dst, size_t bytes) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    size_t off = 0;
+    while (off < bytes) {
+        ssize_t n = read(fd, static_cast<char*>(dst) + off, bytes - off);
+        if (n <= 0) break;
+        off += (size_t)n;
+    }
+    close(fd);
+    return off == bytes;
+}
+
+static bool write_file(const std::string& path, const void* src, size_t bytes) {
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    size_t off = 0;
+    while (off < bytes) {
+        ssize_t n = write(fd, static_cast<const char*>(src) + off, bytes - off);
+        if (n <= 0) break;
+        off += (size_t)n;
+    }
+    close(fd);
+    return off == bytes;
+}
+
+struct KernelSig {
+    int magic, nparams, max_threads, reserved;
+    int codes[1];
+};
+
+static double now() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+[[noreturn]] static void fail(const char* what, const std::string& detail, int code) {
+    Line().str("error").kv("what", what).kvbytes("detail", detail.c_str()).write();
+    _exit(code);
+}
+
+/* Every constant the job fills, by name, through the module's grader_addr_NAME. */
+static void set_constants(const Job& job) {
+    for (const Constant& c : job.constants) {
+        std::string name = "grader_var_" + c.name;
+        const long long* info = static_cast<const long long*>(dlsym(module.handle, name.c_str()));
+        void* (*addr)() = reinterpret_cast<void* (*)()>(
+            dlsym(module.handle, ("grader_addr_" + c.name).c_str()));
+        if (!info || !addr) fail("constant_missing", c.name, EXIT_LOAD);
+        const int* head = reinterpret_cast<const int*>(info);
+        long long size = info[2];
+        if (!head[2]) fail("constant_readonly", c.name, EXIT_LOAD);
+        std::vector<char> data(c.bytes);
+        if (!read_file("const_" + c.name + ".bin", data.data(), c.bytes)) {
+            fail("constant_file", c.name, EXIT_USAGE);
+        }
+        memcpy(addr(), data.data(), (size_t)size < c.bytes ? (size_t)size : c.bytes);
+    }
+}
+
+/* Canary words changed around a buffer: before its start in pass 0, after its end in
+   pass 1 (the other side is a guard page in each pass). */
+static void check_pads(const Area& a, int index, bool end_aligned) {
+    const uint32_t* lo = reinterpret_cast<const uint32_t*>(a.lo);
+    const uint32_t* data = reinterpret_cast<const uint32_t*>(a.data);
+    const uint32_t* hi = reinterpret_cast<const uint32_t*>(a.lo + a.lo_len);
+    const uint32_t* end = reinterpret_cast<const uint32_t*>(a.data + a.bytes);
+    long long changed = 0, first = -1;
+    if (end_aligned) {
+        for (const uint32_t* p = lo; p < data; ++p) changed += *p != CANARY;
+    } else {
+        for (const uint32_t* p = end; p < hi; ++p) {
+            if (*p != CANARY) {
+                if (first < 0) first = (long long)(p - data);
+                ++changed;
+            }
+        }
+    }
+    if (changed) {
+        Line l;
+        l.str("pad").kv("index", index).kv("pass", current_pass).kv("changed", changed);
+        if (first >= 0) l.kv("first", first);
+        l.write();
+    }
+}
+
+static void run_pass(const Job& job, const std::vector<void*>& loop_call, const int* codes,
+                     int pass) {
+    current_pass = pass;
+    bool end_aligned = pass == 0;
+    std::vector<Area> areas;
+    std::vector<Region> regions;
+    for (const Arg& a : job.args) {
+        if (!a.buffer) continue;
+        Area area;
+        if (!area_create(&area, a.elements * 4, end_aligned, 4, CANARY)) {
+            fail("allocation", a.name, EXIT_FAULT);
+        }
+        if (!read_file("buf_" + std::to_string(a.index) + ".bin", area.data, a.elements * 4)) {
+            fail("buffer_file", a.name, EXIT_USAGE);
+        }
+        regions.push_back(Region{area.map, area.map + area.map_len, area.data, area.bytes,
+                                 REGION_BUFFER, a.index});
+        areas.push_back(area);
+    }
+    regions_set(regions);
+    /* Argument slots: 8 bytes each, read by the module as the parameter's own type. */
+    std::vector<unsigned long long> slots(job.args.size() + 1);
+    std::vector<void*> argv(job.args.size() + 1);
+    for (size_t i = 0; i < job.args.size(); ++i) {
+        const Arg& a = job.args[i];
+        unsigned long long bits = 0;
+        if (a.buffer) {
+            bits = (unsigned long long)(uintptr_t)areas[(size_t)a.index].data;
+        } else {
+            int base = codes[i] & 0xff, depth = (codes[i] >> 8) & 0xf;
+            if (depth == 0 && base == 14) {
+                float f = strtof(a.value.c_str(), nullptr);
+                memcpy(&bits, &f, 4);
+            } else if (depth == 0 && base == 15) {
+                double d = strtod(a.value.c_str(), nullptr);
+                memcpy(&bits, &d, 8);
+            } else if (a.value[0] == '-') {
+                bits = (unsigned long long)strtoll(a.value.c_str(), nullptr, 10);
+            } else {
+                bits = strtoull(a.value.c_str(), nullptr, 10);
+            }
+        }
+        slots[i] = bits;
+        argv[i] = &slots[i];
+    }
+    Launch L;
+    L.loop = reinterpret_cast<LoopFn>(loop_call[0]);
+    L.call = reinterpret_cast<CallFn>(loop_call[1]);
+    L.args = argv.data();
+    L.grid = job.grid;
+    L.block = job.block;
+    L.shared_bytes = job.shared;
+    L.reverse = pass == 1;
+    L.end_aligned = end_aligned;
+    L.nblocks = (long)job.grid.x * job.grid.y * job.grid.z;
+    L.nthreads = (int)(job.block.x * job.block.y * job.block.z);
+    L.module = module.handle;
+    L.tls_anchor = reinterpret_cast<void* (*)()>(dlsym(module.handle, "grader_tls_anchor"));
+    blockDim = job.block;
+    gridDim = job.grid;
+    grader_rt_float_atomics = 0;
+    output_enable(pass == 0);
+    watchdog_arm(job.timeout, "kernel");
+    double t0 = now();
+    pool_run(&L);
+    double seconds = now() - t0;
+    watchdog_disarm();
+    Divergence d = divergence_take();
+    if (d.set) {
+        Line l;
+        l.str("divergence").kv("what", d.what).kv("pass", pass);
+        l.kv3("block", d.block.x, d.block.y, d.block.z);
+        l.kv3("thread", d.thread.x, d.thread.y, d.thread.z).kv("line", d.line);
+        l.kv3("other", d.other.x, d.other.y, d.other.z).kv("other_line", d.other_line);
+        l.kv("other_state", d.other_state).kv("op", d.op);
+        l.write();
+    }
+    for (size_t k = 0; k < areas.size(); ++k) {
+        check_pads(areas[k], (int)k, end_aligned);
+        std::string out = "out." + std::to_string(pass) + "." + std::to_string(k) + ".bin";
+        if (!write_file(out, areas[k].data, areas[k].bytes)) fail("output_file", out, EXIT_FAULT);
+    }
+    regions_set({});
+    for (Area& a : areas) area_destroy(&a);
+    Line l;
+    l.str("pass").kv("n", pass).kv("ms", (long long)(seconds * 1e6) / 1000);
+    l.kv("us", (long long)(seconds * 1e6));
+    l.kv("fibers", L.needs_fibers.load() ? 1 : 0).kv("float_atomics", grader_rt_float_atomics);
+    l.write();
+}
+
+static int run(const char* dir) {
+    if (chdir(dir) != 0) return EXIT_USAGE;
+    Job job;
+    if (!read_job("job.txt", &job)) return EXIT_USAGE;
+    report_open("result.txt");
+    signals_install();
+    signals_thread_init();
+    output_init(job.output_limit);
+    SandboxState state;
+    if (!sandbox_before_threads(job.policy, &state)) {
+        sandbox_report(state);
+        return EXIT_SANDBOX;
+    }
+    watchdog_start();
+    pool_start(job.jobs < 1 ? 1 : job.jobs);
+    if (!sandbox_after_threads(job.policy, &state)) {
+        sandbox_report(state);
+        return EXIT_SANDBOX;
+    }
+    sandbox_report(state);
+
+    watchdog_arm(job.timeout, "load");
+    std::string error;
+    if (!module_load(job.module.c_str(), &error)) fail("load", error, EXIT_LOAD);
+    watchdog_disarm();
+    std::vector<void*> fns = {dlsym(module.handle, ("grader_loop_" + job.kernel).c_str()),
+                              dlsym(module.handle, ("grader_call_" + job.kernel).c_str())};
+    const KernelSig* sig = static_cast<const KernelSig*>(
+        dlsym(module.handle, ("grader_sig_" + job.kernel).c_str()));
+    if (!fns[0] || !fns[1] || !sig) fail("kernel_missing", job.kernel, EXIT_LOAD);
+    if (sig->nparams != (int)job.args.size()) {
+        Line().str("error").kv("what", "arity").kv("params", sig->nparams)
+            .kv("args", (long long)job.args.size()).write();
+        return EXIT_LOAD;
+    }
+    set_constants(job);
+    module_snapshot();
+    for (int pass = 0; pass < job.passes; ++pass) {
+        if (pass) module_restore();
+        run_pass(job, fns, sig->codes, pass);
+    }
+    output_flush("printf.txt");
+    Line().str("done").write();
+    return EXIT_OK;
+}
+
+/* Applies every layer it can, with nothing required, checks two of them from the inside,
+   and prints the sandbox record on stdout. */
+static int probe(const char* dir) {
+    Policy p;
+    p.scratch = dir;
+    p.read_paths = {"/usr", "/lib", "/lib64"};
+    p.require_fs = false;
+    p.require_net = false;
+    SandboxState state;
+    sandbox_before_threads(p, &state);
+    sandbox_after_threads(p, &state);
+    int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+    bool files_blocked = fd < 0;
+    if (fd >= 0) close(fd);
+    int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+    bool sockets_blocked = sock < 0;
+    if (sock >= 0) close(sock);
+    if (state.landlock && !files_blocked) state.error += "landlock did not block a read; ";
+    if (state.seccomp && !sockets_blocked) state.error += "seccomp did not block a socket; ";
+    Line l;
+    l.str("sandbox").kv("landlock_abi", state.landlock_abi).kv("landlock", state.landlock ? 1 : 0);
+    l.kv("seccomp", state.seccomp ? 1 : 0).kv("userns", state.userns ? 1 : 0);
+    l.kv("netns", state.netns ? 1 : 0).kv("caps_dropped", state.caps_dropped ? 1 : 0);
+    l.kv("files_blocked", files_blocked ? 1 : 0).kv("sockets_blocked", sockets_blocked ? 1 : 0);
+    l.kvbytes("context", context_kind()).kvbytes("error", state.error.c_str());
+    l.buf[l.len++] = '\n';
+    ssize_t n = write(1, l.buf, l.len);
+    (void)n;
+    return EXIT_OK;
+}
+
+int main(int argc, char** argv) {
+    if (argc == 3 && strcmp(argv[1], "run") == 0) _exit(run(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "probe") == 0) _exit(probe(argv[2]));
+    fprintf(stderr, "usage: runner run|probe DIR\n");
+    return EXIT_USAGE;
+}

@@ -1,0 +1,568 @@
+/* The block scheduler: every CUDA thread of a block is a fiber on one OS thread.
+
+   A block starts as a plain loop (grader_loop_K, generated in the student's module, runs
+   thread after thread with the kernel body inlined). The first barrier or warp operation
+   hands the block over to fibers: the thread that called it keeps the loop's stack as its
+   own, the threads before it in the order have finished, and the ones after it start as
+   fresh fibers. Kernels that never synchronise therefore never pay for fibers, and the
+   launch remembers that a kernel does, so its later blocks start as fibers directly.
+
+   Fibers run in sweeps over the pass's order (forward or reverse). A fiber runs until it
+   blocks at a barrier or warp operation, or finishes, and then switches straight to the
+   next runnable fiber of the sweep. When a sweep ends with nothing runnable, the barrier
+   is released, or, if the threads cannot all meet, the divergence is recorded and the
+   block is let go on as a GPU would. */
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <mutex>
+
+#include "scheduler.h"
+
+extern "C" {
+__attribute__((visibility("default"))) __thread GUint3 threadIdx;
+__attribute__((visibility("default"))) __thread GUint3 blockIdx;
+__attribute__((visibility("default"))) GUint3 blockDim = {1, 1, 1};
+__attribute__((visibility("default"))) GUint3 gridDim = {1, 1, 1};
+__attribute__((visibility("default"))) __thread int grader_rt_cur;
+__attribute__((visibility("default"))) __thread int grader_rt_loop_stop;
+__attribute__((visibility("default"))) int grader_rt_float_atomics;
+}
+
+namespace rt {
+
+thread_local Worker* tw = nullptr;
+Launch* g_launch = nullptr;
+
+/* -- divergence findings --------------------------------------------------------------- */
+static std::mutex g_div_lock;
+static Divergence g_div;
+
+void divergence_record(const Divergence& d) {
+    std::lock_guard<std::mutex> hold(g_div_lock);
+    if (!g_div.set) {
+        g_div = d;
+        g_div.set = true;
+    }
+}
+
+Divergence divergence_take() {
+    std::lock_guard<std::mutex> hold(g_div_lock);
+    Divergence d = g_div;
+    g_div = Divergence();
+    return d;
+}
+
+/* -- stacks ---------------------------------------------------------------------------- */
+static size_t page() {
+    static size_t p = (size_t)sysconf(_SC_PAGESIZE);
+    return p;
+}
+
+static size_t stack_stride() { return page() + FIBER_STACK; }
+
+static bool stacks_reserve(Worker& w, int count) {
+    if (w.stack_count >= count) return true;
+    if (w.stacks) munmap(w.stacks, w.stacks_len);
+    w.stacks_len = stack_stride() * (size_t)count;
+    void* m = mmap(nullptr, w.stacks_len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        w.stacks = nullptr;
+        w.stack_count = 0;
+        return false;
+    }
+    w.stacks = static_cast<char*>(m);
+    for (int i = 0; i < count; ++i) mprotect(w.stacks + stack_stride() * i, page(), PROT_NONE);
+    w.stack_count = count;
+    return true;
+}
+
+static char* stack_lo(Worker& w, int i) { return w.stacks + stack_stride() * i + page(); }
+
+/* Usable size of stack i. Tops at the same offset in every stack would all fall in the
+   same cache sets (the stride is a multiple of 4 KiB); shortening each stack by a
+   different multiple of 64 bytes spreads them. */
+static size_t stack_size(int i) { return FIBER_STACK - (size_t)((i * 7) % 64) * 64; }
+
+static int take_stack(Worker& w) {
+    int s = w.free_stacks.back();
+    w.free_stacks.pop_back();
+    return s;
+}
+
+size_t fiber_stack_bytes() { return FIBER_STACK; }
+
+bool stack_guard_hit(uintptr_t addr) {
+    Worker* w = tw;
+    if (!w || !w->stacks) return false;
+    uintptr_t lo = (uintptr_t)w->stacks;
+    if (addr < lo || addr >= lo + w->stacks_len) return false;
+    return (addr - lo) % stack_stride() < page();
+}
+
+/* -- preparing a pool thread for a launch ---------------------------------------------- */
+void worker_prepare(Worker& w, Launch& L) {
+    w.n = L.nthreads;
+    w.fibers.assign((size_t)w.n, Fiber());
+    w.order.resize((size_t)w.n);
+    for (int i = 0; i < w.n; ++i) {
+        Fiber& f = w.fibers[(size_t)i];
+        f.tid.x = (unsigned)i % L.block.x;
+        f.tid.y = ((unsigned)i / L.block.x) % L.block.y;
+        f.tid.z = (unsigned)i / (L.block.x * L.block.y);
+        w.order[(size_t)i] = L.reverse ? w.n - 1 - i : i;
+    }
+    stacks_reserve(w, w.n + 1);
+    /* The module's static shared memory is its thread_local block; touching the anchor
+       makes this thread's copy exist, and dlinfo says where it is. */
+    w.tls_block = nullptr;
+    if (L.tls_anchor && module.tls_size) {
+        L.tls_anchor();
+        void* block = nullptr;
+        if (dlinfo(module.handle, RTLD_DI_TLS_DATA, &block) == 0) {
+            w.tls_block = static_cast<char*>(block);
+        }
+    }
+    /* Dynamic shared memory ends on the trailing guard (first pass) or starts on the
+       leading one (second pass), like the buffers. */
+    w.dyn_span = (L.shared_bytes + 15) / 16 * 16;
+    if (L.end_aligned) {
+        w.dyn_base = w.dyn.lo + w.dyn.lo_len - w.dyn_span;
+    } else {
+        w.dyn_base = w.dyn.lo;
+    }
+}
+
+/* -- switching between fibers ----------------------------------------------------------- */
+static void fiber_entry(void* arg);
+
+static void finish(Worker& w, Fiber& f) {
+    f.state = DONE;
+    --w.n_runnable;
+    ++w.n_done;
+    w.finished.push_back((int)(&f - w.fibers.data()));
+}
+
+static void enter(Worker& w, Fiber& g, Context* from) {
+    int lin = (int)(&g - w.fibers.data());
+    threadIdx = g.tid;
+    grader_rt_cur = lin;
+    if (g.state == NOT_STARTED) {
+        g.stack = take_stack(w);
+        context_init(&g.ctx, stack_lo(w, g.stack), stack_size(g.stack), fiber_entry, &w);
+        g.state = RUNNABLE;
+    }
+    context_switch(from, &g.ctx);
+}
+
+/* The running fiber `me` has blocked or finished: run the next runnable fiber of this
+   sweep, or go back to the scheduler when the sweep is over. */
+static void yield(Worker& w, Fiber& me) {
+    for (int p = w.pos + 1; w.n_runnable > 0 && p < w.n; ++p) {
+        Fiber& g = w.fibers[(size_t)w.order[(size_t)p]];
+        if (g.state == RUNNABLE || g.state == NOT_STARTED) {
+            w.pos = p;
+            enter(w, g, &me.ctx);
+            return;
+        }
+    }
+    w.pos = w.n;
+    context_switch(&me.ctx, &w.sched);
+}
+
+static void fiber_entry(void* arg) {
+    Worker& w = *static_cast<Worker*>(arg);
+    g_launch->call(g_launch->args);
+    Fiber& f = w.fibers[(size_t)grader_rt_cur];
+    finish(w, f);
+    yield(w, f);
+    abort(); /* a finished fiber is never resumed */
+}
+
+static void loop_entry(void* arg) {
+    Worker& w = *static_cast<Worker*>(arg);
+    Launch& L = *g_launch;
+    grader_loop_ctl c = {L.block.x, L.block.y, L.block.z, L.reverse ? 1 : 0};
+    L.loop(L.args, &c);
+    w.loop_done = true;
+    context_switch(&w.loop_ctx, &w.sched);
+    abort();
+}
+
+/* The block was running as a loop and thread grader_rt_cur reached a barrier or warp
+   operation: from here on it runs as fibers. */
+static void to_fibers(Worker& w) {
+    w.fiber_mode = true;
+    g_launch->needs_fibers.store(true, std::memory_order_relaxed);
+    grader_rt_loop_stop = 1;
+    int cur = grader_rt_cur;
+    int pos = g_launch->reverse ? w.n - 1 - cur : cur;
+    w.pos = pos;
+    for (int p = 0; p < pos; ++p) w.fibers[(size_t)w.order[(size_t)p]].state = DONE;
+    w.n_done = pos;
+    w.n_runnable = w.n - pos;
+    Fiber& f = w.fibers[(size_t)cur];
+    f.state = RUNNABLE;
+    f.stack = w.loop_stack;
+    w.loop_stack = -1;
+}
+
+/* -- warp operations -------------------------------------------------------------------- */
+static unsigned lanes_present(Worker& w, int warp) {
+    int count = w.n - warp * 32;
+    return count >= 32 ? 0xffffffffu : ((1u << count) - 1u);
+}
+
+static unsigned long long lane_value(Worker& w, int lo, unsigned group, int lane, int self) {
+    if (lane >= 0 && lane < 32 && ((group >> lane) & 1u)) {
+        return w.fibers[(size_t)(lo + lane)].w_value;
+    }
+    return w.fibers[(size_t)(lo + self)].w_value;
+}
+
+static unsigned long long warp_result(Worker& w, int lo, unsigned group, int lane) {
+    Fiber& f = w.fibers[(size_t)(lo + lane)];
+    unsigned mask = f.w_mask & group;
+    int width = f.w_width;
+    if (width < 1 || width > 32 || (width & (width - 1))) width = 32;
+    int seg = lane & ~(width - 1);
+    int in_seg = lane & (width - 1);
+    switch (f.w_op) {
+        case 1: /* shfl */
+            return lane_value(w, lo, group, seg + (f.w_arg & (width - 1)), lane);
+        case 2: /* up */
+            return in_seg < f.w_arg ? f.w_value : lane_value(w, lo, group, lane - f.w_arg, lane);
+        case 3: /* down */
+            return in_seg + f.w_arg >= width ? f.w_value
+                                             : lane_value(w, lo, group, lane + f.w_arg, lane);
+        case 4: { /* xor */
+            int src = lane ^ f.w_arg;
+            if (src < seg || src >= seg + width) return f.w_value;
+            return lane_value(w, lo, group, src, lane);
+        }
+        default:
+            break;
+    }
+    unsigned long long acc = 0;
+    bool all = true, any = false;
+    unsigned int rmin = 0xffffffffu, rmax = 0, rand_ = 0xffffffffu, ror = 0, rxor = 0;
+    unsigned long long rsum = 0;
+    for (int l = 0; l < 32; ++l) {
+        if (!((mask >> l) & 1u)) continue;
+        unsigned long long v = w.fibers[(size_t)(lo + l)].w_value;
+        unsigned int u = (unsigned int)v;
+        if (v) acc |= 1ull << l;
+        if (f.w_op == 8 && v == f.w_value) acc |= 1ull << l;
+        all = all && v != 0;
+        any = any || v != 0;
+        rsum += u;
+        rmin = u < rmin ? u : rmin;
+        rmax = u > rmax ? u : rmax;
+        rand_ &= u;
+        ror |= u;
+        rxor ^= u;
+    }
+    switch (f.w_op) {
+        case 5: return acc & 0xffffffffull; /* ballot */
+        case 6: return any ? 1 : 0;
+        case 7: return all ? 1 : 0;
+        case 8: { /* match_any: lanes holding the same value */
+            unsigned long long m = 0;
+            for (int l = 0; l < 32; ++l) {
+                if (((mask >> l) & 1u) && w.fibers[(size_t)(lo + l)].w_value == f.w_value) {
+                    m |= 1ull << l;
+                }
+            }
+            return m;
+        }
+        case 9: return (unsigned int)rsum;
+        case 10: return rmin;
+        case 11: return rmax;
+        case 12: return rand_;
+        case 13: return ror;
+        case 14: return rxor;
+        default: return 0; /* __syncwarp */
+    }
+}
+
+/* Resolves the warp's waiting lanes once every lane their masks name is waiting too.
+   `force` resolves with the lanes that are there (after recording a divergence). */
+static bool warp_try(Worker& w, int warp, bool force) {
+    int lo = warp * 32;
+    unsigned present = lanes_present(w, warp);
+    unsigned group = 0;
+    for (int l = 0; l < 32; ++l) {
+        if (((present >> l) & 1u) && w.fibers[(size_t)(lo + l)].state == AT_WARP) group |= 1u << l;
+    }
+    if (!group) return false;
+    if (!force) {
+        for (int l = 0; l < 32; ++l) {
+            if (!((group >> l) & 1u)) continue;
+            if (w.fibers[(size_t)(lo + l)].w_mask & present & ~group) return false;
+        }
+    }
+    unsigned long long results[32];
+    for (int l = 0; l < 32; ++l) {
+        if ((group >> l) & 1u) results[l] = warp_result(w, lo, group, l);
+    }
+    for (int l = 0; l < 32; ++l) {
+        if (!((group >> l) & 1u)) continue;
+        Fiber& f = w.fibers[(size_t)(lo + l)];
+        f.w_result = results[l];
+        f.state = RUNNABLE;
+        --w.n_warp;
+        ++w.n_runnable;
+    }
+    return true;
+}
+
+/* A warp whose lanes can never all arrive: one named in a mask finished or waits at a
+   __syncthreads. */
+static void warp_stuck(Worker& w, int warp) {
+    int lo = warp * 32;
+    unsigned present = lanes_present(w, warp);
+    for (int l = 0; l < 32; ++l) {
+        Fiber& f = w.fibers[(size_t)(lo + l)];
+        if (!((present >> l) & 1u) || f.state != AT_WARP) continue;
+        for (int m = 0; m < 32; ++m) {
+            if (!((f.w_mask & present) >> m & 1u)) continue;
+            Fiber& g = w.fibers[(size_t)(lo + m)];
+            if (g.state == AT_WARP) continue;
+            Divergence d;
+            d.what = "warp";
+            d.block = blockIdx;
+            d.thread = f.tid;
+            d.line = f.w_line;
+            d.op = f.w_op;
+            d.other = g.tid;
+            d.other_state = g.state == DONE ? 0 : 1;
+            d.other_line = g.state == AT_BARRIER ? g.bar_line : 0;
+            divergence_record(d);
+            warp_try(w, warp, true);
+            return;
+        }
+    }
+    warp_try(w, warp, true);
+}
+
+/* -- block barriers ----------------------------------------------------------------- */
+/* Every fiber that has not finished waits at a barrier: check they wait at the same one,
+   record who had returned instead, and let them all go on. */
+static void release_barrier(Worker& w) {
+    Fiber* first = nullptr;
+    Fiber* done = nullptr;
+    Fiber* other_line = nullptr;
+    int waiting = w.n - w.n_done;
+    int count = w.bar_count;
+    for (int i = 0; i < w.n; ++i) {
+        Fiber& f = w.fibers[(size_t)i];
+        if (f.state == DONE) {
+            if (!done) done = &f;
+            continue;
+        }
+        if (!first) {
+            first = &f;
+        } else if (!other_line && (f.bar_line != first->bar_line || f.bar_kind != first->bar_kind)) {
+            other_line = &f;
+        }
+        switch (f.bar_kind) {
+            case 1: f.bar_result = count; break;
+            case 2: f.bar_result = count == waiting ? 1 : 0; break;
+            case 3: f.bar_result = count > 0 ? 1 : 0; break;
+            default: f.bar_result = 0; break;
+        }
+        f.state = RUNNABLE;
+    }
+    w.n_runnable += waiting;
+    w.bar_count = 0;
+    if (first && (other_line || done)) {
+        Divergence d;
+        d.what = other_line ? "lines" : "returned";
+        d.block = blockIdx;
+        d.thread = first->tid;
+        d.line = first->bar_line;
+        Fiber* o = other_line ? other_line : done;
+        d.other = o->tid;
+        d.other_line = other_line ? other_line->bar_line : 0;
+        d.other_state = other_line ? 1 : 0;
+        d.op = first->bar_kind;
+        divergence_record(d);
+    }
+}
+
+/* Runs sweeps until every fiber of the block has finished. */
+static void schedule(Worker& w) {
+    for (;;) {
+        for (int lin : w.finished) {
+            Fiber& f = w.fibers[(size_t)lin];
+            if (f.stack >= 0) w.free_stacks.push_back(f.stack);
+            f.stack = -1;
+        }
+        w.finished.clear();
+        if (w.n_done == w.n) return;
+        if (w.n_runnable > 0) {
+            for (int p = 0; p < w.n; ++p) {
+                Fiber& f = w.fibers[(size_t)w.order[(size_t)p]];
+                if (f.state == RUNNABLE || f.state == NOT_STARTED) {
+                    w.pos = p;
+                    enter(w, f, &w.sched);
+                    break;
+                }
+            }
+            continue;
+        }
+        if (w.n_warp > 0) {
+            for (int warp = 0; warp * 32 < w.n; ++warp) {
+                bool waiting = false;
+                for (int l = warp * 32; l < w.n && l < warp * 32 + 32; ++l) {
+                    waiting = waiting || w.fibers[(size_t)l].state == AT_WARP;
+                }
+                if (waiting) warp_stuck(w, warp);
+            }
+            continue;
+        }
+        release_barrier(w);
+    }
+}
+
+/* -- one block ------------------------------------------------------------------------- */
+static void check_shared_tail(Worker& w, Launch& L) {
+    /* Bytes just past the dynamic shared memory: the alignment slack in the first pass,
+       a few more in the second. A changed byte means a write past the end. */
+    size_t end = (size_t)(w.dyn.lo + w.dyn.lo_len - w.dyn_base);
+    size_t limit = L.end_aligned ? w.dyn_span : (w.dyn_span + 256 < end ? w.dyn_span + 256 : end);
+    const unsigned char* p = reinterpret_cast<const unsigned char*>(w.dyn_base);
+    uint32_t fill = SHARED_FILL;
+    const unsigned char* f = reinterpret_cast<const unsigned char*>(&fill);
+    for (size_t i = L.shared_bytes; i < limit; ++i) {
+        if (p[i] != f[i % 4]) {
+            Divergence d;
+            d.what = "shared_tail";
+            d.block = blockIdx;
+            d.line = (int)i;
+            divergence_record(d);
+            return;
+        }
+    }
+}
+
+void run_block(Worker& w, long b) {
+    Launch& L = *g_launch;
+    blockIdx.x = (unsigned)(b % L.grid.x);
+    blockIdx.y = (unsigned)((b / L.grid.x) % L.grid.y);
+    blockIdx.z = (unsigned)(b / ((long)L.grid.x * L.grid.y));
+    if (w.tls_block) fill_words(w.tls_block, module.tls_size, SHARED_FILL);
+    if (w.dyn_span) {
+        size_t room = (size_t)(w.dyn.lo + w.dyn.lo_len - w.dyn_base);
+        fill_words(w.dyn_base, room < w.dyn_span + 256 ? room : w.dyn_span + 256, SHARED_FILL);
+    }
+    w.free_stacks.clear();
+    for (int i = w.stack_count - 1; i >= 0; --i) w.free_stacks.push_back(i);
+    for (Fiber& f : w.fibers) {
+        f.state = NOT_STARTED;
+        f.stack = -1;
+    }
+    w.n_runnable = w.n;
+    w.n_done = 0;
+    w.n_warp = 0;
+    w.bar_count = 0;
+    w.finished.clear();
+    grader_rt_loop_stop = 0;
+    w.fiber_mode = L.needs_fibers.load(std::memory_order_relaxed);
+    w.busy = 1;
+    if (!w.fiber_mode) {
+        w.loop_done = false;
+        w.loop_stack = take_stack(w);
+        context_init(&w.loop_ctx, stack_lo(w, w.loop_stack), stack_size(w.loop_stack), loop_entry,
+                     &w);
+        w.pos = 0;
+        context_switch(&w.sched, &w.loop_ctx);
+    }
+    if (w.fiber_mode) schedule(w);
+    w.busy = 0;
+    if (w.dyn_span) check_shared_tail(w, L);
+}
+
+bool current_snapshot(Snapshot* s) {
+    Worker* w = tw;
+    if (!w || !w->busy) return false;
+    s->in_kernel = true;
+    int cur = grader_rt_cur;
+    if (cur >= 0 && cur < w->n) {
+        s->thread = w->fibers[(size_t)cur].tid;
+    } else {
+        s->thread = threadIdx;
+    }
+    s->block = blockIdx;
+    return true;
+}
+
+}  // namespace rt
+
+/* -- entry points called by the student's module ------------------------------------------ */
+using namespace rt;
+
+extern "C" __attribute__((visibility("default"))) int grader_rt_barrier(int kind, int pred,
+                                                                        int line) {
+    Worker* w = tw;
+    if (!w || !w->busy) return 0; /* outside a kernel, e.g. in a global constructor */
+    if (!w->fiber_mode) to_fibers(*w);
+    Fiber& f = w->fibers[(size_t)grader_rt_cur];
+    f.state = AT_BARRIER;
+    f.bar_kind = kind;
+    f.bar_line = line;
+    --w->n_runnable;
+    w->bar_count += pred ? 1 : 0;
+    yield(*w, f);
+    return f.bar_result;
+}
+
+extern "C" __attribute__((visibility("default"))) unsigned long long grader_rt_warp(
+    int op, unsigned int mask, unsigned long long value, int arg, int width, int line) {
+    Worker* w = tw;
+    if (!w || !w->busy) return value;
+    if (!w->fiber_mode) to_fibers(*w);
+    int cur = grader_rt_cur;
+    Fiber& f = w->fibers[(size_t)cur];
+    f.state = AT_WARP;
+    --w->n_runnable;
+    ++w->n_warp;
+    f.w_op = op;
+    f.w_mask = mask;
+    f.w_value = value;
+    f.w_arg = arg;
+    f.w_width = width;
+    f.w_line = line;
+    if (!warp_try(*w, cur / 32, false) || f.state != RUNNABLE) yield(*w, f);
+    return f.w_result;
+}
+
+extern "C" __attribute__((visibility("default"))) unsigned int grader_rt_active_mask(void) {
+    Worker* w = tw;
+    if (!w || !w->busy) return 1;
+    int warp = grader_rt_cur / 32;
+    unsigned present = lanes_present(*w, warp);
+    if (!w->fiber_mode) return present;
+    unsigned m = 0;
+    for (int l = 0; l < 32; ++l) {
+        if (((present >> l) & 1u) && w->fibers[(size_t)(warp * 32 + l)].state != DONE) m |= 1u << l;
+    }
+    return m;
+}
+
+extern "C" __attribute__((visibility("default"))) void grader_rt_loop_exit(void) {
+    Worker& w = *tw;
+    Fiber& f = w.fibers[(size_t)grader_rt_cur];
+    finish(w, f);
+    yield(w, f);
+    abort();
+}
+
+extern "C" __attribute__((visibility("default"))) void* grader_rt_dynamic_shared(void) {
+    Worker* w = tw;
+    return w ? w->dyn_base : nullptr;
+}

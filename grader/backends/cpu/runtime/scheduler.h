@@ -1,0 +1,75 @@
+/* One pool thread's view of a block: its CUDA threads as fibers, and their stacks. */
+#ifndef GRADER_SCHEDULER_H
+#define GRADER_SCHEDULER_H
+
+#include "rt.h"
+
+namespace rt {
+
+enum State : uint8_t { NOT_STARTED, RUNNABLE, AT_BARRIER, AT_WARP, DONE };
+
+struct Fiber {
+    /* what every switch touches comes first */
+    Context ctx;
+    State state = NOT_STARTED;
+    int stack = -1;
+    GUint3 tid;
+    /* waiting at a block barrier */
+    int bar_kind = 0, bar_line = 0, bar_result = 0;
+    /* waiting at a warp operation */
+    int w_op = 0, w_line = 0, w_arg = 0, w_width = 32;
+    unsigned int w_mask = 0;
+    unsigned long long w_value = 0, w_result = 0;
+};
+
+struct Worker {
+    int id = 0;
+    pthread_t thread{};
+    Context sched{};    /* the pool thread's own stack */
+    Context loop_ctx{}; /* the fiber that runs a block as a plain loop */
+    std::vector<Fiber> fibers;
+    std::vector<int> order; /* linear thread ids in the order of this pass */
+    int n = 0;
+    int pos = 0; /* position in `order` of the running fiber */
+    /* counts kept as fibers change state, so a sweep's end needs no scan to know what
+       to do next */
+    int n_runnable = 0; /* RUNNABLE or NOT_STARTED */
+    int n_done = 0;
+    int n_warp = 0;
+    int bar_count = 0; /* predicates true among the threads at the barrier */
+    std::vector<int> finished; /* done fibers whose stacks are not yet reclaimed */
+    bool fiber_mode = false;
+    bool loop_done = false;
+    int loop_stack = -1;
+    /* n + 1 stacks, each below a guard page */
+    char* stacks = nullptr;
+    size_t stacks_len = 0;
+    int stack_count = 0;
+    std::vector<int> free_stacks;
+    /* shared memory: the module's thread_local block (static __shared__) and this
+       thread's dynamic shared memory area */
+    char* tls_block = nullptr;
+    Area dyn;
+    char* dyn_base = nullptr;
+    size_t dyn_span = 0;
+    /* for the watchdog and the fault handler */
+    volatile int busy = 0;
+    char* altstack = nullptr;
+};
+
+extern thread_local Worker* tw;
+extern Launch* g_launch;
+
+/* Fill pattern of shared memory at each block start: a quiet NaN with a payload no
+   arithmetic makes, so an output that carries it was computed from shared memory that
+   no thread wrote. Keep in sync with SHARED_FILL_BITS in runner.py. */
+constexpr uint32_t SHARED_FILL = 0x7FC5AB1Eu;
+constexpr size_t FIBER_STACK = 64u << 10;
+constexpr size_t DYN_SHARED_CAPACITY = 232448 + 4096; /* 227 KB, and slack */
+
+void worker_prepare(Worker& w, Launch& L);
+void run_block(Worker& w, long linear);
+
+}  // namespace rt
+
+#endif

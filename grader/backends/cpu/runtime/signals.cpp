@@ -1,0 +1,267 @@
+/* Faults and the watchdog.
+
+   A fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT) in a kernel is turned into
+   one "fault" record: what was touched (a buffer's guard, the dynamic shared memory's
+   guard, a fiber's stack guard, or some other address), read or write, the CUDA thread
+   and block that were running, and the program counter inside the student's module for
+   addr2line. Then the process ends. Handlers run on an alternate stack, since a fiber
+   whose stack overflowed has none left.
+
+   The watchdog is a thread that sleeps until the deadline of the current phase. If the
+   kernel is still running then, it interrupts every pool thread (SIGUSR2) to learn which
+   CUDA thread each was running and where, writes a "timeout" record and ends the
+   process. The parent also kills the worker later, in case even this does not work. */
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "scheduler.h"
+
+namespace rt {
+
+int current_pass = 0;
+
+static thread_local uintptr_t t_stack_lo = 0, t_stack_hi = 0;
+
+static uintptr_t stack_top_for(uintptr_t sp) {
+    Worker* w = tw;
+    if (w && w->stacks && sp >= (uintptr_t)w->stacks && sp < (uintptr_t)w->stacks + w->stacks_len) {
+        size_t stride = w->stacks_len / (size_t)w->stack_count;
+        uintptr_t base = (uintptr_t)w->stacks;
+        return base + (sp - base) / stride * stride + stride;
+    }
+    if (sp >= t_stack_lo && sp < t_stack_hi) return t_stack_hi;
+    return 0;
+}
+
+void signals_thread_init() {
+    size_t size = 64 * 1024;
+    void* m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) {
+        stack_t ss;
+        ss.ss_sp = m;
+        ss.ss_size = size;
+        ss.ss_flags = 0;
+        sigaltstack(&ss, nullptr);
+    }
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void* lo = nullptr;
+        size_t len = 0;
+        if (pthread_attr_getstack(&attr, &lo, &len) == 0) {
+            t_stack_lo = (uintptr_t)lo;
+            t_stack_hi = (uintptr_t)lo + len;
+        }
+        pthread_attr_destroy(&attr);
+    }
+}
+
+struct Machine {
+    uintptr_t pc = 0, sp = 0;
+    int access = 0; /* 0 unknown, 1 read, 2 write */
+};
+
+static Machine machine_of(void* ucv, int sig) {
+    Machine m;
+    ucontext_t* uc = static_cast<ucontext_t*>(ucv);
+#if defined(__x86_64__)
+    m.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    m.sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    if (sig == SIGSEGV) m.access = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? 2 : 1;
+#elif defined(__aarch64__)
+    m.pc = (uintptr_t)uc->uc_mcontext.pc;
+    m.sp = (uintptr_t)uc->uc_mcontext.sp;
+    if (sig == SIGSEGV) {
+        /* The exception syndrome register's WnR bit says write or read. */
+        const unsigned char* p = uc->uc_mcontext.__reserved;
+        const unsigned char* end = p + sizeof(uc->uc_mcontext.__reserved);
+        while (p + 8 <= end) {
+            unsigned int magic, size;
+            memcpy(&magic, p, 4);
+            memcpy(&size, p + 4, 4);
+            if (!magic || size < 8) break;
+            if (magic == 0x45535201u && p + 16 <= end) {
+                unsigned long long esr;
+                memcpy(&esr, p + 8, 8);
+                unsigned ec = (unsigned)(esr >> 26) & 0x3fu;
+                if (ec == 0x24 || ec == 0x25) m.access = (esr >> 6) & 1 ? 2 : 1;
+                break;
+            }
+            p += size;
+        }
+    }
+#else
+    (void)uc;
+    (void)sig;
+#endif
+    return m;
+}
+
+static void add_where(Line& l, const Machine& m) {
+    Snapshot s{};
+    if (current_snapshot(&s)) {
+        l.kv3("thread", s.thread.x, s.thread.y, s.thread.z);
+        l.kv3("block", s.block.x, s.block.y, s.block.z);
+    } else {
+        l.kv("where", "init");
+    }
+    l.kvhex("pc", module_pc(m.pc, m.sp, stack_top_for(m.sp)));
+}
+
+static std::atomic<int> g_stopping{0};
+
+static void on_fault(int sig, siginfo_t* si, void* ucv) {
+    if (g_stopping.exchange(1)) {
+        /* Another thread is already reporting; let it finish. */
+        for (;;) pause();
+    }
+    Machine m = machine_of(ucv, sig);
+    uintptr_t addr = (uintptr_t)si->si_addr;
+    Line l;
+    l.str("fault").kv("signal", sig).kv("code", si->si_code).kv("pass", current_pass);
+    if (sig == SIGSEGV || sig == SIGBUS) {
+        const Region* r = region_find(addr);
+        if (stack_guard_hit(addr)) {
+            l.kv("kind", "stack_overflow").kv("stack", (long long)fiber_stack_bytes());
+        } else if (r) {
+            l.kv("kind", r->kind == REGION_BUFFER ? "buffer" : "shared");
+            l.kv("index", r->index);
+            l.kv("offset", (long long)((intptr_t)addr - (intptr_t)r->data));
+            l.kv("bytes", (long long)(r->kind == REGION_BUFFER ? r->bytes : (g_launch ? g_launch->shared_bytes : 0)));
+        } else {
+            l.kv("kind", "address").kvhex("addr", addr);
+        }
+        l.kv("access", m.access == 2 ? "write" : (m.access == 1 ? "read" : "unknown"));
+    } else if (sig == SIGFPE) {
+        bool integer = si->si_code == FPE_INTDIV || si->si_code == FPE_INTOVF;
+        l.kv("kind", integer ? "divide" : "float");
+    } else if (sig == SIGABRT) {
+        l.kv("kind", "abort");
+    } else {
+        l.kv("kind", "instruction");
+    }
+    add_where(l, m);
+    l.write();
+    output_flush(("printf.txt"));
+    _exit(EXIT_FAULT);
+}
+
+/* -- watchdog ------------------------------------------------------------------------ */
+struct Probe {
+    volatile int ready;
+    int in_kernel;
+    GUint3 thread, block;
+    uintptr_t pc;
+};
+static Probe g_probes[1024];
+static std::mutex g_wd_lock;
+static std::condition_variable g_wd_cv;
+static bool g_wd_armed = false;
+static std::chrono::steady_clock::time_point g_wd_deadline;
+static const char* g_wd_phase = "";
+static double g_wd_seconds = 0;
+static pthread_t g_main;
+
+static void on_probe(int, siginfo_t*, void* ucv) {
+    Machine m = machine_of(ucv, 0);
+    Worker* w = tw;
+    int slot = w ? w->id + 1 : 0;
+    if (slot >= 1024) return;
+    Probe& p = g_probes[slot];
+    Snapshot s{};
+    p.in_kernel = current_snapshot(&s) ? 1 : 0;
+    p.thread = s.thread;
+    p.block = s.block;
+    p.pc = module_pc(m.pc, m.sp, stack_top_for(m.sp));
+    p.ready = 1;
+}
+
+static void fire() {
+    if (g_stopping.exchange(1)) return;
+    int n = pool_size();
+    pthread_kill(g_main, SIGUSR2);
+    for (int i = 0; i < n; ++i) pthread_kill(pool_thread(i), SIGUSR2);
+    struct timespec pause_ts = {0, 100 * 1000 * 1000};
+    nanosleep(&pause_ts, nullptr);
+    Line l;
+    l.str("timeout").kv("phase", g_wd_phase).kv("pass", current_pass);
+    l.kv("ms", (long long)(g_wd_seconds * 1000));
+    int pick = -1;
+    for (int i = 1; i <= n && i < 1024; ++i) {
+        if (g_probes[i].ready && g_probes[i].in_kernel) {
+            pick = i;
+            break;
+        }
+    }
+    if (pick < 0 && g_probes[0].ready) pick = 0;
+    if (pick >= 0) {
+        Probe& p = g_probes[pick];
+        if (p.in_kernel) {
+            l.kv3("thread", p.thread.x, p.thread.y, p.thread.z);
+            l.kv3("block", p.block.x, p.block.y, p.block.z);
+        }
+        l.kvhex("pc", p.pc);
+    }
+    l.write();
+    output_flush("printf.txt");
+    _exit(EXIT_TIMEOUT);
+}
+
+static void* watchdog_main(void*) {
+    std::unique_lock<std::mutex> hold(g_wd_lock);
+    for (;;) {
+        if (!g_wd_armed) {
+            g_wd_cv.wait(hold);
+            continue;
+        }
+        if (g_wd_cv.wait_until(hold, g_wd_deadline) == std::cv_status::timeout && g_wd_armed &&
+            std::chrono::steady_clock::now() >= g_wd_deadline) {
+            fire();
+        }
+    }
+    return nullptr;
+}
+
+void watchdog_start() {
+    g_main = pthread_self();
+    pthread_t t;
+    pthread_create(&t, nullptr, watchdog_main, nullptr);
+}
+
+void watchdog_arm(double seconds, const char* phase) {
+    std::lock_guard<std::mutex> hold(g_wd_lock);
+    g_wd_armed = true;
+    g_wd_phase = phase;
+    g_wd_seconds = seconds;
+    g_wd_deadline = std::chrono::steady_clock::now() +
+                    std::chrono::microseconds((long long)(seconds * 1e6));
+    g_wd_cv.notify_all();
+}
+
+void watchdog_disarm() {
+    std::lock_guard<std::mutex> hold(g_wd_lock);
+    g_wd_armed = false;
+    g_wd_cv.notify_all();
+}
+
+void signals_install() {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT}) sigaction(sig, &sa, nullptr);
+    sa.sa_sigaction = on_probe;
+    sigaction(SIGUSR2, &sa, nullptr);
+    signal(SIGXFSZ, SIG_IGN); /* past the file size limit, writes fail instead */
+    signal(SIGPIPE, SIG_IGN);
+}
+
+}  // namespace rt

@@ -1,0 +1,373 @@
+"""Reading a CUDA source as text: its kernels and file-scope variables, the CUDA features
+the CPU backend cannot run, the one rewrite C++ needs (`extern __shared__ T x[];`), and
+the registration footer that describes each kernel and variable to the runner.
+
+Everything works on the text with comments, string contents and preprocessor lines
+blanked out (offsets and line numbers kept), so a `__global__` inside a comment or a
+macro definition is not mistaken for a kernel."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from grader.source import line_of, strip_comments
+
+REGISTRATION_FILE = "<grader registration>"
+
+
+@dataclass(frozen=True)
+class KernelDecl:
+    name: str
+    line: int
+    bounds: str | None  # the __launch_bounds__ max-threads expression, as written
+    template: bool
+
+
+@dataclass(frozen=True)
+class VariableDecl:
+    name: str  # plain name
+    qualified: str  # with its namespaces, as the footer must write it
+    space: str  # "const" for __constant__, "global" for __device__
+    line: int
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    line: int
+    sentence: str
+
+
+# -- blanking -------------------------------------------------------------------------
+
+
+def _blank(token: str) -> str:
+    return re.sub(r"[^\n]", " ", token)
+
+
+_STRINGS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
+
+
+def code_only(text: str) -> str:
+    """Comments, string and character contents, and preprocessor lines become spaces."""
+    text = strip_comments(text)
+    text = _STRINGS.sub(lambda m: m.group(0)[0] + _blank(m.group(0)[1:-1]) + m.group(0)[-1], text)
+    return _DIRECTIVE.sub(lambda m: _blank(m.group(0)), text)
+
+
+def _balanced(text: str, open_at: int) -> int:
+    """Index just past the bracket that closes the one at `open_at`."""
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    closing = pairs[text[open_at]]
+    depth = 0
+    for i in range(open_at, len(text)):
+        if text[i] == text[open_at]:
+            depth += 1
+        elif text[i] == closing:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(text)
+
+
+def _split_top(text: str, sep: str = ",") -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+# -- scopes ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Scope:
+    kind: str  # "namespace", "linkage" (extern "C" {), or "block"
+    name: str
+
+
+def _scope_at(code: str) -> list[tuple[int, tuple[str, ...], bool]]:
+    """Checkpoints (offset, namespaces, at file scope) at every brace."""
+    points: list[tuple[int, tuple[str, ...], bool]] = [(0, (), True)]
+    stack: list[_Scope] = []
+    for match in re.finditer(r"[{}]", code):
+        if match.group(0) == "{":
+            before = code[max(0, match.start() - 200) : match.start()]
+            ns = re.search(r"\bnamespace\s*([A-Za-z_]\w*)?\s*$", before)
+            if ns:
+                stack.append(_Scope("namespace", ns.group(1) or ""))
+            elif re.search(r'\bextern\s*"\s*"\s*$', before):
+                stack.append(_Scope("linkage", ""))
+            else:
+                stack.append(_Scope("block", ""))
+        elif stack:
+            stack.pop()
+        names = tuple(s.name for s in stack if s.kind == "namespace" and s.name)
+        at_file = all(s.kind != "block" for s in stack)
+        points.append((match.end(), names, at_file))
+    return points
+
+
+def _context(points, offset: int) -> tuple[tuple[str, ...], bool]:
+    found = points[0]
+    for point in points:
+        if point[0] > offset:
+            break
+        found = point
+    return found[1], found[2]
+
+
+# -- kernels --------------------------------------------------------------------------
+
+_SKIP_CALLS = {"__launch_bounds__", "__attribute__", "__declspec", "alignas", "__align__"}
+
+
+def _statement_start(code: str, offset: int) -> int:
+    cut = max(code.rfind(";", 0, offset), code.rfind("}", 0, offset), code.rfind("{", 0, offset))
+    return cut + 1
+
+
+def kernels(text: str) -> list[KernelDecl]:
+    """Every `__global__` function the file declares, in order, each name once."""
+    code = code_only(text)
+    out: dict[str, KernelDecl] = {}
+    for match in re.finditer(r"\b__global__\b", code):
+        start = _statement_start(code, match.start())
+        pos = match.end()
+        name = None
+        while pos < len(code):
+            token = re.compile(r"\s*([A-Za-z_]\w*|\S)").match(code, pos)
+            if not token:
+                break
+            word = token.group(1)
+            pos = token.end()
+            if word in (";", "{"):
+                break
+            after = re.compile(r"\s*\(").match(code, pos)
+            if re.fullmatch(r"[A-Za-z_]\w*", word) and after:
+                if word in _SKIP_CALLS:
+                    pos = _balanced(code, after.end() - 1)
+                    continue
+                name = word
+                break
+        if not name or name in out:
+            continue
+        head = code[start:pos]
+        bounds = None
+        lb = re.search(r"__launch_bounds__\s*\(", head)
+        if lb:
+            # The expression is written again in the footer, where its macros expand
+            # as they did here.
+            open_at = start + lb.end() - 1
+            inner = strip_comments(text[open_at + 1 : _balanced(code, open_at) - 1])
+            bounds = " ".join(_split_top(inner)[0].split()) or None
+        template = re.search(r"\btemplate\s*<", head) is not None
+        out[name] = KernelDecl(name, line_of(code, match.start()), bounds, template)
+    return list(out.values())
+
+
+# -- file-scope variables ---------------------------------------------------------------
+
+_DECL_WORDS = {
+    "__constant__",
+    "__device__",
+    "__managed__",
+    "static",
+    "const",
+    "volatile",
+    "extern",
+    "inline",
+    "unsigned",
+    "signed",
+    "struct",
+    "class",
+    "__restrict__",
+    "constexpr",
+}
+
+
+def _declarator_name(part: str) -> str | None:
+    part = re.split(r"=|\{", part, maxsplit=1)[0]
+    part = re.sub(r"\[[^\]]*\]", " ", part)
+    part = re.sub(
+        r"__align__\s*\([^)]*\)|__attribute__\s*\(\(.*?\)\)|alignas\s*\([^)]*\)", " ", part
+    )
+    words = re.findall(r"[A-Za-z_]\w*", part)
+    words = [w for w in words if w not in _DECL_WORDS]
+    return words[-1] if words else None
+
+
+def variables(text: str) -> list[VariableDecl]:
+    """File-scope `__constant__` and `__device__` variables (static ones too). Functions,
+    `extern` declarations and `__shared__` arrays are left out."""
+    code = code_only(text)
+    points = _scope_at(code)
+    seen_statements: set[int] = set()
+    out: dict[str, VariableDecl] = {}
+    for match in re.finditer(r"\b(__constant__|__device__|__managed__)\b", code):
+        namespaces, at_file = _context(points, match.start())
+        if not at_file:
+            continue
+        start = _statement_start(code, match.start())
+        if start in seen_statements:
+            continue
+        seen_statements.add(start)
+        stop = re.compile(r"[(=;{]").search(code, match.end())
+        if not stop or stop.group(0) in "({":
+            continue  # a function (or a function body follows)
+        end = match.end()
+        depth = 0
+        while end < len(code):
+            ch = code[end]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            elif ch == ";" and depth == 0:
+                break
+            end += 1
+        statement = code[start:end]
+        if re.search(r"\b(extern|typedef|__shared__|template|using)\b", statement):
+            continue
+        space = "const" if "__constant__" in statement else "global"
+        head = statement.split("=", 1)[0]
+        body = statement[len(head) :]
+        for part in _split_top(head + body):
+            name = _declarator_name(part)
+            if name and name not in out:
+                qualified = "::".join((*namespaces, name))
+                out[name] = VariableDecl(name, qualified, space, line_of(code, match.start()))
+    return list(out.values())
+
+
+# -- what cannot run on the CPU ---------------------------------------------------------
+
+_UNSUPPORTED = (
+    (r"\b(asm|__asm__|__asm)\b\s*(volatile\s*|__volatile__\s*)?\(", "inline PTX assembly (asm)"),
+    (
+        r"<<<",
+        "a kernel launch (<<<...>>>): the grader launches your kernel itself, and a "
+        "kernel launching kernels (dynamic parallelism) cannot run on the CPU backend",
+    ),
+    (
+        r"\btexture\s*<|\btex[123]D\w*\s*(<[^>]*>)?\s*\(|\btex1Dfetch\b|\bcudaTextureObject_t\b",
+        "textures",
+    ),
+    (r"\bsurf[123]D\w*\s*(<[^>]*>)?\s*\(|\bcudaSurfaceObject_t\b", "surfaces"),
+    (r"\bcooperative_groups\b|\bthis_grid\s*\(", "cooperative groups"),
+    (r"\b__half2?\b|\b__nv_bfloat16\b", "half-precision types"),
+    (r"\bwmma\s*::", "tensor-core matrix operations (wmma)"),
+    (
+        r"\bcuda[A-Z]\w*\s*\(",
+        "calls to the CUDA runtime API (a submission holds only kernels and device functions; "
+        "the grader allocates memory and launches the kernel itself)",
+    ),
+)
+
+_UNSUPPORTED_HEADERS = {
+    "cooperative_groups": "cooperative groups",
+    "cuda_fp16": "half-precision types",
+    "cuda_bf16": "bfloat16 types",
+    "mma": "tensor-core matrix operations",
+    "cuda_pipeline": "asynchronous copies",
+    "curand_kernel": "cuRAND device functions",
+}
+
+
+def unsupported(text: str) -> list[Unsupported]:
+    """Each CUDA feature the CPU backend cannot run, once, at its first line."""
+    code = code_only(text)
+    found: list[Unsupported] = []
+    for pattern, what in _UNSUPPORTED:
+        match = re.search(pattern, code)
+        if match:
+            word = match.group(0).strip().rstrip("(").strip()
+            found.append(_sentence(what, word, line_of(code, match.start())))
+    bare = strip_comments(text)
+    for match in re.finditer(r'^[ \t]*#\s*include\s*[<"]([\w/]+?)(?:\.h)?[>"]', bare, re.MULTILINE):
+        what = _UNSUPPORTED_HEADERS.get(match.group(1).split("/")[0])
+        if what:
+            found.append(
+                _sentence(what, f"#include <{match.group(1)}.h>", line_of(bare, match.start()))
+            )
+    return sorted(found, key=lambda u: u.line)
+
+
+def _sentence(what: str, word: str, line: int) -> Unsupported:
+    return Unsupported(
+        line,
+        f"Line {line} uses {what} (`{word}`), which the CPU backend cannot run. Remove it, "
+        "or grade on a GPU with --backend cuda.",
+    )
+
+
+# -- the rewrite: extern __shared__ --------------------------------------------------------
+
+_EXTERN_SHARED = re.compile(
+    r"\bextern\b(?P<pre>[^;{}()]*?(?:\([^;{}()]*\)[^;{}()]*?)*)\b__shared__\b"
+    r"(?P<post>[^;{}]*?)\b(?P<name>[A-Za-z_]\w*)\s*\[\s*\]\s*;"
+)
+_ATTRIBUTES = re.compile(r"__align__\s*\([^)]*\)|__attribute__\s*\(\(.*?\)\)|alignas\s*\([^)]*\)")
+
+
+def rewrite_dynamic_shared(text: str) -> str:
+    """`extern __shared__ T name[];` becomes a pointer to the block's dynamic shared memory:
+    a local `T* const name` inside a function, a macro at file scope. Line numbers of
+    everything else stay as they were."""
+    code = code_only(text)
+    points = _scope_at(code)
+    pieces: list[str] = []
+    last = 0
+    for match in _EXTERN_SHARED.finditer(code):
+        type_text = " ".join((match["pre"] + " " + match["post"]).split())
+        cast = " ".join(_ATTRIBUTES.sub(" ", type_text).split()) or "char"
+        name = match["name"]
+        newlines = code.count("\n", match.start(), match.end())
+        _, at_file = _context(points, match.start())
+        if at_file:
+            end_line = line_of(code, match.end())
+            replacement = (
+                f"\n#define {name} (reinterpret_cast<{cast} *>(grader_rt_dynamic_shared()))\n"
+                f"#line {end_line}\n"
+            )
+        else:
+            replacement = (
+                f"{type_text} *const {name} = ::grader::dynamic_shared<{cast} *>();"
+                + "\n" * newlines
+            )
+        pieces.append(text[last : match.start()])
+        pieces.append(replacement)
+        last = match.end()
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+# -- the registration footer ---------------------------------------------------------------
+
+
+def registration(entries: list[str]) -> str:
+    """C++ appended after everything else, one entry per line: line N of
+    REGISTRATION_FILE is entries[N - 1], so an entry the compiler rejects can be dropped."""
+    lines = ["", f'#line 1 "{REGISTRATION_FILE}"', *entries, "GRADER_TLS_ANCHOR"]
+    return "\n".join(lines) + "\n"
+
+
+def registration_entries(
+    kernel_decls: list[KernelDecl], variable_decls: list[VariableDecl]
+) -> list[str]:
+    entries = []
+    for k in kernel_decls:
+        if not k.template:
+            entries.append(f"GRADER_KERNEL({k.name}, ({k.bounds or 0}))")
+    for v in variable_decls:
+        space = 1 if v.space == "const" else 2
+        entries.append(f"GRADER_VARIABLE({v.name}, {v.qualified}, {space})")
+    return entries
