@@ -199,7 +199,7 @@ static void check_pads(const Area& a, int index, bool end_aligned) {
     } else {
         for (const uint32_t* p = end; p < hi; ++p) {
             if (*p != CANARY) {
-                if (first < 0) first = (long long)(p - data);
+                if (first < 0) first = (long long)(p - end); /* elements past the end */
                 ++changed;
             }
         }
