@@ -60,38 +60,40 @@
 #define __cudart_builtin__
 #define CUDART_CB
 
-/* -- built-in vector types -------------------------------------------------------------- */
-#define GRADER_VEC1(T, N, A)                                                                 \
-    struct __attribute__((aligned(A))) N##1 { T x; };                                        \
+/* -- built-in vector types ----------------------------------------------------------------
+   CUDA aligns float4 and friends to their size. Here they keep their element's alignment:
+   a buffer's first element sits wherever its last one must touch a guard page, so a
+   student's reinterpret_cast<float4*> must not become an aligned SSE load. */
+#define GRADER_VEC1(T, N)                                                                    \
+    struct N##1 { T x; };                                                                    \
     static __inline__ N##1 make_##N##1(T x) { N##1 v; v.x = x; return v; }
-#define GRADER_VEC2(T, N, A)                                                                 \
-    struct __attribute__((aligned(A))) N##2 { T x, y; };                                     \
+#define GRADER_VEC2(T, N)                                                                    \
+    struct N##2 { T x, y; };                                                                 \
     static __inline__ N##2 make_##N##2(T x, T y) { N##2 v; v.x = x; v.y = y; return v; }
 #define GRADER_VEC3(T, N)                                                                    \
     struct N##3 { T x, y, z; };                                                              \
     static __inline__ N##3 make_##N##3(T x, T y, T z) {                                      \
         N##3 v; v.x = x; v.y = y; v.z = z; return v;                                         \
     }
-#define GRADER_VEC4(T, N, A)                                                                 \
-    struct __attribute__((aligned(A))) N##4 { T x, y, z, w; };                               \
+#define GRADER_VEC4(T, N)                                                                    \
+    struct N##4 { T x, y, z, w; };                                                           \
     static __inline__ N##4 make_##N##4(T x, T y, T z, T w) {                                 \
         N##4 v; v.x = x; v.y = y; v.z = z; v.w = w; return v;                                \
     }
-#define GRADER_VEC(T, N, A1, A2, A4)                                                         \
-    GRADER_VEC1(T, N, A1) GRADER_VEC2(T, N, A2) GRADER_VEC3(T, N) GRADER_VEC4(T, N, A4)
+#define GRADER_VEC(T, N) GRADER_VEC1(T, N) GRADER_VEC2(T, N) GRADER_VEC3(T, N) GRADER_VEC4(T, N)
 
-GRADER_VEC(signed char, char, 1, 2, 4)
-GRADER_VEC(unsigned char, uchar, 1, 2, 4)
-GRADER_VEC(short, short, 2, 4, 8)
-GRADER_VEC(unsigned short, ushort, 2, 4, 8)
-GRADER_VEC(int, int, 4, 8, 16)
-GRADER_VEC(unsigned int, uint, 4, 8, 16)
-GRADER_VEC(long, long, 8, 16, 16)
-GRADER_VEC(unsigned long, ulong, 8, 16, 16)
-GRADER_VEC(long long, longlong, 8, 16, 16)
-GRADER_VEC(unsigned long long, ulonglong, 8, 16, 16)
-GRADER_VEC(float, float, 4, 8, 16)
-GRADER_VEC(double, double, 8, 16, 16)
+GRADER_VEC(signed char, char)
+GRADER_VEC(unsigned char, uchar)
+GRADER_VEC(short, short)
+GRADER_VEC(unsigned short, ushort)
+GRADER_VEC(int, int)
+GRADER_VEC(unsigned int, uint)
+GRADER_VEC(long, long)
+GRADER_VEC(unsigned long, ulong)
+GRADER_VEC(long long, longlong)
+GRADER_VEC(unsigned long long, ulonglong)
+GRADER_VEC(float, float)
+GRADER_VEC(double, double)
 
 struct dim3 {
     unsigned int x, y, z;

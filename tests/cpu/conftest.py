@@ -1,0 +1,38 @@
+"""Fixtures for the CPU backend's tests (helpers are in cpu_kit.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cpu_kit import Kit
+
+from grader import nvcc
+
+if not sys.platform.startswith("linux"):
+    pytest.skip("the CPU backend's sandbox needs Linux", allow_module_level=True)
+
+
+@pytest.fixture(scope="session")
+def kit() -> Kit:
+    from grader.backends.cpu import CpuBackend
+
+    return Kit(CpuBackend())
+
+
+@pytest.fixture
+def no_nvcc(monkeypatch):
+    """Build as on a laptop without the CUDA toolkit: nvcc is off PATH and not found, so
+    the interface comes from the CPU build's own registration."""
+    kept = [d for d in os.environ.get("PATH", "").split(os.pathsep) if not Path(d, "nvcc").exists()]
+    monkeypatch.setenv("PATH", os.pathsep.join(kept))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.setattr(nvcc, "find", lambda: None)
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(1234)

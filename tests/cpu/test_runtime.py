@@ -1,0 +1,367 @@
+"""The CPU backend's runtime, through kernels: fibers, barriers, warp operations, atomics
+across parallel blocks, dynamic shared memory, printf, and constants set by name."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+
+import numpy as np
+import pytest
+from cpu_kit import inp, integer, kinds, out
+
+from grader.backends.cpu import runner, toolchain
+
+# -- the fiber switch itself -------------------------------------------------------------
+
+FIBER_TEST = r"""
+#include "fiber.h"
+#include <stdio.h>
+#include <stdlib.h>
+static rt::Context main_ctx, a_ctx, b_ctx;
+static char a_stack[65536], b_stack[65536];
+static char trace[64];
+static int n = 0;
+static void a_main(void*) {
+    for (int i = 0; i < 3; ++i) { trace[n++] = 'a'; rt::context_switch(&a_ctx, &b_ctx); }
+    rt::context_switch(&a_ctx, &b_ctx);  /* lets b finish; b returns to main */
+}
+static void b_main(void* arg) {
+    double kept = *static_cast<double*>(arg);  /* a callee-saved value across switches */
+    for (int i = 0; i < 3; ++i) { trace[n++] = 'b'; rt::context_switch(&b_ctx, &a_ctx); }
+    trace[n++] = kept == 2.5 ? 'B' : 'x';
+    rt::context_switch(&b_ctx, &main_ctx);
+}
+int main() {
+    double arg = 2.5;
+    rt::context_init(&a_ctx, a_stack, sizeof a_stack, a_main, nullptr);
+    rt::context_init(&b_ctx, b_stack, sizeof b_stack, b_main, &arg);
+    rt::context_switch(&main_ctx, &a_ctx);
+    trace[n] = 0;
+    printf("%s %s\n", rt::context_kind(), trace);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("variant", ["assembly", "ucontext"])
+def test_fiber_switch_alternates_and_keeps_registers(tmp_path, variant):
+    (tmp_path / "main.cpp").write_text(FIBER_TEST)
+    sources = [str(toolchain.RUNTIME / "fiber.cpp"), str(tmp_path / "main.cpp")]
+    flags = ["-O2", "-I", str(toolchain.RUNTIME)]
+    if variant == "ucontext":
+        flags.append("-DGRADER_FIBER_UCONTEXT")
+    elif toolchain.fiber_source():
+        sources.append(str(toolchain.RUNTIME / toolchain.fiber_source()))
+    else:
+        pytest.skip("no assembly context switch for this machine; the ucontext one runs")
+    exe = tmp_path / "fibers"
+    subprocess.run([toolchain.compiler().path, *flags, *sources, "-o", str(exe)], check=True)
+    shown = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    kind, trace = shown.rsplit(" ", 1)
+    assert trace.strip() == "abababB"
+    assert (kind == "ucontext") == (variant == "ucontext")
+
+
+# -- barriers ----------------------------------------------------------------------------
+
+BARRIERS = r"""
+__global__ void reduce(const float* in, float* out, int n) {
+    __shared__ float part[256];
+    unsigned t = threadIdx.x;
+    unsigned i = blockIdx.x * blockDim.x + t;
+    part[t] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (t < stride) part[t] += part[t + stride];
+        __syncthreads();
+    }
+    int count = __syncthreads_count(i < n && in[i] > 0.0f);
+    int all = __syncthreads_and(i < n);
+    int any = __syncthreads_or(i < n && in[i] > 0.9f);
+    if (t == 0) {
+        out[4 * blockIdx.x + 0] = part[0];
+        out[4 * blockIdx.x + 1] = count;
+        out[4 * blockIdx.x + 2] = all;
+        out[4 * blockIdx.x + 3] = any;
+    }
+}
+"""
+
+
+def test_barriers_reduce_and_count(kit, rng, no_nvcc):
+    build = kit.built(BARRIERS)
+    n, block = 1000, 256
+    blocks = -(-n // block)
+    data = rng.uniform(-1, 1, n).astype(np.float32)
+    result = kit.run(build, "reduce", blocks, block, [inp("in", data), out("out", 4 * blocks), integer("n", n)])
+    assert result.diagnostics == []
+    got = result.buffers["out"].data.reshape(blocks, 4)
+    padded = np.concatenate([data, np.zeros(blocks * block - n, np.float32)]).reshape(blocks, block)
+    np.testing.assert_allclose(got[:, 0], padded.sum(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[:, 1], (padded > 0).sum(axis=1))
+    np.testing.assert_array_equal(got[:, 2], [1, 1, 1, 0])
+    np.testing.assert_array_equal(got[:, 3], (padded > 0.9).any(axis=1).astype(np.float32))
+
+
+# -- warp operations -----------------------------------------------------------------------
+
+WARPS = r"""
+__global__ void warps(const float* in, float* out) {
+    int t = threadIdx.x, lane = t % 32;
+    float v = in[t];
+    float sum = v;
+    for (int d = 16; d > 0; d /= 2) sum += __shfl_down_sync(0xffffffff, sum, d);
+    float first = __shfl_sync(0xffffffff, v, 3);
+    float up = __shfl_up_sync(0xffffffff, v, 1);
+    float mirror = __shfl_xor_sync(0xffffffff, v, 31);
+    unsigned ballot = __ballot_sync(0xffffffff, v > 0.0f);
+    int any = __any_sync(0xffffffff, v > 0.95f);
+    int all = __all_sync(0xffffffff, v > -2.0f);
+    unsigned same = __match_any_sync(0xffffffff, (int)(v > 0.0f));
+    unsigned total = __reduce_add_sync(0xffffffff, (unsigned)lane);
+    __syncwarp();
+    float* o = out + 9 * t;
+    o[0] = __shfl_sync(0xffffffff, sum, 0);
+    o[1] = first; o[2] = up; o[3] = mirror; o[4] = (float)__popc(ballot);
+    o[5] = any; o[6] = all; o[7] = (float)__popc(same); o[8] = (float)total;
+}
+"""
+
+
+def test_warp_shuffles_votes_and_reductions(kit, rng, no_nvcc):
+    build = kit.built(WARPS)
+    n = 64
+    data = rng.uniform(-1, 1, n).astype(np.float32)
+    result = kit.run(build, "warps", 1, n, [inp("in", data), out("out", 9 * n)])
+    assert result.diagnostics == []
+    got = result.buffers["out"].data.reshape(n, 9)
+    warps = data.reshape(2, 32)
+    lane = np.arange(n) % 32
+    w = np.arange(n) // 32
+    np.testing.assert_allclose(got[:, 0], warps.sum(axis=1)[w], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got[:, 1], warps[w, 3])
+    np.testing.assert_array_equal(got[:, 2], np.where(lane == 0, data, np.roll(data, 1)))
+    np.testing.assert_array_equal(got[:, 3], warps[w, 31 - lane])
+    np.testing.assert_array_equal(got[:, 4], (warps > 0).sum(axis=1)[w])
+    np.testing.assert_array_equal(got[:, 5], (warps > 0.95).any(axis=1)[w])
+    np.testing.assert_array_equal(got[:, 6], 1)
+    positive = (warps > 0).sum(axis=1)[w]
+    np.testing.assert_array_equal(got[:, 7], np.where(data > 0, positive, 32 - positive))
+    np.testing.assert_array_equal(got[:, 8], sum(range(32)))
+
+
+def test_warp_operations_in_a_partial_warp(kit, no_nvcc):
+    build = kit.built(
+        r"""
+        __global__ void partial(float* out) {
+            unsigned mask = __activemask();
+            float s = __shfl_down_sync(mask, (float)threadIdx.x, 1);
+            out[threadIdx.x] = s + 1000.0f * __popc(__ballot_sync(mask, 1));
+        }
+        """
+    )
+    result = kit.run(build, "partial", 1, 40, [out("out", 40)])
+    assert result.diagnostics == []
+    got = result.buffers["out"].data
+    lanes = np.arange(40)
+    own_or_next = np.where((lanes % 32 == 31) | (lanes == 39), lanes, lanes + 1)
+    np.testing.assert_array_equal(got, own_or_next + 1000.0 * np.where(lanes < 32, 32, 8))
+
+
+# -- atomics across blocks running in parallel ---------------------------------------------
+
+ATOMICS = r"""
+__device__ unsigned long long ull_total = 0;
+__device__ double double_total = 0.0;
+__device__ unsigned int finished = 0;
+
+__global__ void atomics(float* out, int per_thread) {
+    int* ints = (int*)out;
+    unsigned* uints = (unsigned*)out;
+    for (int i = 0; i < per_thread; ++i) {
+        atomicAdd(&ints[0], 1);
+        atomicSub(&ints[1], 2);
+        atomicAdd(&uints[2], 3u);
+        atomicAdd(&out[3], 0.5f);
+        atomicMax(&ints[4], (int)(blockIdx.x * blockDim.x + threadIdx.x));
+        atomicMin(&ints[5], -(int)(blockIdx.x * blockDim.x + threadIdx.x));
+        atomicAdd(&ull_total, 5ull);
+        atomicAdd(&double_total, 0.25);
+        atomicOr(&uints[6], 1u << (threadIdx.x % 32));
+    }
+    int old = atomicCAS(&ints[7], 0, (int)blockIdx.x + 1);
+    (void)old;
+    __threadfence();
+    __syncthreads();
+    /* The last block to finish publishes the __device__ totals. */
+    if (threadIdx.x == 0) {
+        unsigned ticket = atomicInc(&finished, gridDim.x - 1);
+        if (ticket == gridDim.x - 1) {
+            uints[8] = (unsigned)ull_total;
+            out[9] = (float)double_total;
+        }
+    }
+}
+"""
+
+
+def test_atomics_are_atomic_across_parallel_blocks(kit, no_nvcc):
+    build = kit.built(ATOMICS)
+    blocks, threads, per = 64, 128, 8
+    result = kit.run(build, "atomics", blocks, threads, [out("out", 10, fill=0.0), integer("per_thread", per)])
+    assert result.diagnostics == []
+    data = result.buffers["out"].data
+    as_int, as_uint = data.view(np.int32), data.view(np.uint32)
+    n = blocks * threads * per
+    assert as_int[0] == n
+    assert as_int[1] == -2 * n
+    assert as_uint[2] == 3 * n
+    assert data[3] == pytest.approx(0.5 * n)
+    assert as_int[4] == blocks * threads - 1
+    assert as_int[5] == -(blocks * threads - 1)
+    assert as_uint[6] == 0xFFFFFFFF
+    assert 1 <= as_int[7] <= blocks
+    assert as_uint[8] == 5 * n
+    assert data[9] == pytest.approx(0.25 * n)
+
+
+# -- dynamic shared memory -----------------------------------------------------------------
+
+
+def test_dynamic_shared_memory_in_a_function_and_at_file_scope(kit, rng, no_nvcc):
+    build = kit.built(
+        r"""
+        extern __shared__ float whole_file[];
+        __global__ void reverse(const float* in, float* out) {
+            extern __shared__ __align__(16) float tile[];
+            int t = threadIdx.x, base = blockIdx.x * blockDim.x;
+            tile[t] = in[base + t];
+            __syncthreads();
+            out[base + t] = tile[blockDim.x - 1 - t] + (whole_file == tile ? 0.0f : 1000.0f);
+        }
+        """
+    )
+    data = rng.standard_normal(512).astype(np.float32)
+    result = kit.run(build, "reverse", 4, 128, [inp("in", data), out("out", 512)], shared=128 * 4)
+    assert result.diagnostics == []
+    np.testing.assert_array_equal(result.buffers["out"].data, data.reshape(4, 128)[:, ::-1].reshape(-1))
+
+
+# -- printf ----------------------------------------------------------------------------------
+
+
+def test_printf_is_captured(kit, no_nvcc):
+    build = kit.built(
+        r"""
+        #include <cstdio>
+        __global__ void hello(float* out, int n) {
+            if (threadIdx.x == 0 && blockIdx.x == 1) printf("block %d says %.2f\n", blockIdx.x, 1.5f);
+            std::printf("%s", "");
+            out[blockIdx.x * blockDim.x + threadIdx.x] = n;
+        }
+        """
+    )
+    result = kit.run(build, "hello", 2, 4, [out("out", 8), integer("n", 7)])
+    assert result.output == "block 1 says 1.50\n"
+    assert result.diagnostics == []
+
+
+# -- constants and device variables, by name ------------------------------------------------
+
+CONSTANTS = r"""
+#define MASK 9
+static __constant__ float Mc[MASK];
+namespace course { __constant__ float scale[2] = {10.0f, 20.0f}; }
+__device__ float offset = 0.5f;
+__device__ int launches = 0;
+
+__global__ void apply(float* out) {
+    int i = threadIdx.x;
+    out[i] = Mc[i % MASK] * course::scale[0] + course::scale[1] + offset;
+    if (i == 0) out[MASK + 1] = (float)atomicAdd(&launches, 1);
+}
+"""
+
+
+def test_constants_are_set_by_name_static_ones_too(kit, no_nvcc):
+    build = kit.built(CONSTANTS)
+    constants = build.interface.constants
+    assert constants["Mc"].size == 36 and constants["Mc"].space == "const"
+    assert constants["scale"].space == "const"
+    assert constants["offset"].space == "global"
+    mask = np.arange(9, dtype=np.float32)
+    result = kit.run(build, "apply", 1, 9, [out("out", 11)], constants={"Mc": mask})
+    assert result.diagnostics == []
+    got = result.buffers["out"].data
+    np.testing.assert_array_equal(got[:9], mask * 10 + 20 + 0.5)
+    # __device__ variables start from their initial values in every pass: the second
+    # pass, in reverse order, sees launches == 0 again, so no race is reported.
+    assert got[10] == 0
+
+
+def test_a_kernel_without_barriers_runs_as_a_loop_and_one_with_them_as_fibers(kit, no_nvcc):
+    build = kit.built(
+        r"""
+        __global__ void plain(float* p) { p[threadIdx.x] = threadIdx.x; }
+        __global__ void synced(float* p) { p[threadIdx.x] = threadIdx.x; __syncthreads(); }
+        """
+    )
+    settings = runner.Settings(jobs=2, require_isolation=True)
+    from grader.backends.base import Launch
+
+    for kernel, fibers in (("plain", 0), ("synced", 1)):
+        launch = Launch(kernel, (3, 1, 1), (64, 1, 1), 0, [out("p", 64)], {})
+        report = runner.execute(build.artifact, launch, 10, settings)
+        passes = report.all("pass")
+        assert [p.int("fibers") for p in passes] == [fibers, fibers]
+
+
+# -- maths -----------------------------------------------------------------------------------
+
+
+def test_cuda_maths_and_intrinsics(kit, no_nvcc):
+    build = kit.built(
+        textwrap.dedent(
+            r"""
+            #include <math_constants.h>
+            __global__ void maths(const float* x, float* y) {
+                float v = x[threadIdx.x];
+                float* o = y + 12 * threadIdx.x;
+                o[0] = rsqrtf(v);
+                o[1] = __expf(v);
+                o[2] = fmaf(v, 2.0f, 1.0f);
+                o[3] = max(v, 3);           /* mixed float and int */
+                o[4] = min(2u, 7);          /* mixed unsigned and int */
+                o[5] = (float)__popc(0xF0F0u);
+                o[6] = (float)__clz(1);
+                o[7] = __int_as_float(__float_as_int(v));
+                o[8] = __saturatef(v - 1.0f);
+                o[9] = __ldg(&x[0]);
+                o[10] = sinpif(0.5f) + CUDART_PI_F * 0.0f;
+                o[11] = __fdividef(v, 4.0f) + __brev(1u) / 4294967296.0f;
+            }
+            """
+        )
+    )
+    x = np.array([0.25, 1.0, 1.5, 4.0], np.float32)
+    result = kit.run(build, "maths", 1, 4, [inp("x", x), out("y", 48)])
+    assert result.diagnostics == []
+    y = result.buffers["y"].data.reshape(4, 12)
+    np.testing.assert_allclose(y[:, 0], 1 / np.sqrt(x), rtol=1e-6)
+    np.testing.assert_allclose(y[:, 1], np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(y[:, 2], 2 * x + 1)
+    np.testing.assert_array_equal(y[:, 3], np.maximum(x, 3))
+    np.testing.assert_array_equal(y[:, 4], 2)
+    np.testing.assert_array_equal(y[:, 5], 8)
+    np.testing.assert_array_equal(y[:, 6], 31)
+    np.testing.assert_array_equal(y[:, 7], x)
+    np.testing.assert_array_equal(y[:, 8], np.clip(x - 1, 0, 1))
+    np.testing.assert_array_equal(y[:, 9], x[0])
+    np.testing.assert_allclose(y[:, 10], 1.0)
+    np.testing.assert_allclose(y[:, 11], x / 4 + 0.5)
+
+
+def test_kinds_helper_sees_nothing_for_a_clean_run(kit, no_nvcc):
+    build = kit.built("__global__ void k(float* p) { p[threadIdx.x] = 1.0f; }")
+    assert kinds(kit.run(build, "k", 1, 8, [out("p", 8)])) == []
