@@ -94,7 +94,9 @@ def test_barriers_reduce_and_count(kit, rng, no_nvcc):
     n, block = 1000, 256
     blocks = -(-n // block)
     data = rng.uniform(-1, 1, n).astype(np.float32)
-    result = kit.run(build, "reduce", blocks, block, [inp("in", data), out("out", 4 * blocks), integer("n", n)])
+    result = kit.run(
+        build, "reduce", blocks, block, [inp("in", data), out("out", 4 * blocks), integer("n", n)]
+    )
     assert result.diagnostics == []
     got = result.buffers["out"].data.reshape(blocks, 4)
     padded = np.concatenate([data, np.zeros(blocks * block - n, np.float32)]).reshape(blocks, block)
@@ -209,7 +211,9 @@ __global__ void atomics(float* out, int per_thread) {
 def test_atomics_are_atomic_across_parallel_blocks(kit, no_nvcc):
     build = kit.built(ATOMICS)
     blocks, threads, per = 64, 128, 8
-    result = kit.run(build, "atomics", blocks, threads, [out("out", 10, fill=0.0), integer("per_thread", per)])
+    result = kit.run(
+        build, "atomics", blocks, threads, [out("out", 10, fill=0.0), integer("per_thread", per)]
+    )
     assert result.diagnostics == []
     data = result.buffers["out"].data
     as_int, as_uint = data.view(np.int32), data.view(np.uint32)
@@ -245,7 +249,9 @@ def test_dynamic_shared_memory_in_a_function_and_at_file_scope(kit, rng, no_nvcc
     data = rng.standard_normal(512).astype(np.float32)
     result = kit.run(build, "reverse", 4, 128, [inp("in", data), out("out", 512)], shared=128 * 4)
     assert result.diagnostics == []
-    np.testing.assert_array_equal(result.buffers["out"].data, data.reshape(4, 128)[:, ::-1].reshape(-1))
+    np.testing.assert_array_equal(
+        result.buffers["out"].data, data.reshape(4, 128)[:, ::-1].reshape(-1)
+    )
 
 
 # -- printf ----------------------------------------------------------------------------------
@@ -256,7 +262,8 @@ def test_printf_is_captured(kit, no_nvcc):
         r"""
         #include <cstdio>
         __global__ void hello(float* out, int n) {
-            if (threadIdx.x == 0 && blockIdx.x == 1) printf("block %d says %.2f\n", blockIdx.x, 1.5f);
+            if (threadIdx.x == 0 && blockIdx.x == 1)
+                printf("block %d says %.2f\n", blockIdx.x, 1.5f);
             std::printf("%s", "");
             out[blockIdx.x * blockDim.x + threadIdx.x] = n;
         }
