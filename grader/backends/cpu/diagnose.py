@@ -204,7 +204,8 @@ def _out_of_bounds(record: Record, launch: Launch, who, thread, block, line) -> 
     else:
         before = -element
         side = f"{before} element{'s' if before != 1 else ''} before the start of {name}"
-    message = f"{who} {access} {name}[{element}], {side} ({length} elements){_at(line)}."
+    at = f", at line {line}" if line else ""
+    message = f"{who} {access} {name}[{element}], {side} ({length} elements){at}."
     return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
 
 

@@ -1,0 +1,408 @@
+"""Kernels with the mistakes students make get the right verdict and diagnostic: the
+kind, the thread, the block, the buffer by its parameter name, the element, the line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from cpu_kit import inp, integer, kinds, only, out
+
+from grader import defaults, labs
+from grader.interface import check
+from grader.result import Kind
+
+# The tiled matrix multiply every case below starts from; LINE marks are looked up.
+TILED = r"""
+#define TILE 16
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    __shared__ float Ms[TILE][TILE];
+    __shared__ float Ns[TILE][TILE];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+    /*EARLY*/
+    float acc = 0.0f;
+    for (int m = 0; m < (Width + TILE - 1) / TILE; ++m) {
+        Ms[ty][tx] = (row < Width && m * TILE + tx < Width) ? M[row * Width + m * TILE + tx] : 0.0f;
+        Ns[ty][tx] = (col < Width && m * TILE + ty < Width) ? N[(m * TILE + ty) * Width + col] : 0.0f;
+        __syncthreads(); /*FIRST*/
+        for (int k = 0; k < TILE; ++k) acc += Ms[ty][k] * Ns[k][tx];
+        __syncthreads(); /*SECOND*/
+    }
+    if (row < Width && col < Width) P[row * Width + col] = acc;
+}
+"""
+
+
+def line_of(source: str, mark: str) -> int:
+    return source[: source.index(mark)].count("\n") + 1
+
+
+def matmul_args(rng, width: int):
+    m = rng.uniform(-1, 1, (width, width)).astype(np.float32)
+    n = rng.uniform(-1, 1, (width, width)).astype(np.float32)
+    args = [inp("M", m), inp("N", n), out("P", width * width), integer("Width", width)]
+    return args, m.astype(np.float64) @ n
+
+
+def run_matmul(kit, source: str, rng, width: int = 37, **kw):
+    build = kit.built(source, **kw)
+    args, expected = matmul_args(rng, width)
+    grid = (-(-width // 16), -(-width // 16))
+    return kit.run(build, "matmul", grid, (16, 16), args), expected
+
+
+def test_the_correct_tiled_kernel_has_no_diagnostics(kit, rng, no_nvcc):
+    result, expected = run_matmul(kit, TILED, rng)
+    assert result.diagnostics == []
+    np.testing.assert_allclose(result.buffers["P"].data.reshape(37, 37), expected, atol=1e-4)
+
+
+def test_matmul_517_with_barriers_runs_in_well_under_a_second_per_order(kit, rng, no_nvcc):
+    result, expected = run_matmul(kit, TILED, rng, width=517)
+    assert result.diagnostics == []
+    assert result.seconds < 1.0
+    np.testing.assert_allclose(result.buffers["P"].data.reshape(517, 517), expected, atol=1e-3)
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+SHIFTED = r"""
+__global__ void shift(const float* N, float* P, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        P[i] = N[i + 1];          /* reads one past the end */
+}
+__global__ void back(const float* N, float* P, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        P[i - 1] = N[i];          /* writes one before the start */
+}
+"""
+
+
+def test_reading_past_the_end_names_parameter_element_thread_block_and_line(kit, no_nvcc):
+    build = kit.built(SHIFTED)
+    n = 1000  # the last thread in range, 999, is thread (103,0,0) of block (7,0,0)
+    result = kit.run(build, "shift", 8, 128, [inp("N", np.ones(n)), out("P", n), integer("n", n)])
+    assert result.crashed and not result.buffers
+    diag = only(result, Kind.OUT_OF_BOUNDS)
+    assert diag.thread == (103, 0, 0) and diag.block == (7, 0, 0)
+    assert diag.line == line_of(SHIFTED, "reads one past")
+    assert diag.message == (
+        f"Thread (103,0,0) of block (7,0,0) read N[1000], 1 element past the end of N "
+        f"(1000 elements), at line {diag.line}."
+    )
+
+
+def test_writing_before_the_start_is_found_by_the_second_pass(kit, no_nvcc):
+    build = kit.built(SHIFTED)
+    n = 300
+    result = kit.run(build, "back", 3, 128, [inp("N", np.ones(n)), out("P", n), integer("n", n)])
+    diag = only(result, Kind.OUT_OF_BOUNDS)
+    assert "wrote P[-1], 1 element before the start of P (300 elements)" in diag.message
+    assert diag.thread == (0, 0, 0) and diag.block == (0, 0, 0)
+    assert diag.line == line_of(SHIFTED, "writes one before")
+
+
+def test_dynamic_shared_memory_overrun(kit, no_nvcc):
+    source = r"""
+    __global__ void over(float* P) {
+        extern __shared__ float s[];
+        s[threadIdx.x] = 1.0f;              /* one more thread than the floats passed */
+        __syncthreads();
+        P[threadIdx.x] = s[threadIdx.x];
+    }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "over", 1, 65, [out("P", 65)], shared=64 * 4)
+    diag = only(result, Kind.OUT_OF_BOUNDS)
+    assert "dynamic shared memory" in diag.message and "past the end" in diag.message
+    assert diag.thread == (64, 0, 0)
+    assert diag.line == line_of(source, "one more thread")
+
+
+# -- barriers and races ------------------------------------------------------------------------
+
+
+def test_missing_syncthreads_in_tiled_matmul_is_a_race(kit, rng, no_nvcc):
+    racy = TILED.replace("__syncthreads(); /*FIRST*/", "/* no barrier */")
+    result, _ = run_matmul(kit, racy, rng)
+    diag = only(result, Kind.RACE)
+    assert "differs between two runs" in diag.message and "__syncthreads()" in diag.message
+    assert diag.message.startswith("P[")
+
+
+def test_syncthreads_after_an_early_return_is_barrier_divergence(kit, rng, no_nvcc):
+    early = TILED.replace("/*EARLY*/", "if (row >= Width || col >= Width) return;")
+    result, _ = run_matmul(kit, early, rng)
+    diag = only(result, Kind.BARRIER_DIVERGENCE)
+    assert "had already returned" in diag.message
+    assert diag.line == line_of(early, "/*FIRST*/")
+    assert diag.block is not None and diag.thread is not None
+
+
+def test_barriers_on_different_lines(kit, no_nvcc):
+    source = r"""
+    __global__ void split(float* P) {
+        if (threadIdx.x < 16) {
+            __syncthreads();               /* half the block */
+        } else {
+            __syncthreads();               /* the other half */
+        }
+        P[threadIdx.x] = 1.0f;
+    }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "split", 1, 32, [out("P", 32)])
+    diag = only(result, Kind.BARRIER_DIVERGENCE)
+    assert "different barriers" in diag.message
+    assert str(line_of(source, "half the block")) in diag.message
+    assert str(line_of(source, "the other half")) in diag.message
+
+
+def test_a_shuffle_waiting_for_a_lane_that_returned(kit, no_nvcc):
+    source = r"""
+    __global__ void lanes(float* P) {
+        if (threadIdx.x >= 16) return;
+        P[threadIdx.x] = __shfl_down_sync(0xffffffff, 1.0f, 1);   /* full mask */
+    }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "lanes", 1, 32, [out("P", 32)])
+    diag = only(result, Kind.BARRIER_DIVERGENCE)
+    assert "__shfl_down_sync()" in diag.message and "had already returned" in diag.message
+    assert diag.line == line_of(source, "full mask")
+
+
+def test_reading_shared_memory_nobody_wrote(kit, no_nvcc):
+    source = r"""
+    __global__ void halo(const float* N, float* P) {
+        __shared__ float s[64];
+        s[threadIdx.x] = N[threadIdx.x];
+        __syncthreads();
+        P[threadIdx.x] = s[threadIdx.x] + s[threadIdx.x + 1];   /* s[64] is never written */
+    }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "halo", 1, 63, [inp("N", np.ones(64)), out("P", 63)])
+    diag = only(result, Kind.NAN)
+    assert "shared memory that no thread wrote" in diag.message
+    assert diag.message.startswith("P[62]")
+
+
+# -- hangs and crashes ----------------------------------------------------------------------
+
+
+def test_an_infinite_loop_times_out_naming_the_running_thread(kit, no_nvcc):
+    source = r"""
+    __global__ void spin(float* P, int n) {
+        float acc = 0.0f;
+        for (int i = 0; i < n; i += 0)      /* never advances */
+            acc += P[i];
+        P[threadIdx.x] = acc;
+    }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "spin", 2, 32, [out("P", 64, 0.0), integer("n", 4)], timeout=2)
+    assert result.timed_out and not result.buffers
+    diag = only(result, Kind.TIMEOUT)
+    assert "did not finish within 2 s" in diag.message
+    assert "was still running" in diag.message
+    assert diag.thread is not None and diag.block is not None
+    assert diag.line == line_of(source, "never advances") + 1 or diag.line == line_of(
+        source, "never advances"
+    )
+
+
+def test_integer_division_by_zero(kit, no_nvcc):
+    source = r"""
+    __global__ void divide(float* P, int d) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        P[i] = (float)(i / d);            /* d is 0 */
+    }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "divide", 2, 16, [out("P", 32), integer("d", 0)])
+    diag = only(result, Kind.CRASH)
+    assert "divided an integer by zero" in diag.message
+    assert diag.thread == (0, 0, 0) and diag.block in ((0, 0, 0), (1, 0, 0))
+    assert diag.line == line_of(source, "d is 0")
+
+
+def test_a_failed_assert_names_its_expression_and_line(kit, no_nvcc):
+    source = r"""
+    #include <assert.h>
+    __global__ void checked(float* P, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        assert(i < n);
+        P[i] = 1.0f;
+    }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "checked", 1, 32, [out("P", 32), integer("n", 20)])
+    diag = only(result, Kind.CRASH)
+    assert "failed assert(i < n)" in diag.message
+    assert diag.line == line_of(source, "assert(i < n)")
+    assert diag.thread == (20, 0, 0)
+
+
+def test_a_stack_overflow_is_reported_as_such(kit, no_nvcc):
+    source = r"""
+    __device__ float deep(int n, volatile float* pad) {
+        volatile float local[512];
+        local[0] = pad[0];
+        return n == 0 ? local[0] : deep(n - 1, local) + 1.0f;
+    }
+    __global__ void recurse(float* P, int n) { P[threadIdx.x] = deep(n, P); }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "recurse", 1, 4, [out("P", 4, 0.0), integer("n", 1 << 20)])
+    diag = only(result, Kind.CRASH)
+    assert "overflowed its 64 KB stack" in diag.message
+
+
+def test_a_printf_flood_is_capped_and_says_how_much_was_dropped(kit, no_nvcc):
+    source = r"""
+    __global__ void chatty(float* P) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        printf("thread %5d of the flood says hello to everyone listening\n", i);
+        P[i] = i;
+    }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "chatty", 64, 128, [out("P", 8192)])
+    assert len(result.output.encode()) == defaults.OUTPUT_LIMIT
+    diag = only(result, Kind.OUTPUT)
+    total = 8192 * len("thread     0 of the flood says hello to everyone listening\n")
+    assert f"printed {total:,} bytes" in diag.message
+    assert f"{total - defaults.OUTPUT_LIMIT:,} were dropped" in diag.message
+    assert result.completed and result.buffers["P"].data[8191] == 8191
+
+
+# -- resources ------------------------------------------------------------------------------
+
+
+def test_too_much_static_shared_memory(kit, no_nvcc):
+    source = r"""
+    __global__ void big(float* P) {
+        __shared__ float tile[13000];     /* 52,000 bytes */
+        tile[threadIdx.x] = 1.0f;
+        __syncthreads();
+        P[threadIdx.x] = tile[threadIdx.x];
+    }
+    """
+    build = kit.built(source)
+    assert build.interface.kernels["big"].resources.shared_bytes == 52000
+    result = kit.run(build, "big", 1, 32, [out("P", 32)])
+    diag = only(result, Kind.RESOURCES)
+    assert "52000 bytes of static shared memory" in diag.message and result.crashed
+
+
+def test_launch_limits(kit, no_nvcc):
+    source = r"""
+    __global__ void __launch_bounds__(2 * 64) bounded(float* P) { P[threadIdx.x] = 1.0f; }
+    """
+    build = kit.built(source)
+    assert build.interface.kernels["bounded"].max_threads == 128
+    too_many = kit.run(build, "bounded", 1, (32, 64), [out("P", 2048)])
+    assert "2048 threads is more than a GPU allows" in only(too_many, Kind.RESOURCES).message
+    bounds = kit.run(build, "bounded", 1, 256, [out("P", 256)])
+    assert "__launch_bounds__(128)" in only(bounds, Kind.RESOURCES).message
+    dynamic = kit.run(build, "bounded", 1, 64, [out("P", 64)], shared=300 * 1024)
+    assert "dynamic shared memory" in only(dynamic, Kind.RESOURCES).message
+
+
+def test_too_much_constant_memory(kit, no_nvcc):
+    build = kit.built(
+        "__constant__ float table[20000];\n"
+        "__global__ void k(float* P) { P[threadIdx.x] = table[threadIdx.x]; }\n"
+    )
+    result = kit.run(build, "k", 1, 4, [out("P", 4)])
+    assert "80000 bytes" in only(result, Kind.RESOURCES).message
+
+
+# -- compiling -------------------------------------------------------------------------------
+
+BROKEN = """__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y
+    P[row] = M[row] + N[row];
+}
+"""
+
+
+@pytest.mark.parametrize("with_nvcc", [False, True])
+def test_a_compile_error_is_reported_on_the_students_line(kit, with_nvcc, monkeypatch):
+    if not with_nvcc:
+        from grader import nvcc
+
+        monkeypatch.setattr(nvcc, "find", lambda: None)
+    elif not __import__("grader").nvcc.find():
+        pytest.skip("nvcc is not installed; the no-nvcc variant covers the CPU compiler")
+    build = kit.build(BROKEN, name="student kernel.cu")
+    assert not build.ok and not build.compile.ok
+    lines = {d.line for d in build.diagnostics}
+    assert lines & {2, 3}, build.diagnostics
+    assert all(d.kind == Kind.COMPILE_ERROR for d in build.diagnostics)
+    assert "student kernel.cu" in build.diagnostics[0].message
+
+
+def test_a_wrong_signature_is_found_from_the_cpu_build_alone(kit, no_nvcc):
+    source = """
+    __global__ void matmul(float* M, const float* N, double* P, size_t Width) {
+        int i = threadIdx.x;
+        P[i] = M[i] * N[i] * Width;
+    }
+    """
+    build = kit.built(source)
+    sig = build.interface.kernels["matmul"]
+    assert [p.ctype for p in sig.params] == ["float*", "const float*", "double*", "size_t"]
+    lab = labs.get("matmul-naive")
+    diags = check(lab, build.interface, {"Width": 64}, source)
+    assert kinds(diags) == [Kind.INTERFACE, Kind.INTERFACE]
+    assert "Parameter 3 of matmul (P) is `double*`, a pointer to double" in diags[0].message
+    assert "Parameter 4 of matmul (Width) is `size_t`, 8 bytes wide" in diags[1].message
+
+
+def test_the_interface_from_the_cpu_build(kit, no_nvcc):
+    source = """
+    #define BLOCK_X 32
+    #define BLOCK_Y 8
+    #define TILE_X (BLOCK_X * 2)
+    static __constant__ float Mc[MASK_WIDTH * MASK_WIDTH];
+    __device__ int hits;
+    extern "C" __global__ void conv2d(const float* __restrict__ N, float* P, int Width, int Height) {
+        __shared__ float tile[BLOCK_Y][TILE_X + MASK_WIDTH - 1];
+        tile[threadIdx.y][threadIdx.x] = N[0] + Mc[0];
+        __syncthreads();
+        P[0] = tile[0][0] + Width + Height + hits;
+    }
+    __global__ void pitched(const float* N, float* P, size_t pitch, unsigned count) {}
+    """
+    build = kit.built(source, macros={"MASK_WIDTH": 5})
+    iface = build.interface
+    assert iface.launch == {
+        "BLOCK_X": 32, "BLOCK_Y": 8, "BLOCK_Z": 1, "TILE_X": 64, "TILE_Y": 8, "TILE_Z": 1,
+    }  # fmt: skip
+    conv = iface.kernels["conv2d"]
+    assert [p.ctype for p in conv.params] == ["const float*", "float*", "int", "int"]
+    assert conv.resources.shared_bytes == 4 * 8 * (64 + 4)
+    assert [p.ctype for p in iface.kernels["pitched"].params] == [
+        "const float*", "float*", "size_t", "unsigned",
+    ]  # fmt: skip
+    assert iface.constants["Mc"].size == 100 and iface.constants["Mc"].space == "const"
+    assert iface.constants["hits"].space == "global"
+    assert "grader_launch_config" not in iface.constants
+
+
+def test_unsupported_cuda_is_named_in_a_sentence(kit, no_nvcc):
+    source = """__global__ void k(float* P) {
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    P[lane] = 1.0f;
+}
+"""
+    build = kit.build(source)
+    assert not build.ok
+    diag = build.diagnostics[0]
+    assert diag.kind == Kind.COMPILE_ERROR and diag.line == 3
+    assert "inline PTX assembly" in diag.message and "--backend cuda" in diag.message
