@@ -231,7 +231,8 @@ def judge(
     result.output = outcome.output
     if not outcome.completed:
         result.status = Status.TIMEOUT if outcome.timed_out else Status.ERROR
-        result.hint = outcome.diagnostics[0].message if outcome.diagnostics else None
+        if any(d.kind == Kind.OUT_OF_BOUNDS for d in outcome.diagnostics):
+            result.hint = hints.partial_tile_fault(lab.extent(case.sizes), build.interface.tile())
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
     tol = tolerances(lab, case, inputs)
@@ -244,12 +245,7 @@ def judge(
     failing = [(c, tol[c.name]) for c in comparisons if not c.ok]
     if failing:
         cmp, cmp_tol = failing[0]
-        tile = (
-            build.interface.launch["TILE_X"],
-            build.interface.launch["TILE_Y"],
-            build.interface.launch["TILE_Z"],
-        )
-        ctx = hints.Context(lab, case.sizes, inputs, cmp, cmp_tol, tile)
+        ctx = hints.Context(lab, case.sizes, inputs, cmp, cmp_tol, build.interface.tile())
         result.hint = hints.first_hint(lab.hints, ctx)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED

@@ -221,6 +221,20 @@ def pitch_ignored(ctx: Context) -> str | None:
     )
 
 
+def partial_tile_fault(extent: tuple[int, ...], tile: tuple[int, ...]) -> str | None:
+    """For a run stopped by an access out of bounds: whether the size explains it."""
+    axes = [(e, t) for e, t in zip(extent, tile, strict=True) if e > 1 or t > 1]
+    if all(e % t == 0 for e, t in axes):
+        return None
+    size = " x ".join(str(e) for e, _ in axes)
+    tiles = " x ".join(str(t) for _, t in axes)
+    return (
+        f"The output ({size}) is not a multiple of your tile ({tiles}), so the last blocks "
+        "have threads past the edge. Guard every load with a bounds check (load 0 outside) "
+        "and store only inside the output."
+    )
+
+
 def first_hint(detectors, ctx: Context) -> str | None:
     for detect in detectors:
         hint = detect(ctx)
