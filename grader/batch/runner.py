@@ -86,6 +86,7 @@ class _Worker:
     errors: int  # our read end of its stderr
     started: float
     ready: bool = False
+    leaving: bool = False  # it said its last answer: it takes no more jobs
     job: Job | None = None
     nonce: str = ""
     deadline: float = 0.0
@@ -186,7 +187,7 @@ class Pool:
                 if slot not in self.workers and pending:
                     self._spawn(slot, gpu)
             for worker in list(self.workers.values()):
-                if worker.ready and worker.job is None and pending:
+                if worker.ready and not worker.leaving and worker.job is None and pending:
                     self._hand_over(worker, pending.popleft())
             self._wait(done)
             self._enforce_deadlines(done)
@@ -201,9 +202,9 @@ class Pool:
     def _next_deadline(self) -> float:
         now = time.monotonic()
         ends = [
-            w.deadline if w.job else w.started + START_TIMEOUT
+            w.deadline if w.job or w.leaving else w.started + START_TIMEOUT
             for w in self.workers.values()
-            if w.job or not w.ready
+            if w.job or w.leaving or not w.ready
         ]
         return max(0.0, min(ends) - now) if ends else 1.0
 
@@ -265,6 +266,8 @@ class Pool:
             return
         job, seconds = worker.job, time.monotonic() - worker.sent_at
         worker.job = None
+        worker.leaving = bool(message.get("last"))
+        worker.deadline = time.monotonic() + EXIT_TIMEOUT  # for leaving: to be gone by then
         if kind == "result":
             done(Outcome(job, report=message["result"], seconds=seconds))
         else:  # "failed": the grader itself broke on this submission
@@ -315,6 +318,8 @@ class Pool:
                     "stopped; the cases that ran are lost."
                 )
                 done(Outcome(job, failure=reason, kind=Kind.TIMEOUT, seconds=now - worker.sent_at))
+            elif worker.leaving and now >= worker.deadline:
+                self._retire(worker)  # it said it would exit and did not
             elif not worker.ready and now >= worker.started + START_TIMEOUT:
                 self._retire(worker)
                 self._start_failed(f"none was ready within {START_TIMEOUT:g} s")

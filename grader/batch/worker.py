@@ -72,9 +72,10 @@ def serve(inbox: IO[str], outbox: IO[str]) -> int:
                 detail = traceback.format_exception_only(error)[-1].strip()
                 send(outbox, {"type": "failed", "nonce": job["nonce"], "message": detail})
                 return 1
-            message = {"type": "result", "nonce": job["nonce"]}
+            last = needs_fresh_worker(result)
+            message = {"type": "result", "nonce": job["nonce"], "last": last}
             send(outbox, {**message, "result": json_report.to_dict(result)})
-            if needs_fresh_worker(result):
+            if last:
                 return 0
     return 0
 

@@ -117,9 +117,14 @@ def _summary(result: Result) -> str:
 
 
 def results_json(
-    lab: Lab, result: Result, secret: str | None, hidden_visibility: str = VISIBILITIES[0]
+    lab: Lab,
+    result: Result,
+    secret: str | None,
+    seconds: float,
+    hidden_visibility: str = VISIBILITIES[0],
 ) -> dict[str, Any]:
-    """The results.json object for `result`, graded with `secret` (None: public cases only)."""
+    """The results.json object for `result`, graded with `secret` (None: public cases only)
+    in `seconds`."""
     full = _with_every_case(lab, result, secret)
     tests = [_compile_test(full)]
     for part in points.parts(lab, full, hidden_run=bool(secret)):
@@ -129,7 +134,7 @@ def results_json(
             tests.append(_speed_test(part, full))
     data: dict[str, Any] = {
         "score": round(result.score, 4),
-        "execution_time": round(result.seconds, 2),
+        "execution_time": round(seconds, 2),
         "output": _summary(result),
         "output_format": TEXT,
         "test_output_format": TEXT,

@@ -10,6 +10,7 @@ process or the results file except through the grader's own report."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from grader import labs
@@ -55,6 +56,7 @@ def run_autograder(root: Path = DEFAULT_ROOT) -> Path:
     lab = labs.get(config["lab"])
     timeout = float(config["timeout"])
     timing = bool(config["timing"])
+    started = time.monotonic()
     result, _ = grade_isolated(
         lab,
         submission_entry(root / "submission"),
@@ -64,7 +66,8 @@ def run_autograder(root: Path = DEFAULT_ROOT) -> Path:
         timing=timing,
         submission_timeout=default_submission_timeout(lab, timeout, timing, secret),
     )
-    data = results_json(lab, result, secret, config["hidden_visibility"])
+    seconds = time.monotonic() - started
+    data = results_json(lab, result, secret, seconds, config["hidden_visibility"])
     results = root / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")

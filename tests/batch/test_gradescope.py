@@ -39,7 +39,7 @@ def test_the_schema_rejects_what_the_documentation_does_not_allow():
 def test_one_test_per_case_hidden_ones_after_the_due_date():
     lab = labs.get("matmul-tiled")
     result = make_result("matmul-tiled", ("width-517",), SECRET, speedup=1.3)
-    data = results_json(lab, result, SECRET)
+    data = results_json(lab, result, SECRET, 1.25)
     validate(data)
     tests = data["tests"]
     assert tests[0]["name"] == "Compile" and "score" not in tests[0]
@@ -62,7 +62,7 @@ def test_one_test_per_case_hidden_ones_after_the_due_date():
 def test_on_the_cpu_there_is_no_leaderboard_and_hidden_can_be_hidden():
     lab = labs.get("conv2d")
     result = make_result("conv2d", (), SECRET)
-    data = results_json(lab, result, SECRET, hidden_visibility="hidden")
+    data = results_json(lab, result, SECRET, 1.25, hidden_visibility="hidden")
     validate(data)
     assert "leaderboard" not in data
     assert not any(t["name"] == "Speed" for t in data["tests"])
@@ -75,7 +75,7 @@ def test_a_submission_stopped_before_its_cases_still_lists_every_case():
     result.cases, result.status, result.score = [], Status.ERROR, 0.0
     result.compile.ok = False
     result.diagnostics = [Diagnostic(Kind.REQUIREMENT, "Remove main().", line=3)]
-    data = results_json(lab, result, None)
+    data = results_json(lab, result, None, 0.5)
     validate(data)
     assert data["tests"][0]["status"] == "failed"
     assert "Remove main()" in data["tests"][0]["output"]

@@ -1,0 +1,214 @@
+"""The `grader` verbs for course staff: batch, merge, gradescope and init-ci. Like
+grader.cli, they only adapt: parse, call the verb's function, print what it returns;
+domain errors travel up to grader.cli.main, which prints their sentence."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from grader import defaults
+from grader.cli import SECRET_ENV, _positive_seconds
+from grader.errors import ExitCode
+
+
+def _secret(args: argparse.Namespace) -> str | None:
+    return args.secret or os.environ.get(SECRET_ENV) or None
+
+
+# -- batch ------------------------------------------------------------------------------
+
+
+def run_batch(args: argparse.Namespace) -> int:
+    from grader.batch import parse_shard
+    from grader.batch import run_batch as grade_course
+    from grader.batch.gpus import parse_gpus
+
+    shard = parse_shard(args.shard) if args.shard else None
+    gpus = parse_gpus(args.gpus)
+    if args.slurm:
+        return _write_slurm(args, shard, gpus)
+    report = grade_course(
+        args.lab,
+        Path(args.dir),
+        Path(args.out),
+        secret=_secret(args),
+        jobs=args.jobs or os.cpu_count() or 1,
+        gpus=gpus,
+        timeout=args.timeout,
+        submission_timeout=args.submission_timeout,
+        backend=args.backend,
+        shard=shard,
+        log=sys.stderr,
+    )
+    out = report.out
+    print(
+        f"{report.submissions} submissions ({report.layout} layout"
+        f"{f', shard {shard}' if shard else ''}): {report.graded} graded now, "
+        f"{report.reused} already graded, {report.errors} could not be graded."
+    )
+    if report.ignored:
+        print(f"Not submissions, left alone: {', '.join(report.ignored)}")
+    print(f"Gradebook: {out / 'gradebook.csv'}\nSummary:   {out / 'summary.html'}")
+    return ExitCode.OK
+
+
+def _write_slurm(args: argparse.Namespace, shard, gpus: list[int]) -> int:
+    from grader.batch.slurm import write_slurm_script
+
+    script = write_slurm_script(
+        args.lab,
+        Path(args.dir),
+        Path(args.out),
+        shard=shard,
+        backend="cuda" if args.backend == "auto" else args.backend,
+        gpus=max(1, len(gpus)),
+        timeout=args.timeout,
+        submission_timeout=args.submission_timeout,
+    )
+    print(f"Wrote {script}. Nothing was graded. To grade, then merge:")
+    print(f"  export {SECRET_ENV}=...   # the tasks get it from your environment")
+    print(f"  jobid=$(sbatch --parsable {script})")
+    shards = script.parent / "shards"
+    print(
+        f'  sbatch --dependency=afterok:$jobid --wrap "grader merge {shards}/shard-* '
+        f'--out {script.parent}"'
+    )
+    return ExitCode.OK
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    from grader.batch import merge
+
+    rows = merge([Path(s) for s in args.shards], Path(args.out))
+    out = Path(args.out)
+    print(f"Merged {len(args.shards)} shards: {len(rows)} students.")
+    print(f"Gradebook: {out / 'gradebook.csv'}\nSummary:   {out / 'summary.html'}")
+    return ExitCode.OK
+
+
+# -- Gradescope and CI ------------------------------------------------------------------
+
+
+def run_gradescope(args: argparse.Namespace) -> int:
+    from grader.gradescope import build_autograder
+
+    secret = _secret(args)
+    path = build_autograder(args.lab, Path(args.out), backend=args.backend, secret=secret)
+    print(f"Wrote {path}: upload it as the assignment's autograder ({args.backend} backend).")
+    if secret:
+        print("It holds the secret and runs the hidden cases: share it with course staff only.")
+    else:
+        print(f"Only public cases run: give --secret or {SECRET_ENV} to run the hidden ones.")
+    return ExitCode.OK
+
+
+def run_init_ci(args: argparse.Namespace) -> int:
+    from grader.ci import init_ci
+
+    path = init_ci(args.lab, gpu_runner=args.gpu_runner, out=Path(args.out), force=args.force)
+    where = f"the runner labelled {args.gpu_runner}" if args.gpu_runner else "ubuntu-latest"
+    print(f"Wrote {path}: on every push it runs `grader check` on {where}.")
+    print("Only public cases run there: a student's repository cannot keep a secret.")
+    return ExitCode.OK
+
+
+# -- parsing ----------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
+def _batch_parser(verbs: argparse._SubParsersAction) -> None:
+    batch = verbs.add_parser(
+        "batch",
+        help="grade a folder of submissions",
+        description="Grade every submission in DIR (each .cu file or subfolder; Gradescope "
+        "and GitHub Classroom exports as they are) into OUT: gradebook.csv, summary.html "
+        "and a report folder per student. Resumable: run it again to finish or update.",
+    )
+    batch.add_argument("lab", metavar="LAB")
+    batch.add_argument("dir", metavar="DIR", help="the folder of submissions")
+    batch.add_argument("--out", required=True, metavar="OUT", help="the folder to grade into")
+    batch.add_argument("--secret", help=f"the course's secret (or set {SECRET_ENV})")
+    batch.add_argument(
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="submissions graded at once (default: the number of CPUs)",
+    )
+    batch.add_argument("--gpus", metavar="0,1", help="GPUs to use; timing runs alone on each")
+    batch.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=defaults.CASE_TIMEOUT,
+        metavar="S",
+        help=f"seconds one case may run (default {defaults.CASE_TIMEOUT:g})",
+    )
+    batch.add_argument(
+        "--submission-timeout",
+        type=_positive_seconds,
+        metavar="S",
+        help="seconds one submission may take in all (default: its compiles and cases at "
+        "their own limits)",
+    )
+    batch.add_argument("--backend", choices=("auto", "cuda", "cpu"), default="auto")
+    batch.add_argument("--shard", metavar="I/N", help="grade only shard I of N")
+    batch.add_argument(
+        "--slurm",
+        action="store_true",
+        help="write OUT/grader-batch.sbatch, a Slurm job array of shards, and grade nothing",
+    )
+    batch.set_defaults(run=run_batch)
+
+    merge = verbs.add_parser(
+        "merge",
+        help="combine the outputs of shards",
+        description="Combine the OUT folders of `grader batch --shard` runs into one.",
+    )
+    merge.add_argument("shards", nargs="+", metavar="OUT_SHARD")
+    merge.add_argument("--out", required=True, metavar="OUT")
+    merge.set_defaults(run=run_merge)
+
+
+def _staff_parsers(verbs: argparse._SubParsersAction) -> None:
+    gradescope = verbs.add_parser(
+        "gradescope",
+        help="build a Gradescope autograder.zip",
+        description="Build the autograder.zip of LAB for a Gradescope programming assignment.",
+    )
+    gradescope.add_argument("lab", metavar="LAB")
+    gradescope.add_argument("--out", default="autograder.zip", metavar="ZIP")
+    gradescope.add_argument(
+        "--backend",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="cpu (default: Gradescope has no GPU), or cuda for a GPU image",
+    )
+    gradescope.add_argument(
+        "--secret", help=f"put the secret in the zip to run hidden cases (or {SECRET_ENV})"
+    )
+    gradescope.set_defaults(run=run_gradescope)
+
+    ci = verbs.add_parser(
+        "init-ci",
+        help="write a GitHub Actions workflow for student repositories",
+        description="Write a GitHub Actions workflow that runs `grader check` on every push "
+        "and reports to the run's page and to GitHub Classroom.",
+    )
+    ci.add_argument("lab", metavar="LAB")
+    ci.add_argument("--gpu-runner", metavar="LABEL", help="run on this GPU runner, cuda backend")
+    ci.add_argument("--out", default=".github/workflows/grader.yml", metavar="PATH")
+    ci.add_argument("--force", action="store_true", help="overwrite an existing file")
+    ci.set_defaults(run=run_init_ci)
+
+
+def add_staff_verbs(verbs: argparse._SubParsersAction) -> None:
+    """Add batch, merge, gradescope and init-ci to the `grader` command."""
+    _batch_parser(verbs)
+    _staff_parsers(verbs)

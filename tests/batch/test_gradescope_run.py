@@ -1,0 +1,99 @@
+"""The autograder zip end to end: unpacked into a folder laid out like Gradescope's
+/autograder, its run_autograder grades the submission on the CPU backend and writes a
+results.json that validates against the schema of Gradescope's documentation."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from grader import paths
+from grader.gradescope import build_autograder
+
+SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
+SECRET = "gradescope-course-secret"
+LAB = "matmul-naive"
+
+
+@pytest.fixture(scope="module")
+def autograder_zip(tmp_path_factory) -> Path:
+    return build_autograder(LAB, tmp_path_factory.mktemp("zip") / "autograder.zip", secret=SECRET)
+
+
+def run_autograder(zip_path: Path, root: Path, files: dict[str, str]) -> dict:
+    """Lay out ROOT like /autograder, run the zip's run_autograder, return results.json."""
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(root / "source")
+    script = root / "source" / "run_autograder"
+    script.chmod(0o755)  # zipfile does not restore modes; Gradescope's build does
+    for name, text in files.items():
+        (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "submission" / name).write_text(text)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": sys.executable}
+    env.pop("GRADER_SECRET", None)
+    done = subprocess.run(
+        [str(script)], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_a_correct_kernel_scores_every_case_and_the_secret_is_gone(autograder_zip, tmp_path):
+    reference = (paths.reference_dir(LAB) / "baseline.cu").read_text()
+    data = run_autograder(autograder_zip, tmp_path, {"kernel.cu": reference})
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+    assert not (tmp_path / "source" / "secret").exists()
+    tests = data["tests"]
+    assert tests[0] == {
+        "name": "Compile",
+        "status": "passed",
+        "output": tests[0]["output"],
+        "output_format": "text",
+        "visibility": "visible",
+    }
+    hidden = [t for t in tests if t["name"].startswith("hidden case")]
+    assert len(hidden) == 13 and {t["visibility"] for t in hidden} == {"after_due_date"}
+    assert all(t["status"] == "passed" for t in tests)
+    assert data["score"] == 7.0  # 3 public + 4 hidden points; no speed without a GPU
+    assert "leaderboard" not in data
+    assert isinstance(data["execution_time"], float) and data["execution_time"] > 0
+    assert SECRET not in json.dumps(data)
+
+
+def test_a_buggy_kernel_in_a_folder_loses_the_cases_it_fails(autograder_zip, tmp_path):
+    buggy = (paths.reference_dir(LAB) / "baseline.cu").read_text()
+    buggy = buggy.replace("if (row < Width && col < Width) {", "{")
+    data = run_autograder(autograder_zip, tmp_path, {"src/kernel.cu": buggy, "notes.txt": "hi"})
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+    failed = [t for t in data["tests"] if t.get("status") == "failed"]
+    assert failed and all(t["score"] == 0 for t in failed)
+    assert any("out_of_bounds" in t["output"] for t in failed)
+    assert 0 < data["score"] < 7
+
+
+def test_a_submission_without_one_kernel_gets_a_result_that_says_why(autograder_zip, tmp_path):
+    data = run_autograder(autograder_zip, tmp_path, {"a.cu": "//", "b.cu": "//"})
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+    assert data["score"] == 0
+    assert "several .cu files" in data["output"] or "several .cu files" in json.dumps(data)
+
+
+def test_the_scripts_are_what_gradescope_runs(autograder_zip, tmp_path):
+    with zipfile.ZipFile(autograder_zip) as archive:
+        setup = archive.read("setup.sh").decode()
+        run = archive.read("run_autograder").decode()
+    assert setup.startswith("#!/usr/bin/env bash") and run.startswith("#!/usr/bin/env bash")
+    assert "/autograder/source/requirements.txt" in setup and "venv" in setup
+    assert "-m grader.gradescope" in run
+    if shutil.which("bash"):
+        for name, text in (("setup.sh", setup), ("run_autograder", run)):
+            (tmp_path / name).write_text(text)
+            assert subprocess.run(["bash", "-n", str(tmp_path / name)]).returncode == 0
