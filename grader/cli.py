@@ -235,6 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
     template.set_defaults(run=run_template)
 
     _check_parser(verbs)
+    from grader.batch.cli import add_staff_verbs  # it imports this module: here, not on top
+
+    add_staff_verbs(verbs)  # batch, merge, gradescope, init-ci
     return parser
 
 
