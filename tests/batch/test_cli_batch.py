@@ -1,0 +1,130 @@
+"""The staff verbs of the `grader` command: batch (with shards graded from scratch and
+merged), merge, gradescope and init-ci, their output and their exit codes."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader import cli, paths
+from grader.errors import ExitCode
+
+LAB = "matmul-naive"
+BASELINE = (paths.reference_dir(LAB) / "baseline.cu").read_text()
+KERNELS = {
+    "ada": BASELINE,
+    "bob": BASELINE.replace("if (row < Width && col < Width) {", "{"),
+    "cy": BASELINE.replace("P[row * Width + col]", "P[col * Width + row]"),
+    "dee": BASELINE.replace("float sum = 0.0f;", "float sum = 0.0f"),
+    "eve": (paths.reference_dir(LAB) / "reference.cu").read_text(),
+    "fay": BASELINE.replace("k < Width;", "k < Width - 1;"),
+}
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("course")
+    for name, text in KERNELS.items():
+        (folder / f"{name}.cu").write_text(text)
+    (folder / "README.txt").write_text("not a submission")
+    return folder
+
+
+def batch(capsys, course: Path, out: Path, *extra: str) -> tuple[int, str, str]:
+    return run(capsys, "batch", LAB, str(course), "--out", str(out), "--backend", "cpu",
+               "--jobs", "2", "--timeout", "5", *extra)  # fmt: skip
+
+
+def test_batch_grades_a_folder_then_resumes(capsys, course, tmp_path, monkeypatch):
+    monkeypatch.delenv("GRADER_SECRET", raising=False)
+    code, out, err = batch(capsys, course, tmp_path / "out")
+    assert code == ExitCode.OK, err
+    assert "6 submissions (plain layout): 6 graded now, 0 already graded, 1 could not" in out
+    assert "Not submissions, left alone: README.txt" in out
+    assert f"Gradebook: {tmp_path / 'out' / 'gradebook.csv'}" in out
+    assert "[6/6]" in err  # plain progress lines off a terminal
+    code, out, err = batch(capsys, course, tmp_path / "out")
+    assert code == ExitCode.OK
+    assert "0 graded now, 6 already graded" in out
+    assert "6 submissions already graded" in err
+
+
+def test_three_shards_graded_apart_merge_into_one_run(capsys, course, tmp_path, monkeypatch):
+    monkeypatch.delenv("GRADER_SECRET", raising=False)
+    assert batch(capsys, course, tmp_path / "whole")[0] == ExitCode.OK
+    shards = [str(tmp_path / f"shard-{i}") for i in (1, 2, 3)]
+    for i, shard in enumerate(shards, start=1):
+        code, out, err = batch(capsys, course, Path(shard), "--shard", f"{i}/3")
+        assert code == ExitCode.OK, err
+        assert f"shard {i}/3" in out
+    code, out, _ = run(capsys, "merge", *shards, "--out", str(tmp_path / "merged"))
+    assert code == ExitCode.OK
+    assert "Merged 3 shards: 6 students." in out
+    whole = (tmp_path / "whole" / "gradebook.csv").read_bytes()
+    assert (tmp_path / "merged" / "gradebook.csv").read_bytes() == whole
+
+
+def test_merge_without_every_shard_is_a_usage_error(capsys, course, tmp_path):
+    assert batch(capsys, course, tmp_path / "s1", "--shard", "1/2")[0] == ExitCode.OK
+    code, _, err = run(capsys, "merge", str(tmp_path / "s1"), "--out", str(tmp_path / "m"))
+    assert code == ExitCode.USAGE
+    assert "grader: Shard 2/2 is missing; merge all 2 shards." in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "sentence"),
+    [
+        (("--shard", "4/3"), "--shard takes I/N"),
+        (("--gpus", "0,0"), "--gpus takes distinct GPU numbers"),
+    ],
+)
+def test_odd_options_are_usage_errors(capsys, course, tmp_path, extra, sentence):
+    code, _, err = batch(capsys, course, tmp_path / "out", *extra)
+    assert code == ExitCode.USAGE and sentence in err
+
+
+def test_an_unknown_lab_or_folder_is_a_usage_error(capsys, course, tmp_path):
+    code, _, err = run(capsys, "batch", "matmul-huge", str(course), "--out", str(tmp_path))
+    assert code == ExitCode.USAGE and "There is no lab named 'matmul-huge'" in err
+    code, _, err = run(capsys, "batch", LAB, str(tmp_path / "nowhere"), "--out", str(tmp_path))
+    assert code == ExitCode.USAGE and "is not a folder of submissions" in err
+
+
+def test_slurm_writes_the_script_and_grades_nothing(capsys, course, tmp_path):
+    code, out, _ = run(
+        capsys, "batch", LAB, str(course), "--out", str(tmp_path / "o"), "--slurm", "--shard", "1/4"
+    )
+    assert code == ExitCode.OK
+    script = tmp_path / "o" / "grader-batch.sbatch"
+    assert f"Wrote {script}. Nothing was graded." in out
+    assert "#SBATCH --array=1-4" in script.read_text()
+    assert "--backend cuda" in script.read_text()
+    assert not (tmp_path / "o" / "gradebook.csv").exists()
+
+
+def test_gradescope_builds_the_zip(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_SECRET", "from-the-environment")
+    code, out, _ = run(capsys, "gradescope", "conv2d", "--out", str(tmp_path / "ag.zip"))
+    assert code == ExitCode.OK
+    assert "share it with course staff only" in out
+    with zipfile.ZipFile(tmp_path / "ag.zip") as archive:
+        assert archive.read("secret") == b"from-the-environment"
+        assert {"setup.sh", "run_autograder"} <= set(archive.namelist())
+
+
+def test_init_ci_writes_a_workflow_once(capsys, tmp_path):
+    out = tmp_path / "wf" / "grader.yml"
+    code, printed, _ = run(capsys, "init-ci", LAB, "--gpu-runner", "h100", "--out", str(out))
+    assert code == ExitCode.OK and "the runner labelled h100" in printed
+    assert yaml.safe_load(out.read_text())["jobs"]["grade"]["runs-on"] == "h100"
+    code, _, err = run(capsys, "init-ci", LAB, "--out", str(out))
+    assert code == ExitCode.USAGE and "already exists" in err
