@@ -22,8 +22,9 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
     /*EARLY*/
     float acc = 0.0f;
     for (int m = 0; m < (Width + TILE - 1) / TILE; ++m) {
-        Ms[ty][tx] = (row < Width && m * TILE + tx < Width) ? M[row * Width + m * TILE + tx] : 0.0f;
-        Ns[ty][tx] = (col < Width && m * TILE + ty < Width) ? N[(m * TILE + ty) * Width + col] : 0.0f;
+        int mc = m * TILE + tx, mr = m * TILE + ty;
+        Ms[ty][tx] = (row < Width && mc < Width) ? M[row * Width + mc] : 0.0f;
+        Ns[ty][tx] = (col < Width && mr < Width) ? N[mr * Width + col] : 0.0f;
         __syncthreads(); /*FIRST*/
         for (int k = 0; k < TILE; ++k) acc += Ms[ty][k] * Ns[k][tx];
         __syncthreads(); /*SECOND*/
@@ -370,7 +371,8 @@ def test_the_interface_from_the_cpu_build(kit, no_nvcc):
     #define TILE_X (BLOCK_X * 2)
     static __constant__ float Mc[MASK_WIDTH * MASK_WIDTH];
     __device__ int hits;
-    extern "C" __global__ void conv2d(const float* __restrict__ N, float* P, int Width, int Height) {
+    extern "C" __global__ void conv2d(const float* __restrict__ N, float* P, int Width,
+                                      int Height) {
         __shared__ float tile[BLOCK_Y][TILE_X + MASK_WIDTH - 1];
         tile[threadIdx.y][threadIdx.x] = N[0] + Mc[0];
         __syncthreads();

@@ -38,7 +38,9 @@ def source_of(entry) -> str:
 def kernel_block(entry) -> str:
     text = (SEEDS / entry["file"]).read_text()
     first, last = entry["lines"]
-    begin = f"// ---- begin {entry['kernel']}: {entry['notes']} lines {first}-{last}, verbatim ----\n"
+    begin = (
+        f"// ---- begin {entry['kernel']}: {entry['notes']} lines {first}-{last}, verbatim ----\n"
+    )
     end = f"\n// ---- end {entry['kernel']} ----"
     return text[text.index(begin) + len(begin) : text.index(end, text.index(begin))]
 
@@ -73,6 +75,10 @@ def ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def scalars(**named) -> list:
+    return [integer(name, value) for name, value in named.items()]
+
+
 def values(rng, *shape):
     return rng.uniform(-1.0, 1.0, shape).astype(np.float32)
 
@@ -103,8 +109,7 @@ def conv3d_flat(entry, sizes, rng):
             else numerics.correlate_valid(volume, mask)
         )
         args = [inp("N", volume), out("P", ws * hs * ds)]
-        args += [integer(n, v) for n, v in zip("W H D Ws Hs Ds".split(), (w, h, d, ws, hs, ds))]
-        args.append(integer("origin", origin))
+        args += scalars(W=w, H=h, D=d, Ws=ws, Hs=hs, Ds=ds, origin=origin)
         grid = (ceil(ws, tile[0]), ceil(hs, tile[1]), ceil(ds, tile[2]))
         yield args, grid, 0, {"Mc3": mask}, {"P": expected.reshape(-1)}
 
@@ -124,8 +129,7 @@ def conv3d_pitched(entry, sizes, rng):
         )
         args = [inp("Np", padded), out("Pp", ds * hs * pitch_p // 4)]
         args += [size_t("pitchNBytes", pitch_n), size_t("pitchPBytes", pitch_p)]
-        args += [integer(n, v) for n, v in zip("W H D Ws Hs Ds".split(), (w, h, d, ws, hs, ds))]
-        args.append(integer("origin", origin))
+        args += scalars(W=w, H=h, D=d, Ws=ws, Hs=hs, Ds=ds, origin=origin)
         grid = (ceil(ws, 8), ceil(hs, 8), ceil(ds, 4))
         yield args, grid, 0, {"Mc3": mask}, {"Pp": (want, pitch_p // 4)}
 
@@ -139,8 +143,14 @@ def conv2d_valid(entry, sizes, rng, with_kernel_param):
     args = [inp("input", image)]
     args += [inp("kernel", kernel)] if with_kernel_param else []
     args.append(out("output", orows * ocols))
-    names = "input_rows input_cols kernel_rows kernel_cols output_rows output_cols".split()
-    args += [integer(n, v) for n, v in zip(names, (rows, cols, kr, kc, orows, ocols))]
+    args += scalars(
+        input_rows=rows,
+        input_cols=cols,
+        kernel_rows=kr,
+        kernel_cols=kc,
+        output_rows=orows,
+        output_cols=ocols,
+    )
     shared = 0 if with_kernel_param else (16 + kr - 1) * (16 + kc - 1) * 4
     expected = {"output": numerics.correlate_valid(image, kernel)}
     yield args, (ceil(ocols, 16), ceil(orows, 16), 1), shared, {"c_kernel": table}, expected
@@ -179,9 +189,13 @@ def matmul_with(entry, sizes, rng, combine, names=("M", "N"), tile=None):
     a, b = values(rng, width, width), values(rng, width, width)
     t = tile or entry["block"][0]
     args = [inp(names[0], a), inp(names[1], b), out("P", width * width), integer("Width", width)]
-    yield args, (ceil(width, t), ceil(width, t), 1), entry.get("shared", 0), {}, {
-        "P": combine(a.astype(np.float64), b.astype(np.float64))
-    }
+    yield (
+        args,
+        (ceil(width, t), ceil(width, t), 1),
+        entry.get("shared", 0),
+        {},
+        {"P": combine(a.astype(np.float64), b.astype(np.float64))},
+    )
 
 
 def matmul(entry, sizes, rng):
@@ -203,9 +217,13 @@ def matmul_b_transposed(entry, sizes, rng):
 def stream_read(entry, sizes, rng):
     n = sizes["n"]
     data = values(rng, n)
-    yield [inp("in", data), out("out", n), integer("n", n)], (ceil(n, 256), 1, 1), 0, {}, {
-        "out": data * 2
-    }
+    yield (
+        [inp("in", data), out("out", n), integer("n", n)],
+        (ceil(n, 256), 1, 1),
+        0,
+        {},
+        {"out": data * 2},
+    )
 
 
 def strided_read(entry, sizes, rng):

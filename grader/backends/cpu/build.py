@@ -28,6 +28,8 @@ from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, with_footer
 
 ARCH = "cpu"
+# Part of every build's cache key: raise it when what a build produces changes.
+CACHE_VERSION = 2
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -258,10 +260,13 @@ def _errors(log: str, shown: str) -> list[Diagnostic]:
 
 
 def _registration_errors(log: str) -> dict[int, str]:
+    """Registration entries the compiler rejected (index -> its first error). Errors in
+    the footer's macros are reported inside the shim, with a note naming the footer line."""
     out: dict[int, str] = {}
-    for match in _MESSAGE.finditer(log):
-        if match["file"] == scan.REGISTRATION_FILE:
-            out.setdefault(int(match["line"]) - 1, match["msg"].strip())
+    first_error = next((m["msg"].strip() for m in _MESSAGE.finditer(log)), "")
+    pattern = rf"^{re.escape(scan.REGISTRATION_FILE)}:(\d+):"
+    for match in re.finditer(pattern, log, re.MULTILINE):
+        out.setdefault(int(match.group(1)) - 1, first_error)
     return out
 
 

@@ -1,0 +1,142 @@
+"""Building for the CPU backend: reading kernels and variables from the text, the one
+rewrite, the registration footer, the ELF description, and the build cache."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from cpu_kit import integer, out
+
+from grader.backends.cpu import describe, scan
+from grader.result import Kind
+
+
+def test_kernels_are_found_with_their_launch_bounds_and_not_in_comments_or_macros():
+    text = r"""
+    // __global__ void in_a_comment(float* p) {}
+    #define KERNEL __global__ void from_a_macro(float* p)
+    const char* s = "__global__ void in_a_string(float* p)";
+    __global__ void
+    __launch_bounds__(THREADS_X * /* lanes */ THREADS_Y, 2)
+    coarsened(const float* M) {}
+    extern "C" __global__ void plain(float* p, int n);
+    template <int T> __global__ void templated(float* p) {}
+    static __global__ void __launch_bounds__(256) local(float*) {}
+    """
+    found = {k.name: k for k in scan.kernels(text)}
+    assert set(found) == {"coarsened", "plain", "templated", "local"}
+    assert found["coarsened"].bounds == "THREADS_X * THREADS_Y"
+    assert found["local"].bounds == "256"
+    assert found["templated"].template and not found["plain"].template
+    assert found["coarsened"].line == 5
+
+
+def test_file_scope_variables_static_namespaced_and_several_per_declaration():
+    text = """
+    static __constant__ float Mc[MASK_WIDTH * MASK_WIDTH];
+    __constant__ float a[3] = {1, 2, 3}, b;
+    namespace lab { __device__ int counter = 0; }
+    __device__ __constant__ float both;
+    __device__ float helper(float x) { return x; }
+    extern __constant__ float elsewhere[4];
+    __global__ void k(float* p) { __shared__ float s[4]; }
+    __device__ __managed__ int managed;
+    """
+    found = {v.name: v for v in scan.variables(text)}
+    assert set(found) == {"Mc", "a", "b", "counter", "both", "managed"}
+    assert found["Mc"].space == "const" and found["counter"].space == "global"
+    assert found["counter"].qualified == "lab::counter"
+    assert found["both"].space == "const"
+
+
+def test_unsupported_features_are_sentences_with_lines():
+    text = """#include <cooperative_groups.h>
+__global__ void k(float* p) {
+    p[0] = tex1Dfetch<float>(t, 0);
+}
+void host() { k<<<1, 1>>>(0); cudaDeviceSynchronize(); }
+"""
+    found = scan.unsupported(text)
+    lines = {u.line for u in found}
+    assert lines == {1, 3, 5}
+    assert any("cooperative groups" in u.sentence for u in found)
+    assert any("textures" in u.sentence for u in found)
+    assert any("<<<" in u.sentence for u in found)
+    assert any("CUDA runtime API" in u.sentence for u in found)
+
+
+def test_the_extern_shared_rewrite_keeps_every_line_where_it_was(kit, no_nvcc):
+    source = """extern __shared__
+    float whole_file[];
+__global__ void k(float* p) {
+    extern __shared__ __align__(16)
+        float tile[];
+    p[0] = tile[0] + whole_file[0];
+    p[1] = undefined_name;
+}
+"""
+    build = kit.build(source)
+    assert not build.ok
+    assert [d.line for d in build.diagnostics] == [7]
+    assert "undefined_name" in build.diagnostics[0].message
+
+
+def test_an_overloaded_kernel_name_is_left_out_and_explained(kit, no_nvcc):
+    build = kit.built(
+        """
+        __global__ void twice(float* p) { p[0] = 1.0f; }
+        __global__ void twice(int* p) { p[0] = 1; }
+        __global__ void once(float* p) { p[threadIdx.x] = 3.0f; }
+        """
+    )
+    assert "once" in build.interface.kernels and "twice" not in build.interface.kernels
+    result = kit.run(build, "twice", 1, 1, [out("p", 1)])
+    diag = result.diagnostics[0]
+    assert diag.kind == Kind.INTERFACE and "could not register it" in diag.message
+    assert kit.run(build, "once", 1, 2, [out("p", 2)]).buffers["p"].data.tolist() == [3.0, 3.0]
+
+
+def test_builds_are_cached_by_content(kit, no_nvcc):
+    source = f"__global__ void cached(float* p, int n) {{ p[0] = n + {time.time_ns()}; }}\n"
+    start = time.monotonic()
+    first = kit.built(source)
+    cold = time.monotonic() - start
+    start = time.monotonic()
+    second = kit.built(source)
+    warm = time.monotonic() - start
+    assert second.artifact.module == first.artifact.module
+    assert warm < cold / 4
+    result = kit.run(second, "cached", 1, 1, [out("p", 1), integer("n", 0)])
+    assert result.completed
+
+
+def test_macros_change_the_build(kit, no_nvcc):
+    source = "__constant__ float Mc[MASK_WIDTH];\n__global__ void k(float* p) { p[0] = Mc[0]; }\n"
+    three = kit.built(source, macros={"MASK_WIDTH": 3})
+    seven = kit.built(source, macros={"MASK_WIDTH": 7})
+    assert three.interface.constants["Mc"].size == 12
+    assert seven.interface.constants["Mc"].size == 28
+
+
+@pytest.mark.parametrize(
+    ("symbol", "owner"),
+    [
+        ("_ZZ6matmulPKfS0_PfiE2Ms", "matmul"),
+        ("_ZZN2ns6kernelEPfE4tile", "kernel"),
+        ("_ZZ6conv2dE4tile", "conv2d"),
+        ("tile", None),
+    ],
+)
+def test_the_function_that_owns_a_shared_array(symbol, owner):
+    assert describe._owner(symbol) == owner
+
+
+def test_type_codes_become_canonical_c_types():
+    const_float_ptr = 14 | (1 << 8) | (1 << 12)
+    assert describe.ctype_of(const_float_ptr) == "const float*"
+    assert describe.ctype_of(14 | (1 << 8)) == "float*"
+    assert describe.ctype_of(11) == "size_t"
+    assert describe.ctype_of(9) == "unsigned"
+    assert describe.ctype_of(8) == "int"
+    assert describe.ctype_of(0) is None
