@@ -46,9 +46,10 @@ static void* worker_main(void* arg) {
         }
         worker_prepare(*w, *L);
         for (;;) {
-            long b = L->next_block.fetch_add(1);
-            if (b >= L->nblocks) break;
-            run_block(*w, L->reverse ? L->nblocks - 1 - b : b);
+            long first = L->next_block.fetch_add(L->chunk);
+            if (first >= L->nblocks) break;
+            long last = first + L->chunk < L->nblocks ? first + L->chunk : L->nblocks;
+            for (long b = first; b < last; ++b) run_block(*w, L->reverse ? L->nblocks - 1 - b : b);
         }
         std::lock_guard<std::mutex> hold(g_lock);
         if (--g_remaining == 0) g_done.notify_all();
@@ -76,6 +77,9 @@ int pool_size() { return (int)g_workers.size(); }
 pthread_t pool_thread(int i) { return g_workers[(size_t)i]->thread; }
 
 void pool_run(Launch* launch) {
+    /* Chunks small enough that every thread gets several, so uneven blocks even out. */
+    long per_thread = launch->nblocks / (8 * (long)(g_workers.size() ? g_workers.size() : 1));
+    launch->chunk = per_thread < 1 ? 1 : (per_thread > 64 ? 64 : per_thread);
     std::unique_lock<std::mutex> hold(g_lock);
     g_launch = launch;
     g_remaining = (int)g_workers.size();

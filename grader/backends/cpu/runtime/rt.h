@@ -110,7 +110,11 @@ struct Launch {
     long nblocks = 0;
     int nthreads = 0;
     std::atomic<bool> needs_fibers{false};
-    std::atomic<long> next_block{0};
+    /* Blocks are handed out in chunks from a counter on its own cache line, so the pool
+       threads do not slow each other down on it. */
+    long chunk = 1;
+    alignas(64) std::atomic<long> next_block{0};
+    char pad[64 - sizeof(std::atomic<long>)];
     void* module = nullptr;
     void* (*tls_anchor)() = nullptr;
 };

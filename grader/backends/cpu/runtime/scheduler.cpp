@@ -195,7 +195,10 @@ static void loop_entry(void* arg) {
 
 /* The block was running as a loop and thread grader_rt_cur reached a barrier or warp
    operation: from here on it runs as fibers. */
+static void reset_fibers(Worker& w, int in_use);
+
 static void to_fibers(Worker& w) {
+    reset_fibers(w, w.loop_stack);
     w.fiber_mode = true;
     g_launch->needs_fibers.store(true, std::memory_order_relaxed);
     grader_rt_loop_stop = 1;
@@ -429,6 +432,24 @@ static void schedule(Worker& w) {
     }
 }
 
+/* Every fiber not started, every stack free but `in_use` (the loop's, when a block
+   changes from a loop to fibers). */
+static void reset_fibers(Worker& w, int in_use) {
+    w.free_stacks.clear();
+    for (int i = w.stack_count - 1; i >= 0; --i) {
+        if (i != in_use) w.free_stacks.push_back(i);
+    }
+    for (Fiber& f : w.fibers) {
+        f.state = NOT_STARTED;
+        f.stack = -1;
+    }
+    w.n_runnable = w.n;
+    w.n_done = 0;
+    w.n_warp = 0;
+    w.bar_count = 0;
+    w.finished.clear();
+}
+
 /* -- one block ------------------------------------------------------------------------- */
 static void check_shared_tail(Worker& w, Launch& L) {
     /* Bytes just past the dynamic shared memory: the alignment slack in the first pass,
@@ -460,27 +481,19 @@ void run_block(Worker& w, long b) {
         size_t room = (size_t)(w.dyn.lo + w.dyn.lo_len - w.dyn_base);
         fill_words(w.dyn_base, room < w.dyn_span + 256 ? room : w.dyn_span + 256, SHARED_FILL);
     }
-    w.free_stacks.clear();
-    for (int i = w.stack_count - 1; i >= 0; --i) w.free_stacks.push_back(i);
-    for (Fiber& f : w.fibers) {
-        f.state = NOT_STARTED;
-        f.stack = -1;
-    }
-    w.n_runnable = w.n;
-    w.n_done = 0;
-    w.n_warp = 0;
-    w.bar_count = 0;
-    w.finished.clear();
     grader_rt_loop_stop = 0;
     w.fiber_mode = L.needs_fibers.load(std::memory_order_relaxed);
     w.busy = 1;
     if (!w.fiber_mode) {
+        /* The fibers' bookkeeping is set up only if a barrier asks for it (to_fibers):
+           a block that runs as a loop costs two switches and nothing per thread. */
         w.loop_done = false;
-        w.loop_stack = take_stack(w);
-        context_init(&w.loop_ctx, stack_lo(w, w.loop_stack), stack_size(w.loop_stack), loop_entry,
-                     &w);
+        w.loop_stack = 0;
+        context_init(&w.loop_ctx, stack_lo(w, 0), stack_size(0), loop_entry, &w);
         w.pos = 0;
         context_switch(&w.sched, &w.loop_ctx);
+    } else {
+        reset_fibers(w, -1);
     }
     if (w.fiber_mode) schedule(w);
     w.busy = 0;

@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -711,44 +712,54 @@ template <class... A, void (*f)(A...)> struct kernel<void (*)(A...), f> {
     static void call(void** a) { call_with(a, std::index_sequence_for<A...>{}); }
 
     /* One block's threads, one after another. The kernel's body is inlined here, so a
-       kernel without barriers runs nearly as fast as the same loop written in C++. After
-       each thread, a set loop_stop means a barrier handed the block to the fiber
+       kernel without barriers runs nearly as fast as the same loop written in C++. The
+       arguments are copied into locals first: nothing the kernel stores can change them.
+       After each thread, a set loop_stop means a barrier handed the block to the fiber
        scheduler: this thread is then finished and the loop must not go on. */
-    template <size_t... I>
-    static __inline__ void loop_with(void** a, const grader_loop_ctl* c,
+    template <class Args, size_t... I>
+    static __inline__ void loop_with(const Args& args, const grader_loop_ctl* c,
                                      std::index_sequence<I...>) {
-        typedef void (*fn)(A...);
-        (void)sizeof(fn);
         const unsigned int bx = c->bx, by = c->by, bz = c->bz;
         volatile int* cur = &grader_rt_cur;
         if (!c->reverse) {
             int lin = 0;
-            for (unsigned int z = 0; z < bz; ++z)
-                for (unsigned int y = 0; y < by; ++y)
+            for (unsigned int z = 0; z < bz; ++z) {
+                threadIdx.z = z;
+                for (unsigned int y = 0; y < by; ++y) {
+                    threadIdx.y = y;
                     for (unsigned int x = 0; x < bx; ++x) {
                         threadIdx.x = x;
-                        threadIdx.y = y;
-                        threadIdx.z = z;
                         *cur = lin++;
-                        f(*static_cast<typename std::remove_cv<A>::type*>(a[I])...);
+                        f(std::get<I>(args)...);
                         if (__builtin_expect(grader_rt_loop_stop, 0)) grader_rt_loop_exit();
                     }
+                }
+            }
         } else {
             int lin = (int)(bx * by * bz) - 1;
-            for (unsigned int z = bz; z-- > 0;)
-                for (unsigned int y = by; y-- > 0;)
+            for (unsigned int z = bz; z-- > 0;) {
+                threadIdx.z = z;
+                for (unsigned int y = by; y-- > 0;) {
+                    threadIdx.y = y;
                     for (unsigned int x = bx; x-- > 0;) {
                         threadIdx.x = x;
-                        threadIdx.y = y;
-                        threadIdx.z = z;
                         *cur = lin--;
-                        f(*static_cast<typename std::remove_cv<A>::type*>(a[I])...);
+                        f(std::get<I>(args)...);
                         if (__builtin_expect(grader_rt_loop_stop, 0)) grader_rt_loop_exit();
                     }
+                }
+            }
         }
     }
+    template <size_t... I>
+    static __inline__ void unpack_and_loop(void** a, const grader_loop_ctl* c,
+                                           std::index_sequence<I...> seq) {
+        const std::tuple<typename std::remove_cv<A>::type...> args(
+            *static_cast<typename std::remove_cv<A>::type*>(a[I])...);
+        loop_with(args, c, seq);
+    }
     static void loop(void** a, const grader_loop_ctl* c) {
-        loop_with(a, c, std::index_sequence_for<A...>{});
+        unpack_and_loop(a, c, std::index_sequence_for<A...>{});
     }
 };
 
