@@ -260,3 +260,16 @@ def test_no_isolation_is_a_setup_error_unless_allowed(monkeypatch, kit, no_nvcc)
     np.testing.assert_array_equal(result.buffers["P"].data, 2.0)
     assert any("incomplete sandboxing" in note for note in allowed.notes)
     assert Kind.CRASH not in [d.kind for d in result.diagnostics]
+
+
+@needs_isolation
+def test_the_compiler_cannot_include_the_graders_files(kit, tmp_path, monkeypatch, no_nvcc):
+    secret = "hidden-" + os.urandom(6).hex()
+    cases = tmp_path / "hidden_cases.txt"
+    cases.write_text(f"{secret}\n")
+    for path in (cases, Path(f"/proc/{os.getpid()}/cmdline")):
+        build = kit.build(f'float x =\n#include "{path}"\n;\n__global__ void k(float* p) {{}}\n')
+        assert not build.ok
+        assert secret not in build.compile.log
+        assert "Permission denied" in build.diagnostics[0].message
+        assert build.diagnostics[0].line == 2

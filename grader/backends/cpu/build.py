@@ -216,6 +216,7 @@ def _compile_in(
 
 
 def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
+    cmd, env = toolchain.sandboxed(cmd, cwd)
     try:
         proc = subprocess.run(
             cmd,
@@ -224,7 +225,8 @@ def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
             text=True,
             errors="replace",
             timeout=defaults.COMPILE_TIMEOUT,
-            env=toolchain.clean_env(),
+            env=env,
+            stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
         return -1, f"compilation took longer than {defaults.COMPILE_TIMEOUT:.0f} s and was stopped"

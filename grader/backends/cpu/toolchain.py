@@ -122,6 +122,26 @@ def clean_env() -> dict[str, str]:
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C"}
 
 
+# What the compiler may read besides the build folder: the system's toolchain and
+# headers, and the CUDA shim.
+COMPILER_READS = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives")
+
+
+def sandboxed(cmd: list[str], folder: Path) -> tuple[list[str], dict[str, str]]:
+    """`cmd` (a compiler run on student source) wrapped by `runner exec`, which lets it
+    read only the toolchain, the shim and `folder`: a submission's `#include` of some
+    other file (the grader's /proc/PID/environ, a hidden case) cannot reach it. Returns
+    the command and its environment."""
+    program = Path(os.path.realpath(cmd[0]))
+    reads = [p for p in COMPILER_READS if Path(p).exists()]
+    reads += [str(INCLUDE), str(program.parent.parent)]
+    wrapped = [str(runner()), "exec", str(folder)]
+    for path in dict.fromkeys(reads):
+        wrapped += ["--read", path]
+    env = {**clean_env(), "TMPDIR": str(folder)}
+    return [*wrapped, "--", str(program), *cmd[1:]], env
+
+
 @cache
 def runner() -> Path:
     """The runner executable, built on first use."""

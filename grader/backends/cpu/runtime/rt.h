@@ -186,6 +186,8 @@ struct Policy {
     std::vector<std::string> read_paths;  /* read (and map) only */
     std::vector<std::string> file_paths;  /* single files to read and map */
     std::string scratch;                  /* read and write */
+    bool scratch_create = false;          /* may also create and remove files there */
+    bool limit_processes = true;          /* RLIMIT_NPROC 0 (not for a compiler) */
     bool want_landlock = true;
     bool want_seccomp = true;
     bool want_netns = true;
@@ -209,6 +211,8 @@ struct SandboxState {
 bool sandbox_before_threads(const Policy& p, SandboxState* s);
 /* After the pool exists: resource limits, then the seccomp filter for every thread. */
 bool sandbox_after_threads(const Policy& p, SandboxState* s);
+/* The resource limits alone (for `runner exec`, which has no seccomp filter). */
+void rlimits_only(const Policy& p, SandboxState* s);
 void sandbox_report(const SandboxState& s);
 
 /* The first pass's findings land here; fault reports say which pass they came from. */

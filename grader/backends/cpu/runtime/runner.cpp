@@ -380,9 +380,39 @@ static int probe(const char* dir) {
     return EXIT_OK;
 }
 
+/* runner exec DIR [--read PATH]... -- PROGRAM ARG...
+   Runs the C++ compiler on a student's file: with the source's own #include lines it
+   could otherwise read any file of the user (/proc/PID/environ of the grader, a hidden
+   case file) and show it in its error messages. Landlock lets it read and execute only
+   the given paths and use DIR; no network namespace or seccomp, since a compiler runs
+   other programs. */
+static int exec_sandboxed(int argc, char** argv) {
+    Policy p;
+    p.scratch = argv[2];
+    p.scratch_create = true;
+    p.limit_processes = false;
+    p.want_netns = false;
+    p.require_fs = false;
+    p.memory = 8ull << 30;
+    p.cpu = 300;
+    p.fsize = 1ull << 30;
+    int i = 3;
+    for (; i < argc && strcmp(argv[i], "--") != 0; ++i) {
+        if (strcmp(argv[i], "--read") == 0 && i + 1 < argc) p.read_paths.push_back(argv[++i]);
+    }
+    if (i + 1 >= argc) return EXIT_USAGE;
+    SandboxState state;
+    sandbox_before_threads(p, &state);
+    rlimits_only(p, &state);
+    execv(argv[i + 1], argv + i + 1);
+    fprintf(stderr, "runner: cannot run %s\n", argv[i + 1]);
+    return EXIT_USAGE;
+}
+
 int main(int argc, char** argv) {
     if (argc == 3 && strcmp(argv[1], "run") == 0) _exit(run(argv[2]));
     if (argc == 3 && strcmp(argv[1], "probe") == 0) _exit(probe(argv[2]));
-    fprintf(stderr, "usage: runner run|probe DIR\n");
+    if (argc >= 5 && strcmp(argv[1], "exec") == 0) return exec_sandboxed(argc, argv);
+    fprintf(stderr, "usage: runner run|probe DIR, or runner exec DIR [--read PATH]... -- CMD\n");
     return EXIT_USAGE;
 }

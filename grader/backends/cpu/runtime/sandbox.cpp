@@ -119,8 +119,10 @@ static bool landlock_apply(const Policy& p, SandboxState* s) {
        removing or linking files is not allowed, so the output files bound what the
        worker can write. */
     if (!p.scratch.empty()) {
-        allow_path((int)ruleset, p.scratch, LL_READ_FILE | LL_READ_DIR | LL_WRITE_FILE | LL_TRUNCATE,
-                   attr.fs);
+        unsigned long long rights = p.scratch_create
+                                        ? attr.fs
+                                        : LL_READ_FILE | LL_READ_DIR | LL_WRITE_FILE | LL_TRUNCATE;
+        allow_path((int)ruleset, p.scratch, rights, attr.fs);
     }
     bool ok = syscall(SYS_LL_RESTRICT, ruleset, 0) == 0;
     close((int)ruleset);
@@ -179,13 +181,13 @@ static void limit(int resource, unsigned long long soft, unsigned long long hard
     setrlimit(resource, &r);
 }
 
-static void rlimits_apply(const Policy& p, SandboxState* s) {
+void rlimits_only(const Policy& p, SandboxState* s) {
     limit(RLIMIT_CORE, 0, 0);
     if (p.memory) limit(RLIMIT_AS, p.memory, p.memory);
     if (p.cpu) limit(RLIMIT_CPU, p.cpu, p.cpu + 2);
     if (p.fsize) limit(RLIMIT_FSIZE, p.fsize, p.fsize);
     limit(RLIMIT_NOFILE, 64, 64);
-    limit(RLIMIT_NPROC, 0, 0); /* every thread of the worker exists by now */
+    if (p.limit_processes) limit(RLIMIT_NPROC, 0, 0); /* every thread exists by now */
     s->rlimits = true;
 }
 
@@ -318,7 +320,7 @@ bool sandbox_before_threads(const Policy& p, SandboxState* s) {
 }
 
 bool sandbox_after_threads(const Policy& p, SandboxState* s) {
-    rlimits_apply(p, s);
+    rlimits_only(p, s);
     if (p.want_seccomp) s->seccomp = seccomp_apply(s);
     if (p.require_net && !s->seccomp && !s->netns) return false;
     return true;
