@@ -408,3 +408,21 @@ def test_unsupported_cuda_is_named_in_a_sentence(kit, no_nvcc):
     diag = build.diagnostics[0]
     assert diag.kind == Kind.COMPILE_ERROR and diag.line == 3
     assert "inline PTX assembly" in diag.message and "--backend cuda" in diag.message
+
+
+def test_a_global_constructor_that_never_returns_times_out_while_loading(kit, no_nvcc):
+    source = r"""
+    static volatile int forever = 1;
+    static int spin() {
+        while (forever) {}               /* never returns */
+        return 0;
+    }
+    static int started = spin();
+    __global__ void k(float* P) { P[threadIdx.x] = started; }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "k", 1, 4, [out("P", 4)], timeout=1)
+    diag = only(result, Kind.TIMEOUT)
+    assert result.timed_out
+    assert "Loading the module took longer than 1 s" in diag.message
+    assert diag.line == line_of(source, "never returns")

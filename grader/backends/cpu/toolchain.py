@@ -13,6 +13,7 @@ import platform
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -57,6 +58,10 @@ MODULE_FLAGS = (
     "-w",
     "-Wl,-z,now",
 )
+# An integer division by zero traps on x86-64 but silently gives 0 on aarch64; there the
+# compiler inserts a trap before each division, which the runner reports as one.
+if platform.machine().lower() in ("aarch64", "arm64"):
+    MODULE_FLAGS += ("-fsanitize=integer-divide-by-zero", "-fsanitize-undefined-trap-on-error")
 RUNNER_FLAGS = ("-std=gnu++17", "-O2", "-g", "-pthread", "-fno-omit-frame-pointer")
 
 
@@ -145,6 +150,11 @@ def sandboxed(cmd: list[str], folder: Path) -> tuple[list[str], dict[str, str]]:
 @cache
 def runner() -> Path:
     """The runner executable, built on first use."""
+    if not sys.platform.startswith("linux"):
+        raise SetupError(
+            "The CPU backend runs student code only on Linux, whose landlock and seccomp "
+            "sandbox it; on this system, grade inside a Linux container or virtual machine."
+        )
     folder = defaults.cache_dir() / "cpu" / f"runner-{runtime_hash()}"
     exe = folder / "runner"
     if exe.exists():

@@ -51,7 +51,10 @@ static int find_phdrs(struct dl_phdr_info* info, size_t, void* data) {
     return 1;
 }
 
+static char g_path[4096];
+
 bool module_load(const char* path, std::string* error) {
+    strncpy(g_path, path, sizeof(g_path) - 1);
     module.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!module.handle) {
         const char* e = dlerror();
@@ -75,8 +78,21 @@ void module_restore() {
     for (Span& s : g_writable) memcpy(reinterpret_cast<char*>(s.lo), s.saved.data(), s.saved.size());
 }
 
+/* While dlopen runs the module's global constructors, module.text_lo is not known yet,
+   but the dynamic linker's list of loaded objects already holds the module: the object
+   with the highest base at or below pc is the one pc is in. */
+static uintptr_t loading_pc(uintptr_t pc) {
+    const struct link_map* best = nullptr;
+    for (const struct link_map* m = _r_debug.r_map; m; m = m->l_next) {
+        if (m->l_addr <= pc && (!best || m->l_addr > best->l_addr)) best = m;
+    }
+    if (best && best->l_name && strcmp(best->l_name, g_path) == 0) return pc - best->l_addr;
+    return 0;
+}
+
 uintptr_t module_pc(uintptr_t pc, uintptr_t sp, uintptr_t stack_hi) {
     if (pc >= module.text_lo && pc < module.text_hi) return pc - module.base;
+    if (!module.text_lo && g_path[0]) return loading_pc(pc);
     /* The fault is in a library function the kernel called (memcpy, printf): the
        nearest return address into the module on the stack names the kernel's line. */
     if (!sp || !module.text_lo) return 0;

@@ -144,6 +144,11 @@ static void on_fault(int sig, siginfo_t* si, void* ucv) {
         l.kv("kind", integer ? "divide" : "float");
     } else if (sig == SIGABRT) {
         l.kv("kind", "abort");
+#if defined(__aarch64__)
+    } else if ((sig == SIGTRAP || sig == SIGILL) && m.pc >= module.text_lo && m.pc < module.text_hi) {
+        /* the trap the compiler puts before an integer division (toolchain.py) */
+        l.kv("kind", "divide");
+#endif
     } else {
         l.kv("kind", "instruction");
     }
