@@ -160,7 +160,7 @@ ADVERSARIAL_EXPECT = {
     "read_secret": PASSED,
     "read_other": PASSED,
     "forge": expect("failed", allowed=None),
-    "include_other": expect("error", allowed=None),
+    "include_other": expect("error", "compile_error"),
     "include_secret": expect("error", "compile_error"),
 }
 VICTIM = "baseline"  # whose file the adversarial ones try to read
