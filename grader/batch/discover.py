@@ -48,7 +48,6 @@ class Entry:
     origin: Path  # the file or folder in DIR
     source: Path | None = None
     problem: str = ""  # why no source could be chosen
-    layout: str = "plain"
 
 
 @dataclass
@@ -95,9 +94,9 @@ def _plain(folder: Path) -> Found:
         if path.is_symlink():
             entries.append(_linked(path))
         elif path.is_dir():
-            entries.append(_from_folder(path, path.name, [Person(path.name)], "plain"))
+            entries.append(_from_folder(path, path.name, [Person(path.name)]))
         elif path.suffix == SOURCE_SUFFIX:
-            entry = Entry(safe_id(path.stem), [Person(path.stem)], path, layout="plain")
+            entry = Entry(safe_id(path.stem), [Person(path.stem)], path)
             _set_source(entry, path)
             entries.append(entry)
         else:
@@ -111,8 +110,8 @@ def _linked(path: Path) -> Entry:
     return entry
 
 
-def _from_folder(path: Path, id_text: str, people: list[Person], layout: str) -> Entry:
-    entry = Entry(safe_id(id_text), people, path, layout=layout)
+def _from_folder(path: Path, id_text: str, people: list[Person]) -> Entry:
+    entry = Entry(safe_id(id_text), people, path)
     candidates = source_files(path)
     chosen, problem = choose_source(candidates, path)
     if chosen is None:
@@ -193,7 +192,7 @@ def _classroom(folder: Path) -> Found:
     entries = []
     for path in folders:
         login = path.name[len(prefix) :] or path.name
-        entries.append(_from_folder(path, login, [Person(login)], "classroom"))
+        entries.append(_from_folder(path, login, [Person(login)]))
     return Found(entries, "classroom")
 
 
@@ -223,7 +222,7 @@ def _gradescope(metadata: Path) -> Found:
             continue
         people = submitters.get(path.name) or [Person(path.name)]
         first = people[0]
-        entries.append(_from_folder(path, first.id, people, "gradescope"))
+        entries.append(_from_folder(path, first.id, people))
     return Found(entries, "gradescope", ignored)
 
 

@@ -79,7 +79,6 @@ class BackendInfo:
 @dataclass
 class _Worker:
     slot: int
-    gpu: int | None
     process: subprocess.Popen
     inbox: int  # our write end
     outbox: int  # our read end of its answers
@@ -131,7 +130,7 @@ class Pool:
         finally:
             for fd in (to_worker_r, from_worker_w, errors_w):
                 os.close(fd)
-        worker = _Worker(slot, gpu, process, to_worker_w, from_worker_r, errors_r, time.monotonic())
+        worker = _Worker(slot, process, to_worker_w, from_worker_r, errors_r, time.monotonic())
         os.set_blocking(from_worker_r, False)
         os.set_blocking(errors_r, False)
         self.selector.register(from_worker_r, selectors.EVENT_READ, (worker, "outbox"))

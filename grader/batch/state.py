@@ -114,12 +114,6 @@ def write_record(folder: Path, record: Record) -> None:
     os.replace(partial, folder / RECORD)
 
 
-def content_of(entry: Entry) -> bytes | None:
-    if entry.source is None:
-        return None
-    return entry.source.read_bytes()
-
-
 def already_graded(out: Path, entry: Entry, key: str) -> bool:
     record = read_record(student_dir(out, entry.id))
     return record is not None and record.key == key

@@ -36,7 +36,7 @@ def take_secret(source: Path) -> str | None:
 
 def submission_entry(folder: Path) -> Entry:
     """The submission as a batch entry: its one .cu file, or why there is none."""
-    entry = Entry("submission", [Person("submission")], folder, layout="gradescope")
+    entry = Entry("submission", [Person("submission")], folder)
     chosen, problem = choose_source(source_files(folder), folder)
     if chosen is None:
         entry.problem = problem
