@@ -91,7 +91,9 @@ def execute(artifact: Artifact, launch: Launch, timeout: float, settings: Settin
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                timeout=PASSES * timeout + 15,
+                # loading and each pass have the worker's own watchdog; this is the
+                # parent's backstop if even that fails
+                timeout=(PASSES + 1) * timeout + 5,
             )
             report = Report(proc.returncode, stderr=proc.stderr.decode("utf-8", "replace")[-2000:])
         except subprocess.TimeoutExpired:

@@ -12,9 +12,9 @@ outside the sandbox. runtime/sandbox.cpp applies, in this order:
    (on by default in most distributions; Ubuntu 24.04's AppArmor and some containers
    refuse them). As root without them, a network namespace alone. Then every capability
    is dropped.
-3. Landlock (Linux 5.13+, no privileges needed): files can be written only below the
-   worker's scratch folder, and read only there, in the system's library folders
-   (/usr, /lib, /lib64) and the compiled module itself. The grader's secret, hidden case
+3. Landlock (Linux 5.13+, no privileges needed): files can be written only in the
+   worker's scratch folder, and read only there and in the compiled module itself (the
+   libraries the module needs are loaded already). The grader's secret, hidden case
    definitions, other submissions and other processes' /proc/PID/cmdline and environ are
    therefore out of reach. With landlock ABI 4 (Linux 6.7) TCP bind and connect are
    refused too; with ABI 6 (6.12), abstract unix sockets and signals to processes outside
@@ -47,8 +47,9 @@ from pathlib import Path
 
 from grader.backends.cpu import toolchain
 
-# Read-only paths of the worker; the module file is added per run.
-READ_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache")
+# Folders the worker may read besides its scratch folder and its module: none. The C++
+# runtime the module links against is loaded before the sandbox closes.
+READ_PATHS: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,8 @@ class Layers:
         parts = []
         if self.landlock:
             parts.append(
-                f"landlock ABI {self.landlock_abi} (writes only in a scratch folder, reads only "
-                "system libraries and the module)"
+                f"landlock ABI {self.landlock_abi} (reads and writes only a scratch folder, "
+                "reads the module)"
             )
         else:
             parts.append("no landlock (files NOT isolated)")

@@ -6,8 +6,8 @@
    2. a new user namespace with a new network namespace (no interfaces but a down
       loopback), where the kernel allows unprivileged user namespaces; as root, a network
       namespace alone when the user namespace is refused; then every capability dropped;
-   3. landlock: write only below the scratch folder, read only the system's libraries,
-      the module and the scratch folder; with ABI 4 no TCP bind or connect; with ABI 6 no
+   3. landlock: write only the files in the scratch folder, read only them and the
+      paths the job names (the module); with ABI 4 no TCP bind or connect; with ABI 6 no
       abstract unix sockets or signals outside the sandbox;
    4. resource limits: address space, CPU seconds, file size, open files, processes,
       no core files;
