@@ -429,3 +429,9 @@ def test_a_global_constructor_that_never_returns_times_out_while_loading(kit, no
     assert result.timed_out
     assert "Loading the module took longer than 1 s" in diag.message
     assert diag.line == line_of(source, "never returns")
+
+
+def test_missing_second_syncthreads_is_a_race_too(kit, rng, no_nvcc):
+    racy = TILED.replace("__syncthreads(); /*SECOND*/", "/* no barrier */")
+    result, _ = run_matmul(kit, racy, rng)
+    assert Kind.RACE in kinds(result)

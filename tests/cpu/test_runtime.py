@@ -372,3 +372,44 @@ def test_cuda_maths_and_intrinsics(kit, no_nvcc):
 def test_kinds_helper_sees_nothing_for_a_clean_run(kit, no_nvcc):
     build = kit.built("__global__ void k(float* p) { p[threadIdx.x] = 1.0f; }")
     assert kinds(kit.run(build, "k", 1, 8, [out("p", 8)])) == []
+
+
+REDUCE = r"""
+__device__ float warp_sum(float v) {
+    for (int d = warpSize / 2; d > 0; d /= 2) v += __shfl_xor_sync(0xffffffff, v, d);
+    return v;
+}
+__device__ void block_sync_twice() { __syncthreads(); __syncthreads(); }
+__global__ void reduce(const float* in, float* out, int rounds) {
+    __shared__ float partial[32];
+    int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    int n = blockDim.x * blockDim.y * blockDim.z;
+    float total = 0.0f;
+    for (int r = 0; r < rounds + (int)blockIdx.x; ++r) {   /* uniform within a block */
+        float v = warp_sum(in[blockIdx.x * n + t] * (r + 1));
+        if (t % 32 == 0) partial[t / 32] = v;
+        block_sync_twice();
+        if (t < 32) {
+            float w = t < (n + 31) / 32 ? partial[t] : 0.0f;
+            w = warp_sum(w);
+            if (t == 0) total += w;
+        }
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = total;
+}
+"""
+
+
+def test_warp_and_block_reductions_in_large_3d_blocks(kit, rng, no_nvcc):
+    build = kit.built(REDUCE)
+    blocks, shape, rounds = 6, (16, 8, 8), 2
+    n = 16 * 8 * 8
+    data = rng.uniform(-1, 1, blocks * n).astype(np.float32)
+    result = kit.run(
+        build, "reduce", blocks, shape, [inp("in", data), out("out", blocks), integer("r", rounds)]
+    )
+    assert result.diagnostics == []
+    sums = data.reshape(blocks, n).astype(np.float64).sum(axis=1)
+    want = [sums[b] * sum(range(1, rounds + b + 1)) for b in range(blocks)]
+    np.testing.assert_allclose(result.buffers["out"].data, want, rtol=1e-4, atol=1e-4)

@@ -263,7 +263,7 @@ def test_no_isolation_is_a_setup_error_unless_allowed(monkeypatch, kit, no_nvcc)
 
 
 @needs_isolation
-def test_the_compiler_cannot_include_the_graders_files(kit, tmp_path, monkeypatch, no_nvcc):
+def test_the_compiler_cannot_include_the_graders_files(kit, tmp_path, no_nvcc):
     secret = "hidden-" + os.urandom(6).hex()
     cases = tmp_path / "hidden_cases.txt"
     cases.write_text(f"{secret}\n")
