@@ -435,3 +435,21 @@ def test_missing_second_syncthreads_is_a_race_too(kit, rng, no_nvcc):
     racy = TILED.replace("__syncthreads(); /*SECOND*/", "/* no barrier */")
     result, _ = run_matmul(kit, racy, rng)
     assert Kind.RACE in kinds(result)
+
+
+def test_the_wrong_number_of_arguments(kit, no_nvcc):
+    build = kit.built("__global__ void one(float* P) { P[threadIdx.x] = 1.0f; }")
+    arity = kit.run(build, "one", 1, 4, [out("P", 4), integer("n", 4)])
+    assert "one takes 1 parameter, but the grader passes 2." in only(arity, Kind.INTERFACE).message
+
+
+def test_a_function_declared_but_never_defined_is_a_compile_error(kit, no_nvcc):
+    source = """
+    extern __device__ float never_defined(float x);
+    __global__ void uses(float* P) { P[threadIdx.x] = never_defined(1.0f); }
+    """
+    build = kit.build(source)
+    assert not build.ok
+    diag = build.diagnostics[0]
+    assert diag.kind == Kind.COMPILE_ERROR and diag.line == 2
+    assert "never_defined(float) is declared and used, but never defined" in diag.message

@@ -23,6 +23,7 @@ from grader import defaults, nvcc
 from grader.backends.base import Build, Submission
 from grader.backends.cpu import scan, toolchain
 from grader.backends.cpu.describe import Variable, describe
+from grader.backends.cpu.elf import Elf
 from grader.interface import Interface
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, with_footer
@@ -75,6 +76,10 @@ def build(submission: Submission, macros: dict[str, int], default_block) -> Buil
             for d in diags:
                 d.message = f"nvcc compiles this file, but the CPU backend does not: {d.message}"
         return Build(submission, macros, CompileInfo(False, compiled.log, arch=ARCH), None, diags)
+    missing = _undefined(compiled.module, source, submission.name)
+    if missing:
+        log = "\n".join(d.message for d in missing)
+        return Build(submission, macros, CompileInfo(False, log, arch=ARCH), None, missing)
     own = describe(compiled.module)
     artifact = Artifact(
         compiled.module, nvcc.safe_name(submission.name), own.codes, own.variables, compiled.dropped
@@ -87,6 +92,44 @@ def build(submission: Submission, macros: dict[str, int], default_block) -> Buil
         kernels = {n: k.resources or KernelResources() for n, k in interface.kernels.items()}
         info = CompileInfo(True, compiled.log, kernels=kernels, arch=ARCH)
     return Build(submission, macros, info, interface, [], artifact)
+
+
+# What the runner gives the module; any other unversioned symbol is defined nowhere.
+RUNTIME_SYMBOLS = frozenset(
+    {
+        "threadIdx", "blockIdx", "blockDim", "gridDim", "grader_rt_cur", "grader_rt_loop_stop",
+        "grader_rt_float_atomics", "grader_rt_barrier", "grader_rt_warp", "grader_rt_loop_exit",
+        "grader_rt_dynamic_shared", "grader_rt_active_mask", "grader_rt_trap",
+        "grader_rt_clock64", "grader_device_printf",
+    }
+)  # fmt: skip
+
+
+def _undefined(module: Path, source: str, shown: str) -> list[Diagnostic]:
+    """A compile error for each function or variable the file declares, uses and never
+    defines (the module would not load)."""
+    names = [n for n in Elf(module).undefined() if n not in RUNTIME_SYMBOLS]
+    out = []
+    for name in names:
+        readable = _demangle(name)
+        plain = re.split(r"[(<]", readable)[0].split("::")[-1].strip()
+        match = re.search(rf"\b{re.escape(plain)}\b", scan.code_only(source)) if plain else None
+        line = source.count("\n", 0, match.start()) + 1 if match else None
+        where = f"{shown}:{line}: " if line else ""
+        message = f"{where}{readable} is declared and used, but never defined."
+        out.append(Diagnostic(Kind.COMPILE_ERROR, message, line=line))
+    return out[: defaults.MAX_COMPILE_ERRORS]
+
+
+def _demangle(symbol: str) -> str:
+    tool = shutil.which("c++filt")
+    if not tool or not symbol.startswith("_Z"):
+        return symbol
+    try:
+        shown = subprocess.run([tool, symbol], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return symbol
+    return shown.stdout.strip() or symbol
 
 
 def _declarations(source: str, inspection) -> tuple[list, list]:

@@ -304,12 +304,14 @@ def _error(record: Record, report: Report, kernel: str) -> Diagnostic:
     what = record.get("what")
     detail = record.text("detail")
     if what == "arity":
+        params = record.int("params")
         return Diagnostic(
             Kind.INTERFACE,
-            f"{kernel} takes {record.int('params')} parameters, but the grader passes "
-            f"{record.int('args')}.",
+            f"{kernel} takes {params} parameter{'s' if params != 1 else ''}, but the grader "
+            f"passes {record.int('args')}.",
             kernel,
         )
+
     if what == "kernel_missing":
         return Diagnostic(
             Kind.INTERFACE,

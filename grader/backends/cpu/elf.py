@@ -14,6 +14,7 @@ SHT_NOBITS = 8
 SHT_DYNSYM = 11
 STT_OBJECT = 1
 STT_TLS = 6
+STB_WEAK = 2
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,29 @@ class Elf:
                 name = self._string(strings, name_i) if name_i else ""
                 if name:
                     out.setdefault(name, Symbol(name, info & 0xF, shndx, value, size))
+        return out
+
+    def undefined(self) -> list[str]:
+        """Names the module needs from elsewhere without a symbol version: not from the C
+        or C++ libraries (whose symbols are versioned), so from the runner or nowhere.
+        Weak references are left out."""
+        dynsym = next((s for s in self.sections if s.type == SHT_DYNSYM), None)
+        if dynsym is None:
+            return []
+        versions = next((s for s in self.sections if s.name == ".gnu.version"), None)
+        strings = self.sections[dynsym.link].offset
+        out = []
+        for i, off in enumerate(range(dynsym.offset, dynsym.offset + dynsym.size, 24)):
+            name_i, info, _other, shndx, _value, _size = struct.unpack_from(
+                "<IBBHQQ", self.data, off
+            )
+            if shndx != 0 or not name_i or info >> 4 == STB_WEAK:
+                continue
+            version = 0
+            if versions is not None:
+                version = struct.unpack_from("<H", self.data, versions.offset + 2 * i)[0] & 0x7FFF
+            if version <= 1:
+                out.append(self._string(strings, name_i))
         return out
 
     def read(self, symbol: Symbol) -> bytes:
