@@ -25,7 +25,7 @@ from grader.backends.cpu import scan, toolchain
 from grader.backends.cpu.describe import Variable, describe
 from grader.backends.cpu.elf import Elf
 from grader.interface import Interface
-from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
+from grader.result import CompileInfo, Diagnostic, Dim3, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, with_footer
 
 ARCH = "cpu"
@@ -55,7 +55,7 @@ class Compiled:
     dropped: dict[str, str]
 
 
-def build(submission: Submission, macros: dict[str, int], default_block) -> Build:
+def build(submission: Submission, macros: dict[str, int], default_block: Dim3) -> Build:
     inspection = None
     if nvcc.find():
         inspection = nvcc.inspect(submission, macros, default_block)
@@ -63,35 +63,40 @@ def build(submission: Submission, macros: dict[str, int], default_block) -> Buil
             return Build(submission, macros, inspection.compile, None, inspection.diagnostics)
     problems = scan.unsupported(submission.text)
     if problems:
-        log = "\n".join(p.sentence for p in problems)
         diags = [Diagnostic(Kind.COMPILE_ERROR, p.sentence, line=p.line) for p in problems]
-        return Build(submission, macros, CompileInfo(False, log, arch=ARCH), None, diags)
+        return _failed(submission, macros, diags)
     source = with_footer(submission, default_block)
     entries = scan.registration_entries(*_declarations(source, inspection))
-    text = scan.rewrite_dynamic_shared(source)
-    compiled = _compile(text, entries, macros, submission.name)
+    compiled = _compile(scan.rewrite_dynamic_shared(source), entries, macros, submission.name)
     if not compiled.ok:
-        diags = compiled.diagnostics
         if inspection is not None:
-            for d in diags:
+            for d in compiled.diagnostics:
                 d.message = f"nvcc compiles this file, but the CPU backend does not: {d.message}"
-        return Build(submission, macros, CompileInfo(False, compiled.log, arch=ARCH), None, diags)
+        return _failed(submission, macros, compiled.diagnostics, compiled.log)
     missing = _undefined(compiled.module, source, submission.name)
     if missing:
-        log = "\n".join(d.message for d in missing)
-        return Build(submission, macros, CompileInfo(False, log, arch=ARCH), None, missing)
+        return _failed(submission, macros, missing)
     own = describe(compiled.module)
     artifact = Artifact(
         compiled.module, nvcc.safe_name(submission.name), own.codes, own.variables, compiled.dropped
     )
     if inspection is not None:
-        interface = _merge(inspection.interface, own.interface)
-        info = inspection.compile
-    else:
-        interface = own.interface
-        kernels = {n: k.resources or KernelResources() for n, k in interface.kernels.items()}
-        info = CompileInfo(True, compiled.log, kernels=kernels, arch=ARCH)
-    return Build(submission, macros, info, interface, [], artifact)
+        return Build(
+            submission,
+            macros,
+            inspection.compile,
+            _merge(inspection.interface, own.interface),
+            [],
+            artifact,
+        )
+    kernels = {n: k.resources or KernelResources() for n, k in own.interface.kernels.items()}
+    info = CompileInfo(True, compiled.log, kernels=kernels, arch=ARCH)
+    return Build(submission, macros, info, own.interface, [], artifact)
+
+
+def _failed(submission: Submission, macros, diags: list[Diagnostic], log: str = "") -> Build:
+    info = CompileInfo(False, log or "\n".join(d.message for d in diags), arch=ARCH)
+    return Build(submission, macros, info, None, diags)
 
 
 # What the runner gives the module; any other unversioned symbol is defined nowhere.
