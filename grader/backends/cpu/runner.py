@@ -83,21 +83,24 @@ def execute(artifact: Artifact, launch: Launch, timeout: float, settings: Settin
     scratch = Path(tempfile.mkdtemp(prefix="grader-cpu-"))
     try:
         _write_job(scratch, artifact, launch, timeout, settings)
-        try:
-            proc = subprocess.run(
-                [str(runner), "run", str(scratch)],
-                cwd=scratch,
-                env=toolchain.clean_env(),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                # loading and each pass have the worker's own watchdog; this is the
-                # parent's backstop if even that fails
-                timeout=(PASSES + 1) * timeout + 5,
-            )
-            report = Report(proc.returncode, stderr=proc.stderr.decode("utf-8", "replace")[-2000:])
-        except subprocess.TimeoutExpired:
-            report = Report(None)
+        # The worker's stderr goes to a file, which its file size limit bounds.
+        with open(scratch / "stderr.txt", "wb") as stderr:
+            try:
+                proc = subprocess.run(
+                    [str(runner), "run", str(scratch)],
+                    cwd=scratch,
+                    env=toolchain.clean_env(),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=stderr,
+                    # loading and each pass have the worker's own watchdog; this is the
+                    # parent's backstop if even that fails
+                    timeout=(PASSES + 1) * timeout + 5,
+                )
+                report = Report(proc.returncode)
+            except subprocess.TimeoutExpired:
+                report = Report(None)
+        report.stderr = _tail(scratch / "stderr.txt")
         _read_results(scratch, launch, report)
         return report
     finally:
@@ -157,6 +160,12 @@ def _write_job(
     for name in ("result.txt", "printf.txt"):
         (scratch / name).touch()
     (scratch / "job.txt").write_text("\n".join(lines) + "\n")
+
+
+def _tail(path: Path, size: int = 2000) -> str:
+    with open(path, "rb") as f:
+        f.seek(max(0, path.stat().st_size - size))
+        return f.read().decode("utf-8", "replace")
 
 
 def _read_results(scratch: Path, launch: Launch, report: Report) -> None:
