@@ -1,0 +1,51 @@
+// Lab conv2d-wrap: 2D convolution with wrapped edges. Read README.md first.
+//
+// Check your work:   grader check conv2d-wrap kernel.cu
+//
+// P has the size of N (Height rows of Width pixels, row-major: pixel (row, col) is
+// N[row * Width + col]). Output pixel (row, col) is the sum over i, j in
+// 0 .. MASK_WIDTH-1 of
+//     N[row - MASK_RADIUS + i][col - MASK_RADIUS + j] * Mc[i * MASK_WIDTH + j]
+// The image repeats: a ghost cell at column -1 is column Width-1, row Height is row 0.
+//
+// The grader launches   conv2d<<<grid, block>>>(N, P, Width, Height);
+//   block = BLOCK_X x BLOCK_Y threads: 16 x 16 unless you #define BLOCK_X / BLOCK_Y
+//   grid  = ceil(Width / TILE_X) x ceil(Height / TILE_Y), with TILE = BLOCK unless you
+//           #define TILE_X / TILE_Y yourself (README.md: tiles with halos, coarsening)
+//
+// As handed out, this kernel compiles and runs but stores nothing: the grader reports
+// every element of P as never written. Work through the TODOs in order.
+
+// The grader compiles with -DMASK_WIDTH=3, 5 or 7 (public cases use 5). Never #define
+// it without this #ifndef, and never assume it is 5.
+#ifndef MASK_WIDTH
+#define MASK_WIDTH 5
+#endif
+#define MASK_RADIUS (MASK_WIDTH / 2)
+
+// The grader copies the mask here before every launch. Keep this exact declaration.
+__constant__ float Mc[MASK_WIDTH * MASK_WIDTH];
+
+__global__ void conv2d(const float* N, float* P, int Width, int Height)
+{
+    // TODO 1: the output pixel of this thread.
+    //   col comes from x: blockIdx.x * blockDim.x + threadIdx.x
+    //   row comes from y: blockIdx.y * blockDim.y + threadIdx.y
+    int col = 0;  // replace 0
+    int row = 0;  // replace 0
+
+    // TODO 2: images are rarely a multiple of the block size, and Width != Height in
+    //   hidden cases. Spare threads past the edge must not read or write. This check
+    //   is already right; keep it.
+    if (row < Height && col < Width) {
+        // TODO 3: float sum = 0.0f; then for i, j in 0 .. MASK_WIDTH-1:
+        //     int r = row - MASK_RADIUS + i;
+        //     int c = col - MASK_RADIUS + j;
+        //   (r, c) may be outside the image: wrap it around. In C, -1 % Width is -1,
+        //   not Width-1, and a 7x7 mask on a 3x2 image wraps by more than one image, so
+        //   use ((r % Height) + Height) % Height, and the same for c with Width.
+        //     sum += N[r * Width + c] * Mc[i * MASK_WIDTH + j];
+
+        // TODO 4: store it:   P[row * Width + col] = sum;
+    }
+}
