@@ -91,6 +91,23 @@ def test_writing_a_file_outside_the_scratch_folder_is_blocked(kit, tmp_path, no_
 
 
 @needs_isolation
+def test_reading_another_students_file_is_blocked(kit, tmp_path, no_nvcc):
+    other = tmp_path / "other_student" / "kernel.cu"
+    other.parent.mkdir()
+    other.write_text("__global__ void matmul(/* their answer */) {}\n")
+    build = attempt_module(
+        kit,
+        f"""
+        int fd = open("{other}", O_RDONLY);
+        results[0] = fd < 0 ? (float)errno : 0.0f;
+        results[1] = open("{Path.home()}", O_RDONLY | O_DIRECTORY) < 0 ? (float)errno : 0.0f;
+        """,
+    )
+    _, got = run_report(kit, build)
+    assert list(got[:2]) == [errno.EACCES, errno.EACCES]
+
+
+@needs_isolation
 def test_connecting_to_local_sockets_is_blocked(kit, tmp_path, no_nvcc):
     tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     tcp.bind(("127.0.0.1", 0))
