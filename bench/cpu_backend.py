@@ -8,7 +8,8 @@ Prints one table:
   - barrier-free kernels against the same loop written in plain C++ (one core each, and
     the backend on every core);
   - every lab's reference kernel graded on all public and hidden cases
-    (grader.grading.check, secret fixed), with a cold build cache and a warm one.
+    (grader.grading.check, secret fixed, nvcc first where it is installed), with a cold
+    build cache and a warm one.
 Targets: switch <= 30 ns; barrier-free <= 3x plain C++; all labs <= 60 s in total."""
 
 from __future__ import annotations
@@ -154,11 +155,20 @@ def kernel_seconds(backend, build, kernel, grid, block, args) -> float:
 
 def kernel_costs(tmp: Path) -> list[tuple[str, str, str]]:
     from grader import nvcc
+
+    rows = []
+    found = nvcc.find
+    nvcc.find = lambda: None  # the CPU build alone; nvcc changes nothing here
+    try:
+        return _kernel_costs(tmp, rows)
+    finally:
+        nvcc.find = found
+
+
+def _kernel_costs(tmp: Path, rows: list) -> list[tuple[str, str, str]]:
     from grader.backends.base import Buffer, Scalar, Submission
     from grader.backends.cpu import CpuBackend
 
-    rows = []
-    nvcc.find = lambda: None  # the CPU build alone; nvcc changes nothing here
     n, width = 1 << 24, 384
     plain = compile_cpp(PLAIN, tmp, "plain", [])
     times = [subprocess.check_output([str(plain), str(n), str(width)]).split() for _ in range(3)]
