@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -34,7 +33,12 @@ def main() -> None:
             if entry["file"] != name:
                 continue
             first, last = entry["lines"]
-            marks = {"kernel": entry["kernel"], "notes": entry["notes"], "first": first, "last": last}
+            marks = {
+                "kernel": entry["kernel"],
+                "notes": entry["notes"],
+                "first": first,
+                "last": last,
+            }
             parts += [BEGIN.format(**marks), kernel_text(entry["notes"], first, last)]
             parts += [END.format(**marks), ""]
         (HERE / name).write_text("\n".join(parts))
