@@ -90,6 +90,7 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
         result.diagnostics = problems
         return _finish(lab, result, options, started, speed_graded=False)
     Grading(lab, submission, backend, options, result).run()
+    result.notes += [n for n in backend.notes if n not in result.notes]
     speed_graded = options.timing and backend.measures_speed()
     return _finish(lab, result, options, started, speed_graded)
 

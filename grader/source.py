@@ -65,14 +65,36 @@ def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+# A submission is one file: the compilers must never be pointed at any other file, such
+# as the secret, the hidden cases or another student's kernel, whose text a compile
+# error would then quote into this student's report.
+FILE_RULES = (
+    (
+        r"(?m)^[ \t]*#[ \t]*include\b(?![ \t]*<)",
+        "A submission is a single file: include only system headers, as "
+        "#include <cstdio>, not files by a quoted or computed name.",
+    ),
+    (
+        r"(?m)^[ \t]*#[ \t]*include\b[ \t]*<[ \t]*(/|[^>]*\.\.)",
+        "Include system headers by name (#include <cuda_runtime.h>), not by a path.",
+    ),
+    (
+        r"(?m)^[ \t]*#[ \t]*(include_next|import|embed)\b|\.incbin\b",
+        "A submission may not pull in other files (#include_next, #import, #embed, .incbin).",
+    ),
+)
+
+
 def static_checks(text: str, forbidden: tuple[tuple[str, str], ...]) -> list[Diagnostic]:
-    """The lab's forbidden constructs, each reported once at its first line."""
+    """The file rules and the lab's forbidden constructs, each once at its first line."""
     code = strip_comments(text)
+    rules = [(p, s, Kind.COMPILE_ERROR) for p, s in FILE_RULES]
+    rules += [(p, s, Kind.REQUIREMENT) for p, s in forbidden]
     out = []
-    for pattern, sentence in forbidden:
+    for pattern, sentence, kind in rules:
         match = re.search(pattern, code)
         if match:
-            out.append(Diagnostic(Kind.REQUIREMENT, sentence, line=line_of(code, match.start())))
+            out.append(Diagnostic(kind, sentence, line=line_of(code, match.start())))
     return out
 
 

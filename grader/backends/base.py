@@ -126,6 +126,10 @@ class BackendUnavailable(Exception):
 
 class Backend(ABC):
     name: str
+    notes: list[str]  # sentences every report from this backend must carry
+
+    def __init__(self) -> None:
+        self.notes = []
 
     @abstractmethod
     def device(self) -> str:

@@ -25,9 +25,9 @@ class CpuBackend(Backend):
     name = "cpu"
 
     def __init__(self, jobs: int | None = None, allow_unsandboxed: bool = False):
+        super().__init__()
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.allow_unsandboxed = allow_unsandboxed
-        self.notes: list[str] = []
 
     def device(self) -> str:
         cores = os.cpu_count() or 1

@@ -66,6 +66,7 @@ class CudaBackend(Backend):
     name = "cuda"
 
     def __init__(self) -> None:
+        super().__init__()
         self.info = device_info()
         if not self.info["ok"]:
             raise BackendUnavailable(self.info["reason"])
