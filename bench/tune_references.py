@@ -68,10 +68,10 @@ SECRET = "tune-references"  # hidden sizes are fixed; only their random values u
 # Macro overrides of reference.cu to try: (name, {MACRO: value}).
 VARIANTS: dict[str, list[tuple[str, dict[str, int]]]] = {
     "matmul-naive": [
-        ("block 16x16", {"BLOCK_X": 16, "BLOCK_Y": 16}),
+        ("block 32x8", {"BLOCK_X": 32, "BLOCK_Y": 8}),
         ("block 32x4", {"BLOCK_X": 32, "BLOCK_Y": 4}),
         ("block 32x16", {"BLOCK_X": 32, "BLOCK_Y": 16}),
-        ("block 64x4", {"BLOCK_X": 64, "BLOCK_Y": 4}),
+        ("block 8x32", {"BLOCK_X": 8, "BLOCK_Y": 32}),
     ],
     "matmul-tiled": [
         ("k-step 16", {"TILE_K": 16}),
