@@ -1,0 +1,13 @@
+// Known wrong (matmul-naive): row and column swapped in the store, so P comes out
+// transposed.
+__global__ void matmul(const float* M, const float* N, float* P, int Width)
+{
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < Width && col < Width) {
+        float sum = 0.0f;
+        for (int k = 0; k < Width; ++k)
+            sum += M[row * Width + k] * N[k * Width + col];
+        P[col * Width + row] = sum;
+    }
+}
