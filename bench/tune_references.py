@@ -730,6 +730,7 @@ def main() -> int:
         say("hardware figures: not measured (see above)")
 
     status = 0
+    summary: list[str] = []
     for name in names:
         builds_file = out / f"{name}.json"
         builds_file.write_text(json.dumps([b.__dict__ for b in plans[name]]))
@@ -762,8 +763,10 @@ def main() -> int:
                 for line in proc.stdout:
                     if line.startswith("RESUME "):
                         resume = int(line.split()[1])
-                    else:
-                        print(line, end="", flush=True)
+                        continue
+                    print(line, end="", flush=True)
+                    if "the target of" in line or line.startswith("all cases:"):
+                        summary.append(f"{name:16s} {line.strip()}")
                 proc.wait(timeout=max(1.0, BUDGET_S - (time.monotonic() - began)))
             except subprocess.TimeoutExpired:
                 proc.kill()
@@ -777,6 +780,10 @@ def main() -> int:
             start = resume
             say(f"({name}: the CUDA context broke; resuming in a fresh process)")
 
+    if summary:
+        say("\nsummary")
+        for line in summary:
+            say(f"  {line}")
     say(f"\ndone in {time.monotonic() - began:.0f} s")
     if args.keep:
         say(f"builds kept in {out}")
