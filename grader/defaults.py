@@ -8,6 +8,7 @@ from pathlib import Path
 ARCH = "sm_90"  # what nvcc targets when no GPU says otherwise (H100/H200)
 COMPILE_TIMEOUT = 60.0  # seconds for one compiler run
 CASE_TIMEOUT = 10.0  # seconds for one launch, --timeout
+MAX_TIMEOUTS = 2  # cases that may hang before the rest are not run
 MAX_COMPILE_ERRORS = 10
 OUTPUT_LIMIT = 16 * 1024  # bytes of a kernel's printf output kept per case
 TIMING_BUDGET = 3.0  # seconds of timing per submission on a GPU

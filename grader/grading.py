@@ -144,8 +144,17 @@ class Grading:
         start = time.monotonic()
         build = self.build_for(case)
         blocked = [d for d in build.diagnostics if d.kind in BLOCKING]
+        hangs = sum(c.status == Status.TIMEOUT for c in self.result.cases)
         if not build.ok or blocked:
             result = _not_run(case, blocked, build)
+        elif hangs >= defaults.MAX_TIMEOUTS:
+            result = CaseResult(
+                case.name,
+                case.visibility,
+                case.sizes,
+                Status.TIMEOUT,
+                hint=f"Not run: the kernel already hung in {hangs} cases.",
+            )
         else:
             result = self.run_case(case, build)
         result.seconds = time.monotonic() - start

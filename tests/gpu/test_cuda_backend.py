@@ -16,8 +16,8 @@ import pytest
 
 from grader.backends.base import BackendUnavailable, Buffer, Launch, Scalar
 from grader.backends.cuda import sanitizer_available
-from grader.backends.cuda.timing import ratios, relative_spread, speedup
 from grader.result import Kind
+from grader.stats import ratios, relative_spread, speedup
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
