@@ -95,8 +95,9 @@ def test_ghost_border_names_the_rule():
     assert "repeats" in hint_of("conv2d-wrap", sizes, border)
 
 
-@pytest.mark.parametrize("lab,mask", [("conv2d", "mask"), ("conv2d-valid", "kernel"),
-                                      ("conv3d", "mask")])
+@pytest.mark.parametrize(
+    "lab,mask", [("conv2d", "mask"), ("conv2d-valid", "kernel"), ("conv3d", "mask")]
+)
 def test_flipped_mask(lab, mask):
     sizes = {
         "conv2d": {"Width": 40, "Height": 30, "MASK_WIDTH": 5},

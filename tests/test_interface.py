@@ -64,7 +64,12 @@ def test_parameters_and_resources_are_read(tmp_path):
     assert [p.size for p in sig.params] == [8, 8, 8, 4]
     assert sig.resources.registers > 0
     assert found.interface.launch == {
-        "BLOCK_X": 16, "BLOCK_Y": 16, "BLOCK_Z": 1, "TILE_X": 16, "TILE_Y": 16, "TILE_Z": 1
+        "BLOCK_X": 16,
+        "BLOCK_Y": 16,
+        "BLOCK_Z": 1,
+        "TILE_X": 16,
+        "TILE_Y": 16,
+        "TILE_Z": 1,
     }
 
 
@@ -98,9 +103,11 @@ def test_static_constant_is_accepted(tmp_path):
 
 
 def test_constant_of_the_wrong_size(tmp_path):
-    text = CONV3D_PITCHED.format(pitch="size_t").replace(
-        "#ifndef MASK_WIDTH\n#define MASK_WIDTH 5\n#endif", "#define MW 5"
-    ).replace("MASK_WIDTH * MASK_WIDTH * MASK_WIDTH", "MW * MW * MW")
+    text = (
+        CONV3D_PITCHED.format(pitch="size_t")
+        .replace("#ifndef MASK_WIDTH\n#define MASK_WIDTH 5\n#endif", "#define MW 5")
+        .replace("MASK_WIDTH * MASK_WIDTH * MASK_WIDTH", "MW * MW * MW")
+    )
     found = check(tmp_path, text, "conv3d-pitched", {"MASK_WIDTH": 7})
     assert len(found) == 1 and "holds 125 floats" in found[0].message and "343" in found[0].message
 
