@@ -14,6 +14,7 @@ from pathlib import Path
 import jinja2
 
 from grader.batch.gradebook import Row, number
+from grader.report.common import environment
 
 TEMPLATES = Path(__file__).parent / "templates"
 WIDTH, HEIGHT = 640, 200
@@ -89,13 +90,7 @@ def common_diagnostics(rows: list[Row]) -> list[tuple[str, int]]:
 
 @cache
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
+    env = environment(TEMPLATES)
     env.filters["number"] = number
     return env
 

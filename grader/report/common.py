@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
+
+import jinja2
 
 from grader.result import CaseResult, Diagnostic, KernelResources, Mismatch, Result
 
@@ -145,3 +148,15 @@ def speedup(value: float) -> str:
 
 def percent(value: float) -> str:
     return f"{value * 100:.1f}%"
+
+
+def environment(folder: Path, autoescape: bool = True) -> jinja2.Environment:
+    """The jinja2 settings every report template shares: strict, tidy whitespace."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        autoescape=autoescape,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )

@@ -105,13 +105,7 @@ def chart(perf: Performance) -> Chart:
 
 @cache  # batch grading renders hundreds of reports from the same compiled template
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
+    env = common.environment(TEMPLATES)
     env.filters.update(
         number=common.number,
         points=common.points,

@@ -50,14 +50,8 @@ def status(value: object) -> str:
 
 @cache  # batch grading renders hundreds of reports from the same compiled template
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=False,  # Markdown, not HTML: the md and code filters do the escaping
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-    )
+    # Markdown, not HTML: the md and code filters do the escaping
+    env = common.environment(TEMPLATES, autoescape=False)
     env.filters.update(
         md=md,
         code=code,
