@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import traceback
 from collections.abc import Sequence
@@ -13,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grader
-from grader import defaults, paths
-from grader.errors import ExitCode, GraderError, SetupError, UsageError
+from grader import defaults
+from grader.errors import ExitCode, GraderError
 
 SECRET_ENV = "GRADER_SECRET"
 DEBUG_ENV = "GRADER_DEBUG"
@@ -78,32 +77,9 @@ def run_labs(args: argparse.Namespace) -> int:
 # -- template ---------------------------------------------------------------------------
 
 
-def copy_template(lab: str, destination: Path, force: bool = False) -> list[Path]:
-    """Copy the lab's student template into `destination` and return the files written.
-    Refuses, before writing anything, when a file would be overwritten without `force`."""
-    from grader.labs import get
-
-    get(lab)  # an unknown lab is a UsageError that lists the labs
-    source = paths.template_dir(lab)
-    if not source.is_dir():
-        raise SetupError(f"The template of {lab} is missing: {source} does not exist.")
-    if destination.exists() and not destination.is_dir():
-        raise UsageError(f"{destination} is a file; give a folder to copy the template into.")
-    pairs = [(f, destination / f.relative_to(source)) for f in sorted(source.rglob("*"))]
-    pairs = [(src, dst) for src, dst in pairs if src.is_file()]
-    clashes = [str(dst) for _, dst in pairs if dst.exists()]
-    if clashes and not force:
-        raise UsageError(
-            f"{', '.join(clashes)} already exist{'s' if len(clashes) == 1 else ''}; "
-            "nothing was copied. Add --force to overwrite, or choose another folder."
-        )
-    for src, dst in pairs:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dst)  # contents only: an installed template may be read-only
-    return [dst for _, dst in pairs]
-
-
 def run_template(args: argparse.Namespace) -> int:
+    from grader.templates import copy_template
+
     written = copy_template(args.lab, Path(args.dir), force=args.force)
     print(f"Copied the {args.lab} template into {args.dir}:")
     print("\n".join(f"  {path}" for path in written))
