@@ -250,7 +250,10 @@ def judge(
         compare(name, want, layouts[name].unpack(outcome.buffers[name].data), tol[name])
         for name, want in expected.items()
     ]
-    result.diagnostics += output_diagnostics(comparisons, lab.kernel.name)
+    seen = {d.kind for d in outcome.diagnostics}
+    result.diagnostics += [
+        d for d in output_diagnostics(comparisons, lab.kernel.name) if d.kind not in seen
+    ]
     _summarise(result, comparisons)
     failing = [(c, tol[c.name]) for c in comparisons if not c.ok]
     if failing:

@@ -193,7 +193,8 @@ def truncated_sum(first: str, second: str) -> Detector:
 
     def detect(ctx: Context) -> str | None:
         width = ctx.inputs[first].shape[1]
-        for tile in sorted({ctx.tile[0], ctx.tile[1], 8, 16, 32}):
+        own = [ctx.tile[0], ctx.tile[1]]
+        for tile in dict.fromkeys([*own, 8, 16, 32]):  # the student's own tile first
             kept = (width // tile) * tile
             if kept in (0, width):
                 continue
