@@ -1,5 +1,5 @@
 """`grader init-ci`: the workflow parses as YAML, installs the grader, runs `grader check`
-exactly as docs/batch.md documents it, and reports the JUnit, the Markdown summary and
+exactly as the README documents it, and reports the JUnit, the Markdown summary and
 the points for GitHub Classroom."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from grader.ci import init_ci, workflow
 from grader.ci.workflow import check_command
 from grader.errors import UsageError
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "batch.md"
+DOCS = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def steps(text: str) -> list[dict]:
