@@ -19,6 +19,7 @@ from grader.backends import get_backend
 from grader.backends.base import (
     Backend,
     BackendUnavailable,
+    Buffer,
     Build,
     Launch,
     RunOutcome,
@@ -378,17 +379,17 @@ def measure(lab: Lab, submission: Submission, backend: Backend, options: Options
     inputs = casegen.make_timing_inputs(lab, case)
     launch_s, _ = make_launch(lab, case, inputs, student.interface)
     launch_r, _ = make_launch(lab, case, inputs, reference.interface)
-    launch_r.args = [_shared_input(a, launch_s) for a in launch_r.args]
+    launch_r.args = [_same_buffer(a, launch_s) for a in launch_r.args]
     timing = backend.time(student, reference, (launch_s, launch_r), options.timing_budget)
     return performance_of(lab, case.sizes, timing)
 
 
-def _shared_input(arg, other: Launch):
-    """Reuse the student launch's input arrays so they cross to the worker once."""
-    for mine in other.args:
-        if mine.name == arg.name and getattr(arg, "output", True) is False:
-            return mine
-    return arg
+def _same_buffer(arg, other: Launch):
+    """The student launch's buffer of the same name, so that each of the hundreds of
+    megabytes crosses to the worker once; timing never reads the outputs back."""
+    if not isinstance(arg, Buffer):
+        return arg
+    return next((mine for mine in other.buffers() if mine.name == arg.name), arg)
 
 
 def performance_of(lab: Lab, sizes: dict[str, int], timing) -> Performance:
