@@ -19,7 +19,6 @@ from grader.backends import get_backend
 from grader.backends.base import (
     Backend,
     BackendUnavailable,
-    Buffer,
     Build,
     Launch,
     RunOutcome,
@@ -28,7 +27,7 @@ from grader.backends.base import (
 from grader.compare import Comparison, compare, tolerances
 from grader.errors import UsageError
 from grader.labs.model import Case, Lab
-from grader.launch import Layout, make_launch
+from grader.launch import Layout, make_launch, relaunch
 from grader.result import (
     CaseResult,
     CompileInfo,
@@ -377,19 +376,11 @@ def measure(lab: Lab, submission: Submission, backend: Backend, options: Options
     student = backend.build(submission, macros, lab.default_block)
     reference = backend.build(reference_sub, macros, lab.default_block)
     inputs = casegen.make_timing_inputs(lab, case)
+    # One set of buffers for both: hundreds of megabytes cross to the worker once.
     launch_s, _ = make_launch(lab, case, inputs, student.interface)
-    launch_r, _ = make_launch(lab, case, inputs, reference.interface)
-    launch_r.args = [_same_buffer(a, launch_s) for a in launch_r.args]
+    launch_r = relaunch(lab, case, launch_s, reference.interface)
     timing = backend.time(student, reference, (launch_s, launch_r), options.timing_budget)
     return performance_of(lab, case.sizes, timing)
-
-
-def _same_buffer(arg, other: Launch):
-    """The student launch's buffer of the same name, so that each of the hundreds of
-    megabytes crosses to the worker once; timing never reads the outputs back."""
-    if not isinstance(arg, Buffer):
-        return arg
-    return next((mine for mine in other.buffers() if mine.name == arg.name), arg)
 
 
 def performance_of(lab: Lab, sizes: dict[str, int], timing) -> Performance:

@@ -8,7 +8,7 @@ included) start poisoned, so elements never written show."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -68,6 +68,21 @@ def constant_values(lab: Lab, sizes, inputs) -> dict[str, np.ndarray]:
     return out
 
 
+def shape_for(lab: Lab, case: Case, interface: Interface) -> dict:
+    """The grid, block and dynamic shared memory a module's launch macros ask for."""
+    sizes = case.sizes
+    return {
+        "grid": grid_for(lab, sizes, interface),
+        "block": interface.block(),
+        "shared_bytes": lab.dynamic_shared(sizes, interface.launch) if lab.dynamic_shared else 0,
+    }
+
+
+def relaunch(lab: Lab, case: Case, launch: Launch, interface: Interface) -> Launch:
+    """`launch`'s buffers and constants, shaped for another module (the reference)."""
+    return replace(launch, **shape_for(lab, case, interface))
+
+
 def make_launch(lab: Lab, case: Case, inputs: dict[str, np.ndarray], interface: Interface):
     """The Launch for `case`, and the Layout of each pointer parameter."""
     sizes = case.sizes
@@ -85,13 +100,10 @@ def make_launch(lab: Lab, case: Case, inputs: dict[str, np.ndarray], interface: 
         else:
             data = lay.pack(inputs[param.array_name], padding)
         args.append(Buffer(param.name, data, param.role == Role.OUTPUT))
-    shared = lab.dynamic_shared(sizes, interface.launch) if lab.dynamic_shared else 0
     launch = Launch(
         kernel=lab.kernel.name,
-        grid=grid_for(lab, sizes, interface),
-        block=interface.block(),
-        shared_bytes=shared,
         args=args,
         constants=constant_values(lab, sizes, inputs),
+        **shape_for(lab, case, interface),
     )
     return launch, layouts
