@@ -25,6 +25,7 @@ def get_backend(name: str, *, jobs: int | None = None, allow_unsandboxed: bool =
 
             return CudaBackend()
         if name == "cuda":
+            why = why if why.endswith(".") else f"{why}."
             raise SetupError(
                 f"--backend cuda needs a usable NVIDIA GPU, and this machine has none: {why} "
                 "Use --backend cpu (or auto) to check correctness on the CPU."
