@@ -180,17 +180,13 @@ class Grading:
     # -- sanitizer and timing -------------------------------------------------------------
 
     def sanitize(self, all_cases: list[Case]) -> None:
-        public = [c for c in all_cases if c.visibility == "public"]
-        runnable = [(c, self.build_for(c)) for c in public[:1]]
-        runnable = [(c, b) for c, b in runnable if b.ok]
-        if not runnable:
+        """The first (smallest) public case, again under the backend's checker."""
+        case = next(c for c in all_cases if c.visibility == "public")
+        build = self.build_for(case)
+        if not build.ok:
             return
-        build = runnable[0][1]
-        launches = [
-            make_launch(self.lab, c, casegen.make_inputs(self.lab, c), b.interface)[0]
-            for c, b in runnable
-            if b is build
-        ]
+        inputs = casegen.make_inputs(self.lab, case)
+        launches = [make_launch(self.lab, case, inputs, build.interface)[0]]
         try:
             found = self.backend.sanitize(build, launches, self.options.timeout * 10)
         except BackendUnavailable as why:

@@ -8,7 +8,14 @@ from __future__ import annotations
 import os
 import platform
 
-from grader.backends.base import Backend, Build, Launch, RunOutcome, Submission
+from grader.backends.base import (
+    Backend,
+    BackendUnavailable,
+    Build,
+    Launch,
+    RunOutcome,
+    Submission,
+)
 from grader.backends.cpu import build as building
 from grader.backends.cpu import diagnose, sandbox, toolchain
 from grader.backends.cpu.runner import Settings, execute
@@ -28,6 +35,12 @@ class CpuBackend(Backend):
         super().__init__()
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.allow_unsandboxed = allow_unsandboxed
+
+    def sanitize(self, build: Build, launches: list[Launch], timeout: float) -> list[Diagnostic]:
+        raise BackendUnavailable(
+            "the CPU backend already checks every case for accesses out of bounds, races "
+            "and barrier problems."
+        )
 
     def device(self) -> str:
         cores = os.cpu_count() or 1
