@@ -81,15 +81,19 @@ def inspect(
     return result
 
 
-def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
+def run_compiler(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Run a compiler on student source: its exit code and its messages, or -1 and a
+    sentence when it runs past the compile timeout (a template bomb, say)."""
     try:
         proc = subprocess.run(
             cmd,
             cwd=cwd,
             capture_output=True,
             text=True,
-            timeout=defaults.COMPILE_TIMEOUT,
             errors="replace",
+            timeout=defaults.COMPILE_TIMEOUT,
+            env=env,
+            stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
         return -1, f"compilation took longer than {defaults.COMPILE_TIMEOUT:.0f} s and was stopped"
@@ -102,12 +106,13 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
     name = safe_name(shown_name)
     (tmp / name).write_text(source)
     flags = ["-arch", arch, "-lineinfo", *macro_flags(macros)]
-    code, log = _run([nvcc, "-ptx", *flags, name, "-o", "module.ptx"], tmp)
+    code, log = run_compiler([nvcc, "-ptx", *flags, name, "-o", "module.ptx"], tmp)
     raw = {"ok": code == 0, "log": clean_log(log, tmp, name, shown_name), "ptx": "", "ptxas": ""}
     if code == 0:
         raw["ptx"] = (tmp / "module.ptx").read_text()
         ptxas = str(Path(nvcc).with_name("ptxas"))
-        _, raw["ptxas"] = _run([ptxas, f"-arch={arch}", "-v", "module.ptx", "-o", "m.cubin"], tmp)
+        ptxas_cmd = [ptxas, f"-arch={arch}", "-v", "module.ptx", "-o", "m.cubin"]
+        _, raw["ptxas"] = run_compiler(ptxas_cmd, tmp)
     return raw
 
 

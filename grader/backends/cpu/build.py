@@ -244,7 +244,8 @@ def _compile_in(
             "-x", "c++", name,
             "-o", "module.so",
         ]  # fmt: skip
-        code, log = _run(cmd, tmp)
+        wrapped, env = toolchain.sandboxed(cmd, tmp)
+        code, log = nvcc.run_compiler(wrapped, tmp, env)
         log = _clean(log, tmp, name, shown)
         if code == 0:
             return Compiled(True, log, [], tmp / "module.so", dropped)
@@ -261,24 +262,6 @@ def _compile_in(
                 if match:
                     dropped[match.group(1)] = bad[index]
     return Compiled(False, log, [_generic(log, shown)], None, dropped)
-
-
-def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
-    cmd, env = toolchain.sandboxed(cmd, cwd)
-    try:
-        proc = subprocess.run(
-            cmd,
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=defaults.COMPILE_TIMEOUT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        return -1, f"compilation took longer than {defaults.COMPILE_TIMEOUT:.0f} s and was stopped"
-    return proc.returncode, proc.stdout + proc.stderr
 
 
 def _clean(log: str, tmp: Path, name: str, shown: str) -> str:
