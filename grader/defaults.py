@@ -19,6 +19,7 @@ TIMING_MAX_ROUNDS = 200
 
 def cache_dir() -> Path:
     """Where compiled modules are cached; GRADER_CACHE overrides."""
-    root = os.environ.get("GRADER_CACHE") or os.environ.get("XDG_CACHE_HOME")
-    base = Path(root) if root else Path.home() / ".cache"
-    return base / "cuda-lab-grader" if not os.environ.get("GRADER_CACHE") else base
+    if os.environ.get("GRADER_CACHE"):
+        return Path(os.environ["GRADER_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "cuda-lab-grader"

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from grader.errors import ExitCode
+
 
 class Kind(StrEnum):
     """Diagnostic kinds: the design's eleven, and OUTPUT for a flood of printf output."""
@@ -201,8 +203,6 @@ class Result:
 
     @property
     def exit_code(self) -> int:
-        from grader.errors import ExitCode
-
         return ExitCode.OK if self.status == Status.PASSED else ExitCode.FAILED
 
     def all_diagnostics(self) -> list[Diagnostic]:
