@@ -20,7 +20,7 @@ from grader import cases, paths
 from grader.backends.cuda import CudaBackend
 from grader.grading import Options, check, performance_of
 from grader.labs import all_labs
-from grader.launch import make_launch
+from grader.launch import timing_launch
 from grader.source import read_submission
 
 
@@ -72,8 +72,8 @@ def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float]:
         backend.build(read_submission(folder / name)[0], macros, lab.default_block)
         for name in ("baseline.cu", "reference.cu")
     ]
-    inputs = cases.make_timing_inputs(lab, case)
-    launches = tuple(make_launch(lab, case, inputs, b.interface)[0] for b in built)
+    patterns = cases.timing_patterns(lab, case)
+    launches = tuple(timing_launch(lab, case, patterns, b.interface) for b in built)
     timing = backend.time(built[0], built[1], launches, budget=6.0)
     perf = performance_of(lab, case.sizes, timing)
     return perf.student_ms, perf.reference_ms

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 
 import numpy as np
 
@@ -83,16 +84,15 @@ def make_inputs(lab: Lab, case: Case) -> dict[str, np.ndarray]:
     return {arr.name: random_signed(rng, arr.shape(case.sizes)) for arr in lab.inputs}
 
 
-def make_timing_inputs(lab: Lab, case: Case) -> dict[str, np.ndarray]:
-    """Inputs for timing: a random chunk repeated, since speed does not depend on the
-    values and drawing hundreds of millions of them would dominate a check."""
+def timing_patterns(lab: Lab, case: Case) -> dict[str, np.ndarray]:
+    """The first values of each timing input, flat; the rest of the input repeats them
+    (see launch.timing_launch). An input of at most TIMING_CHUNK elements is whole. Speed
+    does not depend on the values, and drawing hundreds of millions would dominate a check."""
     rng = np.random.default_rng(case.seed)
-    out = {}
-    for arr in lab.inputs:
-        shape = arr.shape(case.sizes)
-        chunk = random_signed(rng, (min(TIMING_CHUNK, int(np.prod(shape))),))
-        out[arr.name] = np.resize(chunk, shape)
-    return out
+    return {
+        arr.name: random_signed(rng, (min(TIMING_CHUNK, math.prod(arr.shape(case.sizes))),))
+        for arr in lab.inputs
+    }
 
 
 def expected_outputs(lab: Lab, case: Case, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

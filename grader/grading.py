@@ -27,7 +27,7 @@ from grader.backends.base import (
 from grader.compare import Comparison, compare, tolerances
 from grader.errors import UsageError
 from grader.labs.model import Case, Lab
-from grader.launch import Layout, make_launch, relaunch
+from grader.launch import Layout, make_launch, relaunch, timing_launch
 from grader.result import (
     CaseResult,
     CompileInfo,
@@ -371,9 +371,9 @@ def measure(lab: Lab, submission: Submission, backend: Backend, options: Options
     reference_sub, _ = read_submission(ref_path)
     student = backend.build(submission, macros, lab.default_block)
     reference = backend.build(reference_sub, macros, lab.default_block)
-    inputs = casegen.make_timing_inputs(lab, case)
-    # One set of buffers for both: hundreds of megabytes cross to the worker once.
-    launch_s, _ = make_launch(lab, case, inputs, student.interface)
+    patterns = casegen.timing_patterns(lab, case)
+    # One set of buffers for both kernels, so both read the same device memory.
+    launch_s = timing_launch(lab, case, patterns, student.interface)
     launch_r = relaunch(lab, case, launch_s, reference.interface)
     timing = backend.time(student, reference, (launch_s, launch_r), options.timing_budget)
     return performance_of(lab, case.sizes, timing)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from grader.backends.base import POISON_BITS, Buffer, Launch, Scalar, bits_as_float
+from grader.backends.base import POISON_BITS, Buffer, Launch, Repeated, Scalar, bits_as_float
 from grader.interface import Interface
 from grader.labs.model import Case, Lab, Param, Role
 
@@ -85,25 +85,45 @@ def relaunch(lab: Lab, case: Case, launch: Launch, interface: Interface) -> Laun
 
 def make_launch(lab: Lab, case: Case, inputs: dict[str, np.ndarray], interface: Interface):
     """The Launch for `case`, and the Layout of each pointer parameter."""
+    poison, padding = bits_as_float(POISON_BITS), bits_as_float(PADDING_BITS)
+
+    def contents(param: Param, lay: Layout) -> np.ndarray:
+        if param.role == Role.OUTPUT:
+            return np.full(lay.elements, poison, np.float32)
+        return lay.pack(inputs[param.array_name], padding)
+
+    return _assemble(lab, case, interface, contents, constant_values(lab, case.sizes, inputs))
+
+
+def timing_launch(
+    lab: Lab, case: Case, patterns: dict[str, np.ndarray], interface: Interface
+) -> Launch:
+    """The Launch for timing: every buffer, row padding included, is its input's pattern
+    (cases.timing_patterns) repeated, and outputs are the poison repeated. Timing reads
+    no results, so nothing needs the logical layout, and nothing large is built here."""
+    poison = np.array([bits_as_float(POISON_BITS)], np.float32)
+
+    def contents(param: Param, lay: Layout) -> Repeated:
+        pattern = poison if param.role == Role.OUTPUT else patterns[param.array_name]
+        return Repeated(pattern, lay.elements)
+
+    return _assemble(lab, case, interface, contents, constant_values(lab, case.sizes, patterns))[0]
+
+
+def _assemble(lab: Lab, case: Case, interface: Interface, contents, constants) -> tuple:
     sizes = case.sizes
     args: list[Buffer | Scalar] = []
     layouts: dict[str, Layout] = {}
-    poison, padding = bits_as_float(POISON_BITS), bits_as_float(PADDING_BITS)
     for param in lab.kernel.params:
         if not param.is_pointer:
             args.append(Scalar(param.name, param.ctype, int(sizes[param.value_name])))
             continue
-        lay = layout(lab, param, sizes)
-        layouts[param.name] = lay
-        if param.role == Role.OUTPUT:
-            data = np.full(lay.elements, poison, np.float32)
-        else:
-            data = lay.pack(inputs[param.array_name], padding)
-        args.append(Buffer(param.name, data, param.role == Role.OUTPUT))
+        lay = layouts[param.name] = layout(lab, param, sizes)
+        args.append(Buffer(param.name, contents(param, lay), param.role == Role.OUTPUT))
     launch = Launch(
         kernel=lab.kernel.name,
         args=args,
-        constants=constant_values(lab, sizes, inputs),
+        constants=constants,
         **shape_for(lab, case, interface),
     )
     return launch, layouts

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from grader import stats
-from grader.backends.base import Buffer, Launch, Scalar
+from grader.backends.base import Buffer, Launch, Repeated, Scalar
 from grader.backends.cuda import errors, protocol, sanitizer, timing
 from grader.result import Kind
 
@@ -104,6 +104,20 @@ def test_launch_round_trip_and_shared_inputs_cross_once():
     assert [v.dtype for v in values] == [np.int32, np.uint64]
     assert int(values[1]) == 1 << 40
     np.testing.assert_array_equal(launch.constants["Mc"], np.ones(9))
+
+
+def test_repeated_buffers_send_only_their_pattern():
+    pattern = np.arange(3, dtype=np.float32)
+    launch = _launch(np.ones(4, np.float32), np.ones(4, np.float32))
+    launch.args[0] = Buffer("M", Repeated(pattern, 1 << 28), False)
+    table = protocol.ArrayTable()
+    spec = protocol.encode_launch(launch, "matmul", table)
+    assert sum(a.size for a in table.arrays) == 3 + 4 + 4 + 9
+    back, _ = protocol.decode_launch(spec, table.arrays)
+    m = back.buffers()[0].data
+    assert isinstance(m, Repeated) and m.size == 1 << 28
+    np.testing.assert_array_equal(m.pattern, pattern)
+    np.testing.assert_array_equal(Repeated(pattern, 7).materialize(), [0, 1, 2, 0, 1, 2, 0])
 
 
 def test_unknown_scalar_type_is_refused():

@@ -1,13 +1,16 @@
 """From a case to the buffers, grid and constants a backend launches with."""
 
+import math
+
 import numpy as np
+import pytest
 
 from grader import cases
-from grader.backends.base import POISON_BITS, Buffer, Scalar
+from grader.backends.base import POISON_BITS, Buffer, Repeated, Scalar
 from grader.compare import poisoned
 from grader.interface import Interface
-from grader.labs import get
-from grader.launch import PADDING_BITS, make_launch
+from grader.labs import all_labs, get
+from grader.launch import PADDING_BITS, make_launch, timing_launch
 
 
 def interface(block=(16, 16, 1), tile=None):
@@ -75,3 +78,28 @@ def test_pitched_buffers_pad_rows():
     scalars = {a.name: (a.ctype, a.value) for a in launch.args if isinstance(a, Scalar)}
     assert scalars["pitchN"] == ("size_t", s["pitchN"]) and scalars["D"] == ("int", 11)
     assert launch.grid == (5, 3, 2)
+
+
+@pytest.mark.parametrize("name", sorted(all_labs()))
+def test_timing_launch_sends_patterns_the_size_of_the_real_buffers(name):
+    lab = get(name)
+    case = cases.timing_case(lab)
+    patterns = cases.timing_patterns(lab, case)
+    iface = interface((8, 8, 8) if len(lab.extent(case.sizes)) == 3 else (16, 16, 1))
+    launch = timing_launch(lab, case, patterns, iface)
+    whole = {a.name: math.prod(a.shape(case.sizes)) for a in lab.inputs}
+    assert all(p.size == min(cases.TIMING_CHUNK, whole[n]) for n, p in patterns.items())
+    for param, arg in zip(lab.kernel.params, launch.args, strict=True):
+        if not param.is_pointer:
+            assert arg.value == case.sizes[param.value_name]
+            continue
+        assert isinstance(arg.data, Repeated)
+        shape = lab.array_shape(param.array_name, case.sizes)
+        stride = case.sizes[param.pitch] // 4 if param.pitch else shape[-1]
+        assert arg.data.size == math.prod(shape[:-1]) * stride
+        if arg.output:
+            assert (arg.data.pattern.view(np.uint32) == POISON_BITS).all()
+    for const in lab.constants:  # the mask is small, so its pattern is all of it
+        values = launch.constants[const.name]
+        mask = patterns[const.array]
+        assert np.array_equal(values[: mask.size], mask) and np.isnan(values[mask.size :]).all()

@@ -53,13 +53,27 @@ class Build:
         return self.compile.ok and self.interface is not None
 
 
+@dataclass(frozen=True)
+class Repeated:
+    """Contents given as `pattern` repeated to `size` elements. Timing buffers take this
+    form: a kernel's speed does not depend on the values, so a few megabytes stand for
+    hundreds, and the backend fills the device buffer itself."""
+
+    pattern: np.ndarray  # float32, 1-D
+    size: int
+
+    def materialize(self) -> np.ndarray:
+        return np.resize(self.pattern, self.size)
+
+
 @dataclass
 class Buffer:
     """A device buffer: `data` is the whole 1-D layout (pitched rows included).
-    Outputs are poisoned by the caller; the backend adds canaries or guard pages."""
+    Outputs are poisoned by the caller; the backend adds canaries or guard pages.
+    Only timing launches carry `Repeated` data."""
 
     name: str
-    data: np.ndarray  # float32, 1-D
+    data: np.ndarray | Repeated  # float32, 1-D
     output: bool
 
 
@@ -160,7 +174,8 @@ class Backend(ABC):
         launches: tuple[Launch, Launch],
         budget: float,
     ) -> Timing:
-        """Time student and reference launches interleaved on the same inputs."""
+        """Time student and reference launches interleaved on the same inputs. Their
+        buffers may be `Repeated`; the same Buffer in both launches is one device buffer."""
         raise BackendUnavailable(f"The {self.name} backend does not measure speed.")
 
     def sanitize(self, build: Build, launches: list[Launch], timeout: float) -> list[Diagnostic]:

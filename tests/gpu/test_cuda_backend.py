@@ -14,7 +14,7 @@ import gpu_kernels as k  # tests/gpu is on sys.path (pytest's rootdir-less impor
 import numpy as np
 import pytest
 
-from grader.backends.base import BackendUnavailable, Buffer, Launch, Scalar
+from grader.backends.base import BackendUnavailable, Buffer, Launch, Repeated, Scalar
 from grader.backends.cuda import sanitizer_available
 from grader.result import Kind
 from grader.stats import ratios, relative_spread, speedup
@@ -49,6 +49,19 @@ def test_correct_matmul_passes_and_leaves_canaries(backend, source, width):
     for state in outcome.buffers.values():
         assert (state.written_before, state.written_after) == (0, 0)
     assert outcome.diagnostics == []
+
+
+def test_repeated_buffers_are_filled_on_the_device(backend):
+    """What timing sends: patterns the device repeats, here of a length that does not
+    divide the buffer, inside canaries that must stay whole."""
+    launch = k.matmul_launch(517)
+    patterns = [b.data[:1000] for b in launch.buffers()[:2]]
+    for i, pattern in enumerate(patterns):
+        launch.args[i] = Buffer(launch.args[i].name, Repeated(pattern, 517 * 517), False)
+    outcome = backend.run(build(backend, k.TILED), launch, timeout=10)
+    whole = k.matmul_launch(517, tuple(np.resize(p, 517 * 517) for p in patterns))
+    assert_product(outcome, whole)
+    assert all((s.written_before, s.written_after) == (0, 0) for s in outcome.buffers.values())
 
 
 def test_missing_boundary_check_writes_past_p_into_the_canaries(backend):

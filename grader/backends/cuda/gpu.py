@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader import stats
-from grader.backends.base import CANARY_BITS, Buffer, Launch
+from grader.backends.base import CANARY_BITS, Buffer, Launch, Repeated
 from grader.backends.cuda import errors, timing
 from grader.backends.cuda.protocol import scalar_value
 
@@ -122,35 +122,44 @@ class Gpu:
     # -- buffers --------------------------------------------------------------------------
 
     def allocate(self, buffer: Buffer, canaries: int) -> DeviceBuffer:
-        data = np.ascontiguousarray(buffer.data, np.float32).reshape(-1)
+        size = buffer.data.size
         with failures("alloc"):
-            allocation = self.cuda.mem_alloc(max(4 * (data.size + 2 * canaries), 4))
+            allocation = self.cuda.mem_alloc(max(4 * (size + 2 * canaries), 4))
         address = int(allocation) + 4 * canaries
-        placed = DeviceBuffer(buffer.name, allocation, address, data.size, canaries)
-        self.upload(placed, data)
+        placed = DeviceBuffer(buffer.name, allocation, address, size, canaries)
+        if isinstance(buffer.data, Repeated):
+            self.fill(placed, buffer.data)
+        else:
+            self.upload(placed, np.ascontiguousarray(buffer.data, np.float32).reshape(-1))
         return placed
 
-    def allocate_apart(self, buffers: list[Buffer]) -> dict[str, DeviceBuffer]:
-        """Exact-size buffers with freed gaps between them. The driver packs small
-        allocations back to back, so without the gaps a read just past one buffer would
-        land in the next, which the sanitizer counts as a valid access."""
-        spacers, placed = [], {}
-        with failures("alloc"):
-            for buffer in buffers:
-                spacers.append(self.cuda.mem_alloc(_gap_bytes(buffer.data.size)))
-                placed[buffer.name] = self.allocate(buffer, 0)
-            spacers.append(self.cuda.mem_alloc(_gap_bytes(buffers[-1].data.size if buffers else 0)))
-            for spacer in spacers:
-                spacer.free()
-        return placed
+    def fill(self, placed: DeviceBuffer, data: Repeated) -> None:
+        """Upload the pattern once, then double the filled prefix by device copies."""
+        self._guard(placed)
+        done = min(data.pattern.size, data.size)
+        if not done:
+            return
+        first = np.ascontiguousarray(data.pattern[:done], np.float32)
+        with failures("copy"):
+            self.cuda.memcpy_htod(placed.address, first)
+            while done < data.size:
+                step = min(done, data.size - done)
+                self.cuda.memcpy_dtod(placed.address + 4 * done, placed.address, 4 * step)
+                done += step
 
     def upload(self, placed: DeviceBuffer, data: np.ndarray) -> None:
-        if placed.canaries:
-            guard = np.full(placed.canaries, CANARY_BITS, np.uint32).view(np.float32)
-            data = np.concatenate([guard, data, guard])
+        self._guard(placed)
         if data.size:
             with failures("copy"):
-                self.cuda.memcpy_htod(int(placed.allocation), data)
+                self.cuda.memcpy_htod(placed.address, data)
+
+    def _guard(self, placed: DeviceBuffer) -> None:
+        if not placed.canaries:
+            return
+        guard = np.full(placed.canaries, CANARY_BITS, np.uint32)
+        with failures("copy"):
+            self.cuda.memcpy_htod(int(placed.allocation), guard)
+            self.cuda.memcpy_htod(placed.address + placed.nbytes, guard)
 
     def download(self, placed: DeviceBuffer) -> dict:
         """The buffer's data and what happened to its canaries."""

@@ -6,8 +6,8 @@ A message is a JSON header plus raw numpy arrays, framed as
 
 The header's "arrays" entry gives each array's dtype and shape; the payload is their
 bytes, one after another. Nothing is pickled, so a worker that misbehaves can send
-only data. Launches travel as plain dictionaries that name arrays by position, and an
-array that two launches share crosses once."""
+only data. Launches travel as plain dictionaries that name arrays by position. An
+array that two launches share crosses once, and a Repeated buffer sends only its pattern."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.backends.base import Buffer, Launch, Scalar
+from grader.backends.base import Buffer, Launch, Repeated, Scalar
 
 _FRAME = struct.Struct("<IQ")
 _CHUNK = 1 << 20
@@ -131,7 +131,12 @@ def encode_launch(launch: Launch, symbol: str, table: ArrayTable) -> dict:
     """`symbol` is the kernel's name in the module (mangled unless extern "C")."""
     args = []
     for arg in launch.args:
-        if isinstance(arg, Buffer):
+        if isinstance(arg, Buffer) and isinstance(arg.data, Repeated):
+            index = table.add(arg.data.pattern)
+            args.append(
+                {"buffer": arg.name, "array": index, "repeat": arg.data.size, "output": arg.output}
+            )
+        elif isinstance(arg, Buffer):
             args.append({"buffer": arg.name, "array": table.add(arg.data), "output": arg.output})
         else:
             if arg.ctype not in SCALAR_TYPES:
@@ -156,7 +161,10 @@ def decode_launch(spec: dict, arrays: list[np.ndarray]) -> tuple[Launch, str]:
     args: list[Buffer | Scalar] = []
     for arg in spec["args"]:
         if "buffer" in arg:
-            args.append(Buffer(arg["buffer"], arrays[arg["array"]], arg["output"]))
+            data = arrays[arg["array"]]
+            if "repeat" in arg:
+                data = Repeated(data, int(arg["repeat"]))
+            args.append(Buffer(arg["buffer"], data, arg["output"]))
         else:
             args.append(Scalar(arg["scalar"], arg["ctype"], arg["value"]))
     constants = {c["name"]: arrays[c["array"]] for c in spec["constants"]}
