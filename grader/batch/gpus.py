@@ -97,6 +97,7 @@ class GatedBackend(Backend):
         self.inner = inner
         self.gate = gate
         self.name = inner.name
+        self.notes = inner.notes
 
     def device(self) -> str:
         return self.inner.device()

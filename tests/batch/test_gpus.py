@@ -8,8 +8,11 @@ import time
 
 import pytest
 
-from grader.batch.gpus import Gate, parse_gpus, physical_device
+from grader import labs, paths
+from grader.backends.cpu import CpuBackend
+from grader.batch.gpus import Gate, GatedBackend, parse_gpus, physical_device
 from grader.errors import UsageError
+from grader.grading import Options, grade
 
 
 def test_gpus_parse():
@@ -61,3 +64,16 @@ def test_gates_of_different_gpus_are_independent(tmp_path):
     zero, one = Gate(tmp_path, "gpu-0"), Gate(tmp_path, "gpu-1")
     with zero.alone(), one.alone():
         pass
+
+
+def test_a_gated_backend_grades_as_its_inner_backend(tmp_path):
+    """Batch wraps every backend in a gate: a grading through it must not miss anything
+    that grading asks of a backend (the CUDA batch once lost the backend's notes)."""
+    lab = labs.get("matmul-naive")
+    reference = paths.reference_dir(lab.name) / "reference.cu"
+    inner = CpuBackend()
+    inner.notes.append("A note every report of this backend carries.")
+    with GatedBackend(inner, Gate(tmp_path, "gpu-0")) as gated:
+        result = grade(lab, reference, gated, Options(backend="cpu"))
+    assert str(result.status) == "passed", [d.message for d in result.all_diagnostics()]
+    assert "A note every report of this backend carries." in result.notes
