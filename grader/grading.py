@@ -180,19 +180,32 @@ class Grading:
     # -- sanitizer and timing -------------------------------------------------------------
 
     def sanitize(self, all_cases: list[Case]) -> None:
-        """The first (smallest) public case, again under the backend's checker."""
-        case = next(c for c in all_cases if c.visibility == "public")
-        build = self.build_for(case)
-        if not build.ok:
+        """The public cases again, under the backend's checker. Cases that hung are left
+        out: the checker would only hang with them."""
+        hung = {c.name for c in self.result.cases if c.status == Status.TIMEOUT}
+        groups: dict[int, tuple[Build, list[Launch]]] = {}
+        for case in all_cases:
+            if case.visibility != "public" or case.name in hung:
+                continue
+            build = self.build_for(case)
+            if not build.ok or any(d.kind in BLOCKING for d in build.diagnostics):
+                continue
+            inputs = casegen.make_inputs(self.lab, case)
+            launch = make_launch(self.lab, case, inputs, build.interface)[0]
+            groups.setdefault(id(build), (build, []))[1].append(launch)
+        if not groups:
+            self.result.notes.append("--sanitize did not run: no public case ran to its end.")
             return
-        inputs = casegen.make_inputs(self.lab, case)
-        launches = [make_launch(self.lab, case, inputs, build.interface)[0]]
-        try:
-            found = self.backend.sanitize(build, launches, self.options.timeout * 10)
-        except BackendUnavailable as why:
-            self.result.notes.append(f"--sanitize did not run: {why}")
-            return
-        self.result.diagnostics += found
+        known = {(d.kind, d.message) for d in self.result.diagnostics}
+        for build, launches in groups.values():
+            try:
+                found = self.backend.sanitize(build, launches, self.options.timeout * 10)
+            except BackendUnavailable as why:
+                self.result.notes.append(f"--sanitize did not run: {why}")
+                return
+            new = [d for d in found if (d.kind, d.message) not in known]
+            known |= {(d.kind, d.message) for d in new}
+            self.result.diagnostics += new
 
     def performance(self) -> Performance | None:
         if not self.options.timing:

@@ -8,6 +8,7 @@ import json
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from grader.backends.cuda.protocol import ArrayTable, encode_launch
 from grader.result import Diagnostic, Dim3, Kind
 
 TIMING_GRACE = 10.0  # seconds past the budget before a timing worker is killed
+SANITIZE_PARALLEL = 3  # sanitized workers at once
 # Failures in these phases under compute-sanitizer, unless they are a kernel's own error
 # surfacing late, mean that the tool, not the kernel, failed.
 _SETUP_PHASES = ("init", "load", "alloc", "constant", "copy")
@@ -245,10 +247,15 @@ class CudaBackend(Backend):
             submission=build.submission.name,
             student_lines=len(build.submission.text.splitlines()),
         )
-        findings: list[sanitizer.Finding] = []
-        for tool in sanitizer.TOOLS:
-            for launch, _, symbol in prepared:
-                findings += _sanitize_one(executable, tool, spec, launch, symbol, timeout)
+        jobs = [(tool, run, symbol) for tool in sanitizer.TOOLS for run, _, symbol in prepared]
+
+        def one(job: tuple[str, Launch, str]) -> list[sanitizer.Finding]:
+            return _sanitize_one(executable, job[0], spec, job[1], job[2], timeout)
+
+        # Each tool and launch in a process of its own; a few at once, as most of their
+        # time is the sanitizer's start-up, not the GPU.
+        with ThreadPoolExecutor(max_workers=min(len(jobs), SANITIZE_PARALLEL)) as pool:
+            findings = [f for found in pool.map(one, jobs) for f in found]
         return sanitizer.diagnostics(findings, context)
 
     def close(self) -> None:
