@@ -5,6 +5,7 @@ kernel in isolated workers and hand back only what the buffers held."""
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -183,10 +184,9 @@ class Grading:
         """The public cases again, under the backend's checker. Cases that hung are left
         out: the checker would only hang with them."""
         hung = {c.name for c in self.result.cases if c.status == Status.TIMEOUT}
+        public = [c for c in all_cases if c.visibility == "public" and c.name not in hung]
         groups: dict[int, tuple[Build, list[Launch]]] = {}
-        for case in all_cases:
-            if case.visibility != "public" or case.name in hung:
-                continue
+        for case in sorted(public, key=lambda c: math.prod(self.lab.extent(c.sizes))):
             build = self.build_for(case)
             if not build.ok or any(d.kind in BLOCKING for d in build.diagnostics):
                 continue

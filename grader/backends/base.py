@@ -179,7 +179,8 @@ class Backend(ABC):
         raise BackendUnavailable(f"The {self.name} backend does not measure speed.")
 
     def sanitize(self, build: Build, launches: list[Launch], timeout: float) -> list[Diagnostic]:
-        """Run launches under a memory, race and barrier checker; return its findings."""
+        """Run launches (smallest first) under a memory, race and barrier checker; return
+        its findings."""
         return []
 
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to stop

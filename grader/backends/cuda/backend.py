@@ -247,7 +247,11 @@ class CudaBackend(Backend):
             submission=build.submission.name,
             student_lines=len(build.submission.text.splitlines()),
         )
-        jobs = [(tool, run, symbol) for tool in sanitizer.TOOLS for run, _, symbol in prepared]
+        jobs = [
+            (tool, run, symbol)
+            for tool in sanitizer.TOOLS
+            for run, _, symbol in prepared[: 1 if tool in sanitizer.FIRST_LAUNCH_ONLY else None]
+        ]
 
         def one(job: tuple[str, Launch, str]) -> list[sanitizer.Finding]:
             return _sanitize_one(executable, job[0], spec, job[1], job[2], timeout)
