@@ -62,9 +62,6 @@ class Repeated:
     pattern: np.ndarray  # float32, 1-D
     size: int
 
-    def materialize(self) -> np.ndarray:
-        return np.resize(self.pattern, self.size)
-
 
 @dataclass
 class Buffer:
