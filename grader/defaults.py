@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+SECRET_ENV = "GRADER_SECRET"  # the environment variable that holds the course's secret
 ARCH = "sm_90"  # what nvcc targets when no GPU says otherwise (H100/H200)
 COMPILE_TIMEOUT = 60.0  # seconds for one compiler run
 CASE_TIMEOUT = 10.0  # seconds for one launch, --timeout

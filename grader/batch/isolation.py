@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import grader
+from grader.defaults import SECRET_ENV
 
 # Variables a worker keeps: what compilers, CUDA and Python need, and nothing personal.
 KEPT = (
@@ -34,7 +35,6 @@ KEPT = (
     "VIRTUAL_ENV",
     "XDG_CACHE_HOME",
 )
-SECRET_ENV = "GRADER_SECRET"
 _PR_SET_DUMPABLE = 4
 _KILL_ROUNDS = 5  # a fork bomb may add processes while the first round stops the others
 

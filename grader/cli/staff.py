@@ -1,6 +1,5 @@
-"""The `grader` verbs for course staff: batch, merge, gradescope and init-ci. Like
-grader.cli, they only adapt: parse, call the verb's function, print what it returns;
-domain errors travel up to grader.cli.main, which prints their sentence."""
+"""The verbs for course staff: batch, merge, gradescope and init-ci. Domain errors travel
+up to grader.cli.main, which prints their sentence."""
 
 from __future__ import annotations
 
@@ -10,13 +9,9 @@ import sys
 from pathlib import Path
 
 from grader import defaults
-from grader.cli import SECRET_ENV, _positive_seconds
+from grader.cli.args import positive_int, positive_seconds, secret
+from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
-
-
-def _secret(args: argparse.Namespace) -> str | None:
-    return args.secret or os.environ.get(SECRET_ENV) or None
-
 
 # -- batch ------------------------------------------------------------------------------
 
@@ -34,7 +29,7 @@ def run_batch(args: argparse.Namespace) -> int:
         args.lab,
         Path(args.dir),
         Path(args.out),
-        secret=_secret(args),
+        secret=secret(args),
         jobs=args.jobs or os.cpu_count() or 1,
         gpus=gpus,
         timeout=args.timeout,
@@ -95,10 +90,10 @@ def run_merge(args: argparse.Namespace) -> int:
 def run_gradescope(args: argparse.Namespace) -> int:
     from grader.gradescope import build_autograder
 
-    secret = _secret(args)
-    path = build_autograder(args.lab, Path(args.out), backend=args.backend, secret=secret)
+    key = secret(args)
+    path = build_autograder(args.lab, Path(args.out), backend=args.backend, secret=key)
     print(f"Wrote {path}: upload it as the assignment's autograder ({args.backend} backend).")
-    if secret:
+    if key:
         print("It holds the secret and runs the hidden cases: share it with course staff only.")
     else:
         print(f"Only public cases run: give --secret or {SECRET_ENV} to run the hidden ones.")
@@ -118,12 +113,6 @@ def run_init_ci(args: argparse.Namespace) -> int:
 # -- parsing ----------------------------------------------------------------------------
 
 
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return int(text)
-
-
 def _batch_parser(verbs: argparse._SubParsersAction) -> None:
     batch = verbs.add_parser(
         "batch",
@@ -138,21 +127,21 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
     batch.add_argument("--secret", help=f"the course's secret (or set {SECRET_ENV})")
     batch.add_argument(
         "--jobs",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="submissions graded at once (default: the number of CPUs)",
     )
     batch.add_argument("--gpus", metavar="0,1", help="GPUs to use; timing runs alone on each")
     batch.add_argument(
         "--timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=defaults.CASE_TIMEOUT,
         metavar="S",
         help=f"seconds one case may run (default {defaults.CASE_TIMEOUT:g})",
     )
     batch.add_argument(
         "--submission-timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         metavar="S",
         help="seconds one submission may take in all (default: its compiles and cases at "
         "their own limits)",

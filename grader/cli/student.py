@@ -1,28 +1,16 @@
-"""The `grader` command. It only adapts: it parses the command line, calls one verb, prints
-what the verb returns, and turns domain errors into their sentence and exit code."""
+"""The student's verbs: labs, template and check."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import traceback
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import grader
 from grader import defaults
-from grader.errors import ExitCode, GraderError
-
-SECRET_ENV = "GRADER_SECRET"
-DEBUG_ENV = "GRADER_DEBUG"
-INTERNAL_ERROR = (
-    "grader: internal error ({error}). This is a bug in the grader, not in your kernel: "
-    "please send the command you ran and this message to your course staff or the "
-    "grader's issue tracker. Set GRADER_DEBUG=1 to see the traceback."
-)
-
+from grader.cli.args import positive_seconds, secret
+from grader.defaults import SECRET_ENV
+from grader.errors import ExitCode
 
 # -- labs -------------------------------------------------------------------------------
 
@@ -99,7 +87,7 @@ def run_check(args: argparse.Namespace) -> int:
 
     options = Options(
         backend=args.backend,
-        secret=args.secret or os.environ.get(SECRET_ENV) or None,
+        secret=secret(args),
         timeout=args.timeout,
         timing=not args.no_timing,
         sanitize=args.sanitize,
@@ -122,14 +110,21 @@ def run_check(args: argparse.Namespace) -> int:
 # -- parsing ----------------------------------------------------------------------------
 
 
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
+def add_student_verbs(verbs: argparse._SubParsersAction) -> None:
+    """Add labs, template and check to the `grader` command."""
+    labs = verbs.add_parser("labs", help="list the labs", description="List the labs.")
+    labs.set_defaults(run=run_labs)
+
+    template = verbs.add_parser(
+        "template",
+        help="copy a lab's starting template",
+        description="Copy LAB's template (kernel.cu and README.md) into DIR.",
+    )
+    template.add_argument("lab", metavar="LAB")
+    template.add_argument("dir", metavar="DIR", help="the folder to create or fill")
+    template.add_argument("--force", action="store_true", help="overwrite existing files")
+    template.set_defaults(run=run_template)
+    _check_parser(verbs)
 
 
 def _check_parser(verbs: argparse._SubParsersAction) -> None:
@@ -154,7 +149,7 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
     )
     check.add_argument(
         "--timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=defaults.CASE_TIMEOUT,
         metavar="S",
         help="seconds one case may run before it counts as hung "
@@ -187,51 +182,3 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
         help="colour the summary: auto means on a terminal, unless NO_COLOR is set",
     )
     check.set_defaults(run=run_check)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="grader",
-        description="Grade CUDA lab kernels, on an NVIDIA GPU or on the CPU without one.",
-    )
-    parser.add_argument("--version", action="version", version=f"grader {grader.__version__}")
-    verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", required=True)
-
-    labs = verbs.add_parser("labs", help="list the labs", description="List the labs.")
-    labs.set_defaults(run=run_labs)
-
-    template = verbs.add_parser(
-        "template",
-        help="copy a lab's starting template",
-        description="Copy LAB's template (kernel.cu and README.md) into DIR.",
-    )
-    template.add_argument("lab", metavar="LAB")
-    template.add_argument("dir", metavar="DIR", help="the folder to create or fill")
-    template.add_argument("--force", action="store_true", help="overwrite existing files")
-    template.set_defaults(run=run_template)
-
-    _check_parser(verbs)
-    from grader.batch.cli import add_staff_verbs  # it imports this module: here, not on top
-
-    add_staff_verbs(verbs)  # batch, merge, gradescope, init-ci
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as stop:  # --help, --version, or a usage error argparse printed
-        return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
-    try:
-        return args.run(args)
-    except GraderError as error:
-        print(f"grader: {error}", file=sys.stderr)
-        return int(error.exit_code)
-    except KeyboardInterrupt:
-        print("grader: interrupted.", file=sys.stderr)
-        return ExitCode.USAGE
-    except Exception as error:  # a bug: one sentence, the traceback only on request
-        if os.environ.get(DEBUG_ENV) == "1":
-            traceback.print_exc()
-        print(INTERNAL_ERROR.format(error=f"{type(error).__name__}: {error}"), file=sys.stderr)
-        return ExitCode.USAGE

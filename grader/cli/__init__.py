@@ -1,0 +1,55 @@
+"""The `grader` command. It only adapts: it parses the command line, calls one verb, prints
+what the verb returns, and turns domain errors into their sentence and exit code. The
+student's verbs are in student.py, course staff's in staff.py."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+import grader
+from grader.cli.staff import add_staff_verbs
+from grader.cli.student import add_student_verbs
+from grader.errors import ExitCode, GraderError
+
+DEBUG_ENV = "GRADER_DEBUG"
+INTERNAL_ERROR = (
+    "grader: internal error ({error}). This is a bug in the grader, not in your kernel: "
+    "please send the command you ran and this message to your course staff or the "
+    "grader's issue tracker. Set GRADER_DEBUG=1 to see the traceback."
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="grader",
+        description="Grade CUDA lab kernels, on an NVIDIA GPU or on the CPU without one.",
+    )
+    parser.add_argument("--version", action="version", version=f"grader {grader.__version__}")
+    verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", required=True)
+    add_student_verbs(verbs)  # labs, template, check
+    add_staff_verbs(verbs)  # batch, merge, gradescope, init-ci
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help, --version, or a usage error argparse printed
+        return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
+    try:
+        return args.run(args)
+    except GraderError as error:
+        print(f"grader: {error}", file=sys.stderr)
+        return int(error.exit_code)
+    except KeyboardInterrupt:
+        print("grader: interrupted.", file=sys.stderr)
+        return ExitCode.USAGE
+    except Exception as error:  # a bug: one sentence, the traceback only on request
+        if os.environ.get(DEBUG_ENV) == "1":
+            traceback.print_exc()
+        print(INTERNAL_ERROR.format(error=f"{type(error).__name__}: {error}"), file=sys.stderr)
+        return ExitCode.USAGE
