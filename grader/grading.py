@@ -44,6 +44,10 @@ from grader.source import read_submission, static_checks, strip_comments
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
 # Diagnostics that do not fail a case by themselves.
 INFORMATIVE = {Kind.OUTPUT}
+SANITIZER_FOUND = (
+    "The output matched, but the sanitizer saw the kernel do something undefined (below): "
+    "a result that is right by luck can be wrong on another GPU, size or run."
+)
 
 
 @dataclass
@@ -181,31 +185,35 @@ class Grading:
     # -- sanitizer and timing -------------------------------------------------------------
 
     def sanitize(self, all_cases: list[Case]) -> None:
-        """The public cases again, under the backend's checker. Cases that hung are left
+        """The public cases again, under the backend's checker. What it finds in a case
+        fails that case, as the CPU backend's own checks do. Cases that hung are left
         out: the checker would only hang with them."""
-        hung = {c.name for c in self.result.cases if c.status == Status.TIMEOUT}
-        public = [c for c in all_cases if c.visibility == "public" and c.name not in hung]
-        groups: dict[int, tuple[Build, list[Launch]]] = {}
+        results = {c.name: c for c in self.result.cases}
+        public = [
+            c
+            for c in all_cases
+            if c.visibility == "public" and results[c.name].status != Status.TIMEOUT
+        ]
+        groups: dict[int, tuple[Build, list[tuple[CaseResult, Launch]]]] = {}
         for case in sorted(public, key=lambda c: math.prod(self.lab.extent(c.sizes))):
             build = self.build_for(case)
             if not build.ok or any(d.kind in BLOCKING for d in build.diagnostics):
                 continue
             inputs = casegen.make_inputs(self.lab, case)
             launch = make_launch(self.lab, case, inputs, build.interface)[0]
-            groups.setdefault(id(build), (build, []))[1].append(launch)
+            groups.setdefault(id(build), (build, []))[1].append((results[case.name], launch))
         if not groups:
             self.result.notes.append("--sanitize did not run: no public case ran to its end.")
             return
-        known = {(d.kind, d.message) for d in self.result.diagnostics}
-        for build, launches in groups.values():
+        for build, runs in groups.values():
+            launches = [launch for _, launch in runs]
             try:
                 found = self.backend.sanitize(build, launches, self.options.timeout * 10)
             except BackendUnavailable as why:
                 self.result.notes.append(f"--sanitize did not run: {why}")
                 return
-            new = [d for d in found if (d.kind, d.message) not in known]
-            known |= {(d.kind, d.message) for d in new}
-            self.result.diagnostics += new
+            for (case_result, _), diagnostics in zip(runs, found, strict=True):
+                _add_findings(case_result, diagnostics)
 
     def performance(self) -> Performance | None:
         if not self.options.timing:
@@ -221,6 +229,14 @@ class Grading:
             self.result.notes.append("Speed is measured once every case passes; it earns 0 now.")
             return None
         return measure(self.lab, self.submission, self.backend, self.options)
+
+
+def _add_findings(result: CaseResult, found: list[Diagnostic]) -> None:
+    known = {(d.kind, d.message) for d in result.diagnostics}
+    result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
+    if result.passed and any(d.kind not in INFORMATIVE for d in found):
+        result.status = Status.FAILED
+        result.hint = result.hint or SANITIZER_FOUND
 
 
 def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:

@@ -175,10 +175,12 @@ class Backend(ABC):
         buffers may be `Repeated`; the same Buffer in both launches is one device buffer."""
         raise BackendUnavailable(f"The {self.name} backend does not measure speed.")
 
-    def sanitize(self, build: Build, launches: list[Launch], timeout: float) -> list[Diagnostic]:
+    def sanitize(
+        self, build: Build, launches: list[Launch], timeout: float
+    ) -> list[list[Diagnostic]]:
         """Run launches (smallest first) under a memory, race and barrier checker; return
-        its findings."""
-        return []
+        the findings of each launch, in the launches' order."""
+        return [[] for _ in launches]
 
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to stop
         """Stop any worker processes."""

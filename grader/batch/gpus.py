@@ -118,7 +118,9 @@ class GatedBackend(Backend):
         with self.gate.alone():
             return self.inner.time(student, reference, launches, budget)
 
-    def sanitize(self, build: Build, launches: list[Launch], timeout: float) -> list[Diagnostic]:
+    def sanitize(
+        self, build: Build, launches: list[Launch], timeout: float
+    ) -> list[list[Diagnostic]]:
         with self.gate.shared():
             return self.inner.sanitize(build, launches, timeout)
 

@@ -252,7 +252,8 @@ def sanitize(backend, text, launches, timeout=30):
     except BackendUnavailable as err:
         pytest.skip(str(err))
     print(f"sanitize took {time.monotonic() - started:.1f} s")
-    return found
+    assert len(found) == len(launches)
+    return [d for per_launch in found for d in per_launch]
 
 
 def test_sanitize_finds_an_out_of_bounds_read(backend):
@@ -293,6 +294,16 @@ def test_sanitize_finds_a_write_past_the_end_of_p(backend):
     assert any(
         "wrote 4 bytes at P[" in d.message and "past the end of P" in d.message for d in writes
     )
+
+
+def test_sanitize_findings_belong_to_the_launch_that_made_them(backend):
+    """Width 64 is a multiple of the block: only the launch at 100 writes past P."""
+    if not sanitizer_available():
+        pytest.skip("compute-sanitizer is not installed")
+    built = build(backend, k.UNGUARDED_WRITE)
+    at_64, at_100 = backend.sanitize(built, [k.matmul_launch(64), k.matmul_launch(100)], 30)
+    assert at_64 == []
+    assert at_100 and all(d.kind == Kind.OUT_OF_BOUNDS for d in at_100)
 
 
 def test_sanitize_finds_a_divergent_barrier(backend):

@@ -36,7 +36,9 @@ class CpuBackend(Backend):
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.allow_unsandboxed = allow_unsandboxed
 
-    def sanitize(self, build: Build, launches: list[Launch], timeout: float) -> list[Diagnostic]:
+    def sanitize(
+        self, build: Build, launches: list[Launch], timeout: float
+    ) -> list[list[Diagnostic]]:
         raise BackendUnavailable(
             "the CPU backend already checks every case for accesses out of bounds, races "
             "and barrier problems."

@@ -228,39 +228,45 @@ class CudaBackend(Backend):
 
     # -- sanitize -------------------------------------------------------------------------
 
-    def sanitize(self, build: Build, launches: list[Launch], timeout: float) -> list[Diagnostic]:
+    def sanitize(
+        self, build: Build, launches: list[Launch], timeout: float
+    ) -> list[list[Diagnostic]]:
         executable = sanitizer.find()
         if executable is None:
             raise BackendUnavailable(
                 "compute-sanitizer is not installed; it comes with the CUDA toolkit."
             )
+        nothing: list[list[Diagnostic]] = [[] for _ in launches]
         if not launches:
-            return []
+            return nothing
         prepared = [(launch, *_prepared(build, launch)) for launch in launches]
         spec = prepared[0][1]
         with self._lock:  # compile once, so that sanitized workers find PyCUDA's cached cubin
             _, failure = self._ready(spec, launches[0].kernel)
         if failure is not None:
-            return []
+            return nothing
         context = sanitizer.Context(
             kernel=launches[0].kernel,
             submission=build.submission.name,
             student_lines=len(build.submission.text.splitlines()),
         )
         jobs = [
-            (tool, run, symbol)
+            (index, tool)
             for tool in sanitizer.TOOLS
-            for run, _, symbol in prepared[: 1 if tool in sanitizer.FIRST_LAUNCH_ONLY else None]
+            for index in range(1 if tool in sanitizer.FIRST_LAUNCH_ONLY else len(prepared))
         ]
 
-        def one(job: tuple[str, Launch, str]) -> list[sanitizer.Finding]:
-            return _sanitize_one(executable, job[0], spec, job[1], job[2], timeout)
+        def one(job: tuple[int, str]) -> list[sanitizer.Finding]:
+            launch, _, symbol = prepared[job[0]]
+            return _sanitize_one(executable, job[1], spec, launch, symbol, timeout)
 
         # Each tool and launch in a process of its own; a few at once, as most of their
         # time is the sanitizer's start-up, not the GPU.
+        findings: list[list[sanitizer.Finding]] = [[] for _ in launches]
         with ThreadPoolExecutor(max_workers=min(len(jobs), SANITIZE_PARALLEL)) as pool:
-            findings = [f for found in pool.map(one, jobs) for f in found]
-        return sanitizer.diagnostics(findings, context)
+            for (index, _), found in zip(jobs, pool.map(one, jobs), strict=True):
+                findings[index] += found
+        return [sanitizer.diagnostics(found, context) for found in findings]
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,51 @@
+"""What grading does with a checker's findings (--sanitize): each finding stays with the
+case whose launch made it, and fails that case even when its numbers were right. The
+checker here is a stand-in around the real CPU grading; the real compute-sanitizer runs
+in the GPU tests (tests/gpu, and the known-wrong kernels of tests/test_pipeline.py)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from grader import labs, paths
+from grader.backends.base import Scalar
+from grader.backends.cpu import CpuBackend
+from grader.grading import SANITIZER_FOUND, Options, grade
+from grader.result import Diagnostic, Kind, Status
+
+if not sys.platform.startswith("linux"):
+    pytest.skip("the CPU backend's sandbox needs Linux", allow_module_level=True)
+
+
+def width(launch) -> int:
+    return next(a.value for a in launch.args if isinstance(a, Scalar))
+
+
+class FindsAt100(CpuBackend):
+    """Reports an out-of-bounds read in every launch at Width 100."""
+
+    def sanitize(self, build, launches, timeout):
+        self.widths = [width(launch) for launch in launches]
+        found = Diagnostic(Kind.OUT_OF_BOUNDS, "matmul read M[10000], past the end of M.")
+        return [[found] if width(launch) == 100 else [] for launch in launches]
+
+
+def test_a_finding_fails_only_the_case_it_was_found_in():
+    lab = labs.get("matmul-naive")
+    reference = paths.reference_dir(lab.name) / "reference.cu"
+    with FindsAt100() as backend:
+        result = grade(lab, reference, backend, Options(backend="cpu", sanitize=True))
+        assert backend.widths == [64, 100, 256]  # the public cases, smallest first
+    status = {c.name: c.status for c in result.cases}
+    assert status == {
+        "width-64": Status.PASSED,
+        "width-100": Status.FAILED,
+        "width-256": Status.PASSED,
+    }
+    failed = next(c for c in result.cases if c.name == "width-100")
+    assert failed.hint == SANITIZER_FOUND and [d.kind for d in failed.diagnostics] == [
+        Kind.OUT_OF_BOUNDS
+    ]
+    assert result.status == Status.FAILED and result.score < result.max_score
