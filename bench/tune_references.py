@@ -421,7 +421,6 @@ def run_case(loaded: Loaded, lab: Lab, case: Case) -> tuple[bool, str]:
 class TimingData:
     sizes: dict
     args: list = field(default_factory=list)
-    out_param: str = ""
     out_layout: object = None
     out_ptr: object = None
     ref_copy: object = None
@@ -443,7 +442,7 @@ def timing_data(gpu: Gpu, lab: Lab) -> TimingData:
         lay = layout(lab, param, sizes)
         if param.role.value == "output":
             ptr = cuda.mem_alloc(4 * lay.elements)
-            data.out_param, data.out_layout, data.out_ptr = param.name, lay, ptr
+            data.out_layout, data.out_ptr = lay, ptr
         else:
             values = (rng.random(lay.elements, dtype=np.float32) * 0.5 + 0.5) * np.where(
                 rng.random(lay.elements, dtype=np.float32) < 0.5, -1.0, 1.0

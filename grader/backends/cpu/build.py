@@ -183,7 +183,7 @@ def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) 
                 toolchain.MODULE_FLAGS,
                 name,
                 shown,
-                1,
+                CACHE_VERSION,
             ]
         ).encode()
     ).hexdigest()[:32]

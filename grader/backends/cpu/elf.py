@@ -12,7 +12,6 @@ from pathlib import Path
 SHT_SYMTAB = 2
 SHT_NOBITS = 8
 SHT_DYNSYM = 11
-STT_OBJECT = 1
 STT_TLS = 6
 STB_WEAK = 2
 

@@ -25,8 +25,6 @@ from grader.backends.cpu.build import Artifact
 PASSES = 2  # forward order, buffers ending on guards; reverse order, starting on guards
 EXIT_SANDBOX = 3
 EXIT_LOAD = 4
-EXIT_FAULT = 42
-EXIT_TIMEOUT = 43
 MEMORY_ALLOWANCE = 1 << 30  # the student's own heap, libraries, malloc arenas
 GUARDS = 32 << 20  # both guards of one buffer (16 MiB each)
 STACK = (64 + 4) << 10  # one fiber's stack and its guard page

@@ -70,10 +70,6 @@ class Compiler:
     path: str
     version: str  # e.g. "g++ 12.2.0"
 
-    @property
-    def is_clang(self) -> bool:
-        return "clang" in self.version
-
 
 @cache
 def compiler() -> Compiler:
