@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jinja2
 
-from grader.batch.gradebook import Row, number
+from grader.batch.gradebook import Row
 from grader.report.common import environment
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -90,9 +90,7 @@ def common_diagnostics(rows: list[Row]) -> list[tuple[str, int]]:
 
 @cache
 def _environment() -> jinja2.Environment:
-    env = environment(TEMPLATES)
-    env.filters["number"] = number
-    return env
+    return environment(TEMPLATES)
 
 
 def render(lab: str, rows: list[Row], backend: str, shards: list[str]) -> str:

@@ -151,8 +151,9 @@ def percent(value: float) -> str:
 
 
 def environment(folder: Path, autoescape: bool = True) -> jinja2.Environment:
-    """The jinja2 settings every report template shares: strict, tidy whitespace."""
-    return jinja2.Environment(
+    """The jinja2 settings every report template shares: strict, tidy whitespace, and
+    the formatting filters every format uses."""
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(folder),
         autoescape=autoescape,
         trim_blocks=True,
@@ -160,3 +161,13 @@ def environment(folder: Path, autoescape: bool = True) -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters.update(
+        number=number,
+        points=points,
+        sizes=sizes,
+        resources=resources,
+        speedup=speedup,
+        percent=percent,
+        case_summary=case_summary,
+    )
+    return env

@@ -107,17 +107,10 @@ def chart(perf: Performance) -> Chart:
 def _environment() -> jinja2.Environment:
     env = common.environment(TEMPLATES)
     env.filters.update(
-        number=common.number,
-        points=common.points,
-        sizes=common.sizes,
         location=common.location,
         mismatch=common.mismatch,
         printable=common.printable,
-        resources=common.resources,
-        speedup=common.speedup,
-        percent=common.percent,
         byte_count=common.byte_count,
-        case_summary=common.case_summary,
     )
     return env
 

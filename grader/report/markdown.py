@@ -56,13 +56,6 @@ def _environment() -> jinja2.Environment:
         md=md,
         code=code,
         status=status,
-        number=common.number,
-        points=common.points,
-        sizes=common.sizes,
-        resources=common.resources,
-        speedup=common.speedup,
-        percent=common.percent,
-        case_summary=common.case_summary,
         case_details=common.case_details,
         diagnostic=common.diagnostic,
     )
