@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from grader.defaults import SECRET_ENV
+from grader.defaults import CASE_TIMEOUT, SECRET_ENV
 
 
 def secret(args: argparse.Namespace) -> str | None:
@@ -27,3 +27,13 @@ def positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
     return int(text)
+
+
+def add_case_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=CASE_TIMEOUT,
+        metavar="S",
+        help=f"seconds one case may run before it counts as hung (default {CASE_TIMEOUT:g})",
+    )

@@ -8,8 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from grader import defaults
-from grader.cli.args import positive_int, positive_seconds, secret
+from grader.cli.args import add_case_timeout, positive_int, positive_seconds, secret
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 
@@ -132,13 +131,7 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         help="submissions graded at once (default: the number of CPUs)",
     )
     batch.add_argument("--gpus", metavar="0,1", help="GPUs to use; timing runs alone on each")
-    batch.add_argument(
-        "--timeout",
-        type=positive_seconds,
-        default=defaults.CASE_TIMEOUT,
-        metavar="S",
-        help=f"seconds one case may run (default {defaults.CASE_TIMEOUT:g})",
-    )
+    add_case_timeout(batch)
     batch.add_argument(
         "--submission-timeout",
         type=positive_seconds,

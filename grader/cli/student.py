@@ -7,8 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import defaults
-from grader.cli.args import positive_seconds, secret
+from grader.cli.args import add_case_timeout, secret
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 
@@ -147,14 +146,7 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
     check.add_argument(
         "--secret", help=f"the course's secret, to run the hidden cases (or set {SECRET_ENV})"
     )
-    check.add_argument(
-        "--timeout",
-        type=positive_seconds,
-        default=defaults.CASE_TIMEOUT,
-        metavar="S",
-        help="seconds one case may run before it counts as hung "
-        f"(default {defaults.CASE_TIMEOUT:g})",
-    )
+    add_case_timeout(check)
     check.add_argument("--no-timing", action="store_true", help="skip the speed measurement")
     check.add_argument(
         "--sanitize",
