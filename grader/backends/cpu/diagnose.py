@@ -145,49 +145,52 @@ def _fault(record: Record, launch: Launch, locate: _Locator) -> Diagnostic:
     kind = record.get("kind")
     who, thread, block = _who(record)
     line = record.int("line") or locate.line(record.int("pc"))
-    where = _at(line)
-    k = launch.kernel
     if kind == "buffer":
         return _out_of_bounds(record, launch, who, thread, block, line)
     if kind == "shared":
-        offset, size = record.int("offset"), record.int("bytes")
-        access = {"read": "read", "write": "wrote"}.get(record.get("access"), "accessed")
-        side = "past the end of" if offset >= size else "before the start of"
-        message = (
-            f"{who} {access} byte {offset} of the dynamic shared memory (extern __shared__), "
-            f"{side} the {size} bytes the launch gives each block{where}."
-        )
-        return Diagnostic(Kind.OUT_OF_BOUNDS, message, k, thread, block, line)
+        message = _shared_message(record, who, _at(line))
+        return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
+    message = _crash_message(record, who, _at(line))
+    return Diagnostic(Kind.CRASH, message, launch.kernel, thread, block, line)
+
+
+def _shared_message(record: Record, who: str, where: str) -> str:
+    offset, size = record.int("offset"), record.int("bytes")
+    access = {"read": "read", "write": "wrote"}.get(record.get("access"), "accessed")
+    side = "past the end of" if offset >= size else "before the start of"
+    return (
+        f"{who} {access} byte {offset} of the dynamic shared memory (extern __shared__), "
+        f"{side} the {size} bytes the launch gives each block{where}."
+    )
+
+
+# What a thread did, for the faults that need nothing but where it happened.
+_PLAIN_CRASHES = {
+    "divide": "divided an integer by zero{where}.",
+    "trap": "called __trap(){where}.",
+    "abort": "aborted{where} (abort(), or an exception nothing caught).",
+    "float": "raised a floating-point exception{where}.",
+}
+
+
+def _crash_message(record: Record, who: str, where: str) -> str:
+    kind = record.get("kind")
+    if kind in _PLAIN_CRASHES:
+        return f"{who} {_PLAIN_CRASHES[kind].format(where=where)}"
     if kind == "stack_overflow":
         kb = record.int("stack") // 1024
-        message = (
+        return (
             f"{who} overflowed its {kb} KB stack{where}: a local array that is too big, or "
             "recursion that does not end."
         )
-        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
     if kind == "address":
         addr = record.int("addr")
         access = {"read": "read", "write": "wrote to"}.get(record.get("access"), "accessed")
         what = "a null pointer" if addr < 4096 else "memory that is not one of the kernel's buffers"
-        message = f"{who} {access} address {hex(addr)}, {what}{where}."
-        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
-    if kind == "divide":
-        message = f"{who} divided an integer by zero{where}."
-        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
+        return f"{who} {access} address {hex(addr)}, {what}{where}."
     if kind == "assert":
-        message = f"{who} failed assert({record.text('text')}){where}."
-        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
-    if kind == "trap":
-        message = f"{who} called __trap(){where}."
-        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
-    if kind == "abort":
-        message = f"{who} aborted{where} (abort(), or an exception nothing caught)."
-        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
-    if kind == "float":
-        message = f"{who} raised a floating-point exception{where}."
-        return Diagnostic(Kind.CRASH, message, k, thread, block, line)
-    message = f"{who} executed an invalid instruction{where} (signal {record.get('signal')})."
-    return Diagnostic(Kind.CRASH, message, k, thread, block, line)
+        return f"{who} failed assert({record.text('text')}){where}."
+    return f"{who} executed an invalid instruction{where} (signal {record.get('signal')})."
 
 
 def _out_of_bounds(record: Record, launch: Launch, who, thread, block, line) -> Diagnostic:
