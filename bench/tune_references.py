@@ -50,8 +50,10 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from grader import defaults  # noqa: E402
 from grader import nvcc as gnvcc  # noqa: E402
 from grader.backends.base import Buffer, Submission  # noqa: E402
+from grader.backends.cuda.probe import device_info  # noqa: E402
 from grader.cases import cases_for, expected_outputs, make_inputs  # noqa: E402
 from grader.compare import compare, tolerances  # noqa: E402
 from grader.interface import LAUNCH_MACROS, Interface  # noqa: E402
@@ -252,17 +254,9 @@ def compile_one(build: Build, arch: str, out: Path) -> Build:
 
 
 def detect_arch() -> str:
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-        ).stdout.split()
-        major, minor = out[0].split(".")
-        return f"sm_{major}{minor}"
-    except (OSError, IndexError, ValueError, subprocess.SubprocessError):
-        return "sm_90"
+    """The GPU's architecture as the grader's probe sees it, or the grader's default."""
+    info = device_info()
+    return info["arch"] if info["ok"] else defaults.ARCH
 
 
 # -- the GPU side (child processes) -----------------------------------------------------
