@@ -131,13 +131,12 @@ def encode_launch(launch: Launch, symbol: str, table: ArrayTable) -> dict:
     """`symbol` is the kernel's name in the module (mangled unless extern "C")."""
     args = []
     for arg in launch.args:
-        if isinstance(arg, Buffer) and isinstance(arg.data, Repeated):
-            index = table.add(arg.data.pattern)
-            args.append(
-                {"buffer": arg.name, "array": index, "repeat": arg.data.size, "output": arg.output}
-            )
-        elif isinstance(arg, Buffer):
-            args.append({"buffer": arg.name, "array": table.add(arg.data), "output": arg.output})
+        if isinstance(arg, Buffer):
+            entry: dict = {"buffer": arg.name, "output": arg.output}
+            data = arg.data
+            if isinstance(data, Repeated):
+                entry["repeat"], data = data.size, data.pattern
+            args.append({**entry, "array": table.add(data)})
         else:
             if arg.ctype not in SCALAR_TYPES:
                 raise ValueError(f"scalar {arg.name} has C type {arg.ctype!r}, not int or size_t")
