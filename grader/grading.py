@@ -15,7 +15,7 @@ import numpy as np
 
 import grader
 from grader import cases as casegen
-from grader import defaults, hints, interface, labs, paths, scoring
+from grader import defaults, errormap, hints, interface, labs, paths, scoring
 from grader.backends import get_backend
 from grader.backends.base import (
     Backend,
@@ -38,7 +38,7 @@ from grader.result import (
     Result,
     Status,
 )
-from grader.source import read_submission, static_checks, strip_comments
+from grader.source import MAX_BYTES, read_submission, static_checks, strip_comments
 
 # Diagnostics that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
@@ -89,6 +89,8 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
         compile=CompileInfo(ok=False, log="not compiled: the file failed the static checks"),
         kernel=lab.kernel.name,
         grader_version=grader.__version__,
+        # the report shows the file, not a file too large to grade
+        source=submission.text if len(submission.text) <= MAX_BYTES else "",
     )
     problems += static_checks(submission.text, lab.forbidden)
     if problems:
@@ -181,6 +183,7 @@ class Grading:
                 case.hint = (
                     hints.SQUARE_ONLY if not case.hint else f"{case.hint} {hints.SQUARE_ONLY}"
                 )
+                case.hint_kind = case.hint_kind or hints.SQUARE_ONLY_KIND
 
     # -- sanitizer and timing -------------------------------------------------------------
 
@@ -236,7 +239,8 @@ def _add_findings(result: CaseResult, found: list[Diagnostic]) -> None:
     result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
     if result.passed and any(d.kind not in INFORMATIVE for d in found):
         result.status = Status.FAILED
-        result.hint = result.hint or SANITIZER_FOUND
+        if not result.hint:
+            result.hint, result.hint_kind = SANITIZER_FOUND, "sanitizer_found"
 
 
 def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:
@@ -268,6 +272,7 @@ def judge(
         result.status = Status.TIMEOUT if outcome.timed_out else Status.ERROR
         if any(d.kind == Kind.OUT_OF_BOUNDS for d in outcome.diagnostics):
             result.hint = hints.partial_tile_fault(lab.extent(case.sizes), build.interface.tile())
+            result.hint_kind = hints.kind_of(hints.partial_tile_fault) if result.hint else None
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
     tol = tolerances(lab, case, inputs)
@@ -280,11 +285,14 @@ def judge(
         d for d in output_diagnostics(comparisons, lab.kernel.name) if d.kind not in seen
     ]
     _summarise(result, comparisons)
+    result.error_map = errormap.of_run(
+        comparisons, layouts, outcome.buffers, build.interface.tile()
+    )
     failing = [(c, tol[c.name]) for c in comparisons if not c.ok]
     if failing:
         cmp, cmp_tol = failing[0]
         ctx = hints.Context(lab, case.sizes, inputs, cmp, cmp_tol, build.interface.tile())
-        result.hint = hints.first_hint(lab.hints, ctx)
+        result.hint_kind, result.hint = hints.first_match(lab.hints, ctx) or (None, None)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED
     return result

@@ -236,14 +236,27 @@ def partial_tile_fault(extent: tuple[int, ...], tile: tuple[int, ...]) -> str | 
     )
 
 
-def first_hint(detectors, ctx: Context) -> str | None:
+def kind_of(detector: Callable) -> str:
+    """The family of a detector's hints, the stable identifier a class view counts: the
+    detector's own name, or its factory's (ghost_border(...) -> "ghost_border")."""
+    return detector.__qualname__.split(".")[0]
+
+
+def first_match(detectors, ctx: Context) -> tuple[str, str] | None:
+    """The first hint a detector gives, with its family (kind_of)."""
     for detect in detectors:
         hint = detect(ctx)
         if hint:
-            return hint
+            return kind_of(detect), hint
     return None
 
 
+def first_hint(detectors, ctx: Context) -> str | None:
+    match = first_match(detectors, ctx)
+    return match[1] if match else None
+
+
+SQUARE_ONLY_KIND = "square_only"
 SQUARE_ONLY = (
     "Right for every square input and wrong for rectangular ones: somewhere Width and Height "
     "are swapped. Rows run over Height and columns over Width, element (row, col) is at "

@@ -5,6 +5,7 @@ JUnit, Gradescope, gradebook) reads these dataclasses; none of them adds to it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -120,6 +121,94 @@ class Mismatch:
         return {"index": list(self.index), "expected": self.expected, "got": self.got}
 
 
+# -- error maps: where a case's output is wrong (built by grader.errormap) -----------------
+
+# One letter per cell class, from the least to the most severe: a cell that holds elements
+# of several classes shows the most severe. "padding" is the row padding of a pitched
+# output (or the tail of a wrapped 1D one), which the kernel must leave alone.
+MAP_CLASSES = {
+    "p": "padding",
+    "r": "right",
+    "w": "wrong",
+    "n": "nan",
+    "u": "unwritten",
+    "x": "padding_written",
+}
+_RUN = re.compile(r"(\d*)([prwnux])")
+
+
+def encode_row(cells: str) -> str:
+    """Run-length form of one row of cell letters: "rrrrww" -> "4r2w"."""
+    runs = re.finditer(r"(.)\1*", cells)
+    return "".join(f"{len(m[0]) if len(m[0]) > 1 else ''}{m[1]}" for m in runs)
+
+
+def decode_row(text: str) -> str:
+    if _RUN.sub("", text):
+        raise ValueError(f"not an error-map row: {text[:40]!r}")
+    return "".join(letter * int(count or 1) for count, letter in _RUN.findall(text))
+
+
+@dataclass
+class MapSlice:
+    """One drawn plane of the output: all of a 2D output, or one z-slice of a 3D one."""
+
+    rows: list[str]  # one letter (MAP_CLASSES) per cell, top row first
+    z: int | None = None
+    label: str = ""  # "first", "last", "worst inside" for the slices of a 3D output
+
+    def to_json(self) -> dict[str, Any]:
+        return {"z": self.z, "label": self.label, "rows": [encode_row(r) for r in self.rows]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MapSlice:
+        return cls([decode_row(r) for r in data["rows"]], data["z"], data["label"])
+
+
+@dataclass
+class ErrorMap:
+    """A failing case's output drawn as a grid of cells, each `cell` elements (y, x) of the
+    buffer, classified once when the case was judged so that every renderer draws the
+    same map. Rows are `columns` elements long: the output's width, then the row padding
+    of a pitched buffer; a 1D output is wrapped into rows of `columns`."""
+
+    output: str
+    shape: tuple[int, ...]  # the output's logical shape, slowest axis first
+    columns: int
+    cell: tuple[int, int]
+    tile: tuple[int, int]  # the kernel's TILE_Y, TILE_X, in elements
+    counts: dict[str, int]  # elements of each class, by name
+    slices: list[MapSlice]
+
+    @property
+    def width(self) -> int:
+        """Elements of a drawn row that belong to the output; the rest is padding."""
+        return self.shape[-1] if len(self.shape) > 1 else self.columns
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "output": self.output,
+            "shape": list(self.shape),
+            "columns": self.columns,
+            "cell": list(self.cell),
+            "tile": list(self.tile),
+            "counts": dict(self.counts),
+            "slices": [s.to_json() for s in self.slices],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ErrorMap:
+        return cls(
+            output=data["output"],
+            shape=tuple(data["shape"]),
+            columns=data["columns"],
+            cell=tuple(data["cell"]),
+            tile=tuple(data["tile"]),
+            counts=dict(data["counts"]),
+            slices=[MapSlice.from_json(s) for s in data["slices"]],
+        )
+
+
 @dataclass
 class CaseResult:
     name: str
@@ -133,6 +222,8 @@ class CaseResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     output: str = ""  # the kernel's printf output, capped
     seconds: float = 0.0
+    hint_kind: str | None = None  # the hint's family (grader.hints.kind_of)
+    error_map: ErrorMap | None = None
 
     @property
     def passed(self) -> bool:
@@ -151,6 +242,8 @@ class CaseResult:
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "output": self.output,
             "seconds": round(self.seconds, 4),
+            "hint_kind": self.hint_kind,
+            "error_map": self.error_map.to_json() if self.error_map else None,
         }
 
 
@@ -200,6 +293,7 @@ class Result:
     kernel: str | None = None
     grader_version: str = ""
     seconds: float = 0.0
+    source: str = ""  # the submission's text, for the annotated source of the HTML report
 
     @property
     def exit_code(self) -> int:
@@ -232,4 +326,5 @@ class Result:
             "notes": list(self.notes),
             "hidden_cases_not_run": self.hidden_not_run,
             "grader_version": self.grader_version,
+            "source": self.source,
         }
