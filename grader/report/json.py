@@ -17,6 +17,7 @@ from grader.result import (
     CaseResult,
     CompileInfo,
     Diagnostic,
+    ErrorMap,
     KernelResources,
     Mismatch,
     Performance,
@@ -96,6 +97,8 @@ def _case(data: dict[str, Any]) -> CaseResult:
         diagnostics=[Diagnostic.from_json(d) for d in data["diagnostics"]],
         output=data.get("output", ""),
         seconds=data.get("seconds", 0.0),
+        hint_kind=data.get("hint_kind"),
+        error_map=ErrorMap.from_json(data["error_map"]) if data.get("error_map") else None,
     )
 
 
@@ -137,6 +140,7 @@ def result_from_json(data: dict[str, Any]) -> Result:
             hidden_not_run=data.get("hidden_cases_not_run", 0),
             kernel=kernel,
             grader_version=data.get("grader_version", ""),
+            source=data.get("source", ""),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ReportFormatError(f"This is not a grader report: {error}.") from error
