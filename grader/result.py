@@ -185,6 +185,11 @@ class ErrorMap:
         """Elements of a drawn row that belong to the output; the rest is padding."""
         return self.shape[-1] if len(self.shape) > 1 else self.columns
 
+    @property
+    def height(self) -> int:
+        """Rows of elements in a drawn plane."""
+        return self.shape[-2] if len(self.shape) > 1 else -(-self.shape[0] // self.columns)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "output": self.output,

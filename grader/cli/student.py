@@ -97,7 +97,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.quiet:
         print(terminal.score_line(result, color))
     else:
-        sys.stdout.write(terminal.render(result, color))
+        sys.stdout.write(terminal.render(result, color, terminal.use_unicode(sys.stdout)))
     written = write_reports(
         result, json=args.json, html=args.html, junit=args.junit, markdown=args.markdown
     )

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
-from grader.report import common
+from grader.report import common, maps
 from grader.result import CaseResult, Kind, Performance, Result, Status
 
 OUTPUT_LINES = 8  # printf lines shown per case; the file reports keep the rest
@@ -39,6 +39,7 @@ def use_color(stream: TextIO, mode: str = "auto") -> bool:
 @dataclass(frozen=True)
 class _Paint:
     enabled: bool
+    unicode: bool = True  # block characters in the error map, else ASCII
 
     def __call__(self, text: str, *styles: str) -> str:
         if not self.enabled or not styles:
@@ -125,9 +126,15 @@ def _case_details(case: CaseResult, paint: _Paint) -> list[str]:
     return lines
 
 
+def _error_map(case: CaseResult, paint: _Paint) -> list[str]:
+    drawn = maps.text_map(case.error_map, paint.unicode, paint if paint.enabled else None)
+    return [f"    {line}" for line in drawn]
+
+
 def _details(result: Result, paint: _Paint) -> list[str]:
     failing = [c for c in result.cases if not c.passed]
     shown = failing[:DETAILED_CASES]
+    mapped = next((c for c in failing if c.error_map), None)  # the first map only
     # printf output of every passing case would bury the failures; one excerpt shows the
     # student their output works, the file reports hold the rest
     if not any(c.output for c in shown):
@@ -137,6 +144,8 @@ def _details(result: Result, paint: _Paint) -> list[str]:
     lines = ["", paint("Details", "bold")]
     for case in shown:
         lines += _case_details(case, paint)
+        if case is mapped:
+            lines += _error_map(case, paint)
     rest = [c.name for c in failing[DETAILED_CASES:]]
     if rest:
         lines.append(f"  ... and {len(rest)} more failing: {', '.join(rest)}")
@@ -176,9 +185,19 @@ def score_line(result: Result, color: bool = False) -> str:
     return f"{paint('Score', 'bold')} {paint.status(result.status, common.score(result))}"
 
 
-def render(result: Result, color: bool = False) -> str:
+def use_unicode(stream: TextIO) -> bool:
+    """Whether `stream` can take the error map's block characters."""
+    try:
+        text = "".join([*maps.GLYPHS[True].values(), *maps.TICKS[True]])
+        text.encode(getattr(stream, "encoding", None) or "ascii")
+    except (LookupError, UnicodeEncodeError):
+        return False
+    return True
+
+
+def render(result: Result, color: bool = False, unicode: bool = True) -> str:
     """The whole summary, ending with the score line and a newline."""
-    paint = _Paint(color)
+    paint = _Paint(color, unicode)
     sections = (_header, _compile, _diagnostics, _cases, _details, _performance, _notes)
     lines = [line for section in sections for line in section(result, paint)]
     return "\n".join([*lines, "", score_line(result, color)]) + "\n"
