@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jinja2
 
-from grader.report import common
+from grader.report import annotate, common, maps
 from grader.result import Performance, Result
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -111,6 +111,7 @@ def _environment() -> jinja2.Environment:
         mismatch=common.mismatch,
         printable=common.printable,
         byte_count=common.byte_count,
+        svg_map=maps.svg_map,
     )
     return env
 
@@ -124,4 +125,5 @@ def render(result: Result) -> str:
         build_diagnostics=common.build_diagnostics(result),
         other_diagnostics=common.other_diagnostics(result),
         passed=sum(c.passed for c in result.cases),
+        source=annotate.annotate(result),
     )

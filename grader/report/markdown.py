@@ -12,12 +12,13 @@ from pathlib import Path
 
 import jinja2
 
-from grader.report import common
+from grader.report import common, maps
 from grader.result import Result
 
 TEMPLATES = Path(__file__).parent / "templates"
 OUTPUT_LINES = 40  # printf lines per case; a job summary is read, not archived
 LOG_LINES = 60
+MAP_LINES = 40
 
 # CommonMark lets a backslash escape any ASCII punctuation; these are the ones that can
 # start emphasis, code, links, HTML, headings or table cells anywhere in a line, and the
@@ -44,6 +45,10 @@ def code(text: str, max_lines: int) -> str:
     return block + (f"\n\n… {left} more lines" if left else "")
 
 
+def text_map(emap) -> str:
+    return "\n".join(maps.text_map(emap))
+
+
 def status(value: object) -> str:
     return f"{_STATUS_MARK.get(str(value), '')} {value}".strip()
 
@@ -58,6 +63,7 @@ def _environment() -> jinja2.Environment:
         status=status,
         case_details=common.case_details,
         diagnostic=common.diagnostic,
+        text_map=text_map,
     )
     return env
 
@@ -70,4 +76,6 @@ def render(result: Result) -> str:
         passed=sum(c.passed for c in result.cases),
         output_lines=OUTPUT_LINES,
         log_lines=LOG_LINES,
+        map_lines=MAP_LINES,
+        first_mapped=next((c for c in result.cases if c.error_map and not c.passed), None),
     )

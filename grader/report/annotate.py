@@ -1,0 +1,91 @@
+"""The student's source with the lines that diagnostics name marked, each with what was
+found there, for the HTML report. A long file is shown as windows around the marked
+lines. The text is the student's: the template escapes it, and control characters are
+dropped here as everywhere else (common.printable)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from grader.report import common
+from grader.result import Diagnostic, Result
+
+MAX_LINES = 400  # a file this long is shown whole
+CONTEXT = 6  # lines kept around each marked line of a longer file
+LINE_WIDTH = 300
+
+
+@dataclass(frozen=True)
+class Note:
+    kind: str
+    message: str
+
+
+@dataclass
+class Line:
+    number: int
+    text: str
+    notes: list[Note] = field(default_factory=list)
+
+
+@dataclass
+class Source:
+    lines: list[Line | None]  # None stands for lines left out
+    beyond: list[tuple[int, Note]]  # findings on lines past the end of the file
+    marked: int
+
+
+def _notes(result: Result) -> dict[int, list[Note]]:
+    """Findings by line: the build's and every case's, each once."""
+    found: dict[int, list[Note]] = {}
+    for diag in result.all_diagnostics():
+        if diag.line is not None:
+            note = Note(str(diag.kind), _message(diag))
+            if note not in found.setdefault(diag.line, []):
+                found[diag.line].append(note)
+    return found
+
+
+def _message(diag: Diagnostic) -> str:
+    where = ", ".join(
+        part
+        for part in (
+            f"thread {common.triple(diag.thread)}" if diag.thread else "",
+            f"block {common.triple(diag.block)}" if diag.block else "",
+        )
+        if part
+    )
+    return diag.message + (f" ({where})" if where else "")
+
+
+def _shown(count: int, marked: set[int]) -> list[int | None]:
+    """Line numbers to show, with None where lines are left out."""
+    if count <= MAX_LINES:
+        return list(range(1, count + 1))
+    keep = sorted(
+        {n for m in marked for n in range(m - CONTEXT, m + CONTEXT + 1) if 1 <= n <= count}
+    ) or list(range(1, MAX_LINES + 1))
+    shown: list[int | None] = []
+    previous = 0
+    for n in keep:
+        shown += [n] if n == previous + 1 else [None, n]
+        previous = n
+    return shown + ([None] if previous != count else [])
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= LINE_WIDTH else text[: LINE_WIDTH - 1] + "…"
+
+
+def annotate(result: Result) -> Source | None:
+    """The annotated source, or None when the report holds no source."""
+    if not result.source:
+        return None
+    texts = common.printable(result.source).rstrip("\n").split("\n")
+    notes = _notes(result)
+    beyond = [(n, note) for n, found in sorted(notes.items()) if n > len(texts) for note in found]
+    lines = [
+        None if n is None else Line(n, _cut(texts[n - 1]), notes.get(n, []))
+        for n in _shown(len(texts), set(notes))
+    ]
+    return Source(lines, beyond, sum(1 for n in notes if n <= len(texts)))
