@@ -79,6 +79,7 @@ def write_course_files(out: Path, manifest: Manifest) -> list[gradebook.Row]:
     found = [row for rec, res in pairs for row in gradebook.rows_for(lab, rec, res, hidden_run)]
     backends = ", ".join(sorted({res.backend for _, res in pairs})) or manifest.settings.backend
     gradebook.write(Path(out) / GRADEBOOK, found)
-    summary.write(Path(out) / SUMMARY, lab.name, found, backends, manifest.shards)
+    results = {record.id: result for record, result in pairs}
+    summary.write(Path(out) / SUMMARY, lab.name, found, backends, manifest.shards, results)
     write_manifest(out, manifest)
     return found

@@ -1,12 +1,14 @@
 """summary.html: the whole batch on one self-contained page (inline CSS and SVG, no
-scripts): a histogram of scores, the distribution of speedups, the most common
-diagnostics, the submissions that could not be graded, and a table linking every
-student's report. Charts are laid out here in SVG coordinates; the template only draws."""
+scripts): a histogram of scores, the distribution of speedups, the most common causes
+(hint families) with links to the submissions that have them, the most common
+diagnostics, the submissions that could not be graded, and a row per submission linking
+its report. Charts are laid out here in SVG coordinates; the template only draws."""
 
 from __future__ import annotations
 
 import bisect
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -15,6 +17,7 @@ import jinja2
 
 from grader.batch.gradebook import Row
 from grader.report.common import environment
+from grader.result import Result
 
 TEMPLATES = Path(__file__).parent / "templates"
 WIDTH, HEIGHT = 640, 200
@@ -88,16 +91,88 @@ def common_diagnostics(rows: list[Row]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
+# -- the class view: causes across submissions -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A hint family (grader.hints.kind_of) and the submissions whose cases got one."""
+
+    kind: str
+    example: str  # one of its hints, as a student read it
+    submissions: list[str]
+
+    @property
+    def title(self) -> str:
+        return self.kind.replace("_", " ")
+
+
+def families(result: Result) -> list[str]:
+    """The hint families of a submission's cases, in case order, each once."""
+    return list(dict.fromkeys(c.hint_kind for c in result.cases if c.hint_kind))
+
+
+def causes(results: Mapping[str, Result]) -> list[Cause]:
+    """Every hint family in the class, the most common first, counted by submission."""
+    found: dict[str, dict[str, str]] = {}
+    for submission, result in sorted(results.items()):
+        for case in result.cases:
+            if case.hint_kind and case.hint:
+                found.setdefault(case.hint_kind, {}).setdefault(submission, case.hint)
+    ranked = sorted(found.items(), key=lambda item: (-len(item[1]), item[0]))
+    return [Cause(kind, next(iter(by.values())), list(by)) for kind, by in ranked]
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One row of the submissions table: the first student's gradebook row stands for
+    the group."""
+
+    row: Row
+    students: list[Row]
+    families: list[str]
+    failing: int
+    cases: int
+
+
+def submissions(rows: list[Row], results: Mapping[str, Result]) -> list[Submission]:
+    members: dict[str, list[Row]] = {}
+    for row in sorted(rows, key=lambda r: (r.submission, r.student)):
+        members.setdefault(row.submission, []).append(row)
+    found = []
+    for submission, group in members.items():
+        result = results.get(submission)
+        cases = result.cases if result else []
+        found.append(
+            Submission(
+                group[0],
+                group,
+                families(result) if result else [],
+                sum(not c.passed for c in cases),
+                len(cases),
+            )
+        )
+    return found
+
+
 @cache
 def _environment() -> jinja2.Environment:
     return environment(TEMPLATES)
 
 
-def render(lab: str, rows: list[Row], backend: str, shards: list[str]) -> str:
-    """The page for `rows` (all students); links point into students/ beside it."""
-    submissions = by_submission(rows)
-    speedups = [r.speedup for r in submissions if r.speedup is not None]
-    statuses = Counter(r.status for r in submissions)
+def render(
+    lab: str,
+    rows: list[Row],
+    backend: str,
+    shards: list[str],
+    results: Mapping[str, Result] | None = None,
+) -> str:
+    """The page for `rows` (all students) and `results` (each submission's Result, by
+    submission id); links point into students/ beside it."""
+    results = results or {}
+    graded = by_submission(rows)
+    speedups = [r.speedup for r in graded if r.speedup is not None]
+    statuses = Counter(r.status for r in graded)
     return (
         _environment()
         .get_template("summary.html.j2")
@@ -105,17 +180,25 @@ def render(lab: str, rows: list[Row], backend: str, shards: list[str]) -> str:
             lab=lab,
             backend=backend,
             shards=shards,
-            rows=sorted(rows, key=lambda r: (r.student, r.submission)),
-            submissions=len(submissions),
+            submissions=len(graded),
             statuses=statuses,
-            scores=score_chart(submissions),
+            scores=score_chart(graded),
             speedups=speedup_chart(speedups) if speedups else None,
             speedup_count=len(speedups),
-            diagnostics=common_diagnostics(submissions),
-            errors=[r for r in submissions if r.status == "error"],
+            diagnostics=common_diagnostics(graded),
+            errors=[r for r in graded if r.status == "error"],
+            causes=causes(results),
+            table=submissions(rows, results),
         )
     )
 
 
-def write(path: Path, lab: str, rows: list[Row], backend: str, shards: list[str]) -> None:
-    Path(path).write_text(render(lab, rows, backend, shards), encoding="utf-8")
+def write(
+    path: Path,
+    lab: str,
+    rows: list[Row],
+    backend: str,
+    shards: list[str],
+    results: Mapping[str, Result] | None = None,
+) -> None:
+    Path(path).write_text(render(lab, rows, backend, shards, results), encoding="utf-8")
