@@ -86,6 +86,6 @@ def annotate(result: Result) -> Source | None:
     beyond = [(n, note) for n, found in sorted(notes.items()) if n > len(texts) for note in found]
     lines = [
         None if n is None else Line(n, _cut(texts[n - 1]), notes.get(n, []))
-        for n in _shown(len(texts), set(notes))
+        for n in _shown(len(texts), {n for n in notes if n <= len(texts)})
     ]
     return Source(lines, beyond, sum(1 for n in notes if n <= len(texts)))
