@@ -5,9 +5,13 @@ from __future__ import annotations
 import io
 import re
 
+from batch_data import make_result
+from lxml import html as lxml_html
+
 from grader.batch import summary
 from grader.batch.gradebook import Row
 from grader.batch.progress import Progress
+from grader.result import Result
 
 
 def row(student: str, score: float, status: str, speedup=None, kinds=(), reason="") -> Row:
@@ -74,3 +78,58 @@ def test_progress_redraws_one_line_on_a_terminal():
     text = stream.getvalue()
     assert "\r[############............] 2/4 done, 1 failed to grade, 0:0" in text
     assert "left" in text
+
+
+# -- the class view ---------------------------------------------------------------------
+
+
+def _graded(*families: str) -> Result:
+    result = make_result("matmul-naive", failing=("width-100", "width-256")[: len(families)])
+    for case, kind in zip((c for c in result.cases if not c.passed), families, strict=True):
+        case.hint_kind = kind
+        case.hint = f"A hint of the {kind} family <b>."
+    return result
+
+
+def test_causes_are_hint_families_ranked_by_submissions_with_links():
+    results = {
+        "ann": _graded("last_partial_tile"),
+        "ben": _graded("last_partial_tile", "ghost_border"),
+        "cat": _graded("transposed"),
+        "dan": _graded(),
+    }
+    found = summary.causes(results)
+    assert [(c.kind, c.submissions) for c in found] == [
+        ("last_partial_tile", ["ann", "ben"]),
+        ("ghost_border", ["ben"]),
+        ("transposed", ["cat"]),
+    ]
+    rows = [row(name, 5, "failed") for name in results]
+    page = summary.render("matmul-naive", rows, "cpu", [], results)
+    doc = lxml_html.fromstring(page)
+    (first, *_) = doc.xpath("//table[@class='causes']//tr[td]")
+    assert first.xpath("./td")[0].text_content() == "last partial tile"
+    assert first.xpath("./td")[1].text_content() == "2"
+    assert [a.get("href") for a in first.xpath(".//a")] == [
+        "students/ann/report.html",
+        "students/ben/report.html",
+    ]
+    assert "&lt;b&gt;" in page and "<b>" not in page
+
+
+def test_every_submission_has_one_row_linked_to_its_report_with_its_group():
+    results = {"team-1": _graded("transposed")}
+    rows = [
+        Row("zoe", "Zoe Z", "", "team-1", 5.0, 10.0, "failed", None, [], ""),
+        Row("yan", "", "", "team-1", 5.0, 10.0, "failed", None, [], ""),
+    ]
+    doc = lxml_html.fromstring(summary.render("matmul-naive", rows, "cpu", [], results))
+    (line,) = doc.xpath("//table[@class='submissions']//tr[td]")
+    cells = [td.text_content() for td in line.xpath("./td")]
+    assert line.xpath(".//a")[0].get("href") == "students/team-1/report.html"
+    assert cells[1] == "yan, zoe (Zoe Z)" and cells[4] == "1 of 3" and cells[6] == "transposed"
+
+
+def test_without_results_the_page_says_no_cause_is_known():
+    page = summary.render("conv2d", [row("a", 7, "passed")], "cpu", [])
+    assert "no wrong output matched a pattern" in page
