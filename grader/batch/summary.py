@@ -94,6 +94,24 @@ def common_diagnostics(rows: list[Row]) -> list[tuple[str, int]]:
 # -- the class view: causes across submissions -------------------------------------------
 
 
+# What a TA reads for each hint family; a family missing here reads as its identifier.
+CAUSE_TITLES = {
+    "last_partial_tile": "only the last partial tile wrong",
+    "partial_tile_fault": "out of bounds in the last partial tile",
+    "ghost_border": "ghost cells wrong (a border as wide as the mask radius)",
+    "truncated_sum": "tile loop stops before the last partial tile",
+    "transposed": "output transposed",
+    "swapped": "operands exchanged",
+    "flipped_mask": "mask flipped",
+    "shifted": "output shifted (halo offset)",
+    "pitch_ignored": "row pitch ignored",
+    "nothing_written": "nothing written",
+    "partly_unwritten": "part of the output never written",
+    "square_only": "Width and Height swapped (right only when square)",
+    "sanitizer_found": "right by luck (the sanitizer saw undefined behaviour)",
+}
+
+
 @dataclass(frozen=True)
 class Cause:
     """A hint family (grader.hints.kind_of) and the submissions whose cases got one."""
@@ -104,7 +122,7 @@ class Cause:
 
     @property
     def title(self) -> str:
-        return self.kind.replace("_", " ")
+        return CAUSE_TITLES.get(self.kind, self.kind.replace("_", " "))
 
 
 def families(result: Result) -> list[str]:

@@ -108,7 +108,9 @@ def test_causes_are_hint_families_ranked_by_submissions_with_links():
     page = summary.render("matmul-naive", rows, "cpu", [], results)
     doc = lxml_html.fromstring(page)
     (first, *_) = doc.xpath("//table[@class='causes']//tr[td]")
-    assert first.xpath("./td")[0].text_content() == "last partial tile"
+    cause = first.xpath("./td")[0]
+    assert cause.text == summary.CAUSE_TITLES["last_partial_tile"]
+    assert cause.xpath("./span")[0].text == "last_partial_tile"
     assert first.xpath("./td")[1].text_content() == "2"
     assert [a.get("href") for a in first.xpath(".//a")] == [
         "students/ann/report.html",
