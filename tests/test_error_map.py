@@ -174,6 +174,7 @@ def test_map_of_a_truncated_tile_loop_is_wrong_everywhere():
 @pytest.mark.slow
 def test_map_of_a_wrong_ghost_border_is_a_frame_as_wide_as_the_mask_radius():
     emap = case_map("conv2d", "ghost_cells_not_zero.cu", "100x100-mask5")
+    assert graded("conv2d", "ghost_cells_not_zero.cu")["100x100-mask5"].hint_kind == "ghost_border"
     cells = _cells(emap)
     inner = cells[2:-2, 2:-2]
     assert (inner == "r").all() and (cells != "r").any()
