@@ -195,11 +195,12 @@ def _edges(extent: int, tile: int, cell: int) -> list[float]:
 
 def svg_map(emap: ErrorMap, target_px: int = 480) -> SvgMap:
     """The map laid out for the HTML template: planes side by side, about `target_px`
-    wide for one plane and narrower for several."""
+    wide for one plane or a wide one (a pitched row), and narrower for several."""
     cy, cx = emap.cell
     ty, tx = emap.tile
-    target = target_px if len(emap.slices) == 1 else target_px * 0.6
     rows, cols = len(emap.slices[0].rows), len(emap.slices[0].rows[0])
+    wide = cols > 2 * rows
+    target = target_px if len(emap.slices) == 1 or wide else target_px * 0.6
     px = round(min(16.0, target / max(rows, cols)), 2)
     show = min(tx / cx, ty / cy) * px >= MIN_TILE_PX
     planes = [
