@@ -216,7 +216,10 @@ def svg_map(emap: ErrorMap, target_px: int = 480) -> SvgMap:
         )
         for plane in emap.slices
     ]
-    cell = f"1 cell = {cx} x {cy} elements (x by y), shown as the worst element in it"
+    if (cy, cx) == (1, 1):
+        cell = "each cell is one element"
+    else:
+        cell = f"1 cell = {cx} x {cy} elements (x by y), shown as the worst element in it"
     if show:
         tiles = f"lines mark the kernel's {tx} x {ty} tiles (TILE_X x TILE_Y)"
     else:
