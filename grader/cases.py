@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import math
 
 import numpy as np
 
@@ -76,22 +75,21 @@ def random_signed(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarra
     return np.where(v < 0, -magnitude, magnitude).astype(np.float32)
 
 
-TIMING_CHUNK = 1 << 20
-
-
 def make_inputs(lab: Lab, case: Case) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(case.seed)
     return {arr.name: random_signed(rng, arr.shape(case.sizes)) for arr in lab.inputs}
 
 
-def timing_patterns(lab: Lab, case: Case) -> dict[str, np.ndarray]:
-    """The first values of each timing input, flat; the rest of the input repeats them
-    (see launch.timing_launch). An input of at most TIMING_CHUNK elements is whole. Speed
-    does not depend on the values, and drawing hundreds of millions would dominate a check."""
-    rng = np.random.default_rng(case.seed)
+def timing_constants(lab: Lab, case: Case, seed: int) -> dict[str, np.ndarray]:
+    """The timing inputs the host draws, from the grading's timing seed: those that are no
+    kernel buffer (a mask in constant memory). The GPU draws the buffers itself, afresh
+    before every timed launch (grader.backends.timed)."""
+    buffers = {p.array_name for p in lab.kernel.params if p.is_pointer}
+    rng = np.random.default_rng(seed)
     return {
-        arr.name: random_signed(rng, (min(TIMING_CHUNK, math.prod(arr.shape(case.sizes))),))
+        arr.name: random_signed(rng, arr.shape(case.sizes))
         for arr in lab.inputs
+        if arr.name not in buffers
     }
 
 

@@ -31,8 +31,12 @@ def gamma(terms: int) -> float:
 def tolerances(lab: Lab, case: Case, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     magnitudes = {name: np.abs(values.astype(np.float64)) for name, values in inputs.items()}
     bound = lab.reference(magnitudes, case.sizes)
-    scale = SAFETY * gamma(lab.terms(case.sizes))
-    return {name: scale * b + ABSOLUTE for name, b in bound.items()}
+    return {name: tolerance(lab, case.sizes, b) for name, b in bound.items()}
+
+
+def tolerance(lab: Lab, sizes, bound: np.ndarray) -> np.ndarray:
+    """The tolerance of elements whose sums of |products| are `bound`."""
+    return SAFETY * gamma(lab.terms(sizes)) * bound + ABSOLUTE
 
 
 def poisoned(values: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ kernel in isolated workers and hand back only what the buffers held."""
 from __future__ import annotations
 
 import math
+import secrets
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ import numpy as np
 
 import grader
 from grader import cases as casegen
-from grader import defaults, errormap, hints, interface, labs, paths, scoring
+from grader import defaults, errormap, hints, interface, labs, paths, scoring, timing_check
 from grader.backends import get_backend
 from grader.backends.base import (
     Backend,
@@ -60,6 +61,7 @@ class Options:
     allow_unsandboxed: bool = False
     timing_budget: float = defaults.TIMING_BUDGET
     jobs: int | None = None
+    timing_seed: int | None = None  # None: a fresh one for every grading
 
 
 def check(lab: str, path: Path, options: Options) -> Result:
@@ -231,7 +233,9 @@ class Grading:
         if not self.result.cases or not all(c.passed for c in self.result.cases):
             self.result.notes.append("Speed is measured once every case passes; it earns 0 now.")
             return None
-        return measure(self.lab, self.submission, self.backend, self.options)
+        performance, untrusted = measure(self.lab, self.submission, self.backend, self.options)
+        self.result.diagnostics += untrusted
+        return performance
 
 
 def _add_findings(result: CaseResult, found: list[Diagnostic]) -> None:
@@ -284,6 +288,8 @@ def judge(
     result.diagnostics += [
         d for d in output_diagnostics(comparisons, lab.kernel.name) if d.kind not in seen
     ]
+    if Kind.RACE not in seen:
+        result.diagnostics += unsteady(comparisons, layouts, outcome, tol, lab.kernel.name)
     _summarise(result, comparisons)
     result.error_map = errormap.of_run(
         comparisons, layouts, outcome.buffers, build.interface.tile()
@@ -367,6 +373,37 @@ def buffer_diagnostics(
     return out
 
 
+def unsteady(
+    comparisons: list[Comparison],
+    layouts: dict[str, Layout],
+    outcome: RunOutcome,
+    tol: dict[str, np.ndarray],
+    kernel: str,
+) -> list[Diagnostic]:
+    """A likely race, where the backend ran the case twice (the GPU does) and the wrong
+    elements differ between the runs."""
+    for cmp in comparisons:
+        again = outcome.again.get(cmp.name)
+        if again is None:
+            continue
+        other = compare(cmp.name, cmp.expected, layouts[cmp.name].unpack(again), tol[cmp.name])
+        if np.array_equal(cmp.bad, other.bad):
+            continue
+        return [
+            Diagnostic(
+                Kind.RACE,
+                f"Two runs of this case gave different results: {cmp.mismatches} and "
+                f"{other.mismatches} of the {cmp.bad.size} elements of {cmp.name} were wrong. "
+                "A result that changes from run to run is likely a race: threads that read "
+                "shared memory before the threads that fill it have passed a __syncthreads(), "
+                "or blocks that write the same element. Run `grader check` again with "
+                "--sanitize to find it (racecheck), or with --backend cpu.",
+                kernel=kernel,
+            )
+        ]
+    return []
+
+
 def output_diagnostics(comparisons: list[Comparison], kernel: str) -> list[Diagnostic]:
     out = []
     for cmp in comparisons:
@@ -401,19 +438,36 @@ def output_diagnostics(comparisons: list[Comparison], kernel: str) -> list[Diagn
 # -- timing ----------------------------------------------------------------------------
 
 
-def measure(lab: Lab, submission: Submission, backend: Backend, options: Options) -> Performance:
+def measure(
+    lab: Lab, submission: Submission, backend: Backend, options: Options
+) -> tuple[Performance, list[Diagnostic]]:
+    """The student's speed against the reference's, with every timed student launch
+    checked (grader.timing_check); and what makes the timing untrustworthy, which costs
+    the speed points."""
     case = casegen.timing_case(lab)
     macros = lab.macro_values(case.sizes)
     ref_path = paths.reference_dir(lab.name) / "reference.cu"
     reference_sub, _ = read_submission(ref_path)
     student = backend.build(submission, macros, lab.default_block)
     reference = backend.build(reference_sub, macros, lab.default_block)
-    patterns = casegen.timing_patterns(lab, case)
+    seed = options.timing_seed if options.timing_seed is not None else secrets.randbits(63)
+    constants = casegen.timing_constants(lab, case, seed)
     # One set of buffers for both kernels, so both read the same device memory.
-    launch_s = timing_launch(lab, case, patterns, student.interface)
+    launch_s = timing_launch(lab, case, constants, student.interface)
     launch_r = relaunch(lab, case, launch_s, reference.interface)
-    timing = backend.time(student, reference, (launch_s, launch_r), options.timing_budget)
-    return performance_of(lab, case.sizes, timing)
+    check = timing_check.plan(lab, case, seed)
+    timing = backend.time(student, reference, (launch_s, launch_r), options.timing_budget, check)
+    performance = performance_of(lab, case.sizes, timing)
+    untrusted = timing_check.judge(lab, case, check, constants, timing, performance.student_ms)
+    if untrusted:
+        performance.score = 0.0
+        performance.note = f"{performance.note} Not scored: {untrusted[0].message}".strip()
+    elif timing.checked:
+        performance.note += (
+            f" Each of the {timing.checked} timed launches of the kernel ran on fresh random "
+            "inputs and its output was checked."
+        )
+    return performance, untrusted
 
 
 def performance_of(lab: Lab, sizes: dict[str, int], timing) -> Performance:

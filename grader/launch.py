@@ -12,7 +12,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from grader.backends.base import POISON_BITS, Buffer, Launch, Repeated, Scalar, bits_as_float
+from grader.backends.base import (
+    POISON_BITS,
+    Buffer,
+    Drawn,
+    Launch,
+    Repeated,
+    Scalar,
+    bits_as_float,
+)
 from grader.interface import Interface
 from grader.labs.model import Case, Lab, Param, Role
 
@@ -33,6 +41,14 @@ class Layout:
     @property
     def elements(self) -> int:
         return math.prod(self.padded_shape)
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Elements from one index to the next along each axis."""
+        out = [1]
+        for extent in reversed(self.padded_shape[1:]):
+            out.insert(0, out[0] * extent)
+        return tuple(out)
 
     def pack(self, logical: np.ndarray, fill: np.float32) -> np.ndarray:
         buffer = np.full(self.padded_shape, fill, np.float32)
@@ -96,18 +112,20 @@ def make_launch(lab: Lab, case: Case, inputs: dict[str, np.ndarray], interface: 
 
 
 def timing_launch(
-    lab: Lab, case: Case, patterns: dict[str, np.ndarray], interface: Interface
+    lab: Lab, case: Case, constants: dict[str, np.ndarray], interface: Interface
 ) -> Launch:
-    """The Launch for timing: every buffer, row padding included, is its input's pattern
-    (cases.timing_patterns) repeated, and outputs are the poison repeated. Timing reads
-    no results, so nothing needs the logical layout, and nothing large is built here."""
+    """The Launch for timing: the GPU draws every input buffer, row padding included,
+    before each timed launch (grader.backends.timed); outputs start as the poison
+    repeated; `constants` (cases.timing_constants) fill the __constant__ symbols. Nothing
+    large is built here."""
     poison = np.array([bits_as_float(POISON_BITS)], np.float32)
 
-    def contents(param: Param, lay: Layout) -> Repeated:
-        pattern = poison if param.role == Role.OUTPUT else patterns[param.array_name]
-        return Repeated(pattern, lay.elements)
+    def contents(param: Param, lay: Layout) -> Repeated | Drawn:
+        if param.role == Role.OUTPUT:
+            return Repeated(poison, lay.elements)
+        return Drawn(lay.elements)
 
-    return _assemble(lab, case, interface, contents, constant_values(lab, case.sizes, patterns))[0]
+    return _assemble(lab, case, interface, contents, constant_values(lab, case.sizes, constants))[0]
 
 
 def _assemble(lab: Lab, case: Case, interface: Interface, contents, constants) -> tuple:

@@ -14,7 +14,9 @@ from grader.errors import ExitCode
 
 
 class Kind(StrEnum):
-    """Diagnostic kinds: the design's eleven, and OUTPUT for a flood of printf output."""
+    """Diagnostic kinds: the design's eleven, OUTPUT for a flood of printf output, and
+    TIMING for timed launches that cannot be trusted (a wrong output at the timed size,
+    or a time no GPU can reach)."""
 
     COMPILE_ERROR = "compile_error"
     INTERFACE = "interface"
@@ -28,6 +30,7 @@ class Kind(StrEnum):
     NAN = "nan"
     RESOURCES = "resources"
     OUTPUT = "output"
+    TIMING = "timing"
 
 
 class Status(StrEnum):

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from grader import cases
-from grader.backends.base import POISON_BITS, Buffer, Repeated, Scalar
+from grader.backends.base import POISON_BITS, Buffer, Drawn, Repeated, Scalar
 from grader.compare import poisoned
 from grader.interface import Interface
 from grader.labs import all_labs, get
-from grader.launch import PADDING_BITS, make_launch, timing_launch
+from grader.launch import PADDING_BITS, Layout, make_launch, timing_launch
 
 
 def interface(block=(16, 16, 1), tile=None):
@@ -81,25 +81,42 @@ def test_pitched_buffers_pad_rows():
 
 
 @pytest.mark.parametrize("name", sorted(all_labs()))
-def test_timing_launch_sends_patterns_the_size_of_the_real_buffers(name):
+def test_timing_launch_has_the_gpu_draw_its_inputs_and_sends_only_the_mask(name):
     lab = get(name)
     case = cases.timing_case(lab)
-    patterns = cases.timing_patterns(lab, case)
+    constants = cases.timing_constants(lab, case, seed=7)
     iface = interface((8, 8, 8) if len(lab.extent(case.sizes)) == 3 else (16, 16, 1))
-    launch = timing_launch(lab, case, patterns, iface)
-    whole = {a.name: math.prod(a.shape(case.sizes)) for a in lab.inputs}
-    assert all(p.size == min(cases.TIMING_CHUNK, whole[n]) for n, p in patterns.items())
+    launch = timing_launch(lab, case, constants, iface)
+    buffers = {p.array_name for p in lab.kernel.params if p.is_pointer}
+    assert set(constants) == {a.name for a in lab.inputs} - buffers
     for param, arg in zip(lab.kernel.params, launch.args, strict=True):
         if not param.is_pointer:
             assert arg.value == case.sizes[param.value_name]
             continue
-        assert isinstance(arg.data, Repeated)
         shape = lab.array_shape(param.array_name, case.sizes)
         stride = case.sizes[param.pitch] // 4 if param.pitch else shape[-1]
         assert arg.data.size == math.prod(shape[:-1]) * stride
         if arg.output:
+            assert isinstance(arg.data, Repeated)
             assert (arg.data.pattern.view(np.uint32) == POISON_BITS).all()
-    for const in lab.constants:  # the mask is small, so its pattern is all of it
+        else:
+            assert isinstance(arg.data, Drawn)
+    for const in lab.constants:
         values = launch.constants[const.name]
-        mask = patterns[const.array]
+        mask = constants[const.array].reshape(-1)
         assert np.array_equal(values[: mask.size], mask) and np.isnan(values[mask.size :]).all()
+
+
+def test_timing_constants_come_from_the_seed():
+    lab = get("conv2d")
+    case = cases.timing_case(lab)
+    one, again = (cases.timing_constants(lab, case, seed=1) for _ in range(2))
+    other = cases.timing_constants(lab, case, seed=2)
+    assert np.array_equal(one["mask"], again["mask"])
+    assert not np.array_equal(one["mask"], other["mask"])
+
+
+def test_layout_strides_step_over_the_pitch():
+    lay = Layout((4, 3, 5), 8)
+    assert lay.strides == (24, 8, 1)
+    assert Layout((6, 7), 7).strides == (7, 1)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.backends.timed import TimingCheck
 from grader.interface import Interface
 from grader.result import CompileInfo, Diagnostic, Dim3
 
-# Device buffers are surrounded by this many float32 canary elements on each side.
+# Canary elements checked on each side of a device buffer, where it has room for them.
 CANARY_ELEMENTS = 1024
 # The canary value: a NaN with a payload no float arithmetic produces.
 CANARY_BITS = 0x7FC0DEAD
@@ -63,14 +64,22 @@ class Repeated:
     size: int
 
 
+@dataclass(frozen=True)
+class Drawn:
+    """`size` elements that the GPU draws itself before every timed launch of the
+    student's kernel (grader.backends.timed): timing inputs."""
+
+    size: int
+
+
 @dataclass
 class Buffer:
     """A device buffer: `data` is the whole 1-D layout (pitched rows included).
     Outputs are poisoned by the caller; the backend adds canaries or guard pages.
-    Only timing launches carry `Repeated` data."""
+    Only timing launches carry `Repeated` or `Drawn` data."""
 
     name: str
-    data: np.ndarray | Repeated  # float32, 1-D
+    data: np.ndarray | Repeated | Drawn  # float32, 1-D
     output: bool
 
 
@@ -116,6 +125,10 @@ class RunOutcome:
     timed_out: bool = False
     output: str = ""  # the kernel's printf output, capped
     seconds: float = 0.0
+    # The buffers of a second run of the same launch, where the backend makes one (the
+    # GPU runs every case twice, once with each end of every buffer against unmapped
+    # memory): results that differ between the runs point to a race.
+    again: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def completed(self) -> bool:
@@ -124,11 +137,18 @@ class RunOutcome:
 
 @dataclass
 class Timing:
-    """Interleaved timing of a student and a reference launch (GPU only)."""
+    """Interleaved timing of a student and a reference launch (GPU only). With a
+    TimingCheck, `checked` student launches were checked: `samples` holds, for each
+    sampled output, the values read back after each of them (launches x elements), and
+    `ceilings` the machine's measured fp32 peak ("flops", per second) and copy bandwidth
+    ("bytes" read plus written, per second)."""
 
     student_ms: list[float]
     reference_ms: list[float]
     note: str = ""
+    checked: int = 0
+    samples: dict[str, np.ndarray] = field(default_factory=dict)
+    ceilings: dict[str, float] = field(default_factory=dict)
 
 
 class BackendUnavailable(Exception):
@@ -170,9 +190,11 @@ class Backend(ABC):
         reference: Build,
         launches: tuple[Launch, Launch],
         budget: float,
+        check: TimingCheck | None = None,
     ) -> Timing:
         """Time student and reference launches interleaved on the same inputs. Their
-        buffers may be `Repeated`; the same Buffer in both launches is one device buffer."""
+        buffers may be `Repeated` or `Drawn`; the same Buffer in both launches is one
+        device buffer. `check` draws the inputs and checks every student launch."""
         raise BackendUnavailable(f"The {self.name} backend does not measure speed.")
 
     def sanitize(

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from grader.backends.base import Backend, Build, Launch, RunOutcome, Timing
+from grader.backends.timed import TimingCheck
 from grader.errors import UsageError
 from grader.result import Diagnostic, Dim3
 
@@ -113,10 +114,15 @@ class GatedBackend(Backend):
         return self.inner.measures_speed()
 
     def time(
-        self, student: Build, reference: Build, launches: tuple[Launch, Launch], budget: float
+        self,
+        student: Build,
+        reference: Build,
+        launches: tuple[Launch, Launch],
+        budget: float,
+        check: TimingCheck | None = None,
     ) -> Timing:
         with self.gate.alone():
-            return self.inner.time(student, reference, launches, budget)
+            return self.inner.time(student, reference, launches, budget, check)
 
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float

@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from grader import hints
 from grader.labs import common, numerics
-from grader.labs.model import Array, Case, Constant, Kernel, Lab, Param, Role, Scoring
+from grader.labs.model import (
+    Array,
+    Case,
+    Constant,
+    Kernel,
+    Lab,
+    Param,
+    Role,
+    Sampler,
+    Scoring,
+)
 
 KERNEL = Kernel(
     "conv2d",
@@ -67,6 +77,17 @@ def _random_sizes(rng):
     }
 
 
+def sampler(ghost: str) -> Sampler:
+    """P at a grid of pixels: each pixel's MASK_WIDTH^2 window of N, with the ghost rule."""
+
+    def needs(sizes, axes):
+        m = sizes["MASK_WIDTH"]
+        window = numerics.window(axes, (m, m), (-(m // 2),) * 2, _image(sizes), ghost)
+        return {"N": window, "mask": numerics.whole(_mask(sizes))}
+
+    return Sampler(needs, lambda s, v: {"P": numerics.correlate_window(v["N"], v["mask"])})
+
+
 def conv2d_lab(name: str, ghost: str, title: str, summary: str) -> Lab:
     return Lab(
         name=name,
@@ -104,6 +125,7 @@ def conv2d_lab(name: str, ghost: str, title: str, summary: str) -> Lab:
         ),
         scoring=Scoring(target_speedup=0.7, zero_speedup=0.2),
         bound="memory",
+        sampler=sampler(ghost),
     )
 
 

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from grader import hints
 from grader.labs import common, numerics
-from grader.labs.model import Array, Case, Constant, Kernel, Lab, Param, Role, Scoring
+from grader.labs.model import (
+    Array,
+    Case,
+    Constant,
+    Kernel,
+    Lab,
+    Param,
+    Role,
+    Sampler,
+    Scoring,
+)
 
 CAPACITY = 4096  # floats in c_kernel
 
@@ -68,6 +78,21 @@ def _dynamic_shared(sizes, launch):
     return 4 * rows * cols
 
 
+def _needs(sizes, axes):
+    taps = (sizes["kernel_rows"], sizes["kernel_cols"])
+    extents = (sizes["input_rows"], sizes["input_cols"])
+    return {
+        "input": numerics.window(axes, taps, (0, 0), extents),
+        "kernel": numerics.whole(taps),
+    }
+
+
+# output at a grid of positions: each position's R x S window of the input
+SAMPLER = Sampler(
+    _needs, lambda s, v: {"output": numerics.correlate_window(v["input"], v["kernel"])}
+)
+
+
 LAB = Lab(
     name="conv2d-valid",
     title="2D valid convolution, dynamic shared memory",
@@ -105,4 +130,5 @@ LAB = Lab(
     ),
     scoring=Scoring(target_speedup=0.7, zero_speedup=0.2),
     bound="memory",
+    sampler=SAMPLER,
 )

@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from grader import hints
 from grader.labs import common, numerics
-from grader.labs.model import Array, Case, Constant, Kernel, Lab, Param, Role, Scoring
+from grader.labs.model import (
+    Array,
+    Case,
+    Constant,
+    Kernel,
+    Lab,
+    Param,
+    Role,
+    Sampler,
+    Scoring,
+)
 
 
 def _case(name, w, h, d, mask, visibility="public"):
@@ -57,6 +67,16 @@ def pitches(sizes):
     return {"pitchN": _align(row, 128) + 128, "pitchP": _align(row, 128) + 256}
 
 
+def _needs(sizes, axes):
+    m = sizes["MASK_WIDTH"]
+    window = numerics.window(axes, (m,) * 3, (-(m // 2),) * 3, _volume(sizes))
+    return {"N": window, "mask": numerics.whole(_mask(sizes))}
+
+
+# P at a grid of voxels: each voxel's MASK_WIDTH^3 window of N; ghost cells read 0
+SAMPLER = Sampler(_needs, lambda s, v: {"P": numerics.correlate_window(v["N"], v["mask"])})
+
+
 def conv3d_lab(name: str, kernel: Kernel, title: str, summary: str, **extra) -> Lab:
     detectors = extra.pop("hints", ())
     return Lab(
@@ -98,6 +118,7 @@ def conv3d_lab(name: str, kernel: Kernel, title: str, summary: str, **extra) -> 
         ),
         scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),
         bound="compute",
+        sampler=SAMPLER,
         **extra,
     )
 

@@ -3,9 +3,11 @@ share it and differ in what they require and in the reference they are timed aga
 
 from __future__ import annotations
 
+import numpy as np
+
 from grader import hints
 from grader.labs import common, numerics
-from grader.labs.model import Array, Case, Kernel, Lab, Param, Role, Scoring
+from grader.labs.model import Array, Case, Kernel, Lab, Param, Role, Sampler, Scoring
 
 KERNEL = Kernel(
     "matmul",
@@ -30,6 +32,16 @@ HIDDEN = tuple(Case(f"width-{w}", {"Width": w}, "hidden") for w in HIDDEN_WIDTHS
 
 def square(sizes):
     return (sizes["Width"], sizes["Width"])
+
+
+def _needs(sizes, axes):
+    rows, cols = axes
+    k = np.arange(sizes["Width"])
+    return {"M": (rows[:, None], k[None, :]), "N": (k[:, None], cols[None, :])}
+
+
+# P at rows x cols needs those rows of M and those columns of N
+SAMPLER = Sampler(_needs, lambda sizes, v: {"P": numerics.matmul(v["M"], v["N"])})
 
 
 def matmul_lab(name: str, title: str, summary: str, scoring: Scoring, **extra) -> Lab:
@@ -60,5 +72,6 @@ def matmul_lab(name: str, title: str, summary: str, scoring: Scoring, **extra) -
         ),
         scoring=scoring,
         bound="compute",
+        sampler=SAMPLER,
         **extra,
     )

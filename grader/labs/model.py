@@ -123,6 +123,20 @@ class Requirement:
 
 
 @dataclass(frozen=True)
+class Sampler:
+    """A few output elements computed without the whole output, to check timed launches.
+    `needs(sizes, axes)` gets the sampled coordinates along each axis of the output
+    (1-D arrays, slowest axis first; the elements are their grid) and gives, for each
+    input, the coordinates those elements read: one integer array per axis of the input,
+    broadcast together; a coordinate outside the input reads 0. `combine(sizes, values)`
+    turns those inputs' values (float64, shaped as their coordinates) into each output
+    on the grid."""
+
+    needs: Callable[[Sizes, tuple[np.ndarray, ...]], dict[str, tuple[np.ndarray, ...]]]
+    combine: Callable[[Sizes, dict[str, np.ndarray]], dict[str, np.ndarray]]
+
+
+@dataclass(frozen=True)
 class Lab:
     name: str
     title: str
@@ -149,6 +163,7 @@ class Lab:
     hints: tuple[Callable, ...] = ()  # detectors from grader.hints, most specific first
     scoring: Scoring = field(default_factory=Scoring)
     bound: str = "compute"  # "compute" (report TFLOP/s) or "memory" (report GB/s)
+    sampler: Sampler | None = None  # without one, timed outputs go unchecked
 
     @property
     def default_block(self) -> tuple[int, int, int]:

@@ -31,3 +31,44 @@ def correlate_same(image: np.ndarray, mask: np.ndarray, ghost: str = "zero") -> 
     radius = mask.shape[0] // 2
     padded = np.pad(np.asarray(image, np.float64), radius, mode=PAD_MODES[ghost])
     return correlate_valid(padded, mask)
+
+
+# -- a few elements at a time (Sampler, for checking timed launches) ---------------------
+
+
+def whole(shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """Coordinates of every element of an array of `shape`, broadcast together."""
+    return np.ix_(*(np.arange(n) for n in shape))
+
+
+def window(
+    axes: tuple[np.ndarray, ...],
+    size: tuple[int, ...],
+    start: tuple[int, ...],
+    extents: tuple[int, ...],
+    ghost: str = "zero",
+) -> tuple[np.ndarray, ...]:
+    """The input coordinates a correlation reads for the outputs on the grid `axes`:
+    along axis a, output i reads i + start[a] + j for j < size[a]. Shaped
+    (n0, size0, n1, size1, ...). Ghost cells clamp or wrap here; "zero" leaves them
+    outside the input, where they read 0."""
+    dims = len(axes)
+    out = []
+    for a, (ax, m, s, extent) in enumerate(zip(axes, size, start, extents, strict=True)):
+        coords = np.asarray(ax)[:, None] + s + np.arange(m)[None, :]
+        if ghost == "clamp":
+            coords = np.clip(coords, 0, extent - 1)
+        elif ghost == "wrap":
+            coords = np.mod(coords, extent)
+        shape = [1] * (2 * dims)
+        shape[2 * a], shape[2 * a + 1] = coords.shape
+        out.append(coords.reshape(shape))
+    return tuple(out)
+
+
+def correlate_window(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Correlation from `window`'s values, shaped (n0, m0, n1, m1, ...), and the mask."""
+    dims = mask.ndim
+    grid, taps = "abcdefgh"[:dims], "ABCDEFGH"[:dims]
+    spec = "".join(g + t for g, t in zip(grid, taps, strict=True))
+    return np.einsum(f"{spec},{taps}->{grid}", values, np.asarray(mask, np.float64))

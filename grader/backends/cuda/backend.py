@@ -1,5 +1,11 @@
 """The cuda backend: nvcc for the compile report, a PyCUDA worker process for running,
-timing and sanitizing. The grader process itself never imports PyCUDA."""
+timing and sanitizing. The grader process itself never imports PyCUDA.
+
+Every case runs twice: once with each buffer's start flush against unmapped memory, once
+with its end (see vmm). An access just outside a buffer stops the kernel in one of the
+two runs; further runs with one buffer at a time against unmapped memory then name it,
+and compute-sanitizer, where installed, names the thread and the line. Two runs that
+both finish give the grader two results to compare: results that differ point to a race."""
 
 from __future__ import annotations
 
@@ -25,17 +31,27 @@ from grader.backends.base import (
     Submission,
     Timing,
 )
-from grader.backends.cuda import errors, sanitizer
+from grader.backends.cuda import errors, sanitizer, vmm
 from grader.backends.cuda.client import Reply, WorkerProcess
 from grader.backends.cuda.probe import describe, device_info
 from grader.backends.cuda.protocol import ArrayTable, encode_launch
+from grader.backends.timed import TimingCheck
 from grader.result import Diagnostic, Dim3, Kind
 
 TIMING_GRACE = 10.0  # seconds past the budget before a timing worker is killed
+SANITIZE_TIMEOUT = 60.0  # seconds for one launch under memcheck, to name a fault's line
 SANITIZE_PARALLEL = 3  # sanitized workers at once
+UNGUARDED = (
+    "This GPU's driver offers no virtual memory management, so buffers are not placed "
+    "against unmapped memory: a read just outside a buffer goes unseen without --sanitize."
+)
 # Failures in these phases under compute-sanitizer, unless they are a kernel's own error
 # surfacing late, mean that the tool, not the kernel, failed.
 _SETUP_PHASES = ("init", "load", "alloc", "constant", "copy")
+# What the driver says when a kernel touches unmapped memory.
+_FAULT = "CUDA_ERROR_ILLEGAL_ADDRESS"
+# The side of a buffer a run's placement leaves flush against unmapped memory.
+_EDGE = {vmm.START: "before the start of", vmm.END: "past the end of"}
 
 
 @dataclass(frozen=True)
@@ -74,6 +90,9 @@ class CudaBackend(Backend):
             raise BackendUnavailable(self.info["reason"])
         self._worker: WorkerProcess | None = None
         self._lock = threading.Lock()
+        self._guarded = True  # the worker places buffers against unmapped memory
+        self._blamed: list[str] = []  # buffers found out of bounds, most recent first
+        self._sanitized: set[tuple[str, str, str]] = set()  # (build, buffer, side) explained
 
     def device(self) -> str:
         return describe(self.info)
@@ -106,21 +125,99 @@ class CudaBackend(Backend):
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         spec, symbol = _prepared(build, launch)
         started = time.monotonic()
+        names = [b.name for b in launch.buffers()]
         with self._lock:
-            worker, failure = self._ready(spec, launch.kernel)
-            if failure is not None:
-                return failure
-            table = ArrayTable()
-            header = {
-                "op": "run",
-                "key": spec.key,
-                "launch": encode_launch(launch, symbol, table),
-                "canaries": True,
-            }
-            reply = worker.call(header, table.arrays, timeout)
-            outcome = self._outcome(worker, reply, launch, timeout)
+            first, fault = self._once(spec, symbol, launch, timeout, vmm.START)
+            if first.completed:
+                second, fault = self._once(spec, symbol, launch, timeout, vmm.END)
+                outcome = _merged(first, second) if second.completed else second
+                if fault and any(s.written_after for s in first.buffers.values()):
+                    outcome, fault = first, False  # the judge names the writes past the end
+            else:
+                outcome = first
+            if fault and self._guarded:
+                side = vmm.START if not first.completed else vmm.END
+                name = self._locate(spec, symbol, launch, timeout, side, names)
+                if name is not None:
+                    found = self._explain(build, spec, symbol, launch, name, side)
+                    others = [d for d in outcome.diagnostics if d.kind != Kind.CRASH]
+                    outcome.diagnostics = [*found, *others]
         outcome.seconds = time.monotonic() - started
         return outcome
+
+    def _once(
+        self, spec: ModuleSpec, symbol: str, launch: Launch, timeout: float, sides
+    ) -> tuple[RunOutcome, bool]:
+        """One run with every buffer at `sides` (one side for all, or one per buffer), and
+        whether it stopped at unmapped memory."""
+        if isinstance(sides, str):
+            sides = {b.name: sides for b in launch.buffers()}
+        worker, failure = self._ready(spec, launch.kernel)
+        if failure is not None:
+            return failure, False
+        table = ArrayTable()
+        header = {
+            "op": "run",
+            "key": spec.key,
+            "launch": encode_launch(launch, symbol, table),
+            "sides": sides,
+        }
+        reply = worker.call(header, table.arrays, timeout)
+        outcome = self._outcome(worker, reply, launch, timeout)
+        known = errors.lookup(reply.error.get("message", "")) if reply.message else None
+        return outcome, known is not None and known.name == _FAULT
+
+    def _locate(
+        self, spec: ModuleSpec, symbol: str, launch: Launch, timeout: float, side: str, names
+    ) -> str | None:
+        """The buffer whose `side` the kernel strays past: the one that, alone flush
+        against unmapped memory there, stops the kernel. None when the kernel stops even
+        with room around every buffer (an access far from all of them)."""
+        roomy = dict.fromkeys(names, vmm.ROOMY)
+        outcome, fault = self._once(spec, symbol, launch, timeout, roomy)
+        if fault or not outcome.completed:
+            return None
+        for name in sorted(names, key=self._suspicion):
+            _, fault = self._once(spec, symbol, launch, timeout, {**roomy, name: side})
+            if fault:
+                self._blamed = [name, *(n for n in self._blamed if n != name)]
+                return name
+        return None
+
+    def _suspicion(self, name: str) -> int:
+        """Buffers found straying before come first, most recent first."""
+        return self._blamed.index(name) if name in self._blamed else len(self._blamed)
+
+    def _explain(
+        self, build: Build, spec: ModuleSpec, symbol: str, launch: Launch, name: str, side: str
+    ) -> list[Diagnostic]:
+        """The out_of_bounds finding for `name`; compute-sanitizer's, naming the thread
+        and the line, where it is installed (once per build, buffer and side)."""
+        size = next(b.data.size for b in launch.buffers() if b.name == name)
+        where = _EDGE[side]
+        located = Diagnostic(
+            Kind.OUT_OF_BOUNDS,
+            f"{launch.kernel} read or wrote {where} {name} ({size} elements): the GPU stopped "
+            f"it at the first access outside the buffer, which the grader puts flush against "
+            f"unmapped memory. {errors.SANITIZE_HINT}",
+            kernel=launch.kernel,
+        )
+        executable = sanitizer.find()
+        key = (spec.key, name, side)
+        if executable is None or key in self._sanitized:
+            return [located]
+        self._sanitized.add(key)
+        try:
+            found = _sanitize_one(executable, "memcheck", spec, launch, symbol, SANITIZE_TIMEOUT)
+        except BackendUnavailable:
+            return [located]
+        context = sanitizer.Context(
+            kernel=launch.kernel,
+            submission=build.submission.name,
+            student_lines=len(build.submission.text.splitlines()),
+        )
+        named = [d for d in sanitizer.diagnostics(found, context) if d.kind == Kind.OUT_OF_BOUNDS]
+        return named or [located]
 
     def _ready(self, spec: ModuleSpec, kernel: str) -> tuple[WorkerProcess, RunOutcome | None]:
         """A live worker with `spec` loaded, or the outcome that says why there is none."""
@@ -131,6 +228,9 @@ class CudaBackend(Backend):
             if not hello.ok:
                 self._discard()
                 return worker, _crash(kernel, f"The GPU worker could not start: {_why(hello)}")
+            self._guarded = bool(hello.message.header["device"].get("guarded"))
+            if not self._guarded and UNGUARDED not in self.notes:
+                self.notes.append(UNGUARDED)
         if spec.key not in worker.loaded:
             reply = worker.call(spec.load_request(), timeout=defaults.COMPILE_TIMEOUT)
             if not reply.ok:
@@ -189,7 +289,9 @@ class CudaBackend(Backend):
         reference: Build,
         launches: tuple[Launch, Launch],
         budget: float,
+        check: TimingCheck | None = None,
     ) -> Timing:
+        check = check or TimingCheck(seed=0)
         s_spec, s_symbol = _prepared(student, launches[0])
         r_spec, r_symbol = _prepared(reference, launches[1])
         with self._lock:
@@ -209,12 +311,13 @@ class CudaBackend(Backend):
                     "launch": encode_launch(launches[1], r_symbol, table),
                 },
                 "budget": budget,
+                "check": check.to_json(),
+                "helpers": {"nvcc": s_spec.nvcc, "arch": s_spec.arch},
             }
             reply = worker.call(header, table.arrays, budget + TIMING_GRACE)
             worker.take_output()  # printf during timing is not shown
             if reply.ok:
-                head = reply.message.header
-                return Timing(list(head["student_ms"]), list(head["reference_ms"]), head["note"])
+                return _timing(reply)
             if reply.timed_out or reply.died or reply.error.get("sticky", True):
                 self._discard()
         if reply.timed_out:
@@ -317,12 +420,7 @@ def _sanitize_one(
             if not reply.ok:
                 _refuse(tool, reply, log, worker)
             table = ArrayTable()
-            header = {
-                "op": "run",
-                "key": spec.key,
-                "canaries": False,
-                "launch": encode_launch(launch, symbol, table),
-            }
+            header = {"op": "run", "key": spec.key, "launch": encode_launch(launch, symbol, table)}
             reply = worker.call(header, table.arrays, timeout)
             if _sanitizer_failed(reply):
                 _refuse(tool, reply, log, worker)
@@ -354,6 +452,29 @@ def _refuse(tool: str, reply: Reply, log: Path, worker: WorkerProcess) -> None:
     why = sanitizer.refusal(text, "\n".join([worker.stderr_tail(), printed, _why(reply)]))
     raise BackendUnavailable(
         f"compute-sanitizer --tool {tool} cannot check kernels on this machine: {why}"
+    )
+
+
+def _merged(first: RunOutcome, second: RunOutcome) -> RunOutcome:
+    """The first run, with what the second saw before each buffer's start (only the
+    second has slack there), and the second's buffers to compare with the first's."""
+    for name, state in first.buffers.items():
+        state.written_before = second.buffers[name].written_before
+    known = {(d.kind, d.message) for d in first.diagnostics}
+    first.diagnostics += [d for d in second.diagnostics if (d.kind, d.message) not in known]
+    first.again = {name: state.data for name, state in second.buffers.items()}
+    return first
+
+
+def _timing(reply: Reply) -> Timing:
+    head = reply.message.header
+    return Timing(
+        list(head["student_ms"]),
+        list(head["reference_ms"]),
+        head["note"],
+        checked=int(head["checked"]),
+        samples=dict(zip(head["sampled"], reply.message.arrays, strict=True)),
+        ceilings={k: float(v) for k, v in head["ceilings"].items()},
     )
 
 

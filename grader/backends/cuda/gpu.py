@@ -1,6 +1,7 @@
 """The GPU side of the worker: the only module that imports PyCUDA, and only inside the
-worker process. It compiles and caches modules, lays out buffers (with canaries for
-correctness runs, exact sizes under the sanitizer), launches, and times.
+worker process. It compiles and caches modules, lays out buffers (flush against unmapped
+memory with canaries in the slack for correctness runs and timing, exact sizes apart
+under the sanitizer), launches, times, and checks timed launches.
 
 Every PyCUDA error becomes a `CudaFailure` that says where it happened and whether the
 context survived it."""
@@ -16,8 +17,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader import stats
-from grader.backends.base import CANARY_BITS, Buffer, Launch, Repeated
-from grader.backends.cuda import errors, timing
+from grader.backends.base import (
+    CANARY_BITS,
+    CANARY_ELEMENTS,
+    POISON_BITS,
+    Buffer,
+    Drawn,
+    Launch,
+    Repeated,
+)
+from grader.backends.cuda import errors, timing, vmm
 from grader.backends.cuda.protocol import scalar_value
 
 SHARED_OPT_IN = 48 * 1024  # dynamic shared memory above this needs the kernel's opt-in
@@ -41,10 +50,11 @@ class CudaFailure(Exception):
 @dataclass
 class DeviceBuffer:
     name: str
-    allocation: object  # pycuda DeviceAllocation
     address: int  # where the kernel's data starts
     elements: int
-    canaries: int  # canary elements on each side (0: exact size)
+    release: Callable[[], None]
+    before: int = 0  # canary elements just before the data
+    after: int = 0  # canary elements just after it
 
     @property
     def nbytes(self) -> int:
@@ -57,7 +67,10 @@ class Gpu:
     context: object
     hangup: Callable[[], bool]  # true once the grader has gone away
     cache_dir: str
+    vmm: vmm.Driver | None = None  # None: the driver offers no virtual memory management
     modules: dict[str, object] = field(default_factory=dict)
+    helper: object = None  # the module of helpers.SOURCE, once compiled
+    measured: dict | None = None  # the ceilings, measured once per worker
 
     @classmethod
     def open(cls, hangup: Callable[[], bool], cache_dir: str) -> Gpu:
@@ -66,7 +79,11 @@ class Gpu:
         with failures("init"):
             cuda.init()
             context = cuda.Device(0).make_context()
-        return cls(cuda, context, hangup, cache_dir)
+        try:
+            driver = vmm.Driver(0)
+        except (vmm.VmmError, AttributeError):  # AttributeError: a libcuda without VMM
+            driver = None
+        return cls(cuda, context, hangup, cache_dir, driver)
 
     def info(self) -> dict:
         device = self.context.get_device()
@@ -77,6 +94,7 @@ class Gpu:
             "arch": f"sm_{major}{minor}",
             "cuda": f"{version // 1000}.{version % 1000 // 10}",
             "memory": device.total_memory(),
+            "guarded": self.vmm is not None,
         }
 
     # -- modules --------------------------------------------------------------------------
@@ -121,17 +139,42 @@ class Gpu:
 
     # -- buffers --------------------------------------------------------------------------
 
+    def place(self, buffer: Buffer, side: str) -> DeviceBuffer:
+        """`buffer` flush against unmapped memory on `side` (vmm.START, END or ROOMY),
+        with canaries in the slack next to it. Without VMM: a plain allocation with
+        canaries on both sides."""
+        size = buffer.data.size
+        if self.vmm is None:
+            return self.allocate(buffer, CANARY_ELEMENTS)
+        with failures("alloc"):
+            mapping = self.vmm.map(4 * size, side)
+        shape = mapping.layout
+        placed = DeviceBuffer(
+            buffer.name,
+            mapping.address,
+            size,
+            release=lambda: self.vmm.unmap(mapping),
+            before=min(CANARY_ELEMENTS, shape.slack_before // 4),
+            after=min(CANARY_ELEMENTS, shape.slack_after(4 * size) // 4),
+        )
+        self._contents(placed, buffer)
+        return placed
+
     def allocate(self, buffer: Buffer, canaries: int) -> DeviceBuffer:
         size = buffer.data.size
         with failures("alloc"):
             allocation = self.cuda.mem_alloc(max(4 * (size + 2 * canaries), 4))
         address = int(allocation) + 4 * canaries
-        placed = DeviceBuffer(buffer.name, allocation, address, size, canaries)
+        placed = DeviceBuffer(buffer.name, address, size, allocation.free, canaries, canaries)
+        self._contents(placed, buffer)
+        return placed
+
+    def _contents(self, placed: DeviceBuffer, buffer: Buffer) -> None:
+        self._guard(placed)
         if isinstance(buffer.data, Repeated):
             self.fill(placed, buffer.data)
-        else:
+        elif not isinstance(buffer.data, Drawn):  # drawn buffers are written before each launch
             self.upload(placed, np.ascontiguousarray(buffer.data, np.float32).reshape(-1))
-        return placed
 
     def allocate_apart(self, buffers: list[Buffer]) -> dict[str, DeviceBuffer]:
         """Exact-size buffers with freed gaps between them. The driver packs small
@@ -149,7 +192,6 @@ class Gpu:
 
     def fill(self, placed: DeviceBuffer, data: Repeated) -> None:
         """Upload the pattern once, then double the filled prefix by device copies."""
-        self._guard(placed)
         done = min(data.pattern.size, data.size)
         if not done:
             return
@@ -162,41 +204,44 @@ class Gpu:
                 done += step
 
     def upload(self, placed: DeviceBuffer, data: np.ndarray) -> None:
-        self._guard(placed)
         if data.size:
             with failures("copy"):
                 self.cuda.memcpy_htod(placed.address, data)
 
-    def _guard(self, placed: DeviceBuffer) -> None:
-        if not placed.canaries:
-            return
-        guard = np.full(placed.canaries, CANARY_BITS, np.uint32)
+    def poison(self, placed: DeviceBuffer) -> None:
         with failures("copy"):
-            self.cuda.memcpy_htod(int(placed.allocation), guard)
-            self.cuda.memcpy_htod(placed.address + placed.nbytes, guard)
+            self.cuda.memset_d32(placed.address, POISON_BITS, placed.elements)
+
+    def _guard(self, placed: DeviceBuffer) -> None:
+        with failures("copy"):
+            if placed.before:
+                self.cuda.memset_d32(placed.address - 4 * placed.before, CANARY_BITS, placed.before)
+            if placed.after:
+                self.cuda.memset_d32(placed.address + placed.nbytes, CANARY_BITS, placed.after)
 
     def download(self, placed: DeviceBuffer) -> dict:
         """The buffer's data and what happened to its canaries."""
-        whole = np.empty(placed.elements + 2 * placed.canaries, np.float32)
+        before, after = placed.before, placed.after
+        whole = np.empty(before + placed.elements + after, np.float32)
         if whole.size:
             with failures("copy"):
-                self.cuda.memcpy_dtoh(whole, int(placed.allocation))
-        c = placed.canaries
-        data = whole[c : c + placed.elements]
-        state = {"name": placed.name, "written_before": 0, "written_after": 0, "first_after": None}
-        if c:
-            bits = whole.view(np.uint32)
-            before = np.flatnonzero(bits[:c] != CANARY_BITS)
-            after = np.flatnonzero(bits[c + placed.elements :] != CANARY_BITS)
-            state["written_before"] = int(before.size)
-            state["written_after"] = int(after.size)
-            state["first_after"] = int(after[0]) if after.size else None
-        return {**state, "data": data}
+                self.cuda.memcpy_dtoh(whole, placed.address - 4 * before)
+        data = whole[before : before + placed.elements]
+        bits = whole.view(np.uint32)
+        written_before = np.flatnonzero(bits[:before] != CANARY_BITS)
+        written_after = np.flatnonzero(bits[before + placed.elements :] != CANARY_BITS)
+        return {
+            "name": placed.name,
+            "written_before": int(written_before.size),
+            "written_after": int(written_after.size),
+            "first_after": int(written_after[0]) if written_after.size else None,
+            "data": data,
+        }
 
     @staticmethod
     def free(buffers: list[DeviceBuffer]) -> None:
         for placed in buffers:
-            placed.allocation.free()
+            placed.release()
 
     # -- launching ------------------------------------------------------------------------
 
@@ -208,6 +253,10 @@ class Gpu:
             else:
                 out.append(scalar_value(arg))
         return out
+
+    def multiprocessors(self) -> int:
+        device = self.context.get_device()
+        return device.get_attribute(self.cuda.device_attribute.MULTIPROCESSOR_COUNT)
 
     def launch(self, function, launch: Launch, args: list, stream=None) -> None:
         with failures("launch"):
@@ -245,17 +294,25 @@ class Gpu:
 
     # -- timing ---------------------------------------------------------------------------
 
-    def time_pair(self, runs: list[tuple[object, Launch, list]], plan: timing.Plan) -> dict:
+    def time_pair(
+        self, runs: list[tuple[object, Launch, list]], plan: timing.Plan, checker
+    ) -> dict:
         """Time launches (function, launch, args) interleaved: round r starts with
-        runs[r % 2]. L2 is flushed before every timed launch."""
+        runs[r % 2]. L2 is flushed before every timed launch. Every launch of runs[0],
+        the student's, is checked by `checker` (checked.Checker), outside its timing."""
         started = time.monotonic()
+        hooks = (checker, None)
         with failures("alloc"):
             flush = self.cuda.mem_alloc(timing.FLUSH_BYTES)
         try:
-            first = [self._timed(flush, *run) for run in runs]  # also loads lazily-loaded code
+
+            def timed(which: int) -> float:
+                return self._timed(flush, *runs[which], hooks[which])
+
+            first = [timed(0), timed(1)]  # also loads lazily-loaded code
             for _ in range(plan.warmups(max(first) / 1000)):
-                for run in runs:
-                    self._timed(flush, *run)
+                timed(0)
+                timed(1)
             samples: list[list[float]] = [[], []]
             round_s = sum(first) / 1000 + timing.ROUND_OVERHEAD_S
             reason = None
@@ -265,7 +322,7 @@ class Gpu:
                     break
                 order = (0, 1) if len(samples[0]) % 2 == 0 else (1, 0)
                 for which in order:
-                    samples[which].append(self._timed(flush, *runs[which]))
+                    samples[which].append(timed(which))
             if not samples[0]:  # a kernel too slow to repeat: its first run is the sample
                 samples = [[first[0]], [first[1]]]
         finally:
@@ -277,7 +334,9 @@ class Gpu:
             "note": timing.note(len(samples[0]), reason, spread),
         }
 
-    def _timed(self, flush, function, launch: Launch, args: list) -> float:
+    def _timed(self, flush, function, launch: Launch, args: list, checker) -> float:
+        if checker is not None:
+            checker.before()
         start, end = self.cuda.Event(), self.cuda.Event()
         with failures("sync"):
             self.cuda.memset_d8(flush, 0, timing.FLUSH_BYTES)
@@ -287,7 +346,10 @@ class Gpu:
             end.record()
         self.wait(end)
         with failures("sync"):
-            return end.time_since(start)
+            ms = end.time_since(start)
+        if checker is not None:
+            checker.after()
+        return ms
 
 
 def _gap_bytes(elements: int) -> int:
@@ -303,5 +365,5 @@ def failures(phase: str) -> Iterator[None]:
 
     try:
         yield
-    except cuda.Error as err:
+    except (cuda.Error, vmm.VmmError) as err:
         raise CudaFailure(phase, str(err)) from err

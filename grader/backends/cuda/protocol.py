@@ -7,7 +7,8 @@ A message is a JSON header plus raw numpy arrays, framed as
 The header's "arrays" entry gives each array's dtype and shape; the payload is their
 bytes, one after another. Nothing is pickled, so a worker that misbehaves can send
 only data. Launches travel as plain dictionaries that name arrays by position. An
-array that two launches share crosses once, and a Repeated buffer sends only its pattern."""
+array that two launches share crosses once, a Repeated buffer sends only its pattern,
+and a Drawn one only its size."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.backends.base import Buffer, Launch, Repeated, Scalar
+from grader.backends.base import Buffer, Drawn, Launch, Repeated, Scalar
 
 _FRAME = struct.Struct("<IQ")
 _CHUNK = 1 << 20
@@ -134,6 +135,9 @@ def encode_launch(launch: Launch, symbol: str, table: ArrayTable) -> dict:
         if isinstance(arg, Buffer):
             entry: dict = {"buffer": arg.name, "output": arg.output}
             data = arg.data
+            if isinstance(data, Drawn):
+                args.append({**entry, "drawn": data.size})
+                continue
             if isinstance(data, Repeated):
                 entry["repeat"], data = data.size, data.pattern
             args.append({**entry, "array": table.add(data)})
@@ -159,7 +163,9 @@ def decode_launch(spec: dict, arrays: list[np.ndarray]) -> tuple[Launch, str]:
     """The Launch and its module symbol, from encode_launch's dictionary."""
     args: list[Buffer | Scalar] = []
     for arg in spec["args"]:
-        if "buffer" in arg:
+        if "drawn" in arg:
+            args.append(Buffer(arg["buffer"], Drawn(int(arg["drawn"])), arg["output"]))
+        elif "buffer" in arg:
             data = arrays[arg["array"]]
             if "repeat" in arg:
                 data = Repeated(data, int(arg["repeat"]))

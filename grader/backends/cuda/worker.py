@@ -6,9 +6,13 @@ student's printf output, which the grader captures to a file, so nothing else is
 printed there. Requests:
 
     load  {key, source, options, arch}      compile once per distinct build
-    run   {key, launch, canaries}           one launch; buffers back with their canaries
-                                            (without: exact sizes, apart, for the sanitizer)
-    time  {student, reference, budget}      interleaved timing of two loaded launches
+    run   {key, launch, sides}              one launch, each buffer flush against unmapped
+                                            memory on its side (vmm.START, END, ROOMY);
+                                            buffers back with their canaries (without
+                                            sides: exact sizes, apart, for the sanitizer)
+    time  {student, reference, budget,      interleaved timing of two loaded launches, the
+           check, helpers}                  student's checked (grader.backends.timed);
+                                            with the machine's ceilings
     exit
 
 After a sticky CUDA error the worker answers and exits, so no dead context is reused.
@@ -25,8 +29,8 @@ import sys
 import time
 import traceback
 
-from grader.backends.base import CANARY_ELEMENTS
-from grader.backends.cuda import timing
+from grader.backends import timed
+from grader.backends.cuda import checked, timing, vmm
 from grader.backends.cuda.gpu import CudaFailure, Gpu
 from grader.backends.cuda.protocol import ChannelClosed, Message, decode_launch, receive, send
 
@@ -56,7 +60,7 @@ class Worker:
         launch, symbol = decode_launch(head["launch"], message.arrays)
         function = self.gpu.function(head["key"], symbol)
         self.gpu.set_constants(head["key"], launch.constants)
-        placed = self.place(launch, head["canaries"])
+        placed = self.place(launch, head.get("sides"))
         addresses = {p.name: [p.address, p.nbytes] for p in placed}
         try:
             started = time.monotonic()
@@ -80,13 +84,13 @@ class Worker:
         }
         return Message(header, [s["data"] for s in states])
 
-    def place(self, launch, canaries: bool) -> list:
-        if not canaries:
+    def place(self, launch, sides: dict[str, str] | None) -> list:
+        if sides is None:
             return list(self.gpu.allocate_apart(launch.buffers()).values())
         placed = []
         try:
             for buffer in launch.buffers():
-                placed.append(self.gpu.allocate(buffer, CANARY_ELEMENTS))
+                placed.append(self.gpu.place(buffer, sides[buffer.name]))
         except CudaFailure as failure:
             if not failure.sticky:
                 self.gpu.free(placed)
@@ -95,7 +99,9 @@ class Worker:
 
     def op_time(self, message: Message) -> Message:
         head = message.header
-        runs, placed = [], {}
+        module = checked.helper_module(self.gpu, head["helpers"]["nvcc"], head["helpers"]["arch"])
+        check = timed.TimingCheck.from_json(head["check"])
+        runs, placed, checker = [], {}, None
         try:
             for role in ("student", "reference"):
                 launch, symbol = decode_launch(head[role]["launch"], message.arrays)
@@ -104,16 +110,22 @@ class Worker:
                 self.gpu.set_constants(key, launch.constants)
                 for buffer in launch.buffers():  # the same name is the same device buffer
                     if buffer.name not in placed:
-                        placed[buffer.name] = self.gpu.allocate(buffer, 0)
+                        placed[buffer.name] = self.gpu.place(buffer, vmm.END)
                 runs.append((function, launch, self.gpu.arguments(launch, placed)))
-            result = self.gpu.time_pair(runs, timing.Plan(head["budget"]))
+            checker = checked.Checker(self.gpu, module, check, placed)
+            result = self.gpu.time_pair(runs, timing.Plan(head["budget"]), checker)
+            result["ceilings"] = checked.ceilings(self.gpu, module)
+            found, arrays = checker.result()
         except CudaFailure as failure:
             if not failure.sticky:
                 self.gpu.free(list(placed.values()))
+                if checker is not None:
+                    checker.free()
             raise
         self.gpu.free(list(placed.values()))
+        checker.free()
         self.flush_output()
-        return Message({"ok": True, **result})
+        return Message({"ok": True, **result, **found}, arrays)
 
     def flush_output(self) -> None:
         """Device printf goes through C stdio, which buffers a file fully."""

@@ -1,0 +1,162 @@
+"""Checked timing on the GPU (see grader.backends.timed): before each timed launch of the
+student's kernel, draw its inputs afresh and poison its outputs; after it, read a sample
+of the outputs back. And the ceilings the grader holds student times against: the fp32
+peak and the copy bandwidth, measured here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.backends import timed
+from grader.backends.cuda import helpers
+from grader.backends.cuda.gpu import DeviceBuffer, Gpu, failures
+
+THREADS = 256
+PEAK_ITERATIONS = 1 << 15  # fma_peak loop trips: a few milliseconds on an H200
+PEAK_REPEATS = 3
+COPY_REPEATS = 5
+SCRATCH_BYTES = 256 << 20  # copied half to half: several times any L2
+FMA_PARAMS = (np.float32(0.999), np.float32(1e-3))  # keeps every chain bounded
+
+
+def helper_module(gpu: Gpu, nvcc: str, arch: str):
+    """The grader's own kernels, compiled once per worker (PyCUDA caches the binary)."""
+    if gpu.helper is None:
+        from pycuda.compiler import SourceModule
+
+        with failures("helpers"):
+            gpu.helper = SourceModule(
+                helpers.SOURCE,
+                nvcc=nvcc,
+                options=helpers.options(),
+                no_extern_c=True,
+                arch=arch,
+                cache_dir=gpu.cache_dir,
+            )
+    return gpu.helper
+
+
+class Checker:
+    """The student's side of checked timing, over the device buffers of one timing."""
+
+    def __init__(
+        self, gpu: Gpu, module, check: timed.TimingCheck, placed: dict[str, DeviceBuffer]
+    ) -> None:
+        self.gpu, self.check = gpu, check
+        self.inputs = [placed[name] for name in check.inputs]
+        self.outputs = [placed[name] for name in check.outputs]
+        self.sampled = [(s, placed[s.buffer]) for s in check.samples]
+        self.draw = module.get_function("draw")
+        self.gather = module.get_function("gather")
+        self.launches = 0
+        self.values: list[list[np.ndarray]] = [[] for _ in check.samples]
+        largest = max((int(np.prod(s.counts)) for s in check.samples), default=0)
+        self.blocks = gpu.multiprocessors() * 8
+        with failures("alloc"):
+            self.index = gpu.cuda.mem_alloc(max(4 * largest, 4))
+            self.picked = gpu.cuda.mem_alloc(max(4 * largest, 4))
+
+    def before(self) -> None:
+        """Fresh inputs and poisoned outputs for the next launch, outside its timing."""
+        for placed in self.inputs:
+            k0, k1 = timed.launch_key(self.check.seed, self.launches, placed.name)
+            with failures("draw"):
+                self.draw(
+                    np.uintp(placed.address),
+                    np.uint64(placed.elements),
+                    np.uint32(k0),
+                    np.uint32(k1),
+                    grid=(self.blocks, 1, 1),
+                    block=(THREADS, 1, 1),
+                )
+        for placed in self.outputs:
+            self.gpu.poison(placed)
+
+    def after(self) -> None:
+        """Read the launch's sample back; its coordinates reach the GPU only now."""
+        for (sample, placed), values in zip(self.sampled, self.values, strict=True):
+            flat = timed.sample_elements(sample, self.check.seed, self.launches)
+            got = np.empty(flat.size, np.float32)
+            with failures("gather"):
+                self.gpu.cuda.memcpy_htod(self.index, flat.astype(np.uint32))
+                self.gather(
+                    np.uintp(placed.address),
+                    self.index,
+                    self.picked,
+                    np.int32(flat.size),
+                    grid=(-(-flat.size // THREADS), 1, 1),
+                    block=(THREADS, 1, 1),
+                )
+                self.gpu.cuda.memcpy_dtoh(got, self.picked)
+            values.append(got)
+        self.launches += 1
+
+    def result(self) -> tuple[dict, list[np.ndarray]]:
+        """The header entries and arrays of the reply: launches checked, and per sample
+        an array of (launches, elements)."""
+        arrays = [
+            np.stack(v) if v else np.empty((0, int(np.prod(s.counts))), np.float32)
+            for (s, _), v in zip(self.sampled, self.values, strict=True)
+        ]
+        return {"checked": self.launches, "sampled": [s.buffer for s, _ in self.sampled]}, arrays
+
+    def free(self) -> None:
+        self.index.free()
+        self.picked.free()
+
+
+def ceilings(gpu: Gpu, module) -> dict:
+    """The fp32 peak (flop/s) and the device-to-device copy bandwidth (bytes read and
+    written per second), each the best of a few runs; measured once per worker."""
+    if gpu.measured is None:
+        with failures("alloc"):
+            scratch = gpu.cuda.mem_alloc(SCRATCH_BYTES)
+        try:
+            gpu.measured = {
+                "flops": _fp32_peak(gpu, module),
+                "bytes": _copy_bandwidth(gpu, scratch, SCRATCH_BYTES),
+            }
+        finally:
+            scratch.free()
+    return gpu.measured
+
+
+def _fp32_peak(gpu: Gpu, module) -> float:
+    function = module.get_function("fma_peak")
+    blocks = gpu.multiprocessors() * 8
+    flops = 2.0 * helpers.FMA_CHAINS * PEAK_ITERATIONS * blocks * THREADS
+    best = 0.0
+    for _ in range(PEAK_REPEATS):
+        ms = _event_ms(
+            gpu,
+            lambda: function(
+                np.uintp(0),
+                np.int32(PEAK_ITERATIONS),
+                *FMA_PARAMS,
+                grid=(blocks, 1, 1),
+                block=(THREADS, 1, 1),
+            ),
+        )
+        best = max(best, flops / (ms / 1e3))
+    return best
+
+
+def _copy_bandwidth(gpu: Gpu, scratch, scratch_bytes: int) -> float:
+    half = scratch_bytes // 2
+    source = int(scratch)
+    best = 0.0
+    for _ in range(COPY_REPEATS):
+        ms = _event_ms(gpu, lambda: gpu.cuda.memcpy_dtod(source + half, source, half))
+        best = max(best, 2.0 * half / (ms / 1e3))
+    return best
+
+
+def _event_ms(gpu: Gpu, work) -> float:
+    start, end = gpu.cuda.Event(), gpu.cuda.Event()
+    with failures("ceilings"):
+        start.record()
+        work()
+        end.record()
+    gpu.wait(end)
+    with failures("ceilings"):
+        return end.time_since(start)

@@ -1,0 +1,54 @@
+"""The grader's own GPU kernels (never a submission's): the generator that draws timing
+inputs, the gather that reads a sample of an output back, and a fused multiply-add loop
+that measures the GPU's fp32 peak. The generator's constants come from
+grader.backends.timed as -D macros, so the host and the device share one definition."""
+
+from __future__ import annotations
+
+from grader.backends.timed import generator_macros
+
+SOURCE = r"""
+__host__ __device__ inline unsigned mix(unsigned x) {
+    x ^= x >> 16;
+    x *= MIX_A;
+    x ^= x >> 15;
+    x *= MIX_B;
+    return x ^ (x >> 16);
+}
+
+__host__ __device__ inline unsigned drawn_bits(unsigned i, unsigned k0, unsigned k1) {
+    unsigned x = mix(i * GOLDEN + k0) ^ k1;
+    return (mix(x) & KEEP_BITS) | EXPONENT_BITS;
+}
+
+extern "C" __global__ void draw(unsigned* out, unsigned long long n, unsigned k0, unsigned k1) {
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step)
+        out[i] = drawn_bits((unsigned)i, k0, k1);
+}
+
+extern "C" __global__ void gather(const float* src, const unsigned* index, float* dst, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = src[index[i]];
+}
+
+// Eight independent chains per thread keep every fp32 unit busy.
+extern "C" __global__ void fma_peak(float* out, int iterations, float b, float c) {
+    float a0 = threadIdx.x * 1e-6f, a1 = a0 + 1.0f, a2 = a0 + 2.0f, a3 = a0 + 3.0f;
+    float a4 = a0 + 4.0f, a5 = a0 + 5.0f, a6 = a0 + 6.0f, a7 = a0 + 7.0f;
+    #pragma unroll 8
+    for (int i = 0; i < iterations; ++i) {
+        a0 = fmaf(a0, b, c); a1 = fmaf(a1, b, c); a2 = fmaf(a2, b, c); a3 = fmaf(a3, b, c);
+        a4 = fmaf(a4, b, c); a5 = fmaf(a5, b, c); a6 = fmaf(a6, b, c); a7 = fmaf(a7, b, c);
+    }
+    float sum = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+    if (sum == 1234.5f) out[0] = sum;  // never true, but the compiler cannot know
+}
+"""
+
+FMA_CHAINS = 8  # fused multiply-adds per loop iteration of fma_peak, per thread
+
+
+def options() -> list[str]:
+    return [f"-D{name}={value}" for name, value in generator_macros().items()]

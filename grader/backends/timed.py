@@ -1,0 +1,164 @@
+"""What checked timing computes on, and which outputs it reads back.
+
+Before every timed launch of the student's kernel, the GPU draws fresh inputs with a
+counter-based generator: element i of an input is a hash of i and a 64-bit key, made
+into a float in +-[0.5, 1.0) by bit operations alone, so the host recomputes any element
+exactly. Each launch gets its own keys, derived with SHA-256 from a seed drawn for the
+grading, so no output can be remembered from an earlier launch or computed beforehand.
+After the launch, a sample of output elements (a grid of random rows and columns, the
+first and last always among them) is read back; its coordinates come from the same seed
+and reach the GPU only once the launch is over.
+
+The grader and the GPU worker both import this module: the worker to draw and gather,
+the grader to recompute the sampled elements in float64."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# The generator, written once: the worker compiles its CUDA copy with these as macros.
+GOLDEN = 0x9E3779B1
+MIX = (0x7FEB352D, 0x846CA68B)
+KEEP_BITS = 0x807FFFFF  # sign and mantissa of the hash
+EXPONENT_BITS = 126 << 23  # exponent of [0.5, 1.0)
+MAX_ELEMENTS = 1 << 32  # element indices are hashed as 32-bit words
+
+SAMPLE_ELEMENTS = 4096  # elements read back after each launch (fewer if the output is small)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Which elements of one output are read back: a grid of `counts[a]` coordinates
+    along each logical axis `a` (slowest first), in a buffer where one step along axis
+    `a` is `strides[a]` elements."""
+
+    buffer: str
+    extents: tuple[int, ...]
+    strides: tuple[int, ...]
+    counts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TimingCheck:
+    """How timing keeps the student honest. Before each student launch the `inputs`
+    are drawn afresh and the outputs are poisoned (`poison`); after it, each of
+    `samples` is read back. Without samples, timing still draws its inputs."""
+
+    seed: int
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    samples: tuple[Sample, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict:
+        return {
+            "seed": self.seed,
+            "inputs": list(self.inputs),
+            "outputs": list(self.outputs),
+            "samples": [
+                {
+                    "buffer": s.buffer,
+                    "extents": list(s.extents),
+                    "strides": list(s.strides),
+                    "counts": list(s.counts),
+                }
+                for s in self.samples
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> TimingCheck:
+        samples = tuple(
+            Sample(s["buffer"], tuple(s["extents"]), tuple(s["strides"]), tuple(s["counts"]))
+            for s in data["samples"]
+        )
+        return cls(int(data["seed"]), tuple(data["inputs"]), tuple(data["outputs"]), samples)
+
+
+def generator_macros() -> dict[str, str]:
+    """The constants of the device generator, as -D values for the worker's helper module."""
+    values = {
+        "GOLDEN": GOLDEN,
+        "MIX_A": MIX[0],
+        "MIX_B": MIX[1],
+        "KEEP_BITS": KEEP_BITS,
+        "EXPONENT_BITS": EXPONENT_BITS,
+    }
+    return {name: f"{value:#x}u" for name, value in values.items()}
+
+
+def launch_key(seed: int, launch: int, buffer: str) -> tuple[int, int]:
+    """The two 32-bit key words of `buffer` at the student's launch number `launch`."""
+    digest = _digest(seed, "input", launch, buffer)
+    return int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little")
+
+
+def drawn_values(key: tuple[int, int], flat: np.ndarray) -> np.ndarray:
+    """The float32 values the device generator writes at buffer elements `flat`."""
+    x = np.asarray(flat, np.uint64).astype(np.uint32)
+    x = _mix(x * np.uint32(GOLDEN) + np.uint32(key[0])) ^ np.uint32(key[1])
+    x = _mix(x)
+    return ((x & np.uint32(KEEP_BITS)) | np.uint32(EXPONENT_BITS)).view(np.float32)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    x = x ^ (x >> np.uint32(16))
+    x = x * np.uint32(MIX[0])
+    x = x ^ (x >> np.uint32(15))
+    x = x * np.uint32(MIX[1])
+    return x ^ (x >> np.uint32(16))
+
+
+def sample_counts(extents: tuple[int, ...], total: int = SAMPLE_ELEMENTS) -> tuple[int, ...]:
+    """Coordinates per axis for a grid of about `total` elements: the same number along
+    every axis, all of an axis that is shorter, the rest spread over the longer ones."""
+    counts = [0] * len(extents)
+    left, axes = float(total), sorted(range(len(extents)), key=lambda a: extents[a])
+    for done, axis in enumerate(axes):
+        share = left ** (1.0 / (len(axes) - done))
+        counts[axis] = max(1, min(extents[axis], math.ceil(share)))
+        left /= counts[axis]
+    return tuple(counts)
+
+
+def sample_axes(sample: Sample, seed: int, launch: int) -> tuple[np.ndarray, ...]:
+    """The sampled coordinates along each axis for the student's launch `launch`:
+    sorted, distinct, always with the first and the last."""
+    words = np.frombuffer(_digest(seed, "sample", launch, sample.buffer), "<u8")
+    rng = np.random.default_rng(words)
+    axes = []
+    for extent, count in zip(sample.extents, sample.counts, strict=True):
+        if count >= extent:
+            axes.append(np.arange(extent, dtype=np.int64))
+            continue
+        inner = 1 + rng.choice(extent - 2, size=max(count - 2, 0), replace=False)
+        ends = [0, extent - 1] if count >= 2 else [0]
+        axes.append(np.unique(np.concatenate([ends, inner]).astype(np.int64)))
+    return tuple(axes)
+
+
+def grid(axes: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """The axes shaped to broadcast into the sampled grid."""
+    n = len(axes)
+    return tuple(ax.reshape([-1 if a == i else 1 for a in range(n)]) for i, ax in enumerate(axes))
+
+
+def flat_indices(strides: tuple[int, ...], index: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Buffer elements of logical coordinates `index` (arrays that broadcast together)."""
+    flat = np.zeros(np.broadcast_shapes(*(np.shape(i) for i in index)), np.int64)
+    for stride, coord in zip(strides, index, strict=True):
+        flat = flat + np.asarray(coord, np.int64) * stride
+    return flat
+
+
+def sample_elements(sample: Sample, seed: int, launch: int) -> np.ndarray:
+    """The buffer elements read back after launch `launch`, in the grid's C order."""
+    return flat_indices(sample.strides, grid(sample_axes(sample, seed, launch))).reshape(-1)
+
+
+def _digest(seed: int, purpose: str, launch: int, name: str) -> bytes:
+    text = f"{seed}/{purpose}/{launch}/{name}".encode()
+    return hashlib.sha256(text).digest()

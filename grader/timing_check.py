@@ -1,0 +1,182 @@
+"""Trusting the timed launches of a grading (see grader.backends.timed for what the GPU
+does): every student launch's sampled output is compared with float64 values computed
+here for exactly those elements, with the lab's own tolerance, and the student's time is
+held against what the machine can do at all. Either failure costs the speed points."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.backends import timed
+from grader.backends.base import Timing
+from grader.compare import Comparison, compare, tolerance
+from grader.labs.model import Case, Lab, Param, Role
+from grader.launch import layout
+from grader.result import Diagnostic, Kind
+
+IMPOSSIBLE = 1.2  # a rate above this multiple of the machine's ceiling is not real
+
+
+def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
+    """Draw every input buffer and poison every output before each student launch;
+    sample the outputs after it, where the lab can compute a sample."""
+    inputs, outputs, samples = [], [], []
+    for param in lab.kernel.params:
+        if not param.is_pointer:
+            continue
+        if param.role != Role.OUTPUT:
+            inputs.append(param.name)
+            continue
+        outputs.append(param.name)
+        if lab.sampler is not None:
+            lay = layout(lab, param, case.sizes)
+            counts = timed.sample_counts(lay.shape)
+            samples.append(timed.Sample(param.name, lay.shape, lay.strides, counts))
+    return timed.TimingCheck(seed, tuple(inputs), tuple(outputs), tuple(samples))
+
+
+def judge(
+    lab: Lab,
+    case: Case,
+    check: timed.TimingCheck,
+    constants: dict[str, np.ndarray],
+    timing: Timing,
+    student_ms: float,
+) -> list[Diagnostic]:
+    """What makes the timing untrustworthy: a wrong timed output, then a time the machine
+    cannot reach. Empty when the speed may be scored."""
+    found = []
+    if check.samples:
+        wrong = first_wrong(lab, case, check, constants, timing)
+        if wrong is not None:
+            found.append(wrong)
+    if timing.student_ms and timing.ceilings:
+        fast = impossible(lab, case, student_ms, timing.ceilings)
+        if fast is not None:
+            found.append(fast)
+    return found
+
+
+def first_wrong(
+    lab: Lab,
+    case: Case,
+    check: timed.TimingCheck,
+    constants: dict[str, np.ndarray],
+    timing: Timing,
+) -> Diagnostic | None:
+    """The first checked launch whose sample holds a wrong element, as a diagnostic."""
+    for launch in range(timing.checked):
+        for sample in check.samples:
+            axes = timed.sample_axes(sample, check.seed, launch)
+            expected, tol = expected_sample(lab, case, check, constants, sample, axes, launch)
+            got = timing.samples[sample.buffer][launch].reshape(expected.shape)
+            found = compare(sample.buffer, expected, got, tol)
+            if not found.ok:
+                return _wrong(lab, case, found, axes, launch, timing.checked)
+    return None
+
+
+def expected_sample(
+    lab: Lab,
+    case: Case,
+    check: timed.TimingCheck,
+    constants: dict[str, np.ndarray],
+    sample: timed.Sample,
+    axes: tuple[np.ndarray, ...],
+    launch: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The float64 values of `sample`'s grid at the student's launch `launch`, and their
+    tolerance."""
+    sizes = case.sizes
+    needs = lab.sampler.needs(sizes, axes)
+    values = {
+        name: _fetch(lab, case, check, constants, name, coords, launch)
+        for name, coords in needs.items()
+    }
+    output = _param(lab, sample.buffer).array_name
+    expected = lab.sampler.combine(sizes, values)[output]
+    bound = lab.sampler.combine(sizes, {k: np.abs(v) for k, v in values.items()})[output]
+    return expected, tolerance(lab, sizes, bound)
+
+
+def _fetch(lab, case, check, constants, name: str, coords, launch: int) -> np.ndarray:
+    """Input `name` at `coords`: what the GPU drew for this launch, or the host's
+    constant; 0 outside the array."""
+    param = next((p for p in lab.kernel.params if p.is_pointer and p.array_name == name), None)
+    if param is None:
+        shape = lab.array_shape(name, case.sizes)
+        return np.asarray(constants[name], np.float64).reshape(shape)[coords]
+    lay = layout(lab, param, case.sizes)
+    coords = np.broadcast_arrays(*coords)
+    inside = np.ones(coords[0].shape, bool)
+    for c, extent in zip(coords, lay.shape, strict=True):
+        inside &= (c >= 0) & (c < extent)
+    clipped = tuple(np.clip(c, 0, e - 1) for c, e in zip(coords, lay.shape, strict=True))
+    key = timed.launch_key(check.seed, launch, param.name)
+    drawn = timed.drawn_values(key, timed.flat_indices(lay.strides, clipped))
+    return np.where(inside, drawn.astype(np.float64), 0.0)
+
+
+def _param(lab: Lab, name: str) -> Param:
+    return next(p for p in lab.kernel.params if p.name == name)
+
+
+def timed_size(lab: Lab) -> str:
+    return ", ".join(f"{k}={v}" for k, v in lab.timing_sizes.items())
+
+
+def _wrong(
+    lab: Lab,
+    case: Case,
+    found: Comparison,
+    axes: tuple[np.ndarray, ...],
+    launch: int,
+    launches: int,
+) -> Diagnostic:
+    first = found.first_mismatch()
+    index = [int(ax[i]) for ax, i in zip(axes, first.index, strict=True)]
+    name = f"{found.name}{index}"
+    if found.unwritten[first.index]:
+        what = f"never wrote {name}"
+    elif first.got is None:
+        what = f"wrote NaN to {name}, where {first.expected:.6g} was expected"
+    else:
+        what = f"wrote {first.got:.6g} to {name}, where {first.expected:.6g} was expected"
+    return Diagnostic(
+        Kind.TIMING,
+        f"At the timed size ({timed_size(lab)}), {lab.kernel.name} {what} "
+        f"(timed launch {launch + 1} of {launches}; {found.mismatches} of "
+        f"{found.bad.size} sampled elements were wrong). Every timed launch gets fresh "
+        "random inputs and its output is checked like a case's, so this timing earns no "
+        "speed points. Check the kernel at this size: an index that overflows an int, or "
+        "a loop or tile count that stops short of large sizes.",
+        kernel=lab.kernel.name,
+    )
+
+
+def impossible(
+    lab: Lab, case: Case, student_ms: float, ceilings: dict[str, float]
+) -> Diagnostic | None:
+    """A diagnostic when the student's time implies more work per second than the GPU's
+    measured fp32 peak or copy bandwidth allow, by more than IMPOSSIBLE."""
+    flops, moved = lab.work(case.sizes)
+    seconds = student_ms / 1e3
+    checks = (
+        ("fp32 arithmetic", flops, ceilings.get("flops", 0.0), 1e12, "TFLOP/s"),
+        ("memory traffic", moved, ceilings.get("bytes", 0.0), 1e9, "GB/s"),
+    )
+    for what, work, ceiling, scale, unit in checks:
+        if ceiling <= 0 or work <= 0:
+            continue
+        if seconds <= 0 or work / seconds > IMPOSSIBLE * ceiling:
+            rate = f"{work / seconds / scale:.1f} {unit}" if seconds > 0 else "an infinite rate"
+            return Diagnostic(
+                Kind.TIMING,
+                f"At the timed size ({timed_size(lab)}), {lab.kernel.name} took "
+                f"{student_ms:.4g} ms: {rate} of {what}, more than {IMPOSSIBLE:g} times "
+                f"this GPU's measured ceiling of {ceiling / scale:.1f} {unit}. No kernel "
+                "can do the lab's work that fast, so the timing cannot be trusted and earns "
+                "no speed points.",
+                kernel=lab.kernel.name,
+            )
+    return None

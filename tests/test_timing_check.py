@@ -1,0 +1,315 @@
+"""Checked timing, the parts that need no GPU: the generator the device and the host
+share, the sampled coordinates, each lab's sampler against its full reference, the
+verdicts on wrong and impossible timings, the two-run race verdict, and the VMM layout."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from grader import cases, nvcc, timing_check
+from grader.backends import timed
+from grader.backends.base import RunOutcome, Timing
+from grader.backends.cuda import helpers, vmm
+from grader.compare import compare, tolerances
+from grader.grading import unsteady
+from grader.labs import all_labs, get
+from grader.labs.model import Case
+from grader.launch import layout
+from grader.result import Kind
+
+# -- the generator ----------------------------------------------------------------------
+
+
+def test_drawn_values_are_signed_and_away_from_zero():
+    values = timed.drawn_values((12345, 678), np.arange(200_000))
+    magnitude = np.abs(values)
+    assert magnitude.min() >= 0.5 and magnitude.max() < 1.0
+    assert 0.45 < np.mean(values > 0) < 0.55
+    assert abs(float(np.mean(magnitude)) - 0.75) < 0.01
+
+
+def test_drawn_values_depend_on_the_key_and_not_on_how_they_are_asked_for():
+    flat = np.arange(1000)
+    one = timed.drawn_values((1, 2), flat)
+    assert np.array_equal(one[::7], timed.drawn_values((1, 2), flat[::7]))
+    assert np.mean(one == timed.drawn_values((1, 3), flat)) < 0.01
+    assert np.mean(one == timed.drawn_values((2, 2), flat)) < 0.01
+
+
+def test_every_launch_and_buffer_has_its_own_key():
+    keys = {timed.launch_key(99, n, name) for n in range(50) for name in ("M", "N")}
+    assert len(keys) == 100
+    assert timed.launch_key(99, 3, "M") == timed.launch_key(99, 3, "M")
+    assert timed.launch_key(98, 3, "M") != timed.launch_key(99, 3, "M")
+
+
+def test_the_cuda_generator_draws_what_the_host_computes(tmp_path):
+    """helpers.SOURCE compiled for the host by nvcc, against grader.backends.timed."""
+    compiler = nvcc.find()
+    if compiler is None:
+        pytest.skip("nvcc is not installed")
+    indices = [0, 1, 2, 1000, 123456789, 0xFFFFFFFF]
+    keys = [(0, 0), (0xDEADBEEF, 0x12345678), (7, 0xFFFFFFFF)]
+    calls = "\n".join(
+        f'    printf("%u\\n", drawn_bits({i}u, {k0}u, {k1}u));' for k0, k1 in keys for i in indices
+    )
+    program = helpers.SOURCE + "\n#include <cstdio>\nint main() {\n" + calls + "\n}\n"
+    (tmp_path / "draw.cu").write_text(program)
+    build = subprocess.run(
+        [compiler, *helpers.options(), "-o", str(tmp_path / "draw"), str(tmp_path / "draw.cu")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert build.returncode == 0, build.stderr
+    printed = subprocess.run([str(tmp_path / "draw")], capture_output=True, text=True, timeout=60)
+    device = np.array([int(line) for line in printed.stdout.split()], np.uint32)
+    host = np.concatenate([timed.drawn_values(k, np.array(indices)) for k in keys])
+    assert np.array_equal(device, host.view(np.uint32))
+
+
+# -- samples ----------------------------------------------------------------------------
+
+
+def test_sample_counts_make_a_grid_of_about_four_thousand():
+    assert timed.sample_counts((4096, 4096)) == (64, 64)
+    assert timed.sample_counts((256, 256, 256)) == (16, 16, 16)
+    assert timed.sample_counts((3, 8192)) == (3, 1366)
+    assert timed.sample_counts((5, 7)) == (5, 7)
+    assert np.prod(timed.sample_counts((8188, 8188))) >= timed.SAMPLE_ELEMENTS
+
+
+def test_sampled_coordinates_hold_the_first_and_last_and_change_with_the_launch():
+    sample = timed.Sample("P", (500, 300), (300, 1), (40, 30))
+    rows, cols = timed.sample_axes(sample, 5, 0)
+    assert rows[0] == 0 and rows[-1] == 499 and cols[0] == 0 and cols[-1] == 299
+    assert len(np.unique(rows)) == 40 and len(np.unique(cols)) == 30
+    assert np.all(np.diff(rows) > 0)
+    again = timed.sample_axes(sample, 5, 0)
+    assert all(np.array_equal(a, b) for a, b in zip((rows, cols), again, strict=True))
+    later = timed.sample_axes(sample, 5, 1)
+    assert not np.array_equal(rows, later[0])
+
+
+def test_sample_elements_step_over_the_pitch():
+    sample = timed.Sample("P", (2, 3, 4), (3 * 8, 8, 1), (2, 3, 4))
+    flat = timed.sample_elements(sample, 0, 0)
+    want = [z * 24 + y * 8 + x for z in range(2) for y in range(3) for x in range(4)]
+    assert flat.tolist() == want
+
+
+def test_check_round_trips_through_json():
+    check = timing_check.plan(get("conv3d-pitched"), cases.timing_case(get("conv3d-pitched")), 3)
+    assert timed.TimingCheck.from_json(check.to_json()) == check
+    assert check.inputs == ("N",) and check.outputs == ("P",)
+    [sample] = check.samples
+    assert sample.strides[1] == cases.timing_case(get("conv3d-pitched")).sizes["pitchP"] // 4
+
+
+# -- each lab's sampler against its whole reference --------------------------------------
+
+
+def _drawn_inputs(lab, case, check, launch):
+    """Every input as the GPU would draw it at `launch`, in its logical shape."""
+    out = dict(cases.timing_constants(lab, case, check.seed))
+    for param in lab.kernel.params:
+        if param.is_pointer and param.name in check.inputs:
+            lay = layout(lab, param, case.sizes)
+            key = timed.launch_key(check.seed, launch, param.name)
+            whole = timed.drawn_values(key, np.arange(lay.elements)).reshape(lay.padded_shape)
+            out[param.array_name] = whole[..., : lay.shape[-1]]
+    return out
+
+
+def _small_case(lab) -> Case:
+    """The largest public case, timed as if it were the timing size."""
+    public = max(cases.public_cases(lab), key=lambda c: np.prod(lab.extent(c.sizes)))
+    return Case("timing", public.sizes, "public", public.seed)
+
+
+@pytest.mark.parametrize("name", sorted(all_labs()))
+def test_the_sample_matches_the_whole_reference(name):
+    lab = get(name)
+    case = _small_case(lab)
+    check = timing_check.plan(lab, case, seed=11)
+    constants = cases.timing_constants(lab, case, check.seed)
+    for launch in (0, 3):
+        inputs = _drawn_inputs(lab, case, check, launch)
+        want = lab.reference({k: v.astype(np.float64) for k, v in inputs.items()}, case.sizes)
+        tol = tolerances(lab, case, inputs)
+        for sample in check.samples:
+            axes = timed.sample_axes(sample, check.seed, launch)
+            expected, allowed = timing_check.expected_sample(
+                lab, case, check, constants, sample, axes, launch
+            )
+            grid = np.ix_(*axes)
+            np.testing.assert_allclose(expected, want[sample.buffer][grid], rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(allowed, tol[sample.buffer][grid], rtol=1e-12)
+
+
+# -- verdicts ---------------------------------------------------------------------------
+
+
+def _timing_of(lab, case, check, constants, launches, spoil=None) -> Timing:
+    """A Timing whose samples are the right float32 values, spoiled by `spoil`."""
+    samples = {}
+    for sample in check.samples:
+        rows = []
+        for launch in range(launches):
+            axes = timed.sample_axes(sample, check.seed, launch)
+            want, _ = timing_check.expected_sample(
+                lab, case, check, constants, sample, axes, launch
+            )
+            got = want.astype(np.float32).reshape(-1)
+            if spoil is not None:
+                spoil(launch, got)
+            rows.append(got)
+        samples[sample.buffer] = np.stack(rows)
+    return Timing([1.0] * launches, [1.0] * launches, checked=launches, samples=samples)
+
+
+def _setup(name="matmul-tiled"):
+    lab = get(name)
+    case = _small_case(lab)
+    check = timing_check.plan(lab, case, seed=5)
+    return lab, case, check, cases.timing_constants(lab, case, check.seed)
+
+
+def test_right_samples_pass():
+    lab, case, check, constants = _setup("conv2d-wrap")
+    timing = _timing_of(lab, case, check, constants, 4)
+    assert timing_check.first_wrong(lab, case, check, constants, timing) is None
+
+
+def test_a_wrong_element_in_one_launch_is_named_with_the_timed_size():
+    lab, case, check, constants = _setup()
+
+    def spoil(launch, got):
+        if launch == 2:
+            got[5] += 1.0
+
+    timing = _timing_of(lab, case, check, constants, 4, spoil)
+    found = timing_check.first_wrong(lab, case, check, constants, timing)
+    assert found is not None and found.kind == Kind.TIMING
+    axes = timed.sample_axes(check.samples[0], check.seed, 2)
+    index = np.unravel_index(5, [len(a) for a in axes])
+    where = f"P[{int(axes[0][index[0]])}, {int(axes[1][index[1]])}]"
+    assert where in found.message and "timed launch 3 of 4" in found.message
+    assert "Width=4096" in found.message and "1 of" in found.message
+
+
+def test_an_output_left_poisoned_was_never_written():
+    lab, case, check, constants = _setup()
+
+    def spoil(launch, got):
+        got[:] = np.array([0x7FC0FFEE], np.uint32).view(np.float32)[0]
+
+    timing = _timing_of(lab, case, check, constants, 3, spoil)
+    found = timing_check.first_wrong(lab, case, check, constants, timing)
+    assert "never wrote P[0, 0]" in found.message and "timed launch 1 of 3" in found.message
+
+
+def test_a_time_beyond_the_ceiling_is_impossible():
+    lab, case = get("matmul-tiled"), cases.timing_case(get("matmul-tiled"))
+    flops, moved = lab.work(case.sizes)
+    ceilings = {"flops": 60e12, "bytes": 4e12}
+    fastest_ms = flops / ceilings["flops"] * 1e3
+    assert timing_check.impossible(lab, case, fastest_ms, ceilings) is None
+    assert timing_check.impossible(lab, case, fastest_ms / 1.19, ceilings) is None
+    found = timing_check.impossible(lab, case, fastest_ms / 1.3, ceilings)
+    assert found is not None and found.kind == Kind.TIMING
+    assert "60.0 TFLOP/s" in found.message and "Width=4096" in found.message
+    assert timing_check.impossible(lab, case, 0.0, ceilings) is not None
+
+
+def test_a_memory_bound_time_is_held_against_the_copy_bandwidth():
+    lab, case = get("conv2d"), cases.timing_case(get("conv2d"))
+    _, moved = lab.work(case.sizes)
+    ceilings = {"flops": 60e12, "bytes": 4e12}
+    found = timing_check.impossible(lab, case, moved / 6e12 * 1e3, ceilings)
+    assert found is not None and "GB/s" in found.message
+    assert timing_check.impossible(lab, case, moved / 4.5e12 * 1e3, ceilings) is None
+
+
+def test_judge_collects_both_verdicts():
+    lab, case, check, constants = _setup()
+
+    def spoil(launch, got):
+        got[0] = 0.0
+
+    timing = _timing_of(lab, case, check, constants, 2, spoil)
+    timing.ceilings = {"flops": 1.0, "bytes": 1.0}
+    found = timing_check.judge(lab, case, check, constants, timing, student_ms=1.0)
+    assert len(found) == 2 and all(d.kind == Kind.TIMING for d in found)
+
+
+# -- two runs that disagree --------------------------------------------------------------
+
+
+def _case_run(data, again):
+    lab = get("matmul-naive")
+    case = cases.public_cases(lab)[0]
+    inputs = cases.make_inputs(lab, case)
+    expected = cases.expected_outputs(lab, case, inputs)["P"]
+    tol = tolerances(lab, case, inputs)
+    lay = layout(lab, lab.kernel.params[2], case.sizes)
+    first = expected.astype(np.float32).reshape(-1)
+    second = first.copy()
+    data(first)
+    again(second)
+    comparisons = [compare("P", expected, lay.unpack(first), tol["P"])]
+    outcome = RunOutcome(again={"P": second})
+    return unsteady(comparisons, {"P": lay}, outcome, tol, "matmul")
+
+
+def test_results_that_differ_between_runs_are_a_likely_race():
+    def wrong_one(values):
+        values[10] += 1.0
+
+    [found] = _case_run(lambda v: None, wrong_one)
+    assert found.kind == Kind.RACE and "--sanitize" in found.message
+    assert "0 and 1 of the" in found.message
+
+
+def test_the_same_wrong_result_twice_is_no_race():
+    def wrong(values):
+        values[3] = 0.0
+
+    assert _case_run(wrong, wrong) == []
+    assert _case_run(lambda v: None, lambda v: None) == []
+
+
+# -- where buffers go -------------------------------------------------------------------
+
+GRANULE = 2 << 20
+
+
+@pytest.mark.parametrize("nbytes", [4, 1_069_156, GRANULE, 3 * GRANULE + 4, 64 << 20])
+def test_vmm_layouts_put_one_end_flush_against_unmapped_memory(nbytes):
+    start = vmm.layout(nbytes, vmm.START, GRANULE)
+    end = vmm.layout(nbytes, vmm.END, GRANULE)
+    roomy = vmm.layout(nbytes, vmm.ROOMY, GRANULE)
+    for lay in (start, end, roomy):
+        assert lay.mapped % GRANULE == 0 and lay.guard >= lay.mapped
+        assert lay.reserved == lay.mapped + 2 * lay.guard
+        assert lay.offset % 4 == 0
+    assert start.slack_before == 0 and start.slack_after(nbytes) >= GRANULE
+    assert end.slack_after(nbytes) == 0 and end.slack_before >= GRANULE
+    assert roomy.slack_before >= GRANULE and roomy.slack_after(nbytes) >= GRANULE
+
+
+def test_an_end_flush_buffer_keeps_the_alignment_its_size_allows():
+    """A float4 buffer (size a multiple of 16) starts 16-byte aligned."""
+    for nbytes in (16 * 517, 4096 * 4096 * 4, 48):
+        offset = vmm.layout(nbytes, vmm.END, GRANULE).offset
+        assert offset % 16 == 0
+
+
+def test_vmm_structures_have_the_driver_s_sizes():
+    import ctypes
+
+    assert ctypes.sizeof(vmm._Properties) == 32
+    assert ctypes.sizeof(vmm._AccessDesc) == 12
