@@ -1,6 +1,10 @@
 """Per-lab GPU figures: reference and baseline rates, what the hardware does for the same
-work (cuBLAS fp32 through CuPy, device-to-device copy bandwidth), the spread of the
-speedup over repeated gradings of one submission, and a warm `grader check`.
+work (cuBLAS fp32 through CuPy, device-to-device copy bandwidth) and the ceiling the
+grader itself measured (fp32 peak or copy bandwidth, against which impossible times are
+judged), the spread of the speedup over repeated gradings of one submission, a warm
+`grader check`, and what checking the timed launches cost in those gradings (drawing
+inputs, poisoning, reading samples back on the GPU's side; recomputing the samples in
+the grader), as a share of the warm check.
 
     python3 bench/gpu_labs.py [--labs matmul-tiled conv2d ...] [--gradings 5]
 
@@ -16,12 +20,28 @@ import sys
 import time
 from pathlib import Path
 
-from grader import cases, paths
+from grader import cases, paths, timing_check
 from grader.backends.cuda import CudaBackend
 from grader.grading import Options, check, performance_of
 from grader.labs import all_labs
 from grader.launch import timing_launch
 from grader.source import read_submission
+
+CHECK_SECONDS: list[float] = []  # spent checking timed launches, per grading
+
+
+def _counted(function, gpu_side: bool):
+    """`function`, adding the seconds it (or, for the GPU's side, its checks) took."""
+
+    def wrapper(*args, **kwargs):
+        started = time.perf_counter()
+        out = function(*args, **kwargs)
+        spent = out.check_seconds if gpu_side else time.perf_counter() - started
+        if CHECK_SECONDS:
+            CHECK_SECONDS[-1] += spent
+        return out
+
+    return wrapper
 
 
 def events_ms(run, repeat: int = 20) -> float:
@@ -64,7 +84,8 @@ def rate(lab, sizes, ms: float) -> float:
     return flops / ms / 1e9 if lab.bound == "compute" else moved / ms / 1e6
 
 
-def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float]:
+def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float, dict]:
+    """Milliseconds of the baseline and the reference, and the grader's ceilings."""
     case = cases.timing_case(lab)
     macros = lab.macro_values(case.sizes)
     folder = paths.reference_dir(lab.name)
@@ -72,21 +93,25 @@ def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float]:
         backend.build(read_submission(folder / name)[0], macros, lab.default_block)
         for name in ("baseline.cu", "reference.cu")
     ]
-    patterns = cases.timing_patterns(lab, case)
-    launches = tuple(timing_launch(lab, case, patterns, b.interface) for b in built)
-    timing = backend.time(built[0], built[1], launches, budget=6.0)
+    constants = cases.timing_constants(lab, case, seed=1)
+    launches = tuple(timing_launch(lab, case, constants, b.interface) for b in built)
+    plan = timing_check.plan(lab, case, seed=1)
+    timing = backend.time(built[0], built[1], launches, budget=6.0, check=plan)
     perf = performance_of(lab, case.sizes, timing)
-    return perf.student_ms, perf.reference_ms
+    return perf.student_ms, perf.reference_ms, timing.ceilings
 
 
-def gradings(lab, count: int) -> list[float]:
-    """Speedups of the reference graded `count` times in this process."""
+def gradings(lab, count: int) -> tuple[list[float], list[float]]:
+    """Speedups of the reference graded `count` times in this process, and the seconds
+    each grading spent checking its timed launches."""
     path = paths.reference_dir(lab.name) / "reference.cu"
     found = []
+    CHECK_SECONDS.clear()
     for _ in range(count):
+        CHECK_SECONDS.append(0.0)
         result = check(lab.name, path, Options(backend="cuda"))
         found.append(result.performance.speedup if result.performance else float("nan"))
-    return found
+    return found, list(CHECK_SECONDS)
 
 
 def warm_check_seconds(lab) -> float:
@@ -103,13 +128,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--labs", nargs="*", default=list(all_labs()))
     parser.add_argument("--gradings", type=int, default=5)
     args = parser.parse_args(argv)
+    CudaBackend.time = _counted(CudaBackend.time, gpu_side=True)
+    timing_check.judge = _counted(timing_check.judge, gpu_side=False)
     backend = CudaBackend()
     print(f"device: {backend.device()}", flush=True)
     peak = cublas_tflops(4096)
     print(f"cuBLAS fp32 n=4096: {peak:.1f} TFLOP/s", flush=True)
     header = (
         f"{'lab':15} {'size':>16} {'unit':>7} {'reference':>9} {'baseline':>9} {'hardware':>9} "
-        f"{'ref/hw':>7} {'speedups over gradings':>30} {'±%':>5} {'warm s':>6}"
+        f"{'ceiling':>8} {'ref/hw':>7} {'speedups over gradings':>30} {'±%':>5} {'warm s':>6} "
+        f"{'check s':>7} {'check%':>6}"
     )
     print(header)
     print("-" * len(header), flush=True)
@@ -124,22 +152,23 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_lab(backend: CudaBackend, lab, peak: float, count: int) -> None:
     sizes = cases.timing_case(lab).sizes
-    base_ms, ref_ms = baseline_vs_reference(backend, lab)
-    unit, hardware = "TFLOP/s", peak
+    base_ms, ref_ms, ceilings = baseline_vs_reference(backend, lab)
+    unit, hardware, ceiling = "TFLOP/s", peak, ceilings["flops"] / 1e12
     if lab.bound == "memory":
         rows, cols = lab.array_shape(lab.inputs[0].name, sizes)
-        unit, hardware = "GB/s", copy_gbps(4 * rows * cols)
-    found = gradings(lab, count)
+        unit, hardware, ceiling = "GB/s", copy_gbps(4 * rows * cols), ceilings["bytes"] / 1e9
+    found, checking = gradings(lab, count)
     warm = warm_check_seconds(lab)
     middle = statistics.median(found)
     plus_minus = 100 * max(abs(s - middle) for s in found) / middle
     shown = ", ".join(f"{s:.3f}" for s in found)
     size = "x".join(str(v) for k, v in sizes.items() if k != "MASK_WIDTH")
+    check_s = statistics.median(checking)
     print(
         f"{lab.name:15} {size:>16} {unit:>7} {rate(lab, sizes, ref_ms):9.1f} "
-        f"{rate(lab, sizes, base_ms):9.1f} {hardware:9.1f} "
+        f"{rate(lab, sizes, base_ms):9.1f} {hardware:9.1f} {ceiling:8.1f} "
         f"{100 * rate(lab, sizes, ref_ms) / hardware:6.0f}% {shown:>30} {plus_minus:5.1f} "
-        f"{warm:6.2f}",
+        f"{warm:6.2f} {check_s:7.3f} {100 * check_s / warm:5.1f}%",
         flush=True,
     )
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from grader import stats
-from grader.backends.base import Buffer, Launch, Repeated, Scalar
+from grader.backends.base import Buffer, Drawn, Launch, Repeated, Scalar
 from grader.backends.cuda import errors, protocol, sanitizer, timing
 from grader.result import Kind
 
@@ -117,6 +117,17 @@ def test_repeated_buffers_send_only_their_pattern():
     m = back.buffers()[0].data
     assert isinstance(m, Repeated) and m.size == 1 << 28
     np.testing.assert_array_equal(m.pattern, pattern)
+
+
+def test_drawn_buffers_send_only_their_size():
+    launch = _launch(np.ones(4, np.float32), np.ones(4, np.float32))
+    launch.args[0] = Buffer("M", Drawn(1 << 30), False)
+    table = protocol.ArrayTable()
+    spec = protocol.encode_launch(launch, "matmul", table)
+    assert sum(a.size for a in table.arrays) == 4 + 4 + 9
+    back, _ = protocol.decode_launch(spec, table.arrays)
+    assert back.buffers()[0].data == Drawn(1 << 30)
+    assert [b.name for b in back.buffers()] == ["M", "N", "P"]
 
 
 def test_unknown_scalar_type_is_refused():

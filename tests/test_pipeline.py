@@ -109,7 +109,8 @@ def found_text(result) -> str:
 def test_known_wrong_kernel(lab, name, want, backend):
     wanted = want.get(backend, want)
     sanitize = bool(wanted.get("sanitize", False)) and backend == "cuda"
-    result = grade(lab, WRONG / lab / name, backend, sanitize=sanitize)
+    timing = bool(wanted.get("timing", False)) and backend == "cuda"
+    result = grade(lab, WRONG / lab / name, backend, sanitize=sanitize, timing=timing)
     assert str(result.status) == wanted["verdict"], found_text(result)
     kinds = {str(d.kind) for d in result.all_diagnostics()}
     for kind in wanted.get("kinds", []):

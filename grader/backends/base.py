@@ -141,7 +141,8 @@ class Timing:
     TimingCheck, `checked` student launches were checked: `samples` holds, for each
     sampled output, the values read back after each of them (launches x elements), and
     `ceilings` the machine's measured fp32 peak ("flops", per second) and copy bandwidth
-    ("bytes" read plus written, per second)."""
+    ("bytes" read plus written, per second). `check_seconds` is the time the checks took
+    on the GPU's side, outside the timed intervals."""
 
     student_ms: list[float]
     reference_ms: list[float]
@@ -149,6 +150,7 @@ class Timing:
     checked: int = 0
     samples: dict[str, np.ndarray] = field(default_factory=dict)
     ceilings: dict[str, float] = field(default_factory=dict)
+    check_seconds: float = 0.0
 
 
 class BackendUnavailable(Exception):

@@ -180,6 +180,45 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
 """
 
 
+# Reads one element before the start of N at (0, 0).
+READ_BEFORE_START = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < Width && col < Width)
+        P[row * Width + col] = N[row * Width + col - 1];  // @before-start
+}
+"""
+
+# Copies M into P: timing tests read back what the GPU drew.
+COPY = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < Width && col < Width)
+        P[row * Width + col] = M[row * Width + col];
+}
+"""
+
+# The right product plus the number of launches this module saw before: right in the
+# first run only, so two runs of a case disagree (a stand-in for a race that is certain).
+DRIFTS = """\
+__device__ unsigned int launches = 0;
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int seen = launches;
+    if (row < Width && col < Width) {
+        float sum = 0.0f;
+        for (int k = 0; k < Width; ++k)
+            sum += M[row * Width + k] * N[k * Width + col];
+        P[row * Width + col] = sum + (float)seen;
+    }
+    if (row == 0 && col == 0) atomicAdd(&launches, 1u);
+}
+"""
+
+
 def submission(text: str, name: str = "kernel_under_test.cu") -> Submission:
     return Submission(Path(name), text)
 

@@ -26,12 +26,7 @@ def raw_log(backend: CudaBackend, text: str, tool: str, launch, log: Path) -> No
         print(f"== {log.name}: hello ok={worker.start().ok}")
         print("   load", worker.call(spec.load_request(), timeout=120).message.header)
         table = ArrayTable()
-        header = {
-            "op": "run",
-            "key": spec.key,
-            "canaries": False,
-            "launch": encode_launch(launch, symbol, table),
-        }
+        header = {"op": "run", "key": spec.key, "launch": encode_launch(launch, symbol, table)}
         reply = worker.call(header, table.arrays, timeout=60)
         print("   run", reply.message.header if reply.message else reply)
     finally:

@@ -475,6 +475,7 @@ def _timing(reply: Reply) -> Timing:
         checked=int(head["checked"]),
         samples=dict(zip(head["sampled"], reply.message.arrays, strict=True)),
         ceilings={k: float(v) for k, v in head["ceilings"].items()},
+        check_seconds=float(head["check_seconds"]),
     )
 
 

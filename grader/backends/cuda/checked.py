@@ -5,6 +5,8 @@ peak and the copy bandwidth, measured here."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from grader.backends import timed
@@ -49,6 +51,7 @@ class Checker:
         self.draw = module.get_function("draw")
         self.gather = module.get_function("gather")
         self.launches = 0
+        self.seconds = 0.0  # spent checking, outside the timed intervals
         self.values: list[list[np.ndarray]] = [[] for _ in check.samples]
         largest = max((int(np.prod(s.counts)) for s in check.samples), default=0)
         self.blocks = gpu.multiprocessors() * 8
@@ -58,6 +61,7 @@ class Checker:
 
     def before(self) -> None:
         """Fresh inputs and poisoned outputs for the next launch, outside its timing."""
+        started = time.perf_counter()
         for placed in self.inputs:
             k0, k1 = timed.launch_key(self.check.seed, self.launches, placed.name)
             with failures("draw"):
@@ -71,9 +75,11 @@ class Checker:
                 )
         for placed in self.outputs:
             self.gpu.poison(placed)
+        self.seconds += time.perf_counter() - started
 
     def after(self) -> None:
         """Read the launch's sample back; its coordinates reach the GPU only now."""
+        started = time.perf_counter()
         for (sample, placed), values in zip(self.sampled, self.values, strict=True):
             flat = timed.sample_elements(sample, self.check.seed, self.launches)
             got = np.empty(flat.size, np.float32)
@@ -90,6 +96,7 @@ class Checker:
                 self.gpu.cuda.memcpy_dtoh(got, self.picked)
             values.append(got)
         self.launches += 1
+        self.seconds += time.perf_counter() - started
 
     def result(self) -> tuple[dict, list[np.ndarray]]:
         """The header entries and arrays of the reply: launches checked, and per sample
@@ -98,7 +105,12 @@ class Checker:
             np.stack(v) if v else np.empty((0, int(np.prod(s.counts))), np.float32)
             for (s, _), v in zip(self.sampled, self.values, strict=True)
         ]
-        return {"checked": self.launches, "sampled": [s.buffer for s, _ in self.sampled]}, arrays
+        head = {
+            "checked": self.launches,
+            "sampled": [s.buffer for s, _ in self.sampled],
+            "check_seconds": self.seconds,
+        }
+        return head, arrays
 
     def free(self) -> None:
         self.index.free()

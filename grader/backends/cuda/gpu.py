@@ -157,7 +157,12 @@ class Gpu:
             before=min(CANARY_ELEMENTS, shape.slack_before // 4),
             after=min(CANARY_ELEMENTS, shape.slack_after(4 * size) // 4),
         )
-        self._contents(placed, buffer)
+        try:
+            self._contents(placed, buffer)
+        except CudaFailure as failure:
+            if not failure.sticky:
+                placed.release()
+            raise
         return placed
 
     def allocate(self, buffer: Buffer, canaries: int) -> DeviceBuffer:

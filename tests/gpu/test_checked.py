@@ -1,0 +1,141 @@
+"""On a real GPU: buffers flush against unmapped memory (out of bounds without the
+sanitizer), two runs per case (a likely race), and checked timing (fresh inputs drawn on
+the device, every timed output sampled, impossible speeds flagged)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import gpu_kernels as k  # tests/gpu is on sys.path (pytest's rootdir-less import)
+import numpy as np
+import pytest
+
+from grader import paths
+from grader.backends import timed
+from grader.backends.base import POISON_BITS, Buffer, Drawn, Launch, Repeated, Scalar
+from grader.backends.base import bits_as_float as as_float
+from grader.grading import Options, check
+from grader.result import Kind, Status
+
+ROOT = Path(__file__).resolve().parents[2]
+CHEATS = ROOT / "tests" / "data" / "kernels" / "matmul-tiled"
+
+
+def build(backend, text):
+    built = backend.build(k.submission(text), {}, (16, 16, 1))
+    assert built.ok, built.compile.log
+    return built
+
+
+def messages(outcome) -> str:
+    return "\n".join(f"{d.kind}: {d.message}" for d in outcome.diagnostics)
+
+
+# -- out of bounds without the sanitizer ---------------------------------------------------
+
+
+def test_a_read_past_the_end_stops_the_kernel_and_names_the_buffer(backend):
+    outcome = backend.run(build(backend, k.OUT_OF_BOUNDS_READ), k.matmul_launch(64), timeout=10)
+    print(messages(outcome))
+    assert outcome.crashed
+    found = [d for d in outcome.diagnostics if d.kind == Kind.OUT_OF_BOUNDS]
+    assert found, messages(outcome)
+    assert any("past the end of M" in d.message or "past the end of N" in d.message for d in found)
+    launch = k.matmul_launch(64)  # the next run gets a fresh worker and works
+    done = backend.run(build(backend, k.NAIVE), launch, timeout=10)
+    np.testing.assert_allclose(done.buffers["P"].data, k.expected_product(launch), rtol=1e-4)
+
+
+def test_a_read_before_the_start_names_the_buffer(backend):
+    outcome = backend.run(build(backend, k.READ_BEFORE_START), k.matmul_launch(64), timeout=10)
+    print(messages(outcome))
+    found = [d for d in outcome.diagnostics if d.kind == Kind.OUT_OF_BOUNDS]
+    assert found and any("before the start of N" in d.message for d in found), messages(outcome)
+
+
+def test_a_correct_kernel_runs_twice_and_agrees(backend):
+    launch = k.matmul_launch(517)
+    outcome = backend.run(build(backend, k.TILED), launch, timeout=10)
+    assert outcome.completed and outcome.diagnostics == []
+    assert np.array_equal(outcome.again["P"], outcome.buffers["P"].data)
+
+
+def test_two_runs_that_disagree_are_a_likely_race(tmp_path, backend):
+    path = tmp_path / "drifts.cu"
+    path.write_text(k.DRIFTS)
+    result = check("matmul-naive", path, Options(backend="cuda", timing=False))
+    races = [d for c in result.cases for d in c.diagnostics if d.kind == Kind.RACE]
+    print("\n".join(d.message for d in races))
+    assert races and "Two runs of this case gave different results" in races[0].message
+    assert "--sanitize" in races[0].message
+
+
+# -- checked timing --------------------------------------------------------------------------
+
+
+def test_timing_draws_fresh_inputs_on_the_device_and_reads_the_sample_back(backend):
+    width = 1024
+    built = build(backend, k.COPY)
+    poison = np.array([as_float(POISON_BITS)], np.float32)
+    launch = Launch(
+        "matmul",
+        (math.ceil(width / 16), math.ceil(width / 16), 1),
+        (16, 16, 1),
+        0,
+        [
+            Buffer("M", Drawn(width * width), False),
+            Buffer("N", Drawn(width * width), False),
+            Buffer("P", Repeated(poison, width * width), True),
+            Scalar("Width", "int", width),
+        ],
+        {},
+    )
+    sample = timed.Sample("P", (width, width), (width, 1), timed.sample_counts((width, width)))
+    plan = timed.TimingCheck(seed=1234, inputs=("M", "N"), outputs=("P",), samples=(sample,))
+    timing = backend.time(built, built, (launch, launch), budget=2.0, check=plan)
+    print(timing.note, timing.checked, timing.ceilings)
+    assert timing.checked >= 3 and timing.samples["P"].shape == (timing.checked, 64 * 64)
+    for n in range(timing.checked):
+        flat = timed.sample_elements(sample, plan.seed, n)
+        drawn = timed.drawn_values(timed.launch_key(plan.seed, n, "M"), flat)
+        assert np.array_equal(timing.samples["P"][n].view(np.uint32), drawn.view(np.uint32))
+    first, second = timing.samples["P"][:2]
+    assert not np.array_equal(first, second)  # every launch has its own inputs
+
+
+def test_the_measured_ceilings_are_physical(backend):
+    built = build(backend, k.COPY)
+    pair = (k.matmul_launch(256), k.matmul_launch(256))
+    timing = backend.time(built, built, pair, budget=1.0)
+    flops, copy = timing.ceilings["flops"], timing.ceilings["bytes"]
+    print(f"fp32 peak {flops / 1e12:.1f} TFLOP/s, copy {copy / 1e9:.0f} GB/s")
+    assert 5e12 < flops < 500e12 and 2e11 < copy < 2e13
+
+
+def _timed_grade(path: Path):
+    return check("matmul-tiled", path, Options(backend="cuda", timing=True))
+
+
+@pytest.mark.parametrize(
+    "name,launch", [("skips_timed_size.cu", 1), ("remembers_first_launch.cu", 2)]
+)
+def test_a_kernel_that_skips_the_timed_work_earns_no_speed_points(name, launch, backend):
+    result = _timed_grade(CHEATS / name)
+    assert all(c.passed for c in result.cases)
+    perf = result.performance
+    assert perf is not None and perf.score == 0.0, perf
+    [found] = [d for d in result.diagnostics if d.kind == Kind.TIMING]
+    print(found.message)
+    assert "never wrote P[" in found.message and f"timed launch {launch} of" in found.message
+    assert "Width=4096" in found.message and "Not scored" in perf.note
+    assert result.status == Status.FAILED
+
+
+def test_the_reference_times_at_one_with_every_launch_checked(backend):
+    result = _timed_grade(paths.reference_dir("matmul-tiled") / "reference.cu")
+    perf = result.performance
+    print(perf.speedup, perf.spread, perf.note)
+    assert result.diagnostics == [] and result.status == Status.PASSED
+    assert 0.97 < perf.speedup < 1.03 and perf.spread < 0.02
+    assert "timed launches of the kernel ran on fresh random inputs" in perf.note
