@@ -92,6 +92,10 @@ class CudaBackend(Backend):
         self._lock = threading.Lock()
         self._guarded = True  # the worker places buffers against unmapped memory
         self._blamed: list[str] = []  # buffers found out of bounds, most recent first
+        # (build, side) -> the buffer found there, or None for an access far from all:
+        # later cases of the build that stop on that side are not located again, since
+        # each run that stops costs a worker
+        self._located: dict[tuple[str, str], str | None] = {}
         self._sanitized: set[tuple[str, str, str]] = set()  # (build, buffer, side) explained
 
     def device(self) -> str:
@@ -137,7 +141,10 @@ class CudaBackend(Backend):
                 outcome = first
             if fault and self._guarded:
                 side = vmm.START if not first.completed else vmm.END
-                name = self._locate(spec, symbol, launch, timeout, side, names)
+                if (spec.key, side) not in self._located:
+                    found = self._locate(spec, symbol, launch, timeout, side, names)
+                    self._located[(spec.key, side)] = found
+                name = self._located[(spec.key, side)]
                 if name is not None:
                     found = self._explain(build, spec, symbol, launch, name, side)
                     others = [d for d in outcome.diagnostics if d.kind != Kind.CRASH]

@@ -80,7 +80,7 @@ class Gpu:
             cuda.init()
             context = cuda.Device(0).make_context()
         try:
-            driver = vmm.Driver(0)
+            driver = vmm.Driver(0) if vmm.wanted() else None
         except (vmm.VmmError, AttributeError):  # AttributeError: a libcuda without VMM
             driver = None
         return cls(cuda, context, hangup, cache_dir, driver)

@@ -114,7 +114,9 @@ class Worker:
                 runs.append((function, launch, self.gpu.arguments(launch, placed)))
             checker = checked.Checker(self.gpu, module, check, placed)
             result = self.gpu.time_pair(runs, timing.Plan(head["budget"]), checker)
+            started = time.perf_counter()
             result["ceilings"] = checked.ceilings(self.gpu, module)
+            checker.seconds += time.perf_counter() - started
             found, arrays = checker.result()
         except CudaFailure as failure:
             if not failure.sticky:
