@@ -2,9 +2,10 @@
 work (cuBLAS fp32 through CuPy, device-to-device copy bandwidth) and the ceiling the
 grader itself measured (fp32 peak or copy bandwidth, against which impossible times are
 judged), the spread of the speedup over repeated gradings of one submission, a warm
-`grader check`, and what checking the timed launches cost in those gradings (drawing
-inputs, poisoning, reading samples back on the GPU's side; recomputing the samples in
-the grader), as a share of the warm check.
+`grader check`, and what checking the timed launches cost in those gradings, as a share
+of the warm check: the worker's drawing, poisoning, reading back and measuring of the
+ceilings, and the grader's judging after the timing (most of its recomputing of the
+samples happens while the GPU times, in a thread, and costs no wall time).
 
     python3 bench/gpu_labs.py [--labs matmul-tiled conv2d ...] [--gradings 5]
 

@@ -456,9 +456,12 @@ def measure(
     launch_s = timing_launch(lab, case, constants, student.interface)
     launch_r = relaunch(lab, case, launch_s, reference.interface)
     check = timing_check.plan(lab, case, seed)
-    timing = backend.time(student, reference, (launch_s, launch_r), options.timing_budget, check)
+    with timing_check.Expected(lab, case, check, constants) as expected:
+        timing = backend.time(
+            student, reference, (launch_s, launch_r), options.timing_budget, check
+        )
     performance = performance_of(lab, case.sizes, timing)
-    untrusted = timing_check.judge(lab, case, check, constants, timing, performance.student_ms)
+    untrusted = timing_check.judge(expected, timing, performance.student_ms)
     if untrusted:
         performance.score = 0.0
         performance.note = f"{performance.note} Not scored: {untrusted[0].message}".strip()

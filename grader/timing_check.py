@@ -5,6 +5,8 @@ held against what the machine can do at all. Either failure costs the speed poin
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from grader.backends import timed
@@ -15,6 +17,7 @@ from grader.launch import layout
 from grader.result import Diagnostic, Kind
 
 IMPOSSIBLE = 1.2  # a rate above this multiple of the machine's ceiling is not real
+AHEAD = 32  # launches whose samples are computed while the GPU times
 
 
 def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
@@ -35,44 +38,76 @@ def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
     return timed.TimingCheck(seed, tuple(inputs), tuple(outputs), tuple(samples))
 
 
-def judge(
-    lab: Lab,
-    case: Case,
-    check: timed.TimingCheck,
-    constants: dict[str, np.ndarray],
-    timing: Timing,
-    student_ms: float,
-) -> list[Diagnostic]:
+class Expected:
+    """What each checked launch's samples must hold: per sample, the float64 values and
+    their tolerance. A thread computes the first AHEAD launches' while the GPU times
+    (numpy releases the interpreter's lock), so that little is left once it is done."""
+
+    def __init__(
+        self, lab: Lab, case: Case, check: timed.TimingCheck, constants: dict[str, np.ndarray]
+    ) -> None:
+        self.lab, self.case, self.check, self.constants = lab, case, check, constants
+        self._found: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._ahead, daemon=True)
+
+    def __enter__(self) -> Expected:
+        if self.check.samples:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _ahead(self) -> None:
+        for launch in range(AHEAD):
+            if self._stop.is_set():
+                return
+            self.of(launch)
+
+    def of(self, launch: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        if launch not in self._found:
+            self._found[launch] = [
+                expected_sample(
+                    self.lab,
+                    self.case,
+                    self.check,
+                    self.constants,
+                    sample,
+                    timed.sample_axes(sample, self.check.seed, launch),
+                    launch,
+                )
+                for sample in self.check.samples
+            ]
+        return self._found[launch]
+
+
+def judge(expected: Expected, timing: Timing, student_ms: float) -> list[Diagnostic]:
     """What makes the timing untrustworthy: a wrong timed output, then a time the machine
     cannot reach. Empty when the speed may be scored."""
     found = []
-    if check.samples:
-        wrong = first_wrong(lab, case, check, constants, timing)
-        if wrong is not None:
-            found.append(wrong)
+    wrong = first_wrong(expected, timing)
+    if wrong is not None:
+        found.append(wrong)
     if timing.student_ms and timing.ceilings:
-        fast = impossible(lab, case, student_ms, timing.ceilings)
+        fast = impossible(expected.lab, expected.case, student_ms, timing.ceilings)
         if fast is not None:
             found.append(fast)
     return found
 
 
-def first_wrong(
-    lab: Lab,
-    case: Case,
-    check: timed.TimingCheck,
-    constants: dict[str, np.ndarray],
-    timing: Timing,
-) -> Diagnostic | None:
+def first_wrong(expected: Expected, timing: Timing) -> Diagnostic | None:
     """The first checked launch whose sample holds a wrong element, as a diagnostic."""
+    check = expected.check
     for launch in range(timing.checked):
-        for sample in check.samples:
-            axes = timed.sample_axes(sample, check.seed, launch)
-            expected, tol = expected_sample(lab, case, check, constants, sample, axes, launch)
-            got = timing.samples[sample.buffer][launch].reshape(expected.shape)
-            found = compare(sample.buffer, expected, got, tol)
+        for sample, (want, tol) in zip(check.samples, expected.of(launch), strict=True):
+            got = timing.samples[sample.buffer][launch].reshape(want.shape)
+            found = compare(sample.buffer, want, got, tol)
             if not found.ok:
-                return _wrong(lab, case, found, axes, launch, timing.checked)
+                axes = timed.sample_axes(sample, check.seed, launch)
+                return _wrong(expected.lab, found, axes, launch, timing.checked)
     return None
 
 
@@ -127,7 +162,6 @@ def timed_size(lab: Lab) -> str:
 
 def _wrong(
     lab: Lab,
-    case: Case,
     found: Comparison,
     axes: tuple[np.ndarray, ...],
     launch: int,

@@ -171,6 +171,13 @@ def _timing_of(lab, case, check, constants, launches, spoil=None) -> Timing:
     return Timing([1.0] * launches, [1.0] * launches, checked=launches, samples=samples)
 
 
+def _expected(lab, case, check, constants) -> timing_check.Expected:
+    """Computed ahead in its thread, as grading does while the GPU times."""
+    with timing_check.Expected(lab, case, check, constants) as expected:
+        pass
+    return expected
+
+
 def _setup(name="matmul-tiled"):
     lab = get(name)
     case = _small_case(lab)
@@ -181,7 +188,7 @@ def _setup(name="matmul-tiled"):
 def test_right_samples_pass():
     lab, case, check, constants = _setup("conv2d-wrap")
     timing = _timing_of(lab, case, check, constants, 4)
-    assert timing_check.first_wrong(lab, case, check, constants, timing) is None
+    assert timing_check.first_wrong(_expected(lab, case, check, constants), timing) is None
 
 
 def test_a_wrong_element_in_one_launch_is_named_with_the_timed_size():
@@ -192,7 +199,7 @@ def test_a_wrong_element_in_one_launch_is_named_with_the_timed_size():
             got[5] += 1.0
 
     timing = _timing_of(lab, case, check, constants, 4, spoil)
-    found = timing_check.first_wrong(lab, case, check, constants, timing)
+    found = timing_check.first_wrong(_expected(lab, case, check, constants), timing)
     assert found is not None and found.kind == Kind.TIMING
     axes = timed.sample_axes(check.samples[0], check.seed, 2)
     index = np.unravel_index(5, [len(a) for a in axes])
@@ -208,7 +215,7 @@ def test_an_output_left_poisoned_was_never_written():
         got[:] = np.array([0x7FC0FFEE], np.uint32).view(np.float32)[0]
 
     timing = _timing_of(lab, case, check, constants, 3, spoil)
-    found = timing_check.first_wrong(lab, case, check, constants, timing)
+    found = timing_check.first_wrong(_expected(lab, case, check, constants), timing)
     assert "never wrote P[0, 0]" in found.message and "timed launch 1 of 3" in found.message
 
 
@@ -242,8 +249,18 @@ def test_judge_collects_both_verdicts():
 
     timing = _timing_of(lab, case, check, constants, 2, spoil)
     timing.ceilings = {"flops": 1.0, "bytes": 1.0}
-    found = timing_check.judge(lab, case, check, constants, timing, student_ms=1.0)
+    found = timing_check.judge(_expected(lab, case, check, constants), timing, student_ms=1.0)
     assert len(found) == 2 and all(d.kind == Kind.TIMING for d in found)
+
+
+def test_expected_values_are_the_same_ahead_and_on_demand():
+    lab, case, check, constants = _setup("conv3d")
+    with timing_check.Expected(lab, case, check, constants) as ahead:
+        ahead._thread.join()
+    late = timing_check.Expected(lab, case, check, constants)
+    for launch in (0, 5, timing_check.AHEAD + 1):
+        for (a, ta), (b, tb) in zip(ahead.of(launch), late.of(launch), strict=True):
+            assert np.array_equal(a, b) and np.array_equal(ta, tb)
 
 
 # -- two runs that disagree --------------------------------------------------------------

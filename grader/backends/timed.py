@@ -90,9 +90,10 @@ def generator_macros() -> dict[str, str]:
     return {name: f"{value:#x}u" for name, value in values.items()}
 
 
-def launch_key(seed: int, launch: int, buffer: str) -> tuple[int, int]:
-    """The two 32-bit key words of `buffer` at the student's launch number `launch`."""
-    digest = _digest(seed, "input", launch, buffer)
+def launch_key(seed: int, launch: int, buffer: str, student: bool = True) -> tuple[int, int]:
+    """The two 32-bit key words of `buffer` at the student's (or the reference's) launch
+    number `launch`."""
+    digest = _digest(seed, "input" if student else "reference input", launch, buffer)
     return int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little")
 
 

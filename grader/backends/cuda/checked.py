@@ -1,7 +1,9 @@
-"""Checked timing on the GPU (see grader.backends.timed): before each timed launch of the
-student's kernel, draw its inputs afresh and poison its outputs; after it, read a sample
-of the outputs back. And the ceilings the grader holds student times against: the fp32
-peak and the copy bandwidth, measured here."""
+"""Checked timing on the GPU (see grader.backends.timed): before each timed launch, draw
+the inputs afresh and poison the outputs; after each of the student's, read a sample of
+its outputs back. The reference's launches get the same preparation (with inputs of
+their own), so that both kernels start from the same state of the GPU. And the ceilings
+the grader holds student times against: the fp32 peak and the copy bandwidth, measured
+here."""
 
 from __future__ import annotations
 
@@ -51,6 +53,8 @@ class Checker:
         self.draw = module.get_function("draw")
         self.gather = module.get_function("gather")
         self.launches = 0
+        self.references = 0  # the reference's launches, each with inputs of its own
+        self.pending: list[np.ndarray] = []  # the next sample's elements
         self.seconds = 0.0  # spent checking, outside the timed intervals
         self.values: list[list[np.ndarray]] = [[] for _ in check.samples]
         largest = max((int(np.prod(s.counts)) for s in check.samples), default=0)
@@ -59,11 +63,13 @@ class Checker:
             self.index = gpu.cuda.mem_alloc(max(4 * largest, 4))
             self.picked = gpu.cuda.mem_alloc(max(4 * largest, 4))
 
-    def before(self) -> None:
+    def before(self, student: bool) -> None:
         """Fresh inputs and poisoned outputs for the next launch, outside its timing."""
         started = time.perf_counter()
+        number = self.launches if student else self.references
+        self.references += not student
         for placed in self.inputs:
-            k0, k1 = timed.launch_key(self.check.seed, self.launches, placed.name)
+            k0, k1 = timed.launch_key(self.check.seed, number, placed.name, student)
             with failures("draw"):
                 self.draw(
                     np.uintp(placed.address),
@@ -77,14 +83,23 @@ class Checker:
             self.gpu.poison(placed)
         self.seconds += time.perf_counter() - started
 
+    def prepare(self) -> None:
+        """The coordinates of the running launch's sample, on the CPU while the GPU works."""
+        started = time.perf_counter()
+        self.pending = [
+            timed.sample_elements(sample, self.check.seed, self.launches).astype(np.uint32)
+            for sample, _ in self.sampled
+        ]
+        self.seconds += time.perf_counter() - started
+
     def after(self) -> None:
         """Read the launch's sample back; its coordinates reach the GPU only now."""
         started = time.perf_counter()
-        for (sample, placed), values in zip(self.sampled, self.values, strict=True):
-            flat = timed.sample_elements(sample, self.check.seed, self.launches)
+        sampled = zip(self.sampled, self.values, self.pending, strict=True)
+        for (_, placed), values, flat in sampled:
             got = np.empty(flat.size, np.float32)
             with failures("gather"):
-                self.gpu.cuda.memcpy_htod(self.index, flat.astype(np.uint32))
+                self.gpu.cuda.memcpy_htod(self.index, flat)
                 self.gather(
                     np.uintp(placed.address),
                     self.index,

@@ -303,16 +303,16 @@ class Gpu:
         self, runs: list[tuple[object, Launch, list]], plan: timing.Plan, checker
     ) -> dict:
         """Time launches (function, launch, args) interleaved: round r starts with
-        runs[r % 2]. L2 is flushed before every timed launch. Every launch of runs[0],
-        the student's, is checked by `checker` (checked.Checker), outside its timing."""
+        runs[r % 2]. L2 is flushed before every timed launch. `checker` (a
+        checked.Checker) prepares every launch and checks each of runs[0], the
+        student's, outside the timed intervals."""
         started = time.monotonic()
-        hooks = (checker, None)
         with failures("alloc"):
             flush = self.cuda.mem_alloc(timing.FLUSH_BYTES)
         try:
 
             def timed(which: int) -> float:
-                return self._timed(flush, *runs[which], hooks[which])
+                return self._timed(flush, *runs[which], checker, which == 0)
 
             first = [timed(0), timed(1)]  # also loads lazily-loaded code
             for _ in range(plan.warmups(max(first) / 1000)):
@@ -339,9 +339,10 @@ class Gpu:
             "note": timing.note(len(samples[0]), reason, spread),
         }
 
-    def _timed(self, flush, function, launch: Launch, args: list, checker) -> float:
+    def _timed(self, flush, function, launch: Launch, args: list, checker, student: bool) -> float:
+        checking = checker is not None and student
         if checker is not None:
-            checker.before()
+            checker.before(student)
         start, end = self.cuda.Event(), self.cuda.Event()
         with failures("sync"):
             self.cuda.memset_d8(flush, 0, timing.FLUSH_BYTES)
@@ -349,10 +350,12 @@ class Gpu:
         self.launch(function, launch, args)
         with failures("sync"):
             end.record()
+        if checking:
+            checker.prepare()  # the CPU's share, while the GPU is busy
         self.wait(end)
         with failures("sync"):
             ms = end.time_since(start)
-        if checker is not None:
+        if checking:
             checker.after()
         return ms
 
