@@ -460,8 +460,8 @@ def measure(
         timing = backend.time(
             student, reference, (launch_s, launch_r), options.timing_budget, check
         )
-    performance = performance_of(lab, case.sizes, timing)
-    untrusted = timing_check.judge(expected, timing, performance.student_ms)
+        performance = performance_of(lab, case.sizes, timing)
+        untrusted = timing_check.judge(expected, timing, performance.student_ms)
     if untrusted:
         performance.score = 0.0
         performance.note = f"{performance.note} Not scored: {untrusted[0].message}".strip()

@@ -5,7 +5,8 @@ held against what the machine can do at all. Either failure costs the speed poin
 
 from __future__ import annotations
 
-import threading
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from grader.result import Diagnostic, Kind
 
 IMPOSSIBLE = 1.2  # a rate above this multiple of the machine's ceiling is not real
 AHEAD = 32  # launches whose samples are computed while the GPU times
+THREADS = 8  # at most, computing them
 
 
 def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
@@ -40,48 +42,53 @@ def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
 
 class Expected:
     """What each checked launch's samples must hold: per sample, the float64 values and
-    their tolerance. A thread computes the first AHEAD launches' while the GPU times
-    (numpy releases the interpreter's lock), so that little is left once it is done."""
+    their tolerance. Threads compute the first AHEAD launches' while the GPU times, and
+    the rest in parallel once the number of launches is known (numpy releases the
+    interpreter's lock in its loops)."""
 
     def __init__(
         self, lab: Lab, case: Case, check: timed.TimingCheck, constants: dict[str, np.ndarray]
     ) -> None:
         self.lab, self.case, self.check, self.constants = lab, case, check, constants
-        self._found: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._ahead, daemon=True)
+        self._pool = ThreadPoolExecutor(max_workers=min(THREADS, os.cpu_count() or 1))
+        self._futures: dict[int, Future] = {}
 
     def __enter__(self) -> Expected:
         if self.check.samples:
-            self._thread.start()
+            self.need(AHEAD)
         return self
 
     def __exit__(self, *exc) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
+        self._pool.shutdown(wait=False, cancel_futures=True)  # what runs still is short
 
-    def _ahead(self) -> None:
-        for launch in range(AHEAD):
-            if self._stop.is_set():
-                return
-            self.of(launch)
+    def need(self, launches: int) -> None:
+        """Compute launches 0 to `launches` - 1, and no later one that has not started."""
+        for launch, future in self._futures.items():
+            if launch >= launches:
+                future.cancel()
+        for launch in range(launches):
+            future = self._futures.get(launch)
+            if future is None or future.cancelled():
+                self._futures[launch] = self._pool.submit(self._compute, launch)
 
     def of(self, launch: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        if launch not in self._found:
-            self._found[launch] = [
-                expected_sample(
-                    self.lab,
-                    self.case,
-                    self.check,
-                    self.constants,
-                    sample,
-                    timed.sample_axes(sample, self.check.seed, launch),
-                    launch,
-                )
-                for sample in self.check.samples
-            ]
-        return self._found[launch]
+        if launch not in self._futures or self._futures[launch].cancelled():
+            self._futures[launch] = self._pool.submit(self._compute, launch)
+        return self._futures[launch].result()
+
+    def _compute(self, launch: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [
+            expected_sample(
+                self.lab,
+                self.case,
+                self.check,
+                self.constants,
+                sample,
+                timed.sample_axes(sample, self.check.seed, launch),
+                launch,
+            )
+            for sample in self.check.samples
+        ]
 
 
 def judge(expected: Expected, timing: Timing, student_ms: float) -> list[Diagnostic]:
@@ -101,6 +108,7 @@ def judge(expected: Expected, timing: Timing, student_ms: float) -> list[Diagnos
 def first_wrong(expected: Expected, timing: Timing) -> Diagnostic | None:
     """The first checked launch whose sample holds a wrong element, as a diagnostic."""
     check = expected.check
+    expected.need(timing.checked)
     for launch in range(timing.checked):
         for sample, (want, tol) in zip(check.samples, expected.of(launch), strict=True):
             got = timing.samples[sample.buffer][launch].reshape(want.shape)
@@ -142,14 +150,15 @@ def _fetch(lab, case, check, constants, name: str, coords, launch: int) -> np.nd
         shape = lab.array_shape(name, case.sizes)
         return np.asarray(constants[name], np.float64).reshape(shape)[coords]
     lay = layout(lab, param, case.sizes)
-    coords = np.broadcast_arrays(*coords)
-    inside = np.ones(coords[0].shape, bool)
-    for c, extent in zip(coords, lay.shape, strict=True):
-        inside &= (c >= 0) & (c < extent)
-    clipped = tuple(np.clip(c, 0, e - 1) for c, e in zip(coords, lay.shape, strict=True))
+    # Each axis's coordinates are small until they broadcast: test and clip them first.
+    pairs = list(zip(coords, lay.shape, strict=True))
+    outside = [(c < 0) | (c >= extent) for c, extent in pairs]
+    clipped = [np.clip(c, 0, extent - 1) for c, extent in pairs]
     key = timed.launch_key(check.seed, launch, param.name)
-    drawn = timed.drawn_values(key, timed.flat_indices(lay.strides, clipped))
-    return np.where(inside, drawn.astype(np.float64), 0.0)
+    drawn = timed.drawn_values(key, timed.flat_indices(lay.strides, clipped)).astype(np.float64)
+    if any(o.any() for o in outside):
+        drawn[np.logical_or.reduce(np.broadcast_arrays(*outside))] = 0.0
+    return drawn
 
 
 def _param(lab: Lab, name: str) -> Param:

@@ -171,11 +171,10 @@ def _timing_of(lab, case, check, constants, launches, spoil=None) -> Timing:
     return Timing([1.0] * launches, [1.0] * launches, checked=launches, samples=samples)
 
 
-def _expected(lab, case, check, constants) -> timing_check.Expected:
-    """Computed ahead in its thread, as grading does while the GPU times."""
+def _verdict(verdict, lab, case, check, constants, *args, **kwargs):
+    """`verdict` with expectations computed ahead in threads, as grading does."""
     with timing_check.Expected(lab, case, check, constants) as expected:
-        pass
-    return expected
+        return verdict(expected, *args, **kwargs)
 
 
 def _setup(name="matmul-tiled"):
@@ -188,7 +187,7 @@ def _setup(name="matmul-tiled"):
 def test_right_samples_pass():
     lab, case, check, constants = _setup("conv2d-wrap")
     timing = _timing_of(lab, case, check, constants, 4)
-    assert timing_check.first_wrong(_expected(lab, case, check, constants), timing) is None
+    assert _verdict(timing_check.first_wrong, lab, case, check, constants, timing) is None
 
 
 def test_a_wrong_element_in_one_launch_is_named_with_the_timed_size():
@@ -199,7 +198,7 @@ def test_a_wrong_element_in_one_launch_is_named_with_the_timed_size():
             got[5] += 1.0
 
     timing = _timing_of(lab, case, check, constants, 4, spoil)
-    found = timing_check.first_wrong(_expected(lab, case, check, constants), timing)
+    found = _verdict(timing_check.first_wrong, lab, case, check, constants, timing)
     assert found is not None and found.kind == Kind.TIMING
     axes = timed.sample_axes(check.samples[0], check.seed, 2)
     index = np.unravel_index(5, [len(a) for a in axes])
@@ -215,7 +214,7 @@ def test_an_output_left_poisoned_was_never_written():
         got[:] = np.array([0x7FC0FFEE], np.uint32).view(np.float32)[0]
 
     timing = _timing_of(lab, case, check, constants, 3, spoil)
-    found = timing_check.first_wrong(_expected(lab, case, check, constants), timing)
+    found = _verdict(timing_check.first_wrong, lab, case, check, constants, timing)
     assert "never wrote P[0, 0]" in found.message and "timed launch 1 of 3" in found.message
 
 
@@ -249,18 +248,21 @@ def test_judge_collects_both_verdicts():
 
     timing = _timing_of(lab, case, check, constants, 2, spoil)
     timing.ceilings = {"flops": 1.0, "bytes": 1.0}
-    found = timing_check.judge(_expected(lab, case, check, constants), timing, student_ms=1.0)
+    found = _verdict(timing_check.judge, lab, case, check, constants, timing, student_ms=1.0)
     assert len(found) == 2 and all(d.kind == Kind.TIMING for d in found)
 
 
 def test_expected_values_are_the_same_ahead_and_on_demand():
     lab, case, check, constants = _setup("conv3d")
     with timing_check.Expected(lab, case, check, constants) as ahead:
-        ahead._thread.join()
-    late = timing_check.Expected(lab, case, check, constants)
-    for launch in (0, 5, timing_check.AHEAD + 1):
-        for (a, ta), (b, tb) in zip(ahead.of(launch), late.of(launch), strict=True):
-            assert np.array_equal(a, b) and np.array_equal(ta, tb)
+        ahead.need(3)  # cancels what has not started past the third
+        computed = [ahead.of(launch) for launch in (0, 5, timing_check.AHEAD + 1)]
+    for launch, found in zip((0, 5, timing_check.AHEAD + 1), computed, strict=True):
+        axes = timed.sample_axes(check.samples[0], check.seed, launch)
+        want = timing_check.expected_sample(
+            lab, case, check, constants, check.samples[0], axes, launch
+        )
+        assert all(np.array_equal(a, b) for a, b in zip(found[0], want, strict=True))
 
 
 # -- two runs that disagree --------------------------------------------------------------

@@ -99,7 +99,7 @@ def launch_key(seed: int, launch: int, buffer: str, student: bool = True) -> tup
 
 def drawn_values(key: tuple[int, int], flat: np.ndarray) -> np.ndarray:
     """The float32 values the device generator writes at buffer elements `flat`."""
-    x = np.asarray(flat, np.uint64).astype(np.uint32)
+    x = np.asarray(flat).astype(np.uint32)
     x = _mix(x * np.uint32(GOLDEN) + np.uint32(key[0])) ^ np.uint32(key[1])
     x = _mix(x)
     return ((x & np.uint32(KEEP_BITS)) | np.uint32(EXPONENT_BITS)).view(np.float32)
@@ -147,12 +147,11 @@ def grid(axes: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
     return tuple(ax.reshape([-1 if a == i else 1 for a in range(n)]) for i, ax in enumerate(axes))
 
 
-def flat_indices(strides: tuple[int, ...], index: tuple[np.ndarray, ...]) -> np.ndarray:
+def flat_indices(strides: tuple[int, ...], index) -> np.ndarray:
     """Buffer elements of logical coordinates `index` (arrays that broadcast together)."""
-    flat = np.zeros(np.broadcast_shapes(*(np.shape(i) for i in index)), np.int64)
-    for stride, coord in zip(strides, index, strict=True):
-        flat = flat + np.asarray(coord, np.int64) * stride
-    return flat
+    shape = np.broadcast_shapes(*(np.shape(i) for i in index))
+    flat = sum(np.asarray(c, np.int64) * s for c, s in zip(index, strides, strict=True))
+    return np.broadcast_to(flat, shape)
 
 
 def sample_elements(sample: Sample, seed: int, launch: int) -> np.ndarray:

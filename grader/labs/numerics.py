@@ -71,4 +71,4 @@ def correlate_window(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     dims = mask.ndim
     grid, taps = "abcdefgh"[:dims], "ABCDEFGH"[:dims]
     spec = "".join(g + t for g, t in zip(grid, taps, strict=True))
-    return np.einsum(f"{spec},{taps}->{grid}", values, np.asarray(mask, np.float64))
+    return np.einsum(f"{spec},{taps}->{grid}", values, np.asarray(mask, np.float64), optimize=True)
