@@ -3,6 +3,12 @@ Classroom), which runs `grader check` on every push and reports to the run's pag
 Classroom. With a GPU runner label it runs there on the cuda backend; otherwise on a
 GitHub-hosted Ubuntu runner with the CPU backend.
 
+The workflow installs a grader that exists and that the course chose: by default a wheel
+of the running grader, written into the repository beside the workflow, or else the pip
+requirement given as --grader-source (a git URL pinned to a commit, a wheel's URL or
+path). It never installs a bare package name, which whoever registers it on an index
+would control.
+
 Only public cases run: a student's repository can read whatever its workflow can, so the
 course's secret cannot be given to it. The staff grade hidden cases with `grader batch`."""
 
@@ -20,13 +26,25 @@ import grader
 from grader import labs
 from grader.batch.discover import TEMPLATE_FILE
 from grader.errors import UsageError
+from grader.wheel import DISTRIBUTION, build_running_wheel
 
 TEMPLATES = Path(__file__).parent / "templates"
-DEFAULT_OUT = Path(".github/workflows/grader.yml")
+WORKFLOWS = Path(".github/workflows")  # the only folder GitHub runs workflows from
+DEFAULT_OUT = WORKFLOWS / "grader.yml"
+WHEEL_DIR = Path(".github/grader")  # where the grader's wheel goes, from the repository root
 HOSTED_RUNNER = "ubuntu-latest"
-DISTRIBUTION = "cuda-lab-grader"
 JUNIT, MARKDOWN, REPORT = "grader-junit.xml", "grader-summary.md", "grader-report.json"
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_DIRECT = re.compile(
+    r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<extras>\[[^\]]*\])?\s*@\s*(?P<url>\S+)"
+)
+_PINNED_GIT = re.compile(
+    r"git\+[a-z]+://[^@\s]+(?:@[^@\s]+)?@[0-9a-f]{40}(?:[0-9a-f]{24})?(?:#\S*)?"
+)
+_SOURCE_HELP = (
+    "a git URL pinned to a commit (git+https://github.com/COURSE/grader@<40-digit commit>), "
+    "or the URL or path of a wheel (.whl)"
+)
 
 
 def check_command(lab: str, submission: str, backend: str) -> str:
@@ -61,13 +79,45 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def workflow(lab: str, gpu_runner: str | None = None, submission: str = TEMPLATE_FILE) -> str:
-    """The workflow's YAML text."""
+def grader_requirement(source: str, gpu: bool = False) -> str:
+    """The pip requirement that installs the grader from `source` (with PyCUDA when `gpu`).
+    Refuses what is not pinned to one build: a bare name, a version range, a git branch."""
+    source = source.strip()
+    direct = _DIRECT.fullmatch(source)
+    url = direct.group("url") if direct else source
+    if url.startswith("git+"):
+        if not _PINNED_GIT.fullmatch(url):
+            raise UsageError(
+                f"--grader-source {source!r} does not name a commit: a branch or tag can "
+                f"move under the students. Give {_SOURCE_HELP}."
+            )
+    elif "://" in url:
+        scheme = url.split("://", 1)[0]
+        if scheme not in ("https", "file") or not url.split("#")[0].split("?")[0].endswith(".whl"):
+            raise UsageError(
+                f"--grader-source {source!r} is not a wheel's https URL. Give {_SOURCE_HELP}."
+            )
+    elif not url.endswith(".whl"):
+        raise UsageError(
+            f"--grader-source {source!r} is not a place: a bare package name or version could "
+            f"install whatever a package index holds under it. Give {_SOURCE_HELP}."
+        )
+    if not gpu:
+        return source
+    if direct:
+        extras = direct.group("extras") or "[gpu]"
+        return f"{direct.group('name')}{extras} @ {url}"
+    return f"{DISTRIBUTION}[gpu] @ {url}" if "://" in url else f"{url}[gpu]"
+
+
+def workflow(
+    lab: str, package: str, gpu_runner: str | None = None, submission: str = TEMPLATE_FILE
+) -> str:
+    """The workflow's YAML text; it installs the grader with `pip install PACKAGE`."""
     spec = labs.get(lab)
     if gpu_runner is not None and not _LABEL.fullmatch(gpu_runner):
         raise UsageError(f"{gpu_runner!r} is not a runner label (letters, digits, . _ -).")
     backend = "cuda" if gpu_runner else "cpu"
-    extra = "[gpu]" if gpu_runner else ""
     max_points = spec.scoring.public + (spec.scoring.performance if gpu_runner else 0.0)
     return (
         _environment()
@@ -75,7 +125,7 @@ def workflow(lab: str, gpu_runner: str | None = None, submission: str = TEMPLATE
         .render(
             lab=spec.name,
             version=grader.__version__,
-            package=f"{DISTRIBUTION}{extra}=={grader.__version__}",
+            package=json.dumps(package),
             submission=submission,
             max_points=f"{max_points:g}",
             runs_on=json.dumps(gpu_runner) if gpu_runner else HOSTED_RUNNER,
@@ -84,17 +134,50 @@ def workflow(lab: str, gpu_runner: str | None = None, submission: str = TEMPLATE
     )
 
 
+def repository_of(out: Path) -> Path:
+    """The repository a workflow file at `out` belongs to; GitHub runs only the workflows
+    in a repository's .github/workflows/."""
+    out = Path(out)
+    if out.parent.parts[-2:] != WORKFLOWS.parts:
+        raise UsageError(
+            f"GitHub runs workflows only from a repository's {WORKFLOWS}/ folder; give --out "
+            f"REPOSITORY/{WORKFLOWS}/NAME.yml, not {out}."
+        )
+    return out.parent.parent.parent
+
+
 def init_ci(
     lab: str,
     gpu_runner: str | None = None,
     out: Path = DEFAULT_OUT,
     force: bool = False,
-) -> Path:
-    """Write the workflow to `out`; refuses to overwrite an existing file without `force`."""
-    text = workflow(lab, gpu_runner)
+    grader_source: str | None = None,
+) -> list[Path]:
+    """Write the workflow to `out` and, without `grader_source`, a wheel of the running
+    grader into the repository's .github/grader/ for it to install. Returns the files
+    written. Refuses to overwrite an existing workflow without `force`."""
     out = Path(out)
+    repository = repository_of(out)
     if out.exists() and not force:
         raise UsageError(f"{out} already exists; add --force to overwrite it.")
+    labs.get(lab)
+    if grader_source is not None:
+        text = workflow(lab, grader_requirement(grader_source, bool(gpu_runner)), gpu_runner)
+        written = []
+    else:
+        wheel = _replace_wheel(repository / WHEEL_DIR)
+        local = f"./{(WHEEL_DIR / wheel.name).as_posix()}"
+        text = workflow(lab, f"{local}[gpu]" if gpu_runner else local, gpu_runner)
+        written = [wheel]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
-    return out
+    return [out, *written]
+
+
+def _replace_wheel(folder: Path) -> Path:
+    """A wheel of the running grader in `folder`, instead of any earlier one of ours."""
+    earlier = set(folder.glob(f"{DISTRIBUTION.replace('-', '_')}-*.whl"))
+    wheel = build_running_wheel(folder)
+    for path in earlier - {wheel}:
+        path.unlink()
+    return wheel

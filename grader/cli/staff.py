@@ -102,9 +102,17 @@ def run_gradescope(args: argparse.Namespace) -> int:
 def run_init_ci(args: argparse.Namespace) -> int:
     from grader.ci import init_ci
 
-    path = init_ci(args.lab, gpu_runner=args.gpu_runner, out=Path(args.out), force=args.force)
+    written = init_ci(
+        args.lab,
+        gpu_runner=args.gpu_runner,
+        out=Path(args.out),
+        force=args.force,
+        grader_source=args.grader_source,
+    )
     where = f"the runner labelled {args.gpu_runner}" if args.gpu_runner else "ubuntu-latest"
-    print(f"Wrote {path}: on every push it runs `grader check` on {where}.")
+    print(f"Wrote {written[0]}: on every push it runs `grader check` on {where}.")
+    for wheel in written[1:]:
+        print(f"Wrote {wheel}: the grader the workflow installs; commit it with the workflow.")
     print("Only public cases run there: a student's repository cannot keep a secret.")
     return ExitCode.OK
 
@@ -187,6 +195,12 @@ def _staff_parsers(verbs: argparse._SubParsersAction) -> None:
     ci.add_argument("--gpu-runner", metavar="LABEL", help="run on this GPU runner, cuda backend")
     ci.add_argument("--out", default=".github/workflows/grader.yml", metavar="PATH")
     ci.add_argument("--force", action="store_true", help="overwrite an existing file")
+    ci.add_argument(
+        "--grader-source",
+        metavar="SPEC",
+        help="install the grader from this pip requirement instead of a wheel of this "
+        "grader written beside the workflow: a git URL pinned to a commit, or a wheel's URL",
+    )
     ci.set_defaults(run=run_init_ci)
 
 

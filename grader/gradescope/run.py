@@ -55,7 +55,7 @@ def run_autograder(root: Path = DEFAULT_ROOT) -> Path:
     secret = take_secret(source)
     lab = labs.get(config["lab"])
     timeout = float(config["timeout"])
-    timing = bool(config["timing"])
+    timing = True  # measured where the backend can (a GPU); the CPU backend says it cannot
     started = time.monotonic()
     result, _ = grade_isolated(
         lab,

@@ -10,10 +10,12 @@ import pytest
 import yaml
 
 from grader.ci import init_ci, workflow
-from grader.ci.workflow import check_command
+from grader.ci.workflow import check_command, grader_requirement
 from grader.errors import UsageError
 
 DOCS = Path(__file__).resolve().parents[2] / "README.md"
+WHEEL = "./.github/grader/cuda_lab_grader-0.1.0-py3-none-any.whl"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 def steps(text: str) -> list[dict]:
@@ -26,13 +28,13 @@ def step(text: str, name: str) -> dict:
 
 
 def test_the_cpu_workflow_parses_and_runs_grader_check():
-    text = workflow("matmul-naive")
+    text = workflow("matmul-naive", WHEEL)
     data = yaml.safe_load(text)
     job = data["jobs"]["grade"]
     assert job["name"] == "Autograding Tests"  # the check run GitHub Classroom reads
     assert job["runs-on"] == "ubuntu-latest"
     assert data["permissions"]["checks"] == "write"
-    assert data["env"]["GRADER_PACKAGE"].startswith("cuda-lab-grader==")
+    assert data["env"]["GRADER_PACKAGE"] == WHEEL
     assert "pip install" in step(text, "Install the grader")["run"]
     grade = step(text, "Grade")["run"]
     command = check_command("matmul-naive", "kernel.cu", "cpu")
@@ -50,17 +52,16 @@ def test_the_cpu_workflow_parses_and_runs_grader_check():
 
 
 def test_the_points_step_is_python_that_compiles():
-    script = step(workflow("conv2d"), "Points")["run"]
+    script = step(workflow("conv2d", WHEEL), "Points")["run"]
     body = script.split("<<'PY'\n", 1)[1].rsplit("PY", 1)[0]
     compile(body, "points", "exec")
 
 
 def test_a_gpu_runner_label_runs_the_cuda_backend_there():
-    text = workflow("matmul-tiled", gpu_runner="gpu-h100")
+    text = workflow("matmul-tiled", f"{WHEEL}[gpu]", gpu_runner="gpu-h100")
     data = yaml.safe_load(text)
     assert data["jobs"]["grade"]["runs-on"] == "gpu-h100"
     assert check_command("matmul-tiled", "kernel.cu", "cuda") in step(text, "Grade")["run"]
-    assert "[gpu]" in data["env"]["GRADER_PACKAGE"]
     assert data["env"]["MAX_POINTS"] == "6"  # public cases and speed
 
 
@@ -69,20 +70,65 @@ def test_the_readme_documents_the_same_command():
 
 
 def test_hidden_cases_are_said_not_to_stay_secret():
-    text = workflow("conv2d")
+    text = workflow("conv2d", WHEEL)
     assert "secret" in text and "would not stay secret" in text
     assert "--secret" not in text and "GRADER_SECRET" not in text
 
 
-def test_init_ci_writes_once(tmp_path):
-    out = init_ci("conv2d", out=tmp_path / ".github" / "workflows" / "grader.yml")
-    assert yaml.safe_load(out.read_text())["name"] == "Autograding Tests"
+def test_init_ci_writes_once_and_commits_a_wheel_of_this_grader(tmp_path):
+    out = tmp_path / ".github" / "workflows" / "grader.yml"
+    written = init_ci("conv2d", out=out)
+    wheel = tmp_path / WHEEL
+    assert written == [out, wheel] and wheel.is_file()
+    data = yaml.safe_load(out.read_text())
+    assert data["name"] == "Autograding Tests"
+    assert data["env"]["GRADER_PACKAGE"] == WHEEL
     with pytest.raises(UsageError, match="already exists"):
         init_ci("conv2d", out=out)
-    init_ci("conv2d", out=out, force=True)
+    source = f"git+https://github.com/course/grader@{COMMIT}"
+    assert init_ci("conv2d", out=out, force=True, grader_source=source) == [out]
+    assert yaml.safe_load(out.read_text())["env"]["GRADER_PACKAGE"] == source
+
+
+def test_the_workflow_must_go_where_github_runs_workflows(tmp_path):
+    with pytest.raises(UsageError, match=r"\.github/workflows/"):
+        init_ci("conv2d", out=tmp_path / "grader.yml")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("source", "gpu", "expected"),
+    [
+        (f"git+https://github.com/c/g@{COMMIT}", False, f"git+https://github.com/c/g@{COMMIT}"),
+        (f"git+https://github.com/c/g@{COMMIT}", True, f"cuda-lab-grader[gpu] @ git+https://github.com/c/g@{COMMIT}"),
+        ("https://example.edu/g-1.0-py3-none-any.whl", False, "https://example.edu/g-1.0-py3-none-any.whl"),
+        (f"mygrader @ git+ssh://git@host/g@{COMMIT}", True, f"mygrader[gpu] @ git+ssh://git@host/g@{COMMIT}"),
+        ("./vendor/g-1.0-py3-none-any.whl", True, "./vendor/g-1.0-py3-none-any.whl[gpu]"),
+    ],
+)  # fmt: skip
+def test_grader_sources_that_name_one_build(source, gpu, expected):
+    assert grader_requirement(source, gpu) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        ("cuda-lab-grader", "bare package name"),
+        ("cuda-lab-grader==0.1.0", "bare package name"),
+        ("cuda-lab-grader>=0.1", "bare package name"),
+        ("git+https://github.com/c/g", "does not name a commit"),
+        ("git+https://github.com/c/g@main", "does not name a commit"),
+        ("git+https://github.com/c/g@v1.0", "does not name a commit"),
+        ("http://example.edu/g-1.0-py3-none-any.whl", "https URL"),
+        ("https://example.edu/simple/", "https URL"),
+    ],
+)
+def test_grader_sources_that_an_index_or_a_branch_could_change_are_refused(source, why):
+    with pytest.raises(UsageError, match=why):
+        grader_requirement(source)
 
 
 @pytest.mark.parametrize("label", ["", "gpu runner", "a:b", "-x"])
 def test_odd_runner_labels_are_refused(label):
     with pytest.raises(UsageError, match="runner label"):
-        workflow("conv2d", gpu_runner=label)
+        workflow("conv2d", WHEEL, gpu_runner=label)

@@ -84,8 +84,10 @@ def test_a_submission_stopped_before_its_cases_still_lists_every_case():
     assert all(t["score"] == 0 and "Remove main()" in t["output"] for t in cases)
 
 
-def test_the_zip_has_its_scripts_at_the_root(tmp_path):
-    path = build_autograder("matmul-naive", tmp_path / "autograder.zip", secret=SECRET)
+def test_the_zip_has_its_scripts_at_the_root(tmp_path, grader_wheel):
+    path = build_autograder(
+        "matmul-naive", tmp_path / "autograder.zip", secret=SECRET, wheel=grader_wheel
+    )
     with zipfile.ZipFile(path) as archive:
         names = archive.namelist()
         infos = {i.filename: i for i in archive.infolist()}
@@ -95,26 +97,30 @@ def test_the_zip_has_its_scripts_at_the_root(tmp_path):
     for script in ("setup.sh", "run_autograder"):
         assert script in names
         assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
-    assert "grader/gradescope/run.py" in names
-    assert "reference_kernels/matmul-naive/reference.cu" in names
-    assert not any("__pycache__" in n for n in names)
+    assert f"wheel/{grader_wheel.name}" in names
+    assert archive_bytes(path, f"wheel/{grader_wheel.name}") == grader_wheel.read_bytes()
+    assert not any(n.startswith("grader/") or "__pycache__" in n for n in names)
     assert config["lab"] == "matmul-naive" and config["backend"] == "cpu"
-    assert not config["timing"]
     assert any(r.startswith("numpy") for r in requirements)
     assert not any(r.startswith("pycuda") for r in requirements)
     assert secret == SECRET
 
 
-def test_the_same_inputs_build_the_same_zip(tmp_path):
-    one = build_autograder("conv2d", tmp_path / "one.zip")
-    two = build_autograder("conv2d", tmp_path / "two.zip")
+def archive_bytes(path: Path, name: str) -> bytes:
+    with zipfile.ZipFile(path) as archive:
+        return archive.read(name)
+
+
+def test_the_same_inputs_build_the_same_zip(tmp_path, grader_wheel):
+    one = build_autograder("conv2d", tmp_path / "one.zip", wheel=grader_wheel)
+    two = build_autograder("conv2d", tmp_path / "two.zip", wheel=grader_wheel)
     assert one.read_bytes() == two.read_bytes()
     with zipfile.ZipFile(one) as archive:
         assert "secret" not in archive.namelist()
 
 
-def test_a_cuda_zip_installs_pycuda_and_times(tmp_path):
-    path = build_autograder("matmul-tiled", tmp_path / "gpu.zip", backend="cuda")
-    with zipfile.ZipFile(path) as archive:
-        assert "pycuda" in archive.read("requirements.txt").decode()
-        assert json.loads(archive.read("config.json"))["timing"] is True
+def test_a_cuda_zip_installs_pycuda(tmp_path, grader_wheel):
+    path = build_autograder(
+        "matmul-tiled", tmp_path / "gpu.zip", backend="cuda", wheel=grader_wheel
+    )
+    assert "pycuda" in archive_bytes(path, "requirements.txt").decode()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from packaging_kit import pip_environment, site_packages
 
 from grader import paths
 from grader.gradescope import build_autograder
@@ -24,26 +25,62 @@ LAB = "matmul-naive"
 
 
 @pytest.fixture(scope="module")
-def autograder_zip(tmp_path_factory) -> Path:
-    return build_autograder(LAB, tmp_path_factory.mktemp("zip") / "autograder.zip", secret=SECRET)
+def autograder_zip(tmp_path_factory, grader_wheel) -> Path:
+    out = tmp_path_factory.mktemp("zip") / "autograder.zip"
+    return build_autograder(LAB, out, secret=SECRET, wheel=grader_wheel)
 
 
-def run_autograder(zip_path: Path, root: Path, files: dict[str, str]) -> dict:
-    """Lay out ROOT like /autograder, run the zip's run_autograder, return results.json."""
+def unpack(zip_path: Path, root: Path, files: dict[str, str]) -> None:
+    """Lay out ROOT like /autograder: the zip in source/, the files in submission/."""
     with zipfile.ZipFile(zip_path) as archive:
         archive.extractall(root / "source")
-    script = root / "source" / "run_autograder"
-    script.chmod(0o755)  # zipfile does not restore modes; Gradescope's build does
+    for script in ("setup.sh", "run_autograder"):
+        (root / "source" / script).chmod(0o755)  # Gradescope's build restores the modes
     for name, text in files.items():
         (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
         (root / "submission" / name).write_text(text)
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": sys.executable}
+
+
+def run_autograder(
+    zip_path: Path, root: Path, files: dict[str, str], python: str | None = None
+) -> dict:
+    """Run the zip's run_autograder in ROOT, with `python` (by default the Python running
+    the tests, so that these tests need no install); return results.json."""
+    unpack(zip_path, root, files)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": python or sys.executable}
     env.pop("GRADER_SECRET", None)
+    script = root / "source" / "run_autograder"
     done = subprocess.run(
         [str(script)], cwd=root, env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_setup_installs_the_zips_own_grader_and_run_autograder_uses_it(
+    autograder_zip, venv_factory, tmp_path
+):
+    reference = (paths.reference_dir(LAB) / "reference.cu").read_text()
+    unpack(autograder_zip, tmp_path, {"kernel.cu": reference})
+    # the test's venv has the compiler and Python setup.sh would install with apt-get
+    (tmp_path / "venv").symlink_to(venv_factory("gradescope"))
+    venv = tmp_path / "venv"
+    env = {**pip_environment(venv), "AUTOGRADER_ROOT": str(tmp_path)}
+    setup = subprocess.run(
+        ["bash", str(tmp_path / "source" / "setup.sh")], env=env, capture_output=True, text=True
+    )
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import grader; print(grader.__file__)"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert Path(where.stdout.strip()).is_relative_to(site_packages(venv)), where.stderr
+    run = subprocess.run(
+        [str(tmp_path / "source" / "run_autograder")], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    data = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert data["score"] == 7.0
 
 
 def test_a_correct_kernel_scores_every_case_and_the_secret_is_gone(autograder_zip, tmp_path):
@@ -91,7 +128,8 @@ def test_the_scripts_are_what_gradescope_runs(autograder_zip, tmp_path):
         setup = archive.read("setup.sh").decode()
         run = archive.read("run_autograder").decode()
     assert setup.startswith("#!/usr/bin/env bash") and run.startswith("#!/usr/bin/env bash")
-    assert "/autograder/source/requirements.txt" in setup and "venv" in setup
+    assert "$ROOT/source/requirements.txt" in setup and "venv" in setup
+    assert "--no-index --no-deps" in setup
     assert "-m grader.gradescope" in run
     if shutil.which("bash"):
         for name, text in (("setup.sh", setup), ("run_autograder", run)):
