@@ -69,8 +69,16 @@ def check(lab: str, path: Path, options: Options) -> Result:
     or setup; everything about the submission itself goes into the Result."""
     spec = labs.get(lab)
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        kernels = sorted(str(p) for p in path.glob("*.cu")) or [str(path / "kernel.cu")]
+        raise UsageError(
+            f"{path} is a folder; give the kernel file in it: grader check {spec.name} "
+            f"{' or '.join(kernels[:3])}."
+        )
+    if not path.exists():
         raise UsageError(f"There is no file {path}.")
+    if not path.is_file():
+        raise UsageError(f"{path} is not a regular file (a device or a FIFO); give a .cu file.")
     with get_backend(
         options.backend, jobs=options.jobs, allow_unsandboxed=options.allow_unsandboxed
     ) as backend:

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 import grader
 from grader import paths
 from grader.errors import SetupError
+from grader.files import write_atomically
 
 DISTRIBUTION = "cuda-lab-grader"
 _STAMP = (1980, 1, 1, 0, 0, 0)  # fixed, so the same grader gives the same bytes
@@ -86,7 +87,7 @@ def _build_checkout(root: Path, folder: Path) -> Path:
             )
         built = out / done.stdout.strip().splitlines()[-1]
         target = folder / built.name
-        shutil.copyfile(built, target)
+        write_atomically(target, built.read_bytes())
     return target
 
 
@@ -137,7 +138,8 @@ def _repack_installed(folder: Path) -> Path:
 def _write_wheel(target: Path, entries: dict[str, bytes], record: str) -> None:
     rows = io.StringIO()
     writer = csv.writer(rows, lineterminator="\n")
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w", zipfile.ZIP_DEFLATED) as archive:
         for name in sorted(entries):
             data = entries[name]
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
@@ -145,6 +147,7 @@ def _write_wheel(target: Path, entries: dict[str, bytes], record: str) -> None:
             add_file(archive, name, data)
         writer.writerow([record, "", ""])
         add_file(archive, record, rows.getvalue().encode())
+    write_atomically(target, data.getvalue())
 
 
 def add_file(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -250,8 +252,96 @@ def test_check_report_that_cannot_be_written(capsys, tmp_path, kernel_file, grad
         capsys, "check", "matmul-tiled", str(kernel_file), "--junit", str(blocker / "r.xml")
     )
     assert code == ExitCode.USAGE
-    assert "Score 1.5/10" in out  # the summary is still shown
-    assert err.startswith("grader: Could not write the JUnit report to")
+    assert out == "" and not graded  # refused before grading
+    assert "--junit report" in err and "is a file, not a folder" in err
+
+
+# -- report paths: the user's files are safe ---------------------------------------------
+
+
+def _unchanged(path: Path, text: str) -> bool:
+    return path.read_text() == text and not path.is_symlink()
+
+
+@pytest.mark.parametrize("option", ["--json", "--html", "--junit", "--markdown"])
+def test_a_report_never_replaces_the_kernel(capsys, kernel_file, graded, option):
+    text = kernel_file.read_text()
+    hard = kernel_file.with_name("hard.json")
+    hard.hardlink_to(kernel_file)
+    for target in (kernel_file, hard, kernel_file.parent / "." / kernel_file.name):
+        code, out, err = run(capsys, "check", "matmul-tiled", str(kernel_file), option, str(target))
+        assert code == ExitCode.USAGE
+        assert "the file being graded" in err and out == ""
+    assert _unchanged(kernel_file, text) and not graded  # refused before grading
+
+
+def test_a_report_never_goes_through_a_link_or_into_a_device_or_fifo(
+    capsys, tmp_path, kernel_file, graded
+):
+    precious = tmp_path / "notes.txt"
+    precious.write_text("mine")
+    link = tmp_path / "r.json"
+    link.symlink_to(precious)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target, why in (
+        (link, "symbolic link"),
+        (fifo, "FIFO"),
+        (Path("/dev/null"), "device"),
+        (tmp_path, "folder"),
+    ):
+        code, _, err = run(capsys, "check", "matmul-tiled", str(kernel_file), "--json", str(target))
+        assert code == ExitCode.USAGE and why in err, err
+    assert link.is_symlink() and precious.read_text() == "mine"
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and not graded
+
+
+def test_two_reports_never_share_a_path(capsys, tmp_path, kernel_file, graded):
+    target = str(tmp_path / "r.out")
+    code, _, err = run(
+        capsys, "check", "matmul-tiled", str(kernel_file), "--json", target, "--html", target
+    )
+    assert code == ExitCode.USAGE and "both write" in err
+    code, _, err = run(
+        capsys, "check", "matmul-tiled", str(kernel_file), "--json", "-", "--junit", "-"
+    )
+    assert code == ExitCode.USAGE and "only one report" in err
+
+
+def test_a_dash_writes_the_report_to_standard_output(capsys, kernel_file, graded):
+    code, out, err = run(capsys, "check", "matmul-tiled", str(kernel_file), "--json", "-")
+    assert code == ExitCode.FAILED
+    assert json.loads(out) == json.loads((DATA / "failing.json").read_text())
+    assert "Score 1.5/10" in err  # the summary moves to standard error
+    assert not Path("-").exists()
+    code, out, _ = run(capsys, "check", "matmul-tiled", str(kernel_file), "--junit", "-", "-q")
+    assert out.startswith("<?xml")
+
+
+def test_batch_out_is_a_folder_apart_from_the_submissions(capsys, tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (tmp_path / "file").write_text("")
+    (tmp_path / "link").symlink_to(subs)
+    for out, why in (
+        ("-", "cannot be -"),
+        (str(subs), "inside"),
+        (str(subs / "grades"), "inside"),
+        (str(tmp_path / "file"), "not a folder"),
+        (str(tmp_path / "link"), "symbolic link"),
+    ):
+        code, _, err = run(capsys, "batch", "matmul-naive", str(subs), "--out", out)
+        assert code == ExitCode.USAGE and why in err, err
+    assert list(subs.iterdir()) == []
+    code, _, err = run(capsys, "merge", str(subs), "--out", str(subs))
+    assert code == ExitCode.USAGE and "inside" in err
+
+
+def test_check_a_folder_says_it_is_a_folder(capsys, tmp_path):
+    (tmp_path / "mine.cu").write_text("")
+    code, _, err = run(capsys, "check", "matmul-naive", str(tmp_path))
+    assert code == ExitCode.USAGE
+    assert f"{tmp_path} is a folder" in err and str(tmp_path / "mine.cu") in err
 
 
 def test_usage_error_class_is_exit_2():

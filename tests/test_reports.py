@@ -656,3 +656,19 @@ def test_write_reports_says_what_it_could_not_write(tmp_path):
         ReportWriteError, match=r"Could not write the HTML report to .*file/r\.html"
     ):
         write_reports(passing(), html=blocker / "r.html")
+
+
+def test_write_reports_replaces_no_link_and_keeps_hard_links_apart(tmp_path):
+    precious = tmp_path / "precious.txt"
+    precious.write_text("mine")
+    (tmp_path / "link.json").symlink_to(precious)
+    with pytest.raises(ReportWriteError, match="symbolic link"):
+        write_reports(passing(), json=tmp_path / "link.json")
+    (tmp_path / "old.json").write_text("old")
+    (tmp_path / "twin.json").hardlink_to(tmp_path / "old.json")
+    write_reports(passing(), json=tmp_path / "old.json")
+    assert precious.read_text() == "mine" and (tmp_path / "twin.json").read_text() == "old"
+    assert json_report.read(tmp_path / "old.json").status == "passed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "link.json", "old.json", "precious.txt", "twin.json"
+    ]  # fmt: skip

@@ -26,6 +26,7 @@ import grader
 from grader import labs
 from grader.batch.discover import TEMPLATE_FILE
 from grader.errors import UsageError
+from grader.files import refuse_unsafe, write_atomically
 from grader.wheel import DISTRIBUTION, build_running_wheel
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -158,6 +159,7 @@ def init_ci(
     written. Refuses to overwrite an existing workflow without `force`."""
     out = Path(out)
     repository = repository_of(out)
+    refuse_unsafe(out, "the workflow")
     if out.exists() and not force:
         raise UsageError(f"{out} already exists; add --force to overwrite it.")
     labs.get(lab)
@@ -169,8 +171,7 @@ def init_ci(
         local = f"./{(WHEEL_DIR / wheel.name).as_posix()}"
         text = workflow(lab, f"{local}[gpu]" if gpu_runner else local, gpu_runner)
         written = [wheel]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
+    write_atomically(out, text)
     return [out, *written]
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from grader.cli.args import add_case_timeout, positive_int, positive_seconds, secret
+from grader.cli.outputs import check_out_folder
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 
@@ -20,6 +21,7 @@ def run_batch(args: argparse.Namespace) -> int:
     from grader.batch import run_batch as grade_course
     from grader.batch.gpus import parse_gpus
 
+    out = check_out_folder(args.out, [Path(args.dir)])
     shard = parse_shard(args.shard) if args.shard else None
     gpus = parse_gpus(args.gpus)
     if args.slurm:
@@ -27,7 +29,7 @@ def run_batch(args: argparse.Namespace) -> int:
     report = grade_course(
         args.lab,
         Path(args.dir),
-        Path(args.out),
+        out,
         secret=secret(args),
         jobs=args.jobs or os.cpu_count() or 1,
         gpus=gpus,
@@ -76,8 +78,9 @@ def _write_slurm(args: argparse.Namespace, shard, gpus: list[int]) -> int:
 def run_merge(args: argparse.Namespace) -> int:
     from grader.batch import merge
 
-    rows = merge([Path(s) for s in args.shards], Path(args.out))
-    out = Path(args.out)
+    shards = [Path(s) for s in args.shards]
+    out = check_out_folder(args.out, shards)
+    rows = merge(shards, out)
     print(f"Merged {len(args.shards)} shards: {len(rows)} students.")
     print(f"Gradebook: {out / 'gradebook.csv'}\nSummary:   {out / 'summary.html'}")
     return ExitCode.OK

@@ -81,9 +81,12 @@ def run_template(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     # Grading and the renderers are imported here, so `grader labs` stays quick.
+    from grader.cli.outputs import STDOUT, check_reports
     from grader.grading import Options, check
-    from grader.report import terminal, write_reports
+    from grader.report import FORMATS, terminal, write_reports
 
+    reports = {name: getattr(args, name) for name in FORMATS}
+    check_reports(reports, inputs=[Path(args.file)])
     options = Options(
         backend=args.backend,
         secret=secret(args),
@@ -93,16 +96,19 @@ def run_check(args: argparse.Namespace) -> int:
         allow_unsandboxed=args.allow_unsandboxed,
     )
     result = check(args.lab, Path(args.file), options)
-    color = terminal.use_color(sys.stdout, args.color)
+    piped = next((name for name, target in reports.items() if target == STDOUT), None)
+    screen = sys.stderr if piped else sys.stdout  # standard output carries that report
+    color = terminal.use_color(screen, args.color)
     if args.quiet:
-        print(terminal.score_line(result, color))
+        print(terminal.score_line(result, color), file=screen)
     else:
-        sys.stdout.write(terminal.render(result, color, terminal.use_unicode(sys.stdout)))
-    written = write_reports(
-        result, json=args.json, html=args.html, junit=args.junit, markdown=args.markdown
-    )
+        screen.write(terminal.render(result, color, terminal.use_unicode(screen)))
+    files = {name: target for name, target in reports.items() if target != STDOUT}
+    written = write_reports(result, **files)
+    if piped:
+        sys.stdout.write(FORMATS[piped][1](result))
     if written and not args.quiet:
-        print(f"Reports: {', '.join(str(path) for path in written)}")
+        print(f"Reports: {', '.join(str(path) for path in written)}", file=screen)
     return int(result.exit_code)
 
 
@@ -165,7 +171,9 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
         ("junit", "JUnit XML for CI"),
         ("markdown", "Markdown for a CI step summary"),
     ):
-        reports.add_argument(f"--{name}", metavar="PATH", help=f"write {what} to PATH")
+        reports.add_argument(
+            f"--{name}", metavar="PATH", help=f"write {what} to PATH (- for standard output)"
+        )
     check.add_argument("--quiet", "-q", action="store_true", help="print only the score line")
     check.add_argument(
         "--color",

@@ -12,6 +12,7 @@ Gradescope has no GPU, so the zip uses the CPU backend unless told otherwise."""
 
 from __future__ import annotations
 
+import io
 import json
 import tempfile
 import zipfile
@@ -20,6 +21,7 @@ from pathlib import Path
 import grader
 from grader import defaults, labs
 from grader.errors import UsageError
+from grader.files import refuse_unsafe, write_atomically
 from grader.gradescope.results import VISIBILITIES
 from grader.wheel import add_file, build_running_wheel, requirements
 
@@ -56,11 +58,12 @@ def build_autograder(
         "grader_version": grader.__version__,
     }
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    refuse_unsafe(out, "the autograder zip")
+    data = io.BytesIO()
     with tempfile.TemporaryDirectory(prefix="grader-zip-") as tmp:
         wheel = Path(wheel) if wheel else build_running_wheel(Path(tmp))
         needs = requirements(wheel, "gpu" if backend == "cuda" else None)
-        with zipfile.ZipFile(out, "w") as archive:
+        with zipfile.ZipFile(data, "w") as archive:
             for script in SCRIPTS:
                 add_file(archive, script, (FILES / script).read_bytes(), executable=True)
             add_file(archive, CONFIG, (json.dumps(config, indent=2) + "\n").encode())
@@ -68,4 +71,5 @@ def build_autograder(
             add_file(archive, f"{WHEEL_DIR}/{wheel.name}", wheel.read_bytes())
             if secret:
                 add_file(archive, SECRET, secret.encode())
+    write_atomically(out, data.getvalue(), mode=0o600 if secret else 0o644)
     return out

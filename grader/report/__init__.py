@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import os
+from collections.abc import Callable
 from pathlib import Path
 
 from grader.errors import GraderError
+from grader.files import write_atomically
 from grader.report import html as html_report
 from grader.report import json as json_report
 from grader.report import junit as junit_report
@@ -18,16 +19,13 @@ class ReportWriteError(GraderError):
     """A report could not be written where the command line asked."""
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Write through a temporary file and rename it, so a reader (batch grading re-reads
-    report.json) never sees half a report."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+# the file formats: their option name, their name in a sentence, and their renderer
+FORMATS: dict[str, tuple[str, Callable[[Result], str]]] = {
+    "json": ("JSON", json_report.render),
+    "html": ("HTML", html_report.render),
+    "junit": ("JUnit", junit_report.render),
+    "markdown": ("Markdown", markdown_report.render),
+}
 
 
 def write_reports(
@@ -37,21 +35,18 @@ def write_reports(
     junit: Path | str | None = None,
     markdown: Path | str | None = None,
 ) -> list[Path]:
-    """Write each report whose path is given, creating its folder. Returns the paths written.
-    Raises ReportWriteError naming the report and the reason."""
-    wanted = (
-        ("JSON", json, json_report.render),
-        ("HTML", html, html_report.render),
-        ("JUnit", junit, junit_report.render),
-        ("Markdown", markdown, markdown_report.render),
-    )
+    """Write each report whose path is given, creating its folder, through a temporary
+    file (batch grading re-reads report.json), and never through a link or over a device.
+    Returns the paths written. Raises ReportWriteError naming the report and the reason."""
+    targets = {"json": json, "html": html, "junit": junit, "markdown": markdown}
     written = []
-    for label, target, render in wanted:
+    for name, target in targets.items():
         if target is None:
             continue
+        label, render = FORMATS[name]
         path = Path(target)
         try:
-            _write_atomically(path, render(result))
+            write_atomically(path, render(result))
         except OSError as error:
             reason = error.strerror or str(error)
             message = f"Could not write the {label} report to {path}: {reason}."
