@@ -20,8 +20,7 @@ def check_reports(reports: dict[str, str | None], inputs: list[Path]) -> None:
     to_stdout = [f"--{name}" for name, target in reports.items() if target == STDOUT]
     if len(to_stdout) > 1:
         raise UsageError(
-            f"{' and '.join(to_stdout)} ask for standard output (-); only one report can go "
-            "there."
+            f"{' and '.join(to_stdout)} ask for standard output (-); only one report can go there."
         )
     seen: list[tuple[str, Path]] = []
     for name, target in reports.items():
