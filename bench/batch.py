@@ -73,7 +73,7 @@ def main() -> int:
         f"timing {'off' if args.no_timing else 'on'}, {timed} timed, "
         f"hidden cases {'on' if args.secret else 'off'}, statuses {', '.join(statuses)})"
     )
-    return 0 if report.errors == 0 else 1
+    return 0 if report.counts.errors == 0 else 1
 
 
 if __name__ == "__main__":

@@ -6,28 +6,50 @@ their values as `grader_launch_config`, which the grader reads back from the mod
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 from grader.backends.base import Submission
+from grader.errors import UsageError
 from grader.interface import LAUNCH_MACROS
 from grader.result import Diagnostic, Kind
 
-MAX_BYTES = 256 * 1024
+MAX_BYTES = 256 * 1024  # the README's limit; a larger file is refused from its size alone
 LAUNCH_SYMBOL = "grader_launch_config"
+
+
+def read_source(path: Path) -> tuple[bytes | None, str]:
+    """The file's bytes, or (None, why) for a file over MAX_BYTES, which is refused from
+    its size before any byte is read, or for what is not a regular file. At most
+    MAX_BYTES + 1 bytes are ever read, even from a file that grows meanwhile.
+    Raises UsageError when the file cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the grader
+    except OSError as error:
+        raise UsageError(f"{path} cannot be read: {error.strerror or error}.") from error
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None, f"{path.name} is not a regular file."
+        size = info.st_size
+        raw = file.read(MAX_BYTES + 1) if size <= MAX_BYTES else b""
+    if size > MAX_BYTES or len(raw) > MAX_BYTES:
+        size = max(size, len(raw))
+        return None, (
+            f"{path.name} is {size} bytes; a submission may be at most {MAX_BYTES} bytes "
+            f"({MAX_BYTES // 1024} KiB), so it was not read."
+        )
+    return raw, ""
 
 
 def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:
     """Read a .cu file. Problems with the file itself come back as diagnostics."""
-    raw = path.read_bytes()
+    raw, why = read_source(path)
+    if raw is None:
+        return Submission(path, ""), [Diagnostic(Kind.COMPILE_ERROR, why)]
     problems: list[Diagnostic] = []
-    if len(raw) > MAX_BYTES:
-        problems.append(
-            Diagnostic(
-                Kind.COMPILE_ERROR,
-                f"{path.name} is {len(raw)} bytes; a submission may be at most {MAX_BYTES}.",
-            )
-        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -24,7 +24,6 @@ from grader.errors import UsageError
 GRADESCOPE_METADATA = "submission_metadata.yml"
 SOURCE_SUFFIX = ".cu"
 TEMPLATE_FILE = "kernel.cu"  # the file `grader template` hands out, preferred among several
-MAX_SOURCE_BYTES = 16 * 1024 * 1024  # larger files are not read at all (grading caps far lower)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 
 
@@ -94,7 +93,7 @@ def _plain(folder: Path) -> Found:
         if path.is_symlink():
             entries.append(_linked(path))
         elif path.is_dir():
-            entries.append(_from_folder(path, path.name, [Person(path.name)]))
+            entries.append(from_folder(path, path.name, [Person(path.name)]))
         elif path.suffix == SOURCE_SUFFIX:
             entry = Entry(safe_id(path.stem), [Person(path.stem)], path)
             _set_source(entry, path)
@@ -110,7 +109,9 @@ def _linked(path: Path) -> Entry:
     return entry
 
 
-def _from_folder(path: Path, id_text: str, people: list[Person]) -> Entry:
+def from_folder(path: Path, id_text: str, people: list[Person]) -> Entry:
+    """The submission in a folder: its one .cu file (never a link), or why there is none.
+    A file's size is judged when it is graded, as `grader check` judges it."""
     entry = Entry(safe_id(id_text), people, path)
     candidates = source_files(path)
     chosen, problem = choose_source(candidates, path)
@@ -125,8 +126,6 @@ def _set_source(entry: Entry, path: Path) -> None:
     info = path.lstat()
     if stat.S_ISLNK(info.st_mode):
         entry.problem = f"{path.name} is a symbolic link; submit the file itself."
-    elif info.st_size > MAX_SOURCE_BYTES:
-        entry.problem = f"{path.name} is {info.st_size} bytes: far too large for a kernel."
     else:
         entry.source = path
 
@@ -192,7 +191,7 @@ def _classroom(folder: Path) -> Found:
     entries = []
     for path in folders:
         login = path.name[len(prefix) :] or path.name
-        entries.append(_from_folder(path, login, [Person(login)]))
+        entries.append(from_folder(path, login, [Person(login)]))
     return Found(entries, "classroom")
 
 
@@ -222,7 +221,7 @@ def _gradescope(metadata: Path) -> Found:
             continue
         people = submitters.get(path.name) or [Person(path.name)]
         first = people[0]
-        entries.append(_from_folder(path, first.id, people))
+        entries.append(from_folder(path, first.id, people))
     return Found(entries, "gradescope", ignored)
 
 

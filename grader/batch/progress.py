@@ -54,9 +54,8 @@ class Progress:
     def _redraw(self) -> None:
         filled = BAR * self.done // max(1, self.total)
         bar = "#" * filled + "." * (BAR - filled)
-        line = (
-            f"\r[{bar}] {self.done}/{self.total} done, {self.failed} failed to grade, {self.left()}"
-        )
+        done = f"{self.done}/{self.total} done, {self.failed} could not be graded"
+        line = f"\r[{bar}] {done}, {self.left()}"
         self.stream.write(line + "\x1b[K")  # clear what a longer previous line left
         self.stream.flush()
 
@@ -65,7 +64,7 @@ class Progress:
             self.stream.write("\n")
         elapsed = time.monotonic() - self.started
         self.stream.write(
-            f"Graded {self.done} submissions in {clock(elapsed)}"
+            f"Finished {self.done} submissions in {clock(elapsed)}"
             f"{f'; {self.failed} could not be graded' if self.failed else ''}.\n"
         )
         self.stream.flush()

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from grader import cases as casegen
 from grader import defaults, labs
-from grader.batch import isolation, outputs
+from grader.batch import isolation, outputs, summary
 from grader.batch.discover import Entry, discover
 from grader.batch.gpus import physical_device
 from grader.batch.gradebook import Row
@@ -37,9 +37,11 @@ from grader.batch.state import (
     student_dir,
     write_record,
 )
+from grader.errors import GraderError
 from grader.labs.model import Lab
 from grader.report import write_reports
 from grader.result import Kind, Result
+from grader.source import read_source
 
 SLACK = 60.0  # seconds of a submission's deadline beyond what its compiles and cases need
 
@@ -48,10 +50,10 @@ SLACK = 60.0  # seconds of a submission's deadline beyond what its compiles and 
 class BatchReport:
     out: Path
     rows: list[Row]
-    submissions: int  # in this shard
+    counts: summary.Counts  # by status, of the submissions in this shard
     graded: int  # handed to a grading worker in this run
     reused: int  # already graded with the same key
-    errors: int  # submissions that could not be graded
+    unsourced: int  # with no .cu file to grade (counted among the errors)
     layout: str
     ignored: list[str]
     seconds: float
@@ -90,12 +92,22 @@ def store(out: Path, entry: Entry, key: str | None, result: Result, reason: str 
     write_record(folder, Record.of(entry, key, reason))
 
 
+def _content(source: Path) -> bytes:
+    """What a submission's key covers: its bytes, or for a file that is not read (too
+    large, unreadable) the sentence that says why, which names its size."""
+    try:
+        raw, why = read_source(source)
+    except GraderError as error:
+        return str(error).encode()
+    return raw if raw is not None else why.encode()
+
+
 def _plan(out: Path, entries: list[Entry], settings: Settings) -> tuple[list[Plan], int]:
     todo, reused = [], 0
     for entry in entries:
         if entry.source is None:
             continue
-        key = settings.key(entry.source.read_bytes())
+        key = settings.key(_content(entry.source))
         if already_graded(out, entry, key):
             reused += 1
         else:
@@ -192,10 +204,10 @@ def run_batch(
     return BatchReport(
         out=out,
         rows=rows,
-        submissions=len(entries),
+        counts=summary.counts(rows),
         graded=pool.graded,
         reused=reused,
-        errors=len({r.submission for r in rows if r.status == "error"}),
+        unsourced=sum(e.source is None for e in entries),
         layout=found.layout,
         ignored=found.ignored,
         seconds=time.monotonic() - started,

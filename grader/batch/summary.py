@@ -86,6 +86,29 @@ def by_submission(rows: list[Row]) -> list[Row]:
     return list(seen.values())
 
 
+@dataclass(frozen=True)
+class Counts:
+    """How a batch went, counted once for every place that says it: by submission (a
+    group's members share one), so passed + failed + errors == submissions."""
+
+    submissions: int
+    students: int
+    passed: int
+    failed: int
+    errors: int  # status error: could not be graded
+
+
+def counts(rows: list[Row]) -> Counts:
+    statuses = Counter(r.status for r in by_submission(rows))
+    return Counts(
+        submissions=sum(statuses.values()),
+        students=len({r.student for r in rows}),
+        passed=statuses["passed"],
+        failed=statuses["failed"],
+        errors=statuses["error"],
+    )
+
+
 def common_diagnostics(rows: list[Row]) -> list[tuple[str, int]]:
     counts = Counter(kind for row in rows for kind in row.diagnostics)
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
@@ -190,7 +213,6 @@ def render(
     results = results or {}
     graded = by_submission(rows)
     speedups = [r.speedup for r in graded if r.speedup is not None]
-    statuses = Counter(r.status for r in graded)
     return (
         _environment()
         .get_template("summary.html.j2")
@@ -198,8 +220,7 @@ def render(
             lab=lab,
             backend=backend,
             shards=shards,
-            submissions=len(graded),
-            statuses=statuses,
+            counts=counts(rows),
             scores=score_chart(graded),
             speedups=speedup_chart(speedups) if speedups else None,
             speedup_count=len(speedups),

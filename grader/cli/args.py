@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
+from collections.abc import Callable
 
-from grader.defaults import CASE_TIMEOUT, SECRET_ENV
+from grader.defaults import CASE_TIMEOUT, MAX_CASE_TIMEOUT, SECRET_ENV
 
 
 def secret(args: argparse.Namespace) -> str | None:
@@ -13,14 +15,21 @@ def secret(args: argparse.Namespace) -> str | None:
     return args.secret or os.environ.get(SECRET_ENV) or None
 
 
-def positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
+def seconds_up_to(maximum: float) -> Callable[[str], float]:
+    """An argument type: a finite number of seconds above 0 and at most `maximum`."""
+
+    def seconds(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0 < value <= maximum:  # also refuses nan and inf
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a number of seconds above 0 and at most {maximum:g}"
+            )
+        return value
+
+    return seconds
 
 
 def positive_int(text: str) -> int:
@@ -32,8 +41,9 @@ def positive_int(text: str) -> int:
 def add_case_timeout(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
-        type=positive_seconds,
+        type=seconds_up_to(MAX_CASE_TIMEOUT),
         default=CASE_TIMEOUT,
         metavar="S",
-        help=f"seconds one case may run before it counts as hung (default {CASE_TIMEOUT:g})",
+        help=f"seconds one case may run before it counts as hung (default {CASE_TIMEOUT:g}, "
+        f"at most {MAX_CASE_TIMEOUT:g})",
     )

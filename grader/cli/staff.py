@@ -8,9 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-from grader.cli.args import add_case_timeout, positive_int, positive_seconds, secret
+from grader.cli.args import add_case_timeout, positive_int, seconds_up_to, secret
 from grader.cli.outputs import check_out_folder
-from grader.defaults import SECRET_ENV
+from grader.defaults import MAX_SUBMISSION_TIMEOUT, SECRET_ENV
 from grader.errors import ExitCode
 
 # -- batch ------------------------------------------------------------------------------
@@ -39,11 +39,15 @@ def run_batch(args: argparse.Namespace) -> int:
         shard=shard,
         log=sys.stderr,
     )
-    out = report.out
+    out, counts = report.out, report.counts
     print(
-        f"{report.submissions} submissions ({report.layout} layout"
-        f"{f', shard {shard}' if shard else ''}): {report.graded} graded now, "
-        f"{report.reused} already graded, {report.errors} could not be graded."
+        f"{counts.submissions} submissions ({report.layout} layout"
+        f"{f', shard {shard}' if shard else ''}): {counts.passed} passed, {counts.failed} "
+        f"failed, {counts.errors} could not be graded."
+    )
+    print(
+        f"This run graded {report.graded}, kept {report.reused} graded before"
+        + (f", and found no .cu file in {report.unsourced}." if report.unsourced else ".")
     )
     if report.ignored:
         print(f"Not submissions, left alone: {', '.join(report.ignored)}")
@@ -145,7 +149,7 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
     add_case_timeout(batch)
     batch.add_argument(
         "--submission-timeout",
-        type=positive_seconds,
+        type=seconds_up_to(MAX_SUBMISSION_TIMEOUT),
         metavar="S",
         help="seconds one submission may take in all (default: its compiles and cases at "
         "their own limits)",

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from grader import labs
-from grader.batch.discover import Entry, Person, choose_source, source_files
+from grader.batch.discover import Entry, Person, from_folder
 from grader.batch.isolated import grade_isolated
 from grader.batch.run import default_submission_timeout
 from grader.gradescope.autograder import CONFIG, SECRET
@@ -36,15 +36,7 @@ def take_secret(source: Path) -> str | None:
 
 def submission_entry(folder: Path) -> Entry:
     """The submission as a batch entry: its one .cu file, or why there is none."""
-    entry = Entry("submission", [Person("submission")], folder)
-    chosen, problem = choose_source(source_files(folder), folder)
-    if chosen is None:
-        entry.problem = problem
-    elif chosen.is_symlink():
-        entry.problem = f"{chosen.name} is a symbolic link; submit the file itself."
-    else:
-        entry.source = chosen
-    return entry
+    return from_folder(folder, "submission", [Person("submission")])
 
 
 def run_autograder(root: Path = DEFAULT_ROOT) -> Path:

@@ -3,7 +3,9 @@ merged), merge, gradescope and init-ci, their output and their exit codes."""
 
 from __future__ import annotations
 
+import csv
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -48,14 +50,42 @@ def test_batch_grades_a_folder_then_resumes(capsys, course, tmp_path, monkeypatc
     monkeypatch.delenv("GRADER_SECRET", raising=False)
     code, out, err = batch(capsys, course, tmp_path / "out")
     assert code == ExitCode.OK, err
-    assert "6 submissions (plain layout): 6 graded now, 0 already graded, 1 could not" in out
+    statuses = "2 passed, 3 failed, 1 could not be graded"
+    assert f"6 submissions (plain layout): {statuses}." in out
+    assert "This run graded 6, kept 0 graded before." in out
     assert "Not submissions, left alone: README.txt" in out
     assert f"Gradebook: {tmp_path / 'out' / 'gradebook.csv'}" in out
     assert "[6/6]" in err  # plain progress lines off a terminal
+    assert "Finished 6 submissions" in err and "; 1 could not be graded." in err
+    page = (tmp_path / "out" / "summary.html").read_text()
+    assert "6 submissions &middot;" in page
+    assert all(f">{n} {what}<" in page for n, what in (
+        (2, "passed"), (3, "failed"), (1, "could not be graded")))  # fmt: skip
+    with open(tmp_path / "out" / "gradebook.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert Counter(r["status"] for r in rows) == {"passed": 2, "failed": 3, "error": 1}
     code, out, err = batch(capsys, course, tmp_path / "out")
     assert code == ExitCode.OK
-    assert "0 graded now, 6 already graded" in out
+    assert f"6 submissions (plain layout): {statuses}." in out
+    assert "This run graded 0, kept 6 graded before." in out
     assert "6 submissions already graded" in err
+
+
+def test_a_source_over_the_limit_is_refused_from_its_size(capsys, tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "ann.cu").write_text(BASELINE)
+    with open(subs / "huge.cu", "wb") as f:
+        f.truncate(8 << 30)  # sparse: 8 GiB that a read would have to allocate
+    (subs / "empty").mkdir()
+    code, out, err = batch(capsys, subs, tmp_path / "out")
+    assert code == ExitCode.OK, err
+    assert "3 submissions (plain layout): 1 passed, 0 failed, 2 could not be graded." in out
+    assert "This run graded 2, kept 0 graded before, and found no .cu file in 1." in out
+    with open(tmp_path / "out" / "gradebook.csv", newline="") as f:
+        huge = next(r for r in csv.DictReader(f) if r["student"] == "huge")
+    assert huge["status"] == "error"
+    assert f"huge.cu is {8 << 30} bytes; a submission may be at most 262144" in huge["reason"]
 
 
 def test_three_shards_graded_apart_merge_into_one_run(capsys, course, tmp_path, monkeypatch):
@@ -122,7 +152,7 @@ def test_gradescope_builds_the_zip(capsys, tmp_path, monkeypatch):
 
 
 def test_init_ci_writes_a_workflow_once(capsys, tmp_path):
-    out = tmp_path / "wf" / "grader.yml"
+    out = tmp_path / ".github" / "workflows" / "grader.yml"
     code, printed, _ = run(capsys, "init-ci", LAB, "--gpu-runner", "h100", "--out", str(out))
     assert code == ExitCode.OK and "the runner labelled h100" in printed
     assert yaml.safe_load(out.read_text())["jobs"]["grade"]["runs-on"] == "h100"

@@ -30,24 +30,27 @@ def autograder_zip(tmp_path_factory, grader_wheel) -> Path:
     return build_autograder(LAB, out, secret=SECRET, wheel=grader_wheel)
 
 
-def unpack(zip_path: Path, root: Path, files: dict[str, str]) -> None:
+def unpack(zip_path: Path, root: Path, files: dict[str, str | int]) -> None:
     """Lay out ROOT like /autograder: the zip in source/, the files in submission/."""
     with zipfile.ZipFile(zip_path) as archive:
         archive.extractall(root / "source")
     for script in ("setup.sh", "run_autograder"):
         (root / "source" / script).chmod(0o755)  # Gradescope's build restores the modes
-    for name, text in files.items():
-        (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / "submission" / name).write_text(text)
+    for name, content in files.items():
+        path = root / "submission" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, int):  # a sparse file of that many bytes
+            with open(path, "wb") as f:
+                f.truncate(content)
+        else:
+            path.write_text(content)
 
 
-def run_autograder(
-    zip_path: Path, root: Path, files: dict[str, str], python: str | None = None
-) -> dict:
-    """Run the zip's run_autograder in ROOT, with `python` (by default the Python running
-    the tests, so that these tests need no install); return results.json."""
+def run_autograder(zip_path: Path, root: Path, files: dict[str, str | int]) -> dict:
+    """Run the zip's run_autograder in ROOT with the Python running the tests (so that these
+    tests need no install); return results.json."""
     unpack(zip_path, root, files)
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": python or sys.executable}
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": sys.executable}
     env.pop("GRADER_SECRET", None)
     script = root / "source" / "run_autograder"
     done = subprocess.run(
@@ -135,3 +138,10 @@ def test_the_scripts_are_what_gradescope_runs(autograder_zip, tmp_path):
         for name, text in (("setup.sh", setup), ("run_autograder", run)):
             (tmp_path / name).write_text(text)
             assert subprocess.run(["bash", "-n", str(tmp_path / name)]).returncode == 0
+
+
+def test_a_source_over_the_limit_is_refused_from_its_size(autograder_zip, tmp_path):
+    data = run_autograder(autograder_zip, tmp_path, {"kernel.cu": 8 << 30})
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+    assert data["score"] == 0
+    assert "a submission may be at most 262144 bytes" in data["tests"][0]["output"]

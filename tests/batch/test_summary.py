@@ -60,7 +60,7 @@ def test_progress_is_plain_lines_off_a_terminal():
     lines = stream.getvalue().splitlines()
     assert lines[0] == "3 submissions already graded; reusing their reports."
     assert lines[2] == "[1/2] ann: 10/10 passed (1.5 s)"
-    assert lines[-1].startswith("Graded 2 submissions in 0:0")
+    assert lines[-1].startswith("Finished 2 submissions in 0:0")
     assert lines[-1].endswith("1 could not be graded.")
 
 
@@ -76,7 +76,7 @@ def test_progress_redraws_one_line_on_a_terminal():
     progress.graded("ann", "10/10", "passed", 1.0)
     progress.graded("dan", "0/10", "error", 1.0)
     text = stream.getvalue()
-    assert "\r[############............] 2/4 done, 1 failed to grade, 0:0" in text
+    assert "\r[############............] 2/4 done, 1 could not be graded, 0:0" in text
     assert "left" in text
 
 
@@ -135,3 +135,19 @@ def test_every_submission_has_one_row_linked_to_its_report_with_its_group():
 def test_without_results_the_page_says_no_cause_is_known():
     page = summary.render("conv2d", [row("a", 7, "passed")], "cpu", [])
     assert "no wrong output matched a pattern" in page
+
+
+def test_counts_agree_by_submission_when_a_group_shares_one():
+    group = [
+        Row("gus", "", "", "team", 4.0, 10.0, "failed", None, [], ""),
+        Row("hal", "", "", "team", 4.0, 10.0, "failed", None, [], ""),
+    ]
+    counts = summary.counts(ROWS + group)
+    assert (counts.submissions, counts.students) == (6, 7)
+    assert counts.passed + counts.failed + counts.errors == counts.submissions
+    assert (counts.passed, counts.failed, counts.errors) == (2, 3, 1)
+    page = summary.render("matmul-tiled", ROWS + group, "cpu", [])
+    assert "6 submissions of 7 students &middot;" in page
+    assert ">2 passed<" in page and ">3 failed<" in page and ">1 could not be graded<" in page
+    chart = summary.score_chart(summary.by_submission(ROWS + group))
+    assert sum(bar.count for bar in chart.bars) == counts.submissions
