@@ -431,6 +431,26 @@ def test_junit_times_are_plain_decimals():
     assert "e-0" not in xml
 
 
+def test_junit_has_no_disabled_attribute_and_a_time_everywhere(sample):
+    root = ET.fromstring(junit_report.render(sample))
+    assert not [e.tag for e in root.iter() if "disabled" in e.attrib]  # junit-10.xsd
+    suite = root.find("testsuite")
+    times = [c.get("time") for c in suite.iter("testcase")]
+    assert all(re.fullmatch(r"\d+\.\d{3}", t) for t in times), times
+    assert re.fullmatch(r"\d+\.\d{3}", suite.get("time"))
+    assert float(suite.get("time")) == pytest.approx(sum(map(float, times)), abs=1e-9)
+    assert root.get("time") == suite.get("time")
+
+
+def test_junit_suite_time_is_rounded_not_a_float_sum():
+    result = passing()
+    result.cases = [_passed_case(str(i), 16) for i in range(3)]
+    for case in result.cases:
+        case.seconds = 0.1  # 0.1 + 0.1 + 0.1 is 0.30000000000000004 as a float
+    suite = ET.fromstring(junit_report.render(result)).find("testsuite")
+    assert suite.get("time") == "0.300"
+
+
 # -- HTML -------------------------------------------------------------------------------
 
 
