@@ -467,6 +467,16 @@ def test_html_has_the_sections():
     assert "first mismatch at [512, 3]: expected 1.234568, got NaN" in page
 
 
+def test_html_every_case_link_has_its_anchor_and_a_hint_shows_once(sample):
+    doc = lxml_html.fromstring(html_report.render(sample))
+    targets = [a.get("href")[1:] for a in doc.xpath("//a[starts-with(@href, '#')]")]
+    assert all(doc.xpath(f"//*[@id='{target}']") for target in targets), targets
+    text = doc.text_content()
+    for case in sample.cases:
+        if case.hint:
+            assert text.count(case.hint) == 1, case.name
+
+
 def test_html_escapes_student_text():
     for result in (failing(), compile_error()):
         page = html_report.render(result)
