@@ -77,7 +77,9 @@ def compare(name: str, expected: np.ndarray, got: np.ndarray, tol: np.ndarray) -
     error = np.abs(got.astype(np.float64) - expected)
     finite = np.isfinite(error)
     bad = ~finite | (error > tol)
-    max_error = float(error[finite].max()) if finite.any() else None
+    # NaN (or infinity) in the output makes the largest error NaN (or infinite): a finite
+    # figure taken over the other elements would understate how wrong the output is
+    max_error = float(error.max()) if error.size else None
     return Comparison(name, expected, got, bad, unwritten, nan, max_error)
 
 

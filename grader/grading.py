@@ -312,10 +312,15 @@ def judge(
     return result
 
 
+def _error_order(error: float) -> float:
+    """NaN above every number, so the largest error of a case with NaN is NaN."""
+    return math.inf if math.isnan(error) else error
+
+
 def _summarise(result: CaseResult, comparisons: list[Comparison]) -> None:
     result.mismatches = sum(c.mismatches for c in comparisons)
     errors = [c.max_abs_error for c in comparisons if c.max_abs_error is not None]
-    result.max_abs_error = max(errors) if errors else None
+    result.max_abs_error = max(errors, key=_error_order) if errors else None
     result.first_mismatch = next((c.first_mismatch() for c in comparisons if not c.ok), None)
 
 

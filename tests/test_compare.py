@@ -1,5 +1,7 @@
 """The tolerance accepts any float32 summation order and rejects one wrong product."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -68,4 +70,30 @@ def test_poison_nan_and_first_mismatch():
     assert poisoned(got).sum() == 1 and result.unwritten[0, 2] and result.nan[1, 1]
     first = result.first_mismatch()
     assert first.index == (0, 2) and first.expected == 2.0 and first.got is None
-    assert result.max_abs_error == 0.0
+    assert math.isnan(result.max_abs_error)  # no finite "max error" for an output with NaN
+
+
+def test_infinity_is_the_largest_error_and_a_clean_output_keeps_its_number():
+    want = np.arange(4.0)
+    got = want.astype(np.float32)
+    got[1] = np.inf
+    assert compare("P", want, got, np.full(4, 1e-6)).max_abs_error == math.inf
+    got[1] = 1.5
+    assert compare("P", want, got, np.full(4, 1e-6)).max_abs_error == 0.5
+
+
+def test_a_case_with_nan_in_any_output_has_a_nan_max_error_whatever_the_order():
+    from grader.grading import _summarise
+    from grader.result import CaseResult, Status
+
+    want = np.arange(4.0)
+    clean = compare("P", want, want.astype(np.float32) + 0.25, np.full(4, 1e-6))
+    holed = want.astype(np.float32)
+    holed[2] = np.nan
+    nan = compare("Q", want, holed, np.full(4, 1e-6))
+    for order in ([clean, nan], [nan, clean]):
+        case = CaseResult("c", "public", {}, Status.FAILED)
+        _summarise(case, order)
+        assert math.isnan(case.max_abs_error)
+    _summarise(case, [clean])
+    assert case.max_abs_error == 0.25
