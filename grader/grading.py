@@ -533,8 +533,9 @@ def _finish(
     result.status = _status(result)
     if result.hidden_not_run:
         result.notes.append(
-            f"{result.hidden_not_run} hidden cases were not run: they need the course's secret "
-            f"(--secret or GRADER_SECRET) and are worth {lab.scoring.hidden:g} points."
+            # said to students too (Gradescope, CI): no flag or secret they cannot have
+            f"{result.hidden_not_run} hidden cases, worth {lab.scoring.hidden:g} points, were "
+            "not run here: the course staff run them when they grade."
         )
     result.seconds = time.monotonic() - started
     return result

@@ -17,6 +17,7 @@ own words and must not render as HTML."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -29,6 +30,8 @@ from grader.result import CaseResult, Result, Status
 
 VISIBILITIES = ("after_due_date", "hidden", "after_published")
 OUTPUT_LINES = 60  # lines of a log or of printf output shown in one test
+DIGITS = 4  # decimals of a test's points
+UNIT = 10**DIGITS
 TEXT = "text"
 
 
@@ -63,12 +66,25 @@ def _case_output(case: CaseResult) -> str:
     return "\n".join(lines)
 
 
-def _case_test(part: points.Part, visibility: str) -> dict[str, Any]:
+def maxima(parts: list[points.Part]) -> list[float]:
+    """Each test's max_score in units of 10^-DIGITS, rounded so that they add up to exactly
+    what the parts share (largest remainder): 3 points over 7 cases are five 0.4286 and
+    two 0.4285, not seven 0.4286 that make 3.0002."""
+    exact = [p.max_points * UNIT for p in parts]
+    units = [math.floor(x + 1e-6) for x in exact]
+    missing = round(sum(exact)) - sum(units)
+    for i in sorted(range(len(exact)), key=lambda i: units[i] - exact[i])[:missing]:
+        units[i] += 1
+    return [u / UNIT for u in units]
+
+
+def _case_test(part: points.Part, top: float, visibility: str) -> dict[str, Any]:
     case = part.case
+    share = part.points / part.max_points if part.max_points else 0.0
     return {
         "name": f"{case.visibility} case {case.name}",
-        "score": round(part.points, 4),
-        "max_score": round(part.max_points, 4),
+        "score": round(top * share, DIGITS),
+        "max_score": top,
         "status": "passed" if case.passed else "failed",
         "output": _case_output(case),
         "output_format": TEXT,
@@ -90,7 +106,7 @@ def _with_every_case(lab: Lab, result: Result, secret: str | None) -> Result:
     return replace(result, cases=[*result.cases, *missing]) if missing else result
 
 
-def _speed_test(part: points.Part, result: Result) -> dict[str, Any]:
+def _speed_test(part: points.Part, top: float, result: Result) -> dict[str, Any]:
     perf = result.performance
     if perf and perf.speedup:
         text = (
@@ -101,8 +117,8 @@ def _speed_test(part: points.Part, result: Result) -> dict[str, Any]:
         text = next((n for n in result.notes if "Speed" in n), "Speed was not measured.")
     return {
         "name": "Speed",
-        "score": round(part.points, 4),
-        "max_score": round(part.max_points, 4),
+        "score": round(part.points, DIGITS),
+        "max_score": top,
         "output": text,
         "output_format": TEXT,
         "visibility": "visible",
@@ -127,13 +143,14 @@ def results_json(
     in `seconds`."""
     full = _with_every_case(lab, result, secret)
     tests = [_compile_test(full)]
-    for part in points.parts(lab, full, hidden_run=bool(secret)):
+    parts = points.parts(lab, full, hidden_run=bool(secret))
+    for part, top in zip(parts, maxima(parts), strict=True):
         if part.case is not None:
-            tests.append(_case_test(part, hidden_visibility))
+            tests.append(_case_test(part, top, hidden_visibility))
         else:
-            tests.append(_speed_test(part, full))
+            tests.append(_speed_test(part, top, full))
     data: dict[str, Any] = {
-        "score": round(result.score, 4),
+        "score": round(result.score, DIGITS),
         "execution_time": round(seconds, 2),
         "output": _summary(result),
         "output_format": TEXT,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import stat
 import zipfile
+from decimal import Decimal
 from pathlib import Path
 
 import jsonschema
@@ -14,8 +15,9 @@ import pytest
 from batch_data import make_result
 
 from grader import labs
+from grader.batch.points import Part
 from grader.gradescope import build_autograder
-from grader.gradescope.results import results_json
+from grader.gradescope.results import maxima, results_json
 from grader.result import Diagnostic, Kind, Status
 
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
@@ -124,3 +126,23 @@ def test_a_cuda_zip_installs_pycuda(tmp_path, grader_wheel):
         "matmul-tiled", tmp_path / "gpu.zip", backend="cuda", wheel=grader_wheel
     )
     assert "pycuda" in archive_bytes(path, "requirements.txt").decode()
+
+
+@pytest.mark.parametrize("lab_name", sorted(labs.all_labs()))
+@pytest.mark.parametrize("secret", [None, SECRET])
+def test_the_tests_maxima_add_up_exactly_to_the_labs_points(lab_name, secret):
+    lab = labs.get(lab_name)
+    for speedup in (None, 1.2):
+        result = make_result(lab_name, secret=secret, speedup=speedup)
+        data = results_json(lab, result, secret, 1.0)
+        tops = [Decimal(str(t["max_score"])) for t in data["tests"] if "max_score" in t]
+        want = lab.scoring.public + (lab.scoring.hidden if secret else 0)
+        want += lab.scoring.performance if speedup else 0
+        assert sum(tops) == Decimal(str(want))
+        assert sum(Decimal(str(t.get("score", 0))) for t in data["tests"]) == Decimal(str(want))
+
+
+def test_maxima_are_apportioned_by_largest_remainder():
+    parts = [Part(f"public/{i}", 0.0, 3 / 7) for i in range(7)]
+    assert maxima(parts) == [0.4286] * 5 + [0.4285] * 2  # 2.143 + 0.857
+    assert maxima([Part("speed", 0.0, 3.0)]) == [3.0]

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from decimal import Decimal
 from pathlib import Path
 
 import jsonschema
@@ -145,3 +146,18 @@ def test_a_source_over_the_limit_is_refused_from_its_size(autograder_zip, tmp_pa
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
     assert data["score"] == 0
     assert "a submission may be at most 262144 bytes" in data["tests"][0]["output"]
+
+
+def test_a_zip_without_secret_tells_students_nothing_they_cannot_use(
+    grader_wheel, tmp_path_factory, tmp_path
+):
+    zip_path = build_autograder(LAB, tmp_path_factory.mktemp("pub") / "a.zip", wheel=grader_wheel)
+    baseline = (paths.reference_dir(LAB) / "baseline.cu").read_text()
+    data = run_autograder(zip_path, tmp_path, {"kernel.cu": baseline})
+    text = json.dumps(data)
+    for unasked in ("--no-timing", "--secret", "GRADER_SECRET", "secret"):
+        assert unasked not in text, unasked
+    assert "13 hidden cases, worth 4 points, were not run here" in data["output"]
+    assert "Speed is scored only on a GPU" in data["output"]
+    assert sum(Decimal(str(t.get("max_score", 0))) for t in data["tests"]) == 3
+    assert data["score"] == 3.0
