@@ -42,7 +42,8 @@ lab, folder, out, shard, secret = sys.argv[1:6]
 report = run_batch(lab, Path(folder), Path(out), secret=secret or None, jobs=2,
                    timeout=float(sys.argv[6]), submission_timeout=float(sys.argv[7]),
                    backend="cpu", shard=parse_shard(shard) if shard else None, timing=False)
-print(json.dumps({"graded": report.graded, "reused": report.reused, "errors": report.counts.errors}))
+errors = report.counts.errors
+print(json.dumps({"graded": report.graded, "reused": report.reused, "errors": errors}))
 """
 
 
