@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from grader import defaults
+from grader import build_cache, defaults
 from grader.backends.base import Submission
 from grader.interface import ConstantSig, Interface, KernelSig, ParamSig, canonical_ctype
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
@@ -308,9 +308,11 @@ def _cache_path(key: str) -> Path:
 
 def _cache_load(key: str) -> dict | None:
     try:
-        return json.loads(_cache_path(key).read_text())
+        found = json.loads(_cache_path(key).read_text())
     except (OSError, ValueError):
         return None
+    build_cache.used(_cache_path(key))
+    return found
 
 
 def _cache_store(key: str, raw: dict) -> None:
@@ -319,3 +321,4 @@ def _cache_store(key: str, raw: dict) -> None:
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(raw))
     tmp.replace(path)
+    build_cache.stored()

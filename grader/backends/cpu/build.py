@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import defaults, nvcc
+from grader import build_cache, defaults, nvcc
 from grader.backends.base import Build, Submission
 from grader.backends.cpu import scan, toolchain
 from grader.backends.cpu.describe import Variable, describe
@@ -190,6 +190,7 @@ def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) 
     folder = defaults.cache_dir() / "cpu" / f"mod-{key}"
     cached = _load(folder)
     if cached is not None:
+        build_cache.used(folder)
         return cached
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grader-cc-", dir=folder.parent) as tmp:
@@ -208,6 +209,7 @@ def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) 
         (staged / "meta.json").write_text(json.dumps(meta))
         with contextlib.suppress(OSError):  # another process stored the same build first
             os.replace(staged, folder)
+    build_cache.stored()
     return result
 
 

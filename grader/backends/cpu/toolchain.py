@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from grader import defaults
+from grader import build_cache, defaults
 from grader.errors import SetupError
 
 RUNTIME = Path(__file__).parent / "runtime"
@@ -154,12 +154,16 @@ def runner() -> Path:
     folder = defaults.cache_dir() / "cpu" / f"runner-{runtime_hash()}"
     exe = folder / "runner"
     if exe.exists():
-        return exe
+        build_cache.hold(folder)  # every case runs it: never evicted while this process lives
+        if exe.exists():
+            return exe
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / ".runner.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not exe.exists():
             _build_runner(folder)
+    build_cache.hold(folder)
+    build_cache.stored()
     return exe
 
 
