@@ -138,3 +138,15 @@ def test_the_init_ci_workflow_installs_its_wheel_and_prints_points(
     assert f"## {LAB}: 3/3" in (tmp_path / "step-summary.md").read_text()
     which = run_in(runner, ["python", "-c", "import grader; print(grader.__file__)"], cwd=repo)
     assert Path(which.stdout.strip()).is_relative_to(site_packages(runner))
+
+
+def test_the_quick_start_makes_a_venv_first_and_says_what_macos_and_windows_use():
+    readme = (CHECKOUT / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = [line.strip() for line in quick.splitlines() if line.startswith("    ")]
+    assert commands[0].startswith("python3 -m venv .venv && . .venv/bin/activate && pip install")
+    assert "python3-venv" in quick and "PEP 668" in quick
+    assert "**On Windows**" in quick and "WSL 2" in quick
+    assert "**On macOS**" in quick and "Linux virtual machine or container" in quick
+    ci = (CHECKOUT / ".ci" / "run").read_text()
+    assert "python3 -m venv .venv" in ci and "pip install -q -e '.[dev]'" in ci
