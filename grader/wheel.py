@@ -106,30 +106,26 @@ def _installed() -> metadata.Distribution:
     return dist
 
 
+def _packed(path: PurePosixPath) -> bool:
+    """Whether an installed file belongs in the wheel: the package's own files and the
+    metadata that describes the distribution, not this installation."""
+    if path.parts[0] == "grader":
+        return "__pycache__" not in path.parts
+    return path.parts[0].endswith(".dist-info") and path.name not in _INSTALL_ONLY
+
+
 def _repack_installed(folder: Path) -> Path:
     dist = _installed()
-    files = sorted(
-        (f for f in dist.files or [] if f.parts[0] == "grader" and "__pycache__" not in f.parts),
-        key=str,
-    )
-    info = sorted(
-        (f for f in dist.files or [] if f.parts[0].endswith(".dist-info")),
-        key=str,
-    )
-    info_dir = info[0].parts[0] if info else None
-    if not files or info_dir is None:
+    files = [f for f in dist.files or [] if _packed(f)]
+    info_dir = next((f.parts[0] for f in files if f.parts[0].endswith(".dist-info")), None)
+    if info_dir is None or not any(f.parts[0] == "grader" for f in files):
         raise SetupError(f"The installation record of {DISTRIBUTION} lists no package files.")
-    name = re.sub(r"[-_.]+", "_", dist.metadata["Name"]).lower()
-    entries = {
-        str(PurePosixPath(*f.parts)): Path(str(dist.locate_file(f))).read_bytes() for f in files
-    }
-    for f in info:
-        if f.name not in _INSTALL_ONLY:
-            entries[str(PurePosixPath(*f.parts))] = Path(str(dist.locate_file(f))).read_bytes()
+    entries = {f.as_posix(): Path(str(dist.locate_file(f))).read_bytes() for f in files}
     entries[f"{info_dir}/WHEEL"] = (
         f"Wheel-Version: 1.0\nGenerator: grader {grader.__version__}\n"
         "Root-Is-Purelib: true\nTag: py3-none-any\n"
     ).encode()
+    name = re.sub(r"[-_.]+", "_", dist.metadata["Name"]).lower()
     target = folder / f"{name}-{dist.version}-py3-none-any.whl"
     _write_wheel(target, entries, f"{info_dir}/RECORD")
     return target
@@ -138,8 +134,8 @@ def _repack_installed(folder: Path) -> Path:
 def _write_wheel(target: Path, entries: dict[str, bytes], record: str) -> None:
     rows = io.StringIO()
     writer = csv.writer(rows, lineterminator="\n")
-    data = io.BytesIO()
-    with zipfile.ZipFile(data, "w", zipfile.ZIP_DEFLATED) as archive:
+    wheel = io.BytesIO()
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
         for name in sorted(entries):
             data = entries[name]
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
@@ -147,7 +143,7 @@ def _write_wheel(target: Path, entries: dict[str, bytes], record: str) -> None:
             add_file(archive, name, data)
         writer.writerow([record, "", ""])
         add_file(archive, record, rows.getvalue().encode())
-    write_atomically(target, data.getvalue())
+    write_atomically(target, wheel.getvalue())
 
 
 def add_file(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:

@@ -106,6 +106,7 @@ def test_the_zip_has_its_scripts_at_the_root(tmp_path, grader_wheel):
     assert any(r.startswith("numpy") for r in requirements)
     assert not any(r.startswith("pycuda") for r in requirements)
     assert secret == SECRET
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # it holds the secret
 
 
 def archive_bytes(path: Path, name: str) -> bytes:
