@@ -2,8 +2,8 @@
 
 nvcc, where it exists, judges the CUDA first and provides the interface. The text then
 compiled here is the submission, the grader's launch footer, and a registration footer
-naming each kernel and variable, with one rewrite (`extern __shared__`) that keeps every
-line where it was. The system C++ compiler turns it into a shared library, cached by a
+naming each kernel and variable, with the `__shared__` declarations rewritten (scan.py)
+and every line kept where it was. The system C++ compiler turns it into a shared library, cached by a
 hash of everything that goes into it."""
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ def build(submission: Submission, macros: dict[str, int], default_block: Dim3) -
         diags = [Diagnostic(Kind.COMPILE_ERROR, p.sentence, line=p.line) for p in problems]
         return _failed(submission, macros, diags)
     source = with_footer(submission, default_block)
-    entries = scan.registration_entries(*_declarations(source, inspection))
-    compiled = _compile(scan.rewrite_dynamic_shared(source), entries, macros, submission.name)
+    prepared, shared = scan.rewrite_static_shared(scan.rewrite_dynamic_shared(source))
+    entries = scan.registration_entries(*_declarations(source, inspection), len(shared))
+    compiled = _compile(prepared, entries, macros, submission.name)
     if not compiled.ok:
         if inspection is not None:
             for d in compiled.diagnostics:
@@ -104,7 +105,7 @@ RUNTIME_SYMBOLS = frozenset(
     {
         "threadIdx", "blockIdx", "blockDim", "gridDim", "grader_rt_cur", "grader_rt_loop_stop",
         "grader_rt_float_atomics", "grader_rt_barrier", "grader_rt_warp", "grader_rt_loop_exit",
-        "grader_rt_dynamic_shared", "grader_rt_active_mask", "grader_rt_trap",
+        "grader_rt_dynamic_shared", "grader_rt_static_shared", "grader_rt_active_mask", "grader_rt_trap",
         "grader_rt_clock64", "grader_device_printf",
     }
 )  # fmt: skip

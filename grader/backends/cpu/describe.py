@@ -25,6 +25,8 @@ _BASES = {
     23: "uint2", 24: "uint3", 25: "uint4", 26: "double2", 27: "char4", 28: "uchar4",
 }  # fmt: skip
 _ANCHOR = "grader_tls_anchor"
+_SHARED_DECL = "grader_shared_"  # a static __shared__ declaration's descriptor (scan.py)
+SHARED_MAGIC = 0x47525331
 
 
 @dataclass
@@ -89,13 +91,20 @@ def describe(path: Path) -> Description:
 
 def _shared_bytes(elf: Elf) -> dict[str | None, int]:
     """Static __shared__ bytes per function that declares them; None for those at file
-    scope (counted for every kernel)."""
+    scope (counted for every kernel). A rewritten declaration has a descriptor
+    (grader_shared_decl in the shim) holding its size; one left as it was is thread_local."""
     out: dict[str | None, int] = {}
     for name, symbol in elf.symbols.items():
-        if symbol.type != STT_TLS or _ANCHOR in name:
+        if symbol.type == STT_TLS and _ANCHOR not in name:
+            size = symbol.size
+        elif _SHARED_DECL in name and symbol.size >= 16:
+            magic, _slot, size = struct.unpack_from("<iiq", elf.read(symbol))
+            if magic != SHARED_MAGIC:
+                continue
+        else:
             continue
         owner = _owner(name)
-        out[owner] = out.get(owner, 0) + symbol.size
+        out[owner] = out.get(owner, 0) + size
     return out
 
 

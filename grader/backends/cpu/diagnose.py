@@ -150,6 +150,9 @@ def _fault(record: Record, launch: Launch, locate: _Locator) -> Diagnostic:
     if kind == "shared":
         message = _shared_message(record, who, _at(line))
         return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
+    if kind == "static_shared":
+        message = _static_shared_message(record, who, line)
+        return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
     message = _crash_message(record, who, _at(line))
     return Diagnostic(Kind.CRASH, message, launch.kernel, thread, block, line)
 
@@ -162,6 +165,40 @@ def _shared_message(record: Record, who: str, where: str) -> str:
         f"{who} {access} byte {offset} of the dynamic shared memory (extern __shared__), "
         f"{side} the {size} bytes the launch gives each block{where}."
     )
+
+
+def _static_shared_message(record: Record, who: str, line: int | None) -> str:
+    """An access past a static __shared__ array: the element as the student indexes it
+    (tile[12][3] for element 147 of tile[12][12]), and the declaration."""
+    name = record.text("name") or "a __shared__ array"
+    access = {"read": "read", "write": "wrote"}.get(record.get("access"), "accessed")
+    element = max(1, record.int("element", 4))
+    index, count = record.int("offset") // element, record.int("bytes") // element
+    dims = [int(d) for d in record.get("dims").split(",") if d.isdigit()]
+    declared = record.int("decl_line")
+    array = f"__shared__ {name}{''.join(f'[{d}]' for d in dims)} ({count} elements" + (
+        f", declared at line {declared})" if declared else ")"
+    )
+    if index >= count:
+        past = index - count + 1
+        what = f"{name}{_subscript(index, dims)}, {past} element{'s' if past != 1 else ''} past "
+        what += f"the end of {array}"
+    else:
+        what = f"{-index} element{'s' if index != -1 else ''} before the start of {array}"
+    return (
+        f"{who} {access} {what}{',' if line else ''}{_at(line)}. Size the array for the "
+        "largest tile (with its halo) it must hold, or keep the index inside it."
+    )
+
+
+def _subscript(index: int, dims: list[int]) -> str:
+    """Flat element `index` as subscripts of a row-major array of shape `dims`, the first
+    subscript taking what does not fit: element 147 of [12][12] is [12][3]."""
+    subs = []
+    for d in reversed(dims[1:]):
+        subs.append(index % d)
+        index //= d
+    return "".join(f"[{v}]" for v in [index, *reversed(subs)])
 
 
 # What a thread did, for the faults that need nothing but where it happened.

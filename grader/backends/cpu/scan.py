@@ -1,6 +1,7 @@
 """Reading a CUDA source as text: its kernels and file-scope variables, the CUDA features
-the CPU backend cannot run, the one rewrite C++ needs (`extern __shared__ T x[];`), and
-the registration footer that describes each kernel and variable to the runner.
+the CPU backend cannot run, the two rewrites of `__shared__` declarations (dynamic shared
+memory, and static arrays placed against guard pages), and the registration footer that
+describes each kernel and variable to the runner.
 
 Everything works on the text with comments, string contents and preprocessor lines
 blanked out (offsets and line numbers kept), so a `__global__` inside a comment or a
@@ -350,6 +351,93 @@ def rewrite_dynamic_shared(text: str) -> str:
     return "".join(pieces)
 
 
+# -- the rewrite: static __shared__ ----------------------------------------------------------
+
+_SHARED = re.compile(r"\b__shared__\b")
+_DECLARATOR = re.compile(r"^(?P<stars>[\s*&]*)(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$")
+MAX_SHARED_SLOTS = 256
+
+
+@dataclass(frozen=True)
+class SharedDecl:
+    name: str
+    line: int
+    slot: int
+
+
+def _shared_declarators(statement: str) -> tuple[str, list[tuple[str, str, str]]] | None:
+    """(base type, [(stars, name, dims)]) of `__shared__ float a[N][M], *p;`, or None
+    for anything else (an initializer, a function, `extern`)."""
+    text = _ATTRIBUTES.sub(" ", _SHARED.sub(" ", statement))
+    text = re.sub(r"\bstatic\b", " ", text)
+    outside = re.sub(r"\[[^\]]*\]", "[]", text)
+    if re.search(r"\b(extern|typedef|template|using|operator)\b|[=(){};]", outside):
+        return None
+    parts = _split_top(text)
+    first = re.match(r"^(?P<base>.*?)(?P<rest>[\s*&]*\b[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)*)$", parts[0], re.S)
+    if not first or not re.search(r"[A-Za-z_]", first["base"]):
+        return None
+    declarators = []
+    for part in [first["rest"], *parts[1:]]:
+        match = _DECLARATOR.match(part.strip())
+        if not match:
+            return None
+        declarators.append((match["stars"].replace(" ", ""), match["name"], match["dims"].strip()))
+    return " ".join(first["base"].split()), declarators
+
+
+def rewrite_static_shared(text: str) -> tuple[str, list[SharedDecl]]:
+    """Every `__shared__ T name[...]` declaration becomes a reference to a slot the runner
+    places against guard pages (grader_cuda.h, static_shared): a local reference inside a
+    function, a macro at file scope. What this cannot read stays `thread_local`. Line
+    numbers of everything else stay as they were."""
+    code = code_only(text)
+    points = _scope_at(code)
+    pieces: list[str] = []
+    found: list[SharedDecl] = []
+    last = 0
+    for match in _SHARED.finditer(code):
+        start = _statement_start(code, match.start())
+        start += len(code[start:]) - len(code[start:].lstrip())
+        if start < last:
+            continue
+        end = code.find(";", match.end())
+        parsed = _shared_declarators(code[start:end]) if end >= 0 else None
+        if parsed is None or len(found) + len(parsed[1]) > MAX_SHARED_SLOTS:
+            continue
+        base, declarators = parsed
+        _, at_file = _context(points, start)
+        statements, macros = [], []
+        for stars, name, dims in declarators:
+            slot = len(found)
+            named = re.compile(rf"\b{name}\b").search(code, start, end)
+            line = line_of(code, named.start() if named else start)
+            found.append(SharedDecl(name, line, slot))
+            kind = f"grader_shared_t_{name}"
+            decl = f"grader_shared_{name}"
+            statements.append(
+                f"typedef {base} {stars}{kind}{dims}; "
+                f"static const grader_shared_decl {decl} __attribute__((used)) = "
+                f'::grader::shared_decl<{kind}>({slot}, {line}, "{name}");'
+            )
+            access = f"::grader::static_shared<{kind}>(&{decl})"
+            if at_file:
+                macros.append(f"#define {name} ({access})")
+            else:
+                statements.append(f"{kind}& {name} = {access};")
+        replacement = " ".join(statements)
+        newlines = code.count("\n", start, end + 1)
+        if at_file:
+            replacement += "\n" + "\n".join(macros) + f"\n#line {line_of(code, end)}\n"
+        else:
+            replacement += "\n" * newlines
+        pieces.append(text[last:start])
+        pieces.append(replacement)
+        last = end + 1
+    pieces.append(text[last:])
+    return "".join(pieces), found
+
+
 # -- the registration footer ---------------------------------------------------------------
 
 
@@ -361,9 +449,9 @@ def registration(entries: list[str]) -> str:
 
 
 def registration_entries(
-    kernel_decls: list[KernelDecl], variable_decls: list[VariableDecl]
+    kernel_decls: list[KernelDecl], variable_decls: list[VariableDecl], shared_slots: int = 0
 ) -> list[str]:
-    entries = []
+    entries = [f"GRADER_SHARED_SLOTS({shared_slots})"] if shared_slots else []
     for k in kernel_decls:
         if not k.template:
             entries.append(f"GRADER_KERNEL({k.name}, ({k.bounds or 0}))")

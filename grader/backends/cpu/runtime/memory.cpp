@@ -2,14 +2,15 @@
    inaccessible pages on each side and the buffer in between, placed either so that its
    last byte touches the trailing guard (reads and writes past the end fault at once) or
    so that its first byte follows the leading guard (accesses before the start fault).
-   The fault handler maps a faulting address back to the buffer through `regions`. */
+   The fault handler maps a faulting address back to the buffer through `regions`, and
+   to a static __shared__ array through the faulting thread's own slots. */
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <mutex>
 
-#include "rt.h"
+#include "scheduler.h"
 
 namespace rt {
 
@@ -93,7 +94,22 @@ const Region* region_find(uintptr_t addr) {
         const Region& r = g_regions[i];
         if (addr >= (uintptr_t)r.lo && addr < (uintptr_t)r.hi) return &r;
     }
-    return nullptr;
+    return static_shared_region(addr);
+}
+
+void region_describe(const Region& r, uintptr_t addr, Line& l) {
+    static const char* const kinds[] = {"", "buffer", "shared", "stack", "static_shared"};
+    l.kv("kind", kinds[r.kind >= 0 && r.kind <= REGION_STATIC ? r.kind : 0]);
+    l.kv("index", r.index);
+    l.kv("offset", (long long)((intptr_t)addr - (intptr_t)r.data));
+    size_t bytes = r.kind == REGION_SHARED ? (g_launch ? g_launch->shared_bytes : 0) : r.bytes;
+    l.kv("bytes", (long long)bytes);
+    if (r.kind != REGION_STATIC || !r.decl) return;
+    const SharedDecl& d = *r.decl;
+    l.kvbytes("name", d.name ? d.name : "");
+    l.kv("element", d.element).kv("decl_line", d.line).str(" dims=");
+    for (int i = 0; i < d.rank && i < 4; ++i) l.str(i ? "," : "").num(d.extent[i]);
+    if (d.rank <= 0) l.str("-");
 }
 
 }  // namespace rt

@@ -79,20 +79,42 @@ bool area_create(Area* a, size_t bytes, bool end_aligned, size_t align, uint32_t
 void area_destroy(Area* a);
 void fill_words(void* p, size_t bytes, uint32_t word);
 
-/* Regions the fault handler knows: each buffer and each block's dynamic shared memory. */
-enum RegionKind { REGION_BUFFER = 1, REGION_SHARED = 2, REGION_STACK = 3 };
+/* One static __shared__ declaration, as the module describes it (grader_shared_decl in
+   include/grader_cuda.h, field for field). */
+constexpr int SHARED_MAGIC = 0x47525331;
+struct SharedDecl {
+    int magic;
+    int slot;
+    long long bytes;
+    int element;
+    int rank;
+    int extent[4];
+    int line;
+    int reserved;
+    const char* name;
+};
+
+/* Regions the fault handler knows: each buffer, each block's dynamic shared memory, and
+   (found through the faulting thread's own worker) its static shared slots. */
+enum RegionKind { REGION_BUFFER = 1, REGION_SHARED = 2, REGION_STACK = 3, REGION_STATIC = 4 };
 struct Region {
     char* lo;   /* whole reservation, guards included */
     char* hi;
     char* data;
     size_t bytes;
     int kind;
-    int index; /* buffer index, or worker id */
+    int index; /* buffer index, worker id, or static shared slot */
+    const SharedDecl* decl = nullptr; /* a static shared slot's declaration */
 };
 void regions_set(const std::vector<Region>& r);
 void regions_add(const Region& r);
 void regions_clear();
 const Region* region_find(uintptr_t addr);
+/* The static shared slot of this thread's worker next to `addr` (scheduler.cpp). */
+const Region* static_shared_region(uintptr_t addr);
+/* The fault record's fields for an access at `addr` in `r`: kind, index, offset, bytes,
+   and for a static __shared__ array its name, shape and line. */
+void region_describe(const Region& r, uintptr_t addr, Line& l);
 
 /* -- the launch ----------------------------------------------------------------------- */
 typedef void (*LoopFn)(void**, const grader_loop_ctl*);

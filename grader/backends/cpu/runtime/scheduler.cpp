@@ -104,6 +104,81 @@ bool stack_guard_hit(uintptr_t addr) {
     return (addr - lo) % stack_stride() < page();
 }
 
+/* -- static shared slots ------------------------------------------------------------------ */
+static size_t whole_pages(size_t n) { return (n + page() - 1) / page() * page(); }
+static size_t slot_span() { return whole_pages(STATIC_SLOT_BYTES); }
+static size_t slot_guard() { return whole_pages(STATIC_GUARD_BYTES); }
+static size_t slot_stride() { return slot_span() + slot_guard(); }
+static char* slot_lo(const StaticSlots& s, int i) {
+    return s.map + slot_guard() + (size_t)i * slot_stride();
+}
+
+[[noreturn]] static void statics_failed(const char* detail) {
+    Line().str("error").kv("what", "static_shared").kvbytes("detail", detail).write();
+    _exit(EXIT_FAULT);
+}
+
+/* As many slots as the module's rewritten declarations, each filled, placed for this
+   launch's pass. */
+static void statics_prepare(StaticSlots& s, Launch& L) {
+    const int* wanted = static_cast<const int*>(dlsym(L.module, "grader_shared_slots"));
+    int n = wanted && *wanted > 0 ? *wanted : 0;
+    if (n > s.count) {
+        if (s.map) munmap(s.map, s.map_len);
+        s.map_len = slot_guard() + (size_t)n * slot_stride();
+        void* m = mmap(nullptr, s.map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        if (m == MAP_FAILED) statics_failed("no memory for the static shared slots");
+        s.map = static_cast<char*>(m);
+        s.count = n;
+        for (int i = 0; i < n; ++i) {
+            if (mprotect(slot_lo(s, i), slot_span(), PROT_READ | PROT_WRITE) != 0) {
+                statics_failed("no memory for the static shared slots");
+            }
+        }
+    }
+    s.end_aligned = L.end_aligned;
+    s.slots.assign((size_t)s.count, StaticSlot());
+    for (int i = 0; i < s.count; ++i) fill_words(slot_lo(s, i), slot_span(), SHARED_FILL);
+}
+
+/* Each slot's arrays hold the fill pattern again when a block starts. */
+static void statics_refill(StaticSlots& s) {
+    for (int i = 0; i < s.count; ++i) {
+        size_t used = s.slots[(size_t)i].used;
+        if (!used) continue;
+        char* lo = slot_lo(s, i);
+        fill_words(s.end_aligned ? lo + slot_span() - used : lo, used, SHARED_FILL);
+    }
+}
+
+const Region* static_shared_region(uintptr_t addr) {
+    static thread_local Region found;
+    Worker* w = tw;
+    if (!w || !w->statics.map) return nullptr;
+    const StaticSlots& s = w->statics;
+    uintptr_t lo = (uintptr_t)s.map;
+    if (addr < lo || addr >= lo + s.map_len) return nullptr;
+    /* Guard j lies between slot j-1 (whose end touches it in the first pass) and slot j
+       (whose start follows it in the second). */
+    long j = (long)((addr - lo) / slot_stride());
+    bool in_guard = (addr - lo) % slot_stride() < slot_guard();
+    long pick = j;
+    if (in_guard) {
+        bool before = j > 0 && s.slots[(size_t)(j - 1)].decl;
+        bool after = j < s.count && s.slots[(size_t)j].decl;
+        pick = (s.end_aligned ? before || !after : !after && before) ? j - 1 : j;
+    }
+    if (pick < 0) pick = 0;
+    if (pick >= s.count) pick = s.count - 1;
+    const StaticSlot& slot = s.slots[(size_t)pick];
+    found = Region{s.map,     s.map + s.map_len, slot.data, slot.decl ? (size_t)slot.decl->bytes : 0,
+                   REGION_STATIC, (int)pick};
+    found.decl = slot.decl;
+    if (!found.data) found.data = slot_lo(s, (int)pick);
+    return &found;
+}
+
 /* -- preparing a pool thread for a launch ---------------------------------------------- */
 void worker_prepare(Worker& w, Launch& L) {
     w.n = L.nthreads;
@@ -127,6 +202,7 @@ void worker_prepare(Worker& w, Launch& L) {
             w.tls_block = static_cast<char*>(block);
         }
     }
+    statics_prepare(w.statics, L);
     /* Dynamic shared memory ends on the trailing guard (first pass) or starts on the
        leading one (second pass), like the buffers. */
     w.dyn_span = (L.shared_bytes + 15) / 16 * 16;
@@ -477,6 +553,7 @@ void run_block(Worker& w, long b) {
     blockIdx.y = (unsigned)((b / L.grid.x) % L.grid.y);
     blockIdx.z = (unsigned)(b / ((long)L.grid.x * L.grid.y));
     if (w.tls_block) fill_words(w.tls_block, module.tls_size, SHARED_FILL);
+    statics_refill(w.statics);
     if (w.dyn_span) {
         size_t room = (size_t)(w.dyn.lo + w.dyn.lo_len - w.dyn_base);
         fill_words(w.dyn_base, room < w.dyn_span + 256 ? room : w.dyn_span + 256, SHARED_FILL);
@@ -578,4 +655,26 @@ extern "C" __attribute__((visibility("default"))) void grader_rt_loop_exit(void)
 extern "C" __attribute__((visibility("default"))) void* grader_rt_dynamic_shared(void) {
     Worker* w = tw;
     return w ? w->dyn_base : nullptr;
+}
+
+/* The slot of a static __shared__ declaration, placed for this pass (see StaticSlots). */
+extern "C" __attribute__((visibility("default"))) void* grader_rt_static_shared(
+    const SharedDecl* d) {
+    Worker* w = tw;
+    if (!w || d->magic != SHARED_MAGIC || d->slot < 0 || d->slot >= w->statics.count) {
+        /* outside a kernel (a global constructor): no block owns this memory */
+        alignas(64) static char outside[STATIC_SLOT_BYTES];
+        if ((size_t)d->bytes > sizeof(outside)) statics_failed(d->name);
+        return outside;
+    }
+    StaticSlots& s = w->statics;
+    StaticSlot& slot = s.slots[(size_t)d->slot];
+    if (slot.decl == d) return slot.data;
+    size_t bytes = (size_t)d->bytes;
+    if (bytes > slot_span()) statics_failed(d->name);
+    char* lo = slot_lo(s, d->slot);
+    slot.decl = d;
+    slot.data = s.end_aligned ? lo + slot_span() - bytes : lo;
+    if (bytes > slot.used) slot.used = bytes;
+    return slot.data;
 }

@@ -22,6 +22,22 @@ struct Fiber {
     unsigned long long w_value = 0, w_result = 0;
 };
 
+/* Static __shared__ slots: [guard][slot 0][guard][slot 1]...[guard], each slot a fixed
+   capacity. An array ends on the guard after its slot in the first pass and starts right
+   after the guard before it in the second, so an index past either end faults. */
+struct StaticSlot {
+    const SharedDecl* decl = nullptr; /* the declaration last seen in this slot */
+    char* data = nullptr;
+    size_t used = 0; /* the largest array placed here this launch: the bytes filled per block */
+};
+struct StaticSlots {
+    char* map = nullptr;
+    size_t map_len = 0;
+    int count = 0;
+    bool end_aligned = true;
+    std::vector<StaticSlot> slots;
+};
+
 struct Worker {
     int id = 0;
     pthread_t thread{};
@@ -46,12 +62,14 @@ struct Worker {
     size_t stacks_len = 0;
     int stack_count = 0;
     std::vector<int> free_stacks;
-    /* shared memory: the module's thread_local block (static __shared__) and this
-       thread's dynamic shared memory area */
+    /* shared memory: the module's thread_local block (a __shared__ declaration the
+       build could not rewrite), this thread's dynamic shared memory area, and its static
+       shared slots */
     char* tls_block = nullptr;
     Area dyn;
     char* dyn_base = nullptr;
     size_t dyn_span = 0;
+    StaticSlots statics;
     /* for the watchdog and the fault handler */
     volatile int busy = 0;
     char* altstack = nullptr;
@@ -66,6 +84,9 @@ extern Launch* g_launch;
 constexpr uint32_t SHARED_FILL = 0x7FC5AB1Eu;
 constexpr size_t FIBER_STACK = 64u << 10;
 constexpr size_t DYN_SHARED_CAPACITY = 232448 + 4096; /* 227 KB, and slack */
+
+constexpr size_t STATIC_SLOT_BYTES = 48u << 10; /* a block's static shared memory at most */
+constexpr size_t STATIC_GUARD_BYTES = 64u << 10;
 
 void worker_prepare(Worker& w, Launch& L);
 void run_block(Worker& w, long linear);

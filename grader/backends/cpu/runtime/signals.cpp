@@ -131,10 +131,7 @@ static void on_fault(int sig, siginfo_t* si, void* ucv) {
         if (stack_guard_hit(addr)) {
             l.kv("kind", "stack_overflow").kv("stack", (long long)fiber_stack_bytes());
         } else if (r) {
-            l.kv("kind", r->kind == REGION_BUFFER ? "buffer" : "shared");
-            l.kv("index", r->index);
-            l.kv("offset", (long long)((intptr_t)addr - (intptr_t)r->data));
-            l.kv("bytes", (long long)(r->kind == REGION_BUFFER ? r->bytes : (g_launch ? g_launch->shared_bytes : 0)));
+            region_describe(*r, addr, l);
         } else {
             l.kv("kind", "address").kvhex("addr", addr);
         }

@@ -5,8 +5,10 @@
    to the small headers next to it, which include this one. It maps the CUDA language onto
    C++ running in the runner process (runtime/*.cpp):
 
-   - qualifiers become nothing, or C++ attributes; __shared__ becomes thread_local, since a
-     block never leaves the OS thread that runs it;
+   - qualifiers become nothing, or C++ attributes; a __shared__ declaration becomes a
+     reference to a guarded slot of the block's OS thread (scan.py rewrites it), and one
+     the rewrite could not read becomes thread_local, since a block never leaves the OS
+     thread that runs it;
    - threadIdx, blockIdx, blockDim and gridDim are variables the runner sets;
    - barriers and warp intrinsics call the fiber scheduler, passing __LINE__ so that
      diagnostics name the student's line;
@@ -125,6 +127,20 @@ unsigned long long grader_rt_warp(int op, unsigned int mask, unsigned long long 
                                   int width, int line);
 void grader_rt_loop_exit(void) __attribute__((noreturn));
 void* grader_rt_dynamic_shared(void);
+/* One static __shared__ declaration; keep in step with rt::SharedDecl (runtime/rt.h). */
+#define GRADER_SHARED_MAGIC 0x47525331
+struct grader_shared_decl {
+    int magic;
+    int slot;
+    long long bytes;
+    int element;   /* bytes of one element */
+    int rank;
+    int extent[4]; /* [extent 0][extent 1]... as declared */
+    int line;      /* of the declaration */
+    int reserved;
+    const char* name;
+};
+void* grader_rt_static_shared(const struct grader_shared_decl* decl);
 unsigned int grader_rt_active_mask(void);
 void grader_rt_trap(int line) __attribute__((noreturn));
 unsigned long long grader_rt_clock64(void);
@@ -767,6 +783,27 @@ template <class... A, void (*f)(A...)> struct kernel<void (*)(A...), f> {
 template <class P> static __inline__ P dynamic_shared() {
     return reinterpret_cast<P>(grader_rt_dynamic_shared());
 }
+
+/* Every other __shared__ declaration becomes a reference to a slot the runner places
+   against guard pages, like the buffers (scan.py's rewrite): `decl` says which slot, and
+   what to call the array when an index runs past it. */
+template <class T, unsigned I> constexpr int extent_of() { return (int)std::extent<T, I>::value; }
+template <class T>
+constexpr grader_shared_decl shared_decl(int slot, int line, const char* name) {
+    return grader_shared_decl{GRADER_SHARED_MAGIC,
+                              slot,
+                              (long long)sizeof(T),
+                              (int)sizeof(typename std::remove_all_extents<T>::type),
+                              (int)std::rank<T>::value,
+                              {extent_of<T, 0>(), extent_of<T, 1>(), extent_of<T, 2>(),
+                               extent_of<T, 3>()},
+                              line,
+                              0,
+                              name};
+}
+template <class T> static __inline__ T& static_shared(const grader_shared_decl* decl) {
+    return *static_cast<T*>(grader_rt_static_shared(decl));
+}
 }  // namespace grader
 
 #define GRADER_EXPORT extern "C" __attribute__((used, visibility("default")))
@@ -782,6 +819,8 @@ template <class P> static __inline__ P dynamic_shared() {
     GRADER_EXPORT void* grader_addr_##NAME(void) {                                           \
         return const_cast<void*>(static_cast<const volatile void*>(&QUALIFIED));             \
     }
+/* How many slots the rewritten __shared__ declarations use. */
+#define GRADER_SHARED_SLOTS(N) GRADER_EXPORT const int grader_shared_slots = (N);
 /* A thread_local the runner touches to find this module's block of static shared memory. */
 #define GRADER_TLS_ANCHOR                                                                    \
     GRADER_EXPORT void* grader_tls_anchor(void) {                                            \
