@@ -112,4 +112,72 @@ void region_describe(const Region& r, uintptr_t addr, Line& l) {
     if (d.rank <= 0) l.str("-");
 }
 
+/* -- which block wrote each output element ----------------------------------------------- */
+struct Watched {
+    const uint32_t* data;
+    std::vector<uint32_t> before; /* the output as it was before the current block */
+    std::vector<long> owner;      /* the last block that changed each element, or -1 */
+    std::vector<uint8_t> shared;  /* changed by more than one block */
+    int index;
+};
+static std::vector<Watched> g_watched;
+static GUint3 g_grid{1, 1, 1};
+static long long g_overlaps = 0;
+static Line g_first; /* the first element a second block changed, as a record */
+
+void writers_begin(const std::vector<Tracked>& outputs, GUint3 grid) {
+    g_watched.clear();
+    g_grid = grid;
+    g_overlaps = 0;
+    g_first = Line();
+    for (const Tracked& t : outputs) {
+        Watched w;
+        w.data = reinterpret_cast<const uint32_t*>(t.data);
+        w.before.assign(w.data, w.data + t.bytes / 4);
+        w.owner.assign(t.bytes / 4, -1);
+        w.shared.assign(t.bytes / 4, 0);
+        w.index = t.index;
+        g_watched.push_back(std::move(w));
+    }
+}
+
+static void block_xyz(Line& l, const char* key, long b) {
+    l.kv3(key, (unsigned)(b % g_grid.x), (unsigned)((b / g_grid.x) % g_grid.y),
+          (unsigned)(b / ((long)g_grid.x * g_grid.y)));
+}
+
+void writers_after_block(long block) {
+    const size_t chunk = 16;
+    for (Watched& w : g_watched) {
+        size_t n = w.before.size();
+        for (size_t lo = 0; lo < n; lo += chunk) {
+            size_t len = n - lo < chunk ? n - lo : chunk;
+            if (memcmp(w.data + lo, w.before.data() + lo, len * 4) == 0) continue;
+            for (size_t e = lo; e < lo + len; ++e) {
+                if (w.data[e] == w.before[e]) continue;
+                long prev = w.owner[e];
+                if (prev >= 0 && prev != block && !w.shared[e]) {
+                    w.shared[e] = 1;
+                    if (g_overlaps++ == 0) {
+                        g_first.str("overlap").kv("index", w.index).kv("element", (long long)e);
+                        block_xyz(g_first, "first", prev);
+                        block_xyz(g_first, "second", block);
+                        g_first.kvhex("before", w.before[e]).kvhex("after", w.data[e]);
+                    }
+                }
+                w.owner[e] = block;
+                w.before[e] = w.data[e];
+            }
+        }
+    }
+}
+
+void writers_end() {
+    if (g_overlaps) {
+        g_first.kv("count", g_overlaps);
+        g_first.write();
+    }
+    g_watched.clear();
+}
+
 }  // namespace rt

@@ -80,6 +80,7 @@ void pool_run(Launch* launch) {
     /* Chunks small enough that every thread gets several, so uneven blocks even out. */
     long per_thread = launch->nblocks / (8 * (long)(g_workers.size() ? g_workers.size() : 1));
     launch->chunk = per_thread < 1 ? 1 : (per_thread > 64 ? 64 : per_thread);
+    if (launch->serial) launch->chunk = launch->nblocks; /* one thread takes every block */
     std::unique_lock<std::mutex> hold(g_lock);
     g_launch = launch;
     g_remaining = (int)g_workers.size();

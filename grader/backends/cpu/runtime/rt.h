@@ -116,6 +116,19 @@ const Region* static_shared_region(uintptr_t addr);
    and for a static __shared__ array its name, shape and line. */
 void region_describe(const Region& r, uintptr_t addr, Line& l);
 
+/* -- which block wrote each output element --------------------------------------------
+   When the two passes leave different outputs, a third pass runs the blocks one after
+   another and compares the outputs after each block with what they held before it: an
+   element that a second block changes to another value was written by two blocks. */
+struct Tracked {
+    char* data;
+    size_t bytes;
+    int index; /* buffer ordinal */
+};
+void writers_begin(const std::vector<Tracked>& outputs, GUint3 grid);
+void writers_after_block(long block);
+void writers_end(); /* writes the "overlap" record, if any */
+
 /* -- the launch ----------------------------------------------------------------------- */
 typedef void (*LoopFn)(void**, const grader_loop_ctl*);
 typedef void (*CallFn)(void**);
@@ -129,6 +142,7 @@ struct Launch {
     size_t shared_bytes = 0;
     bool reverse = false;
     bool end_aligned = true;
+    bool serial = false; /* one block at a time, in order, each followed by writers_after_block */
     long nblocks = 0;
     int nthreads = 0;
     std::atomic<bool> needs_fibers{false};
