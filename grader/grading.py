@@ -185,15 +185,11 @@ class Grading:
         return judge(self.lab, case, inputs, expected, launch, layouts, outcome, build)
 
     def cross_case_hints(self) -> None:
-        graded = [c for c in self.result.cases if c.status in (Status.PASSED, Status.FAILED)]
-        failing = [c for c in graded if not c.passed]
-        square_pass = any(c.passed and hints.is_square(c.sizes) for c in graded)
-        if failing and square_pass and not any(hints.is_square(c.sizes) for c in failing):
-            for case in failing:
-                case.hint = (
-                    hints.SQUARE_ONLY if not case.hint else f"{case.hint} {hints.SQUARE_ONLY}"
-                )
-                case.hint_kind = case.hint_kind or hints.SQUARE_ONLY_KIND
+        sentence = hints.cross_case(self.lab, self.result.cases)
+        if sentence:
+            for case in self.result.cases:
+                if not case.passed:
+                    case.hint = f"{case.hint} {sentence}" if case.hint else sentence
 
     # -- sanitizer and timing -------------------------------------------------------------
 
@@ -282,9 +278,10 @@ def judge(
     result.output = outcome.output
     if not outcome.completed:
         result.status = Status.TIMEOUT if outcome.timed_out else Status.ERROR
-        if any(d.kind == Kind.OUT_OF_BOUNDS for d in outcome.diagnostics):
-            result.hint = hints.partial_tile_fault(lab.extent(case.sizes), build.interface.tile())
-            result.hint_kind = hints.kind_of(hints.partial_tile_fault) if result.hint else None
+        result.hint = hints.partial_tile_fault(
+            lab.extent(case.sizes), build.interface.tile(), outcome.diagnostics
+        )
+        result.hint_kind = hints.kind_of(hints.partial_tile_fault) if result.hint else None
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
     tol = tolerances(lab, case, inputs)

@@ -2,21 +2,28 @@
 
 Each detector looks at one failing case and returns a sentence for the student, or None.
 Labs list the detectors that make sense for them, most specific first; the first one
-that recognises the pattern gives the case its hint."""
+that recognises the pattern gives the case its hint. `cross_case` then looks at which
+cases failed: a kernel right only for square inputs, or only for some mask sizes.
+
+A hint speaks of the failing case's own sizes, and names arrays, parameters and macros as
+the lab defines them: nothing here knows which lab it is looking at."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from grader.compare import Comparison, close
+from grader.labs.model import Lab, Role
+from grader.result import CaseResult, Diagnostic, Kind
 
 
 @dataclass
 class Context:
-    lab: object  # grader.labs.model.Lab
+    lab: Lab
     sizes: dict[str, int]
     inputs: dict[str, np.ndarray]
     cmp: Comparison  # the lab's (first) output
@@ -25,6 +32,10 @@ class Context:
 
 
 Detector = Callable[[Context], str | None]
+
+# A rearranged mask or a shifted output makes nearly every element wrong; searching for
+# one in a case with fewer wrong elements than this share is wasted work.
+DENSE = 0.5
 
 
 def _reference_with(ctx: Context, **changed: np.ndarray) -> np.ndarray:
@@ -35,6 +46,27 @@ def _reference_with(ctx: Context, **changed: np.ndarray) -> np.ndarray:
 
 def _fmt_range(lo: int, hi: int) -> str:
     return str(lo) if lo == hi else f"{lo}..{hi}"
+
+
+def _dims(values: Iterable[int]) -> str:
+    return " x ".join(str(v) for v in values)
+
+
+def _axis(ndim: int, axis: int) -> str:
+    """The name of numpy axis `axis` of an `ndim`-dimensional output (its last is x)."""
+    return "xyz"[ndim - 1 - axis]
+
+
+def _listing(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def _size_named(lab: Lab, sizes: dict[str, int], value: int) -> str | None:
+    """The kernel's first scalar parameter that holds `value` in this case."""
+    for p in lab.kernel.params:
+        if p.role == Role.SCALAR and sizes.get(p.value_name) == value:
+            return p.name
+    return None
 
 
 def nothing_written(ctx: Context) -> str | None:
@@ -53,10 +85,9 @@ def partly_unwritten(ctx: Context) -> str | None:
         return None
     where = np.argwhere(missing)
     lo, hi = where.min(axis=0), where.max(axis=0)
-    axes = ("z", "y", "x")[-missing.ndim :]
     box = ", ".join(
-        f"{a} {_fmt_range(int(first), int(last))}"
-        for a, first, last in zip(axes, lo, hi, strict=True)
+        f"{_axis(missing.ndim, a)} {_fmt_range(int(first), int(last))}"
+        for a, (first, last) in enumerate(zip(lo, hi, strict=True))
     )
     return (
         f"{int(missing.sum())} elements of {ctx.cmp.name} were never written ({box}). "
@@ -65,32 +96,27 @@ def partly_unwritten(ctx: Context) -> str | None:
     )
 
 
-def _tiles(ctx: Context) -> list[tuple[int, ...]]:
-    """Tile sizes to try, per axis of the output (its last axis is x)."""
-    ndim = ctx.cmp.bad.ndim
-    own = tuple(reversed(ctx.tile[:ndim]))
-    return [own] + [(t,) * ndim for t in (8, 16, 32, 64) if (t,) * ndim != own]
-
-
 def last_partial_tile(ctx: Context) -> str | None:
+    """Wrong only beyond the last whole tile of the submission's own TILE. A case whose
+    output is a whole number of tiles has no partial tile to blame."""
     bad, shape = ctx.cmp.bad, ctx.cmp.bad.shape
-    for tile in _tiles(ctx):
-        full = [(n // t) * t for n, t in zip(shape, tile, strict=True)]
-        if 0 in full or all(f == n for f, n in zip(full, shape, strict=True)):
-            continue
-        grids = np.indices(shape)
-        edge = np.zeros(shape, bool)
-        for axis, f in enumerate(full):
-            edge |= grids[axis] >= f
-        if bad.any() and not (bad & ~edge).any():
-            dims = " x ".join(map(str, shape))
-            return (
-                f"Only the last, partial tile is wrong: every wrong element lies beyond "
-                f"{' x '.join(map(str, full))} of the {dims} output, and {dims} is not a multiple "
-                f"of the tile {' x '.join(map(str, tile))}. Threads there need boundary checks: "
-                "load 0 for elements past the edge and store only inside the output."
-            )
-    return None
+    tile = tuple(reversed(ctx.tile[: bad.ndim]))
+    full = [(n // t) * t for n, t in zip(shape, tile, strict=True)]
+    if not bad.any() or 0 in full or full == list(shape):
+        return None
+    grids = np.indices(shape)
+    edge = np.zeros(shape, bool)
+    for axis, f in enumerate(full):
+        edge |= grids[axis] >= f
+    if (bad & ~edge).any():
+        return None
+    dims = _dims(shape)
+    return (
+        f"Only the last, partial tile is wrong: every wrong element lies beyond "
+        f"{_dims(full)} of the {dims} output, and {dims} is not a multiple "
+        f"of the tile {_dims(tile)}. Threads there need boundary checks: "
+        "load 0 for elements past the edge and store only inside the output."
+    )
 
 
 def ghost_border(rule: str) -> Detector:
@@ -121,7 +147,8 @@ def transposed(ctx: Context) -> str | None:
         return (
             f"{ctx.cmp.name} is the transpose of the right answer: row and column are swapped "
             "where you compute or store the element. The row comes from the y index "
-            "(blockIdx.y * blockDim.y + threadIdx.y) and P[row * Width + col] is row-major."
+            "(blockIdx.y * blockDim.y + threadIdx.y), the column from x, and the output is "
+            "row-major: element (row, col) sits at row * columns + col."
         )
     return None
 
@@ -143,49 +170,106 @@ def swapped(first: str, second: str) -> Detector:
             return (
                 f"You computed the product with {first} and {second} exchanged. Element "
                 f"(row, col) is the dot product of row `row` of {first} and column `col` of "
-                f"{second}: sum over k of {first}[row * Width + k] * {second}[k * Width + col]."
+                f"{second}: the sum over k of {first}[row][k] * {second}[k][col]."
             )
         return None
 
     return detect
 
 
-def flipped_mask(array: str) -> Detector:
+def _mask_changes(ndim: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """(axis order, flipped axes) of a mask, most common mistakes first: the full flip
+    (a true convolution), two axes exchanged, one axis flipped, two flipped, then the
+    rest of the axis orders."""
+    axes = tuple(range(ndim))
+    swaps = [
+        tuple(b if i == a else a if i == b else i for i in axes)
+        for a, b in itertools.combinations(axes, 2)
+    ]
+    flips = [f for r in range(1, ndim) for f in itertools.combinations(axes, r)]
+    others = [p for p in itertools.permutations(axes) if p != axes and p not in swaps]
+    out = [(axes, axes)]
+    out += [(p, ()) for p in swaps]
+    out += [(axes, f) for f in flips]
+    out += [(p, ()) for p in others]
+    return out
+
+
+def _describe_change(ndim: int, order: tuple[int, ...], flipped: tuple[int, ...]) -> str:
+    if flipped == tuple(range(ndim)) and order == tuple(range(ndim)):
+        return (
+            "flipped on every axis (a true convolution, where the lab computes a cross-correlation)"
+        )
+    if flipped:
+        names = [_axis(ndim, a) for a in flipped]
+        return f"flipped along {_listing(names)}"
+    moved = [a for a in range(ndim) if order[a] != a]
+    if len(moved) == 2:
+        a, b = sorted((_axis(ndim, m) for m in moved), key="xyz".index)
+        return f"indexed with its {a} and {b} axes exchanged"
+    order_names = ", ".join(_axis(ndim, order[a]) for a in range(ndim))
+    return f"indexed with its axes in the order ({order_names})"
+
+
+def mask_rearranged(array: str) -> Detector:
+    """The result of the right mask flipped or with its axes in another order."""
+
     def detect(ctx: Context) -> str | None:
-        mask = ctx.inputs[array]
-        if mask.size < 2:
+        mask = ctx.inputs[array].astype(np.float64)
+        if mask.size < 2 or ctx.cmp.bad.mean() < DENSE:
             return None
-        flipped = np.flip(mask.astype(np.float64))
-        if close(ctx.cmp.got, _reference_with(ctx, **{array: flipped}), ctx.tol):
-            return (
-                "Your result is the convolution with the mask flipped. The lab computes "
-                "P[y][x] = sum over i, j of N[y - R + i][x - R + j] * M[i][j] (no flip), "
-                "so index the mask with the same i, j you add to the input position."
-            )
+        for order, flips in _mask_changes(mask.ndim):
+            changed = np.transpose(mask, order)
+            if flips:
+                changed = np.flip(changed, flips)
+            if changed.shape != mask.shape or np.array_equal(changed, mask):
+                continue
+            if close(ctx.cmp.got, _reference_with(ctx, **{array: changed}), ctx.tol):
+                how = _describe_change(mask.ndim, order, flips)
+                return (
+                    f"Your result is the right one for the mask {how}. Mask element "
+                    f"{_subscripts(mask.ndim, 'i')} multiplies the input at the output "
+                    f"position plus {_subscripts(mask.ndim, 'i', brackets=False)} (minus "
+                    "the radius): index the mask with the same offsets, in the same order, "
+                    "that you add to the input position."
+                )
         return None
 
     return detect
+
+
+def _subscripts(ndim: int, letter: str, brackets: bool = True) -> str:
+    names = [f"{letter}{a}" for a in "zyx"[3 - ndim :]]
+    return "".join(f"[{n}]" for n in names) if brackets else f"({', '.join(names)})"
 
 
 def shifted(ctx: Context) -> str | None:
+    """The right answer moved by a few elements, along one axis or several."""
     got, want, tol = ctx.cmp.got, ctx.cmp.expected, ctx.tol
     radius = max(1, ctx.sizes.get("MASK_WIDTH", 3) // 2)
-    if min(got.shape) <= 4 * radius:
+    if min(got.shape) <= 4 * radius or ctx.cmp.bad.mean() < DENSE:
         return None
     inner = tuple(slice(2 * radius, n - 2 * radius) for n in got.shape)
-    for axis in range(got.ndim):
-        for step in range(-radius, radius + 1):
-            if step == 0:
-                continue
-            moved = np.roll(want, step, axis=axis)
-            if close(got[inner], moved[inner], np.roll(tol, step, axis=axis)[inner]):
-                name = "xyz"[got.ndim - 1 - axis]
-                return (
-                    f"Your output is the right answer moved by {step} along {name}: the input "
-                    "position of mask element i is (output position - MASK_WIDTH/2 + i). Check "
-                    "the halo offset where you load the tile and where you index it."
-                )
+    steps = range(-radius, radius + 1)
+    axes = tuple(range(got.ndim))
+    for shift in sorted(itertools.product(steps, repeat=got.ndim), key=_moves):
+        if not any(shift):
+            continue
+        moved = np.roll(want, shift, axis=axes)
+        if close(got[inner], moved[inner], np.roll(tol, shift, axis=axes)[inner]):
+            along = [f"{step} along {_axis(got.ndim, a)}" for a, step in enumerate(shift) if step]
+            return (
+                f"Your output is the right answer moved by {_listing(along[::-1])}: each "
+                "element holds the value of a neighbour. Check the offset between an output "
+                "position and the input it reads (the halo offset), where you load the "
+                "tile and where you index it."
+            )
     return None
+
+
+def _moves(shift: tuple[int, ...]) -> tuple[int, int]:
+    """Try the smallest shifts first: fewest axes, then the shortest steps."""
+    return (sum(1 for s in shift if s), sum(abs(s) for s in shift))
 
 
 def truncated_sum(first: str, second: str) -> Detector:
@@ -193,6 +277,7 @@ def truncated_sum(first: str, second: str) -> Detector:
 
     def detect(ctx: Context) -> str | None:
         width = ctx.inputs[first].shape[1]
+        name = _size_named(ctx.lab, ctx.sizes, width) or "the size"
         own = [ctx.tile[0], ctx.tile[1]]
         for tile in dict.fromkeys([*own, 8, 16, 32]):  # the student's own tile first
             kept = (width // tile) * tile
@@ -203,8 +288,8 @@ def truncated_sum(first: str, second: str) -> Detector:
             if close(ctx.cmp.got, _reference_with(ctx, **{first: m}), ctx.tol):
                 return (
                     f"Every element is missing the products for k >= {kept}: your loop over "
-                    f"tiles stops after {width // tile} whole tiles of {tile}, but Width is "
-                    f"{width}. Loop ceil(Width / TILE) times and load 0 for elements past the "
+                    f"tiles stops after {width // tile} whole tiles of {tile}, but {name} is "
+                    f"{width}. Loop ceil({name} / TILE) times and load 0 for elements past the "
                     "edge of the matrix (a boundary check on the loads)."
                 )
         return None
@@ -215,24 +300,32 @@ def truncated_sum(first: str, second: str) -> Detector:
 def pitch_ignored(ctx: Context) -> str | None:
     if not (ctx.cmp.nan.any() or ctx.cmp.unwritten.any()):
         return None
+    pitched = [p for p in ctx.lab.kernel.params if p.pitch]
+    rows = _listing([f"a row of {p.name} is {p.pitch} bytes long" for p in pitched])
     return (
-        "Rows are padded: row y of plane z of N starts at byte (z * H + y) * pitchN of N, and "
-        "of P at (z * H + y) * pitchP. Stride by the pitches (in bytes, so cast to char* or "
-        "divide by sizeof(float)), not by W; input and output pitches differ."
+        f"Rows are padded: {rows}. Step from one row to the next by the pitch, which is in "
+        "bytes (cast to char* or divide by sizeof(float)), not by the width"
+        + ("; the pitches differ." if len(pitched) > 1 else ".")
     )
 
 
-def partial_tile_fault(extent: tuple[int, ...], tile: tuple[int, ...]) -> str | None:
-    """For a run stopped by an access out of bounds: whether the size explains it."""
+def partial_tile_fault(
+    extent: tuple[int, ...], tile: tuple[int, ...], diagnostics: list[Diagnostic]
+) -> str | None:
+    """For a run stopped by an access past a buffer: whether the size explains it. An
+    access past a __shared__ array is about the array's size, not the output's."""
+    buffers = [
+        d for d in diagnostics if d.kind == Kind.OUT_OF_BOUNDS and "__shared__" not in d.message
+    ]
+    if not buffers:
+        return None
     axes = [(e, t) for e, t in zip(extent, tile, strict=True) if e > 1 or t > 1]
     if all(e % t == 0 for e, t in axes):
         return None
-    size = " x ".join(str(e) for e, _ in axes)
-    tiles = " x ".join(str(t) for _, t in axes)
     return (
-        f"The output ({size}) is not a multiple of your tile ({tiles}), so the last blocks "
-        "have threads past the edge. Guard every load with a bounds check (load 0 outside) "
-        "and store only inside the output."
+        f"The output ({_dims(e for e, _ in axes)}) is not a multiple of your tile "
+        f"({_dims(t for _, t in axes)}), so the last blocks have threads past the edge. Guard "
+        "every load with a bounds check (load 0 outside) and store only inside the output."
     )
 
 
@@ -256,14 +349,79 @@ def first_hint(detectors, ctx: Context) -> str | None:
     return match[1] if match else None
 
 
-SQUARE_ONLY_KIND = "square_only"
-SQUARE_ONLY = (
-    "Right for every square input and wrong for rectangular ones: somewhere Width and Height "
-    "are swapped. Rows run over Height and columns over Width, element (row, col) is at "
-    "row * Width + col, and the grid's x covers columns."
-)
+# -- across cases ---------------------------------------------------------------------------
 
 
-def is_square(sizes: dict[str, int]) -> bool:
-    pairs = (("Width", "Height"), ("W", "H"), ("input_rows", "input_cols"))
-    return all(sizes[a] == sizes[b] for a, b in pairs if a in sizes and b in sizes)
+def cross_case(lab: Lab, cases: list[CaseResult]) -> str | None:
+    """A sentence for every failing case when which cases fail says why: a kernel right
+    only when the output's sides are equal, or only for some values of a macro."""
+    failing = [c for c in cases if not c.passed]
+    if not failing or len(failing) == len(cases):
+        return None
+    found = [_macro_only(lab, cases, macro) for macro in lab.macros]
+    found.append(_equal_sides_only(lab, cases))
+    sentences = [f for f in found if f]
+    return " ".join(sentences) or None
+
+
+def _equal_sides(lab: Lab, sizes: dict[str, int]) -> bool:
+    return len(set(lab.extent(sizes)[: lab.dims])) == 1
+
+
+def _equal_sides_only(lab: Lab, cases: list[CaseResult]) -> str | None:
+    equal = [c for c in cases if _equal_sides(lab, c.sizes)]
+    unequal = [c for c in cases if not _equal_sides(lab, c.sizes)]
+    if not equal or not unequal:
+        return None
+    if not all(c.passed for c in equal) or any(c.passed for c in unequal):
+        return None
+    names = _listing(_size_params(lab))
+    if lab.dims == 3:
+        return (
+            f"Right for every cubic volume and wrong for all the others: the sizes are used "
+            f"in the wrong order somewhere. Check the order of {names}: the kernel receives "
+            "them in this order, x is the fastest axis (consecutive in memory), then y, then "
+            "z. A kernel written for sizes in (z, y, x) order, as some courses' labs have "
+            "them, is right only when all three are equal."
+        )
+    return (
+        f"Right for every square input and wrong for the others: somewhere the sizes are "
+        f"swapped. Check the order of {names}: rows run down y, columns along x (the fastest "
+        "axis, consecutive in memory), and the grid's x covers the columns."
+    )
+
+
+def _size_params(lab: Lab) -> list[str]:
+    """The kernel's scalar parameters that carry the case's own sizes (not the derived
+    ones, not pitches)."""
+    sample = lab.public_cases[0].sizes
+    derived = set(lab.derive(dict(sample)))
+    pitches = {p.pitch for p in lab.kernel.params if p.pitch}
+    return [
+        p.name
+        for p in lab.kernel.params
+        if p.role == Role.SCALAR and p.value_name not in derived | pitches
+    ]
+
+
+def _macro_only(lab: Lab, cases: list[CaseResult], macro: str) -> str | None:
+    failing = {c.sizes[macro] for c in cases if not c.passed and macro in c.sizes}
+    passing = {c.sizes[macro] for c in cases if c.passed and macro in c.sizes}
+    if not failing or not passing or failing & passing:
+        return None
+    bad, good = (
+        _listing([str(v) for v in sorted(failing)]),
+        _listing([str(v) for v in sorted(passing)]),
+    )
+    if min(failing) > max(passing):
+        cause = f"sized for a smaller {macro}"
+    elif max(failing) < min(passing):
+        cause = f"sized for a larger {macro}"
+    else:
+        cause = f"written for {macro} {good} only"
+    return (
+        f"Only the cases with {macro} {bad} fail, and every case with {macro} {good} passes: "
+        f"something in the kernel is {cause}. Look for a __shared__ tile or array of fixed "
+        f"size, a block too small for the tile and its halo, or a loop bound or offset "
+        f"written as a number; derive each from {macro}, which the grader sets for every case."
+    )

@@ -8,6 +8,7 @@ from grader.backends.base import POISON_BITS, bits_as_float
 from grader.compare import compare, tolerances
 from grader.labs import get
 from grader.labs.model import Case
+from grader.result import CaseResult, Status
 
 
 def context(lab_name, sizes, mutate, tile=(16, 16, 1)):
@@ -110,7 +111,7 @@ def test_flipped_mask(lab, mask):
         changed[mask] = np.flip(changed[mask])
         return spec.reference(changed, case.sizes)[spec.outputs[0].name].astype(np.float32)
 
-    assert "flipped" in hint_of(lab, sizes, flip)
+    assert "flipped on every axis" in hint_of(lab, sizes, flip)
 
 
 def test_shifted_by_one():
@@ -139,7 +140,113 @@ def test_pitch_hint_for_nan_outputs():
     assert "pitch" in hint
 
 
-def test_square_detection():
-    assert hints.is_square({"Width": 5, "Height": 5, "MASK_WIDTH": 3})
-    assert not hints.is_square({"W": 5, "H": 4, "D": 5})
-    assert hints.is_square({"Width": 64})
+@pytest.mark.parametrize(
+    "lab,sizes",
+    [
+        ("conv2d", {"Width": 40, "Height": 30, "MASK_WIDTH": 5}),
+        ("conv3d", {"W": 12, "H": 10, "D": 9, "MASK_WIDTH": 3}),
+    ],
+)
+def test_every_rearranged_mask_is_named(lab, sizes):
+    ndim = 3 if lab == "conv3d" else 2
+    for order, flips in hints._mask_changes(ndim):
+
+        def rearrange(got, inputs, spec, case, order=order, flips=flips):
+            changed = {k: v.astype(np.float64) for k, v in inputs.items()}
+            changed["mask"] = np.transpose(changed["mask"], order)
+            if flips:
+                changed["mask"] = np.flip(changed["mask"], flips)
+            return spec.reference(changed, case.sizes)["P"].astype(np.float32)
+
+        hint = hint_of(lab, sizes, rearrange)
+        assert hint and hint == hints.mask_rearranged("mask")(context(lab, sizes, rearrange)[1])
+        assert hints._describe_change(ndim, order, flips) in hint
+
+
+def test_a_3d_mask_with_x_and_z_exchanged():
+    def swap_xz(got, inputs, spec, case):
+        changed = {k: v.astype(np.float64) for k, v in inputs.items()}
+        changed["mask"] = np.swapaxes(changed["mask"], 0, 2)
+        return spec.reference(changed, case.sizes)["P"].astype(np.float32)
+
+    hint = hint_of("conv3d", {"W": 20, "H": 18, "D": 12, "MASK_WIDTH": 5}, swap_xz)
+    assert "x and z axes exchanged" in hint
+
+
+def test_shifted_on_three_axes_at_once():
+    def shift(got, *_):
+        return np.roll(got, (-1, -1, -1), axis=(0, 1, 2))
+
+    hint = hint_of("conv3d", {"W": 24, "H": 20, "D": 16, "MASK_WIDTH": 3}, shift)
+    assert "moved by -1 along x, -1 along y and -1 along z" in hint
+
+
+def test_the_partial_tile_hint_only_for_the_students_own_tile():
+    # wrong beyond 32 x 32 of a 50 x 50 output: a 32-tile pattern, but the tile is 16
+    def beyond_32(got, *_):
+        got[32:, :] += 1.0
+        got[:, 32:] += 1.0
+        return got
+
+    hint = hint_of("matmul-naive", {"Width": 50}, beyond_32)
+    assert hint is None or "partial tile" not in hint
+    assert "partial tile" in hint_of("matmul-naive", {"Width": 50}, beyond_32, tile=(32, 32, 1))
+
+
+def test_no_partial_tile_hint_when_the_output_is_whole_tiles():
+    def last_rows(got, *_):
+        got[48:, :] += 1.0
+        return got
+
+    hint = hint_of("matmul-naive", {"Width": 64}, last_rows)
+    assert hint is None or "partial tile" not in hint
+
+
+def test_hints_quote_their_own_case():
+    for width in (100, 517, 33):
+
+        def truncated(got, inputs, lab, case, width=width):
+            m = inputs["M"].astype(np.float64)
+            m[:, (width // 16) * 16 :] = 0
+            return (m @ inputs["N"]).astype(np.float32)
+
+        hint = hint_of("matmul-tiled", {"Width": width}, truncated)
+        assert f"Width is {width}" in hint, hint
+
+
+def results(lab_name: str, passed) -> list[CaseResult]:
+    """The lab's public and hidden cases, passed where `passed(sizes)` says so."""
+    lab = get(lab_name)
+    out = []
+    for case in cases.cases_for(lab, "secret"):
+        status = Status.PASSED if passed(case.sizes) else Status.FAILED
+        out.append(CaseResult(case.name, case.visibility, case.sizes, status))
+    return out
+
+
+def test_square_only_is_said_when_squareness_is_the_cause():
+    lab = get("conv2d")
+    found = hints.cross_case(lab, results("conv2d", lambda s: s["Width"] == s["Height"]))
+    assert "Right for every square input" in found and "Width and Height" in found
+    assert "MASK_WIDTH" not in found
+
+
+def test_a_kernel_failing_only_at_one_mask_size_is_told_about_the_mask():
+    lab = get("conv2d")
+    found = hints.cross_case(lab, results("conv2d", lambda s: s["MASK_WIDTH"] != 7))
+    assert "Only the cases with MASK_WIDTH 7 fail" in found
+    assert "sized for a smaller MASK_WIDTH" in found and "square" not in found
+    found = hints.cross_case(lab, results("conv2d", lambda s: s["MASK_WIDTH"] == 5))
+    assert "MASK_WIDTH 3 and 7 fail" in found and "written for MASK_WIDTH 5 only" in found
+
+
+def test_a_3d_kernel_right_only_for_cubes_is_told_the_order_of_its_sizes():
+    lab = get("conv3d")
+    found = hints.cross_case(lab, results("conv3d", lambda s: s["W"] == s["H"] == s["D"]))
+    assert "cubic" in found and "order of W, H and D" in found
+
+
+def test_no_cross_case_hint_when_everything_or_nothing_fails():
+    lab = get("conv2d")
+    assert hints.cross_case(lab, results("conv2d", lambda s: False)) is None
+    assert hints.cross_case(lab, results("conv2d", lambda s: True)) is None

@@ -117,3 +117,8 @@ def test_known_wrong_kernel(lab, name, want, backend):
         assert kind in kinds, found_text(result)
     for keyword in wanted.get("keywords", []):
         assert keyword.lower() in found_text(result).lower(), found_text(result)
+    for word in wanted.get("absent", []):
+        assert word.lower() not in found_text(result).lower(), found_text(result)
+    hints = {c.name: c.hint or "" for c in result.cases}
+    for case, text in wanted.get("case_hints", {}).items():
+        assert text in hints.get(case, ""), (case, hints.get(case))

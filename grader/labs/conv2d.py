@@ -119,7 +119,7 @@ def conv2d_lab(name: str, ghost: str, title: str, summary: str) -> Lab:
             hints.last_partial_tile,
             hints.partly_unwritten,
             hints.ghost_border(GHOST_RULES[ghost]),
-            hints.flipped_mask("mask"),
+            hints.mask_rearranged("mask"),
             hints.shifted,
             hints.transposed,
         ),

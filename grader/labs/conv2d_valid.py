@@ -124,7 +124,7 @@ LAB = Lab(
         hints.nothing_written,
         hints.last_partial_tile,
         hints.partly_unwritten,
-        hints.flipped_mask("kernel"),
+        hints.mask_rearranged("kernel"),
         hints.shifted,
         hints.transposed,
     ),

@@ -113,7 +113,7 @@ def conv3d_lab(name: str, kernel: Kernel, title: str, summary: str, **extra) -> 
             hints.last_partial_tile,
             hints.partly_unwritten,
             hints.ghost_border("In this lab a ghost cell counts as 0."),
-            hints.flipped_mask("mask"),
+            hints.mask_rearranged("mask"),
             hints.shifted,
         ),
         scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),
