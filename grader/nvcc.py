@@ -21,7 +21,7 @@ from grader import build_cache, defaults
 from grader.backends.base import Submission
 from grader.interface import ConstantSig, Interface, KernelSig, ParamSig, canonical_ctype
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
-from grader.source import LAUNCH_SYMBOL, launch_values, with_footer
+from grader.source import LAUNCH_SYMBOL, launch_values, strip_comments, with_footer
 
 
 @cache
@@ -77,6 +77,9 @@ def inspect(
             raw = _compile(Path(tmp), submission.name, source, macros, arch)
         _cache_store(key, raw)
     result = _read(raw, submission.name, arch)
+    result.diagnostics = grader_macros(
+        result.diagnostics, raw["log"], submission.text, macros, submission.name
+    )
     result.source = source
     return result
 
@@ -159,6 +162,73 @@ def compile_diagnostics(log: str, shown: str, errors_only: bool = False) -> list
         first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log[:300])
         out.append(Diagnostic(Kind.COMPILE_ERROR, f"nvcc could not compile {shown}: {first}"))
     return out[: defaults.MAX_COMPILE_ERRORS]
+
+
+# -- the grader's own macros, defined again ------------------------------------------------
+
+# The C preprocessor's warning (gcc's, which nvcc runs too) and nvcc's own front end's.
+_REDEFINED = re.compile(
+    r"^(?P<file>[^:(\n]+)(?::(?P<line>\d+):(?:\d+:)?|\((?P<line2>\d+)\):) warning\b[^\n]*?"
+    r'(?:"(?P<name>\w+)" redefined|incompatible redefinition of macro "(?P<name2>\w+)")',
+    re.MULTILINE,
+)
+
+
+def grader_macros(
+    found: list[Diagnostic], log: str, source: str, macros: dict[str, int], shown: str
+) -> list[Diagnostic]:
+    """`found` with every compile message about a macro the grader sets explained: a
+    declaration of it (`const int MASK_WIDTH = 3;` reads `const int 5 = 3;` to the
+    compiler) replaces the errors on its line, and an unguarded #define of another value
+    (a warning to the compiler) becomes an error, since the file would then ignore the
+    value each case sets."""
+    out = list(found)
+    lines = source.splitlines()
+    for match in _REDEFINED.finditer(log):
+        name, line = match["name"] or match["name2"], int(match["line"] or match["line2"])
+        if match["file"] == shown and name in macros:
+            out.append(_macro_diagnostic(shown, line, name, "#define", lines))
+    if not any(d.kind == Kind.COMPILE_ERROR for d in found):
+        return out
+    code = strip_comments(source)
+    for name in macros:
+        for match in re.finditer(_declaring(name), code):
+            line = code.count("\n", 0, match.start()) + 1
+            out = [d for d in out if d.line != line]
+            out.insert(0, _macro_diagnostic(shown, line, name, "declaration", lines))
+    return out[: defaults.MAX_COMPILE_ERRORS]
+
+
+_TYPE_WORDS = (
+    "static|const|constexpr|volatile|unsigned|signed|short|long|int|size_t|float|double|auto|char"
+)
+
+
+def _declaring(name: str) -> str:
+    """A declaration whose declarator is `name`: `const int NAME = 5;`, `enum { NAME = 5 }`."""
+    typed = rf"(?:\b(?:{_TYPE_WORDS})\b\s*)+\b{name}\s*(?:=|\{{|;|\[|,)"
+    enumerated = rf"\benum\b[^;{{]*\{{[^}}]*\b{name}\s*="
+    return rf"{typed}|{enumerated}"
+
+
+def _macro_diagnostic(shown: str, line: int, name: str, how: str, lines: list[str]) -> Diagnostic:
+    """The same sentence for every value the grader sets, so it is said once."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    own = re.search(rf"\b{name}\b\s*(?:=\s*)?\(?\s*(\d+)", text)
+    default = own.group(1) if own else "5"
+    what = (
+        f"#defines {name} again, replacing the value the grader sets"
+        if how == "#define"
+        else f"declares {name}, which the grader sets as a macro: the compiler sees a number "
+        "where you wrote the name"
+    )
+    return Diagnostic(
+        Kind.COMPILE_ERROR,
+        f"{shown}:{line}: this line {what} (-D{name}=...). The grader sets {name} for every "
+        f"case, and hidden cases use other values: use it as it is, and guard a default for "
+        f"your own builds with #ifndef {name} / #define {name} {default} / #endif.",
+        line=line,
+    )
 
 
 # -- PTX ----------------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 nvcc, where it exists, judges the CUDA first and provides the interface. The text then
 compiled here is the submission, the grader's launch footer, and a registration footer
 naming each kernel and variable, with the `__shared__` declarations rewritten (scan.py)
-and every line kept where it was. The system C++ compiler turns it into a shared library, cached by a
-hash of everything that goes into it."""
+and every line kept where it was. The system C++ compiler turns it into a shared library,
+cached by a hash of everything that goes into it."""
 
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ class Artifact:
     codes: dict[str, list[int]] = field(default_factory=dict)
     variables: dict[str, Variable] = field(default_factory=dict)
     dropped: dict[str, str] = field(default_factory=dict)  # kernel -> why not registered
+    text: str = ""  # the submission, for what its text says around a finding's line
 
 
 @dataclass
@@ -73,13 +74,23 @@ def build(submission: Submission, macros: dict[str, int], default_block: Dim3) -
         if inspection is not None:
             for d in compiled.diagnostics:
                 d.message = f"nvcc compiles this file, but the CPU backend does not: {d.message}"
-        return _failed(submission, macros, compiled.diagnostics, compiled.log)
+        found = compiled.diagnostics
+        if inspection is None:
+            found = nvcc.grader_macros(
+                found, compiled.log, submission.text, macros, submission.name
+            )
+        return _failed(submission, macros, found, compiled.log)
     missing = _undefined(compiled.module, source, submission.name)
     if missing:
         return _failed(submission, macros, missing)
     own = describe(compiled.module)
     artifact = Artifact(
-        compiled.module, nvcc.safe_name(submission.name), own.codes, own.variables, compiled.dropped
+        compiled.module,
+        nvcc.safe_name(submission.name),
+        own.codes,
+        own.variables,
+        compiled.dropped,
+        submission.text,
     )
     if inspection is not None:
         return Build(
@@ -87,12 +98,13 @@ def build(submission: Submission, macros: dict[str, int], default_block: Dim3) -
             macros,
             inspection.compile,
             _merge(inspection.interface, own.interface),
-            [],
+            list(inspection.diagnostics),
             artifact,
         )
     kernels = {n: k.resources or KernelResources() for n, k in own.interface.kernels.items()}
     info = CompileInfo(True, compiled.log, kernels=kernels, arch=ARCH)
-    return Build(submission, macros, info, own.interface, [], artifact)
+    found = nvcc.grader_macros([], compiled.log, submission.text, macros, submission.name)
+    return Build(submission, macros, info, own.interface, found, artifact)
 
 
 def _failed(submission: Submission, macros, diags: list[Diagnostic], log: str = "") -> Build:
@@ -105,8 +117,8 @@ RUNTIME_SYMBOLS = frozenset(
     {
         "threadIdx", "blockIdx", "blockDim", "gridDim", "grader_rt_cur", "grader_rt_loop_stop",
         "grader_rt_float_atomics", "grader_rt_barrier", "grader_rt_warp", "grader_rt_loop_exit",
-        "grader_rt_dynamic_shared", "grader_rt_static_shared", "grader_rt_active_mask", "grader_rt_trap",
-        "grader_rt_clock64", "grader_device_printf",
+        "grader_rt_dynamic_shared", "grader_rt_static_shared", "grader_rt_active_mask",
+        "grader_rt_trap", "grader_rt_clock64", "grader_device_printf",
     }
 )  # fmt: skip
 

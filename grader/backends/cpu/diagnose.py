@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.backends.base import BufferState, Launch, RunOutcome
+from grader.backends.cpu import scan
 from grader.backends.cpu.build import Artifact
 from grader.backends.cpu.runner import (
     EXIT_LOAD,
@@ -76,7 +77,7 @@ def outcome(report: Report, artifact: Artifact, launch: Launch, timeout: float) 
         out.crashed = True
         out.diagnostics.append(_died(report, kernel))
     for record in report.all("divergence"):
-        out.diagnostics.append(_divergence(record, kernel))
+        out.diagnostics.append(_divergence(record, kernel, artifact.text))
         break
     printed = report.first("printf")
     if printed is not None and printed.int("total") > printed.int("kept"):
@@ -304,7 +305,7 @@ def _timeout(record: Record | None, kernel: str, timeout: float, locate: _Locato
     )
 
 
-def _divergence(record: Record, kernel: str) -> Diagnostic:
+def _divergence(record: Record, kernel: str, source: str) -> Diagnostic:
     what = record.get("what")
     block = record.dim("block")
     thread, other = record.dim("thread"), record.dim("other")
@@ -349,16 +350,45 @@ def _divergence(record: Record, kernel: str) -> Diagnostic:
             block,
             line,
         )
+    message = f"Thread {_xyz(thread)} of block {_xyz(block)} waits at {barrier}{_at(line)}"
     return Diagnostic(
         Kind.BARRIER_DIVERGENCE,
-        f"Thread {_xyz(thread)} of block {_xyz(block)} waits at {barrier}{_at(line)} while "
-        f"thread {_xyz(other)} of the same block had already returned. Every thread of a "
-        "block must reach each __syncthreads(): move the early return after the last "
-        "barrier, or put the work inside an if instead of returning.",
+        message + _why_not_there(source, line, other),
         kernel,
         thread,
         block,
         line,
+    )
+
+
+def _why_not_there(source: str, line: int | None, other) -> str:
+    """How thread `other` finished without reaching the barrier on `line`, as far as the
+    source shows: the barrier sits in a branch it skipped, or it returned early."""
+    context = scan.barrier_context(source, line) if line else scan.BarrierContext(None, None)
+    gone = f"thread {_xyz(other)} of the same block"
+    every = "Every thread of a block must reach each __syncthreads()"
+    if context.branch_line:
+        also = (
+            f" (the return at line {context.return_line} may skip it too)"
+            if context.return_line
+            else ""
+        )
+        return (
+            f", which is inside the {context.branch} at line {context.branch_line}; {gone} "
+            f"did not take that branch and finished without reaching the barrier{also}. "
+            f"{every}: put the "
+            "barrier outside the if and keep only the work inside it (threads with nothing "
+            "to load can store 0 into the tile)."
+        )
+    if context.return_line:
+        return (
+            f", while {gone} had already returned (the return at line "
+            f"{context.return_line}). {every}: move the early return after the last "
+            "barrier, or put the work inside an if instead of returning."
+        )
+    return (
+        f", while {gone} finished the kernel without reaching it: a condition or a loop let "
+        f"it skip the barrier. {every}, the same number of times."
     )
 
 

@@ -351,10 +351,76 @@ def rewrite_dynamic_shared(text: str) -> str:
     return "".join(pieces)
 
 
+# -- where a barrier sits -----------------------------------------------------------------
+
+_BARRIER = re.compile(r"\b(__syncthreads(?:_count|_and|_or)?|__syncwarp)\s*\(")
+_BRANCH = re.compile(r"\b(if|else|switch|case|default)\b")
+
+
+@dataclass(frozen=True)
+class BarrierContext:
+    branch_line: int | None  # the if (else, switch) the barrier is inside
+    return_line: int | None  # a return before the barrier in the same function
+    branch: str = "if"  # which of them
+
+
+def barrier_context(text: str, line: int) -> BarrierContext:
+    """What surrounds the barrier on `line`: an enclosing branch, an earlier return."""
+    code = code_only(text)
+    starts = [0, *(m.end() for m in re.finditer("\n", code))]
+    if not 1 <= line <= len(starts):
+        return BarrierContext(None, None)
+    end_of_line = starts[line] if line < len(starts) else len(code)
+    call = _BARRIER.search(code, starts[line - 1], end_of_line)
+    if not call:
+        return BarrierContext(None, None)
+    opens = _open_braces(code, call.start())
+    branch = _branch_around(code, call.start(), opens)
+    body = opens[0] if opens else 0
+    returns = list(re.finditer(r"\breturn\b", code[body : call.start()]))
+    return_line = line_of(code, body + returns[-1].start()) if returns else None
+    if branch is None:
+        return BarrierContext(None, return_line)
+    word = _BRANCH.match(code, branch).group(1)
+    return BarrierContext(line_of(code, branch), return_line, word)
+
+
+def _open_braces(code: str, pos: int) -> list[int]:
+    """Offsets of the braces still open at `pos`, outermost (the function body) first;
+    namespaces and extern "C" blocks left out."""
+    stack: list[int] = []
+    for match in re.finditer(r"[{}]", code[:pos]):
+        if match.group(0) == "{":
+            stack.append(match.start())
+        elif stack:
+            stack.pop()
+    return [b for b in stack if not re.search(r'\b(namespace\s*\w*|extern\s*"\s*")\s*$', code[:b])]
+
+
+def _branch_around(code: str, pos: int, opens: list[int]) -> int | None:
+    """The offset of the innermost if/else/switch whose body holds `pos`: the statement's
+    own header (`if (c) __syncthreads();`), or the header before an enclosing brace.
+    Loops are looked through."""
+    for end in [pos, *reversed(opens[1:])]:
+        start = _statement_start(code, end)
+        found = _header_branch(code[start:end])
+        if found:
+            return start + found.start()
+    return None
+
+
+def _header_branch(header: str) -> re.Match | None:
+    """The last if/else/switch keyword of a statement's header."""
+    found = list(_BRANCH.finditer(header))
+    return found[-1] if found else None
+
+
 # -- the rewrite: static __shared__ ----------------------------------------------------------
 
 _SHARED = re.compile(r"\b__shared__\b")
-_DECLARATOR = re.compile(r"^(?P<stars>[\s*&]*)(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$")
+_DECLARATOR = re.compile(
+    r"^(?P<stars>[\s*&]*)(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$"
+)
 MAX_SHARED_SLOTS = 256
 
 
@@ -374,7 +440,9 @@ def _shared_declarators(statement: str) -> tuple[str, list[tuple[str, str, str]]
     if re.search(r"\b(extern|typedef|template|using|operator)\b|[=(){};]", outside):
         return None
     parts = _split_top(text)
-    first = re.match(r"^(?P<base>.*?)(?P<rest>[\s*&]*\b[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)*)$", parts[0], re.S)
+    first = re.match(
+        r"^(?P<base>.*?)(?P<rest>[\s*&]*\b[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)*)$", parts[0], re.S
+    )
     if not first or not re.search(r"[A-Za-z_]", first["base"]):
         return None
     declarators = []

@@ -1,0 +1,25 @@
+// Known wrong (conv3d): the mask indexed [x][y][z] where the lab lays it out [z][y][x]:
+// its x and z axes are exchanged (not a full flip).
+#ifndef MASK_WIDTH
+#define MASK_WIDTH 5
+#endif
+#define MASK_RADIUS (MASK_WIDTH / 2)
+
+__constant__ float Mc[MASK_WIDTH * MASK_WIDTH * MASK_WIDTH];
+
+__global__ void conv3d(const float* N, float* P, int W, int H, int D)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    int z = blockIdx.z * blockDim.z + threadIdx.z;
+    if (x >= W || y >= H || z >= D) return;
+    float sum = 0.0f;
+    for (int i = 0; i < MASK_WIDTH; ++i)
+        for (int j = 0; j < MASK_WIDTH; ++j)
+            for (int k = 0; k < MASK_WIDTH; ++k) {
+                int zz = z - MASK_RADIUS + i, yy = y - MASK_RADIUS + j, xx = x - MASK_RADIUS + k;
+                if (xx < 0 || xx >= W || yy < 0 || yy >= H || zz < 0 || zz >= D) continue;
+                sum += N[(zz * H + yy) * W + xx] * Mc[(k * MASK_WIDTH + j) * MASK_WIDTH + i];
+            }
+    P[(z * H + y) * W + x] = sum;
+}
