@@ -16,7 +16,17 @@ import numpy as np
 
 import grader
 from grader import cases as casegen
-from grader import defaults, errormap, hints, interface, labs, paths, scoring, timing_check
+from grader import (
+    defaults,
+    errormap,
+    hints,
+    interface,
+    labs,
+    launch_macros,
+    paths,
+    scoring,
+    timing_check,
+)
 from grader.backends import get_backend
 from grader.backends.base import (
     Backend,
@@ -28,6 +38,7 @@ from grader.backends.base import (
 )
 from grader.compare import Comparison, compare, tolerances
 from grader.errors import UsageError
+from grader.interface import LAUNCH_MACROS
 from grader.labs.model import Case, Lab
 from grader.launch import Layout, make_launch, relaunch, timing_launch
 from grader.result import (
@@ -151,6 +162,10 @@ class Grading:
         if build.interface is not None:
             code = strip_comments(self.submission.text)
             found += interface.check(self.lab, build.interface, case.sizes, code)
+            if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
+                self.result.launch = launch_macros.describe(
+                    self.submission.text, build.interface.launch, build.macros
+                )
         build.diagnostics = found
         known = {(d.kind, d.message) for d in self.result.diagnostics}
         self.result.diagnostics += [d for d in found if (d.kind, d.message) not in known]

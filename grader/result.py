@@ -284,6 +284,23 @@ class Performance:
 
 
 @dataclass
+class LaunchMacros:
+    """The launch the grader used: BLOCK_X .. TILE_Z, which of them the submission defines
+    (the rest are the grader's defaults), and sizes in its code the launch does not match."""
+
+    values: dict[str, int]
+    defined: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "values": dict(self.values),
+            "defined": list(self.defined),
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass
 class Result:
     lab: str
     submission: str
@@ -302,6 +319,7 @@ class Result:
     grader_version: str = ""
     seconds: float = 0.0
     source: str = ""  # the submission's text, for the annotated source of the HTML report
+    launch: LaunchMacros | None = None
 
     @property
     def exit_code(self) -> int:
@@ -319,6 +337,7 @@ class Result:
         return out
 
     def to_json(self) -> dict[str, Any]:
+        launch = {"launch": self.launch.to_json()} if self.launch else {}
         return {
             "lab": self.lab,
             "submission": self.submission,
@@ -335,4 +354,5 @@ class Result:
             "hidden_cases_not_run": self.hidden_not_run,
             "grader_version": self.grader_version,
             "source": self.source,
+            **launch,
         }

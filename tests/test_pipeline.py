@@ -102,6 +102,7 @@ def expectations() -> list:
 def found_text(result) -> str:
     parts = [d.kind + " " + d.message for d in result.all_diagnostics()]
     parts += [c.hint or "" for c in result.cases]
+    parts += result.launch.warnings if result.launch else []
     return "\n".join(parts)
 
 

@@ -25,6 +25,7 @@ from grader.result import (
     Diagnostic,
     KernelResources,
     Kind,
+    LaunchMacros,
     Mismatch,
     Performance,
     Result,
@@ -93,6 +94,11 @@ def passing() -> Result:
 
 
 def failing() -> Result:
+    launch = LaunchMacros(
+        {"BLOCK_X": 16, "BLOCK_Y": 16, "BLOCK_Z": 1, "TILE_X": 16, "TILE_Y": 16, "TILE_Z": 1},
+        [],
+        ["Line 11 steps blockIdx.y by TILE_WIDTH = 32, but the grader's blocks each cover 16."],
+    )
     boundary = CaseResult(
         "517",
         "hidden",
@@ -141,6 +147,7 @@ def failing() -> Result:
         ],
         hidden_not_run=0,
         notes=[],
+        launch=launch,
     )
 
 
@@ -702,3 +709,14 @@ def test_write_reports_replaces_no_link_and_keeps_hard_links_apart(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "link.json", "old.json", "precious.txt", "twin.json"
     ]  # fmt: skip
+
+
+def test_the_launch_and_its_warnings_are_in_every_format():
+    result = failing()
+    text = terminal.render(result)
+    assert "launch: block 16 x 16 x 1, tile 16 x 16 x 1: all the grader's defaults" in text
+    assert "warning: Line 11 steps blockIdx.y by TILE_WIDTH = 32" in text
+    assert "Line 11 steps blockIdx.y" in markdown_report.render(result)
+    assert "Line 11 steps blockIdx.y" in html_report.render(result)
+    data = _strict_json(json_report.render(result))
+    assert data["launch"]["warnings"] == result.launch.warnings and data["launch"]["defined"] == []

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import jinja2
 
-from grader.result import CaseResult, Diagnostic, KernelResources, Mismatch, Result
+from grader.result import (
+    CaseResult,
+    Diagnostic,
+    KernelResources,
+    LaunchMacros,
+    Mismatch,
+    Result,
+)
 
 # Student printf output and compiler logs may hold terminal escapes or NUL bytes; they are
 # shown as text, so every control character except newline and tab is dropped.
@@ -109,6 +116,24 @@ def resources(res: KernelResources) -> str:
     return text
 
 
+def launch(macros: LaunchMacros) -> str:
+    """The launch in one line: the block and tile, and which macros were the defaults."""
+    v = macros.values
+    shape = (
+        f"block {v['BLOCK_X']} x {v['BLOCK_Y']} x {v['BLOCK_Z']}, "
+        f"tile {v['TILE_X']} x {v['TILE_Y']} x {v['TILE_Z']}"
+    )
+    unset = [name for name in v if name not in macros.defined]
+    if not macros.defined:
+        return f"{shape}: all the grader's defaults (your file defines none of {', '.join(v)})"
+    if not unset:
+        return f"{shape}: all from your file"
+    return (
+        f"{shape}: {', '.join(macros.defined)} from your file, "
+        f"the grader's defaults for {', '.join(unset)}"
+    )
+
+
 def case_summary(case: CaseResult) -> str:
     """One sentence for why a case did not pass: its hint, else its first mismatch, else its
     first diagnostic, else its status."""
@@ -169,5 +194,6 @@ def environment(folder: Path, autoescape: bool = True) -> jinja2.Environment:
         speedup=speedup,
         percent=percent,
         case_summary=case_summary,
+        launch=launch,
     )
     return env

@@ -19,6 +19,7 @@ from grader.result import (
     Diagnostic,
     ErrorMap,
     KernelResources,
+    LaunchMacros,
     Mismatch,
     Performance,
     Result,
@@ -118,6 +119,12 @@ def _performance(data: dict[str, Any] | None) -> Performance | None:
     )
 
 
+def _launch(data: dict[str, Any] | None) -> LaunchMacros | None:
+    if data is None:
+        return None
+    return LaunchMacros(dict(data["values"]), list(data["defined"]), list(data["warnings"]))
+
+
 def result_from_json(data: dict[str, Any]) -> Result:
     """The Result a report object describes: `result_from_json(d).to_json()` equals `d`
     (non-finite values in either spelling). What the report leaves out (per-round timing
@@ -141,6 +148,7 @@ def result_from_json(data: dict[str, Any]) -> Result:
             kernel=kernel,
             grader_version=data.get("grader_version", ""),
             source=data.get("source", ""),
+            launch=_launch(data.get("launch")),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ReportFormatError(f"This is not a grader report: {error}.") from error

@@ -75,6 +75,9 @@ def _compile(result: Result, paint: _Paint) -> list[str]:
     state = paint("ok", "green", "bold") if info.ok else paint("FAILED", "red", "bold")
     lines = ["", f"{paint('Compile', 'bold')}  {state}{arch}"]
     lines += [f"  {name}: {common.resources(res)}" for name, res in info.kernels.items()]
+    if result.launch:
+        lines.append(f"  launch: {common.launch(result.launch)}")
+        lines += [f"  {paint('warning', 'yellow', 'bold')}: {w}" for w in result.launch.warnings]
     # compile_error diagnostics already say the log's errors on the student's own lines
     explained = any(d.kind == Kind.COMPILE_ERROR for d in result.diagnostics)
     if not info.ok and info.log.strip() and not explained:

@@ -1,0 +1,178 @@
+"""The launch macros a submission sets, the defaults the grader filled in, and sizes in
+the submission's own code that disagree with them.
+
+A kernel written for 32 x 32 tiles that never defines BLOCK_X and BLOCK_Y runs with the
+grader's default 16 x 16 blocks; its wrong outputs alone do not say so. This reads the
+file's own `#define`s, evaluates the simple ones, and compares the sizes its blocks step
+by (`blockIdx.y * TILE_WIDTH`) and its shared tiles with the launch."""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Mapping
+
+from grader.interface import LAUNCH_MACROS
+from grader.result import LaunchMacros
+from grader.source import line_of, strip_comments
+
+_DEFINE = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)$")
+_STEP = re.compile(
+    r"\bblockIdx\s*\.\s*([xyz])\s*\*\s*(\(?\s*[A-Za-z_]\w*\s*\)?|\d+)"
+    r"|(\b[A-Za-z_]\w*|\b\d+)\s*\*\s*blockIdx\s*\.\s*([xyz])"
+)
+_SHARED = re.compile(r"\b__shared__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*((?:\[[^\]]+\]\s*){2,});")
+_TILE_LIKE = re.compile(r"TILE|BLOCK", re.IGNORECASE)
+_OPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+}
+
+
+def describe(text: str, launch: Mapping[str, int], macros: Mapping[str, int]) -> LaunchMacros:
+    """What `text` sets of the launch, as compiled with the grader's `macros`, and a
+    sentence for each size in it that the launch `launch` (BLOCK_X .. TILE_Z) does not
+    match."""
+    code = strip_comments(text)
+    defines = {name: body.strip() for name, body in _DEFINE.findall(code)}
+    defined = [m for m in LAUNCH_MACROS if m in defines]
+    known = _Values(defines, {**macros, **launch})
+    steps = _steps(code, known, launch, defined)
+    tiles = _tiles(code, defines, known, launch, defined, set(steps))
+    return LaunchMacros(dict(launch), defined, [*steps.values(), *tiles])
+
+
+class _Values:
+    """Values of simple macros: integer arithmetic over numbers and other macros."""
+
+    def __init__(self, defines: Mapping[str, str], fixed: Mapping[str, int]):
+        self.defines = defines
+        self.fixed = dict(fixed)
+
+    def of(self, expression: str, depth: int = 0) -> int | None:
+        if depth > 16:
+            return None
+        text = re.sub(r"\b(\d+)[uUlL]+\b", r"\1", expression.strip())
+
+        def name(match: re.Match) -> str:
+            value = self.name(match.group(0), depth + 1)
+            return "None" if value is None else f"({value})"
+
+        text = re.sub(r"\b[A-Za-z_]\w*\b", name, text)
+        try:
+            return _evaluate(ast.parse(text, mode="eval").body)
+        except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+            return None
+
+    def name(self, name: str, depth: int = 0) -> int | None:
+        if name in self.fixed:
+            return self.fixed[name]
+        body = self.defines.get(name)
+        return self.of(body, depth) if body else None
+
+
+def _evaluate(node: ast.AST) -> int:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _evaluate(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp):
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Div | ast.FloorDiv):
+            return int(left / right) if right else _raise()
+        if isinstance(node.op, ast.Mod):
+            return int(left - right * int(left / right)) if right else _raise()
+        if type(node.op) in _OPS:
+            return _OPS[type(node.op)](left, right)
+    raise ValueError("not a constant expression")
+
+
+def _raise() -> int:
+    raise ZeroDivisionError
+
+
+def _steps(
+    code: str, known: _Values, launch: Mapping[str, int], defined: list[str]
+) -> dict[str, str]:
+    """`blockIdx.y * TILE_WIDTH` where TILE_WIDTH is neither TILE_Y nor BLOCK_Y: the first
+    such line for each size."""
+    out: dict[str, str] = {}
+    for match in _STEP.finditer(code):
+        axis = (match.group(1) or match.group(4)).upper()
+        factor = (match.group(2) or match.group(3)).strip("() \t")
+        value = known.of(factor)
+        tile, block = launch[f"TILE_{axis}"], launch[f"BLOCK_{axis}"]
+        if value is None or value in (tile, block) or factor in LAUNCH_MACROS or factor in out:
+            continue
+        named = factor if not factor.isdigit() else f"the number {factor}"
+        shown = f"{named} = {value}" if not factor.isdigit() else named
+        out[factor] = (
+            f"Line {line_of(code, match.start())} steps blockIdx.{axis.lower()} by {shown}, "
+            f"but the grader's blocks each cover TILE_{axis} = {tile} elements along "
+            f"{axis.lower()} (BLOCK_{axis} = {block} threads){_defaults(defined)}. "
+            + _advice(factor if not factor.isdigit() else None, value)
+        )
+    return out
+
+
+def _tiles(
+    code: str,
+    defines: Mapping[str, str],
+    known: _Values,
+    launch: Mapping[str, int],
+    defined: list[str],
+    said: set[str],
+) -> list[str]:
+    """Tile-size macros, and __shared__ tiles, bigger than anything the launch covers:
+    only said when the file sets none of the launch macros (the launch is all defaults),
+    and a shared tile only when nothing else was."""
+    if defined:
+        return []
+    largest = max(launch.values())
+    out = []
+    for name in defines:
+        value = known.name(name)
+        tile_like = _TILE_LIKE.search(name) and name not in LAUNCH_MACROS and name not in said
+        if tile_like and value and value > largest:
+            out.append(
+                f"{name} is {value} in your file, but it defines none of the launch macros, so "
+                f"the grader launches its default {_shape(launch, 'BLOCK')} blocks, each "
+                f"covering a {_shape(launch, 'TILE')} tile. " + _advice(name, value)
+            )
+    for match in _SHARED.finditer(code) if not (out or said) else ():
+        dims = [known.of(d) for d in re.findall(r"\[([^\]]+)\]", match.group(2))]
+        if all(d is not None and d > largest for d in dims[-2:]):
+            sizes = " x ".join(str(d) for d in dims)
+            out.append(
+                f"__shared__ {match.group(1)} (line {line_of(code, match.start())}) is "
+                f"{sizes}, but the grader launches its default {_shape(launch, 'BLOCK')} "
+                f"blocks over {_shape(launch, 'TILE')} tiles: your file defines none of the "
+                "launch macros (BLOCK_X, BLOCK_Y, TILE_X, TILE_Y ...)."
+            )
+    return out
+
+
+def _shape(launch: Mapping[str, int], kind: str) -> str:
+    axes = [launch[f"{kind}_{a}"] for a in "XYZ"]
+    if axes[2] == 1:
+        axes = axes[:2]
+    return " x ".join(str(a) for a in axes)
+
+
+def _defaults(defined: list[str]) -> str:
+    unset = [m for m in LAUNCH_MACROS if m not in defined]
+    return f" (your file does not define {', '.join(unset)}: the defaults)" if unset else ""
+
+
+def _advice(name: str | None, value: int) -> str:
+    size = name or str(value)
+    return (
+        f"If each block covers {value} elements per axis, say so: #define BLOCK_X {size} and "
+        f"#define BLOCK_Y {size} (one thread per element), or also TILE_X and TILE_Y when "
+        "threads compute several elements or load a halo."
+    )
