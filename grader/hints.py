@@ -354,29 +354,35 @@ def first_hint(detectors, ctx: Context) -> str | None:
 
 def cross_case(lab: Lab, cases: list[CaseResult]) -> str | None:
     """A sentence for every failing case when which cases fail says why: a kernel right
-    only when the output's sides are equal, or only for some values of a macro."""
+    only when two sizes are equal (or all of them), or only for some values of a macro."""
     failing = [c for c in cases if not c.passed]
     if not failing or len(failing) == len(cases):
         return None
     found = [_macro_only(lab, cases, macro) for macro in lab.macros]
-    found.append(_equal_sides_only(lab, cases))
+    found.append(_equal_sizes_only(lab, cases))
     sentences = [f for f in found if f]
     return " ".join(sentences) or None
 
 
-def _equal_sides(lab: Lab, sizes: dict[str, int]) -> bool:
-    return len(set(lab.extent(sizes)[: lab.dims])) == 1
+def _explains(cases: list[CaseResult], right: Callable[[dict[str, int]], bool]) -> bool:
+    """Whether exactly the cases where `right` holds pass, with some of each."""
+    where = [right(c.sizes) for c in cases]
+    return (
+        any(where)
+        and not all(where)
+        and all(c.passed == w for c, w in zip(cases, where, strict=True))
+    )
 
 
-def _equal_sides_only(lab: Lab, cases: list[CaseResult]) -> str | None:
-    equal = [c for c in cases if _equal_sides(lab, c.sizes)]
-    unequal = [c for c in cases if not _equal_sides(lab, c.sizes)]
-    if not equal or not unequal:
+def _equal_sizes_only(lab: Lab, cases: list[CaseResult]) -> str | None:
+    """Right exactly where two sizes are equal, or where all are: when the cases cannot
+    tell a cube from two equal sides, the cube is named, with every size to check."""
+    axes = _axis_names(lab)
+    if len(set(axes)) < 2:
         return None
-    if not all(c.passed for c in equal) or any(c.passed for c in unequal):
-        return None
-    names = _listing(_size_params(lab))
-    if lab.dims == 3:
+    shape = lab.inputs[0].shape
+    if len(axes) > 2 and _explains(cases, lambda s: len(set(shape(s))) == 1):
+        names = _listing(_size_params(lab))
         return (
             f"Right for every cubic volume and wrong for all the others: the sizes are used "
             f"in the wrong order somewhere. Check the order of {names}: the kernel receives "
@@ -384,11 +390,39 @@ def _equal_sides_only(lab: Lab, cases: list[CaseResult]) -> str | None:
             "z. A kernel written for sizes in (z, y, x) order, as some courses' labs have "
             "them, is right only when all three are equal."
         )
-    return (
-        f"Right for every square input and wrong for the others: somewhere the sizes are "
-        f"swapped. Check the order of {names}: rows run down y, columns along x (the fastest "
-        "axis, consecutive in memory), and the grid's x covers the columns."
+    for a, b in itertools.combinations(range(len(axes)), 2):
+        if axes[a] != axes[b] and _explains(cases, lambda s, a=a, b=b: _sides(shape, s, a, b)):
+            first, second = sorted((axes[a], axes[b]), key=_size_params(lab).index)
+            return _swapped_sentence(lab, first, second)
+    return None
+
+
+def _sides(shape: Callable, sizes: dict[str, int], a: int, b: int) -> bool:
+    dims = shape(sizes)
+    return dims[a] == dims[b]
+
+
+def _swapped_sentence(lab: Lab, first: str, second: str) -> str:
+    flat = len(lab.inputs[0].shape(lab.full_sizes(lab.public_cases[0].sizes))) == 2
+    when = (
+        f"for every square input ({first} = {second})" if flat else f"whenever {first} = {second}"
     )
+    return (
+        f"Right {when} and wrong otherwise: somewhere {first} and {second} are "
+        f"exchanged. Check each place you use them: the bounds checks, the index arithmetic "
+        "(x, the fastest axis, is consecutive in memory; y steps by a whole row) and which "
+        "grid axis covers which size."
+    )
+
+
+def _axis_names(lab: Lab) -> list[str]:
+    """The size parameter behind each axis of the lab's main input, found by giving each
+    size a value of its own."""
+    names = _size_params(lab)
+    probe = dict(lab.public_cases[0].sizes)
+    probe.update({name: 1009 + 2 * i for i, name in enumerate(names)})
+    by_value = {probe[name]: name for name in names}
+    return [by_value.get(v, "?") for v in lab.inputs[0].shape(lab.full_sizes(probe))]
 
 
 def _size_params(lab: Lab) -> list[str]:

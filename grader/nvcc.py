@@ -77,9 +77,7 @@ def inspect(
             raw = _compile(Path(tmp), submission.name, source, macros, arch)
         _cache_store(key, raw)
     result = _read(raw, submission.name, arch)
-    result.diagnostics = grader_macros(
-        result.diagnostics, raw["log"], submission.text, macros, submission.name
-    )
+    result.diagnostics = grader_macros(result.diagnostics, submission.text, macros, submission.name)
     result.source = source
     return result
 
@@ -166,37 +164,68 @@ def compile_diagnostics(log: str, shown: str, errors_only: bool = False) -> list
 
 # -- the grader's own macros, defined again ------------------------------------------------
 
-# The C preprocessor's warning (gcc's, which nvcc runs too) and nvcc's own front end's.
-_REDEFINED = re.compile(
-    r"^(?P<file>[^:(\n]+)(?::(?P<line>\d+):(?:\d+:)?|\((?P<line2>\d+)\):) warning\b[^\n]*?"
-    r'(?:"(?P<name>\w+)" redefined|incompatible redefinition of macro "(?P<name2>\w+)")',
-    re.MULTILINE,
-)
-
 
 def grader_macros(
-    found: list[Diagnostic], log: str, source: str, macros: dict[str, int], shown: str
+    found: list[Diagnostic], source: str, macros: dict[str, int], shown: str
 ) -> list[Diagnostic]:
-    """`found` with every compile message about a macro the grader sets explained: a
-    declaration of it (`const int MASK_WIDTH = 3;` reads `const int 5 = 3;` to the
-    compiler) replaces the errors on its line, and an unguarded #define of another value
-    (a warning to the compiler) becomes an error, since the file would then ignore the
-    value each case sets."""
+    """`found` with every use of a macro the grader sets as a name of the file's own
+    explained: a declaration of it (`const int MASK_WIDTH = 3;` reads `const int 5 = 3;`
+    to the compiler) replaces the errors on its line, and an unguarded `#define` of another
+    value (or `#undef`), which compilers only warn about, becomes an error: the file would
+    ignore the value each case sets. Read from the text, so every compiler agrees."""
     out = list(found)
-    lines = source.splitlines()
-    for match in _REDEFINED.finditer(log):
-        name, line = match["name"] or match["name2"], int(match["line"] or match["line2"])
-        if match["file"] == shown and name in macros:
-            out.append(_macro_diagnostic(shown, line, name, "#define", lines))
+    code = strip_comments(source)
+    lines = code.splitlines()
+    for line, name in _redefinitions(lines, macros):
+        out.append(_macro_diagnostic(shown, line, name, "#define", lines))
     if not any(d.kind == Kind.COMPILE_ERROR for d in found):
         return out
-    code = strip_comments(source)
     for name in macros:
         for match in re.finditer(_declaring(name), code):
             line = code.count("\n", 0, match.start()) + 1
             out = [d for d in out if d.line != line]
             out.insert(0, _macro_diagnostic(shown, line, name, "declaration", lines))
     return out[: defaults.MAX_COMPILE_ERRORS]
+
+
+_DIRECTIVE = re.compile(r"^\s*#\s*(\w+)\s*(.*)$")
+
+
+def _redefinitions(lines: list[str], macros: dict[str, int]) -> list[tuple[int, str]]:
+    """(line, name) of each #define or #undef of a grader macro that the preprocessor
+    reaches with the grader's value set: not under `#ifndef NAME` (or `#if
+    !defined(NAME)`, or the #else of `#ifdef NAME`), and not the same value again."""
+    frames: list[tuple[str | None, bool]] = []  # (macro the branch says is unset, else)
+    out = []
+    for number, text in enumerate(lines, 1):
+        match = _DIRECTIVE.match(text)
+        if not match:
+            continue
+        word, rest = match.groups()
+        if word in ("if", "ifdef", "ifndef"):
+            frames.append((_unset_if(word, rest), word == "ifdef"))
+        elif word in ("else", "elif") and frames:
+            unset, flipped = frames[-1]
+            frames[-1] = (unset, not flipped) if word == "else" else (None, False)
+        elif word == "endif" and frames:
+            frames.pop()
+        elif word in ("define", "undef"):
+            name = re.match(r"\w*", rest).group(0)
+            unset = {u for u, flipped in frames if u and not flipped}
+            value = rest[len(name) :].strip()
+            if name in macros and name not in unset and value != str(macros[name]):
+                out.append((number, name))
+    return out
+
+
+def _unset_if(word: str, rest: str) -> str | None:
+    """The macro a conditional's first branch requires to be undefined."""
+    if word == "ifndef":
+        return rest.split()[0] if rest.split() else None
+    if word == "ifdef":
+        return rest.split()[0] if rest.split() else None  # unset in its #else
+    found = re.fullmatch(r"!\s*defined\s*\(?\s*(\w+)\s*\)?", rest.strip())
+    return found.group(1) if found else None
 
 
 _TYPE_WORDS = (

@@ -227,7 +227,8 @@ def results(lab_name: str, passed) -> list[CaseResult]:
 def test_square_only_is_said_when_squareness_is_the_cause():
     lab = get("conv2d")
     found = hints.cross_case(lab, results("conv2d", lambda s: s["Width"] == s["Height"]))
-    assert "Right for every square input" in found and "Width and Height" in found
+    assert "Right for every square input (Width = Height)" in found
+    assert "Width and Height are exchanged" in found
     assert "MASK_WIDTH" not in found
 
 
@@ -244,6 +245,20 @@ def test_a_3d_kernel_right_only_for_cubes_is_told_the_order_of_its_sizes():
     lab = get("conv3d")
     found = hints.cross_case(lab, results("conv3d", lambda s: s["W"] == s["H"] == s["D"]))
     assert "cubic" in found and "order of W, H and D" in found
+
+
+def test_a_3d_kernel_right_whenever_two_sizes_agree_names_those_two():
+    lab = get("conv3d")
+    found = hints.cross_case(lab, results("conv3d", lambda s: s["W"] == s["H"]))
+    assert "Right whenever W = H" in found and "W and H are exchanged" in found
+    assert "cubic" not in found
+
+
+def test_valid_convolution_squareness_is_the_input_s():
+    lab = get("conv2d-valid")
+    right = lambda s: s["input_rows"] == s["input_cols"]  # noqa: E731
+    found = hints.cross_case(lab, results("conv2d-valid", right))
+    assert "input_rows and input_cols are exchanged" in found
 
 
 def test_no_cross_case_hint_when_everything_or_nothing_fails():

@@ -140,3 +140,37 @@ def test_type_codes_become_canonical_c_types():
     assert describe.ctype_of(9) == "unsigned"
     assert describe.ctype_of(8) == "int"
     assert describe.ctype_of(0) is None
+
+
+def test_the_static_shared_rewrite_keeps_lines_and_reads_every_declarator():
+    text = """__shared__ float file_tile[4][4];
+template <int N> __global__ void k(float* p) {
+    __shared__ __align__(16) volatile float a[N][N + 1], *q, b[2];
+    static __shared__ int count;
+    __shared__ float init = 0.0f;
+    __syncthreads();
+}
+"""
+    rewritten, found = scan.rewrite_static_shared(text)
+    assert [(d.name, d.line, d.slot) for d in found] == [
+        ("file_tile", 1, 0), ("a", 3, 1), ("q", 3, 2), ("b", 3, 3), ("count", 4, 4)
+    ]  # fmt: skip
+    lines = rewritten.splitlines()
+    assert "__syncthreads();" in lines[lines.index("#line 1") + 6]  # text after it kept its line
+    assert "typedef volatile float grader_shared_t_a[N][N + 1];" in rewritten
+    assert "typedef volatile float *grader_shared_t_q;" in rewritten
+    assert "#define file_tile (::grader::static_shared<grader_shared_t_file_tile>" in rewritten
+    assert "__shared__ float init = 0.0f;" in rewritten  # an initializer: left as it was
+
+
+def test_rewritten_shared_arrays_are_counted_as_the_kernels_shared_memory(kit, no_nvcc):
+    build = kit.built(
+        """__shared__ float everywhere[8];
+        __device__ float helper() { __shared__ float own[100]; return own[0]; }
+        __global__ void k(float* p) {
+            __shared__ float tile[16][16];
+            __shared__ double sums[4];
+            p[0] = tile[0][0] + sums[0] + everywhere[0] + helper();
+        }"""
+    )
+    assert build.interface.kernels["k"].resources.shared_bytes == 4 * 256 + 8 * 4 + 4 * 8

@@ -451,3 +451,98 @@ def test_a_function_declared_but_never_defined_is_a_compile_error(kit, no_nvcc):
     diag = build.diagnostics[0]
     assert diag.kind == Kind.COMPILE_ERROR and diag.line == 2
     assert "never_defined(float) is declared and used, but never defined" in diag.message
+
+
+# -- static shared arrays, blocks that overwrite each other, macros the grader sets ----------
+
+HALO = r"""
+#define T 8
+__global__ void k(const float* N, float* P, int n, int extra) {
+    __shared__ float tile[T][T + 2];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    tile[ty][tx] = N[(blockIdx.x * T + ty) % n];
+    __syncthreads();
+    P[(blockIdx.x * T + ty) * T + tx] = tile[ty + extra][tx];
+}
+"""
+
+
+@pytest.mark.parametrize("extra, side", [(1, "past the end"), (-1, "before the start")])
+def test_an_index_past_a_static_shared_array_names_it(kit, no_nvcc, extra, side):
+    build = kit.built(HALO)
+    args = [inp("N", np.ones(64)), out("P", 4 * 64), integer("n", 64), integer("extra", extra)]
+    result = kit.run(build, "k", 4, (8, 8), args)
+    diag = only(result, Kind.OUT_OF_BOUNDS)
+    assert side in diag.message and "__shared__ tile[8][10] (80 elements, declared at line 4)" in (
+        diag.message
+    )
+    assert diag.line == line_of(HALO, "tile[ty + extra]") and result.crashed
+    if extra == 1:
+        assert "tile[8][0]" in diag.message or "tile[8][" in diag.message
+
+
+def test_a_static_shared_array_used_in_bounds_is_fine(kit, no_nvcc):
+    build = kit.built(HALO)
+    args = [inp("N", np.arange(64)), out("P", 4 * 64), integer("n", 64), integer("extra", 0)]
+    result = kit.run(build, "k", 4, (8, 8), args)
+    assert result.diagnostics == [] and result.buffers["P"].data[9] == 1.0
+
+
+OVERLAP = r"""
+__global__ void k(float* P, int n) {
+    int i = blockIdx.x * 16 + threadIdx.x - 2;     /* 20 threads, 16 outputs per block */
+    if (i >= 0 && i < n) P[i] = threadIdx.x < 2 || threadIdx.x >= 18 ? 0.0f : 1.0f;
+}
+"""
+
+
+def test_two_blocks_writing_one_element_are_named(kit, no_nvcc):
+    build = kit.built(OVERLAP)
+    result = kit.run(build, "k", 4, 20, [out("P", 64), integer("n", 64)])
+    race = only(result, Kind.RACE)
+    assert "Blocks (0,0,0) and (1,0,0) both wrote P[14]" in race.message
+    assert "stored 1, then block (1,0,0) stored 0" in race.message
+    assert "elements were written by more than one block" in race.message
+    assert "halo" in race.message and race.block == (1, 0, 0)
+
+
+def test_a_race_inside_one_block_is_still_called_one(kit, rng, no_nvcc):
+    result, _ = run_matmul(kit, TILED.replace("__syncthreads(); /*FIRST*/", ""), rng)
+    race = only(result, Kind.RACE)
+    assert "without a __syncthreads()" in race.message and "both wrote" not in race.message
+
+
+def test_a_barrier_inside_an_if_is_not_called_an_early_return(kit, rng, no_nvcc):
+    source = (
+        TILED.replace("    float acc = 0.0f;\n", "")
+        .replace("/*EARLY*/", "float acc = 0.0f; if (row < Width) {")
+        .replace(
+            "    if (row < Width && col < Width) P", "    }\n    if (row < Width && col < Width) P"
+        )
+    )
+    result, _ = run_matmul(kit, source, rng)
+    diag = only(result, Kind.BARRIER_DIVERGENCE)
+    assert f"inside the if at line {line_of(source, 'if (row < Width) {')}" in diag.message
+    assert "already returned" not in diag.message
+
+
+@pytest.mark.parametrize(
+    "line, wanted",
+    [
+        ("const int MASK_WIDTH = 3;", "declares MASK_WIDTH, which the grader sets"),
+        ("#define MASK_WIDTH 3", "#defines MASK_WIDTH again"),
+        ("enum { MASK_WIDTH = 3 };", "declares MASK_WIDTH, which the grader sets"),
+    ],
+)
+def test_redefining_a_macro_the_grader_sets_says_so(kit, no_nvcc, line, wanted):
+    source = f"{line}\n__global__ void k(float* p) {{ p[0] = MASK_WIDTH; }}\n"
+    build = kit.build(source, macros={"MASK_WIDTH": 5})
+    found = [d for d in build.diagnostics if d.kind == Kind.COMPILE_ERROR]
+    assert found and wanted in found[0].message and found[0].line == 1
+    assert "#ifndef MASK_WIDTH" in found[0].message
+
+
+def test_a_guarded_default_is_fine(kit, no_nvcc):
+    source = "#ifndef MASK_WIDTH\n#define MASK_WIDTH 3\n#endif\n__global__ void k(float* p) {}\n"
+    build = kit.build(source, macros={"MASK_WIDTH": 5})
+    assert build.ok and build.diagnostics == []

@@ -76,9 +76,7 @@ def build(submission: Submission, macros: dict[str, int], default_block: Dim3) -
                 d.message = f"nvcc compiles this file, but the CPU backend does not: {d.message}"
         found = compiled.diagnostics
         if inspection is None:
-            found = nvcc.grader_macros(
-                found, compiled.log, submission.text, macros, submission.name
-            )
+            found = nvcc.grader_macros(found, submission.text, macros, submission.name)
         return _failed(submission, macros, found, compiled.log)
     missing = _undefined(compiled.module, source, submission.name)
     if missing:
@@ -103,7 +101,7 @@ def build(submission: Submission, macros: dict[str, int], default_block: Dim3) -
         )
     kernels = {n: k.resources or KernelResources() for n, k in own.interface.kernels.items()}
     info = CompileInfo(True, compiled.log, kernels=kernels, arch=ARCH)
-    found = nvcc.grader_macros([], compiled.log, submission.text, macros, submission.name)
+    found = nvcc.grader_macros([], submission.text, macros, submission.name)
     return Build(submission, macros, info, own.interface, found, artifact)
 
 

@@ -514,9 +514,10 @@ def _overlap(record: Record, launch: Launch, kernel: str) -> Diagnostic:
         f"Blocks {_xyz(first)} and {_xyz(second)} both wrote {name}[{element}]: block "
         f"{_xyz(first)} stored {before}, then block {_xyz(second)} stored {after}{others}. "
         "Blocks run in any order, so which value is left differs from run to run. Each "
-        "output element must be stored by exactly one thread of one block: the threads that "
-        "only load a tile's halo must not store outputs, and the output index must step by "
-        "the tile each block covers (TILE), not by the block size.",
+        "output element must be stored by exactly one thread of one block: check the index "
+        "each thread stores to (every size in its place, the block offset stepping by the "
+        "tile each block covers, TILE, not by the block size), and that threads which only "
+        "load a tile's halo store nothing.",
         kernel,
         block=second,
     )
