@@ -246,12 +246,20 @@ def main() -> int:
     ):
 
         def task(kernel: Kernel, backend: str) -> None:
-            if time.monotonic() - started > args.budget:
+            begun = time.monotonic()
+            if begun - started > args.budget:
                 return
             try:
-                results[(kernel.name, backend)] = run_grading(kernel, backend, jobs, Path(tmp))
+                graded = run_grading(kernel, backend, jobs, Path(tmp))
             except Exception as error:  # one kernel's failure never stops the table
-                results[(kernel.name, backend)] = Graded(problem=f"bench error: {error}"[:80])
+                graded = Graded(problem=f"bench error: {error}"[:80])
+            results[(kernel.name, backend)] = graded
+            print(
+                f"[{len(results)}/{len(chosen) * len(backends)}] {kernel.name} {backend}: "
+                f"{graded.cell()} ({time.monotonic() - begun:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
 
         # the slowest backend's gradings first, so both columns fill in evenly
         for kernel in chosen:
