@@ -200,11 +200,13 @@ class Grading:
         return judge(self.lab, case, inputs, expected, launch, layouts, outcome, build)
 
     def cross_case_hints(self) -> None:
-        sentence = hints.cross_case(self.lab, self.result.cases)
-        if sentence:
+        found = hints.cross_case(self.lab, self.result.cases)
+        if found:
+            kind, sentence = found
             for case in self.result.cases:
                 if not case.passed:
                     case.hint = f"{case.hint} {sentence}" if case.hint else sentence
+                    case.hint_kind = case.hint_kind or kind
 
     # -- sanitizer and timing -------------------------------------------------------------
 

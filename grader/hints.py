@@ -352,16 +352,20 @@ def first_hint(detectors, ctx: Context) -> str | None:
 # -- across cases ---------------------------------------------------------------------------
 
 
-def cross_case(lab: Lab, cases: list[CaseResult]) -> str | None:
-    """A sentence for every failing case when which cases fail says why: a kernel right
-    only when two sizes are equal (or all of them), or only for some values of a macro."""
+def cross_case(lab: Lab, cases: list[CaseResult]) -> tuple[str, str] | None:
+    """A sentence for every failing case when which cases fail says why, with its family
+    (as kind_of names a detector's): a kernel right only for some values of a macro
+    ("macro_only"), only when two sizes are equal ("square_only") or all are
+    ("cubic_only")."""
     failing = [c for c in cases if not c.passed]
     if not failing or len(failing) == len(cases):
         return None
-    found = [_macro_only(lab, cases, macro) for macro in lab.macros]
+    found = [("macro_only", _macro_only(lab, cases, macro)) for macro in lab.macros]
     found.append(_equal_sizes_only(lab, cases))
-    sentences = [f for f in found if f]
-    return " ".join(sentences) or None
+    found = [(kind, sentence) for kind, sentence in found if sentence]
+    if not found:
+        return None
+    return found[0][0], " ".join(sentence for _, sentence in found)
 
 
 def _explains(cases: list[CaseResult], right: Callable[[dict[str, int]], bool]) -> bool:
@@ -374,16 +378,16 @@ def _explains(cases: list[CaseResult], right: Callable[[dict[str, int]], bool]) 
     )
 
 
-def _equal_sizes_only(lab: Lab, cases: list[CaseResult]) -> str | None:
+def _equal_sizes_only(lab: Lab, cases: list[CaseResult]) -> tuple[str, str | None]:
     """Right exactly where two sizes are equal, or where all are: when the cases cannot
     tell a cube from two equal sides, the cube is named, with every size to check."""
     axes = _axis_names(lab)
     if len(set(axes)) < 2:
-        return None
+        return "square_only", None
     shape = lab.inputs[0].shape
     if len(axes) > 2 and _explains(cases, lambda s: len(set(shape(s))) == 1):
         names = _listing(_size_params(lab))
-        return (
+        return "cubic_only", (
             f"Right for every cubic volume and wrong for all the others: the sizes are used "
             f"in the wrong order somewhere. Check the order of {names}: the kernel receives "
             "them in this order, x is the fastest axis (consecutive in memory), then y, then "
@@ -393,8 +397,8 @@ def _equal_sizes_only(lab: Lab, cases: list[CaseResult]) -> str | None:
     for a, b in itertools.combinations(range(len(axes)), 2):
         if axes[a] != axes[b] and _explains(cases, lambda s, a=a, b=b: _sides(shape, s, a, b)):
             first, second = sorted((axes[a], axes[b]), key=_size_params(lab).index)
-            return _swapped_sentence(lab, first, second)
-    return None
+            return "square_only", _swapped_sentence(lab, first, second)
+    return "square_only", None
 
 
 def _sides(shape: Callable, sizes: dict[str, int], a: int, b: int) -> bool:

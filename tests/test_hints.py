@@ -226,30 +226,30 @@ def results(lab_name: str, passed) -> list[CaseResult]:
 
 def test_square_only_is_said_when_squareness_is_the_cause():
     lab = get("conv2d")
-    found = hints.cross_case(lab, results("conv2d", lambda s: s["Width"] == s["Height"]))
-    assert "Right for every square input (Width = Height)" in found
+    kind, found = hints.cross_case(lab, results("conv2d", lambda s: s["Width"] == s["Height"]))
+    assert kind == "square_only" and "Right for every square input (Width = Height)" in found
     assert "Width and Height are exchanged" in found
     assert "MASK_WIDTH" not in found
 
 
 def test_a_kernel_failing_only_at_one_mask_size_is_told_about_the_mask():
     lab = get("conv2d")
-    found = hints.cross_case(lab, results("conv2d", lambda s: s["MASK_WIDTH"] != 7))
-    assert "Only the cases with MASK_WIDTH 7 fail" in found
+    kind, found = hints.cross_case(lab, results("conv2d", lambda s: s["MASK_WIDTH"] != 7))
+    assert kind == "macro_only" and "Only the cases with MASK_WIDTH 7 fail" in found
     assert "sized for a smaller MASK_WIDTH" in found and "square" not in found
-    found = hints.cross_case(lab, results("conv2d", lambda s: s["MASK_WIDTH"] == 5))
+    kind, found = hints.cross_case(lab, results("conv2d", lambda s: s["MASK_WIDTH"] == 5))
     assert "MASK_WIDTH 3 and 7 fail" in found and "written for MASK_WIDTH 5 only" in found
 
 
 def test_a_3d_kernel_right_only_for_cubes_is_told_the_order_of_its_sizes():
     lab = get("conv3d")
-    found = hints.cross_case(lab, results("conv3d", lambda s: s["W"] == s["H"] == s["D"]))
-    assert "cubic" in found and "order of W, H and D" in found
+    kind, found = hints.cross_case(lab, results("conv3d", lambda s: s["W"] == s["H"] == s["D"]))
+    assert kind == "cubic_only" and "cubic" in found and "order of W, H and D" in found
 
 
 def test_a_3d_kernel_right_whenever_two_sizes_agree_names_those_two():
     lab = get("conv3d")
-    found = hints.cross_case(lab, results("conv3d", lambda s: s["W"] == s["H"]))
+    kind, found = hints.cross_case(lab, results("conv3d", lambda s: s["W"] == s["H"]))
     assert "Right whenever W = H" in found and "W and H are exchanged" in found
     assert "cubic" not in found
 
@@ -257,7 +257,7 @@ def test_a_3d_kernel_right_whenever_two_sizes_agree_names_those_two():
 def test_valid_convolution_squareness_is_the_input_s():
     lab = get("conv2d-valid")
     right = lambda s: s["input_rows"] == s["input_cols"]  # noqa: E731
-    found = hints.cross_case(lab, results("conv2d-valid", right))
+    kind, found = hints.cross_case(lab, results("conv2d-valid", right))
     assert "input_rows and input_cols are exchanged" in found
 
 

@@ -125,12 +125,14 @@ CAUSE_TITLES = {
     "truncated_sum": "tile loop stops before the last partial tile",
     "transposed": "output transposed",
     "swapped": "operands exchanged",
-    "flipped_mask": "mask flipped",
+    "mask_rearranged": "mask flipped or its axes exchanged",
     "shifted": "output shifted (halo offset)",
     "pitch_ignored": "row pitch ignored",
     "nothing_written": "nothing written",
     "partly_unwritten": "part of the output never written",
-    "square_only": "Width and Height swapped (right only when square)",
+    "square_only": "two sizes exchanged (right only when they are equal)",
+    "cubic_only": "sizes in the wrong order (right only for cubes)",
+    "macro_only": "right only for some values of a macro the grader sets",
     "sanitizer_found": "right by luck (the sanitizer saw undefined behaviour)",
 }
 
