@@ -134,11 +134,14 @@ def grade_one(lab: str, source: Path, backend: str, out: Path, jobs: int) -> Non
     out.write_text(json_report.render(result))
 
 
+def staged(kernel: Kernel, folder: Path) -> Path:
+    """The kernel's file as graded: its own name (messages quote it), in a folder of its
+    own under `folder`."""
+    return folder / re.sub(r"\W", "_", kernel.name) / kernel.path.name
+
+
 def run_grading(kernel: Kernel, backend: str, jobs: int, folder: Path) -> Graded:
-    # the file keeps its own name (messages quote it), in a folder of its own
-    source = folder / re.sub(r"\W", "_", kernel.name) / kernel.path.name
-    source.parent.mkdir(exist_ok=True)
-    source.write_text(kernel.source())
+    source = staged(kernel, folder)
     out = source.parent / f"{backend}.json"
     cmd = [sys.executable, __file__, "--one", kernel.lab, str(source), backend, str(out)]
     try:
@@ -206,6 +209,59 @@ def _equal_mark(graded: dict[str, Graded], backends: list[str]) -> str:
     return "-" if same is None else ("yes" if same else "NO")
 
 
+def grade_all(
+    chosen: list[Kernel], backends: list[str], parallel: int, jobs: int, budget: float
+) -> dict[tuple[str, str], Graded]:
+    """Every (kernel, backend) grading started within `budget` seconds, `parallel` at a
+    time, each printed to stderr as it ends."""
+    started = time.monotonic()
+    results: dict[tuple[str, str], Graded] = {}
+    total = len(chosen) * len(backends)
+    with (
+        tempfile.TemporaryDirectory(prefix="agreement-") as tmp,
+        ThreadPoolExecutor(parallel) as pool,
+    ):
+
+        def task(kernel: Kernel, backend: str) -> None:
+            begun = time.monotonic()
+            if begun - started > budget:
+                return
+            try:
+                graded = run_grading(kernel, backend, jobs, Path(tmp))
+            except Exception as error:  # one kernel's failure never stops the table
+                graded = Graded(problem=f"bench error: {error}"[:80])
+            results[(kernel.name, backend)] = graded
+            took = time.monotonic() - begun
+            print(
+                f"[{len(results)}/{total}] {kernel.name} {backend}: {graded.cell()} ({took:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        for kernel in chosen:
+            staged(kernel, Path(tmp)).parent.mkdir()
+            staged(kernel, Path(tmp)).write_text(kernel.source())
+        # the slowest backend's gradings first, so both columns fill in evenly
+        for kernel in chosen:
+            for backend in reversed(backends):
+                pool.submit(task, kernel, backend)
+    return results
+
+
+def summary(rows: list[tuple[Kernel, dict[str, Graded]]], backends: list[str]) -> list[str]:
+    compared = [_equal(g, backends) for _, g in rows if _equal(g, backends) is not None]
+    skipped = sum(1 for _, g in rows for b in backends if b not in g)
+    if compared:
+        same = sum(compared)
+        share = (
+            f"equal scores: {same} of {len(compared)} kernels graded on both backends "
+            f"({100.0 * same / len(compared):.1f}%; target >= 95%)"
+        )
+    else:
+        share = "equal scores: not measured (needs two backends that graded the same kernel)"
+    return ["", share, f"{len(rows)} kernels, {skipped} gradings skipped by the budget"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", default="cpu,cuda", help="comma-separated (default both)")
@@ -237,61 +293,16 @@ def main() -> int:
     )
     for note in notes:
         print(f"note: {note}", flush=True)
-
     started = time.monotonic()
-    results: dict[tuple[str, str], Graded] = {}
-    with (
-        tempfile.TemporaryDirectory(prefix="agreement-") as tmp,
-        ThreadPoolExecutor(parallel) as pool,
-    ):
-
-        def task(kernel: Kernel, backend: str) -> None:
-            begun = time.monotonic()
-            if begun - started > args.budget:
-                return
-            try:
-                graded = run_grading(kernel, backend, jobs, Path(tmp))
-            except Exception as error:  # one kernel's failure never stops the table
-                graded = Graded(problem=f"bench error: {error}"[:80])
-            results[(kernel.name, backend)] = graded
-            print(
-                f"[{len(results)}/{len(chosen) * len(backends)}] {kernel.name} {backend}: "
-                f"{graded.cell()} ({time.monotonic() - begun:.1f} s)",
-                file=sys.stderr,
-                flush=True,
-            )
-
-        # the slowest backend's gradings first, so both columns fill in evenly
-        for kernel in chosen:
-            for backend in reversed(backends):
-                pool.submit(task, kernel, backend)
-
+    results = grade_all(chosen, backends, parallel, jobs, args.budget)
     rows = [
         (k, {b: results[(k.name, b)] for b in backends if (k.name, b) in results}) for k in chosen
     ]
-    print("\n".join(table(rows, backends)))
-    compared = [_equal(g, backends) for _, g in rows if _equal(g, backends) is not None]
-    skipped = sum(1 for k, g in rows for b in backends if b not in g)
-    elapsed = time.monotonic() - started
-    if compared:
-        same = sum(compared)
-        print(
-            f"\nequal scores: {same} of {len(compared)} kernels graded on both backends "
-            f"({100.0 * same / len(compared):.1f}%; target >= 95%)"
-        )
-    else:
-        print("\nequal scores: not measured (needs two backends that graded the same kernel)")
-    print(f"{len(rows)} kernels, {skipped} gradings skipped by the budget, {elapsed:.0f} s")
+    print("\n".join([*table(rows, backends), *summary(rows, backends)]))
+    print(f"{time.monotonic() - started:.0f} s")
     if args.json:
-        args.json.write_text(
-            json.dumps(
-                [
-                    {"kernel": k.name, **{b: vars(g) for b, g in graded.items()}}
-                    for k, graded in rows
-                ],
-                indent=1,
-            )
-        )
+        data = [{"kernel": k.name, **{b: vars(g) for b, g in gr.items()}} for k, gr in rows]
+        args.json.write_text(json.dumps(data, indent=1))
     return 0
 
 
