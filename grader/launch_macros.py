@@ -128,9 +128,9 @@ def _tiles(
     defined: list[str],
     said: set[str],
 ) -> list[str]:
-    """Tile-size macros, and __shared__ tiles, bigger than anything the launch covers:
-    only said when the file sets none of the launch macros (the launch is all defaults),
-    and a shared tile only when nothing else was."""
+    """Tile-size macros bigger than anything the launch covers, or else __shared__ tiles
+    that are: only when the file sets none of the launch macros (the launch is all
+    defaults) and the macro was not named already."""
     if defined:
         return []
     largest = max(launch.values())
@@ -144,7 +144,13 @@ def _tiles(
                 f"the grader launches its default {_shape(launch, 'BLOCK')} blocks, each "
                 f"covering a {_shape(launch, 'TILE')} tile. " + _advice(name, value)
             )
-    for match in _SHARED.finditer(code) if not (out or said) else ():
+    return out or ([] if said else _shared_tiles(code, known, launch))
+
+
+def _shared_tiles(code: str, known: _Values, launch: Mapping[str, int]) -> list[str]:
+    largest = max(launch.values())
+    out = []
+    for match in _SHARED.finditer(code):
         dims = [known.of(d) for d in re.findall(r"\[([^\]]+)\]", match.group(2))]
         if all(d is not None and d > largest for d in dims[-2:]):
             sizes = " x ".join(str(d) for d in dims)

@@ -1,0 +1,79 @@
+"""The launch section of the report: which launch macros a file defines, the defaults the
+grader used, and sizes in the file's own code that the launch does not match."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader import launch_macros, paths
+from grader.labs import all_labs
+
+DEFAULTS = {"BLOCK_X": 16, "BLOCK_Y": 16, "BLOCK_Z": 1, "TILE_X": 16, "TILE_Y": 16, "TILE_Z": 1}
+
+
+def test_a_tile_width_the_launch_never_heard_of_is_named():
+    text = """#define TILE_WIDTH (2 * 16)
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    int row = blockIdx.y * TILE_WIDTH + threadIdx.y;
+    int col = blockIdx.x * TILE_WIDTH + threadIdx.x;
+}
+"""
+    found = launch_macros.describe(text, DEFAULTS, {})
+    assert found.defined == [] and found.values == DEFAULTS
+    assert len(found.warnings) == 1
+    warning = found.warnings[0]
+    assert warning.startswith("Line 3 steps blockIdx.y by TILE_WIDTH = 32")
+    assert "TILE_Y = 16" in warning and "#define BLOCK_X TILE_WIDTH" in warning
+
+
+def test_a_shared_tile_bigger_than_the_default_launch_is_named():
+    text = "__global__ void k(float* p) { __shared__ float Ms[32][32]; p[0] = Ms[0][0]; }"
+    (warning,) = launch_macros.describe(text, DEFAULTS, {}).warnings
+    assert "__shared__ Ms (line 1) is 32 x 32" in warning and "16 x 16 blocks" in warning
+
+
+def test_a_halo_block_and_a_coarsened_tile_are_fine():
+    halo = """#define TILE_X 16
+#define TILE_Y 16
+#define BLOCK_X (TILE_X + MASK_WIDTH - 1)
+#define BLOCK_Y (TILE_Y + MASK_WIDTH - 1)
+__global__ void k(float* p) {
+    __shared__ float tile[BLOCK_Y][BLOCK_X];
+    int r = blockIdx.y * TILE_Y + threadIdx.y - MASK_WIDTH / 2;
+}
+"""
+    launch = {**DEFAULTS, "BLOCK_X": 20, "BLOCK_Y": 20}
+    found = launch_macros.describe(halo, launch, {"MASK_WIDTH": 5})
+    assert found.warnings == [] and found.defined == ["BLOCK_X", "BLOCK_Y", "TILE_X", "TILE_Y"]
+
+
+def test_values_the_file_cannot_be_evaluated_for_are_left_alone():
+    text = "__global__ void k(float* p, int t) { int i = blockIdx.x * t + threadIdx.x; }"
+    assert launch_macros.describe(text, DEFAULTS, {}).warnings == []
+
+
+@pytest.mark.parametrize("lab", sorted(all_labs()))
+def test_no_reference_baseline_or_variant_gets_a_warning(lab):
+    folder = paths.reference_dir(lab)
+    files = [folder / "reference.cu", folder / "baseline.cu", *folder.glob("variants/*.cu")]
+    for path in [p for p in files if p.exists()]:
+        found = launch_macros.describe(Path(path).read_text(), _launch_of(path, lab), _macros(lab))
+        assert found.warnings == [], (path, found.warnings)
+
+
+def _macros(lab: str) -> dict[str, int]:
+    spec = all_labs()[lab]
+    return spec.macro_values(spec.full_sizes(spec.public_cases[0].sizes))
+
+
+def _launch_of(path: Path, lab: str) -> dict[str, int]:
+    """The launch the file sets, evaluated as the compiled module would."""
+    spec = all_labs()[lab]
+    defines = dict(launch_macros._DEFINE.findall(path.read_text()))
+    values = launch_macros._Values(defines, _macros(lab))
+    block = dict(zip("XYZ", spec.default_block, strict=True))
+    out = {f"BLOCK_{a}": values.name(f"BLOCK_{a}") or block[a] for a in "XYZ"}
+    out.update({f"TILE_{a}": values.name(f"TILE_{a}") or out[f"BLOCK_{a}"] for a in "XYZ"})
+    return out
