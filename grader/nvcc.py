@@ -19,6 +19,7 @@ from pathlib import Path
 
 from grader import build_cache, defaults
 from grader.backends.base import Submission
+from grader.backends.cpu import toolchain
 from grader.interface import ConstantSig, Interface, KernelSig, ParamSig, canonical_ctype
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, launch_values, with_footer
@@ -75,49 +76,43 @@ def inspect(
     if raw is None:
         with tempfile.TemporaryDirectory(prefix="grader-nvcc-") as tmp:
             raw = _compile(Path(tmp), submission.name, source, macros, arch)
-        _cache_store(key, raw)
+        if not raw["stopped"]:  # a timeout may not repeat on a quieter machine
+            _cache_store(key, raw)
     result = _read(raw, submission.name, arch)
     result.source = source
     return result
 
 
-def run_compiler(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
-    """Run a compiler on student source: its exit code and its messages, or -1 and a
-    sentence when it runs past the compile timeout (a template bomb, say)."""
-    try:
-        proc = subprocess.run(
-            cmd,
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=defaults.COMPILE_TIMEOUT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        return -1, f"compilation took longer than {defaults.COMPILE_TIMEOUT:.0f} s and was stopped"
-    return proc.returncode, proc.stdout + proc.stderr
-
-
 def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict:
-    """nvcc's raw products: whether it compiled, its log, the PTX and ptxas's report."""
+    """nvcc's raw products, each program sandboxed: whether it compiled, its log, the PTX
+    and ptxas's report. `stopped` says a limit of the sandbox stopped it."""
     nvcc = find()
     name = safe_name(shown_name)
     (tmp / name).write_text(source)
     flags = ["-arch", arch, "-lineinfo", *macro_flags(macros)]
-    code, log = run_compiler([nvcc, "-ptx", *flags, name, "-o", "module.ptx"], tmp)
-    raw = {"ok": code == 0, "log": clean_log(log, tmp, name, shown_name), "ptx": "", "ptxas": ""}
-    if code == 0:
-        raw["ptx"] = (tmp / "module.ptx").read_text()
+    ptx = tmp / "module.ptx"
+    run = toolchain.run_compiler([nvcc, "-ptx", *flags, "-o", str(ptx), str(tmp / name)], tmp)
+    raw = {
+        "ok": run.code == 0 and not run.stopped,
+        "log": clean_log(run.log, tmp, name, shown_name),
+    }
+    raw.update(ptx="", ptxas="", stopped=run.stopped)
+    if raw["ok"]:
+        raw["ptx"] = ptx.read_text()
         ptxas = str(Path(nvcc).with_name("ptxas"))
-        ptxas_cmd = [ptxas, f"-arch={arch}", "-v", "module.ptx", "-o", "m.cubin"]
-        _, raw["ptxas"] = run_compiler(ptxas_cmd, tmp)
+        cubin = str(tmp / "module.cubin")
+        raw["ptxas"] = toolchain.run_compiler(
+            [ptxas, f"-arch={arch}", "-v", "-o", cubin, str(ptx)], tmp
+        ).log
     return raw
 
 
 def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
     log = raw["log"]
+    if raw.get("stopped"):
+        message = f"nvcc could not compile {shown_name}: {raw['stopped']}."
+        info = CompileInfo(ok=False, log=f"{message}\n{log}".strip(), arch=arch)
+        return Inspection(info, None, [Diagnostic(Kind.COMPILE_ERROR, message)])
     if not raw["ok"]:
         return Inspection(
             CompileInfo(ok=False, log=log, arch=arch), None, compile_diagnostics(log, shown_name)
@@ -221,13 +216,7 @@ def _words(init: str, ptx_type: str) -> list[int]:
 def demangle(symbols: list[str]) -> dict[str, tuple[str, list[str] | None]]:
     """symbol -> (plain name, parameter C types), with c++filt where it exists."""
     out: dict[str, tuple[str, list[str] | None]] = {}
-    filt = shutil.which("c++filt") or shutil.which("cu++filt")
-    texts = symbols
-    if filt and symbols:
-        proc = subprocess.run([filt], input="\n".join(symbols), capture_output=True, text=True)
-        if proc.returncode == 0 and len(proc.stdout.splitlines()) == len(symbols):
-            texts = proc.stdout.splitlines()
-    for symbol, text in zip(symbols, texts, strict=True):
+    for symbol, text in zip(symbols, demangled(symbols), strict=True):
         if "(" in text and text.endswith(")"):
             name = text[: text.index("(")].split("::")[-1].strip()
             inner = text[text.index("(") + 1 : -1].strip()
@@ -237,6 +226,18 @@ def demangle(symbols: list[str]) -> dict[str, tuple[str, list[str] | None]]:
             plain = re.match(r"_Z\d+", symbol)
             out[symbol] = (symbol if not plain else _itanium_name(symbol), None)
     return out
+
+
+def demangled(symbols: list[str]) -> list[str]:
+    """`symbols` (names the submission chose) as c++filt writes them, sandboxed like a
+    compiler; as they are where there is no c++filt."""
+    filt = shutil.which("c++filt") or shutil.which("cu++filt")
+    if not filt or not symbols:
+        return symbols
+    with tempfile.TemporaryDirectory(prefix="grader-filt-") as tmp:
+        run = toolchain.run_compiler([filt], Path(tmp), stdin_text="\n".join(symbols))
+    lines = run.log.splitlines()
+    return lines if run.code == 0 and len(lines) == len(symbols) else symbols
 
 
 def _itanium_name(symbol: str) -> str:
@@ -297,8 +298,12 @@ def parse_ptxas(log: str) -> dict[str, KernelResources]:
 # -- cache --------------------------------------------------------------------------------
 
 
+# Part of every cache key: raise it when what a compile produces changes (2: sandboxed).
+CACHE_VERSION = 2
+
+
 def _cache_key(source: str, macros, arch: str, shown: str) -> str:
-    blob = json.dumps([source, sorted(macros.items()), arch, shown, version()])
+    blob = json.dumps([source, sorted(macros.items()), arch, shown, version(), CACHE_VERSION])
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
