@@ -39,7 +39,7 @@ from grader.result import (
     Result,
     Status,
 )
-from grader.source import MAX_BYTES, read_submission, static_checks, strip_comments
+from grader.source import MAX_BYTES, read_submission, static_checks
 
 # Diagnostics that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
@@ -149,8 +149,7 @@ class Grading:
             self.result.compile = build.compile
         found = list(build.diagnostics)
         if build.interface is not None:
-            code = strip_comments(self.submission.text)
-            found += interface.check(self.lab, build.interface, case.sizes, code)
+            found += interface.check(self.lab, build.interface, case.sizes)
         build.diagnostics = found
         known = {(d.kind, d.message) for d in self.result.diagnostics}
         self.result.diagnostics += [d for d in found if (d.kind, d.message) not in known]

@@ -10,9 +10,12 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -52,6 +55,51 @@ class Inspection:
     interface: Interface | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     source: str = ""  # the text compiled: the submission and the footer
+
+
+# The folder the nvcc of sandboxed_nvcc may use; compile_folder sets it.
+COMPILE_DIR_ENV = "GRADER_COMPILE_DIR"
+
+
+def sandboxed_nvcc() -> str:
+    """An executable that runs nvcc sandboxed as inspect's compiles are, for PyCUDA's
+    SourceModule, which runs nvcc itself: inside compile_folder(), the only folder it
+    may use is that one, where PyCUDA writes its copy of the source."""
+    placeholder = "@FOLDER@"
+    argv = toolchain.sandboxed([find()], placeholder)
+    line = " ".join(shlex.quote(a) for a in argv).replace(
+        placeholder, f'"${{{COMPILE_DIR_ENV}:?is not set: use nvcc.compile_folder()}}"'
+    )
+    script = f'#!/bin/sh\nexec {line} "$@"\n'
+    path = (
+        defaults.cache_dir()
+        / "nvcc"
+        / f"sandboxed-{hashlib.sha256(script.encode()).hexdigest()[:16]}"
+    )
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staged = path.with_suffix(f".{os.getpid()}.tmp")
+        staged.write_text(script)
+        staged.chmod(0o755)
+        staged.replace(path)
+    return str(path)
+
+
+@contextmanager
+def compile_folder() -> Iterator[str]:
+    """A private folder for PyCUDA's compile, removed afterwards: its temporary files go
+    there (tempfile.tempdir) and sandboxed_nvcc's compiler may use nothing else."""
+    with tempfile.TemporaryDirectory(prefix="grader-nvcc-") as folder:
+        saved = tempfile.tempdir, os.environ.get(COMPILE_DIR_ENV)
+        tempfile.tempdir, os.environ[COMPILE_DIR_ENV] = folder, folder
+        try:
+            yield folder
+        finally:
+            tempfile.tempdir = saved[0]
+            if saved[1] is None:
+                os.environ.pop(COMPILE_DIR_ENV, None)
+            else:
+                os.environ[COMPILE_DIR_ENV] = saved[1]
 
 
 def safe_name(name: str) -> str:
@@ -200,7 +248,54 @@ def parse_ptx(ptx: str) -> Interface:
             interface.launch = launch_values(_words(var["init"] or "", var["type"]))
             continue
         interface.constants[var["name"]] = ConstantSig(var["name"], size, var["space"])
+    _reads(ptx, interface)
     return interface
+
+
+# -- what each kernel's code reads ----------------------------------------------------------
+
+_FUNCTION = re.compile(
+    r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?(?P<symbol>[\w$]+)\s*(?:\([^)]*\))?[^{;]*\{"
+)
+_CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?(?P<callee>[\w$]+)")
+# Instructions that read shared memory, or take a generic address of it.
+_SHARED_READ = re.compile(
+    r"^\s*(?:@!?%\w+\s+)?(?:(?:ld|ldu|ldmatrix|atom|red|wmma\.load|cvta)(?:\.[\w:]+)*?"
+    r"\.shared\b|cp(?:\.[\w:]+)*?\.global\.shared\b)",
+    re.MULTILINE,
+)
+
+
+def _bodies(ptx: str) -> dict[str, str]:
+    """Each function's body (entries and device functions), by symbol."""
+    out = {}
+    for match in _FUNCTION.finditer(ptx):
+        depth, end = 1, match.end()
+        while depth and end < len(ptx):
+            depth += {"{": 1, "}": -1}.get(ptx[end], 0)
+            end += 1
+        out[match["symbol"]] = ptx[match.end() : end]
+    return out
+
+
+def _reads(ptx: str, interface: Interface) -> None:
+    """Which kernels read shared memory and which __constant__ variables, in their own
+    code or in a device function they call: the module's word, not the text's."""
+    bodies = _bodies(ptx)
+    constants = {n for n, c in interface.constants.items() if c.space == "const"}
+    interface.dynamic_shared = bool(re.search(r"\.extern\s+\.shared\b", ptx))
+    for sig in interface.kernels.values():
+        reached, todo = set(), [sig.symbol]
+        while todo:
+            symbol = todo.pop()
+            if symbol in reached or symbol not in bodies:
+                continue
+            reached.add(symbol)
+            todo += [m["callee"] for m in _CALL.finditer(bodies[symbol])]
+        code = "\n".join(bodies[s] for s in reached)
+        sig.reads_shared = bool(_SHARED_READ.search(code))
+        words = set(re.findall(r"[\w$]+", code))
+        sig.reads_constants = frozenset(constants & words)
 
 
 def _words(init: str, ptx_type: str) -> list[int]:

@@ -390,7 +390,7 @@ static int probe(const char* dir) {
    a compiler could read any file of the user (the grader's /proc/PID/environ, a hidden
    case, the secret) and quote it in its messages, so it runs:
    - with landlock: read and execute only the --read paths, use DIR (its own copy of the
-     source, its temporaries: TMPDIR is DIR);
+     source, its temporaries: TMPDIR is DIR); it runs in the runner's working folder;
    - with resource limits (address space, CPU seconds, file size) and no capabilities;
    - with compiler_seccomp_apply: no sockets, no leaving its process group;
    - in a process group of its own, killed whole when the program ends, at the timeout,
@@ -492,7 +492,6 @@ static int exec_sandboxed(int argc, char** argv) {
         fprintf(stderr, "usage: runner exec DIR [--read PATH]... [OPTION]... -- PROGRAM ARG...\n");
         return EXIT_USAGE;
     }
-    if (chdir(job.policy.scratch.c_str()) != 0) return EXIT_USAGE;
     if (job.status_fd >= 0) fcntl(job.status_fd, F_SETFD, FD_CLOEXEC);
     /* Landlock first, so that the watcher and the program share the runner's domain:
        with ABI 6 a domain may signal only itself and the domains inside it. */
