@@ -126,7 +126,9 @@ def clean_env() -> dict[str, str]:
 # -- compilers, sandboxed ------------------------------------------------------------------
 
 # What a compiler may read besides its build folder: the system's toolchain and headers.
-COMPILER_READS = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives")
+COMPILER_READS = (
+    "/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives",
+)  # fmt: skip
 LOG_LIMIT = 256 * 1024  # bytes of a compiler's messages kept
 # How compilers say that a limit stopped them, on lines of their own (a quoted source
 # line starts with a space, so the submission cannot write these).
