@@ -6,6 +6,7 @@ alone must hold."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -218,3 +219,23 @@ def test_an_interrupted_check_leaves_nothing_in_tmp(tmp_path):
         time.sleep(0.5)
         assert list(private_tmp.iterdir()) == [], what
         assert compilers_of(name) == [], what
+
+
+def test_a_batch_grades_an_option_named_file_and_leaks_nothing(tmp_path, capsys, secret):
+    course = tmp_path / "course"
+    course.mkdir()
+    reference = (ROOT / "reference_kernels" / "matmul-naive" / "reference.cu").read_text()
+    (course / "-rf.cu").write_text(reference)
+    for trick, text in INCLUDES.items():
+        (course / f"{trick.replace(' ', '_')}.cu").write_text(
+            text.replace("SECRET", str(secret)) + KERNEL
+        )
+    out = tmp_path / "out"
+    argv = ["batch", "matmul-naive", str(course), "--out", str(out), "--backend", "cpu"]
+    cli.main([*argv, "--jobs", "2", "--timeout", "5"])
+    capsys.readouterr()
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert written and not [p for p in written if secret.read_text().split()[0] in p.read_text()]
+    with open(out / "gradebook.csv", newline="") as f:
+        rows = {row["submission"]: row for row in csv.DictReader(f)}
+    assert rows["'-rf"]["score"] == rows["'-rf"]["max"] == "3"  # quoted against spreadsheets
