@@ -239,3 +239,24 @@ def test_a_batch_grades_an_option_named_file_and_leaks_nothing(tmp_path, capsys,
     with open(out / "gradebook.csv", newline="") as f:
         rows = {row["submission"]: row for row in csv.DictReader(f)}
     assert rows["'-rf"]["score"] == rows["'-rf"]["max"] == "3"  # quoted against spreadsheets
+
+
+@pytest.mark.parametrize("toolkit", ["nvcc", "no nvcc"])
+def test_a_string_that_spells_shared_is_not_shared_memory(tmp_path, capsys, request, toolkit):
+    if toolkit == "no nvcc":
+        request.getfixturevalue("no_nvcc")
+    naive = (ROOT / "reference_kernels" / "matmul-naive" / "reference.cu").read_text()
+    text = 'static const char* s = "__shared__";\n' + naive
+    path = tmp_path / "kernel.cu"
+    path.write_text(text)
+    cli.main(
+        ["check", "matmul-tiled", str(path), "--backend", "cpu", "--json", str(tmp_path / "r.json")]
+    )
+    capsys.readouterr()
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert all(case["status"] == "passed" for case in report["cases"])
+    assert [d["kind"] for d in report["diagnostics"]] == ["requirement"]
+    assert report["score"] < report["max_score"]
+    tiled = (ROOT / "reference_kernels" / "matmul-tiled" / "reference.cu").read_text()
+    path.write_text(tiled)
+    assert cli.main(["check", "matmul-tiled", str(path), "--backend", "cpu"]) == 0
