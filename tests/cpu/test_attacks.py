@@ -260,3 +260,16 @@ def test_a_string_that_spells_shared_is_not_shared_memory(tmp_path, capsys, requ
     tiled = (ROOT / "reference_kernels" / "matmul-tiled" / "reference.cu").read_text()
     path.write_text(tiled)
     assert cli.main(["check", "matmul-tiled", str(path), "--backend", "cpu"]) == 0
+
+
+def test_compilers_without_landlock_stop_grading_unless_allowed(tmp_path, capsys, monkeypatch):
+    no_landlock = sandbox.Layers(seccomp=True, sockets_blocked=True, error="no landlock here")
+    monkeypatch.setattr(sandbox, "probe", lambda: no_landlock)
+    reference = (ROOT / "reference_kernels" / "matmul-naive" / "reference.cu").read_text()
+    path = tmp_path / "kernel.cu"
+    path.write_text(reference)
+    assert cli.main(["check", "matmul-naive", str(path), "--backend", "cpu"]) == 2
+    assert "The compilers cannot be sandboxed on this machine" in capsys.readouterr().err
+    code, report, _ = grade(tmp_path, capsys, reference, "kernel.cu", "--allow-unsandboxed")
+    assert code == 0
+    assert any("The compilers ran without file isolation" in note for note in report["notes"])
