@@ -179,8 +179,11 @@ def clean_log(log: str, tmp: Path, name: str, shown: str) -> str:
     return "\n".join(line for line in log.splitlines() if line.strip()).strip()
 
 
+# nvcc's front end writes "file(12): error: ...", its preprocessor (the host compiler's)
+# "file:12:3: fatal error: ...".
 _MESSAGE = re.compile(
-    r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<sev>error|warning)\b[^:]*: (?P<msg>.*)$"
+    r"^(?P<file>.+?)(?:\((?P<line>\d+)\):|:(?P<cline>\d+):(?:\d+:)?) "
+    r"(?:fatal )?(?P<sev>error|warning)\b[^:]*: (?P<msg>.*)$"
 )
 
 
@@ -191,13 +194,9 @@ def compile_diagnostics(log: str, shown: str, errors_only: bool = False) -> list
         match = _MESSAGE.match(raw.strip())
         if not match or match["sev"] != "error" or match["file"] != shown:
             continue
-        out.append(
-            Diagnostic(
-                Kind.COMPILE_ERROR,
-                f"{shown}:{match['line']}: {match['msg'].strip()}",
-                line=int(match["line"]),
-            )
-        )
+        line = int(match["line"] or match["cline"])
+        message = f"{shown}:{line}: {match['msg'].strip()}"
+        out.append(Diagnostic(Kind.COMPILE_ERROR, message, line=line))
     if not out and not errors_only:
         first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log[:300])
         out.append(Diagnostic(Kind.COMPILE_ERROR, f"nvcc could not compile {shown}: {first}"))
