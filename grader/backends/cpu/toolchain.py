@@ -171,10 +171,11 @@ def compile_isolation(allow_unsandboxed: bool) -> str:
             f"{missing} Run on a Linux kernel that has it, or pass --allow-unsandboxed if "
             "you trust the submissions."
         )
+    network = "seccomp (no sockets)" if layers.seccomp else "no seccomp (sockets allowed)"
     return (
         "The compilers ran without file isolation (no landlock; allowed by "
-        "--allow-unsandboxed), with their other limits: no network, memory, CPU time, "
-        "file size, their own process group."
+        f"--allow-unsandboxed), with {network}, limits on memory, CPU time and file size, "
+        "and a process group of their own killed at the deadline."
     )
 
 
