@@ -514,6 +514,9 @@ static int exec_sandboxed(int argc, char** argv) {
         setpgid(0, 0);
         close(pipefd[1]);
         if (job.status_fd >= 0) close(job.status_fd);
+        for (int fd = 0; fd < 3; ++fd) {
+            if (fd != pipefd[0]) close(fd); /* never what holds the output open */
+        }
         watch(pipefd[0], old);
     }
     close(pipefd[0]);
