@@ -76,7 +76,9 @@ def sandboxed_nvcc() -> str:
         / "nvcc"
         / f"sandboxed-{hashlib.sha256(script.encode()).hexdigest()[:16]}"
     )
-    if not path.exists():
+    if path.exists():
+        build_cache.used(path)  # the worker is about to run it: not evicted meanwhile
+    else:
         path.parent.mkdir(parents=True, exist_ok=True)
         staged = path.with_suffix(f".{os.getpid()}.tmp")
         staged.write_text(script)
