@@ -8,6 +8,8 @@ from pathlib import Path
 SECRET_ENV = "GRADER_SECRET"  # the environment variable that holds the course's secret
 ARCH = "sm_90"  # what nvcc targets when no GPU says otherwise (H100/H200)
 COMPILE_TIMEOUT = 60.0  # seconds for one compiler run
+COMPILE_MEMORY = 2 << 30  # bytes of address space for each compiler process
+COMPILE_FILE_SIZE = 256 << 20  # bytes of any file a compiler writes
 CASE_TIMEOUT = 10.0  # seconds for one launch, --timeout
 MAX_CASE_TIMEOUT = 3600.0  # the most --timeout accepts (the README says so)
 MAX_SUBMISSION_TIMEOUT = 24 * 3600.0  # the most --submission-timeout accepts

@@ -50,7 +50,7 @@ from grader.result import (
     Result,
     Status,
 )
-from grader.source import MAX_BYTES, read_submission, static_checks, strip_comments
+from grader.source import MAX_BYTES, read_submission, static_checks
 
 # Diagnostics that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
@@ -160,8 +160,7 @@ class Grading:
             self.result.compile = build.compile
         found = list(build.diagnostics)
         if build.interface is not None:
-            code = strip_comments(self.submission.text)
-            found += interface.check(self.lab, build.interface, case.sizes, code)
+            found += interface.check(self.lab, build.interface, case.sizes)
             if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
                 self.result.launch = launch_macros.describe(
                     self.submission.text, build.interface.launch, build.macros

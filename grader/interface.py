@@ -34,6 +34,10 @@ class KernelSig:
     params: list[ParamSig]
     resources: KernelResources | None = None
     max_threads: int | None = None  # from __launch_bounds__
+    # What the compiled code reads, it or a function it calls (from PTX); None where the
+    # module does not show it (the CPU build without nvcc).
+    reads_shared: bool | None = None
+    reads_constants: frozenset[str] | None = None  # __constant__ variables
 
 
 @dataclass
@@ -48,6 +52,7 @@ class Interface:
     kernels: dict[str, KernelSig] = field(default_factory=dict)
     constants: dict[str, ConstantSig] = field(default_factory=dict)
     launch: dict[str, int] = field(default_factory=dict)  # BLOCK_X .. TILE_Z
+    dynamic_shared: bool = False  # the module declares extern __shared__ memory
 
     def block(self) -> tuple[int, int, int]:
         return (self.launch["BLOCK_X"], self.launch["BLOCK_Y"], self.launch["BLOCK_Z"])
@@ -224,8 +229,9 @@ def check_resources(interface: Interface) -> list[Diagnostic]:
     return out
 
 
-def check(lab, interface: Interface, sizes, source: str) -> list[Diagnostic]:
-    """Every way the module does not fit `lab` (a grader.labs.model.Lab) at `sizes`."""
+def check(lab, interface: Interface, sizes) -> list[Diagnostic]:
+    """Every way the module does not fit `lab` (a grader.labs.model.Lab) at `sizes`. The
+    lab's rules are read from the module too, never from the text."""
     kernel = lab.kernel.name
     defined = sorted(interface.kernels)
     out = check_kernel(lab.kernel, interface.kernels.get(kernel), defined)
@@ -234,7 +240,7 @@ def check(lab, interface: Interface, sizes, source: str) -> list[Diagnostic]:
         out += check_launch(interface, kernel)
     out += check_resources(interface)
     for req in lab.requirements:
-        message = req.check(source, interface)
+        message = req.check(interface, kernel)
         if message:
             out.append(Diagnostic(Kind.REQUIREMENT, message, kernel=kernel))
     return out

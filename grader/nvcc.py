@@ -10,15 +10,19 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from grader import build_cache, defaults
 from grader.backends.base import Submission
+from grader.backends.cpu import toolchain
 from grader.interface import ConstantSig, Interface, KernelSig, ParamSig, canonical_ctype
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, launch_values, strip_comments, with_footer
@@ -53,6 +57,53 @@ class Inspection:
     source: str = ""  # the text compiled: the submission and the footer
 
 
+# The folder the nvcc of sandboxed_nvcc may use; compile_folder sets it.
+COMPILE_DIR_ENV = "GRADER_COMPILE_DIR"
+
+
+def sandboxed_nvcc() -> str:
+    """An executable that runs nvcc sandboxed as inspect's compiles are, for PyCUDA's
+    SourceModule, which runs nvcc itself: inside compile_folder(), the only folder it
+    may use is that one, where PyCUDA writes its copy of the source."""
+    placeholder = "@FOLDER@"
+    argv = toolchain.sandboxed([find()], placeholder)
+    line = " ".join(shlex.quote(a) for a in argv).replace(
+        placeholder, f'"${{{COMPILE_DIR_ENV}:?is not set: use nvcc.compile_folder()}}"'
+    )
+    script = f'#!/bin/sh\nexec {line} "$@"\n'
+    path = (
+        defaults.cache_dir()
+        / "nvcc"
+        / f"sandboxed-{hashlib.sha256(script.encode()).hexdigest()[:16]}"
+    )
+    if path.exists():
+        build_cache.used(path)  # the worker is about to run it: not evicted meanwhile
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staged = path.with_suffix(f".{os.getpid()}.tmp")
+        staged.write_text(script)
+        staged.chmod(0o755)
+        staged.replace(path)
+    return str(path)
+
+
+@contextmanager
+def compile_folder() -> Iterator[str]:
+    """A private folder for PyCUDA's compile, removed afterwards: its temporary files go
+    there (tempfile.tempdir) and sandboxed_nvcc's compiler may use nothing else."""
+    with tempfile.TemporaryDirectory(prefix="grader-nvcc-") as folder:
+        saved = tempfile.tempdir, os.environ.get(COMPILE_DIR_ENV)
+        tempfile.tempdir, os.environ[COMPILE_DIR_ENV] = folder, folder
+        try:
+            yield folder
+        finally:
+            tempfile.tempdir = saved[0]
+            if saved[1] is None:
+                os.environ.pop(COMPILE_DIR_ENV, None)
+            else:
+                os.environ[COMPILE_DIR_ENV] = saved[1]
+
+
 def safe_name(name: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(name).stem) or "kernel"
     return f"{stem}.cu"
@@ -75,50 +126,44 @@ def inspect(
     if raw is None:
         with tempfile.TemporaryDirectory(prefix="grader-nvcc-") as tmp:
             raw = _compile(Path(tmp), submission.name, source, macros, arch)
-        _cache_store(key, raw)
+        if not raw["stopped"]:  # a timeout may not repeat on a quieter machine
+            _cache_store(key, raw)
     result = _read(raw, submission.name, arch)
     result.diagnostics = grader_macros(result.diagnostics, submission.text, macros, submission.name)
     result.source = source
     return result
 
 
-def run_compiler(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
-    """Run a compiler on student source: its exit code and its messages, or -1 and a
-    sentence when it runs past the compile timeout (a template bomb, say)."""
-    try:
-        proc = subprocess.run(
-            cmd,
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=defaults.COMPILE_TIMEOUT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        return -1, f"compilation took longer than {defaults.COMPILE_TIMEOUT:.0f} s and was stopped"
-    return proc.returncode, proc.stdout + proc.stderr
-
-
 def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict:
-    """nvcc's raw products: whether it compiled, its log, the PTX and ptxas's report."""
+    """nvcc's raw products, each program sandboxed: whether it compiled, its log, the PTX
+    and ptxas's report. `stopped` says a limit of the sandbox stopped it."""
     nvcc = find()
     name = safe_name(shown_name)
     (tmp / name).write_text(source)
     flags = ["-arch", arch, "-lineinfo", *macro_flags(macros)]
-    code, log = run_compiler([nvcc, "-ptx", *flags, name, "-o", "module.ptx"], tmp)
-    raw = {"ok": code == 0, "log": clean_log(log, tmp, name, shown_name), "ptx": "", "ptxas": ""}
-    if code == 0:
-        raw["ptx"] = (tmp / "module.ptx").read_text()
+    ptx = tmp / "module.ptx"
+    run = toolchain.run_compiler([nvcc, "-ptx", *flags, "-o", str(ptx), str(tmp / name)], tmp)
+    raw = {
+        "ok": run.code == 0 and not run.stopped,
+        "log": clean_log(run.log, tmp, name, shown_name),
+    }
+    raw.update(ptx="", ptxas="", stopped=run.stopped)
+    if raw["ok"]:
+        raw["ptx"] = ptx.read_text()
         ptxas = str(Path(nvcc).with_name("ptxas"))
-        ptxas_cmd = [ptxas, f"-arch={arch}", "-v", "module.ptx", "-o", "m.cubin"]
-        _, raw["ptxas"] = run_compiler(ptxas_cmd, tmp)
+        cubin = str(tmp / "module.cubin")
+        raw["ptxas"] = toolchain.run_compiler(
+            [ptxas, f"-arch={arch}", "-v", "-o", cubin, str(ptx)], tmp
+        ).log
     return raw
 
 
 def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
     log = raw["log"]
+    if raw.get("stopped"):
+        message = f"nvcc could not compile {shown_name}: {raw['stopped']}."
+        info = CompileInfo(ok=False, log=f"{message}\n{log}".strip(), arch=arch)
+        return Inspection(info, None, [Diagnostic(Kind.COMPILE_ERROR, message)])
     if not raw["ok"]:
         return Inspection(
             CompileInfo(ok=False, log=log, arch=arch), None, compile_diagnostics(log, shown_name)
@@ -137,8 +182,11 @@ def clean_log(log: str, tmp: Path, name: str, shown: str) -> str:
     return "\n".join(line for line in log.splitlines() if line.strip()).strip()
 
 
+# nvcc's front end writes "file(12): error: ...", its preprocessor (the host compiler's)
+# "file:12:3: fatal error: ...".
 _MESSAGE = re.compile(
-    r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<sev>error|warning)\b[^:]*: (?P<msg>.*)$"
+    r"^(?P<file>.+?)(?:\((?P<line>\d+)\):|:(?P<cline>\d+):(?:\d+:)?) "
+    r"(?:fatal )?(?P<sev>error|warning)\b[^:]*: (?P<msg>.*)$"
 )
 
 
@@ -149,13 +197,9 @@ def compile_diagnostics(log: str, shown: str, errors_only: bool = False) -> list
         match = _MESSAGE.match(raw.strip())
         if not match or match["sev"] != "error" or match["file"] != shown:
             continue
-        out.append(
-            Diagnostic(
-                Kind.COMPILE_ERROR,
-                f"{shown}:{match['line']}: {match['msg'].strip()}",
-                line=int(match["line"]),
-            )
-        )
+        line = int(match["line"] or match["cline"])
+        message = f"{shown}:{line}: {match['msg'].strip()}"
+        out.append(Diagnostic(Kind.COMPILE_ERROR, message, line=line))
     if not out and not errors_only:
         first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log[:300])
         out.append(Diagnostic(Kind.COMPILE_ERROR, f"nvcc could not compile {shown}: {first}"))
@@ -304,7 +348,54 @@ def parse_ptx(ptx: str) -> Interface:
             interface.launch = launch_values(_words(var["init"] or "", var["type"]))
             continue
         interface.constants[var["name"]] = ConstantSig(var["name"], size, var["space"])
+    _reads(ptx, interface)
     return interface
+
+
+# -- what each kernel's code reads ----------------------------------------------------------
+
+_FUNCTION = re.compile(
+    r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?(?P<symbol>[\w$]+)\s*(?:\([^)]*\))?[^{;]*\{"
+)
+_CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?(?P<callee>[\w$]+)")
+# Instructions that read shared memory, or take a generic address of it.
+_SHARED_READ = re.compile(
+    r"^\s*(?:@!?%\w+\s+)?(?:(?:ld|ldu|ldmatrix|atom|red|wmma\.load|cvta)(?:\.[\w:]+)*?"
+    r"\.shared\b|cp(?:\.[\w:]+)*?\.global\.shared\b)",
+    re.MULTILINE,
+)
+
+
+def _bodies(ptx: str) -> dict[str, str]:
+    """Each function's body (entries and device functions), by symbol."""
+    out = {}
+    for match in _FUNCTION.finditer(ptx):
+        depth, end = 1, match.end()
+        while depth and end < len(ptx):
+            depth += {"{": 1, "}": -1}.get(ptx[end], 0)
+            end += 1
+        out[match["symbol"]] = ptx[match.end() : end]
+    return out
+
+
+def _reads(ptx: str, interface: Interface) -> None:
+    """Which kernels read shared memory and which __constant__ variables, in their own
+    code or in a device function they call: the module's word, not the text's."""
+    bodies = _bodies(ptx)
+    constants = {n for n, c in interface.constants.items() if c.space == "const"}
+    interface.dynamic_shared = bool(re.search(r"\.extern\s+\.shared\b", ptx))
+    for sig in interface.kernels.values():
+        reached, todo = set(), [sig.symbol]
+        while todo:
+            symbol = todo.pop()
+            if symbol in reached or symbol not in bodies:
+                continue
+            reached.add(symbol)
+            todo += [m["callee"] for m in _CALL.finditer(bodies[symbol])]
+        code = "\n".join(bodies[s] for s in reached)
+        sig.reads_shared = bool(_SHARED_READ.search(code))
+        words = set(re.findall(r"[\w$]+", code))
+        sig.reads_constants = frozenset(constants & words)
 
 
 def _words(init: str, ptx_type: str) -> list[int]:
@@ -320,13 +411,7 @@ def _words(init: str, ptx_type: str) -> list[int]:
 def demangle(symbols: list[str]) -> dict[str, tuple[str, list[str] | None]]:
     """symbol -> (plain name, parameter C types), with c++filt where it exists."""
     out: dict[str, tuple[str, list[str] | None]] = {}
-    filt = shutil.which("c++filt") or shutil.which("cu++filt")
-    texts = symbols
-    if filt and symbols:
-        proc = subprocess.run([filt], input="\n".join(symbols), capture_output=True, text=True)
-        if proc.returncode == 0 and len(proc.stdout.splitlines()) == len(symbols):
-            texts = proc.stdout.splitlines()
-    for symbol, text in zip(symbols, texts, strict=True):
+    for symbol, text in zip(symbols, demangled(symbols), strict=True):
         if "(" in text and text.endswith(")"):
             name = text[: text.index("(")].split("::")[-1].strip()
             inner = text[text.index("(") + 1 : -1].strip()
@@ -336,6 +421,18 @@ def demangle(symbols: list[str]) -> dict[str, tuple[str, list[str] | None]]:
             plain = re.match(r"_Z\d+", symbol)
             out[symbol] = (symbol if not plain else _itanium_name(symbol), None)
     return out
+
+
+def demangled(symbols: list[str]) -> list[str]:
+    """`symbols` (names the submission chose) as c++filt writes them, sandboxed like a
+    compiler; as they are where there is no c++filt."""
+    filt = shutil.which("c++filt") or shutil.which("cu++filt")
+    if not filt or not symbols:
+        return symbols
+    with tempfile.TemporaryDirectory(prefix="grader-filt-") as tmp:
+        run = toolchain.run_compiler([filt], Path(tmp), stdin_text="\n".join(symbols))
+    lines = run.log.splitlines()
+    return lines if run.code == 0 and len(lines) == len(symbols) else symbols
 
 
 def _itanium_name(symbol: str) -> str:
@@ -396,8 +493,12 @@ def parse_ptxas(log: str) -> dict[str, KernelResources]:
 # -- cache --------------------------------------------------------------------------------
 
 
+# Part of every cache key: raise it when what a compile produces changes (2: sandboxed).
+CACHE_VERSION = 2
+
+
 def _cache_key(source: str, macros, arch: str, shown: str) -> str:
-    blob = json.dumps([source, sorted(macros.items()), arch, shown, version()])
+    blob = json.dumps([source, sorted(macros.items()), arch, shown, version(), CACHE_VERSION])
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -68,7 +68,12 @@ def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:
     return Submission(path, text.replace("\r\n", "\n")), problems
 
 
-_TOKENS = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
+_TOKENS = re.compile(
+    r"//[^\n]*|/\*.*?\*/"
+    r'|\b(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\(.*?\)(?P=delim)"'
+    r'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
+    re.DOTALL,
+)
 
 
 def strip_comments(text: str) -> str:
@@ -87,36 +92,74 @@ def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def logical_lines(text: str) -> list[tuple[int, str]]:
+    """The text as the preprocessor reads it: (first physical line, logical line) with
+    line splices joined and comments blanked."""
+    joined, starts = [], []
+    pending: list[str] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if not pending:
+            starts.append(number)
+        spliced = re.search(r"\\[ \t]*$", line)
+        pending.append(line[: spliced.start()] if spliced else line)
+        if not spliced:
+            joined.append("".join(pending))
+            pending = []
+    if pending:
+        joined.append("".join(pending))
+    return list(zip(starts, strip_comments("\n".join(joined)).split("\n"), strict=True))
+
+
 # A submission is one file: the compilers must never be pointed at any other file, such
 # as the secret, the hidden cases or another student's kernel, whose text a compile
-# error would then quote into this student's report.
-FILE_RULES = (
-    (
-        r"(?m)^[ \t]*#[ \t]*include\b(?![ \t]*<)",
-        "A submission is a single file: include only system headers, as "
-        "#include <cstdio>, not files by a quoted or computed name.",
-    ),
-    (
-        r"(?m)^[ \t]*#[ \t]*include\b[ \t]*<[ \t]*(/|[^>]*\.\.)",
-        "Include system headers by name (#include <cuda_runtime.h>), not by a path.",
-    ),
-    (
-        r"(?m)^[ \t]*#[ \t]*(include_next|import|embed)\b|\.incbin\b",
-        "A submission may not pull in other files (#include_next, #import, #embed, .incbin).",
-    ),
+# error would then quote into this student's report. The compilers' sandbox is what
+# stops that; these rules only say so early, in a sentence. A directive may start with
+# `#`, its digraph `%:` or the trigraph `??=`.
+_DIRECTIVE = re.compile(r"^\s*(?:#|%:|\?\?=)\s*(?P<name>\w+)(?P<rest>.*)$")
+_SYSTEM_HEADER = re.compile(r"^\s*<(?P<path>[^>]*)>")
+QUOTED_INCLUDE = (
+    "A submission is a single file: include only system headers, as "
+    "#include <cstdio>, not files by a quoted or computed name."
 )
+PATH_INCLUDE = "Include system headers by name (#include <cuda_runtime.h>), not by a path."
+OTHER_FILE = "A submission may not pull in other files (#include_next, #import, #embed, .incbin)."
+
+
+def file_rules(text: str) -> list[Diagnostic]:
+    """Each way the text asks a compiler to read another file, once, at its first line."""
+    found: dict[str, int] = {}
+    for line, code in logical_lines(text):
+        directive = _DIRECTIVE.match(code)
+        if directive is not None:
+            sentence = _directive_problem(directive["name"], directive["rest"])
+            if sentence:
+                found.setdefault(sentence, line)
+        if re.search(r"\.incbin\b", code, re.IGNORECASE):
+            found.setdefault(OTHER_FILE, line)
+    return [Diagnostic(Kind.COMPILE_ERROR, s, line=n) for s, n in found.items()]
+
+
+def _directive_problem(name: str, rest: str) -> str | None:
+    if name in ("include_next", "import", "embed"):
+        return OTHER_FILE
+    if name != "include":
+        return None
+    header = _SYSTEM_HEADER.match(rest)
+    if header is None:
+        return QUOTED_INCLUDE
+    if header["path"].strip().startswith("/") or ".." in header["path"]:
+        return PATH_INCLUDE
+    return None
 
 
 def static_checks(text: str, forbidden: tuple[tuple[str, str], ...]) -> list[Diagnostic]:
     """The file rules and the lab's forbidden constructs, each once at its first line."""
+    out = file_rules(text)
     code = strip_comments(text)
-    rules = [(p, s, Kind.COMPILE_ERROR) for p, s in FILE_RULES]
-    rules += [(p, s, Kind.REQUIREMENT) for p, s in forbidden]
-    out = []
-    for pattern, sentence, kind in rules:
+    for pattern, sentence in forbidden:
         match = re.search(pattern, code)
         if match:
-            out.append(Diagnostic(kind, sentence, line=line_of(code, match.start())))
+            out.append(Diagnostic(Kind.REQUIREMENT, sentence, line=line_of(code, match.start())))
     return out
 
 

@@ -8,7 +8,7 @@ from grader import interface, nvcc
 from grader.interface import canonical_ctype
 from grader.labs import get
 from grader.result import Kind
-from grader.source import read_submission, static_checks, strip_comments
+from grader.source import read_submission, static_checks
 
 pytestmark = pytest.mark.skipif(nvcc.find() is None, reason="nvcc is not installed")
 
@@ -50,7 +50,7 @@ def inspect(tmp_path, text, lab="matmul-naive", macros=None, name="kernel.cu"):
 def check(tmp_path, text, lab="matmul-naive", macros=None):
     spec, found, sizes, sub = inspect(tmp_path, text, lab, macros)
     assert found.compile.ok, found.compile.log
-    return interface.check(spec, found.interface, sizes, strip_comments(sub.text))
+    return interface.check(spec, found.interface, sizes)
 
 
 def test_a_correct_kernel_fits(tmp_path):
@@ -130,6 +130,54 @@ def test_tiled_lab_requires_shared_memory(tmp_path):
     found = check(tmp_path, MATMUL, "matmul-tiled")
     assert [d.kind for d in found] == [Kind.REQUIREMENT]
     assert "shared memory" in found[0].message
+
+
+SHARED_WRITTEN_ONLY = MATMUL.replace(
+    "float sum = 0;", "__shared__ float unused[256]; unused[threadIdx.x] = 1; float sum = 0;"
+)
+DYNAMIC_TILE = """\
+extern __shared__ float tile[];
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    tile[threadIdx.x] = i < Width ? M[i] : 0.0f;
+    __syncthreads();
+    if (i < Width) P[i] = tile[blockDim.x - 1 - threadIdx.x] * N[i];
+}
+"""
+HELPER_READS = """\
+__device__ __noinline__ float pick(const float* tile, int i) { return tile[i]; }
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    __shared__ float tile[256];
+    tile[threadIdx.x] = M[threadIdx.x];
+    __syncthreads();
+    P[threadIdx.x] = pick(tile, 255 - threadIdx.x) * N[0] * Width;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "text, reads",
+    [
+        (MATMUL, False),
+        ('static const char* s = "__shared__";\n' + MATMUL, False),  # a word, not memory
+        (SHARED_WRITTEN_ONLY, False),
+        (DYNAMIC_TILE, True),
+        (HELPER_READS, True),  # in a device function it calls
+    ],
+)
+def test_the_shared_memory_rule_reads_the_module(tmp_path, text, reads):
+    found = check(tmp_path, text, "matmul-tiled")
+    assert (found == []) == reads, [d.message for d in found]
+    if not reads:
+        assert [d.kind for d in found] == [Kind.REQUIREMENT]
+        assert found[0].message.startswith("matmul reads no shared memory")
+
+
+def test_a_constant_mask_the_kernel_never_reads_breaks_the_rule(tmp_path):
+    text = CONV3D_PITCHED.format(pitch="size_t").replace("N[0] * Mc[0]", "N[0] * 0.04f")
+    found = check(tmp_path, text, "conv3d-pitched")
+    assert [d.kind for d in found] == [Kind.REQUIREMENT]
+    assert "never reads the __constant__ mask Mc" in found[0].message
 
 
 def test_too_many_threads_and_launch_bounds(tmp_path):

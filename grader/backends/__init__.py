@@ -23,7 +23,7 @@ def get_backend(name: str, *, jobs: int | None = None, allow_unsandboxed: bool =
         if usable:
             from grader.backends.cuda import CudaBackend
 
-            return CudaBackend()
+            return CudaBackend(allow_unsandboxed=allow_unsandboxed)
         if name == "cuda":
             why = why if why.endswith(".") else f"{why}."
             raise SetupError(

@@ -164,6 +164,11 @@ class Backend(ABC):
     def __init__(self) -> None:
         self.notes = []
 
+    def note(self, sentence: str) -> None:
+        """Add a sentence every report must carry, once."""
+        if sentence and sentence not in self.notes:
+            self.notes.append(sentence)
+
     @abstractmethod
     def device(self) -> str:
         """A human description of where kernels run, e.g. 'NVIDIA H200 (driver 580.1)'."""

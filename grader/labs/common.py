@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from grader.interface import Interface
 from grader.labs.model import Requirement
 
@@ -22,35 +20,51 @@ FORBIDDEN = (
 )
 
 
-def _uses_shared_memory(source: str, interface: Interface, kernel: str) -> str | None:
+def _uses_shared_memory(interface: Interface, kernel: str) -> str | None:
     sig = interface.kernels.get(kernel)
-    static_bytes = sig.resources.shared_bytes if sig and sig.resources else 0
-    if static_bytes > 0 or re.search(r"\b__shared__\b", source):
+    if sig is None:
+        return None  # the interface check says the kernel is missing
+    if sig.reads_shared is not None:
+        uses = sig.reads_shared
+    else:  # the CPU build without nvcc: whether the kernel has any shared memory
+        static = sig.resources.shared_bytes if sig.resources else 0
+        uses = static > 0 or interface.dynamic_shared
+    if uses:
         return None
     return (
-        f"{kernel} uses no shared memory. This lab is about tiling: load tiles of the "
+        f"{kernel} reads no shared memory. This lab is about tiling: load tiles of the "
         "inputs into __shared__ arrays, synchronise, and compute from them."
     )
 
 
-def shared_memory(kernel: str) -> Requirement:
-    return Requirement(
-        "shared_memory", lambda source, interface: _uses_shared_memory(source, interface, kernel)
-    )
+def shared_memory() -> Requirement:
+    """The compiled kernel (or a function it calls) reads __shared__ memory, static or
+    dynamic."""
+    return Requirement("shared_memory", _uses_shared_memory)
 
 
-def _mask_in_constant(source: str, interface: Interface, symbol: str) -> str | None:
+def _mask_in_constant(interface: Interface, kernel: str, symbol: str) -> str | None:
     const = interface.constants.get(symbol)
-    if const is None or const.space == "const":
+    if const is None:
+        return None  # the interface check says it is missing
+    if const.space != "const":
+        return (
+            f"The mask {symbol} is declared in {const.space} memory. The lab asks for "
+            f"__constant__ memory: declare it as `__constant__ float {symbol}[...]` so that "
+            "every thread of a warp reads the same mask value through the constant cache."
+        )
+    sig = interface.kernels.get(kernel)
+    reads = sig.reads_constants if sig else None
+    if reads is None or symbol in reads:
         return None
     return (
-        f"The mask {symbol} is declared in {const.space} memory. The lab asks for "
-        f"__constant__ memory: declare it as `__constant__ float {symbol}[...]` so that "
-        "every thread of a warp reads the same mask value through the constant cache."
+        f"{kernel} never reads the __constant__ mask {symbol}: the grader fills {symbol} with "
+        "the mask of each case, so read the mask's values from it."
     )
 
 
 def mask_in_constant(symbol: str) -> Requirement:
+    """The module puts `symbol` in the __constant__ space, and the kernel reads it."""
     return Requirement(
-        "constant_mask", lambda source, interface: _mask_in_constant(source, interface, symbol)
+        "constant_mask", lambda interface, kernel: _mask_in_constant(interface, kernel, symbol)
     )

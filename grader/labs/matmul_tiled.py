@@ -7,5 +7,5 @@ LAB = matmul_lab(
     "Tiled matrix multiply",
     "Blocks stage tiles of M and N in shared memory and reuse them; any Width works.",
     Scoring(target_speedup=0.6, zero_speedup=0.15),
-    requirements=(common.shared_memory("matmul"),),
+    requirements=(common.shared_memory(),),
 )

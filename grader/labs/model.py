@@ -115,8 +115,9 @@ class Scoring:
 @dataclass(frozen=True)
 class Requirement:
     """A rule of the lab that correct output alone does not show.
-    `check` gets the compiled module's interface and the source without comments, and
-    returns the sentence for the student when the rule is broken."""
+    `check` gets the compiled module's interface and the lab's kernel name, and returns
+    the sentence for the student when the rule is broken. It reads the module, never the
+    text: a string that spells `__shared__` is not shared memory."""
 
     name: str
     check: Callable[..., str | None]

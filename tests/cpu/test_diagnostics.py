@@ -359,7 +359,7 @@ def test_a_wrong_signature_is_found_from_the_cpu_build_alone(kit, no_nvcc):
     sig = build.interface.kernels["matmul"]
     assert [p.ctype for p in sig.params] == ["float*", "const float*", "double*", "size_t"]
     lab = labs.get("matmul-naive")
-    diags = check(lab, build.interface, {"Width": 64}, source)
+    diags = check(lab, build.interface, {"Width": 64})
     assert kinds(diags) == [Kind.INTERFACE, Kind.INTERFACE]
     assert "Parameter 3 of matmul (P) is `double*`, a pointer to double" in diags[0].message
     assert "Parameter 4 of matmul (Width) is `size_t`, 8 bytes wide" in diags[1].message

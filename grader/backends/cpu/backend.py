@@ -59,6 +59,7 @@ class CpuBackend(Backend):
         return f"{text}. {missing}" if missing else text
 
     def build(self, submission: Submission, macros: dict[str, int], default_block: Dim3) -> Build:
+        self.note(toolchain.compile_isolation(self.allow_unsandboxed))
         return building.build(submission, macros, default_block)
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +53,7 @@ class Compiled:
     diagnostics: list[Diagnostic]
     module: Path | None
     dropped: dict[str, str]
+    stopped: bool = False  # by a limit of the sandbox: not cached, it may not repeat
 
 
 def build(submission: Submission, macros: dict[str, int], default_block: Dim3) -> Build:
@@ -138,14 +138,7 @@ def _undefined(module: Path, source: str, shown: str) -> list[Diagnostic]:
 
 
 def _demangle(symbol: str) -> str:
-    tool = shutil.which("c++filt")
-    if not tool or not symbol.startswith("_Z"):
-        return symbol
-    try:
-        shown = subprocess.run([tool, symbol], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return symbol
-    return shown.stdout.strip() or symbol
+    return nvcc.demangled([symbol])[0] if symbol.startswith("_Z") else symbol
 
 
 def _declarations(source: str, inspection) -> tuple[list, list]:
@@ -206,6 +199,8 @@ def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) 
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grader-cc-", dir=folder.parent) as tmp:
         result = _compile_in(Path(tmp), text, entries, macros, name, shown)
+        if result.stopped:
+            return result
         staged = Path(tmp) / "staged"
         staged.mkdir()
         if result.module is not None:
@@ -254,11 +249,15 @@ def _compile_in(
             "-I", str(toolchain.INCLUDE),
             "-include", toolchain.SHIM,
             *nvcc.macro_flags(macros),
-            "-x", "c++", name,
-            "-o", "module.so",
+            "-o", str(tmp / "module.so"),
+            "-x", "c++", str(tmp / name),
         ]  # fmt: skip
-        wrapped, env = toolchain.sandboxed(cmd, tmp)
-        code, log = nvcc.run_compiler(wrapped, tmp, env)
+        run = toolchain.run_compiler(cmd, tmp)
+        if run.stopped:
+            message = f"The CPU backend could not compile {shown}: {run.stopped}."
+            diags = [Diagnostic(Kind.COMPILE_ERROR, message)]
+            return Compiled(False, message, diags, None, {}, stopped=True)
+        code, log = run.code, run.log
         log = _clean(log, tmp, name, shown)
         if code == 0:
             return Compiled(True, log, [], tmp / "module.so", dropped)

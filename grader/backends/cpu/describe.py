@@ -83,6 +83,9 @@ def describe(path: Path) -> Description:
             out.variables[var] = Variable(size, "const" if space == 1 else "global", writable == 1)
             if var != LAUNCH_SYMBOL:
                 out.interface.constants[var] = ConstantSig(var, size, out.variables[var].space)
+    # Reads are not visible in machine code: a kernel's reads_shared stays unknown, and
+    # the rule falls back to whether it has shared memory at all.
+    out.interface.dynamic_shared = "grader_rt_dynamic_shared" in elf.undefined()
     launch = elf.symbols.get(LAUNCH_SYMBOL)
     if launch is not None and launch.size >= 24:
         out.interface.launch = launch_values(list(struct.unpack_from("<6i", elf.read(launch))))

@@ -31,6 +31,7 @@ from grader.backends.base import (
     Submission,
     Timing,
 )
+from grader.backends.cpu import toolchain
 from grader.backends.cuda import errors, sanitizer, vmm
 from grader.backends.cuda.client import Reply, WorkerProcess
 from grader.backends.cuda.probe import describe, device_info
@@ -62,7 +63,7 @@ class ModuleSpec:
     source: str
     options: tuple[str, ...]
     arch: str
-    nvcc: str  # the compiler PyCUDA runs: the same one nvcc.inspect ran
+    nvcc: str  # the compiler PyCUDA runs: nvcc.inspect's, sandboxed (nvcc.sandboxed_nvcc)
 
     def load_request(self) -> dict:
         return {
@@ -83,8 +84,9 @@ def sanitizer_available() -> bool:
 class CudaBackend(Backend):
     name = "cuda"
 
-    def __init__(self) -> None:
+    def __init__(self, allow_unsandboxed: bool = False) -> None:
         super().__init__()
+        self.allow_unsandboxed = allow_unsandboxed  # compilers without landlock
         self.info = device_info()
         if not self.info["ok"]:
             raise BackendUnavailable(self.info["reason"])
@@ -108,13 +110,14 @@ class CudaBackend(Backend):
 
     def build(self, submission: Submission, macros: dict[str, int], default_block: Dim3) -> Build:
         arch = self.info["arch"]
+        self.note(toolchain.compile_isolation(self.allow_unsandboxed))
         inspection = nvcc.inspect(submission, macros, default_block, arch=arch)
         spec = None
         if inspection.compile.ok and inspection.interface is not None:
             options = ("-lineinfo", *nvcc.macro_flags(macros))
             blob = json.dumps([inspection.source, options, arch]).encode()
             key = hashlib.sha256(blob).hexdigest()
-            spec = ModuleSpec(key, inspection.source, options, arch, nvcc.find())
+            spec = ModuleSpec(key, inspection.source, options, arch, nvcc.sandboxed_nvcc())
         return Build(
             submission,
             dict(macros),

@@ -14,6 +14,7 @@ import numpy as np
 from grader.backends import timed
 from grader.backends.cuda import helpers
 from grader.backends.cuda.gpu import DeviceBuffer, Gpu, failures
+from grader.nvcc import compile_folder
 
 THREADS = 256
 PEAK_ITERATIONS = 1 << 15  # fma_peak loop trips: a few milliseconds on an H200
@@ -28,7 +29,7 @@ def helper_module(gpu: Gpu, nvcc: str, arch: str):
     if gpu.helper is None:
         from pycuda.compiler import SourceModule
 
-        with failures("helpers"):
+        with failures("helpers"), compile_folder():  # `nvcc` is sandboxed to that folder
             gpu.helper = SourceModule(
                 helpers.SOURCE,
                 nvcc=nvcc,

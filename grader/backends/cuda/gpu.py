@@ -28,6 +28,7 @@ from grader.backends.base import (
 )
 from grader.backends.cuda import errors, timing, vmm
 from grader.backends.cuda.protocol import scalar_value
+from grader.nvcc import compile_folder
 
 SHARED_OPT_IN = 48 * 1024  # dynamic shared memory above this needs the kernel's opt-in
 GAP_BYTES = (64 << 10, 64 << 20)  # least and most unallocated space around a sanitized buffer
@@ -105,7 +106,7 @@ class Gpu:
         from pycuda.compiler import SourceModule
 
         os.makedirs(self.cache_dir, exist_ok=True)
-        with failures("load"):
+        with failures("load"), compile_folder():  # `nvcc` is sandboxed to that folder
             try:
                 module = SourceModule(
                     source,

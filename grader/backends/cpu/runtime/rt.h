@@ -247,9 +247,11 @@ struct SandboxState {
 bool sandbox_before_threads(const Policy& p, SandboxState* s);
 /* After the pool exists: resource limits, then the seccomp filter for every thread. */
 bool sandbox_after_threads(const Policy& p, SandboxState* s);
-/* The resource limits alone (for `runner exec`, which has no seccomp filter). */
+/* The resource limits alone (for `runner exec`). */
 void rlimits_only(const Policy& p, SandboxState* s);
 void sandbox_report(const SandboxState& s);
+/* The seccomp filter for a compiler under `runner exec` (processes allowed). */
+bool compiler_seccomp_apply(SandboxState* s);
 
 /* The first pass's findings land here; fault reports say which pass they came from. */
 extern int current_pass;

@@ -2,6 +2,7 @@
 
      runner probe DIR   applies every sandbox layer it can and prints what worked
      runner run DIR     runs the job described in DIR/job.txt
+     runner exec DIR ... -- PROGRAM ARG...   runs a compiler sandboxed (exec_sandboxed)
 
    A run reads the job (module, kernel, launch shape, limits, arguments), starts the pool
    of threads, applies the sandbox, loads the student's module, fills the __constant__
@@ -12,11 +13,14 @@
    printf output to DIR/printf.txt. When the two passes left different outputs, a third
    runs the blocks one at a time to find elements that two blocks wrote ("overlap"). */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -416,33 +420,173 @@ static int probe(const char* dir) {
     return EXIT_OK;
 }
 
-/* runner exec DIR [--read PATH]... -- PROGRAM ARG...
-   Runs the C++ compiler on a student's file: with the source's own #include lines it
-   could otherwise read any file of the user (/proc/PID/environ of the grader, a hidden
-   case file) and show it in its error messages. Landlock lets it read and execute only
-   the given paths and use DIR; no network namespace or seccomp, since a compiler runs
-   other programs. */
-static int exec_sandboxed(int argc, char** argv) {
-    Policy p;
+/* runner exec DIR [--read PATH]... [--timeout S] [--memory B] [--cpu S] [--fsize B]
+                [--require-files] [--status FD] -- PROGRAM ARG...
+   Runs a compiler on a student's file. With the source's own #include lines (or .incbin)
+   a compiler could read any file of the user (the grader's /proc/PID/environ, a hidden
+   case, the secret) and quote it in its messages, so it runs:
+   - with landlock: read and execute only the --read paths, use DIR (its own copy of the
+     source, its temporaries: TMPDIR is DIR); it runs in the runner's working folder;
+   - with resource limits (address space, CPU seconds, file size) and no capabilities;
+   - with compiler_seccomp_apply: no sockets, no leaving its process group;
+   - in a process group of its own, killed whole when the program ends, at the timeout,
+     or when the runner is stopped; a watcher in the group kills it if the runner dies;
+   - with an environment of PATH, LC_ALL=C, HOME and TMPDIR only (never the grader's).
+   The runner exits with the program's status (128 + signal when a signal ended it), 124
+   at the timeout, 125 when --require-files and landlock could not be applied. With
+   --status FD it writes one line there: how the program ended and what it used. */
+struct ExecJob {
+    Policy policy;
+    double timeout = 60;
+    bool require_files = false;
+    int status_fd = -1;
+    char** argv = nullptr;
+};
+
+static bool parse_exec(int argc, char** argv, ExecJob* job) {
+    Policy& p = job->policy;
     p.scratch = argv[2];
     p.scratch_create = true;
     p.limit_processes = false;
     p.want_netns = false;
     p.require_fs = false;
-    p.memory = 8ull << 30;
-    p.cpu = 300;
-    p.fsize = 1ull << 30;
+    p.memory = 2ull << 30;
+    p.cpu = 60;
+    p.fsize = 256ull << 20;
     int i = 3;
     for (; i < argc && strcmp(argv[i], "--") != 0; ++i) {
-        if (strcmp(argv[i], "--read") == 0 && i + 1 < argc) p.read_paths.push_back(argv[++i]);
+        const char* opt = argv[i];
+        const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+        if (strcmp(opt, "--require-files") == 0) {
+            job->require_files = true;
+            continue;
+        }
+        if (!value) return false;
+        ++i;
+        if (strcmp(opt, "--read") == 0) p.read_paths.push_back(value);
+        else if (strcmp(opt, "--timeout") == 0) job->timeout = strtod(value, nullptr);
+        else if (strcmp(opt, "--memory") == 0) p.memory = strtoull(value, nullptr, 10);
+        else if (strcmp(opt, "--cpu") == 0) p.cpu = strtoull(value, nullptr, 10);
+        else if (strcmp(opt, "--fsize") == 0) p.fsize = strtoull(value, nullptr, 10);
+        else if (strcmp(opt, "--status") == 0) job->status_fd = atoi(value);
+        else return false;
     }
-    if (i + 1 >= argc) return EXIT_USAGE;
+    if (i + 1 >= argc) return false;
+    job->argv = argv + i + 1;
+    return true;
+}
+
+/* The watcher: first in the group, it holds the read end of a pipe whose only writer
+   is the runner. When the runner is gone, however it went, the read sees the end of
+   the pipe and the watcher kills the whole group, itself included. */
+[[noreturn]] static void watch(int fd, const sigset_t& mask) {
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    char c;
+    while (read(fd, &c, 1) != 0) {
+        if (errno != EINTR) break;
+    }
+    kill(0, SIGKILL);
+    _exit(0);
+}
+
+[[noreturn]] static void exec_program(const ExecJob& job, const sigset_t& mask) {
     SandboxState state;
-    sandbox_before_threads(p, &state);
-    rlimits_only(p, &state);
-    execv(argv[i + 1], argv + i + 1);
-    fprintf(stderr, "runner: cannot run %s\n", argv[i + 1]);
-    return EXIT_USAGE;
+    if (!compiler_seccomp_apply(&state)) {
+        fprintf(stderr, "runner: %s\n", state.error.c_str());
+        _exit(125);
+    }
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    const std::string& dir = job.policy.scratch;
+    const char* path = getenv("PATH");
+    std::string vars[] = {std::string("PATH=") + (path ? path : "/usr/local/bin:/usr/bin:/bin"),
+                          "LC_ALL=C", "HOME=" + dir, "TMPDIR=" + dir};
+    char* env[] = {&vars[0][0], &vars[1][0], &vars[2][0], &vars[3][0], nullptr};
+    execve(job.argv[0], job.argv, env);
+    fprintf(stderr, "runner: cannot run %s: %s\n", job.argv[0], strerror(errno));
+    _exit(127);
+}
+
+static void exec_status(const ExecJob& job, int status, bool timed_out, const SandboxState& s) {
+    if (job.status_fd < 0) return;
+    struct rusage use;
+    getrusage(RUSAGE_CHILDREN, &use);
+    long long cpu_ms = (use.ru_utime.tv_sec + use.ru_stime.tv_sec) * 1000LL +
+                       (use.ru_utime.tv_usec + use.ru_stime.tv_usec) / 1000;
+    Line l;
+    l.str("exec").kv("code", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    l.kv("signal", WIFSIGNALED(status) ? WTERMSIG(status) : 0).kv("timeout", timed_out ? 1 : 0);
+    l.kv("landlock", s.landlock ? 1 : 0).kv("peak_kb", (long long)use.ru_maxrss);
+    l.kv("cpu_ms", cpu_ms).kvbytes("error", s.error.c_str());
+    l.buf[l.len++] = '\n';
+    ssize_t n = write(job.status_fd, l.buf, l.len);
+    (void)n;
+}
+
+static int exec_sandboxed(int argc, char** argv) {
+    ExecJob job;
+    if (!parse_exec(argc, argv, &job)) {
+        fprintf(stderr, "usage: runner exec DIR [--read PATH]... [OPTION]... -- PROGRAM ARG...\n");
+        return EXIT_USAGE;
+    }
+    if (job.status_fd >= 0) fcntl(job.status_fd, F_SETFD, FD_CLOEXEC);
+    /* Landlock first, so that the watcher and the program share the runner's domain:
+       with ABI 6 a domain may signal only itself and the domains inside it. */
+    SandboxState state;
+    sandbox_before_threads(job.policy, &state);
+    rlimits_only(job.policy, &state);
+    if (job.require_files && !state.landlock) {
+        exec_status(job, 125 << 8, false, state);
+        return 125;
+    }
+    sigset_t stops, old;
+    sigemptyset(&stops);
+    for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&stops, sig);
+    sigprocmask(SIG_BLOCK, &stops, &old);
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0) return EXIT_USAGE;
+    pid_t watcher = fork();
+    if (watcher < 0) return EXIT_USAGE;
+    if (watcher == 0) {
+        setpgid(0, 0);
+        close(pipefd[1]);
+        if (job.status_fd >= 0) close(job.status_fd);
+        for (int fd = 0; fd < 3; ++fd) {
+            if (fd != pipefd[0]) close(fd); /* never what holds the output open */
+        }
+        watch(pipefd[0], old);
+    }
+    close(pipefd[0]);
+    setpgid(watcher, watcher);
+    pid_t child = fork();
+    if (child == 0) {
+        setpgid(0, watcher);
+        exec_program(job, old);
+    }
+    if (child > 0) setpgid(child, watcher);
+    int status = 127 << 8;
+    bool timed_out = false, reaped = false;
+    double deadline = now() + job.timeout;
+    while (child > 0 && !reaped) {
+        reaped = waitpid(child, &status, WNOHANG) == child;
+        double left = deadline - now();
+        if (reaped || left <= 0) {
+            timed_out = !reaped;
+            break;
+        }
+        struct timespec ts = {(time_t)left, (long)((left - (time_t)left) * 1e9)};
+        int sig = sigtimedwait(&stops, nullptr, &ts);
+        if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) {
+            kill(-watcher, SIGKILL);
+            _exit(128 + sig); /* the watcher, if still there, sees the pipe close */
+        }
+    }
+    close(pipefd[1]);
+    kill(-watcher, SIGKILL); /* what the program left running, and the watcher */
+    if (child > 0 && !reaped) waitpid(child, &status, 0);
+    waitpid(watcher, nullptr, 0);
+    exec_status(job, status, timed_out, state);
+    if (timed_out) return 124;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int main(int argc, char** argv) {

@@ -335,4 +335,82 @@ void sandbox_report(const SandboxState& s) {
     l.write();
 }
 
+/* -- the compilers' filter ------------------------------------------------------------- */
+/* For `runner exec`: a compiler runs other programs (nvcc runs cicc, ptxas and the host
+   compiler), so fork and exec stay allowed. What goes: sockets of every family, leaving
+   the process group the runner made (so the group can be killed whole), new namespaces,
+   ptrace and reading other processes' memory, mounts, BPF, io_uring, keyrings, kernel
+   modules and TIOCSTI. */
+bool compiler_seccomp_apply(SandboxState* s) {
+#if defined(__x86_64__)
+    const unsigned arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+    const unsigned arch = AUDIT_ARCH_AARCH64;
+#else
+    s->error += "seccomp filter not written for this architecture; ";
+    return false;
+#endif
+    Filter f;
+    f.stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    f.jump(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+    f.stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+#if defined(__x86_64__)
+    f.jump(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1); /* the x32 system call table */
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+#endif
+    f.deny(SYS_socket, EACCES);
+    f.deny(SYS_socketpair, EACCES);
+    const long denied[] = {
+        SYS_connect, SYS_bind, SYS_listen, SYS_accept, SYS_accept4, SYS_setsid, SYS_setpgid,
+        SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_kcmp, SYS_mount,
+        SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_unshare, SYS_setns, SYS_bpf,
+        SYS_perf_event_open, SYS_keyctl, SYS_add_key, SYS_request_key, SYS_userfaultfd,
+        SYS_init_module, SYS_finit_module, SYS_delete_module, SYS_kexec_load, SYS_reboot,
+        SYS_swapon, SYS_swapoff, SYS_acct, SYS_quotactl, SYS_open_by_handle_at,
+        SYS_name_to_handle_at, SYS_mknodat,
+#ifdef SYS_mknod
+        SYS_mknod,
+#endif
+#ifdef SYS_kexec_file_load
+        SYS_kexec_file_load,
+#endif
+#ifdef SYS_pidfd_getfd
+        SYS_pidfd_getfd,
+#endif
+#ifdef SYS_io_uring_setup
+        SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
+#endif
+#ifdef SYS_fsopen
+        SYS_fsopen, SYS_fsmount, SYS_move_mount, SYS_open_tree,
+#endif
+    };
+    for (long nr : denied) f.deny(nr, EPERM);
+#ifdef SYS_clone3
+    f.deny(SYS_clone3, ENOSYS); /* its flags are out of reach; the C library falls back */
+#endif
+    /* clone: processes and threads, but no new namespaces. */
+    const unsigned new_namespaces = 0x7E020000u; /* CLONE_NEWNS, NEWCGROUP ... NEWNET */
+    f.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4);
+    f.stmt(BPF_LD | BPF_W | BPF_ABS, Filter::arg_lo(0));
+    f.jump(BPF_JMP | BPF_JSET | BPF_K, new_namespaces, 0, 1);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    /* ioctl: no TIOCSTI (typing into someone's terminal) */
+    f.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3);
+    f.stmt(BPF_LD | BPF_W | BPF_ABS, Filter::arg_lo(1));
+    f.jump(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 0, 1);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+
+    struct sock_fprog prog;
+    prog.len = (unsigned short)f.code.size();
+    prog.filter = f.code.data();
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
+        s->error += "seccomp filter refused; ";
+        return false;
+    }
+    return true;
+}
+
 }  // namespace rt

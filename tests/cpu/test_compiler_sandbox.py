@@ -1,0 +1,118 @@
+"""`runner exec`, the sandbox every compiler runs in (nvcc, cicc, ptxas, g++, c++filt):
+each of its promises tried with ordinary programs standing in for a compiler."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import defaults
+from grader.backends.cpu import sandbox, toolchain
+
+LAYERS = sandbox.probe()
+needs_landlock = pytest.mark.skipif(
+    not LAYERS.files_isolated, reason=f"this machine has no landlock: {LAYERS.missing()}"
+)
+needs_seccomp = pytest.mark.skipif(not LAYERS.seccomp, reason="this machine has no seccomp")
+PYTHON = "/usr/bin/python3"
+needs_python = pytest.mark.skipif(not Path(PYTHON).exists(), reason=f"no {PYTHON}")
+
+
+def running(command: str) -> list[int]:
+    """Processes whose command line is `command`."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if cmdline.strip() == command and state not in ("Z", "X"):
+            out.append(int(entry.name))
+    return out
+
+
+def gone(command: str, seconds: float = 5) -> bool:
+    deadline = time.monotonic() + seconds
+    while running(command) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not running(command)
+
+
+@needs_landlock
+def test_a_compiler_reads_only_the_toolchain_and_its_own_folder(tmp_path):
+    secret = tmp_path / "hidden_cases.txt"
+    secret.write_text("hidden-" + os.urandom(6).hex())
+    folder = tmp_path / "build"
+    folder.mkdir()
+    (folder / "kernel.cu").write_text("mine\n")
+    run = toolchain.run_compiler(["/bin/sh", "-c", f"cat {folder}/kernel.cu {secret}"], folder)
+    assert "mine" in run.log
+    assert secret.read_text() not in run.log and "Permission denied" in run.log
+    assert run.code != 0
+
+
+def test_a_compiler_gets_no_secret_in_its_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_SECRET", "s3cret-" + os.urandom(4).hex())
+    run = toolchain.run_compiler(["/usr/bin/env"], tmp_path)
+    assert run.code == 0, run.log
+    variables = dict(line.split("=", 1) for line in run.log.splitlines())
+    assert set(variables) == {"PATH", "LC_ALL", "HOME", "TMPDIR"}
+    assert variables["TMPDIR"] == str(tmp_path)  # nvcc's tmpxft_* files go there
+
+
+@needs_python
+@needs_seccomp
+def test_a_compiler_has_no_sockets_and_cannot_leave_its_process_group(tmp_path):
+    script = (
+        "import os, socket\n"
+        "for make in (lambda: socket.socket(), lambda: socket.socket(socket.AF_UNIX)):\n"
+        "    try: make(); print('socket made')\n"
+        "    except OSError as e: print('socket refused', e.errno)\n"
+        "try: os.setsid(); print('left the group')\n"
+        "except OSError: print('stayed in the group')\n"
+    )
+    run = toolchain.run_compiler([PYTHON, "-c", script], tmp_path)
+    assert run.log.count("socket refused") == 2, run.log
+    assert "stayed in the group" in run.log
+
+
+@needs_python
+def test_memory_and_file_size_are_limited(tmp_path, monkeypatch):
+    monkeypatch.setattr(defaults, "COMPILE_MEMORY", 512 << 20)
+    monkeypatch.setattr(defaults, "COMPILE_FILE_SIZE", 1 << 20)
+    grab = "x = bytearray(1 << 30); print('got a GiB')"
+    run = toolchain.run_compiler([PYTHON, "-c", grab], tmp_path)
+    assert "MemoryError" in run.log and "got a GiB" not in run.log
+    write = "open('big', 'wb').write(b'x' * (2 << 20)); print('wrote 2 MiB')"
+    run = toolchain.run_compiler([PYTHON, "-c", write], tmp_path)
+    assert "File too large" in run.log and "wrote 2 MiB" not in run.log
+    assert (tmp_path / "big").stat().st_size <= 1 << 20
+
+
+def test_the_timeout_kills_the_whole_process_group(tmp_path, monkeypatch):
+    monkeypatch.setattr(defaults, "COMPILE_TIMEOUT", 1.0)
+    marker = f"3{os.getpid() % 1000}"  # a sleep nobody else runs
+    started = time.monotonic()
+    run = toolchain.run_compiler(["/bin/sh", "-c", f"sleep {marker} & sleep {marker}"], tmp_path)
+    assert time.monotonic() - started < 10
+    assert run.stopped == "compilation took longer than 1 s and was stopped"
+    assert gone(f"sleep {marker}"), "a compiler process outlived the timeout"
+
+
+def test_a_killed_runner_takes_its_compiler_with_it(tmp_path):
+    marker = f"4{os.getpid() % 1000}"
+    cmd = toolchain.sandboxed(["/bin/sh", "-c", f"sleep {marker} & sleep {marker}"], str(tmp_path))
+    runner = subprocess.Popen(cmd, cwd=tmp_path, env=toolchain.compiler_env())
+    deadline = time.monotonic() + 10
+    while len(running(f"sleep {marker}")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(running(f"sleep {marker}")) == 2
+    runner.send_signal(signal.SIGKILL)  # no chance to clean up: its watcher does
+    runner.wait()
+    assert gone(f"sleep {marker}"), "the compiler outlived its runner"
