@@ -20,6 +20,7 @@ TIMING_BUDGET = 3.0  # seconds of timing per submission on a GPU
 TIMING_TARGET_SPREAD = 0.01  # stop timing once the relative spread is under 1 %
 TIMING_MIN_ROUNDS = 5
 TIMING_MAX_ROUNDS = 200
+SUBMISSION_MEMORY = 2 << 30  # what batch's default --jobs allows each submission
 
 
 def cache_dir() -> Path:

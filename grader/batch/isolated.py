@@ -6,12 +6,12 @@ scrubbed environment of a batch; Gradescope's run_autograder uses it."""
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
 import grader
 from grader import cases as casegen
+from grader import machine
 from grader.batch.discover import Entry
 from grader.batch.points import correctness_max
 from grader.batch.runner import BackendInfo, Job, Outcome, Pool, WorkerSpec
@@ -86,7 +86,7 @@ def grade_isolated(
         spec = WorkerSpec(
             lab=lab.name,
             backend=backend,
-            backend_jobs=os.cpu_count() or 1,
+            backend_jobs=machine.cores(),
             timeout=timeout,
             timing=timing,
             secret=secret,

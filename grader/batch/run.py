@@ -7,7 +7,6 @@ the worker's scrubbed environment, never this process's."""
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from grader import cases as casegen
-from grader import defaults, labs
+from grader import defaults, labs, machine
 from grader.batch import isolation, outputs, summary
 from grader.batch.discover import Entry, discover
 from grader.batch.gpus import physical_device
@@ -167,7 +166,7 @@ def run_batch(
         worker_spec = WorkerSpec(
             lab=spec.name,
             backend=backend,
-            backend_jobs=max(1, (os.cpu_count() or 1) // slots),
+            backend_jobs=max(1, machine.cores() // slots),
             timeout=timeout,
             timing=timing,
             secret=secret,

@@ -4,10 +4,10 @@ up to grader.cli.main, which prints their sentence."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
+from grader import defaults, machine
 from grader.cli.args import add_case_timeout, positive_int, seconds_up_to, secret
 from grader.cli.outputs import check_out_folder
 from grader.defaults import MAX_SUBMISSION_TIMEOUT, SECRET_ENV
@@ -31,7 +31,7 @@ def run_batch(args: argparse.Namespace) -> int:
         Path(args.dir),
         out,
         secret=secret(args),
-        jobs=args.jobs or os.cpu_count() or 1,
+        jobs=args.jobs or machine.slots(defaults.SUBMISSION_MEMORY),
         gpus=gpus,
         timeout=args.timeout,
         submission_timeout=args.submission_timeout,
@@ -143,7 +143,8 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         "--jobs",
         type=positive_int,
         metavar="N",
-        help="submissions graded at once (default: the number of CPUs)",
+        help="submissions graded at once (default: the CPUs this process may use, fewer "
+        "where memory is short)",
     )
     batch.add_argument("--gpus", metavar="0,1", help="GPUs to use; timing runs alone on each")
     add_case_timeout(batch)

@@ -1,13 +1,17 @@
 """The CPU backend: the same unmodified .cu file, compiled with the system C++ compiler
 against a CUDA shim, run in a sandboxed worker where every CUDA thread is a fiber,
-blocks run in parallel on every core, and memory, barrier and race mistakes are found
-and reported with their thread, block and line. Speed is not scored here."""
+blocks run in parallel on every core this process may use, and memory, barrier and race
+mistakes are found and reported with their thread, block and line. Speed is not scored
+here."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
+from pathlib import Path
 
+from grader import machine
 from grader.backends.base import (
     Backend,
     BackendUnavailable,
@@ -16,9 +20,9 @@ from grader.backends.base import (
     RunOutcome,
     Submission,
 )
+from grader.backends.cpu import blame, diagnose, sandbox, toolchain
 from grader.backends.cpu import build as building
-from grader.backends.cpu import diagnose, sandbox, toolchain
-from grader.backends.cpu.runner import Settings, execute
+from grader.backends.cpu.runner import PASSES, Report, Settings, execute
 from grader.errors import SetupError
 from grader.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK
 from grader.result import Diagnostic, Dim3, Kind
@@ -26,6 +30,7 @@ from grader.result import Diagnostic, Dim3, Kind
 MAX_DYNAMIC_SHARED = 227 * 1024
 MAX_GRID_YZ = 65535
 MAX_CONSTANT = 64 * 1024
+CONTROL_KERNEL = "grader_control"
 
 
 class CpuBackend(Backend):
@@ -33,8 +38,9 @@ class CpuBackend(Backend):
 
     def __init__(self, jobs: int | None = None, allow_unsandboxed: bool = False):
         super().__init__()
-        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.jobs = max(1, jobs or machine.cores())
         self.allow_unsandboxed = allow_unsandboxed
+        self._controls: dict[int, building.Artifact] = {}  # arity -> the grader's module
 
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float
@@ -45,9 +51,10 @@ class CpuBackend(Backend):
         )
 
     def device(self) -> str:
-        cores = os.cpu_count() or 1
+        total = os.cpu_count() or 1
+        used = f"{self.jobs} of {total} cores" if self.jobs < total else f"{self.jobs} cores"
         return (
-            f"CPU: {cores} core{'s' if cores != 1 else ''} ({platform.machine()}), "
+            f"CPU: {used} used ({platform.machine()}), "
             f"{toolchain.compiler().version}; speed is not scored on the CPU"
         )
 
@@ -85,13 +92,35 @@ class CpuBackend(Backend):
             )
         settings = Settings(self.jobs, require_isolation=self._require_isolation())
         report = execute(artifact, launch, timeout, settings)
+        self._note_layers(report)
         try:
-            return diagnose.outcome(report, artifact, launch, timeout)
-        except diagnose.SandboxFailed as err:
-            raise SetupError(
-                f"The CPU backend's worker could not sandbox itself ({err}). "
-                + sandbox.probe().missing()
-            ) from None
+            return diagnose.outcome(report, artifact, launch, timeout, sandbox.probe().missing())
+        except blame.Unexplained as err:
+            self._check_machine(launch, timeout, settings)
+            return RunOutcome(
+                diagnostics=[blame.submission_crash(err, launch.kernel)], crashed=True
+            )
+
+    def _note_layers(self, report: Report) -> None:
+        """Every report names the layers its worker applied, as the worker recorded them
+        before any code of the submission ran."""
+        record = report.first_setup("sandbox")
+        if record is not None:
+            layers = sandbox.Layers.from_record(record.fields)
+            note = f"The CPU backend's sandbox: {layers.describe()}."
+            if note not in self.notes:
+                self.notes.append(note)
+
+    def _check_machine(self, launch: Launch, timeout: float, settings: Settings) -> None:
+        """The control run: the same launch, in the same sandbox, of the grader's own
+        module instead of the submission's. Raises SetupError if that fails too."""
+        arity = len(launch.args)
+        if arity not in self._controls:
+            self._controls[arity] = _control_module(arity)
+        same = dataclasses.replace(launch, kernel=CONTROL_KERNEL, constants={})
+        report = execute(self._controls[arity], same, timeout, settings)
+        if not (report.loaded and report.returncode == 0 and len(report.outputs) == PASSES):
+            raise SetupError(blame.control_failed(report))
 
     def _require_isolation(self) -> bool:
         layers = sandbox.probe()
@@ -107,6 +136,26 @@ class CpuBackend(Backend):
         if note not in self.notes:
             self.notes.append(note)
         return False
+
+
+def _control_module(arity: int) -> building.Artifact:
+    """The grader's own module, built as a submission is: a kernel of `arity` parameters
+    that does nothing, and a function that needs the C++ and maths libraries, so that the
+    module needs every library a submission can."""
+    params = ", ".join(f"float* a{i}" for i in range(arity))
+    text = (
+        f"__global__ void {CONTROL_KERNEL}({params}) {{}}\n"
+        'extern "C" float grader_control_libraries(float x) {\n'
+        "    if (x > 1e30f) throw 1;\n"
+        "    return erff(x);\n"
+        "}\n"
+    )
+    build = building.build(Submission(Path(f"{CONTROL_KERNEL}.cu"), text), {}, (1, 1, 1))
+    if not build.ok or not isinstance(build.artifact, building.Artifact):
+        raise SetupError(
+            f"The CPU backend could not build its own control module: {build.compile.log[:500]}"
+        )
+    return build.artifact
 
 
 def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:

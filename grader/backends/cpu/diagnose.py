@@ -1,28 +1,37 @@
 """From the worker's records to what the student reads: a RunOutcome with one sentence
 per finding, naming the kernel, the CUDA thread and block, the buffer by its parameter
-name, the element and the student's line (addr2line on the program counter)."""
+name, the element and the student's line (addr2line on the program counter).
+
+How the worker ended is the parent's own observation (its exit status, the outputs and
+their fill, read from the files); the records after "load" only say where and why, and
+may be the submission's writing, so they can add a finding but never clear one, and
+their text is never a setup error. An end that only a control run can attribute raises
+blame.Unexplained; a failure before any student code ran raises SetupError."""
 
 from __future__ import annotations
 
 import re
 import shutil
-import signal
 import subprocess
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from grader.backends.base import BufferState, Launch, RunOutcome
-from grader.backends.cpu import scan
+from grader.backends.cpu import blame, scan
 from grader.backends.cpu.build import Artifact
+from grader.backends.cpu.elf import Elf
 from grader.backends.cpu.runner import (
+    EXIT_FAULT,
     EXIT_LOAD,
-    EXIT_SANDBOX,
+    EXIT_TIMEOUT,
     PASSES,
     Record,
     Report,
 )
+from grader.errors import SetupError
 from grader.result import Diagnostic, Kind
 
 # Shared memory is filled with this NaN at every block start (runtime/scheduler.h).
@@ -46,14 +55,16 @@ _WARP_OPS = {
 }
 
 
-class SandboxFailed(Exception):
-    """The worker could not apply a sandbox layer it was told to require."""
+# Errors the runner records about the module's interface, once it is loaded.
+_INTERFACE_ERRORS = ("arity", "kernel_missing", "constant_readonly", "constant_missing")
 
 
-def outcome(report: Report, artifact: Artifact, launch: Launch, timeout: float) -> RunOutcome:
-    if report.returncode == EXIT_SANDBOX:
-        sb = report.first("sandbox")
-        raise SandboxFailed(sb.text("error") if sb else report.stderr)
+def outcome(
+    report: Report, artifact: Artifact, launch: Launch, timeout: float, fix: str = ""
+) -> RunOutcome:
+    """`fix` ends the setup error of a sandbox that could not be applied."""
+    if not report.loaded:
+        raise SetupError(blame.before_loading(report, fix))
     report = _checked_passes(report)
     out = RunOutcome(output=report.printf)
     kernel = launch.kernel
@@ -61,21 +72,20 @@ def outcome(report: Report, artifact: Artifact, launch: Launch, timeout: float) 
     passes = {r.int("n"): r for r in report.all("pass")}
     if 0 in passes:
         out.seconds = passes[0].int("us") / 1e6
+    code = report.returncode
     error = report.first("error")
     fault = report.first("fault")
-    stopped = report.first("timeout")
-    if error is not None:
-        out.crashed = True
-        out.diagnostics.append(_error(error, report, kernel))
-    elif fault is not None:
+    if code is None or code == EXIT_TIMEOUT:
+        out.timed_out = True
+        out.diagnostics.append(_timeout(report.first("timeout"), kernel, timeout, locate))
+    elif code == EXIT_FAULT and fault is not None:
         out.crashed = True
         out.diagnostics.append(_fault(fault, launch, locate))
-    elif stopped is not None or report.returncode is None:
-        out.timed_out = True
-        out.diagnostics.append(_timeout(stopped, kernel, timeout, locate))
-    elif report.returncode != 0 or 0 not in passes or 0 not in report.outputs:
+    elif code == EXIT_LOAD and error is not None and error.get("what") in _INTERFACE_ERRORS:
         out.crashed = True
-        out.diagnostics.append(_died(report, kernel))
+        out.diagnostics.append(_error(error, launch))
+    elif code != 0 or len(report.outputs) < PASSES:
+        raise blame.ending(report)
     for record in report.all("divergence"):
         out.diagnostics.append(_divergence(record, kernel, artifact.text))
         break
@@ -85,12 +95,13 @@ def outcome(report: Report, artifact: Artifact, launch: Launch, timeout: float) 
     if out.completed:
         out.buffers = _buffers(report, launch)
         if 1 in passes and 1 in report.outputs:
-            atomics = passes[0].int("float_atomics") or passes[1].int("float_atomics")
+            said = passes[0].int("float_atomics") or passes[1].int("float_atomics")
+            atomics = bool(said) and _uses_float_atomics(artifact.module)
             overlap = report.first("overlap")
             if overlap is not None:
                 race = _overlap(overlap, launch, kernel)
             else:
-                race = _race(report, launch, kernel, bool(atomics))
+                race = _race(report, launch, kernel, atomics)
             if race:
                 out.diagnostics.append(race)
         unwritten = _uninitialised_shared(out.buffers, launch, kernel)
@@ -249,8 +260,8 @@ def _crash_message(record: Record, who: str, where: str) -> str:
         what = "a null pointer" if addr < 4096 else "memory that is not one of the kernel's buffers"
         return f"{who} {access} address {hex(addr)}, {what}{where}."
     if kind == "assert":
-        return f"{who} failed assert({record.text('text')}){where}."
-    return f"{who} executed an invalid instruction{where} (signal {record.get('signal')})."
+        return f"{who} failed assert({blame.one_line(record.text('text'))}){where}."
+    return f"{who} executed an invalid instruction{where} (signal {record.int('signal')})."
 
 
 def _out_of_bounds(record: Record, launch: Launch, who, thread, block, line) -> Diagnostic:
@@ -392,51 +403,37 @@ def _why_not_there(source: str, line: int | None, other) -> str:
     )
 
 
-def _error(record: Record, report: Report, kernel: str) -> Diagnostic:
-    what = record.get("what")
-    detail = record.text("detail")
+def _error(record: Record, launch: Launch) -> Diagnostic:
+    """An interface error the runner found in the loaded module. The constant's name is
+    taken only if it is one the grader fills: the record may be the submission's."""
+    what, kernel = record.get("what"), launch.kernel
+    name = record.text("detail")
+    name = name if name in launch.constants else "a __constant__ variable the lab fills"
     if what == "arity":
         params = record.int("params")
-        return Diagnostic(
-            Kind.INTERFACE,
+        message = (
             f"{kernel} takes {params} parameter{'s' if params != 1 else ''}, but the grader "
-            f"passes {record.int('args')}.",
-            kernel,
+            f"passes {len(launch.args)}."
         )
-
-    if what == "kernel_missing":
-        return Diagnostic(
-            Kind.INTERFACE,
-            f"The compiled module has no kernel named {kernel} that the CPU backend can launch.",
-            kernel,
+    elif what == "constant_readonly":
+        message = (
+            f"{name} is declared const, so the grader cannot fill it; declare it "
+            f"`__constant__ float {name}[...]` without const."
         )
-    if what == "constant_readonly":
-        return Diagnostic(
-            Kind.INTERFACE,
-            f"{detail} is declared const, so the grader cannot fill it; declare it "
-            f"`__constant__ float {detail}[...]` without const.",
-            kernel,
-        )
-    if what == "load" or report.returncode == EXIT_LOAD:
-        return Diagnostic(Kind.CRASH, f"The compiled module could not be loaded: {detail}", kernel)
-    return Diagnostic(Kind.CRASH, f"The CPU backend's worker failed ({what}): {detail}", kernel)
-
-
-def _died(report: Report, kernel: str) -> Diagnostic:
-    code = report.returncode
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        why = {
-            "SIGXCPU": "it used up its CPU time",
-            "SIGKILL": "it was killed (out of memory or CPU time)",
-        }.get(str(name), f"it was stopped by {name}")
-        sentence = f"The worker running {kernel} ended before the kernel finished: {why}."
+    elif what == "constant_missing":
+        message = f"The compiled module does not define {name} where the grader can fill it."
     else:
-        sentence = f"The worker running {kernel} ended before the kernel finished (exit {code})."
-    return Diagnostic(Kind.CRASH, sentence, kernel)
+        message = (
+            f"The compiled module has no kernel named {kernel} that the CPU backend can launch."
+        )
+    return Diagnostic(Kind.INTERFACE, message, kernel)
+
+
+@cache
+def _uses_float_atomics(module: Path) -> bool:
+    """Whether the module can set the flag that makes the race check tolerant: only a
+    module that uses float atomics refers to it."""
+    return "grader_rt_float_atomics" in Elf(module).undefined()
 
 
 def _flood(record: Record, kernel: str) -> Diagnostic:
@@ -455,16 +452,14 @@ def _flood(record: Record, kernel: str) -> Diagnostic:
 
 def _buffers(report: Report, launch: Launch) -> dict[str, BufferState]:
     out: dict[str, BufferState] = {}
-    pads = {(r.int("pass"), r.int("index")): r for r in report.all("pad")}
     for k, buffer in enumerate(launch.buffers()):
         state = BufferState(data=report.outputs[0][k])
-        before = pads.get((0, k))
-        after = pads.get((1, k))
+        before, after = report.pads.get((0, k)), report.pads.get((1, k))
         if before is not None:
-            state.written_before = before.int("changed")
-        if after is not None:
-            state.written_after = after.int("changed")
-            state.first_after = after.int("first")
+            state.written_before = before.changed
+        if after is not None and after.changed:
+            state.written_after = after.changed
+            state.first_after = after.first
         out[buffer.name] = state
     return out
 

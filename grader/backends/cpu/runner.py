@@ -1,33 +1,44 @@
-"""One launch in a worker process: the job folder, the process, and its records.
+"""One launch in a worker process: the job folder, the process, and what it left.
 
-The job folder is a fresh scratch directory holding job.txt, the inputs (raw float32),
-the __constant__ values, and empty files for everything the worker will write (the
-sandbox lets it write those files and create no others). The worker's records
-(result.txt, one per line, "name key=value ...") are parsed into a Report; turning a
-Report into diagnostics is grader.backends.cpu.diagnose's job."""
+The job folder is a fresh scratch directory holding job.txt, a copy of the module, the
+inputs (raw float32), the __constant__ values, and empty files for everything the worker
+will write (the sandbox lets it write those files and create no others). The worker's
+records ("name key=value ...", one per line) come over a pipe. Those before its "load"
+record were written before any code of the submission ran, and are the runner's own; the
+rest may have been written by the submission, so they are only evidence against it. The
+parent reads the outputs and the fill around them from the files itself. Turning a Report
+into diagnostics is grader.backends.cpu.diagnose's job."""
 
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
-from grader import defaults
-from grader.backends.base import Buffer, Launch, Scalar
-from grader.backends.cpu import sandbox, toolchain
+from grader import defaults, machine
+from grader.backends.base import CANARY_BITS, Buffer, Launch, Scalar
+from grader.backends.cpu import elf, sandbox, toolchain
 from grader.backends.cpu.build import Artifact
+from grader.errors import SetupError
 
 PASSES = 2  # forward order, buffers ending on guards; reverse order, starting on guards
 EXIT_SANDBOX = 3
 EXIT_LOAD = 4
-MEMORY_ALLOWANCE = 1 << 30  # the student's own heap, libraries, malloc arenas
-GUARDS = 32 << 20  # both guards of one buffer (16 MiB each)
-STACK = (64 + 4) << 10  # one fiber's stack and its guard page
+EXIT_FAULT = 42
+EXIT_TIMEOUT = 43
+# The student's own heap and everything the module maps, past what the runner holds once
+# its threads and buffers exist; less where the machine has little memory.
+MEMORY_ALLOWANCE = min(1 << 30, machine.memory() // 4)
+RUNNER_SLACK = 64 << 20  # the runner's own allocations once the limit is set
+RECORDS_LIMIT = 1 << 20  # bytes of records kept; a flood past it is dropped
 
 
 @dataclass
@@ -39,16 +50,19 @@ class Record:
         return self.fields.get(key, default)
 
     def int(self, key: str, default: int = 0) -> int:
+        """A number field; `default` when absent or not a number (records after the
+        "load" record may be the submission's own, malformed ones too)."""
         value = self.fields.get(key)
-        if value is None:
+        try:
+            return int(value, 16) if value.startswith("0x") else int(value)
+        except (AttributeError, ValueError):
             return default
-        return int(value, 16) if value.startswith("0x") else int(value)
 
     def dim(self, key: str) -> tuple[int, int, int] | None:
-        value = self.fields.get(key)
-        if not value:
+        try:
+            x, y, z = (int(v) for v in self.fields[key].split(","))
+        except (KeyError, ValueError):
             return None
-        x, y, z = (int(v) for v in value.split(","))
         return (x, y, z)
 
     def text(self, key: str) -> str:
@@ -56,10 +70,23 @@ class Record:
 
 
 @dataclass
+class Pad:
+    """Fill words around a buffer that were changed: before it in pass 0, after it in
+    pass 1 (the other side is a guard page)."""
+
+    changed: int
+    first: int | None  # elements past the end of the first one (pass 1)
+
+
+@dataclass
 class Report:
     returncode: int | None  # None: killed by the parent at the deadline
-    records: list[Record] = field(default_factory=list)
+    setup: list[Record] = field(default_factory=list)  # before "load": the runner's own
+    records: list[Record] = field(default_factory=list)  # after it: maybe the submission's
+    loaded: bool = False  # the runner reached the point where the submission's code runs
     outputs: dict[int, list[np.ndarray]] = field(default_factory=dict)  # pass -> buffers
+    pads: dict[tuple[int, int], Pad] = field(default_factory=dict)  # (pass, buffer)
+    unreadable: list[str] = field(default_factory=list)  # output files missing or changed
     printf: str = ""
     stderr: str = ""
 
@@ -68,6 +95,9 @@ class Report:
 
     def all(self, name: str) -> list[Record]:
         return [r for r in self.records if r.name == name]
+
+    def first_setup(self, name: str) -> Record | None:
+        return next((r for r in self.setup if r.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -81,46 +111,70 @@ def execute(artifact: Artifact, launch: Launch, timeout: float, settings: Settin
     scratch = Path(tempfile.mkdtemp(prefix="grader-cpu-"))
     try:
         _write_job(scratch, artifact, launch, timeout, settings)
+        sandbox.hand_over(scratch, sandbox.worker_user())
         # The worker's stderr goes to a file, which its file size limit bounds.
         with open(scratch / "stderr.txt", "wb") as stderr:
-            try:
-                proc = subprocess.run(
-                    [str(runner), "run", str(scratch)],
-                    cwd=scratch,
-                    env=toolchain.clean_env(),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=stderr,
-                    # loading and each pass have the worker's own watchdog; this is the
-                    # parent's backstop if even that fails
-                    timeout=(PASSES + 1) * timeout + 5,
-                )
-                report = Report(proc.returncode)
-            except subprocess.TimeoutExpired:
-                report = Report(None)
+            # loading and each pass have the worker's own watchdog; this is the
+            # parent's backstop if even that fails
+            returncode, records = _run([str(runner), "run", str(scratch)], scratch, stderr,
+                                       (PASSES + 1) * timeout + 5)  # fmt: skip
+        report = Report(returncode)
         report.stderr = _tail(scratch / "stderr.txt")
-        _read_results(scratch, launch, report)
+        _read_records(records, report)
+        _read_outputs(scratch, launch, report)
         return report
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(cmd: list[str], cwd: Path, stderr, deadline: float) -> tuple[int | None, bytes]:
+    """Runs the worker with the write end of a pipe for its records (its number is the
+    last argument); returns its exit status (None when it had to be killed) and what it
+    wrote there, up to the limit."""
+    read_end, write_end = os.pipe()
+    kept = bytearray()
+
+    def drain() -> None:
+        while chunk := os.read(read_end, 1 << 16):
+            kept.extend(chunk[: max(0, RECORDS_LIMIT - len(kept))])
+
+    reader = threading.Thread(target=drain, daemon=True)
+    try:
+        proc = subprocess.Popen(
+            [*cmd, str(write_end)],
+            cwd=cwd,
+            env=toolchain.clean_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            pass_fds=(write_end,),
+        )
+    except OSError as err:
+        os.close(read_end)
+        raise SetupError(f"The CPU backend could not start its worker ({err}).") from None
+    finally:
+        os.close(write_end)
+    reader.start()
+    try:
+        returncode: int | None = proc.wait(timeout=deadline)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        returncode = None
+    reader.join(timeout=5)
+    os.close(read_end)
+    return returncode, bytes(kept)
 
 
 def _write_job(
     scratch: Path, artifact: Artifact, launch: Launch, timeout: float, settings: Settings
 ) -> None:
     buffers = launch.buffers()
-    total = sum(4 * b.data.size for b in buffers)
     largest = max([4 * b.data.size for b in buffers] + [defaults.OUTPUT_LIMIT])
-    threads = launch.block[0] * launch.block[1] * launch.block[2]
-    memory = (
-        MEMORY_ALLOWANCE
-        + 2 * total
-        + GUARDS * (len(buffers) + settings.jobs)
-        + settings.jobs * (threads + 1) * STACK
-    )
-    folders, files = sandbox.read_paths(artifact.module)
+    module = scratch / "module.so"
+    shutil.copyfile(artifact.module, module)
     lines = [
-        f"module {artifact.module}",
+        f"module {module}",
         f"kernel {launch.kernel}",
         "grid {} {} {}".format(*launch.grid),
         "block {} {} {}".format(*launch.block),
@@ -129,15 +183,17 @@ def _write_job(
         f"timeout {timeout}",
         f"passes {PASSES}",
         f"output_limit {defaults.OUTPUT_LIMIT}",
-        f"memory {memory}",
+        f"memory_headroom {MEMORY_ALLOWANCE + RUNNER_SLACK}",
         f"cpu {math.ceil(settings.jobs * PASSES * timeout) + 5}",
         f"fsize {largest + (1 << 20)}",
         f"require_fs {int(settings.require_isolation)}",
         f"require_net {int(settings.require_isolation)}",
         f"scratch {scratch}",
-        *(f"read {p}" for p in folders),
-        *(f"file {p}" for p in files),
+        *(f"preload {p}" for p in _libraries(artifact.module)),
     ]
+    user = sandbox.worker_user()
+    if user is not None:
+        lines.append("uid {} {}".format(*user))
     index = 0
     for arg in launch.args:
         if isinstance(arg, Buffer):
@@ -155,37 +211,69 @@ def _write_job(
         data = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
         data.tofile(scratch / f"const_{name}.bin")
         lines.append(f"constant {data.nbytes} {name}")
-    for name in ("result.txt", "printf.txt"):
-        (scratch / name).touch()
+    (scratch / "printf.txt").touch()
     (scratch / "job.txt").write_text("\n".join(lines) + "\n")
 
 
+@cache
+def _libraries(module: Path) -> tuple[str, ...]:
+    """What the worker loads before its sandbox closes: every library the module needs.
+    One found nowhere is left to the loader, whose failure the grader then attributes."""
+    found, _missing = elf.needed_libraries(module)
+    return tuple(str(p) for p in found)
+
+
 def _tail(path: Path, size: int = 2000) -> str:
-    with open(path, "rb") as f:
-        f.seek(max(0, path.stat().st_size - size))
-        return f.read().decode("utf-8", "replace")
-
-
-def _read_results(scratch: Path, launch: Launch, report: Report) -> None:
     try:
-        text = (scratch / "result.txt").read_text(errors="replace")
+        with open(path, "rb") as f:
+            f.seek(max(0, path.stat().st_size - size))
+            return f.read().decode("utf-8", "replace")
     except OSError:
-        text = ""
-    for line in text.splitlines():
-        if line.strip():
-            name, fields = sandbox.parse_fields(line)
-            report.records.append(Record(name, fields))
+        return ""
+
+
+def _read_records(raw: bytes, report: Report) -> None:
+    for line in raw.decode("utf-8", "replace").splitlines():
+        if not line.strip():
+            continue
+        record = Record(*sandbox.parse_fields(line))
+        if report.loaded:
+            report.records.append(record)
+        elif record.name == "load" and not record.fields:
+            report.loaded = True
+        else:
+            report.setup.append(record)
+
+
+def _read_outputs(scratch: Path, launch: Launch, report: Report) -> None:
+    """Each pass's buffers and the fill around them, from the files the worker wrote
+    back. A file that is missing, unreadable or of the wrong size is the worker's doing
+    (the grader made them all), so that pass has no outputs."""
     try:
         raw = (scratch / "printf.txt").read_bytes()[: defaults.OUTPUT_LIMIT]
         report.printf = raw.decode("utf-8", "replace")
     except OSError:
         pass
-    sizes = [b.data.size for b in launch.buffers()]
+    page = os.sysconf("SC_PAGE_SIZE")
     for p in range(PASSES):
         arrays = []
-        for k in range(len(sizes)):
-            path = scratch / f"out.{p}.{k}.bin"
-            data = np.fromfile(path, dtype=np.float32) if path.exists() else np.zeros(0, np.float32)
-            arrays.append(data)
-        if all(a.size == s for a, s in zip(arrays, sizes, strict=True)):
+        for k, buffer in enumerate(launch.buffers()):
+            name = f"out.{p}.{k}.bin"
+            try:
+                words = np.fromfile(scratch / name, dtype=np.uint32)
+            except (OSError, ValueError):
+                words = np.zeros(0, np.uint32)
+            fill = words.size - buffer.data.size
+            if not 0 <= fill < page // 4:
+                report.unreadable.append(name)
+                continue
+            if p == 0:
+                data, pad = words[fill:], words[:fill]
+            else:
+                data, pad = words[: buffer.data.size], words[buffer.data.size :]
+            changed = np.flatnonzero(pad != CANARY_BITS)
+            first = int(changed[0]) if p == 1 and changed.size else None
+            report.pads[(p, k)] = Pad(int(changed.size), first)
+            arrays.append(data.view(np.float32))
+        if len(arrays) == len(launch.buffers()):
             report.outputs[p] = arrays

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from grader import build_cache, defaults
+from grader import build_cache, defaults, machine
 from grader.errors import SetupError
 
 RUNTIME = Path(__file__).parent / "runtime"
@@ -340,7 +340,7 @@ def _build_runner(folder: Path) -> None:
             return subprocess.run(cmd, capture_output=True, text=True, env=clean_env())
 
         # The runtime is ten files; compiling them side by side halves the wait.
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        with ThreadPoolExecutor(max_workers=machine.cores()) as pool:
             results = list(pool.map(compile_one, zip(sources, objects, strict=True)))
         failed = [r for r in results if r.returncode != 0]
         if not failed:

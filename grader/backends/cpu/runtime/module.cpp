@@ -53,6 +53,20 @@ static int find_phdrs(struct dl_phdr_info* info, size_t, void* data) {
 
 static char g_path[4096];
 
+/* The libraries the module needs (the parent resolved them as the dynamic loader would),
+   loaded while the sandbox still lets the runner read them: once it closes, loading the
+   module finds each one already loaded by its name. */
+bool module_preload(const std::vector<std::string>& paths, std::string* error) {
+    for (const std::string& path : paths) {
+        if (!dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+            const char* e = dlerror();
+            *error = e ? e : path + ": dlopen failed";
+            return false;
+        }
+    }
+    return true;
+}
+
 bool module_load(const char* path, std::string* error) {
     strncpy(g_path, path, sizeof(g_path) - 1);
     module.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);

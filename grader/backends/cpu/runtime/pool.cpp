@@ -4,6 +4,7 @@
    before the sandbox is applied, since the seccomp filter forbids creating new ones. */
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <mutex>
@@ -18,6 +19,15 @@ static std::condition_variable g_start, g_done;
 static long g_generation = 0;
 static int g_remaining = 0;
 static int g_ready = 0;
+static int g_failed = 0;
+
+static Launch* g_shape = nullptr; /* what pool_start prepares each thread for */
+
+/* A thread of the pool that cannot get its fiber stacks: the runner's failure. */
+[[noreturn]] static void no_stacks() {
+    Line().str("error").kv("what", "stacks").kvbytes("detail", "no memory for fiber stacks").write();
+    _exit(EXIT_FAULT);
+}
 
 static void* worker_main(void* arg) {
     Worker* w = static_cast<Worker*>(arg);
@@ -25,16 +35,24 @@ static void* worker_main(void* arg) {
     signals_thread_init();
     /* Dynamic shared memory, registered so that a fault in it is reported as an access
        past the end of the extern __shared__ array. */
-    if (area_create(&w->dyn, DYN_SHARED_CAPACITY, true, 16, 0)) {
+    bool ready = area_create(&w->dyn, DYN_SHARED_CAPACITY, true, 16, 0);
+    if (ready) {
         Region r{w->dyn.map, w->dyn.map + w->dyn.map_len, w->dyn.lo, w->dyn.lo_len,
                  REGION_SHARED, w->id};
         regions_add(r);
+        /* Its fiber stacks, and a first allocation, so that this thread's malloc arena
+           is made now: both count before the memory limit is set, not against the
+           kernel. A thread without them leaves the pool. */
+        worker_prepare(*w, *g_shape);
+        ready = w->stack_count > w->n;
     }
     {
         std::lock_guard<std::mutex> hold(g_lock);
-        ++g_ready;
+        g_ready += ready ? 1 : 0;
+        g_failed += ready ? 0 : 1;
         g_done.notify_all();
     }
+    if (!ready) return nullptr;
     long seen = 0;
     for (;;) {
         Launch* L;
@@ -45,6 +63,7 @@ static void* worker_main(void* arg) {
             L = g_launch;
         }
         worker_prepare(*w, *L);
+        if (w->stack_count <= w->n) no_stacks();
         for (;;) {
             long first = L->next_block.fetch_add(L->chunk);
             if (first >= L->nblocks) break;
@@ -57,19 +76,26 @@ static void* worker_main(void* arg) {
     return nullptr;
 }
 
-void pool_start(int jobs) {
+int pool_start(int jobs, Launch& shape) {
+    g_shape = &shape;
+    std::vector<Worker*> started;
     for (int i = 0; i < jobs; ++i) {
         Worker* w = new Worker();
         w->id = i;
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setstacksize(&attr, 1u << 20);
-        if (pthread_create(&w->thread, &attr, worker_main, w) == 0) g_workers.push_back(w);
+        if (pthread_create(&w->thread, &attr, worker_main, w) == 0) started.push_back(w);
         pthread_attr_destroy(&attr);
     }
-    /* Wait until every thread has registered its shared memory area. */
+    /* Wait until every thread has its shared memory area and stacks, or gave up. */
     std::unique_lock<std::mutex> hold(g_lock);
-    g_done.wait(hold, [] { return g_ready == (int)g_workers.size(); });
+    g_done.wait(hold, [&] { return g_ready + g_failed == (int)started.size(); });
+    for (Worker* w : started) {
+        if (w->dyn.map && w->stack_count > w->n) g_workers.push_back(w);
+    }
+    for (size_t i = 0; i < g_workers.size(); ++i) g_workers[i]->id = (int)i;
+    return (int)g_workers.size();
 }
 
 int pool_size() { return (int)g_workers.size(); }

@@ -1,5 +1,6 @@
-/* The result file the Python side parses: one record per line, "name key=value ...".
-   Records are built without allocation so that the fault handler can write them too. */
+/* The records the Python side parses: one per line, "name key=value ...", on a pipe
+   (`runner run`) or a file. Records are built without allocation so that the fault
+   handler can write them too; each is one write(), so lines from threads never mix. */
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +14,8 @@ static int g_report_fd = -1;
 void report_open(const char* path) {
     g_report_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 }
+
+void report_use_fd(int fd) { g_report_fd = fcntl(fd, F_GETFD) >= 0 ? fd : -1; }
 
 int report_fd() { return g_report_fd; }
 

@@ -40,12 +40,14 @@ enum Exit {
     EXIT_USAGE = 2,
     EXIT_SANDBOX = 3,
     EXIT_LOAD = 4,
+    EXIT_SETUP = 5, /* the runner could not prepare the launch (before any student code) */
     EXIT_FAULT = 42,
     EXIT_TIMEOUT = 43,
 };
 
 /* -- the result file: one record per line, "name key=value ..." ---------------------- */
 void report_open(const char* path);
+void report_use_fd(int fd);
 int report_fd();
 /* Async-signal-safe line builder: no allocation, no stdio. */
 struct Line {
@@ -170,9 +172,10 @@ struct Divergence {
 void divergence_record(const Divergence& d);
 Divergence divergence_take();
 
-/* Start the pool of OS threads that run blocks. Must run before the sandbox forbids new
-   threads. */
-void pool_start(int jobs);
+/* Start the pool of OS threads that run blocks, each with its fiber stacks and memory
+   for launches shaped like `shape`; returns how many started. Must run before the
+   sandbox forbids new threads and limits memory. */
+int pool_start(int jobs, Launch& shape);
 int pool_size();
 /* Runs the launch on every pool thread and returns when all blocks are done. */
 void pool_run(Launch* launch);
@@ -232,6 +235,11 @@ struct Policy {
     unsigned long long memory = 0;  /* RLIMIT_AS bytes, 0 = unlimited */
     unsigned long long cpu = 0;     /* RLIMIT_CPU seconds */
     unsigned long long fsize = 0;   /* RLIMIT_FSIZE bytes */
+    /* RLIMIT_AS as what the process holds when the limit is set plus this many bytes
+       (0: `memory` alone applies), so that the student's share does not depend on how
+       many threads, arenas and libraries the runner needed on this machine. */
+    unsigned long long memory_headroom = 0;
+    long uid = -1, gid = -1; /* when started as root: run as this user (-1: stay) */
 };
 struct SandboxState {
     int landlock_abi = 0;
@@ -240,6 +248,8 @@ struct SandboxState {
     bool userns = false;
     bool netns = false;
     bool caps_dropped = false;
+    bool ipcns = false;
+    long uid = -1; /* the user it switched to, -1 if none */
     bool rlimits = false;
     std::string error;
 };

@@ -1,23 +1,31 @@
 /* The runner: the worker process of the CPU backend.
 
-     runner probe DIR   applies every sandbox layer it can and prints what worked
-     runner run DIR     runs the job described in DIR/job.txt
+     runner probe DIR [UID GID]   applies every sandbox layer it can, prints what worked
+     runner run DIR FD            runs the job described in DIR/job.txt
      runner exec DIR ... -- PROGRAM ARG...   runs a compiler sandboxed (exec_sandboxed)
 
-   A run reads the job (module, kernel, launch shape, limits, arguments), starts the pool
-   of threads, applies the sandbox, loads the student's module, fills the __constant__
-   symbols by name, and runs the launch once per pass: pass 0 with every buffer ending on
-   a guard page and the threads of each block in forward order, pass 1 with every buffer
-   starting on a guard page and the threads in reverse order. Each pass writes every
-   buffer back (DIR/out.PASS.K.bin); records go to DIR/result.txt and the first pass's
-   printf output to DIR/printf.txt. When the two passes left different outputs, a third
-   runs the blocks one at a time to find elements that two blocks wrote ("overlap"). */
+   A run reads the job (module, kernel, launch shape, limits, arguments), loads the
+   libraries the module needs, applies the sandbox, starts the pool of threads, makes
+   every buffer of the checked passes, and only then loads the student's module, fills
+   the __constant__ symbols by name, and runs the launch once per pass: pass 0 with every
+   buffer ending on a guard page and the threads of each block in forward order, pass 1
+   with every buffer starting on a guard page and the threads in reverse order. Each pass
+   writes every buffer back with the fill around it (DIR/out.PASS.K.bin), for the parent
+   to check. The first pass's printf output goes to DIR/printf.txt. When the two passes
+   left different outputs, a third runs the blocks one at a time to find elements that
+   two blocks wrote ("overlap").
+
+   Records go to file descriptor FD, a pipe the parent reads: a kernel can add lines to
+   it, but not take back what was written. Everything before the "load" record is
+   written before any code of the submission runs, so the parent believes it; what
+   follows may be the submission's own writing, and the parent treats it as such. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -32,6 +40,7 @@
 #include "scheduler.h"
 
 namespace rt {
+bool module_preload(const std::vector<std::string>& paths, std::string* error);
 bool module_load(const char* path, std::string* error);
 void module_snapshot();
 void module_restore();
@@ -60,6 +69,7 @@ struct Constant {
 
 struct Job {
     std::string module, kernel;
+    std::vector<std::string> preload; /* libraries the module needs, in load order */
     GUint3 grid{1, 1, 1}, block{1, 1, 1};
     size_t shared = 0;
     int jobs = 1;
@@ -105,6 +115,9 @@ static bool read_job(const char* path, Job* job) {
         else if (key == "require_net") in >> job->policy.require_net;
         else if (key == "read") job->policy.read_paths.push_back(rest(in));
         else if (key == "file") job->policy.file_paths.push_back(rest(in));
+        else if (key == "preload") job->preload.push_back(rest(in));
+        else if (key == "memory_headroom") in >> job->policy.memory_headroom;
+        else if (key == "uid") in >> job->policy.uid >> job->policy.gid;
         else if (key == "scratch") job->policy.scratch = rest(in);
         else if (key == "arg") {
             Arg a;
@@ -172,9 +185,22 @@ static double now() {
     _exit(code);
 }
 
-/* Every constant the job fills, by name, through the module's grader_addr_NAME. */
-static void set_constants(const Job& job) {
+/* The values of every constant the job fills, read before the module is loaded. */
+static std::vector<std::vector<char>> read_constants(const Job& job) {
+    std::vector<std::vector<char>> values;
     for (const Constant& c : job.constants) {
+        values.emplace_back(c.bytes);
+        if (!read_file("const_" + c.name + ".bin", values.back().data(), c.bytes)) {
+            fail("constant_file", c.name, EXIT_SETUP);
+        }
+    }
+    return values;
+}
+
+/* Every constant, by name, through the module's grader_addr_NAME. */
+static void set_constants(const Job& job, const std::vector<std::vector<char>>& values) {
+    for (size_t i = 0; i < job.constants.size(); ++i) {
+        const Constant& c = job.constants[i];
         std::string name = "grader_var_" + c.name;
         const long long* info = static_cast<const long long*>(dlsym(module.handle, name.c_str()));
         void* (*addr)() = reinterpret_cast<void* (*)()>(
@@ -183,75 +209,77 @@ static void set_constants(const Job& job) {
         const int* head = reinterpret_cast<const int*>(info);
         long long size = info[2];
         if (!head[2]) fail("constant_readonly", c.name, EXIT_LOAD);
-        std::vector<char> data(c.bytes);
-        if (!read_file("const_" + c.name + ".bin", data.data(), c.bytes)) {
-            fail("constant_file", c.name, EXIT_USAGE);
-        }
-        memcpy(addr(), data.data(), (size_t)size < c.bytes ? (size_t)size : c.bytes);
+        memcpy(addr(), values[i].data(), (size_t)size < c.bytes ? (size_t)size : c.bytes);
     }
 }
 
-/* Canary words changed around a buffer: before its start in pass 0, after its end in
-   pass 1 (the other side is a guard page in each pass). */
-static void check_pads(const Area& a, int index, bool end_aligned) {
-    const uint32_t* lo = reinterpret_cast<const uint32_t*>(a.lo);
-    const uint32_t* data = reinterpret_cast<const uint32_t*>(a.data);
-    const uint32_t* hi = reinterpret_cast<const uint32_t*>(a.lo + a.lo_len);
-    const uint32_t* end = reinterpret_cast<const uint32_t*>(a.data + a.bytes);
-    long long changed = 0, first = -1;
-    if (end_aligned) {
-        for (const uint32_t* p = lo; p < data; ++p) changed += *p != CANARY;
-    } else {
-        for (const uint32_t* p = end; p < hi; ++p) {
-            if (*p != CANARY) {
-                if (first < 0) first = (long long)(p - end); /* elements past the end */
-                ++changed;
-            }
+/* Every buffer of one pass, filled from its input file: starting right after the
+   leading guard page in pass 1, ending on the trailing one in the others. */
+static std::vector<Area> make_buffers(const Job& job, int pass) {
+    std::vector<Area> areas;
+    for (const Arg& a : job.args) {
+        if (!a.buffer) continue;
+        Area area;
+        if (!area_create(&area, a.elements * 4, pass != 1, 4, CANARY)) {
+            fail("allocation", a.name, EXIT_SETUP);
         }
+        if (!read_file("buf_" + std::to_string(a.index) + ".bin", area.data, a.elements * 4)) {
+            fail("buffer_file", a.name, EXIT_SETUP);
+        }
+        areas.push_back(area);
     }
-    if (changed) {
-        Line l;
-        l.str("pad").kv("index", index).kv("pass", current_pass).kv("changed", changed);
-        if (first >= 0) l.kv("first", first);
-        l.write();
-    }
+    return areas;
+}
+
+/* The buffer and the fill on its open side (before it in pass 0, after it in pass 1):
+   the parent counts the changed fill words itself. */
+static void write_back(const Area& a, int pass, size_t k) {
+    const char* lo = pass == 0 ? a.lo : a.data;
+    const char* hi = pass == 0 ? a.data + a.bytes : a.lo + a.lo_len;
+    std::string out = "out." + std::to_string(pass) + "." + std::to_string(k) + ".bin";
+    if (!write_file(out, lo, (size_t)(hi - lo))) fail("output_file", out, EXIT_FAULT);
+}
+
+/* The buffer's own bytes in what a pass wrote back (write_back: after the fill in pass
+   0, before it in pass 1). */
+static bool read_output(int pass, const Arg& a, std::vector<char>* data) {
+    std::string path = "out." + std::to_string(pass) + "." + std::to_string(a.index) + ".bin";
+    struct stat st;
+    data->resize(a.elements * 4);
+    if (stat(path.c_str(), &st) != 0 || (size_t)st.st_size < data->size()) return false;
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    off_t at = pass == 0 ? st.st_size - (off_t)data->size() : 0;
+    ssize_t n = pread(fd, data->data(), data->size(), at);
+    close(fd);
+    return n == (ssize_t)data->size();
 }
 
 /* Whether the passes left any output different (the outputs they wrote back). */
 static bool passes_differ(const Job& job) {
     for (const Arg& a : job.args) {
         if (!a.buffer || !a.output) continue;
-        std::vector<char> first(a.elements * 4), second(a.elements * 4);
-        std::string k = std::to_string(a.index);
-        if (!read_file("out.0." + k + ".bin", first.data(), first.size()) ||
-            !read_file("out.1." + k + ".bin", second.data(), second.size())) {
-            return false;
-        }
+        std::vector<char> first, second;
+        if (!read_output(0, a, &first) || !read_output(1, a, &second)) return false;
         if (first != second) return true;
     }
     return false;
 }
 
+/* One pass over `areas`, its buffers (made here for the writers' pass, whose memory the
+   checked passes have given back by then). */
 static void run_pass(const Job& job, const std::vector<void*>& loop_call, const int* codes,
-                     int pass) {
+                     int pass, std::vector<Area> areas) {
     current_pass = pass;
     /* past the checked passes: the blocks one at a time, to learn who wrote what */
     bool writers = pass >= job.passes;
     bool end_aligned = pass != 1;
-    std::vector<Area> areas;
+    if (writers) areas = make_buffers(job, pass);
     std::vector<Region> regions;
-    for (const Arg& a : job.args) {
-        if (!a.buffer) continue;
-        Area area;
-        if (!area_create(&area, a.elements * 4, end_aligned, 4, CANARY)) {
-            fail("allocation", a.name, EXIT_FAULT);
-        }
-        if (!read_file("buf_" + std::to_string(a.index) + ".bin", area.data, a.elements * 4)) {
-            fail("buffer_file", a.name, EXIT_USAGE);
-        }
+    for (size_t k = 0; k < areas.size(); ++k) {
+        const Area& area = areas[k];
         regions.push_back(Region{area.map, area.map + area.map_len, area.data, area.bytes,
-                                 REGION_BUFFER, a.index});
-        areas.push_back(area);
+                                 REGION_BUFFER, (int)k});
     }
     regions_set(regions);
     /* Argument slots: 8 bytes each, read by the module as the parameter's own type. */
@@ -323,11 +351,7 @@ static void run_pass(const Job& job, const std::vector<void*>& loop_call, const 
         l.kv("other_state", d.other_state).kv("op", d.op);
         l.write();
     }
-    for (size_t k = 0; k < areas.size() && !writers; ++k) {
-        check_pads(areas[k], (int)k, end_aligned);
-        std::string out = "out." + std::to_string(pass) + "." + std::to_string(k) + ".bin";
-        if (!write_file(out, areas[k].data, areas[k].bytes)) fail("output_file", out, EXIT_FAULT);
-    }
+    for (size_t k = 0; k < areas.size() && !writers; ++k) write_back(areas[k], pass, k);
     regions_set({});
     for (Area& a : areas) area_destroy(&a);
     Line l;
@@ -337,29 +361,47 @@ static void run_pass(const Job& job, const std::vector<void*>& loop_call, const 
     l.write();
 }
 
-static int run(const char* dir) {
-    if (chdir(dir) != 0) return EXIT_USAGE;
+/* The launch's shape, for the pool to make each thread's stacks before the sandbox. */
+static void shape_of(const Job& job, Launch* L) {
+    L->block = job.block;
+    L->grid = job.grid;
+    L->nthreads = (int)(job.block.x * job.block.y * job.block.z);
+    L->shared_bytes = job.shared;
+}
+
+static int run(const char* dir, int records) {
+    report_use_fd(records);
+    if (chdir(dir) != 0) fail("job", "cannot enter the job folder", EXIT_USAGE);
     Job job;
-    if (!read_job("job.txt", &job)) return EXIT_USAGE;
-    report_open("result.txt");
+    if (!read_job("job.txt", &job)) fail("job", "job.txt is missing or incomplete", EXIT_USAGE);
     signals_install();
     signals_thread_init();
     output_init(job.output_limit);
+    std::string error;
+    if (!module_preload(job.preload, &error)) fail("preload", error, EXIT_SETUP);
     SandboxState state;
     if (!sandbox_before_threads(job.policy, &state)) {
         sandbox_report(state);
         return EXIT_SANDBOX;
     }
     watchdog_start();
-    pool_start(job.jobs < 1 ? 1 : job.jobs);
+    Launch shape;
+    shape_of(job, &shape);
+    int threads = pool_start(job.jobs < 1 ? 1 : job.jobs, shape);
+    if (threads == 0) fail("threads", "no thread of the pool could start", EXIT_SETUP);
+    std::vector<std::vector<Area>> buffers;
+    for (int pass = 0; pass < job.passes; ++pass) buffers.push_back(make_buffers(job, pass));
+    std::vector<std::vector<char>> constants = read_constants(job);
     if (!sandbox_after_threads(job.policy, &state)) {
         sandbox_report(state);
         return EXIT_SANDBOX;
     }
     sandbox_report(state);
+    Line().str("pool").kv("threads", threads).write();
+    /* From here on the submission's code runs (its global constructors at dlopen). */
+    Line().str("load").write();
 
     watchdog_arm(job.timeout, "load");
-    std::string error;
     if (!module_load(job.module.c_str(), &error)) fail("load", error, EXIT_LOAD);
     watchdog_disarm();
     std::vector<void*> fns = {dlsym(module.handle, ("grader_loop_" + job.kernel).c_str()),
@@ -372,31 +414,34 @@ static int run(const char* dir) {
             .kv("args", (long long)job.args.size()).write();
         return EXIT_LOAD;
     }
-    set_constants(job);
+    set_constants(job, constants);
     module_snapshot();
     bool float_atomics = false; /* sums in another order differ without a mistake */
     for (int pass = 0; pass < job.passes; ++pass) {
         if (pass) module_restore();
-        run_pass(job, fns, sig->codes, pass);
+        run_pass(job, fns, sig->codes, pass, std::move(buffers[(size_t)pass]));
         float_atomics = float_atomics || grader_rt_float_atomics;
     }
     if (job.passes == 2 && !float_atomics && passes_differ(job)) {
         module_restore();
-        run_pass(job, fns, sig->codes, job.passes);
+        run_pass(job, fns, sig->codes, job.passes, {});
     }
     output_flush("printf.txt");
     Line().str("done").write();
     return EXIT_OK;
 }
 
-/* Applies every layer it can, with nothing required, checks two of them from the inside,
-   and prints the sandbox record on stdout. */
-static int probe(const char* dir) {
+/* Applies every layer it can, with nothing required (as UID:GID when started as root
+   and given one), checks three of them from the inside, and prints the sandbox record on
+   stdout. */
+static int probe(const char* dir, long uid, long gid) {
     Policy p;
     p.scratch = dir;
     p.read_paths = {"/usr", "/lib", "/lib64"};
     p.require_fs = false;
     p.require_net = false;
+    p.uid = uid;
+    p.gid = gid;
     SandboxState state;
     sandbox_before_threads(p, &state);
     sandbox_after_threads(p, &state);
@@ -406,12 +451,17 @@ static int probe(const char* dir) {
     int sock = socket(AF_UNIX, SOCK_STREAM, 0);
     bool sockets_blocked = sock < 0;
     if (sock >= 0) close(sock);
+    int shm = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+    bool ipc_blocked = shm < 0;
+    if (shm >= 0) shmctl(shm, IPC_RMID, nullptr);
     if (state.landlock && !files_blocked) state.error += "landlock did not block a read; ";
     if (state.seccomp && !sockets_blocked) state.error += "seccomp did not block a socket; ";
+    if (state.seccomp && !ipc_blocked) state.error += "seccomp did not block shmget; ";
     Line l;
     l.str("sandbox").kv("landlock_abi", state.landlock_abi).kv("landlock", state.landlock ? 1 : 0);
     l.kv("seccomp", state.seccomp ? 1 : 0).kv("userns", state.userns ? 1 : 0);
-    l.kv("netns", state.netns ? 1 : 0).kv("caps_dropped", state.caps_dropped ? 1 : 0);
+    l.kv("netns", state.netns ? 1 : 0).kv("ipcns", state.ipcns ? 1 : 0).kv("uid", state.uid);
+    l.kv("caps_dropped", state.caps_dropped ? 1 : 0).kv("ipc_blocked", ipc_blocked ? 1 : 0);
     l.kv("files_blocked", files_blocked ? 1 : 0).kv("sockets_blocked", sockets_blocked ? 1 : 0);
     l.kvbytes("context", context_kind()).kvbytes("error", state.error.c_str());
     l.buf[l.len++] = '\n';
@@ -590,9 +640,14 @@ static int exec_sandboxed(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
-    if (argc == 3 && strcmp(argv[1], "run") == 0) _exit(run(argv[2]));
-    if (argc == 3 && strcmp(argv[1], "probe") == 0) _exit(probe(argv[2]));
+    if (argc == 4 && strcmp(argv[1], "run") == 0) _exit(run(argv[2], atoi(argv[3])));
+    if (argc == 3 && strcmp(argv[1], "probe") == 0) _exit(probe(argv[2], -1, -1));
+    if (argc == 5 && strcmp(argv[1], "probe") == 0) {
+        _exit(probe(argv[2], strtol(argv[3], nullptr, 10), strtol(argv[4], nullptr, 10)));
+    }
     if (argc >= 5 && strcmp(argv[1], "exec") == 0) return exec_sandboxed(argc, argv);
-    fprintf(stderr, "usage: runner run|probe DIR, or runner exec DIR [--read PATH]... -- CMD\n");
+    fprintf(stderr,
+            "usage: runner run DIR FD, runner probe DIR [UID GID], or runner exec DIR "
+            "[--read PATH]... -- CMD\n");
     return EXIT_USAGE;
 }

@@ -3,9 +3,10 @@
    grader/backends/cpu/sandbox.py; in order:
 
    1. no_new_privs, so that nothing can gain privileges by exec or setuid;
-   2. a new user namespace with a new network namespace (no interfaces but a down
-      loopback), where the kernel allows unprivileged user namespaces; as root, a network
-      namespace alone when the user namespace is refused; then every capability dropped;
+   2. new network and IPC namespaces (no interfaces but a down loopback; System V IPC
+      objects of its own): as root directly, then the switch to an unprivileged user, so
+      that process limits bind; otherwise inside a new user namespace, where the kernel
+      allows unprivileged ones; then every capability dropped;
    3. landlock: write only the files in the scratch folder, read only them and the
       paths the job names (the module); with ABI 4 no TCP bind or connect; with ABI 6 no
       abstract unix sockets or signals outside the sandbox;
@@ -14,17 +15,23 @@
    5. seccomp, on every thread: no sockets at all (so no unix sockets either), no new
       processes (threads only), no exec, no ptrace or access to other processes' memory,
       no signals to other processes, no namespaces, mounts, BPF, io_uring, keyrings,
-      kernel modules, no raising resource limits, no TIOCSTI. */
+      kernel modules, no raising resource limits, no TIOCSTI; and nothing another
+      submission's worker could see: no System V or POSIX IPC, no inotify, dnotify or
+      fanotify, no file locks, no changing a file's mode, owner, times or attributes, no
+      reading or setting another process's scheduling; and no new handler for the
+      signals that report faults. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -40,6 +47,9 @@
 #endif
 #ifndef CLONE_NEWUSER
 #define CLONE_NEWUSER 0x10000000
+#endif
+#ifndef CLONE_NEWIPC
+#define CLONE_NEWIPC 0x08000000
 #endif
 
 namespace rt {
@@ -139,12 +149,21 @@ static bool write_file(const char* path, const char* text) {
     return ok;
 }
 
-static void namespaces_apply(SandboxState* s) {
+/* Network and IPC namespaces straight away where this process may make them (root);
+   otherwise, after any switch of user, inside a new user namespace. */
+static void namespaces_apply(SandboxState* s, bool privileged) {
+    if (privileged) {
+        if (unshare(CLONE_NEWNET | CLONE_NEWIPC) == 0) {
+            s->netns = s->ipcns = true;
+        } else if (unshare(CLONE_NEWNET) == 0) {
+            s->netns = true;
+        }
+        return;
+    }
     uid_t uid = getuid();
     gid_t gid = getgid();
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
-        s->userns = true;
-        s->netns = true;
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC) == 0) {
+        s->userns = s->netns = s->ipcns = true;
         /* Map ourselves, so that files we create in the scratch folder have an owner. */
         char map[64];
         write_file("/proc/self/setgroups", "deny");
@@ -152,9 +171,23 @@ static void namespaces_apply(SandboxState* s) {
         write_file("/proc/self/uid_map", map);
         snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
         write_file("/proc/self/gid_map", map);
-    } else if (unshare(CLONE_NEWNET) == 0) {
-        s->netns = true;
     }
+}
+
+/* Root is exempt from RLIMIT_NPROC, so a worker started as root becomes p.uid. Its
+   thread limit is lifted first: the pool is made after the switch, and other processes
+   of that user must not count against it. */
+static bool user_switch(const Policy& p, SandboxState* s) {
+    struct rlimit unlimited = {RLIM_INFINITY, RLIM_INFINITY};
+    setrlimit(RLIMIT_NPROC, &unlimited);
+    if (setgroups(0, nullptr) != 0 || setresgid((gid_t)p.gid, (gid_t)p.gid, (gid_t)p.gid) != 0 ||
+        setresuid((uid_t)p.uid, (uid_t)p.uid, (uid_t)p.uid) != 0) {
+        s->error += "could not switch from root to uid " + std::to_string(p.uid) + " (" +
+                    strerror(errno) + "); ";
+        return false;
+    }
+    s->uid = p.uid;
+    return true;
 }
 
 struct CapHeader {
@@ -174,6 +207,17 @@ static void capabilities_drop(SandboxState* s) {
 }
 
 /* -- resource limits ------------------------------------------------------------------- */
+static int g_statm = -1; /* /proc/self/statm, opened before landlock closes /proc */
+
+/* Bytes of address space this process holds now, or 0 if /proc cannot say. */
+static unsigned long long address_space() {
+    char buf[128];
+    ssize_t n = g_statm >= 0 ? pread(g_statm, buf, sizeof(buf) - 1, 0) : -1;
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    return strtoull(buf, nullptr, 10) * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
 static void limit(int resource, unsigned long long soft, unsigned long long hard) {
     struct rlimit r;
     r.rlim_cur = soft;
@@ -205,6 +249,79 @@ struct Filter {
     static unsigned arg_lo(int i) { return offsetof(struct seccomp_data, args) + 8 * i; }
     static unsigned arg_hi(int i) { return arg_lo(i) + 4; }
 };
+
+/* What two workers could pass data through, with no file or socket between them:
+   System V and POSIX IPC, notifications on files, locks, a file's metadata (which
+   landlock does not guard), another process's scheduling settings. */
+static const long UNSHARED[] = {
+    SYS_shmget, SYS_shmat, SYS_shmdt, SYS_shmctl, SYS_msgget, SYS_msgsnd, SYS_msgrcv,
+    SYS_msgctl, SYS_semget, SYS_semop, SYS_semctl, SYS_semtimedop, SYS_mq_open,
+    SYS_mq_unlink, SYS_mq_timedsend, SYS_mq_timedreceive, SYS_mq_notify, SYS_mq_getsetattr,
+    SYS_inotify_init1, SYS_inotify_add_watch, SYS_inotify_rm_watch, SYS_fanotify_init,
+    SYS_fanotify_mark, SYS_flock, SYS_fchmod, SYS_fchmodat, SYS_fchown, SYS_fchownat,
+    SYS_utimensat, SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr, SYS_removexattr,
+    SYS_lremovexattr, SYS_fremovexattr, SYS_setpriority, SYS_getpriority, SYS_ioprio_set,
+    SYS_ioprio_get, SYS_setpgid, SYS_setsid, SYS_migrate_pages, SYS_move_pages,
+    SYS_get_robust_list,
+#ifdef SYS_inotify_init
+    SYS_inotify_init, SYS_chmod, SYS_chown, SYS_lchown, SYS_utime, SYS_utimes, SYS_futimesat,
+#endif
+#ifdef SYS_fchmodat2
+    SYS_fchmodat2,
+#endif
+#ifdef SYS_process_madvise
+    SYS_process_madvise,
+#endif
+#ifdef SYS_setxattrat
+    SYS_setxattrat, SYS_removexattrat,
+#endif
+};
+
+/* Calls naming a process: only this one (0 or its own pid). */
+static void pid_only(Filter& f) {
+    const long calls[] = {SYS_sched_setaffinity, SYS_sched_getaffinity, SYS_sched_setscheduler,
+                          SYS_sched_getscheduler, SYS_sched_setparam, SYS_sched_getparam,
+                          SYS_sched_setattr, SYS_sched_getattr, SYS_sched_rr_get_interval,
+                          SYS_getpgid, SYS_getsid, SYS_prlimit64};
+    unsigned pid = (unsigned)getpid();
+    for (long nr : calls) {
+        f.jump(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 5);
+        f.stmt(BPF_LD | BPF_W | BPF_ABS, Filter::arg_lo(0));
+        f.jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0);
+        f.jump(BPF_JMP | BPF_JEQ | BPF_K, pid, 1, 0);
+        f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+        f.stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)); /* go on */
+    }
+}
+
+/* fcntl, but no locks, leases, directory notifications or signal owners. */
+static void fcntl_without_locks(Filter& f) {
+    const unsigned cmds[] = {F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE,
+                             F_NOTIFY, F_SETOWN, F_SETOWN_EX, F_SETSIG};
+    const unsigned n = sizeof(cmds) / sizeof(cmds[0]);
+    f.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, (unsigned char)(n + 3));
+    f.stmt(BPF_LD | BPF_W | BPF_ABS, Filter::arg_lo(1));
+    for (unsigned i = 0; i < n; ++i) f.jump(BPF_JMP | BPF_JEQ | BPF_K, cmds[i], (unsigned char)(n - i), 0);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+}
+
+/* rt_sigaction may read a handler, but not replace the runner's for the signals that
+   report a fault or a hang: a kernel that did could hide its own out-of-bounds access. */
+static void no_fault_handlers(Filter& f) {
+    const unsigned sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGUSR2, SIGSYS};
+    const unsigned k = sizeof(sigs) / sizeof(sigs[0]);
+    f.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigaction, 0, (unsigned char)(k + 8));
+    f.stmt(BPF_LD | BPF_W | BPF_ABS, Filter::arg_lo(0));
+    for (unsigned i = 0; i < k; ++i) f.jump(BPF_JMP | BPF_JEQ | BPF_K, sigs[i], (unsigned char)(k - i), 0);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    f.stmt(BPF_LD | BPF_W | BPF_ABS, Filter::arg_lo(1)); /* the new action */
+    f.jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2);
+    f.stmt(BPF_LD | BPF_W | BPF_ABS, Filter::arg_hi(1));
+    f.jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+}
 
 static bool seccomp_apply(SandboxState* s) {
 #if defined(__x86_64__)
@@ -263,6 +380,10 @@ static bool seccomp_apply(SandboxState* s) {
 #endif
     };
     for (long nr : denied) f.deny(nr, EPERM);
+    for (long nr : UNSHARED) f.deny(nr, EPERM);
+    pid_only(f);
+    fcntl_without_locks(f);
+    no_fault_handlers(f);
 #ifdef SYS_clone3
     f.deny(SYS_clone3, ENOSYS); /* its flags are out of reach; the C library falls back */
 #endif
@@ -312,7 +433,14 @@ static bool seccomp_apply(SandboxState* s) {
 /* -- the two steps ----------------------------------------------------------------------- */
 bool sandbox_before_threads(const Policy& p, SandboxState* s) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) s->error += "no_new_privs refused; ";
-    if (p.want_netns) namespaces_apply(s);
+    if (p.memory_headroom) g_statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    bool root = geteuid() == 0;
+    if (p.want_netns && root) namespaces_apply(s, true);
+    if (p.uid >= 0 && root) {
+        for (int cap = 0; cap < 64; ++cap) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+        if (!user_switch(p, s)) return false;
+    }
+    if (p.want_netns && !s->netns) namespaces_apply(s, false);
     capabilities_drop(s);
     if (p.want_landlock) s->landlock = landlock_apply(p, s);
     if (p.require_fs && !s->landlock) return false;
@@ -320,7 +448,15 @@ bool sandbox_before_threads(const Policy& p, SandboxState* s) {
 }
 
 bool sandbox_after_threads(const Policy& p, SandboxState* s) {
-    rlimits_only(p, s);
+    if (p.memory_headroom) {
+        Policy q = p;
+        unsigned long long held = address_space();
+        /* without /proc, a generous guess at what 64 threads and their arenas hold */
+        q.memory = (held ? held : 8ull << 30) + p.memory_headroom;
+        rlimits_only(q, s);
+    } else {
+        rlimits_only(p, s);
+    }
     if (p.want_seccomp) s->seccomp = seccomp_apply(s);
     if (p.require_net && !s->seccomp && !s->netns) return false;
     return true;
@@ -330,7 +466,8 @@ void sandbox_report(const SandboxState& s) {
     Line l;
     l.str("sandbox").kv("landlock_abi", s.landlock_abi).kv("landlock", s.landlock ? 1 : 0);
     l.kv("seccomp", s.seccomp ? 1 : 0).kv("userns", s.userns ? 1 : 0);
-    l.kv("netns", s.netns ? 1 : 0).kv("caps_dropped", s.caps_dropped ? 1 : 0);
+    l.kv("netns", s.netns ? 1 : 0).kv("ipcns", s.ipcns ? 1 : 0).kv("uid", s.uid);
+    l.kv("caps_dropped", s.caps_dropped ? 1 : 0);
     l.kv("rlimits", s.rlimits ? 1 : 0).kvbytes("error", s.error.c_str());
     l.write();
 }
