@@ -169,7 +169,7 @@ def _who(record: Record) -> tuple[str, tuple | None, tuple | None]:
 
 
 def _xyz(v) -> str:
-    return "({},{},{})".format(*v)
+    return "({},{},{})".format(*v) if v else "(?,?,?)"  # a malformed record has none
 
 
 # -- the kinds of findings ------------------------------------------------------------------
