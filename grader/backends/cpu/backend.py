@@ -52,7 +52,9 @@ class CpuBackend(Backend):
 
     def device(self) -> str:
         total = os.cpu_count() or 1
-        used = f"{self.jobs} of {total} cores" if self.jobs < total else f"{self.jobs} cores"
+        plural = "s" if max(self.jobs, total) > 1 else ""
+        used = f"{self.jobs} of {total}" if self.jobs < total else f"{self.jobs}"
+        used += f" core{plural}"
         return (
             f"CPU: {used} used ({platform.machine()}), "
             f"{toolchain.compiler().version}; speed is not scored on the CPU"

@@ -82,7 +82,8 @@ def control_failed(report: Report) -> str:
     if error is not None and error.get("what") == "load":
         cause = f"cannot load even the grader's own compiled module ({error.text('detail')})"
         return _setup(cause, "Check that the C++ runtime libraries are installed")
-    return _setup(f"{_ended(report)} even with the grader's own module in place of the kernel", "")
+    happened = ending(report).happened
+    return _setup(f"{happened} even with the grader's own module in place of the kernel", "")
 
 
 def ending(report: Report) -> Unexplained:
