@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -177,3 +178,21 @@ def test_the_device_line_says_how_many_cores_grading_used():
     total = os.cpu_count() or 1
     used = f"1 of {total} cores" if total > 1 else "1 core"
     assert CpuBackend(jobs=1).device().startswith(f"CPU: {used} used (")
+
+
+@needs_isolation
+@pytest.mark.skipif(sandbox.worker_user() is None, reason="only a grader run as root switches user")
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="needs util-linux's setpriv")
+def test_root_that_cannot_change_user_is_a_setup_error_naming_the_fix(tmp_path):
+    """Root without CAP_SETUID (a container that dropped it) cannot make its worker an
+    ordinary user, and a root worker is not bound by the limit on threads."""
+    source = tmp_path / "kernel.cu"
+    source.write_text(NAIVE)
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    cmd = ["setpriv", "--bounding-set=-setuid,-setgid", sys.executable, "-m", "grader", "check",
+           "matmul-naive", str(source), "--backend", "cpu"]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == ExitCode.USAGE, done.stdout + done.stderr
+    assert "could not switch from root to uid 65534" in done.stderr
+    assert "Grade as an ordinary user" in done.stderr

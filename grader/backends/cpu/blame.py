@@ -67,6 +67,8 @@ def before_loading(report: Report, fix: str = "") -> str:
     sandbox = report.first_setup("sandbox")
     if report.returncode == EXIT_SANDBOX and sandbox is not None:
         why = sandbox.text("error").strip().rstrip(";") or "a required layer failed"
+        if "could not switch from root" in why:
+            fix = "Grade as an ordinary user, or let root change user (CAP_SETUID, CAP_SETGID)"
         cause = f"could not apply its sandbox ({why})"
         return _setup(cause, fix or "Grade on a Linux kernel with landlock and seccomp")
     if error is not None and error.get("what") in _SETUP:

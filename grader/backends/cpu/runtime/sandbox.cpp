@@ -436,14 +436,15 @@ bool sandbox_before_threads(const Policy& p, SandboxState* s) {
     if (p.memory_headroom) g_statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     bool root = geteuid() == 0;
     if (p.want_netns && root) namespaces_apply(s, true);
+    bool switched = true; /* the other layers still apply if not, for the probe's record */
     if (p.uid >= 0 && root) {
         for (int cap = 0; cap < 64; ++cap) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
-        if (!user_switch(p, s)) return false;
+        switched = user_switch(p, s);
     }
     if (p.want_netns && !s->netns) namespaces_apply(s, false);
     capabilities_drop(s);
     if (p.want_landlock) s->landlock = landlock_apply(p, s);
-    if (p.require_fs && !s->landlock) return false;
+    if (!switched || (p.require_fs && !s->landlock)) return false;
     return true;
 }
 
