@@ -13,7 +13,6 @@ included."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from grader import defaults, paths  # noqa: E402
+from grader import defaults, machine, paths  # noqa: E402
 from grader.batch import run_batch  # noqa: E402
 from grader.batch.gpus import parse_gpus  # noqa: E402
 
@@ -38,7 +37,7 @@ def main() -> int:
     parser.add_argument("--lab", default="matmul-naive")
     parser.add_argument("--count", type=int, default=20, help="submissions (default 20)")
     parser.add_argument("--backend", default="cpu", choices=("auto", "cuda", "cpu"))
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--jobs", type=int, default=machine.cores())
     parser.add_argument("--gpus", default="", help="e.g. 0 or 0,1")
     parser.add_argument("--secret", help="also run the hidden cases")
     parser.add_argument("--no-timing", action="store_true")

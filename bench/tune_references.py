@@ -50,7 +50,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from grader import defaults  # noqa: E402
+from grader import defaults, machine  # noqa: E402
 from grader import nvcc as gnvcc  # noqa: E402
 from grader.backends.base import Buffer, Submission  # noqa: E402
 from grader.backends.cuda.probe import device_info  # noqa: E402
@@ -686,7 +686,7 @@ def main() -> int:
     )
 
     everything = [b for builds in plans.values() for b in builds]
-    workers = max(2, (os.cpu_count() or 4))
+    workers = max(2, machine.cores())
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         list(pool.map(lambda b: compile_one(b, arch, out), everything))
     failed = [b for b in everything if b.error]

@@ -5,11 +5,11 @@ held against what the machine can do at all. Either failure costs the speed poin
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
+from grader import machine
 from grader.backends import timed
 from grader.backends.base import Timing
 from grader.compare import Comparison, compare, tolerance
@@ -50,7 +50,7 @@ class Expected:
         self, lab: Lab, case: Case, check: timed.TimingCheck, constants: dict[str, np.ndarray]
     ) -> None:
         self.lab, self.case, self.check, self.constants = lab, case, check, constants
-        self._pool = ThreadPoolExecutor(max_workers=min(THREADS, os.cpu_count() or 1))
+        self._pool = ThreadPoolExecutor(max_workers=min(THREADS, machine.cores()))
         self._futures: dict[int, Future] = {}
 
     def __enter__(self) -> Expected:
