@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -196,3 +197,16 @@ def test_root_that_cannot_change_user_is_a_setup_error_naming_the_fix(tmp_path):
     assert done.returncode == ExitCode.USAGE, done.stdout + done.stderr
     assert "could not switch from root to uid 65534" in done.stderr
     assert "Grade as an ordinary user" in done.stderr
+
+
+@needs_isolation
+@pytest.mark.skipif(sandbox.worker_user() is None, reason="only a grader run as root switches user")
+def test_a_scratch_folder_the_worker_cannot_enter_is_a_setup_error(tmp_path, capsys, monkeypatch):
+    """As root, the worker runs as uid 65534, which cannot enter a TMPDIR below a private
+    folder (pytest's own, here, like /root/tmp)."""
+    private = tmp_path / "private-tmp"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    code, err, _ = grade(tmp_path, capsys)
+    assert code == ExitCode.USAGE
+    assert "cannot be opened by uid 65534" in err and "Set TMPDIR to such a folder" in err

@@ -69,6 +69,8 @@ def before_loading(report: Report, fix: str = "") -> str:
         why = sandbox.text("error").strip().rstrip(";") or "a required layer failed"
         if "could not switch from root" in why:
             fix = "Grade as an ordinary user, or let root change user (CAP_SETUID, CAP_SETGID)"
+        elif "scratch folder" in why:
+            fix = "Set TMPDIR to such a folder"
         cause = f"could not apply its sandbox ({why})"
         return _setup(cause, fix or "Grade on a Linux kernel with landlock and seccomp")
     if error is not None and error.get("what") in _SETUP:

@@ -249,6 +249,7 @@ struct SandboxState {
     bool netns = false;
     bool caps_dropped = false;
     bool ipcns = false;
+    bool scratch_refused = false; /* landlock could not name the scratch folder */
     long uid = -1; /* the user it switched to, -1 if none */
     bool rlimits = false;
     std::string error;

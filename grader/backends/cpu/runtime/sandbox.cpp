@@ -89,17 +89,18 @@ static unsigned long long fs_rights(int abi) {
 static const unsigned long long FILE_ONLY =
     LL_EXECUTE | LL_WRITE_FILE | LL_READ_FILE | LL_TRUNCATE | LL_IOCTL_DEV;
 
-static void allow_path(int ruleset, const std::string& path, unsigned long long rights,
+static bool allow_path(int ruleset, const std::string& path, unsigned long long rights,
                        unsigned long long handled) {
     int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) return; /* a path this system does not have */
+    if (fd < 0) return false; /* a path this system does not have */
     struct stat st;
     if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= FILE_ONLY;
     LlPathRule rule;
     rule.allowed = rights & handled;
     rule.parent_fd = fd;
-    syscall(SYS_LL_ADD_RULE, ruleset, 1 /* path beneath */, &rule, 0);
+    bool ok = syscall(SYS_LL_ADD_RULE, ruleset, 1 /* path beneath */, &rule, 0) == 0;
     close(fd);
+    return ok;
 }
 
 static bool landlock_apply(const Policy& p, SandboxState* s) {
@@ -132,7 +133,13 @@ static bool landlock_apply(const Policy& p, SandboxState* s) {
         unsigned long long rights = p.scratch_create
                                         ? attr.fs
                                         : LL_READ_FILE | LL_READ_DIR | LL_WRITE_FILE | LL_TRUNCATE;
-        allow_path((int)ruleset, p.scratch, rights, attr.fs);
+        if (!allow_path((int)ruleset, p.scratch, rights, attr.fs)) {
+            /* e.g. a worker switched from root cannot enter a TMPDIR below /root */
+            s->error += "the scratch folder " + p.scratch + " cannot be opened by uid " +
+                        std::to_string(getuid()) + " (let TMPDIR name a folder every user " +
+                        "can enter, such as /tmp); ";
+            s->scratch_refused = true;
+        }
     }
     bool ok = syscall(SYS_LL_RESTRICT, ruleset, 0) == 0;
     close((int)ruleset);
@@ -444,7 +451,7 @@ bool sandbox_before_threads(const Policy& p, SandboxState* s) {
     if (p.want_netns && !s->netns) namespaces_apply(s, false);
     capabilities_drop(s);
     if (p.want_landlock) s->landlock = landlock_apply(p, s);
-    if (!switched || (p.require_fs && !s->landlock)) return false;
+    if (!switched || (p.require_fs && (!s->landlock || s->scratch_refused))) return false;
     return true;
 }
 
