@@ -70,7 +70,7 @@ def before_loading(report: Report, fix: str = "") -> str:
         if "could not switch from root" in why:
             fix = "Grade as an ordinary user, or let root change user (CAP_SETUID, CAP_SETGID)"
         elif "scratch folder" in why:
-            fix = "Set TMPDIR to such a folder"
+            fix = "Let TMPDIR name a folder the grader can write, such as /tmp"
         cause = f"could not apply its sandbox ({why})"
         return _setup(cause, fix or "Grade on a Linux kernel with landlock and seccomp")
     if error is not None and error.get("what") in _SETUP:

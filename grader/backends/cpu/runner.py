@@ -171,10 +171,10 @@ def _write_job(
 ) -> None:
     buffers = launch.buffers()
     largest = max([4 * b.data.size for b in buffers] + [defaults.OUTPUT_LIMIT])
-    module = scratch / "module.so"
-    shutil.copyfile(artifact.module, module)
+    shutil.copyfile(artifact.module, scratch / "module.so")
     lines = [
-        f"module {module}",
+        "module ./module.so",  # from the folder it runs in: a worker switched from root
+        # may have no way to it from the root of the file system
         f"kernel {launch.kernel}",
         "grid {} {} {}".format(*launch.grid),
         "block {} {} {}".format(*launch.block),

@@ -89,19 +89,27 @@ static unsigned long long fs_rights(int abi) {
 static const unsigned long long FILE_ONLY =
     LL_EXECUTE | LL_WRITE_FILE | LL_READ_FILE | LL_TRUNCATE | LL_IOCTL_DEV;
 
-static bool allow_path(int ruleset, const std::string& path, unsigned long long rights,
-                       unsigned long long handled) {
-    int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) return false; /* a path this system does not have */
+static bool allow_fd(int ruleset, int fd, unsigned long long rights, unsigned long long handled) {
     struct stat st;
     if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= FILE_ONLY;
     LlPathRule rule;
     rule.allowed = rights & handled;
     rule.parent_fd = fd;
-    bool ok = syscall(SYS_LL_ADD_RULE, ruleset, 1 /* path beneath */, &rule, 0) == 0;
+    return syscall(SYS_LL_ADD_RULE, ruleset, 1 /* path beneath */, &rule, 0) == 0;
+}
+
+static bool allow_path(int ruleset, const std::string& path, unsigned long long rights,
+                       unsigned long long handled) {
+    int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
+    if (fd < 0) return false; /* a path this system does not have */
+    bool ok = allow_fd(ruleset, fd, rights, handled);
     close(fd);
     return ok;
 }
+
+/* The scratch folder, opened before any switch of user: a worker that runs as uid 65534
+   keeps its way into a folder below one that only root may enter (a TMPDIR of root's). */
+static int g_scratch_fd = -1;
 
 static bool landlock_apply(const Policy& p, SandboxState* s) {
     long abi = syscall(SYS_LL_CREATE, nullptr, 0, 1 /* version */);
@@ -133,11 +141,8 @@ static bool landlock_apply(const Policy& p, SandboxState* s) {
         unsigned long long rights = p.scratch_create
                                         ? attr.fs
                                         : LL_READ_FILE | LL_READ_DIR | LL_WRITE_FILE | LL_TRUNCATE;
-        if (!allow_path((int)ruleset, p.scratch, rights, attr.fs)) {
-            /* e.g. a worker switched from root cannot enter a TMPDIR below /root */
-            s->error += "the scratch folder " + p.scratch + " cannot be opened by uid " +
-                        std::to_string(getuid()) + " (let TMPDIR name a folder every user " +
-                        "can enter, such as /tmp); ";
+        if (g_scratch_fd < 0 || !allow_fd((int)ruleset, g_scratch_fd, rights, attr.fs)) {
+            s->error += "the scratch folder " + p.scratch + " cannot be opened; ";
             s->scratch_refused = true;
         }
     }
@@ -441,6 +446,7 @@ static bool seccomp_apply(SandboxState* s) {
 bool sandbox_before_threads(const Policy& p, SandboxState* s) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) s->error += "no_new_privs refused; ";
     if (p.memory_headroom) g_statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (!p.scratch.empty()) g_scratch_fd = open(p.scratch.c_str(), O_PATH | O_CLOEXEC);
     bool root = geteuid() == 0;
     if (p.want_netns && root) namespaces_apply(s, true);
     bool switched = true; /* the other layers still apply if not, for the probe's record */
