@@ -335,7 +335,35 @@ static void no_fault_handlers(Filter& f) {
     f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 }
 
-static bool seccomp_apply(SandboxState* s) {
+/* System calls neither a worker nor a compiler has a use for: connecting out, other
+   processes' memory, namespaces and mounts, BPF, keyrings, kernel modules, io_uring. */
+static const long ESCAPES[] = {
+    SYS_connect, SYS_bind, SYS_listen, SYS_accept, SYS_accept4, SYS_ptrace,
+    SYS_process_vm_readv, SYS_process_vm_writev, SYS_kcmp, SYS_mount, SYS_umount2,
+    SYS_pivot_root, SYS_chroot, SYS_unshare, SYS_setns, SYS_bpf, SYS_perf_event_open,
+    SYS_keyctl, SYS_add_key, SYS_request_key, SYS_userfaultfd, SYS_init_module,
+    SYS_finit_module, SYS_delete_module, SYS_kexec_load, SYS_reboot, SYS_swapon, SYS_swapoff,
+    SYS_acct, SYS_quotactl, SYS_open_by_handle_at, SYS_name_to_handle_at, SYS_mknodat,
+#ifdef SYS_mknod
+    SYS_mknod,
+#endif
+#ifdef SYS_kexec_file_load
+    SYS_kexec_file_load,
+#endif
+#ifdef SYS_pidfd_getfd
+    SYS_pidfd_getfd,
+#endif
+#ifdef SYS_io_uring_setup
+    SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
+#endif
+#ifdef SYS_fsopen
+    SYS_fsopen, SYS_fsmount, SYS_move_mount, SYS_open_tree,
+#endif
+};
+
+/* The start of every filter: this architecture's table only (not x32), no sockets of any
+   family, and none of ESCAPES. False when no filter is written for this architecture. */
+static bool filter_start(Filter& f, SandboxState* s) {
 #if defined(__x86_64__)
     const unsigned arch = AUDIT_ARCH_X86_64;
 #elif defined(__aarch64__)
@@ -344,7 +372,6 @@ static bool seccomp_apply(SandboxState* s) {
     s->error += "seccomp filter not written for this architecture; ";
     return false;
 #endif
-    Filter f;
     f.stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
     f.jump(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0);
     f.stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
@@ -355,40 +382,44 @@ static bool seccomp_apply(SandboxState* s) {
 #endif
     f.deny(SYS_socket, EACCES);
     f.deny(SYS_socketpair, EACCES);
+    for (long nr : ESCAPES) f.deny(nr, EPERM);
+    return true;
+}
+
+/* The end of every filter: no TIOCSTI (typing into someone's terminal), the rest allowed;
+   then the filter is installed. */
+static bool filter_finish(Filter& f, SandboxState* s, unsigned flags) {
+    f.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3);
+    f.stmt(BPF_LD | BPF_W | BPF_ABS, Filter::arg_lo(1));
+    f.jump(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 0, 1);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog;
+    prog.len = (unsigned short)f.code.size();
+    prog.filter = f.code.data();
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) != 0) {
+        s->error += "seccomp filter refused; ";
+        return false;
+    }
+    return true;
+}
+
+static bool seccomp_apply(SandboxState* s) {
+    Filter f;
+    if (!filter_start(f, s)) return false;
     const long denied[] = {
-        SYS_connect, SYS_bind, SYS_listen, SYS_accept, SYS_accept4, SYS_execve, SYS_execveat,
-        SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_kcmp, SYS_mount,
-        SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_unshare, SYS_setns, SYS_bpf,
-        SYS_perf_event_open, SYS_keyctl, SYS_add_key, SYS_request_key, SYS_userfaultfd,
-        SYS_init_module, SYS_finit_module, SYS_delete_module, SYS_kexec_load, SYS_reboot,
-        SYS_swapon, SYS_swapoff, SYS_acct, SYS_quotactl, SYS_open_by_handle_at,
-        SYS_name_to_handle_at, SYS_setrlimit, SYS_tkill, SYS_mknodat,
+        SYS_execve, SYS_execveat, SYS_setrlimit, SYS_tkill,
 #ifdef SYS_fork
         SYS_fork,
 #endif
 #ifdef SYS_vfork
         SYS_vfork,
 #endif
-#ifdef SYS_mknod
-        SYS_mknod,
-#endif
-#ifdef SYS_kexec_file_load
-        SYS_kexec_file_load,
-#endif
 #ifdef SYS_pidfd_open
         SYS_pidfd_open,
 #endif
-#ifdef SYS_pidfd_getfd
-        SYS_pidfd_getfd,
-#endif
 #ifdef SYS_pidfd_send_signal
         SYS_pidfd_send_signal,
-#endif
-#ifdef SYS_io_uring_setup
-        SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
-#endif
-#ifdef SYS_fsopen
-        SYS_fsopen, SYS_fsmount, SYS_move_mount, SYS_open_tree,
 #endif
     };
     for (long nr : denied) f.deny(nr, EPERM);
@@ -423,23 +454,7 @@ static bool seccomp_apply(SandboxState* s) {
     f.jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1);
     f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
-    /* ioctl: no TIOCSTI (typing into someone's terminal) */
-    f.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 4);
-    f.stmt(BPF_LD | BPF_W | BPF_ABS, Filter::arg_lo(1));
-    f.jump(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 0, 1);
-    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
-    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-
-    struct sock_fprog prog;
-    prog.len = (unsigned short)f.code.size();
-    prog.filter = f.code.data();
-    long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
-    if (rc != 0) {
-        s->error += "seccomp filter refused; ";
-        return false;
-    }
-    return true;
+    return filter_finish(f, s, SECCOMP_FILTER_FLAG_TSYNC);
 }
 
 /* -- the two steps ----------------------------------------------------------------------- */
@@ -493,50 +508,10 @@ void sandbox_report(const SandboxState& s) {
    ptrace and reading other processes' memory, mounts, BPF, io_uring, keyrings, kernel
    modules and TIOCSTI. */
 bool compiler_seccomp_apply(SandboxState* s) {
-#if defined(__x86_64__)
-    const unsigned arch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-    const unsigned arch = AUDIT_ARCH_AARCH64;
-#else
-    s->error += "seccomp filter not written for this architecture; ";
-    return false;
-#endif
     Filter f;
-    f.stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-    f.jump(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0);
-    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-    f.stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-#if defined(__x86_64__)
-    f.jump(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1); /* the x32 system call table */
-    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
-#endif
-    f.deny(SYS_socket, EACCES);
-    f.deny(SYS_socketpair, EACCES);
-    const long denied[] = {
-        SYS_connect, SYS_bind, SYS_listen, SYS_accept, SYS_accept4, SYS_setsid, SYS_setpgid,
-        SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_kcmp, SYS_mount,
-        SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_unshare, SYS_setns, SYS_bpf,
-        SYS_perf_event_open, SYS_keyctl, SYS_add_key, SYS_request_key, SYS_userfaultfd,
-        SYS_init_module, SYS_finit_module, SYS_delete_module, SYS_kexec_load, SYS_reboot,
-        SYS_swapon, SYS_swapoff, SYS_acct, SYS_quotactl, SYS_open_by_handle_at,
-        SYS_name_to_handle_at, SYS_mknodat,
-#ifdef SYS_mknod
-        SYS_mknod,
-#endif
-#ifdef SYS_kexec_file_load
-        SYS_kexec_file_load,
-#endif
-#ifdef SYS_pidfd_getfd
-        SYS_pidfd_getfd,
-#endif
-#ifdef SYS_io_uring_setup
-        SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
-#endif
-#ifdef SYS_fsopen
-        SYS_fsopen, SYS_fsmount, SYS_move_mount, SYS_open_tree,
-#endif
-    };
-    for (long nr : denied) f.deny(nr, EPERM);
+    if (!filter_start(f, s)) return false;
+    f.deny(SYS_setsid, EPERM);
+    f.deny(SYS_setpgid, EPERM);
 #ifdef SYS_clone3
     f.deny(SYS_clone3, ENOSYS); /* its flags are out of reach; the C library falls back */
 #endif
@@ -547,21 +522,7 @@ bool compiler_seccomp_apply(SandboxState* s) {
     f.jump(BPF_JMP | BPF_JSET | BPF_K, new_namespaces, 0, 1);
     f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
     f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-    /* ioctl: no TIOCSTI (typing into someone's terminal) */
-    f.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3);
-    f.stmt(BPF_LD | BPF_W | BPF_ABS, Filter::arg_lo(1));
-    f.jump(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 0, 1);
-    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
-    f.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-
-    struct sock_fprog prog;
-    prog.len = (unsigned short)f.code.size();
-    prog.filter = f.code.data();
-    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
-        s->error += "seccomp filter refused; ";
-        return false;
-    }
-    return true;
+    return filter_finish(f, s, 0);
 }
 
 }  // namespace rt
