@@ -25,7 +25,7 @@ from grader import cases, paths, timing_check
 from grader.backends.cuda import CudaBackend
 from grader.grading import Options, check, performance_of
 from grader.labs import all_labs
-from grader.launch import timing_launch
+from grader.launch import at_launch, timing_launches
 from grader.source import read_submission
 
 CHECK_SECONDS: list[float] = []  # spent checking timed launches, per grading
@@ -91,12 +91,12 @@ def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float, dict
     macros = lab.macro_values(case.sizes)
     folder = paths.reference_dir(lab.name)
     built = [
-        backend.build(read_submission(folder / name)[0], macros, lab.default_block)
+        backend.build(read_submission(folder / name)[0], macros, lab.launch_defaults)
         for name in ("baseline.cu", "reference.cu")
     ]
     constants = cases.timing_constants(lab, case, seed=1)
-    launches = tuple(timing_launch(lab, case, constants, b.interface) for b in built)
-    plan = timing_check.plan(lab, case, seed=1)
+    launches = timing_launches(lab, case, constants, built[0].interface, built[1].interface)
+    plan = timing_check.plan(lab, at_launch(lab, case, built[0].interface), seed=1)
     timing = backend.time(built[0], built[1], launches, budget=6.0, check=plan)
     perf = performance_of(lab, case.sizes, timing)
     return perf.student_ms, perf.reference_ms, timing.ceilings

@@ -22,7 +22,7 @@ from grader import cases, paths, timing_check
 from grader.backends.cuda import CudaBackend, vmm
 from grader.grading import Options, check
 from grader.labs import all_labs
-from grader.launch import timing_launch
+from grader.launch import at_launch, timing_launches
 from grader.result import Kind
 from grader.source import read_submission
 
@@ -41,12 +41,12 @@ def reference_ms(lab, budget: float) -> float:
     with CudaBackend() as backend:
         path = paths.reference_dir(lab.name) / "reference.cu"
         built = backend.build(
-            read_submission(path)[0], lab.macro_values(case.sizes), lab.default_block
+            read_submission(path)[0], lab.macro_values(case.sizes), lab.launch_defaults
         )
         constants = cases.timing_constants(lab, case, seed=3)
-        launch = timing_launch(lab, case, constants, built.interface)
-        plan = timing_check.plan(lab, case, seed=3)
-        timing = backend.time(built, built, (launch, launch), budget, plan)
+        launches = timing_launches(lab, case, constants, built.interface, built.interface)
+        plan = timing_check.plan(lab, at_launch(lab, case, built.interface), seed=3)
+        timing = backend.time(built, built, launches, budget, plan)
     return statistics.median(timing.reference_ms)
 
 

@@ -211,7 +211,7 @@ def compile_one(build: Build, arch: str, out: Path) -> Build:
     lab = all_labs()[build.lab]
     path = ROOT / build.path
     try:
-        source = with_footer(Submission(path, path.read_text()), lab.default_block)
+        source = with_footer(Submission(path, path.read_text()), lab.launch_defaults)
     except OSError as err:
         build.error = str(err)
         return build

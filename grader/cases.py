@@ -2,7 +2,8 @@
 
 Public cases ship with the lab. Hidden cases are the lab's fixed hidden sizes plus random
 sizes, and every hidden seed comes from an HMAC of the secret, so nobody without the
-secret can compute the hidden inputs. Inputs are random signed values, never zero."""
+secret can compute the hidden inputs. Float inputs are random signed values, never zero,
+unless the lab draws its own (an array's `draw`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import hmac
 
 import numpy as np
 
-from grader.labs.model import Case, Lab
+from grader.labs.model import Array, Case, Lab
 
 PUBLIC_KEY = b"cuda-lab-grader/public"
 MAGNITUDE = (0.5, 1.0)  # every input value is +-[0.5, 1.0): no zeros, no cancellation to 0
@@ -75,23 +76,31 @@ def random_signed(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarra
     return np.where(v < 0, -magnitude, magnitude).astype(np.float32)
 
 
+def draw(rng: np.random.Generator, array: Array, sizes) -> np.ndarray:
+    """An input's values: the lab's own draw, or random_signed, as the array's type."""
+    shape = array.shape(sizes)
+    values = array.draw(rng, shape, sizes) if array.draw else random_signed(rng, shape)
+    return np.asarray(values).astype(array.dtype, copy=False).reshape(shape)
+
+
 def make_inputs(lab: Lab, case: Case) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(case.seed)
-    return {arr.name: random_signed(rng, arr.shape(case.sizes)) for arr in lab.inputs}
+    return {arr.name: draw(rng, arr, case.sizes) for arr in lab.inputs}
 
 
 def timing_constants(lab: Lab, case: Case, seed: int) -> dict[str, np.ndarray]:
     """The timing inputs the host draws, from the grading's timing seed: those that are no
     kernel buffer (a mask in constant memory). The GPU draws the buffers itself, afresh
     before every timed launch (grader.backends.timed)."""
-    buffers = {p.array_name for p in lab.kernel.params if p.is_pointer}
+    buffers = {p.array_name for k in lab.kernels for p in k.params if p.is_pointer}
     rng = np.random.default_rng(seed)
-    return {
-        arr.name: random_signed(rng, arr.shape(case.sizes))
-        for arr in lab.inputs
-        if arr.name not in buffers
-    }
+    return {arr.name: draw(rng, arr, case.sizes) for arr in lab.inputs if arr.name not in buffers}
+
+
+def widened(values: np.ndarray) -> np.ndarray:
+    """Values as the reference computes with them: float64, or int64 for integers."""
+    return values.astype(np.int64 if values.dtype.kind in "iu" else np.float64)
 
 
 def expected_outputs(lab: Lab, case: Case, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    return lab.reference({k: v.astype(np.float64) for k, v in inputs.items()}, case.sizes)
+    return lab.reference({k: widened(v) for k, v in inputs.items()}, case.sizes)

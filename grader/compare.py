@@ -6,7 +6,8 @@ gamma_k * sum|a_i b_i| with gamma_k = k u / (1 - k u) and u = 2^-24 (Higham, Acc
 Stability of Numerical Algorithms, 3.1). The grader allows twice that bound, element by
 element, computing sum|a_i b_i| by running the lab's reference on |inputs|. Inputs have
 magnitudes in [0.5, 1), so one missing or extra product (at least 0.25) stands far above
-the tolerance at every size the cases use."""
+the tolerance at every size the cases use. A lab may define its own tolerance from the
+same bound (Lab.tolerance), and integer outputs are compared exactly."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.backends.base import POISON_BITS
+from grader.backends.base import POISON_BITS, as_bits, filled
+from grader.cases import widened
 from grader.labs.model import Case, Lab
 from grader.result import Mismatch
 
@@ -29,19 +31,29 @@ def gamma(terms: int) -> float:
 
 
 def tolerances(lab: Lab, case: Case, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    magnitudes = {name: np.abs(values.astype(np.float64)) for name, values in inputs.items()}
+    magnitudes = {name: np.abs(widened(values)) for name, values in inputs.items()}
     bound = lab.reference(magnitudes, case.sizes)
-    return {name: tolerance(lab, case.sizes, b) for name, b in bound.items()}
+    return {name: tolerance(lab, case.sizes, b, name) for name, b in bound.items()}
 
 
-def tolerance(lab: Lab, sizes, bound: np.ndarray) -> np.ndarray:
-    """The tolerance of elements whose sums of |products| are `bound`."""
+def tolerance(lab: Lab, sizes, bound: np.ndarray, output: str | None = None) -> np.ndarray:
+    """The tolerance of elements of `output` whose sums of |terms| are `bound`: none for
+    an integer output, the lab's own where it has one, else twice the worst case of a
+    float sum of lab.terms terms."""
+    if output is not None and lab.array(output).exact:
+        return np.zeros(np.shape(bound))
+    if lab.tolerance is not None:
+        return np.asarray(lab.tolerance(sizes, bound), np.float64)
     return SAFETY * gamma(lab.terms(sizes)) * bound + ABSOLUTE
 
 
 def poisoned(values: np.ndarray) -> np.ndarray:
-    """Elements still holding the poison the grader wrote before the run."""
-    return np.ascontiguousarray(values, np.float32).view(np.uint32) == POISON_BITS
+    """Elements still holding the poison the grader wrote before the run (a float32
+    buffer unless the values say otherwise)."""
+    values = np.asarray(values)
+    if values.dtype.kind != "f" and values.dtype.itemsize in (1, 4):
+        return values == filled(POISON_BITS, values.dtype)
+    return as_bits(np.asarray(values, np.float32)) == POISON_BITS
 
 
 @dataclass
@@ -71,12 +83,19 @@ class Comparison:
 
 
 def compare(name: str, expected: np.ndarray, got: np.ndarray, tol: np.ndarray) -> Comparison:
-    got = np.asarray(got, np.float32).reshape(expected.shape)
+    """`got` as the kernel left it: float32, or an integer type compared exactly (an
+    element that holds the poison and should not is unwritten)."""
+    got = np.asarray(got)
+    if got.dtype.kind not in "iu":
+        got = got.astype(np.float32, copy=False)
+    got = got.reshape(expected.shape)
     unwritten = poisoned(got)
-    nan = np.isnan(got) & ~unwritten
+    if got.dtype.kind in "iu":
+        unwritten &= expected != filled(POISON_BITS, got.dtype)
+    nan = np.isnan(got) & ~unwritten if got.dtype.kind == "f" else np.zeros(got.shape, bool)
     error = np.abs(got.astype(np.float64) - expected)
     finite = np.isfinite(error)
-    bad = ~finite | (error > tol)
+    bad = ~finite | (error > tol) | unwritten
     # NaN (or infinity) in the output makes the largest error NaN (or infinite): a finite
     # figure taken over the other elements would understate how wrong the output is
     max_error = float(error.max()) if error.size else None

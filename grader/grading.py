@@ -35,12 +35,13 @@ from grader.backends.base import (
     Launch,
     RunOutcome,
     Submission,
+    as_bits,
 )
 from grader.compare import Comparison, compare, tolerances
 from grader.errors import UsageError
 from grader.interface import LAUNCH_MACROS
 from grader.labs.model import Case, Lab
-from grader.launch import Layout, make_launch, relaunch, timing_launch
+from grader.launch import Layout, at_launch, make_launch, timing_launches
 from grader.result import (
     CaseResult,
     CompileInfo,
@@ -149,7 +150,7 @@ class Grading:
         macros = self.lab.macro_values(case.sizes)
         key = tuple(sorted(macros.items()))
         if key not in self.builds:
-            build = self.backend.build(self.submission, macros, self.lab.default_block)
+            build = self.backend.build(self.submission, macros, self.lab.launch_defaults)
             self.builds[key] = build
             self.absorb(build, case)
         return self.builds[key]
@@ -193,7 +194,9 @@ class Grading:
 
     def run_case(self, case: Case, build: Build) -> CaseResult:
         inputs = casegen.make_inputs(self.lab, case)
-        expected = casegen.expected_outputs(self.lab, case, inputs)
+        expected = casegen.expected_outputs(
+            self.lab, at_launch(self.lab, case, build.interface), inputs
+        )
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
         outcome = self.backend.run(build, launch, self.options.timeout)
         return judge(self.lab, case, inputs, expected, launch, layouts, outcome, build)
@@ -290,6 +293,7 @@ def judge(
     build: Build,
 ) -> CaseResult:
     result = CaseResult(case.name, case.visibility, case.sizes, Status.FAILED)
+    sizes = at_launch(lab, case, build.interface).sizes
     result.diagnostics = list(outcome.diagnostics)
     result.output = outcome.output
     if not outcome.completed:
@@ -300,7 +304,7 @@ def judge(
         result.hint_kind = hints.kind_of(hints.partial_tile_fault) if result.hint else None
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
-    tol = tolerances(lab, case, inputs)
+    tol = tolerances(lab, at_launch(lab, case, build.interface), inputs)
     comparisons = [
         compare(name, want, layouts[name].unpack(outcome.buffers[name].data), tol[name])
         for name, want in expected.items()
@@ -318,7 +322,7 @@ def judge(
     failing = [(c, tol[c.name]) for c in comparisons if not c.ok]
     if failing:
         cmp, cmp_tol = failing[0]
-        ctx = hints.Context(lab, case.sizes, inputs, cmp, cmp_tol, build.interface.tile())
+        ctx = hints.Context(lab, sizes, inputs, cmp, cmp_tol, build.interface.tile())
         result.hint_kind, result.hint = hints.first_match(lab.hints, ctx) or (None, None)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED
@@ -372,10 +376,8 @@ def buffer_diagnostics(
                 )
             )
         lay = layouts[buf.name]
-        if not buf.output and not np.array_equal(
-            state.data.view(np.uint32), buf.data.view(np.uint32)
-        ):
-            changed = int(np.sum(state.data.view(np.uint32) != buf.data.view(np.uint32)))
+        if not buf.output and not np.array_equal(as_bits(state.data), as_bits(buf.data)):
+            changed = int(np.sum(as_bits(state.data) != as_bits(buf.data)))
             out.append(
                 Diagnostic(
                     Kind.OUT_OF_BOUNDS,
@@ -386,7 +388,7 @@ def buffer_diagnostics(
             )
         elif buf.output and lay.row_stride != lay.shape[-1]:
             pad = lay.padding(state.data)
-            written = int(np.sum(pad.view(np.uint32) != lay.padding(buf.data).view(np.uint32)))
+            written = int(np.sum(as_bits(pad) != as_bits(lay.padding(buf.data))))
             if written:
                 out.append(
                     Diagnostic(
@@ -474,15 +476,17 @@ def measure(
     macros = lab.macro_values(case.sizes)
     ref_path = paths.reference_dir(lab.name) / "reference.cu"
     reference_sub, _ = read_submission(ref_path)
-    student = backend.build(submission, macros, lab.default_block)
-    reference = backend.build(reference_sub, macros, lab.default_block)
+    student = backend.build(submission, macros, lab.launch_defaults)
+    reference = backend.build(reference_sub, macros, lab.launch_defaults)
     seed = options.timing_seed if options.timing_seed is not None else secrets.randbits(63)
     constants = casegen.timing_constants(lab, case, seed)
     # One set of buffers for both kernels, so both read the same device memory.
-    launch_s = timing_launch(lab, case, constants, student.interface)
-    launch_r = relaunch(lab, case, launch_s, reference.interface)
-    check = timing_check.plan(lab, case, seed)
-    with timing_check.Expected(lab, case, check, constants) as expected:
+    launch_s, launch_r = timing_launches(
+        lab, case, constants, student.interface, reference.interface
+    )
+    sized = at_launch(lab, case, student.interface)
+    check = timing_check.plan(lab, sized, seed)
+    with timing_check.Expected(lab, sized, check, constants) as expected:
         timing = backend.time(
             student, reference, (launch_s, launch_r), options.timing_budget, check
         )

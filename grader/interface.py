@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from grader.result import Diagnostic, KernelResources, Kind
 
@@ -15,6 +16,14 @@ LAUNCH_MACROS = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "TILE_X", "TILE_Y", "TILE_Z")
 MAX_THREADS_PER_BLOCK = 1024
 MAX_STATIC_SHARED = 48 * 1024
 MAX_CONSTANT = 64 * 1024
+
+
+class LaunchDefaults(NamedTuple):
+    """A lab's launch macros for a file that does not define them: BLOCK_* as numbers,
+    TILE_* as C expressions (TILE = BLOCK unless the lab says otherwise)."""
+
+    block: tuple[int, int, int]
+    tile: tuple[str, str, str] = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z")
 
 
 @dataclass
@@ -38,6 +47,7 @@ class KernelSig:
     # module does not show it (the CPU build without nvcc).
     reads_shared: bool | None = None
     reads_constants: frozenset[str] | None = None  # __constant__ variables
+    atomics: bool | None = None  # executes an atomic read-modify-write (atom, red)
 
 
 @dataclass
@@ -89,6 +99,7 @@ def _pointee(ctype: str) -> str:
 
 def _param_problem(expected_ctype: str, expected_size: int, got: ParamSig) -> str | None:
     """A clause saying why `got` cannot carry the lab's parameter, or None."""
+    expected_ctype = canonical_ctype(expected_ctype)
     want_ptr = expected_ctype.endswith("*")
     if got.ctype is not None:
         if got.is_pointer != want_ptr:
@@ -204,6 +215,12 @@ def check_launch(interface: Interface, kernel: str) -> list[Diagnostic]:
     return out
 
 
+def _once(found: list[Diagnostic]) -> list[Diagnostic]:
+    """Each sentence once (the launch macros are the same for every kernel)."""
+    seen: set[str] = set()
+    return [d for d in found if not (d.message in seen or seen.add(d.message))]
+
+
 def check_resources(interface: Interface) -> list[Diagnostic]:
     out = []
     for sig in interface.kernels.values():
@@ -234,10 +251,13 @@ def check(lab, interface: Interface, sizes) -> list[Diagnostic]:
     lab's rules are read from the module too, never from the text."""
     kernel = lab.kernel.name
     defined = sorted(interface.kernels)
-    out = check_kernel(lab.kernel, interface.kernels.get(kernel), defined)
+    out = []
+    for expected in lab.kernels:
+        out += check_kernel(expected, interface.kernels.get(expected.name), defined)
     out += check_constants(lab.constants, interface, sizes)
-    if kernel in interface.kernels:
-        out += check_launch(interface, kernel)
+    launched = [k.name for k in lab.kernels if k.name in interface.kernels]
+    if launched:
+        out += _once([d for name in launched for d in check_launch(interface, name)])
     out += check_resources(interface)
     for req in lab.requirements:
         message = req.check(interface, kernel)

@@ -3,11 +3,14 @@
 Buffers are laid out as the device sees them: row-major, x fastest, and for a pitched
 parameter each row padded to its pitch in bytes. The padding of an input holds NaN, so
 a kernel that strides by the width instead of the pitch reads NaN; outputs (padding
-included) start poisoned, so elements never written show."""
+included) start poisoned, so elements never written show, unless the lab says they
+start at zero (an accumulator). A lab of several kernels is one Launch per kernel, in
+order, on one set of buffers: one per array, named as the array."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -19,10 +22,10 @@ from grader.backends.base import (
     Launch,
     Repeated,
     Scalar,
-    bits_as_float,
+    filled,
 )
 from grader.interface import Interface
-from grader.labs.model import Case, Lab, Param, Role
+from grader.labs.model import Array, Case, Kernel, Lab, Param, Sizes
 
 PADDING_BITS = 0x7FC0BADD  # what an input's row padding holds
 
@@ -33,6 +36,7 @@ class Layout:
 
     shape: tuple[int, ...]
     row_stride: int  # elements from one row to the next (== shape[-1] unless pitched)
+    dtype: str = "float32"
 
     @property
     def padded_shape(self) -> tuple[int, ...]:
@@ -50,8 +54,8 @@ class Layout:
             out.insert(0, out[0] * extent)
         return tuple(out)
 
-    def pack(self, logical: np.ndarray, fill: np.float32) -> np.ndarray:
-        buffer = np.full(self.padded_shape, fill, np.float32)
+    def pack(self, logical: np.ndarray, fill: np.generic) -> np.ndarray:
+        buffer = np.full(self.padded_shape, fill, self.dtype)
         buffer[..., : self.shape[-1]] = logical
         return buffer.reshape(-1)
 
@@ -62,13 +66,32 @@ class Layout:
         return data.reshape(self.padded_shape)[..., self.shape[-1] :]
 
 
+def launch_sizes(lab: Lab, sizes: Sizes, interface: Interface) -> dict[str, int]:
+    """A case's sizes with the module's launch macros (BLOCK_X .. TILE_Z) added, and
+    what the lab derives from them (a count of blocks, say)."""
+    return lab.full_sizes({**sizes, **interface.launch})
+
+
+def at_launch(lab: Lab, case: Case, interface: Interface) -> Case:
+    """`case` with the module's launch macros among its sizes."""
+    return replace(case, sizes=launch_sizes(lab, case.sizes, interface))
+
+
 def layout(lab: Lab, param: Param, sizes) -> Layout:
-    shape = lab.array_shape(param.array_name, sizes)
-    stride = sizes[param.pitch] // 4 if param.pitch else shape[-1]
-    return Layout(shape, stride)
+    array = lab.array(param.array_name)
+    shape = array.shape(sizes)
+    itemsize = np.dtype(array.dtype).itemsize
+    stride = sizes[param.pitch] // itemsize if param.pitch else shape[-1]
+    return Layout(shape, stride, array.dtype)
 
 
-def grid_for(lab: Lab, sizes, interface: Interface) -> tuple[int, int, int]:
+def grid_for(
+    lab: Lab, sizes, interface: Interface, kernel: Kernel | None = None
+) -> tuple[int, int, int]:
+    """The kernel's grid: the lab's own, or ceil(extent / TILE) on each axis."""
+    kernel = kernel or lab.kernel
+    if kernel.grid is not None:
+        return tuple(int(v) for v in kernel.grid(launch_sizes(lab, sizes, interface)))
     extent = lab.extent(sizes)
     return tuple(max(1, -(-e // t)) for e, t in zip(extent, interface.tile(), strict=True))
 
@@ -84,64 +107,100 @@ def constant_values(lab: Lab, sizes, inputs) -> dict[str, np.ndarray]:
     return out
 
 
-def shape_for(lab: Lab, case: Case, interface: Interface) -> dict:
+def shape_for(lab: Lab, case: Case, interface: Interface, kernel: Kernel | None = None) -> dict:
     """The grid, block and dynamic shared memory a module's launch macros ask for."""
-    sizes = case.sizes
+    sizes = launch_sizes(lab, case.sizes, interface)
     return {
-        "grid": grid_for(lab, sizes, interface),
+        "grid": grid_for(lab, sizes, interface, kernel),
         "block": interface.block(),
         "shared_bytes": lab.dynamic_shared(sizes, interface.launch) if lab.dynamic_shared else 0,
     }
 
 
-def relaunch(lab: Lab, case: Case, launch: Launch, interface: Interface) -> Launch:
-    """`launch`'s buffers and constants, shaped for another module (the reference)."""
-    return replace(launch, **shape_for(lab, case, interface))
-
-
 def make_launch(lab: Lab, case: Case, inputs: dict[str, np.ndarray], interface: Interface):
-    """The Launch for `case`, and the Layout of each pointer parameter."""
-    poison, padding = bits_as_float(POISON_BITS), bits_as_float(PADDING_BITS)
+    """The Launch for `case`, and the Layout of each buffer (by array name)."""
+    padding = PADDING_BITS
 
-    def contents(param: Param, lay: Layout) -> np.ndarray:
-        if param.role == Role.OUTPUT:
-            return np.full(lay.elements, poison, np.float32)
-        return lay.pack(inputs[param.array_name], padding)
+    def contents(array: Array, lay: Layout) -> np.ndarray:
+        if array.name in inputs:
+            return lay.pack(inputs[array.name], filled(padding, array.dtype))
+        return np.full(lay.elements, _initial(array), array.dtype)
 
     return _assemble(lab, case, interface, contents, constant_values(lab, case.sizes, inputs))
+
+
+def timing_launches(
+    lab: Lab,
+    case: Case,
+    constants: dict[str, np.ndarray],
+    student: Interface,
+    reference: Interface,
+) -> tuple[Launch, Launch]:
+    """The student's and the reference's Launch for timing, on one set of buffers: each
+    as large as the larger of the two needs (their tiles may size outputs differently)."""
+    launches = (
+        timing_launch(lab, case, constants, student),
+        timing_launch(lab, case, constants, reference),
+    )
+    largest: dict[str, int] = {}
+    for launch in launches:
+        for buffer in launch.buffers():
+            largest[buffer.name] = max(largest.get(buffer.name, 0), buffer.data.size)
+    for launch in launches:
+        for buffer in launch.buffers():
+            buffer.data = replace(buffer.data, size=largest[buffer.name])
+    return launches
 
 
 def timing_launch(
     lab: Lab, case: Case, constants: dict[str, np.ndarray], interface: Interface
 ) -> Launch:
     """The Launch for timing: the GPU draws every input buffer, row padding included,
-    before each timed launch (grader.backends.timed); outputs start as the poison
-    repeated; `constants` (cases.timing_constants) fill the __constant__ symbols. Nothing
-    large is built here."""
-    poison = np.array([bits_as_float(POISON_BITS)], np.float32)
+    before each timed launch (grader.backends.timed); outputs start as the poison (or
+    zero) repeated; `constants` (cases.timing_constants) fill the __constant__ symbols.
+    Nothing large is built here."""
 
-    def contents(param: Param, lay: Layout) -> Repeated | Drawn:
-        if param.role == Role.OUTPUT:
-            return Repeated(poison, lay.elements)
-        return Drawn(lay.elements)
+    def contents(array: Array, lay: Layout) -> Repeated | Drawn:
+        if lab.is_input(array.name):
+            return Drawn(lay.elements, np.dtype(array.dtype))
+        return Repeated(np.array([_initial(array)], array.dtype), lay.elements)
 
     return _assemble(lab, case, interface, contents, constant_values(lab, case.sizes, constants))[0]
 
 
-def _assemble(lab: Lab, case: Case, interface: Interface, contents, constants) -> tuple:
-    sizes = case.sizes
-    args: list[Buffer | Scalar] = []
+def _initial(array: Array) -> np.generic:
+    return filled(POISON_BITS if array.initial == "poison" else 0, array.dtype)
+
+
+def _assemble(
+    lab: Lab, case: Case, interface: Interface, contents: Callable, constants
+) -> tuple[Launch, dict[str, Layout]]:
+    sizes = launch_sizes(lab, case.sizes, interface)
+    buffers: dict[str, Buffer] = {}
     layouts: dict[str, Layout] = {}
-    for param in lab.kernel.params:
-        if not param.is_pointer:
-            args.append(Scalar(param.name, param.ctype, int(sizes[param.value_name])))
-            continue
-        lay = layouts[param.name] = layout(lab, param, sizes)
-        args.append(Buffer(param.name, contents(param, lay), param.role == Role.OUTPUT))
-    launch = Launch(
-        kernel=lab.kernel.name,
-        args=args,
-        constants=constants,
-        **shape_for(lab, case, interface),
-    )
-    return launch, layouts
+    steps = []
+    for kernel in lab.kernels:
+        args: list[Buffer | Scalar] = []
+        for param in kernel.params:
+            if not param.is_pointer:
+                args.append(Scalar(param.name, param.ctype, int(sizes[param.value_name])))
+                continue
+            name = param.array_name
+            if name not in buffers:
+                array = lab.array(name)
+                lay = layouts[name] = layout(lab, param, sizes)
+                writable = not lab.is_input(name)
+                accumulates = writable and array.initial == "zero"
+                buffers[name] = Buffer(name, contents(array, lay), writable, accumulates)
+            args.append(buffers[name])
+        steps.append(
+            Launch(
+                kernel=kernel.name,
+                args=args,
+                constants=constants,
+                **shape_for(lab, case, interface, kernel),
+            )
+        )
+    first = steps[0]
+    first.then = steps[1:]
+    return first, layouts

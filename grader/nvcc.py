@@ -23,7 +23,14 @@ from pathlib import Path
 from grader import build_cache, defaults
 from grader.backends.base import Submission
 from grader.backends.cpu import toolchain
-from grader.interface import ConstantSig, Interface, KernelSig, ParamSig, canonical_ctype
+from grader.interface import (
+    ConstantSig,
+    Interface,
+    KernelSig,
+    LaunchDefaults,
+    ParamSig,
+    canonical_ctype,
+)
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, launch_values, strip_comments, with_footer
 
@@ -116,11 +123,11 @@ def macro_flags(macros: dict[str, int]) -> list[str]:
 def inspect(
     submission: Submission,
     macros: dict[str, int],
-    default_block: tuple[int, int, int],
+    launch_defaults: LaunchDefaults,
     arch: str = defaults.ARCH,
 ) -> Inspection:
     """Compile with nvcc and read everything the grader needs from the result."""
-    source = with_footer(submission, default_block)
+    source = with_footer(submission, launch_defaults)
     key = _cache_key(source, macros, arch, submission.name)
     raw = _cache_load(key)
     if raw is None:
@@ -366,6 +373,10 @@ _SHARED_READ = re.compile(
 )
 
 
+# Atomic read-modify-write instructions, in any state space.
+_ATOMIC = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:atom|red)\.", re.MULTILINE)
+
+
 def _bodies(ptx: str) -> dict[str, str]:
     """Each function's body (entries and device functions), by symbol."""
     out = {}
@@ -379,8 +390,9 @@ def _bodies(ptx: str) -> dict[str, str]:
 
 
 def _reads(ptx: str, interface: Interface) -> None:
-    """Which kernels read shared memory and which __constant__ variables, in their own
-    code or in a device function they call: the module's word, not the text's."""
+    """Which kernels read shared memory and which __constant__ variables, and which use
+    atomics, in their own code or in a device function they call: the module's word,
+    not the text's."""
     bodies = _bodies(ptx)
     constants = {n for n, c in interface.constants.items() if c.space == "const"}
     interface.dynamic_shared = bool(re.search(r"\.extern\s+\.shared\b", ptx))
@@ -394,6 +406,7 @@ def _reads(ptx: str, interface: Interface) -> None:
             todo += [m["callee"] for m in _CALL.finditer(bodies[symbol])]
         code = "\n".join(bodies[s] for s in reached)
         sig.reads_shared = bool(_SHARED_READ.search(code))
+        sig.atomics = bool(_ATOMIC.search(code))
         words = set(re.findall(r"[\w$]+", code))
         sig.reads_constants = frozenset(constants & words)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from grader.backends.base import Submission
 from grader.errors import UsageError
-from grader.interface import LAUNCH_MACROS
+from grader.interface import LAUNCH_MACROS, LaunchDefaults
 from grader.result import Diagnostic, Kind
 
 MAX_BYTES = 256 * 1024  # the README's limit; a larger file is refused from its size alone
@@ -163,21 +163,25 @@ def static_checks(text: str, forbidden: tuple[tuple[str, str], ...]) -> list[Dia
     return out
 
 
-def launch_footer(default_block: tuple[int, int, int]) -> str:
-    """C++ appended to the submission: launch macro defaults and their values."""
+def launch_footer(defaults: LaunchDefaults | tuple[int, int, int]) -> str:
+    """C++ appended to the submission: launch macro defaults and their values. A bare
+    block stands for LaunchDefaults(block)."""
+    if not isinstance(defaults, LaunchDefaults):
+        defaults = LaunchDefaults(tuple(defaults))
     lines = ["", "/* appended by the grader */"]
-    for axis, default in zip("XYZ", default_block, strict=True):
+    for axis, default in zip("XYZ", defaults.block, strict=True):
         lines += [f"#ifndef BLOCK_{axis}", f"#define BLOCK_{axis} {default}", "#endif"]
-    for axis in "XYZ":
-        lines += [f"#ifndef TILE_{axis}", f"#define TILE_{axis} BLOCK_{axis}", "#endif"]
+    for axis, default in zip("XYZ", defaults.tile, strict=True):
+        expression = default if re.fullmatch(r"BLOCK_[XYZ]", default) else f"({default})"
+        lines += [f"#ifndef TILE_{axis}", f"#define TILE_{axis} {expression}", "#endif"]
     values = ", ".join(f"(int)({name})" for name in LAUNCH_MACROS)
     lines.append(f"__constant__ int {LAUNCH_SYMBOL}[{len(LAUNCH_MACROS)}] = {{{values}}};")
     return "\n".join(lines) + "\n"
 
 
-def with_footer(submission: Submission, default_block: tuple[int, int, int]) -> str:
+def with_footer(submission: Submission, defaults: LaunchDefaults | tuple[int, int, int]) -> str:
     text = submission.text if submission.text.endswith("\n") else submission.text + "\n"
-    return text + launch_footer(default_block)
+    return text + launch_footer(defaults)
 
 
 def launch_values(raw: list[int]) -> dict[str, int]:

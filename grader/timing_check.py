@@ -13,7 +13,7 @@ from grader import machine
 from grader.backends import timed
 from grader.backends.base import Timing
 from grader.compare import Comparison, compare, tolerance
-from grader.labs.model import Case, Lab, Param, Role
+from grader.labs.model import Case, Lab, Param
 from grader.launch import layout
 from grader.result import Diagnostic, Kind
 
@@ -23,21 +23,32 @@ THREADS = 8  # at most, computing them
 
 
 def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
-    """Draw every input buffer and poison every output before each student launch;
-    sample the outputs after it, where the lab can compute a sample."""
-    inputs, outputs, samples = [], [], []
-    for param in lab.kernel.params:
-        if not param.is_pointer:
+    """Draw every input buffer and poison (or zero) every output and scratch buffer
+    before each student launch; sample the outputs after it, where the lab can compute a
+    sample. `case` has the student's launch macros among its sizes."""
+    inputs, outputs, zeroed, samples = [], [], [], []
+    for name, param in _buffers(lab).items():
+        if lab.is_input(name):
+            inputs.append(name)
             continue
-        if param.role != Role.OUTPUT:
-            inputs.append(param.name)
-            continue
-        outputs.append(param.name)
-        if lab.sampler is not None:
+        (zeroed if lab.array(name).initial == "zero" else outputs).append(name)
+        if lab.sampler is not None and any(o.name == name for o in lab.outputs):
             lay = layout(lab, param, case.sizes)
             counts = timed.sample_counts(lay.shape)
-            samples.append(timed.Sample(param.name, lay.shape, lay.strides, counts))
-    return timed.TimingCheck(seed, tuple(inputs), tuple(outputs), tuple(samples))
+            samples.append(timed.Sample(name, lay.shape, lay.strides, counts))
+    return timed.TimingCheck(
+        seed, tuple(inputs), tuple(outputs), tuple(samples), zeroed=tuple(zeroed)
+    )
+
+
+def _buffers(lab: Lab) -> dict[str, Param]:
+    """Each buffer (by array name) and the first parameter that passes it."""
+    out: dict[str, Param] = {}
+    for kernel in lab.kernels:
+        for param in kernel.params:
+            if param.is_pointer:
+                out.setdefault(param.array_name, param)
+    return out
 
 
 class Expected:
@@ -136,33 +147,39 @@ def expected_sample(
         name: _fetch(lab, case, check, constants, name, coords, launch)
         for name, coords in needs.items()
     }
-    output = _param(lab, sample.buffer).array_name
-    expected = lab.sampler.combine(sizes, values)[output]
-    bound = lab.sampler.combine(sizes, {k: np.abs(v) for k, v in values.items()})[output]
-    return expected, tolerance(lab, sizes, bound)
+    output = sample.buffer
+    expected = lab.sampler.combine(sizes, values, axes)[output]
+    magnitudes = {k: np.abs(v) for k, v in values.items()}
+    bound = lab.sampler.combine(sizes, magnitudes, axes)[output]
+    return expected, tolerance(lab, sizes, bound, output)
 
 
 def _fetch(lab, case, check, constants, name: str, coords, launch: int) -> np.ndarray:
-    """Input `name` at `coords`: what the GPU drew for this launch, or the host's
-    constant; 0 outside the array."""
-    param = next((p for p in lab.kernel.params if p.is_pointer and p.array_name == name), None)
+    """Input `name` at `coords` (None: all of it, as its logical array): what the GPU drew
+    for this launch, or the host's constant; 0 outside the array. Floats come as float64,
+    integers in their own type."""
+    param = _buffers(lab).get(name)
     if param is None:
         shape = lab.array_shape(name, case.sizes)
-        return np.asarray(constants[name], np.float64).reshape(shape)[coords]
+        values = np.asarray(constants[name], np.float64).reshape(shape)
+        return values if coords is None else values[coords]
     lay = layout(lab, param, case.sizes)
+    key = timed.launch_key(check.seed, launch, name)
+    if coords is None:
+        return _widened(lay.unpack(timed.drawn_array(key, lay.elements, lay.dtype)))
     # Each axis's coordinates are small until they broadcast: test and clip them first.
     pairs = list(zip(coords, lay.shape, strict=True))
     outside = [(c < 0) | (c >= extent) for c, extent in pairs]
     clipped = [np.clip(c, 0, extent - 1) for c, extent in pairs]
-    key = timed.launch_key(check.seed, launch, param.name)
-    drawn = timed.drawn_values(key, timed.flat_indices(lay.strides, clipped)).astype(np.float64)
+    flat = timed.flat_indices(lay.strides, clipped)
+    drawn = _widened(timed.drawn_elements(key, flat, lay.dtype))
     if any(o.any() for o in outside):
-        drawn[np.logical_or.reduce(np.broadcast_arrays(*outside))] = 0.0
+        drawn[np.logical_or.reduce(np.broadcast_arrays(*outside))] = 0
     return drawn
 
 
-def _param(lab: Lab, name: str) -> Param:
-    return next(p for p in lab.kernel.params if p.name == name)
+def _widened(values: np.ndarray) -> np.ndarray:
+    return values.astype(np.float64) if values.dtype.kind == "f" else np.array(values)
 
 
 def timed_size(lab: Lab) -> str:

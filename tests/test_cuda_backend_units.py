@@ -88,13 +88,13 @@ def _launch(m: np.ndarray, n: np.ndarray) -> Launch:
 def test_launch_round_trip_and_shared_inputs_cross_once():
     m, n = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
     table = protocol.ArrayTable()
-    first = protocol.encode_launch(_launch(m, n), "_Z6matmulPKfS0_Pfi", table)
-    second = protocol.encode_launch(_launch(m, n), "_Z6matmulPKfS0_Pfi", table)
+    first = protocol.encode_launch(_launch(m, n), ["_Z6matmulPKfS0_Pfi"], table)
+    second = protocol.encode_launch(_launch(m, n), ["_Z6matmulPKfS0_Pfi"], table)
     # M and N are the same objects in both launches; P and Mc are new arrays each time.
     assert len(table.arrays) == 2 + 2 + 2
-    assert first["args"][0]["array"] == second["args"][0]["array"]
-    launch, symbol = protocol.decode_launch(second, table.arrays)
-    assert symbol == "_Z6matmulPKfS0_Pfi"
+    assert first["steps"][0]["args"][0]["array"] == second["steps"][0]["args"][0]["array"]
+    launch, symbols = protocol.decode_launch(second, table.arrays)
+    assert symbols == ["_Z6matmulPKfS0_Pfi"]
     assert (launch.grid, launch.block, launch.shared_bytes) == ((2, 3, 1), (16, 16, 1), 128)
     assert [b.name for b in launch.buffers()] == ["M", "N", "P"]
     assert [b.output for b in launch.buffers()] == [False, False, True]
@@ -111,7 +111,7 @@ def test_repeated_buffers_send_only_their_pattern():
     launch = _launch(np.ones(4, np.float32), np.ones(4, np.float32))
     launch.args[0] = Buffer("M", Repeated(pattern, 1 << 28), False)
     table = protocol.ArrayTable()
-    spec = protocol.encode_launch(launch, "matmul", table)
+    spec = protocol.encode_launch(launch, ["matmul"], table)
     assert sum(a.size for a in table.arrays) == 3 + 4 + 4 + 9
     back, _ = protocol.decode_launch(spec, table.arrays)
     m = back.buffers()[0].data
@@ -123,7 +123,7 @@ def test_drawn_buffers_send_only_their_size():
     launch = _launch(np.ones(4, np.float32), np.ones(4, np.float32))
     launch.args[0] = Buffer("M", Drawn(1 << 30), False)
     table = protocol.ArrayTable()
-    spec = protocol.encode_launch(launch, "matmul", table)
+    spec = protocol.encode_launch(launch, ["matmul"], table)
     assert sum(a.size for a in table.arrays) == 4 + 4 + 9
     back, _ = protocol.decode_launch(spec, table.arrays)
     assert back.buffers()[0].data == Drawn(1 << 30)
@@ -134,7 +134,7 @@ def test_unknown_scalar_type_is_refused():
     launch = _launch(np.ones(4, np.float32), np.ones(4, np.float32))
     launch.args[3] = Scalar("Width", "double", 2)
     with pytest.raises(ValueError, match="double"):
-        protocol.encode_launch(launch, "matmul", protocol.ArrayTable())
+        protocol.encode_launch(launch, ["matmul"], protocol.ArrayTable())
 
 
 # -- CUDA errors --------------------------------------------------------------------------

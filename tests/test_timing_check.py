@@ -46,15 +46,22 @@ def test_every_launch_and_buffer_has_its_own_key():
     assert timed.launch_key(98, 3, "M") != timed.launch_key(99, 3, "M")
 
 
-def test_the_cuda_generator_draws_what_the_host_computes(tmp_path):
-    """helpers.SOURCE compiled for the host by nvcc, against grader.backends.timed."""
+@pytest.mark.parametrize(
+    "function,dtype",
+    [("drawn_bits", np.float32), ("drawn_word", np.uint32), ("drawn_byte", np.uint8)],
+)
+def test_the_cuda_generator_draws_what_the_host_computes(tmp_path, function, dtype):
+    """helpers.SOURCE compiled for the host by nvcc, against grader.backends.timed, for
+    float32 buffers, 4-byte integer buffers and byte buffers."""
     compiler = nvcc.find()
     if compiler is None:
         pytest.skip("nvcc is not installed")
-    indices = [0, 1, 2, 1000, 123456789, 0xFFFFFFFF]
+    indices = [0, 1, 2, 3, 5, 1000, 123456789, 0xFFFFFFFF]
     keys = [(0, 0), (0xDEADBEEF, 0x12345678), (7, 0xFFFFFFFF)]
     calls = "\n".join(
-        f'    printf("%u\\n", drawn_bits({i}u, {k0}u, {k1}u));' for k0, k1 in keys for i in indices
+        f'    printf("%u\\n", (unsigned){function}({i}u, {k0}u, {k1}u));'
+        for k0, k1 in keys
+        for i in indices
     )
     program = helpers.SOURCE + "\n#include <cstdio>\nint main() {\n" + calls + "\n}\n"
     (tmp_path / "draw.cu").write_text(program)
@@ -67,8 +74,15 @@ def test_the_cuda_generator_draws_what_the_host_computes(tmp_path):
     assert build.returncode == 0, build.stderr
     printed = subprocess.run([str(tmp_path / "draw")], capture_output=True, text=True, timeout=60)
     device = np.array([int(line) for line in printed.stdout.split()], np.uint32)
-    host = np.concatenate([timed.drawn_values(k, np.array(indices)) for k in keys])
-    assert np.array_equal(device, host.view(np.uint32))
+    host = np.concatenate([timed.drawn_elements(k, np.array(indices), dtype) for k in keys])
+    assert np.array_equal(device, host.view(f"u{host.itemsize}").astype(np.uint32))
+
+
+def test_a_whole_buffer_is_its_elements():
+    for dtype, size in ((np.uint8, 1031), (np.float32, 77), (np.int32, 12)):
+        whole = timed.drawn_array((3, 4), size, dtype)
+        assert whole.dtype == dtype and whole.size == size
+        assert np.array_equal(whole, timed.drawn_elements((3, 4), np.arange(size), dtype))
 
 
 # -- samples ----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.backends.timed import TimingCheck
-from grader.interface import Interface
+from grader.interface import Interface, LaunchDefaults
 from grader.result import CompileInfo, Diagnostic, Dim3
 
 # Canary elements checked on each side of a device buffer, where it has room for them.
@@ -24,6 +24,22 @@ POISON_BITS = 0x7FC0FFEE
 
 def bits_as_float(bits: int) -> np.float32:
     return np.array([bits], np.uint32).view(np.float32)[0]
+
+
+def filled(bits: int, dtype: np.dtype | str) -> np.generic:
+    """A 32-bit fill pattern as one element of `dtype`: the word itself for a 4-byte
+    type, its low byte for a 1-byte one."""
+    dtype = np.dtype(dtype)
+    word = np.array([bits], np.uint32)
+    if dtype.itemsize == 4:
+        return word.view(dtype)[0]
+    return word.view(np.uint8)[:1].view(dtype)[0]
+
+
+def as_bits(values: np.ndarray) -> np.ndarray:
+    """The elements as unsigned integers of their own width (NaNs compare by payload)."""
+    values = np.ascontiguousarray(values)
+    return values.view(f"u{values.dtype.itemsize}")
 
 
 @dataclass
@@ -60,8 +76,12 @@ class Repeated:
     form: a kernel's speed does not depend on the values, so a few megabytes stand for
     hundreds, and the backend fills the device buffer itself."""
 
-    pattern: np.ndarray  # float32, 1-D
+    pattern: np.ndarray  # 1-D, of the buffer's element type
     size: int
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.pattern.dtype
 
 
 @dataclass(frozen=True)
@@ -70,17 +90,24 @@ class Drawn:
     student's kernel (grader.backends.timed): timing inputs."""
 
     size: int
+    dtype: np.dtype = np.dtype(np.float32)
 
 
 @dataclass
 class Buffer:
-    """A device buffer: `data` is the whole 1-D layout (pitched rows included).
-    Outputs are poisoned by the caller; the backend adds canaries or guard pages.
-    Only timing launches carry `Repeated` or `Drawn` data."""
+    """A device buffer: `data` is the whole 1-D layout (pitched rows included), of any
+    element type the labs use (float32, int32, uint32, uint8). Outputs are poisoned or
+    zeroed by the caller; the backend adds canaries or guard pages. Only timing launches
+    carry `Repeated` or `Drawn` data."""
 
     name: str
-    data: np.ndarray | Repeated | Drawn  # float32, 1-D
-    output: bool
+    data: np.ndarray | Repeated | Drawn  # 1-D
+    output: bool  # the kernels may write it (an output, or the lab's scratch)
+    accumulates: bool = False  # an output that starts at zero and many blocks add to
+
+    @property
+    def nbytes(self) -> int:
+        return self.data.size * np.dtype(self.data.dtype).itemsize
 
 
 @dataclass
@@ -92,22 +119,40 @@ class Scalar:
 
 @dataclass
 class Launch:
+    """One kernel launch, and the launches that follow it (`then`, in order, on the same
+    device buffers: a buffer is one per name, and the first launch to name it gives its
+    contents). Every buffer is read back after the last launch."""
+
     kernel: str  # the name the lab uses; the backend maps it to its module symbol
     grid: Dim3
     block: Dim3
     shared_bytes: int
     args: list[Buffer | Scalar]
     constants: dict[str, np.ndarray]  # symbol -> float32 values of the symbol's full size
+    then: list[Launch] = field(default_factory=list)
+
+    @property
+    def steps(self) -> list[Launch]:
+        """This launch and those that follow it, in order."""
+        return [self, *self.then]
+
+    def own_buffers(self) -> list[Buffer]:
+        return [a for a in self.args if isinstance(a, Buffer)]
 
     def buffers(self) -> list[Buffer]:
-        return [a for a in self.args if isinstance(a, Buffer)]
+        """Every buffer of every step, once, in the order they are first named."""
+        seen: dict[str, Buffer] = {}
+        for step in self.steps:
+            for buffer in step.own_buffers():
+                seen.setdefault(buffer.name, buffer)
+        return list(seen.values())
 
 
 @dataclass
 class BufferState:
     """A buffer after the run, and what happened around it."""
 
-    data: np.ndarray  # float32, same layout as the Buffer sent
+    data: np.ndarray  # same element type and layout as the Buffer sent
     written_before: int = 0  # canary elements overwritten before the start
     written_after: int = 0  # canary elements overwritten past the end
     first_after: int | None = None  # offset (elements) of the first write past the end
@@ -174,9 +219,11 @@ class Backend(ABC):
         """A human description of where kernels run, e.g. 'NVIDIA H200 (driver 580.1)'."""
 
     @abstractmethod
-    def build(self, submission: Submission, macros: dict[str, int], default_block: Dim3) -> Build:
+    def build(
+        self, submission: Submission, macros: dict[str, int], launch_defaults: LaunchDefaults
+    ) -> Build:
         """Compile `submission` with `-DNAME=value` for each macro, and with the launch
-        footer of grader.source (BLOCK_* default to `default_block`). Never raises for a
+        footer of grader.source (the lab's `launch_defaults`). Never raises for a
         student's mistake: a failed compile returns a Build with compile.ok False, a log
         on the student's own line numbers and a compile_error diagnostic. Builds are
         cached by content, so building the same source twice is cheap."""

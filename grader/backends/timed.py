@@ -1,13 +1,15 @@
 """What checked timing computes on, and which outputs it reads back.
 
 Before every timed launch of the student's kernel, the GPU draws fresh inputs with a
-counter-based generator: element i of an input is a hash of i and a 64-bit key, made
-into a float in +-[0.5, 1.0) by bit operations alone, so the host recomputes any element
-exactly. Each launch gets its own keys, derived with SHA-256 from a seed drawn for the
-grading, so no output can be remembered from an earlier launch or computed beforehand.
-After the launch, a sample of output elements (a grid of random rows and columns, the
-first and last always among them) is read back; its coordinates come from the same seed
-and reach the GPU only once the launch is over.
+counter-based generator: word i of an input is a hash of i and a 64-bit key. A float32
+element i is word i made into a float in +-[0.5, 1.0) by bit operations alone; a 4-byte
+integer element is word i itself; a 1-byte element i is byte i % 4 of word i / 4 (little
+endian), so the host recomputes any element exactly. Each launch gets its own keys,
+derived with SHA-256 from a seed drawn for the grading, so no output can be remembered
+from an earlier launch or computed beforehand. After the launch, a sample of output
+elements (a grid of random rows and columns, the first and last always among them) is
+read back; its coordinates come from the same seed and reach the GPU only once the
+launch is over.
 
 The grader and the GPU worker both import this module: the worker to draw and gather,
 the grader to recompute the sampled elements in float64."""
@@ -52,12 +54,14 @@ class TimingCheck:
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
     samples: tuple[Sample, ...] = field(default_factory=tuple)
+    zeroed: tuple[str, ...] = ()  # outputs that start at zero (accumulators), not poisoned
 
     def to_json(self) -> dict:
         return {
             "seed": self.seed,
             "inputs": list(self.inputs),
             "outputs": list(self.outputs),
+            "zeroed": list(self.zeroed),
             "samples": [
                 {
                     "buffer": s.buffer,
@@ -75,7 +79,13 @@ class TimingCheck:
             Sample(s["buffer"], tuple(s["extents"]), tuple(s["strides"]), tuple(s["counts"]))
             for s in data["samples"]
         )
-        return cls(int(data["seed"]), tuple(data["inputs"]), tuple(data["outputs"]), samples)
+        return cls(
+            int(data["seed"]),
+            tuple(data["inputs"]),
+            tuple(data["outputs"]),
+            samples,
+            tuple(data.get("zeroed", ())),
+        )
 
 
 def generator_macros() -> dict[str, str]:
@@ -99,10 +109,38 @@ def launch_key(seed: int, launch: int, buffer: str, student: bool = True) -> tup
 
 def drawn_values(key: tuple[int, int], flat: np.ndarray) -> np.ndarray:
     """The float32 values the device generator writes at buffer elements `flat`."""
-    x = np.asarray(flat).astype(np.uint32)
+    return drawn_elements(key, flat, np.float32)
+
+
+def drawn_elements(key: tuple[int, int], flat: np.ndarray, dtype) -> np.ndarray:
+    """The values the device generator writes at elements `flat` of a buffer of `dtype`."""
+    dtype = np.dtype(dtype)
+    flat = np.asarray(flat)
+    if dtype.itemsize == 1:
+        shift = (flat.astype(np.uint32) & np.uint32(3)) * np.uint32(8)
+        words = _words(key, flat.astype(np.int64) >> 2)
+        return ((words >> shift) & np.uint32(0xFF)).astype(np.uint8).view(dtype)
+    words = _words(key, flat)
+    if dtype.kind == "f":
+        return ((words & np.uint32(KEEP_BITS)) | np.uint32(EXPONENT_BITS)).view(np.float32)
+    return words.view(dtype)
+
+
+def drawn_array(key: tuple[int, int], elements: int, dtype) -> np.ndarray:
+    """A whole buffer of `elements` elements of `dtype` as the device generator draws it
+    (for 1-byte types, four elements per word hashed)."""
+    dtype = np.dtype(dtype)
+    if dtype.itemsize == 1:
+        words = _words(key, np.arange(-(-elements // 4), dtype=np.uint32))
+        return words.astype("<u4").view(np.uint8)[:elements].view(dtype)
+    return drawn_elements(key, np.arange(elements, dtype=np.uint32), dtype)
+
+
+def _words(key: tuple[int, int], index: np.ndarray) -> np.ndarray:
+    """Word `index` of the generator's stream under `key`."""
+    x = np.asarray(index).astype(np.uint32)
     x = _mix(x * np.uint32(GOLDEN) + np.uint32(key[0])) ^ np.uint32(key[1])
-    x = _mix(x)
-    return ((x & np.uint32(KEEP_BITS)) | np.uint32(EXPONENT_BITS)).view(np.float32)
+    return _mix(x)
 
 
 def _mix(x: np.ndarray) -> np.ndarray:

@@ -19,7 +19,8 @@ from pathlib import Path
 from grader.backends.base import Backend, Build, Launch, RunOutcome, Timing
 from grader.backends.timed import TimingCheck
 from grader.errors import UsageError
-from grader.result import Diagnostic, Dim3
+from grader.interface import LaunchDefaults
+from grader.result import Diagnostic
 
 DEVICES_ENV = "CUDA_VISIBLE_DEVICES"
 
@@ -103,8 +104,8 @@ class GatedBackend(Backend):
     def device(self) -> str:
         return self.inner.device()
 
-    def build(self, submission, macros: dict[str, int], default_block: Dim3) -> Build:
-        return self.inner.build(submission, macros, default_block)
+    def build(self, submission, macros: dict[str, int], launch_defaults: LaunchDefaults) -> Build:
+        return self.inner.build(submission, macros, launch_defaults)
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         with self.gate.shared():

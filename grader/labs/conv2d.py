@@ -85,7 +85,7 @@ def sampler(ghost: str) -> Sampler:
         window = numerics.window(axes, (m, m), (-(m // 2),) * 2, _image(sizes), ghost)
         return {"N": window, "mask": numerics.whole(_mask(sizes))}
 
-    return Sampler(needs, lambda s, v: {"P": numerics.correlate_window(v["N"], v["mask"])})
+    return Sampler(needs, lambda s, v, axes: {"P": numerics.correlate_window(v["N"], v["mask"])})
 
 
 def conv2d_lab(name: str, ghost: str, title: str, summary: str) -> Lab:

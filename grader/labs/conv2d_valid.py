@@ -89,7 +89,7 @@ def _needs(sizes, axes):
 
 # output at a grid of positions: each position's R x S window of the input
 SAMPLER = Sampler(
-    _needs, lambda s, v: {"output": numerics.correlate_window(v["input"], v["kernel"])}
+    _needs, lambda s, v, axes: {"output": numerics.correlate_window(v["input"], v["kernel"])}
 )
 
 

@@ -74,7 +74,7 @@ def _needs(sizes, axes):
 
 
 # P at a grid of voxels: each voxel's MASK_WIDTH^3 window of N; ghost cells read 0
-SAMPLER = Sampler(_needs, lambda s, v: {"P": numerics.correlate_window(v["N"], v["mask"])})
+SAMPLER = Sampler(_needs, lambda s, v, axes: {"P": numerics.correlate_window(v["N"], v["mask"])})
 
 
 def conv3d_lab(name: str, kernel: Kernel, title: str, summary: str, **extra) -> Lab:

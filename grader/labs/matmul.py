@@ -41,7 +41,7 @@ def _needs(sizes, axes):
 
 
 # P at rows x cols needs those rows of M and those columns of N
-SAMPLER = Sampler(_needs, lambda sizes, v: {"P": numerics.matmul(v["M"], v["N"])})
+SAMPLER = Sampler(_needs, lambda sizes, v, axes: {"P": numerics.matmul(v["M"], v["N"])})
 
 
 def matmul_lab(name: str, title: str, summary: str, scoring: Scoring, **extra) -> Lab:

@@ -1,8 +1,13 @@
 """What a lab is: data, plus a float64 numpy reference.
 
-A lab names its kernel and parameters, the `__constant__` symbols the grader fills, the
-macros it sets, its cases, its tolerance model and its scoring. Nothing outside a lab's
-own module knows which lab it is grading."""
+A lab names its kernels (launched in order) and their parameters, the arrays they read
+and write (each with its element type), the `__constant__` symbols the grader fills, the
+macros it sets, its launch defaults, its cases, its tolerance model and its scoring.
+Nothing outside a lab's own folder knows which lab it is grading.
+
+Sizes. A case's sizes are its own (and those `derive` adds); once a module is built,
+the launch macros it was compiled with (BLOCK_X .. TILE_Z) join them, so that shapes,
+grids, references and tolerances may depend on the submission's tile."""
 
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 import numpy as np
+
+from grader.interface import LaunchDefaults
 
 Sizes = Mapping[str, int]
 Arrays = Mapping[str, np.ndarray]
@@ -54,8 +61,13 @@ class Param:
 
 @dataclass(frozen=True)
 class Kernel:
+    """A kernel the grader launches with the module's BLOCK_X x BLOCK_Y x BLOCK_Z threads
+    per block, over `grid(sizes)` blocks, or, without one, ceil(extent / TILE) on each
+    axis."""
+
     name: str
     params: tuple[Param, ...]
+    grid: Callable[[Sizes], tuple[int, int, int]] | None = None
 
     def signature(self) -> str:
         return f"__global__ void {self.name}({', '.join(p.signature() for p in self.params)})"
@@ -73,12 +85,39 @@ class Constant:
     declaration: str  # how the lab's README writes it, e.g. "Mc[MASK_WIDTH*MASK_WIDTH]"
 
 
+# Element types a buffer may hold: numpy's names, and the C type a pointer to one has.
+DTYPES = {
+    "float32": "float",
+    "int32": "int",
+    "uint32": "unsigned int",
+    "uint8": "unsigned char",
+}
+
+
 @dataclass(frozen=True)
 class Array:
-    """An input or output array, in logical (row-major, x fastest) shape."""
+    """An input, output or scratch array, in logical (row-major, x fastest) shape.
+    `dtype` is one of DTYPES; integer outputs are compared exactly. An output or scratch
+    array starts `initial`: "poison" (a value no kernel computes, so unwritten elements
+    show) or "zero" (an accumulator). `draw(rng, shape, sizes)` gives an input's values;
+    without it, floats in +-[0.5, 1.0) (grader.cases.random_signed)."""
 
     name: str
     shape: Callable[[Sizes], tuple[int, ...]]
+    dtype: str = "float32"
+    initial: str = "poison"
+    draw: Callable[[np.random.Generator, tuple[int, ...], Sizes], np.ndarray] | None = None
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ValueError(f"array {self.name}: dtype {self.dtype!r} is not one of {DTYPES}")
+        if self.initial not in ("poison", "zero"):
+            raise ValueError(f"array {self.name}: initial must be 'poison' or 'zero'")
+
+    @property
+    def exact(self) -> bool:
+        """Integer arrays are compared exactly."""
+        return np.dtype(self.dtype).kind in "iu"
 
 
 @dataclass(frozen=True)
@@ -129,12 +168,13 @@ class Sampler:
     `needs(sizes, axes)` gets the sampled coordinates along each axis of the output
     (1-D arrays, slowest axis first; the elements are their grid) and gives, for each
     input, the coordinates those elements read: one integer array per axis of the input,
-    broadcast together; a coordinate outside the input reads 0. `combine(sizes, values)`
-    turns those inputs' values (float64, shaped as their coordinates) into each output
-    on the grid."""
+    broadcast together, or None for the whole input; a coordinate outside the input
+    reads 0. `combine(sizes, values, axes)` turns those inputs' values (float64, or the
+    input's own integer type; shaped as their coordinates) into each output on the
+    grid."""
 
-    needs: Callable[[Sizes, tuple[np.ndarray, ...]], dict[str, tuple[np.ndarray, ...]]]
-    combine: Callable[[Sizes, dict[str, np.ndarray]], dict[str, np.ndarray]]
+    needs: Callable[[Sizes, tuple[np.ndarray, ...]], dict[str, tuple[np.ndarray, ...] | None]]
+    combine: Callable[[Sizes, dict[str, np.ndarray], tuple[np.ndarray, ...]], dict]
 
 
 @dataclass(frozen=True)
@@ -142,11 +182,11 @@ class Lab:
     name: str
     title: str
     summary: str
-    kernel: Kernel
+    kernel: Kernel  # the first kernel launched; `then` follow it, in order
     inputs: tuple[Array, ...]
     outputs: tuple[Array, ...]
     reference: Callable[[Arrays, Sizes], dict[str, np.ndarray]]
-    terms: Callable[[Sizes], int]  # products summed into one output element
+    terms: Callable[[Sizes], int]  # terms summed into one output element (tolerance)
     extent: Callable[[Sizes], tuple[int, int, int]]  # output extent, x fastest
     public_cases: tuple[Case, ...]
     hidden_cases: tuple[Case, ...]  # fixed hidden sizes; seeds come from the secret
@@ -165,10 +205,27 @@ class Lab:
     scoring: Scoring = field(default_factory=Scoring)
     bound: str = "compute"  # "compute" (report TFLOP/s) or "memory" (report GB/s)
     sampler: Sampler | None = None  # without one, timed outputs go unchecked
+    then: tuple[Kernel, ...] = ()  # kernels launched after `kernel`, on the same buffers
+    scratch: tuple[Array, ...] = ()  # device buffers the kernels share, never compared
+    block: tuple[int, int, int] | None = None  # default BLOCK_*; None: by `dims`
+    tile: tuple[str, str, str] = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z")  # default TILE_*, in C
+    # tolerance(sizes, bound): the error allowed for elements whose sums of |terms| are
+    # `bound`; None: twice the worst case of float summation (grader.compare)
+    tolerance: Callable[[Sizes, np.ndarray], np.ndarray] | None = None
+
+    @property
+    def kernels(self) -> tuple[Kernel, ...]:
+        return (self.kernel, *self.then)
 
     @property
     def default_block(self) -> tuple[int, int, int]:
-        return (16, 16, 1) if self.dims == 2 else (8, 8, 8)
+        if self.block is not None:
+            return self.block
+        return {1: (256, 1, 1), 2: (16, 16, 1)}.get(self.dims, (8, 8, 8))
+
+    @property
+    def launch_defaults(self) -> LaunchDefaults:
+        return LaunchDefaults(self.default_block, self.tile)
 
     def full_sizes(self, sizes: Sizes) -> dict[str, int]:
         """The case's sizes with the derived ones (output extents, pitches) added."""
@@ -179,8 +236,14 @@ class Lab:
     def macro_values(self, sizes: Sizes) -> dict[str, int]:
         return {name: int(sizes[name]) for name in self.macros}
 
-    def array_shape(self, name: str, sizes: Sizes) -> tuple[int, ...]:
-        for arr in (*self.inputs, *self.outputs):
+    def array(self, name: str) -> Array:
+        for arr in (*self.inputs, *self.outputs, *self.scratch):
             if arr.name == name:
-                return arr.shape(sizes)
+                return arr
         raise KeyError(name)
+
+    def is_input(self, name: str) -> bool:
+        return any(arr.name == name for arr in self.inputs)
+
+    def array_shape(self, name: str, sizes: Sizes) -> tuple[int, ...]:
+        return self.array(name).shape(sizes)

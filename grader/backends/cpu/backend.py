@@ -15,6 +15,7 @@ from grader import machine
 from grader.backends.base import (
     Backend,
     BackendUnavailable,
+    Buffer,
     Build,
     Launch,
     RunOutcome,
@@ -24,8 +25,8 @@ from grader.backends.cpu import blame, diagnose, sandbox, toolchain
 from grader.backends.cpu import build as building
 from grader.backends.cpu.runner import PASSES, Report, Settings, execute
 from grader.errors import SetupError
-from grader.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK
-from grader.result import Diagnostic, Dim3, Kind
+from grader.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
+from grader.result import Diagnostic, Kind
 
 MAX_DYNAMIC_SHARED = 227 * 1024
 MAX_GRID_YZ = 65535
@@ -67,13 +68,28 @@ class CpuBackend(Backend):
         missing = layers.missing()
         return f"{text}. {missing}" if missing else text
 
-    def build(self, submission: Submission, macros: dict[str, int], default_block: Dim3) -> Build:
+    def build(
+        self, submission: Submission, macros: dict[str, int], launch_defaults: LaunchDefaults
+    ) -> Build:
         self.note(toolchain.compile_isolation(self.allow_unsandboxed))
-        return building.build(submission, macros, default_block)
+        return building.build(submission, macros, launch_defaults)
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+        """Each kernel of the launch in a worker of its own, in order, each on the
+        buffers the previous one left (a worker's passes start from the same contents)."""
         if not build.ok or not isinstance(build.artifact, building.Artifact):
             raise ValueError("run() needs a successful build from this backend")
+        contents = {b.name: b.data for b in launch.buffers()}
+        total: RunOutcome | None = None
+        for step in launch.steps:
+            outcome = self._run_step(build, _on(step, contents), timeout)
+            total = outcome if total is None else _chained(total, outcome)
+            if not outcome.completed:
+                break
+            contents.update({name: state.data for name, state in outcome.buffers.items()})
+        return total
+
+    def _run_step(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         problems = _launch_problems(build, launch)
         if problems:
             return RunOutcome(diagnostics=problems, crashed=True)
@@ -158,6 +174,36 @@ def _control_module(arity: int) -> building.Artifact:
             f"The CPU backend could not build its own control module: {build.compile.log[:500]}"
         )
     return build.artifact
+
+
+def _on(step: Launch, contents: dict) -> Launch:
+    """`step` alone, its buffers holding `contents` (by name)."""
+    args = [
+        dataclasses.replace(a, data=contents[a.name]) if isinstance(a, Buffer) else a
+        for a in step.args
+    ]
+    return dataclasses.replace(step, args=args, then=[])
+
+
+def _chained(before: RunOutcome, after: RunOutcome) -> RunOutcome:
+    """What two kernels in a row did: the later buffers, both sets of findings, and the
+    canaries either overwrote."""
+    for name, state in after.buffers.items():
+        earlier = before.buffers.get(name)
+        if earlier is not None:
+            state.written_before += earlier.written_before
+            state.written_after += earlier.written_after
+            if earlier.first_after is not None:
+                state.first_after = earlier.first_after
+    known = {(d.kind, d.message) for d in before.diagnostics}
+    after.diagnostics = before.diagnostics + [
+        d for d in after.diagnostics if (d.kind, d.message) not in known
+    ]
+    after.output = before.output + after.output
+    after.seconds += before.seconds
+    if not after.completed:
+        after.buffers = {}
+    return after
 
 
 def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:

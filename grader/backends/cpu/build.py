@@ -23,8 +23,8 @@ from grader.backends.base import Build, Submission
 from grader.backends.cpu import scan, toolchain
 from grader.backends.cpu.describe import Variable, describe
 from grader.backends.cpu.elf import Elf
-from grader.interface import Interface
-from grader.result import CompileInfo, Diagnostic, Dim3, KernelResources, Kind
+from grader.interface import Interface, LaunchDefaults
+from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, with_footer
 
 ARCH = "cpu"
@@ -56,17 +56,17 @@ class Compiled:
     stopped: bool = False  # by a limit of the sandbox: not cached, it may not repeat
 
 
-def build(submission: Submission, macros: dict[str, int], default_block: Dim3) -> Build:
+def build(submission: Submission, macros: dict[str, int], launch_defaults: LaunchDefaults) -> Build:
     inspection = None
     if nvcc.find():
-        inspection = nvcc.inspect(submission, macros, default_block)
+        inspection = nvcc.inspect(submission, macros, launch_defaults)
         if not inspection.compile.ok:
             return Build(submission, macros, inspection.compile, None, inspection.diagnostics)
     problems = scan.unsupported(submission.text)
     if problems:
         diags = [Diagnostic(Kind.COMPILE_ERROR, p.sentence, line=p.line) for p in problems]
         return _failed(submission, macros, diags)
-    source = with_footer(submission, default_block)
+    source = with_footer(submission, launch_defaults)
     prepared, shared = scan.rewrite_static_shared(scan.rewrite_dynamic_shared(source))
     entries = scan.registration_entries(*_declarations(source, inspection), len(shared))
     compiled = _compile(prepared, entries, macros, submission.name)

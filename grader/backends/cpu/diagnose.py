@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.backends.base import BufferState, Launch, RunOutcome
+from grader.backends.base import BufferState, Launch, RunOutcome, as_bits, filled
 from grader.backends.cpu import blame, scan
 from grader.backends.cpu.build import Artifact
 from grader.backends.cpu.elf import Elf
@@ -269,8 +269,9 @@ def _out_of_bounds(record: Record, launch: Launch, who, thread, block, line) -> 
     index = record.int("index")
     buffer = buffers[index] if 0 <= index < len(buffers) else None
     name = buffer.name if buffer else "a buffer"
-    length = buffer.data.size if buffer else record.int("bytes") // 4
-    element = record.int("offset") // 4  # floor: byte -1 is element -1
+    width = buffer.data.dtype.itemsize if buffer else 4
+    length = buffer.data.size if buffer else record.int("bytes") // width
+    element = record.int("offset") // width  # floor: byte -1 is element -1
     access = {"read": "read", "write": "wrote"}.get(record.get("access"), "accessed")
     if element >= length:
         past = element - length + 1
@@ -465,12 +466,14 @@ def _buffers(report: Report, launch: Launch) -> dict[str, BufferState]:
 
 
 def _same(a: np.ndarray, b: np.ndarray, tolerant: bool) -> np.ndarray:
+    if a.dtype.kind != "f":
+        return a == b
     both_nan = np.isnan(a) & np.isnan(b)
     if tolerant:
         scale = max(float(np.nanmax(np.abs(a), initial=0.0)), 1.0)
         close = np.isclose(a, b, rtol=1e-4, atol=1e-5 * scale)
         return close | both_nan
-    return (a.view(np.uint32) == b.view(np.uint32)) | both_nan
+    return (as_bits(a) == as_bits(b)) | both_nan
 
 
 def _race(report: Report, launch: Launch, kernel: str, atomics: bool) -> Diagnostic | None:
@@ -498,10 +501,12 @@ def _overlap(record: Record, launch: Launch, kernel: str) -> Diagnostic:
     """Two blocks stored different values into the same element (runner.cpp's third pass)."""
     buffers = launch.buffers()
     index = record.int("index")
-    name = buffers[index].name if 0 <= index < len(buffers) else "an output"
+    buffer = buffers[index] if 0 <= index < len(buffers) else None
+    name = buffer.name if buffer else "an output"
+    dtype = buffer.data.dtype if buffer else np.dtype(np.float32)
     element = record.int("element")
     first, second = record.dim("first"), record.dim("second")
-    before, after = (_bits_value(record.int(k)) for k in ("before", "after"))
+    before, after = (_value(filled(record.int(k), dtype)) for k in ("before", "after"))
     count = record.int("count")
     others = f"; {count:,} elements were written by more than one block" if count > 1 else ""
     return Diagnostic(
@@ -518,20 +523,18 @@ def _overlap(record: Record, launch: Launch, kernel: str) -> Diagnostic:
     )
 
 
-def _bits_value(bits: int) -> str:
-    return _value(np.array([bits & 0xFFFFFFFF], np.uint32).view(np.float32)[0])
-
-
-def _value(v: np.float32) -> str:
+def _value(v: np.generic) -> str:
+    if v.dtype.kind != "f":
+        return str(int(v))
     return "NaN" if np.isnan(v) else f"{float(v):.6g}"
 
 
 def _uninitialised_shared(buffers: dict[str, BufferState], launch: Launch, kernel: str):
     for buffer in launch.buffers():
-        if not buffer.output:
+        if not buffer.output or buffer.data.dtype != np.float32:
             continue
         data = buffers[buffer.name].data
-        marked = np.flatnonzero(data.view(np.uint32) == SHARED_FILL_BITS)
+        marked = np.flatnonzero(as_bits(data) == SHARED_FILL_BITS)
         if marked.size:
             index = int(marked[0])
             return Diagnostic(

@@ -1,7 +1,7 @@
 """One launch in a worker process: the job folder, the process, and what it left.
 
 The job folder is a fresh scratch directory holding job.txt, a copy of the module, the
-inputs (raw float32), the __constant__ values, and empty files for everything the worker
+inputs (raw elements), the __constant__ values, and empty files for everything the worker
 will write (the sandbox lets it write those files and create no others). The worker's
 records ("name key=value ...", one per line) come over a pipe. Those before its "load"
 record were written before any code of the submission ran, and are the runner's own; the
@@ -170,7 +170,7 @@ def _write_job(
     scratch: Path, artifact: Artifact, launch: Launch, timeout: float, settings: Settings
 ) -> None:
     buffers = launch.buffers()
-    largest = max([4 * b.data.size for b in buffers] + [defaults.OUTPUT_LIMIT])
+    largest = max([b.nbytes for b in buffers] + [defaults.OUTPUT_LIMIT])
     shutil.copyfile(artifact.module, scratch / "module.so")
     lines = [
         "module ./module.so",  # from the folder it runs in: a worker switched from root
@@ -197,9 +197,10 @@ def _write_job(
     index = 0
     for arg in launch.args:
         if isinstance(arg, Buffer):
-            data = np.ascontiguousarray(arg.data, dtype=np.float32).reshape(-1)
+            data = np.ascontiguousarray(arg.data).reshape(-1)
             data.tofile(scratch / f"buf_{index}.bin")
-            lines.append(f"arg buffer {data.size} {int(arg.output)} {arg.name}")
+            access = 2 if arg.accumulates else int(arg.output)  # 2: blocks may add to it
+            lines.append(f"arg buffer {data.size} {access} {data.itemsize} {arg.name}")
             for p in range(PASSES):
                 (scratch / f"out.{p}.{index}.bin").touch()
             index += 1
@@ -255,25 +256,28 @@ def _read_outputs(scratch: Path, launch: Launch, report: Report) -> None:
     except OSError:
         pass
     page = os.sysconf("SC_PAGE_SIZE")
+    canary = np.array([CANARY_BITS], "<u4").view(np.uint8)
     for p in range(PASSES):
         arrays = []
         for k, buffer in enumerate(launch.buffers()):
             name = f"out.{p}.{k}.bin"
             try:
-                words = np.fromfile(scratch / name, dtype=np.uint32)
+                raw = np.fromfile(scratch / name, dtype=np.uint8)
             except (OSError, ValueError):
-                words = np.zeros(0, np.uint32)
-            fill = words.size - buffer.data.size
-            if not 0 <= fill < page // 4:
+                raw = np.zeros(0, np.uint8)
+            width, nbytes = buffer.data.dtype.itemsize, buffer.nbytes
+            fill = raw.size - nbytes
+            if not 0 <= fill < page or fill % width:
                 report.unreadable.append(name)
                 continue
-            if p == 0:
-                data, pad = words[fill:], words[:fill]
-            else:
-                data, pad = words[: buffer.data.size], words[buffer.data.size :]
-            changed = np.flatnonzero(pad != CANARY_BITS)
+            # the fill repeats the canary word from the area's first page: pass 0's file
+            # starts there, pass 1's at the buffer, which starts there too
+            start = 0 if p == 0 else nbytes
+            data, pad = (raw[fill:], raw[:fill]) if p == 0 else (raw[:nbytes], raw[nbytes:])
+            wrong = pad != canary[(start + np.arange(pad.size)) % 4]
+            changed = np.flatnonzero(wrong.reshape(-1, width).any(axis=1))
             first = int(changed[0]) if p == 1 and changed.size else None
             report.pads[(p, k)] = Pad(int(changed.size), first)
-            arrays.append(data.view(np.float32))
+            arrays.append(data.view(buffer.data.dtype))
         if len(arrays) == len(launch.buffers()):
             report.outputs[p] = arrays

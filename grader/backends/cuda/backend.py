@@ -37,7 +37,8 @@ from grader.backends.cuda.client import Reply, WorkerProcess
 from grader.backends.cuda.probe import describe, device_info
 from grader.backends.cuda.protocol import ArrayTable, encode_launch
 from grader.backends.timed import TimingCheck
-from grader.result import Diagnostic, Dim3, Kind
+from grader.interface import LaunchDefaults
+from grader.result import Diagnostic, Kind
 
 TIMING_GRACE = 10.0  # seconds past the budget before a timing worker is killed
 SANITIZE_TIMEOUT = 60.0  # seconds for one launch under memcheck, to name a fault's line
@@ -108,10 +109,12 @@ class CudaBackend(Backend):
 
     # -- build ----------------------------------------------------------------------------
 
-    def build(self, submission: Submission, macros: dict[str, int], default_block: Dim3) -> Build:
+    def build(
+        self, submission: Submission, macros: dict[str, int], launch_defaults: LaunchDefaults
+    ) -> Build:
         arch = self.info["arch"]
         self.note(toolchain.compile_isolation(self.allow_unsandboxed))
-        inspection = nvcc.inspect(submission, macros, default_block, arch=arch)
+        inspection = nvcc.inspect(submission, macros, launch_defaults, arch=arch)
         spec = None
         if inspection.compile.ok and inspection.interface is not None:
             options = ("-lineinfo", *nvcc.macro_flags(macros))
@@ -130,13 +133,13 @@ class CudaBackend(Backend):
     # -- run ------------------------------------------------------------------------------
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
-        spec, symbol = _prepared(build, launch)
+        spec, symbols = _prepared(build, launch)
         started = time.monotonic()
         names = [b.name for b in launch.buffers()]
         with self._lock:
-            first, fault = self._once(spec, symbol, launch, timeout, vmm.START)
+            first, fault = self._once(spec, symbols, launch, timeout, vmm.START)
             if first.completed:
-                second, fault = self._once(spec, symbol, launch, timeout, vmm.END)
+                second, fault = self._once(spec, symbols, launch, timeout, vmm.END)
                 outcome = _merged(first, second) if second.completed else second
                 if fault and any(s.written_after for s in first.buffers.values()):
                     outcome, fault = first, False  # the judge names the writes past the end
@@ -145,18 +148,18 @@ class CudaBackend(Backend):
             if fault and self._guarded:
                 side = vmm.START if not first.completed else vmm.END
                 if (spec.key, side) not in self._located:
-                    found = self._locate(spec, symbol, launch, timeout, side, names)
+                    found = self._locate(spec, symbols, launch, timeout, side, names)
                     self._located[(spec.key, side)] = found
                 name = self._located[(spec.key, side)]
                 if name is not None:
-                    found = self._explain(build, spec, symbol, launch, name, side)
+                    found = self._explain(build, spec, symbols, outcome, launch, name, side)
                     others = [d for d in outcome.diagnostics if d.kind != Kind.CRASH]
                     outcome.diagnostics = [*found, *others]
         outcome.seconds = time.monotonic() - started
         return outcome
 
     def _once(
-        self, spec: ModuleSpec, symbol: str, launch: Launch, timeout: float, sides
+        self, spec: ModuleSpec, symbols: list[str], launch: Launch, timeout: float, sides
     ) -> tuple[RunOutcome, bool]:
         """One run with every buffer at `sides` (one side for all, or one per buffer), and
         whether it stopped at unmapped memory."""
@@ -169,7 +172,7 @@ class CudaBackend(Backend):
         header = {
             "op": "run",
             "key": spec.key,
-            "launch": encode_launch(launch, symbol, table),
+            "launch": encode_launch(launch, symbols, table),
             "sides": sides,
         }
         reply = worker.call(header, table.arrays, timeout)
@@ -178,17 +181,23 @@ class CudaBackend(Backend):
         return outcome, known is not None and known.name == _FAULT
 
     def _locate(
-        self, spec: ModuleSpec, symbol: str, launch: Launch, timeout: float, side: str, names
+        self,
+        spec: ModuleSpec,
+        symbols: list[str],
+        launch: Launch,
+        timeout: float,
+        side: str,
+        names,
     ) -> str | None:
         """The buffer whose `side` the kernel strays past: the one that, alone flush
         against unmapped memory there, stops the kernel. None when the kernel stops even
         with room around every buffer (an access far from all of them)."""
         roomy = dict.fromkeys(names, vmm.ROOMY)
-        outcome, fault = self._once(spec, symbol, launch, timeout, roomy)
+        outcome, fault = self._once(spec, symbols, launch, timeout, roomy)
         if fault or not outcome.completed:
             return None
         for name in sorted(names, key=self._suspicion):
-            _, fault = self._once(spec, symbol, launch, timeout, {**roomy, name: side})
+            _, fault = self._once(spec, symbols, launch, timeout, {**roomy, name: side})
             if fault:
                 self._blamed = [name, *(n for n in self._blamed if n != name)]
                 return name
@@ -199,18 +208,29 @@ class CudaBackend(Backend):
         return self._blamed.index(name) if name in self._blamed else len(self._blamed)
 
     def _explain(
-        self, build: Build, spec: ModuleSpec, symbol: str, launch: Launch, name: str, side: str
+        self,
+        build: Build,
+        spec: ModuleSpec,
+        symbols: list[str],
+        outcome: RunOutcome,
+        launch: Launch,
+        name: str,
+        side: str,
     ) -> list[Diagnostic]:
         """The out_of_bounds finding for `name`; compute-sanitizer's, naming the thread
         and the line, where it is installed (once per build, buffer and side)."""
         size = next(b.data.size for b in launch.buffers() if b.name == name)
         where = _EDGE[side]
+        kernel = next(
+            (d.kernel for d in outcome.diagnostics if d.kind == Kind.CRASH and d.kernel),
+            launch.kernel,
+        )
         located = Diagnostic(
             Kind.OUT_OF_BOUNDS,
-            f"{launch.kernel} read or wrote {where} {name} ({size} elements): the GPU stopped "
+            f"{kernel} read or wrote {where} {name} ({size} elements): the GPU stopped "
             f"it at the first access outside the buffer, which the grader puts flush against "
             f"unmapped memory. {errors.SANITIZE_HINT}",
-            kernel=launch.kernel,
+            kernel=kernel,
         )
         executable = sanitizer.find()
         key = (spec.key, name, side)
@@ -218,11 +238,11 @@ class CudaBackend(Backend):
             return [located]
         self._sanitized.add(key)
         try:
-            found = _sanitize_one(executable, "memcheck", spec, launch, symbol, SANITIZE_TIMEOUT)
+            found = _sanitize_one(executable, "memcheck", spec, launch, symbols, SANITIZE_TIMEOUT)
         except BackendUnavailable:
             return [located]
         context = sanitizer.Context(
-            kernel=launch.kernel,
+            kernel=kernel,
             submission=build.submission.name,
             student_lines=len(build.submission.text.splitlines()),
         )
@@ -269,24 +289,25 @@ class CudaBackend(Backend):
         if reply.timed_out:
             self._discard()
             outcome.timed_out = True
-            outcome.diagnostics.append(_timeout(launch.kernel, timeout))
+            outcome.diagnostics.append(_timeout(_kernels(launch), timeout))
             return outcome
         outcome.crashed = True
         error = reply.error
         if reply.died or error.get("sticky", True):
             self._discard()
+        step = _failed_step(reply, launch)
         if reply.died or error.get("phase") == "internal":
             outcome.diagnostics.append(
                 Diagnostic(
                     Kind.CRASH,
-                    f"{launch.kernel} could not be run: {_why(reply)}",
+                    f"{_kernels(launch)} could not be run: {_why(reply)}",
                     kernel=launch.kernel,
                 )
             )
         else:
             outcome.diagnostics.append(
                 errors.diagnostic(
-                    error["message"], launch.kernel, _shape(launch), error["phase"] == "launch"
+                    error["message"], step.kernel, _shape(step), error["phase"] == "launch"
                 )
             )
         return outcome
@@ -302,8 +323,8 @@ class CudaBackend(Backend):
         check: TimingCheck | None = None,
     ) -> Timing:
         check = check or TimingCheck(seed=0)
-        s_spec, s_symbol = _prepared(student, launches[0])
-        r_spec, r_symbol = _prepared(reference, launches[1])
+        s_spec, s_symbols = _prepared(student, launches[0])
+        r_spec, r_symbols = _prepared(reference, launches[1])
         with self._lock:
             for spec, launch in ((s_spec, launches[0]), (r_spec, launches[1])):
                 worker, failure = self._ready(spec, launch.kernel)
@@ -314,11 +335,11 @@ class CudaBackend(Backend):
                 "op": "time",
                 "student": {
                     "key": s_spec.key,
-                    "launch": encode_launch(launches[0], s_symbol, table),
+                    "launch": encode_launch(launches[0], s_symbols, table),
                 },
                 "reference": {
                     "key": r_spec.key,
-                    "launch": encode_launch(launches[1], r_symbol, table),
+                    "launch": encode_launch(launches[1], r_symbols, table),
                 },
                 "budget": budget,
                 "check": check.to_json(),
@@ -370,8 +391,8 @@ class CudaBackend(Backend):
         ]
 
         def one(job: tuple[int, str]) -> list[sanitizer.Finding]:
-            launch, _, symbol = prepared[job[0]]
-            return _sanitize_one(executable, job[1], spec, launch, symbol, timeout)
+            launch, _, symbols = prepared[job[0]]
+            return _sanitize_one(executable, job[1], spec, launch, symbols, timeout)
 
         # Each tool and launch in a process of its own; a few at once, as most of their
         # time is the sanitizer's start-up, not the GPU.
@@ -391,14 +412,17 @@ class CudaBackend(Backend):
 # -- helpers ------------------------------------------------------------------------------
 
 
-def _prepared(build: Build, launch: Launch) -> tuple[ModuleSpec, str]:
-    """The build's module and the launch's kernel symbol. A build that did not compile, or
+def _prepared(build: Build, launch: Launch) -> tuple[ModuleSpec, list[str]]:
+    """The build's module and each step's kernel symbol. A build that did not compile, or
     a launch the interface check should have refused, is the caller's bug."""
     if not build.ok or not isinstance(build.artifact, ModuleSpec):
         raise ValueError(f"{build.submission.name} did not compile for this backend")
-    sig = build.interface.kernels.get(launch.kernel)
-    if sig is None:
-        raise ValueError(f"{build.submission.name} has no kernel {launch.kernel!r}")
+    symbols = []
+    for step in launch.steps:
+        sig = build.interface.kernels.get(step.kernel)
+        if sig is None:
+            raise ValueError(f"{build.submission.name} has no kernel {step.kernel!r}")
+        symbols.append(sig.symbol)
     for name, values in launch.constants.items():
         const = build.interface.constants.get(name)
         if const is None or const.size != 4 * np.asarray(values).size:
@@ -407,7 +431,19 @@ def _prepared(build: Build, launch: Launch) -> tuple[ModuleSpec, str]:
                 f"__constant__ {name}: the launch sends {4 * np.asarray(values).size} bytes, "
                 f"the module has {have}"
             )
-    return build.artifact, sig.symbol
+    return build.artifact, symbols
+
+
+def _failed_step(reply: Reply, launch: Launch) -> Launch:
+    """The step the worker says failed (the first, where it does not say)."""
+    kernel = reply.message.header.get("kernel") if reply.message else None
+    return next((step for step in launch.steps if step.kernel == kernel), launch)
+
+
+def _kernels(launch: Launch) -> str:
+    """The launch's kernels, as a sentence names them: "scan, scan_sums or add_sums"."""
+    names = [step.kernel for step in launch.steps]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _sanitize_one(
@@ -415,7 +451,7 @@ def _sanitize_one(
     tool: str,
     spec: ModuleSpec,
     launch: Launch,
-    symbol: str,
+    symbols: list[str],
     timeout: float,
 ) -> list[sanitizer.Finding]:
     """Run one launch under `tool` in a worker of its own (so every address in the log
@@ -430,7 +466,7 @@ def _sanitize_one(
             if not reply.ok:
                 _refuse(tool, reply, log, worker)
             table = ArrayTable()
-            header = {"op": "run", "key": spec.key, "launch": encode_launch(launch, symbol, table)}
+            header = {"op": "run", "key": spec.key, "launch": encode_launch(launch, symbols, table)}
             reply = worker.call(header, table.arrays, timeout)
             if _sanitizer_failed(reply):
                 _refuse(tool, reply, log, worker)

@@ -22,6 +22,7 @@ PEAK_REPEATS = 3
 COPY_REPEATS = 5
 SCRATCH_BYTES = 256 << 20  # copied half to half: several times any L2
 FMA_PARAMS = (np.float32(0.999), np.float32(1e-3))  # keeps every chain bounded
+DRAWS = {"float": "draw", "word": "draw_words", "byte": "draw_bytes"}  # helpers' kernels
 
 
 def helper_module(gpu: Gpu, nvcc: str, arch: str):
@@ -49,10 +50,11 @@ class Checker:
     ) -> None:
         self.gpu, self.check = gpu, check
         self.inputs = [placed[name] for name in check.inputs]
-        self.outputs = [placed[name] for name in check.outputs]
+        self.outputs = [(placed[name], False) for name in check.outputs]
+        self.outputs += [(placed[name], True) for name in check.zeroed]
         self.sampled = [(s, placed[s.buffer]) for s in check.samples]
-        self.draw = module.get_function("draw")
-        self.gather = module.get_function("gather")
+        self.draws = {kind: module.get_function(name) for kind, name in DRAWS.items()}
+        self.gathers = {1: module.get_function("gather_bytes"), 4: module.get_function("gather")}
         self.launches = 0
         self.references = 0  # the reference's launches, each with inputs of its own
         self.pending: list[np.ndarray] = []  # the next sample's elements
@@ -71,8 +73,9 @@ class Checker:
         self.references += not student
         for placed in self.inputs:
             k0, k1 = timed.launch_key(self.check.seed, number, placed.name, student)
+            draw = self.draws[_draw_kind(placed.dtype)]
             with failures("draw"):
-                self.draw(
+                draw(
                     np.uintp(placed.address),
                     np.uint64(placed.elements),
                     np.uint32(k0),
@@ -80,8 +83,8 @@ class Checker:
                     grid=(self.blocks, 1, 1),
                     block=(THREADS, 1, 1),
                 )
-        for placed in self.outputs:
-            self.gpu.poison(placed)
+        for placed, zero in self.outputs:
+            self.gpu.prepare(placed, zero)
         self.seconds += time.perf_counter() - started
 
     def prepare(self) -> None:
@@ -98,10 +101,10 @@ class Checker:
         started = time.perf_counter()
         sampled = zip(self.sampled, self.values, self.pending, strict=True)
         for (_, placed), values, flat in sampled:
-            got = np.empty(flat.size, np.float32)
+            got = np.empty(flat.size, placed.dtype)
             with failures("gather"):
                 self.gpu.cuda.memcpy_htod(self.index, flat)
-                self.gather(
+                self.gathers[placed.itemsize](
                     np.uintp(placed.address),
                     self.index,
                     self.picked,
@@ -131,6 +134,13 @@ class Checker:
     def free(self) -> None:
         self.index.free()
         self.picked.free()
+
+
+def _draw_kind(dtype: np.dtype) -> str:
+    """Which of the generator's kernels draws a buffer of `dtype` (grader.backends.timed)."""
+    if dtype.itemsize == 1:
+        return "byte"
+    return "float" if dtype.kind == "f" else "word"
 
 
 def ceilings(gpu: Gpu, module) -> dict:

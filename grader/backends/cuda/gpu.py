@@ -56,10 +56,21 @@ class DeviceBuffer:
     release: Callable[[], None]
     before: int = 0  # canary elements just before the data
     after: int = 0  # canary elements just after it
+    dtype: np.dtype = np.dtype(np.float32)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
-        return 4 * self.elements
+        return self.itemsize * self.elements
+
+
+def canary_bytes(count: int) -> np.ndarray:
+    """`count` bytes of the canary word repeated, from its first byte."""
+    words = np.full(-(-count // 4), CANARY_BITS, "<u4")
+    return words.view(np.uint8)[:count].copy()
 
 
 @dataclass
@@ -147,16 +158,18 @@ class Gpu:
         size = buffer.data.size
         if self.vmm is None:
             return self.allocate(buffer, CANARY_ELEMENTS)
+        dtype = np.dtype(buffer.data.dtype)
         with failures("alloc"):
-            mapping = self.vmm.map(4 * size, side)
+            mapping = self.vmm.map(dtype.itemsize * size, side)
         shape = mapping.layout
         placed = DeviceBuffer(
             buffer.name,
             mapping.address,
             size,
             release=lambda: self.vmm.unmap(mapping),
-            before=min(CANARY_ELEMENTS, shape.slack_before // 4),
-            after=min(CANARY_ELEMENTS, shape.slack_after(4 * size) // 4),
+            before=min(CANARY_ELEMENTS, shape.slack_before // dtype.itemsize),
+            after=min(CANARY_ELEMENTS, shape.slack_after(dtype.itemsize * size) // dtype.itemsize),
+            dtype=dtype,
         )
         try:
             self._contents(placed, buffer)
@@ -168,10 +181,13 @@ class Gpu:
 
     def allocate(self, buffer: Buffer, canaries: int) -> DeviceBuffer:
         size = buffer.data.size
+        dtype = np.dtype(buffer.data.dtype)
         with failures("alloc"):
-            allocation = self.cuda.mem_alloc(max(4 * (size + 2 * canaries), 4))
-        address = int(allocation) + 4 * canaries
-        placed = DeviceBuffer(buffer.name, address, size, allocation.free, canaries, canaries)
+            allocation = self.cuda.mem_alloc(max(dtype.itemsize * (size + 2 * canaries), 4))
+        address = int(allocation) + dtype.itemsize * canaries
+        placed = DeviceBuffer(
+            buffer.name, address, size, allocation.free, canaries, canaries, dtype
+        )
         self._contents(placed, buffer)
         return placed
 
@@ -180,7 +196,7 @@ class Gpu:
         if isinstance(buffer.data, Repeated):
             self.fill(placed, buffer.data)
         elif not isinstance(buffer.data, Drawn):  # drawn buffers are written before each launch
-            self.upload(placed, np.ascontiguousarray(buffer.data, np.float32).reshape(-1))
+            self.upload(placed, np.ascontiguousarray(buffer.data, placed.dtype).reshape(-1))
 
     def allocate_apart(self, buffers: list[Buffer]) -> dict[str, DeviceBuffer]:
         """Exact-size buffers with freed gaps between them. The driver packs small
@@ -189,9 +205,9 @@ class Gpu:
         spacers, placed = [], {}
         with failures("alloc"):
             for buffer in buffers:
-                spacers.append(self.cuda.mem_alloc(_gap_bytes(buffer.data.size)))
+                spacers.append(self.cuda.mem_alloc(_gap_bytes(buffer.nbytes)))
                 placed[buffer.name] = self.allocate(buffer, 0)
-            spacers.append(self.cuda.mem_alloc(_gap_bytes(buffers[-1].data.size if buffers else 0)))
+            spacers.append(self.cuda.mem_alloc(_gap_bytes(buffers[-1].nbytes if buffers else 0)))
             for spacer in spacers:
                 spacer.free()
         return placed
@@ -201,12 +217,13 @@ class Gpu:
         done = min(data.pattern.size, data.size)
         if not done:
             return
-        first = np.ascontiguousarray(data.pattern[:done], np.float32)
+        first = np.ascontiguousarray(data.pattern[:done], placed.dtype)
+        width = placed.itemsize
         with failures("copy"):
             self.cuda.memcpy_htod(placed.address, first)
             while done < data.size:
                 step = min(done, data.size - done)
-                self.cuda.memcpy_dtod(placed.address + 4 * done, placed.address, 4 * step)
+                self.cuda.memcpy_dtod(placed.address + width * done, placed.address, width * step)
                 done += step
 
     def upload(self, placed: DeviceBuffer, data: np.ndarray) -> None:
@@ -214,28 +231,38 @@ class Gpu:
             with failures("copy"):
                 self.cuda.memcpy_htod(placed.address, data)
 
-    def poison(self, placed: DeviceBuffer) -> None:
+    def prepare(self, placed: DeviceBuffer, zero: bool = False) -> None:
+        """Poison the buffer's elements (or zero them, for an accumulator)."""
         with failures("copy"):
-            self.cuda.memset_d32(placed.address, POISON_BITS, placed.elements)
+            if zero:
+                self.cuda.memset_d8(placed.address, 0, placed.nbytes)
+            elif placed.itemsize == 4:
+                self.cuda.memset_d32(placed.address, POISON_BITS, placed.elements)
+            else:
+                self.cuda.memset_d8(placed.address, POISON_BITS & 0xFF, placed.nbytes)
 
     def _guard(self, placed: DeviceBuffer) -> None:
+        """Canaries in the slack: the canary word's bytes, repeated from each end."""
+        width = placed.itemsize
         with failures("copy"):
             if placed.before:
-                self.cuda.memset_d32(placed.address - 4 * placed.before, CANARY_BITS, placed.before)
+                start = placed.address - width * placed.before
+                self.cuda.memcpy_htod(start, canary_bytes(width * placed.before))
             if placed.after:
-                self.cuda.memset_d32(placed.address + placed.nbytes, CANARY_BITS, placed.after)
+                self.cuda.memcpy_htod(
+                    placed.address + placed.nbytes, canary_bytes(width * placed.after)
+                )
 
     def download(self, placed: DeviceBuffer) -> dict:
         """The buffer's data and what happened to its canaries."""
-        before, after = placed.before, placed.after
-        whole = np.empty(before + placed.elements + after, np.float32)
+        before, after, width = placed.before, placed.after, placed.itemsize
+        whole = np.empty(width * (before + placed.elements + after), np.uint8)
         if whole.size:
             with failures("copy"):
-                self.cuda.memcpy_dtoh(whole, placed.address - 4 * before)
-        data = whole[before : before + placed.elements]
-        bits = whole.view(np.uint32)
-        written_before = np.flatnonzero(bits[:before] != CANARY_BITS)
-        written_after = np.flatnonzero(bits[before + placed.elements :] != CANARY_BITS)
+                self.cuda.memcpy_dtoh(whole, placed.address - width * before)
+        data = whole[width * before : width * (before + placed.elements)].view(placed.dtype)
+        written_before = _changed(whole[: width * before], width)
+        written_after = _changed(whole[width * (before + placed.elements) :], width)
         return {
             "name": placed.name,
             "written_before": int(written_before.size),
@@ -301,19 +328,19 @@ class Gpu:
     # -- timing ---------------------------------------------------------------------------
 
     def time_pair(
-        self, runs: list[tuple[object, Launch, list]], plan: timing.Plan, checker
+        self, runs: list[list[tuple[object, Launch, list]]], plan: timing.Plan, checker
     ) -> dict:
-        """Time launches (function, launch, args) interleaved: round r starts with
-        runs[r % 2]. L2 is flushed before every timed launch. `checker` (a
-        checked.Checker) prepares every launch and checks each of runs[0], the
-        student's, outside the timed intervals."""
+        """Time two runs, each a list of launches (function, launch, args) timed as one,
+        interleaved: round r starts with runs[r % 2]. L2 is flushed before every timed
+        run. `checker` (a checked.Checker) prepares every run and checks each of runs[0],
+        the student's, outside the timed intervals."""
         started = time.monotonic()
         with failures("alloc"):
             flush = self.cuda.mem_alloc(timing.FLUSH_BYTES)
         try:
 
             def timed(which: int) -> float:
-                return self._timed(flush, *runs[which], checker, which == 0)
+                return self._timed(flush, runs[which], checker, which == 0)
 
             first = [timed(0), timed(1)]  # also loads lazily-loaded code
             for _ in range(plan.warmups(max(first) / 1000)):
@@ -340,7 +367,9 @@ class Gpu:
             "note": timing.note(len(samples[0]), reason, spread),
         }
 
-    def _timed(self, flush, function, launch: Launch, args: list, checker, student: bool) -> float:
+    def _timed(
+        self, flush, run: list[tuple[object, Launch, list]], checker, student: bool
+    ) -> float:
         checking = checker is not None and student
         if checker is not None:
             checker.before(student)
@@ -348,7 +377,8 @@ class Gpu:
         with failures("sync"):
             self.cuda.memset_d8(flush, 0, timing.FLUSH_BYTES)
             start.record()
-        self.launch(function, launch, args)
+        for function, launch, args in run:
+            self.launch(function, launch, args)
         with failures("sync"):
             end.record()
         if checking:
@@ -361,10 +391,18 @@ class Gpu:
         return ms
 
 
-def _gap_bytes(elements: int) -> int:
+def _gap_bytes(nbytes: int) -> int:
     """As large as the buffer, so that the allocator puts the gap in the same pool."""
     low, high = GAP_BYTES
-    return min(max(4 * elements, low), high)
+    return min(max(nbytes, low), high)
+
+
+def _changed(canaries: np.ndarray, width: int) -> np.ndarray:
+    """Which canary elements (of `width` bytes) no longer hold the canary bytes."""
+    if not canaries.size:
+        return np.zeros(0, np.int64)
+    rows = canaries.reshape(-1, width) != canary_bytes(canaries.size).reshape(-1, width)
+    return np.flatnonzero(rows.any(axis=1))
 
 
 @contextmanager

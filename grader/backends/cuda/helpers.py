@@ -1,5 +1,6 @@
 """The grader's own GPU kernels (never a submission's): the generator that draws timing
-inputs, the gather that reads a sample of an output back, and a fused multiply-add loop
+inputs (floats, 4-byte integers or bytes), the gathers that read a sample of an output
+back, and a fused multiply-add loop
 that measures the GPU's fp32 peak. The generator's constants come from
 grader.backends.timed as -D macros, so the host and the device share one definition."""
 
@@ -16,11 +17,20 @@ __host__ __device__ inline unsigned mix(unsigned x) {
     return x ^ (x >> 16);
 }
 
-__host__ __device__ inline unsigned drawn_bits(unsigned i, unsigned k0, unsigned k1) {
-    unsigned x = mix(i * GOLDEN + k0) ^ k1;
-    return (mix(x) & KEEP_BITS) | EXPONENT_BITS;
+__host__ __device__ inline unsigned drawn_word(unsigned i, unsigned k0, unsigned k1) {
+    return mix(mix(i * GOLDEN + k0) ^ k1);
 }
 
+__host__ __device__ inline unsigned drawn_bits(unsigned i, unsigned k0, unsigned k1) {
+    return (drawn_word(i, k0, k1) & KEEP_BITS) | EXPONENT_BITS;
+}
+
+__host__ __device__ inline unsigned char drawn_byte(unsigned long long i, unsigned k0,
+                                                    unsigned k1) {
+    return (unsigned char)(drawn_word((unsigned)(i >> 2), k0, k1) >> (8 * (i & 3)));
+}
+
+// A float32 buffer: each word shaped into a float in +-[0.5, 1.0).
 extern "C" __global__ void draw(unsigned* out, unsigned long long n, unsigned k0, unsigned k1) {
     unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
     for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -28,7 +38,33 @@ extern "C" __global__ void draw(unsigned* out, unsigned long long n, unsigned k0
         out[i] = drawn_bits((unsigned)i, k0, k1);
 }
 
-extern "C" __global__ void gather(const float* src, const unsigned* index, float* dst, int n) {
+// A buffer of 4-byte integers: the words themselves.
+extern "C" __global__ void draw_words(unsigned* out, unsigned long long n, unsigned k0,
+                                      unsigned k1) {
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step)
+        out[i] = drawn_word((unsigned)i, k0, k1);
+}
+
+// A buffer of bytes: byte i is byte i % 4 of word i / 4 (little endian). Byte stores,
+// since the buffer need not start on a word.
+extern "C" __global__ void draw_bytes(unsigned char* out, unsigned long long n, unsigned k0,
+                                      unsigned k1) {
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step)
+        out[i] = drawn_byte(i, k0, k1);
+}
+
+extern "C" __global__ void gather(const unsigned* src, const unsigned* index, unsigned* dst,
+                                  int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = src[index[i]];
+}
+
+extern "C" __global__ void gather_bytes(const unsigned char* src, const unsigned* index,
+                                        unsigned char* dst, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) dst[i] = src[index[i]];
 }

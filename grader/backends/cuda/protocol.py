@@ -6,9 +6,9 @@ A message is a JSON header plus raw numpy arrays, framed as
 
 The header's "arrays" entry gives each array's dtype and shape; the payload is their
 bytes, one after another. Nothing is pickled, so a worker that misbehaves can send
-only data. Launches travel as plain dictionaries that name arrays by position. An
-array that two launches share crosses once, a Repeated buffer sends only its pattern,
-and a Drawn one only its size."""
+only data. Launches travel as plain dictionaries that name arrays by position, a launch
+of several kernels as its steps in order. An array that two launches share crosses once,
+a Repeated buffer sends only its pattern, and a Drawn one only its size and type."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ _CHUNK = 1 << 20
 MAX_HEADER = 64 << 20
 
 # Scalar C types the labs pass, and the numpy type that has their size.
-SCALAR_TYPES = {"int": np.int32, "size_t": np.uint64}
+SCALAR_TYPES = {"int": np.int32, "unsigned": np.uint32, "size_t": np.uint64}
 
 
 class ChannelClosed(Exception):
@@ -113,8 +113,8 @@ def _wait_readable(fd: int, deadline: float | None) -> None:
 
 
 class ArrayTable:
-    """Float32 arrays to send, flattened, each once however many launches use it (the
-    same array object is the same array)."""
+    """Arrays to send, flattened, each once however many launches use it (the same
+    array object is the same array), in their own element type."""
 
     def __init__(self) -> None:
         self.arrays: list[np.ndarray] = []
@@ -124,64 +124,88 @@ class ArrayTable:
         key = id(array)
         if key not in self._index:
             self._index[key] = len(self.arrays)
-            self.arrays.append(np.ascontiguousarray(array, np.float32).reshape(-1))
+            self.arrays.append(np.ascontiguousarray(array).reshape(-1))
         return self._index[key]
 
 
-def encode_launch(launch: Launch, symbol: str, table: ArrayTable) -> dict:
-    """`symbol` is the kernel's name in the module (mangled unless extern "C")."""
-    args = []
-    for arg in launch.args:
-        if isinstance(arg, Buffer):
-            entry: dict = {"buffer": arg.name, "output": arg.output}
-            data = arg.data
-            if isinstance(data, Drawn):
-                args.append({**entry, "drawn": data.size})
+def encode_launch(launch: Launch, symbols: list[str], table: ArrayTable) -> dict:
+    """`symbols` are the kernels' names in the module (mangled unless extern "C"), one
+    per step of the launch. A buffer's contents cross with the first step that names it."""
+    sent: set[str] = set()
+    steps = []
+    for step, symbol in zip(launch.steps, symbols, strict=True):
+        args = []
+        for arg in step.args:
+            if isinstance(arg, Buffer):
+                args.append(_encode_buffer(arg, table, first=arg.name not in sent))
+                sent.add(arg.name)
+            else:
+                if arg.ctype not in SCALAR_TYPES:
+                    raise ValueError(
+                        f"scalar {arg.name} has C type {arg.ctype!r}, not one of "
+                        f"{', '.join(SCALAR_TYPES)}"
+                    )
+                args.append({"scalar": arg.name, "ctype": arg.ctype, "value": int(arg.value)})
+        constants = [
+            {"name": name, "array": table.add(values)} for name, values in step.constants.items()
+        ]
+        steps.append(
+            {
+                "kernel": step.kernel,
+                "symbol": symbol,
+                "grid": [int(v) for v in step.grid],
+                "block": [int(v) for v in step.block],
+                "shared": int(step.shared_bytes),
+                "args": args,
+                "constants": constants,
+            }
+        )
+    return {"steps": steps}
+
+
+def _encode_buffer(arg: Buffer, table: ArrayTable, first: bool) -> dict:
+    entry: dict = {"buffer": arg.name, "output": arg.output}
+    if not first:
+        return entry
+    data = arg.data
+    if isinstance(data, Drawn):
+        return {**entry, "drawn": data.size, "dtype": np.dtype(data.dtype).str}
+    if isinstance(data, Repeated):
+        entry["repeat"], data = data.size, data.pattern
+    return {**entry, "array": table.add(data)}
+
+
+def decode_launch(spec: dict, arrays: list[np.ndarray]) -> tuple[Launch, list[str]]:
+    """The Launch and its steps' module symbols, from encode_launch's dictionary."""
+    buffers: dict[str, Buffer] = {}
+    steps, symbols = [], []
+    for step in spec["steps"]:
+        args: list[Buffer | Scalar] = []
+        for arg in step["args"]:
+            if "buffer" not in arg:
+                args.append(Scalar(arg["scalar"], arg["ctype"], arg["value"]))
                 continue
-            if isinstance(data, Repeated):
-                entry["repeat"], data = data.size, data.pattern
-            args.append({**entry, "array": table.add(data)})
-        else:
-            if arg.ctype not in SCALAR_TYPES:
-                raise ValueError(f"scalar {arg.name} has C type {arg.ctype!r}, not int or size_t")
-            args.append({"scalar": arg.name, "ctype": arg.ctype, "value": int(arg.value)})
-    constants = [
-        {"name": name, "array": table.add(values)} for name, values in launch.constants.items()
-    ]
-    return {
-        "kernel": launch.kernel,
-        "symbol": symbol,
-        "grid": [int(v) for v in launch.grid],
-        "block": [int(v) for v in launch.block],
-        "shared": int(launch.shared_bytes),
-        "args": args,
-        "constants": constants,
-    }
+            if arg["buffer"] not in buffers:
+                buffers[arg["buffer"]] = Buffer(
+                    arg["buffer"], _contents(arg, arrays), arg["output"]
+                )
+            args.append(buffers[arg["buffer"]])
+        constants = {c["name"]: arrays[c["array"]] for c in step["constants"]}
+        grid, block = tuple(step["grid"]), tuple(step["block"])
+        steps.append(Launch(step["kernel"], grid, block, step["shared"], args, constants))
+        symbols.append(step["symbol"])
+    launch = steps[0]
+    launch.then = steps[1:]
+    return launch, symbols
 
 
-def decode_launch(spec: dict, arrays: list[np.ndarray]) -> tuple[Launch, str]:
-    """The Launch and its module symbol, from encode_launch's dictionary."""
-    args: list[Buffer | Scalar] = []
-    for arg in spec["args"]:
-        if "drawn" in arg:
-            args.append(Buffer(arg["buffer"], Drawn(int(arg["drawn"])), arg["output"]))
-        elif "buffer" in arg:
-            data = arrays[arg["array"]]
-            if "repeat" in arg:
-                data = Repeated(data, int(arg["repeat"]))
-            args.append(Buffer(arg["buffer"], data, arg["output"]))
-        else:
-            args.append(Scalar(arg["scalar"], arg["ctype"], arg["value"]))
-    constants = {c["name"]: arrays[c["array"]] for c in spec["constants"]}
-    launch = Launch(
-        spec["kernel"],
-        tuple(spec["grid"]),
-        tuple(spec["block"]),
-        spec["shared"],
-        args,
-        constants,
-    )
-    return launch, spec["symbol"]
+def _contents(arg: dict, arrays: list[np.ndarray]) -> np.ndarray | Repeated | Drawn:
+    if "drawn" in arg:
+        return Drawn(int(arg["drawn"]), np.dtype(arg.get("dtype", "<f4")))
+    if "array" not in arg:
+        raise ValueError(f"buffer {arg['buffer']} has no contents where it is first named")
+    data = arrays[arg["array"]]
+    return Repeated(data, int(arg["repeat"])) if "repeat" in arg else data
 
 
 def scalar_value(arg: Scalar) -> np.generic:

@@ -117,7 +117,7 @@ def layout(nbytes: int, side: str, granularity: int) -> Layout:
     a buffer's own size away cannot land in a neighbour's mapping."""
     if side not in SIDES:
         raise ValueError(f"unknown side {side!r}")
-    nbytes = max(nbytes, 4)
+    nbytes = max(nbytes, 1)
     whole = round_up(nbytes, granularity)
     extra = 2 * granularity if side == ROOMY else granularity
     mapped = whole + extra

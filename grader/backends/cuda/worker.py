@@ -6,7 +6,8 @@ student's printf output, which the grader captures to a file, so nothing else is
 printed there. Requests:
 
     load  {key, source, options, arch}      compile once per distinct build
-    run   {key, launch, sides}              one launch, each buffer flush against unmapped
+    run   {key, launch, sides}              one launch (its kernels in order), each buffer
+                                            flush against unmapped
                                             memory on its side (vmm.START, END, ROOMY);
                                             buffers back with their canaries (without
                                             sides: exact sizes, apart, for the sanitizer)
@@ -57,20 +58,23 @@ class Worker:
 
     def op_run(self, message: Message) -> Message:
         head = message.header
-        launch, symbol = decode_launch(head["launch"], message.arrays)
-        function = self.gpu.function(head["key"], symbol)
+        launch, symbols = decode_launch(head["launch"], message.arrays)
+        functions = [self.gpu.function(head["key"], symbol) for symbol in symbols]
         self.gpu.set_constants(head["key"], launch.constants)
         placed = self.place(launch, head.get("sides"))
         addresses = {p.name: [p.address, p.nbytes] for p in placed}
+        by_name = {p.name: p for p in placed}
+        step = launch
         try:
             started = time.monotonic()
-            args = self.gpu.arguments(launch, {p.name: p for p in placed})
-            self.gpu.launch(function, launch, args)
-            self.gpu.finish()
+            for step, function in zip(launch.steps, functions, strict=True):
+                self.gpu.launch(function, step, self.gpu.arguments(step, by_name))
+                self.gpu.finish()  # after each kernel, so that a failure names its own
             seconds = time.monotonic() - started
             states = [self.gpu.download(p) for p in placed]
         except CudaFailure as failure:
             failure.extra["addresses"] = addresses
+            failure.extra["kernel"] = step.kernel
             if not failure.sticky:
                 self.gpu.free(placed)
             raise
@@ -104,14 +108,18 @@ class Worker:
         runs, placed, checker = [], {}, None
         try:
             for role in ("student", "reference"):
-                launch, symbol = decode_launch(head[role]["launch"], message.arrays)
+                launch, symbols = decode_launch(head[role]["launch"], message.arrays)
                 key = head[role]["key"]
-                function = self.gpu.function(key, symbol)
                 self.gpu.set_constants(key, launch.constants)
                 for buffer in launch.buffers():  # the same name is the same device buffer
                     if buffer.name not in placed:
                         placed[buffer.name] = self.gpu.place(buffer, vmm.END)
-                runs.append((function, launch, self.gpu.arguments(launch, placed)))
+                runs.append(
+                    [
+                        (self.gpu.function(key, symbol), step, self.gpu.arguments(step, placed))
+                        for step, symbol in zip(launch.steps, symbols, strict=True)
+                    ]
+                )
             checker = checked.Checker(self.gpu, module, check, placed)
             result = self.gpu.time_pair(runs, timing.Plan(head["budget"]), checker)
             started = time.perf_counter()

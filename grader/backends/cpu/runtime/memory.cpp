@@ -114,10 +114,11 @@ void region_describe(const Region& r, uintptr_t addr, Line& l) {
 
 /* -- which block wrote each output element ----------------------------------------------- */
 struct Watched {
-    const uint32_t* data;
-    std::vector<uint32_t> before; /* the output as it was before the current block */
-    std::vector<long> owner;      /* the last block that changed each element, or -1 */
-    std::vector<uint8_t> shared;  /* changed by more than one block */
+    const unsigned char* data;
+    size_t width;                      /* bytes per element */
+    std::vector<unsigned char> before; /* the output as it was before the current block */
+    std::vector<long> owner;           /* the last block that changed each element, or -1 */
+    std::vector<uint8_t> shared;       /* changed by more than one block */
     int index;
 };
 static std::vector<Watched> g_watched;
@@ -132,10 +133,11 @@ void writers_begin(const std::vector<Tracked>& outputs, GUint3 grid) {
     g_first = Line();
     for (const Tracked& t : outputs) {
         Watched w;
-        w.data = reinterpret_cast<const uint32_t*>(t.data);
-        w.before.assign(w.data, w.data + t.bytes / 4);
-        w.owner.assign(t.bytes / 4, -1);
-        w.shared.assign(t.bytes / 4, 0);
+        w.data = reinterpret_cast<const unsigned char*>(t.data);
+        w.width = t.width;
+        w.before.assign(w.data, w.data + t.bytes);
+        w.owner.assign(t.bytes / t.width, -1);
+        w.shared.assign(t.bytes / t.width, 0);
         w.index = t.index;
         g_watched.push_back(std::move(w));
     }
@@ -146,15 +148,23 @@ static void block_xyz(Line& l, const char* key, long b) {
           (unsigned)(b / ((long)g_grid.x * g_grid.y)));
 }
 
+/* An element's bytes as a number (its bits, little endian). */
+static unsigned long long element_bits(const unsigned char* p, size_t width) {
+    unsigned long long bits = 0;
+    memcpy(&bits, p, width);
+    return bits;
+}
+
 void writers_after_block(long block) {
-    const size_t chunk = 16;
+    const size_t chunk = 64; /* bytes */
     for (Watched& w : g_watched) {
-        size_t n = w.before.size();
+        size_t n = w.before.size(), width = w.width;
         for (size_t lo = 0; lo < n; lo += chunk) {
             size_t len = n - lo < chunk ? n - lo : chunk;
-            if (memcmp(w.data + lo, w.before.data() + lo, len * 4) == 0) continue;
-            for (size_t e = lo; e < lo + len; ++e) {
-                if (w.data[e] == w.before[e]) continue;
+            if (memcmp(w.data + lo, w.before.data() + lo, len) == 0) continue;
+            for (size_t at = lo; at < lo + len; at += width) {
+                if (memcmp(w.data + at, w.before.data() + at, width) == 0) continue;
+                size_t e = at / width;
                 long prev = w.owner[e];
                 if (prev >= 0 && prev != block && !w.shared[e]) {
                     w.shared[e] = 1;
@@ -162,11 +172,12 @@ void writers_after_block(long block) {
                         g_first.str("overlap").kv("index", w.index).kv("element", (long long)e);
                         block_xyz(g_first, "first", prev);
                         block_xyz(g_first, "second", block);
-                        g_first.kvhex("before", w.before[e]).kvhex("after", w.data[e]);
+                        g_first.kvhex("before", element_bits(w.before.data() + at, width));
+                        g_first.kvhex("after", element_bits(w.data + at, width));
                     }
                 }
                 w.owner[e] = block;
-                w.before[e] = w.data[e];
+                memcpy(w.before.data() + at, w.data + at, width);
             }
         }
     }

@@ -125,7 +125,8 @@ void region_describe(const Region& r, uintptr_t addr, Line& l);
 struct Tracked {
     char* data;
     size_t bytes;
-    int index; /* buffer ordinal */
+    int index;    /* buffer ordinal */
+    size_t width; /* bytes per element: 1 or 4 */
 };
 void writers_begin(const std::vector<Tracked>& outputs, GUint3 grid);
 void writers_after_block(long block);

@@ -55,7 +55,9 @@ static const uint32_t CANARY = 0x7FC0DEADu;
 struct Arg {
     bool buffer = false;
     size_t elements = 0;
+    size_t width = 4; /* bytes per element */
     bool output = false;
+    bool accumulates = false; /* an output blocks add to: written by more than one block */
     std::string name;
     std::string ctype;
     std::string value;
@@ -126,8 +128,9 @@ static bool read_job(const char* path, Job* job) {
             if (kind == "buffer") {
                 a.buffer = true;
                 int out = 0;
-                in >> a.elements >> out;
+                in >> a.elements >> out >> a.width;
                 a.output = out != 0;
+                a.accumulates = out == 2;
                 a.name = rest(in);
                 a.index = buffers++;
             } else {
@@ -220,10 +223,11 @@ static std::vector<Area> make_buffers(const Job& job, int pass) {
     for (const Arg& a : job.args) {
         if (!a.buffer) continue;
         Area area;
-        if (!area_create(&area, a.elements * 4, pass != 1, 4, CANARY)) {
+        if (!area_create(&area, a.elements * a.width, pass != 1, a.width, CANARY)) {
             fail("allocation", a.name, EXIT_SETUP);
         }
-        if (!read_file("buf_" + std::to_string(a.index) + ".bin", area.data, a.elements * 4)) {
+        if (!read_file("buf_" + std::to_string(a.index) + ".bin", area.data,
+                       a.elements * a.width)) {
             fail("buffer_file", a.name, EXIT_SETUP);
         }
         areas.push_back(area);
@@ -245,7 +249,7 @@ static void write_back(const Area& a, int pass, size_t k) {
 static bool read_output(int pass, const Arg& a, std::vector<char>* data) {
     std::string path = "out." + std::to_string(pass) + "." + std::to_string(a.index) + ".bin";
     struct stat st;
-    data->resize(a.elements * 4);
+    data->resize(a.elements * a.width);
     if (stat(path.c_str(), &st) != 0 || (size_t)st.st_size < data->size()) return false;
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
@@ -328,9 +332,9 @@ static void run_pass(const Job& job, const std::vector<void*>& loop_call, const 
     if (writers) {
         std::vector<Tracked> outputs;
         for (const Arg& a : job.args) {
-            if (a.buffer && a.output) {
+            if (a.buffer && a.output && !a.accumulates) {
                 const Area& area = areas[(size_t)a.index];
-                outputs.push_back(Tracked{area.data, area.bytes, a.index});
+                outputs.push_back(Tracked{area.data, area.bytes, a.index, a.width});
             }
         }
         writers_begin(outputs, job.grid);
