@@ -5,9 +5,12 @@ import itertools
 
 import numpy as np
 import pytest
+from lab_kit import default_interface
 
 from grader import cases
 from grader.labs import all_labs, get, numerics
+from grader.labs.model import Case
+from grader.launch import launch_sizes
 
 DESIGN_KERNELS = {
     "matmul-naive": "__global__ void matmul(const float* M, const float* N, float* P, int Width)",
@@ -21,6 +24,9 @@ DESIGN_KERNELS = {
     "conv3d": "__global__ void conv3d(const float* N, float* P, int W, int H, int D)",
     "conv3d-pitched": "__global__ void conv3d_pitched(const float* N, float* P, size_t pitchN, "
     "size_t pitchP, int W, int H, int D)",
+    "histogram": "__global__ void histogram(const unsigned char* input, unsigned int* bins, int n)",
+    "reduction": "__global__ void reduction(const float* input, float* output, int n)",
+    "scan": "__global__ void scan(const float* input, float* output, float* sums, int n)",
 }
 DESIGN_CONSTANTS = {
     "matmul-naive": {},
@@ -31,10 +37,14 @@ DESIGN_CONSTANTS = {
     "conv2d-valid": {"c_kernel": 4096},
     "conv3d": {"Mc": 125},
     "conv3d-pitched": {"Mc": 125},
+    "histogram": {},
+    "reduction": {},
+    "scan": {},
 }
+DESIGN_BLOCKS = {"histogram": (256, 1, 1), "reduction": (256, 1, 1), "scan": (512, 1, 1)}
 
 
-def test_the_eight_labs_of_the_design():
+def test_the_eleven_labs_of_the_design():
     assert sorted(all_labs()) == sorted(DESIGN_KERNELS)
 
 
@@ -44,7 +54,8 @@ def test_kernel_and_constants_match_the_design(name):
     assert lab.kernel.signature() == DESIGN_KERNELS[name]
     sizes = cases.public_cases(lab)[0].sizes | {"MASK_WIDTH": 5}
     assert {c.name: c.elements(sizes) for c in lab.constants} == DESIGN_CONSTANTS[name]
-    assert lab.default_block == ((8, 8, 8) if name.startswith("conv3d") else (16, 16, 1))
+    default = (8, 8, 8) if name.startswith("conv3d") else (16, 16, 1)
+    assert lab.default_block == DESIGN_BLOCKS.get(name, default)
 
 
 def loop_correlate(image, mask, ghost):
@@ -135,11 +146,14 @@ def test_cases_reproduce_from_lab_name_and_secret(name):
     for case in first:
         assert cases.find_case(lab, case.name, "secret-1") == case
         inputs = cases.make_inputs(lab, case)
-        for values in inputs.values():
+        floats = [inputs[a.name] for a in lab.inputs if a.draw is None]
+        for values in floats:
             assert values.dtype == np.float32
             assert np.all(np.abs(values) >= 0.5) and np.all(np.abs(values) <= 1.0)
-        if min(v.size for v in inputs.values()) > 16:
-            assert all((v < 0).any() and (v > 0).any() for v in inputs.values())
+        if floats and min(v.size for v in floats) > 16:
+            assert all((v < 0).any() and (v > 0).any() for v in floats)
+        for array in lab.inputs:
+            assert inputs[array.name].dtype == np.dtype(array.dtype)
 
 
 @pytest.mark.parametrize("name", sorted(DESIGN_KERNELS))
@@ -162,9 +176,10 @@ def test_reference_and_tolerance_shapes(name):
 
     lab = get(name)
     case = cases.public_cases(lab)[0]
+    case = Case(case.name, launch_sizes(lab, case.sizes, default_interface(lab)), seed=case.seed)
     inputs = cases.make_inputs(lab, case)
     expected = cases.expected_outputs(lab, case, inputs)
     tol = tolerances(lab, case, inputs)
     for out in lab.outputs:
         assert expected[out.name].shape == out.shape(case.sizes) == tol[out.name].shape
-        assert expected[out.name].dtype == np.float64
+        assert expected[out.name].dtype == (np.int64 if out.exact else np.float64)

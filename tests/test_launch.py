@@ -4,13 +4,14 @@ import math
 
 import numpy as np
 import pytest
+from lab_kit import default_interface
 
 from grader import cases
-from grader.backends.base import POISON_BITS, Buffer, Drawn, Repeated, Scalar
+from grader.backends.base import POISON_BITS, Buffer, Drawn, Repeated, Scalar, as_bits, filled
 from grader.compare import poisoned
 from grader.interface import Interface
 from grader.labs import all_labs, get
-from grader.launch import PADDING_BITS, Layout, make_launch, timing_launch
+from grader.launch import PADDING_BITS, Layout, launch_sizes, make_launch, timing_launch
 
 
 def interface(block=(16, 16, 1), tile=None):
@@ -85,22 +86,29 @@ def test_timing_launch_has_the_gpu_draw_its_inputs_and_sends_only_the_mask(name)
     lab = get(name)
     case = cases.timing_case(lab)
     constants = cases.timing_constants(lab, case, seed=7)
-    iface = interface((8, 8, 8) if len(lab.extent(case.sizes)) == 3 else (16, 16, 1))
+    iface = default_interface(lab)
+    sizes = launch_sizes(lab, case.sizes, iface)
     launch = timing_launch(lab, case, constants, iface)
-    buffers = {p.array_name for p in lab.kernel.params if p.is_pointer}
+    buffers = {p.array_name for k in lab.kernels for p in k.params if p.is_pointer}
     assert set(constants) == {a.name for a in lab.inputs} - buffers
-    for param, arg in zip(lab.kernel.params, launch.args, strict=True):
-        if not param.is_pointer:
-            assert arg.value == case.sizes[param.value_name]
-            continue
-        shape = lab.array_shape(param.array_name, case.sizes)
-        stride = case.sizes[param.pitch] // 4 if param.pitch else shape[-1]
-        assert arg.data.size == math.prod(shape[:-1]) * stride
-        if arg.output:
-            assert isinstance(arg.data, Repeated)
-            assert (arg.data.pattern.view(np.uint32) == POISON_BITS).all()
-        else:
-            assert isinstance(arg.data, Drawn)
+    for kernel, step in zip(lab.kernels, launch.steps, strict=True):
+        for param, arg in zip(kernel.params, step.args, strict=True):
+            if not param.is_pointer:
+                assert arg.value == sizes[param.value_name]
+                continue
+            array = lab.array(param.array_name)
+            shape = array.shape(sizes)
+            itemsize = np.dtype(array.dtype).itemsize
+            stride = sizes[param.pitch] // itemsize if param.pitch else shape[-1]
+            assert arg.data.size == math.prod(shape[:-1]) * stride
+            assert np.dtype(arg.data.dtype) == np.dtype(array.dtype)
+            if lab.is_input(array.name):
+                assert isinstance(arg.data, Drawn)
+            else:
+                assert isinstance(arg.data, Repeated) and arg.output
+                start = POISON_BITS if array.initial == "poison" else 0
+                first = np.array([filled(start, array.dtype)])
+                assert (as_bits(arg.data.pattern) == as_bits(first)).all()
     for const in lab.constants:
         values = launch.constants[const.name]
         mask = constants[const.array].reshape(-1)

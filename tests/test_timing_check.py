@@ -8,6 +8,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from lab_kit import default_interface
 
 from grader import cases, nvcc, timing_check
 from grader.backends import timed
@@ -17,7 +18,7 @@ from grader.compare import compare, tolerances
 from grader.grading import unsteady
 from grader.labs import all_labs, get
 from grader.labs.model import Case
-from grader.launch import layout
+from grader.launch import launch_sizes, layout
 from grader.result import Kind
 
 # -- the generator ----------------------------------------------------------------------
@@ -129,19 +130,20 @@ def test_check_round_trips_through_json():
 def _drawn_inputs(lab, case, check, launch):
     """Every input as the GPU would draw it at `launch`, in its logical shape."""
     out = dict(cases.timing_constants(lab, case, check.seed))
-    for param in lab.kernel.params:
-        if param.is_pointer and param.name in check.inputs:
-            lay = layout(lab, param, case.sizes)
-            key = timed.launch_key(check.seed, launch, param.name)
-            whole = timed.drawn_values(key, np.arange(lay.elements)).reshape(lay.padded_shape)
-            out[param.array_name] = whole[..., : lay.shape[-1]]
+    params = {p.array_name: p for k in lab.kernels for p in k.params if p.is_pointer}
+    for name in check.inputs:
+        lay = layout(lab, params[name], case.sizes)
+        key = timed.launch_key(check.seed, launch, name)
+        out[name] = lay.unpack(timed.drawn_array(key, lay.elements, lay.dtype))
     return out
 
 
 def _small_case(lab) -> Case:
-    """The largest public case, timed as if it were the timing size."""
+    """The largest public case, timed as if it were the timing size, with the lab's
+    default launch macros."""
     public = max(cases.public_cases(lab), key=lambda c: np.prod(lab.extent(c.sizes)))
-    return Case("timing", public.sizes, "public", public.seed)
+    sizes = launch_sizes(lab, public.sizes, default_interface(lab))
+    return Case("timing", sizes, "public", public.seed)
 
 
 @pytest.mark.parametrize("name", sorted(all_labs()))
@@ -152,7 +154,7 @@ def test_the_sample_matches_the_whole_reference(name):
     constants = cases.timing_constants(lab, case, check.seed)
     for launch in (0, 3):
         inputs = _drawn_inputs(lab, case, check, launch)
-        want = lab.reference({k: v.astype(np.float64) for k, v in inputs.items()}, case.sizes)
+        want = lab.reference({k: cases.widened(v) for k, v in inputs.items()}, case.sizes)
         tol = tolerances(lab, case, inputs)
         for sample in check.samples:
             axes = timed.sample_axes(sample, check.seed, launch)
