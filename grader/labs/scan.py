@@ -76,7 +76,7 @@ SAMPLER = Sampler(
 )
 
 
-def _big_enough(source: str, interface) -> str | None:
+def _big_enough(interface, kernel: str) -> str | None:
     block, tile = interface.launch.get("BLOCK_X", 0), interface.launch.get("TILE_X", 0)
     if block >= MIN_BLOCK and tile >= MIN_TILE:
         return None
