@@ -22,6 +22,8 @@ _STEP = re.compile(
     r"\bblockIdx\s*\.\s*([xyz])\s*\*\s*(\(?\s*[A-Za-z_]\w*\s*\)?|\d+)"
     r"|(\b[A-Za-z_]\w*|\b\d+)\s*\*\s*blockIdx\s*\.\s*([xyz])"
 )
+# A second factor after `2 * blockIdx.x`: `* BLOCK_X`, `* blockDim.x` (2 * BLOCK_X in all)
+_MORE = re.compile(r"\s*\*\s*(blockDim\s*\.\s*[xyz]|\(?\s*[A-Za-z_]\w*\s*\)?|\d+)")
 _SHARED = re.compile(r"\b__shared__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*((?:\[[^\]]+\]\s*){2,});")
 _TILE_LIKE = re.compile(r"TILE|BLOCK", re.IGNORECASE)
 _OPS = {
@@ -107,6 +109,11 @@ def _steps(
         factor = (match.group(2) or match.group(3)).strip("() \t")
         value = known.of(factor)
         tile, block = launch[f"TILE_{axis}"], launch[f"BLOCK_{axis}"]
+        more = _MORE.match(code, match.end()) if match.group(3) else None
+        if more is not None and value is not None:
+            second = more.group(1).strip("() \t")
+            times = block if second.startswith("blockDim") else known.of(second)
+            value = value * times if times is not None else None
         if value is None or value in (tile, block) or factor in LAUNCH_MACROS or factor in out:
             continue
         named = factor if not factor.isdigit() else f"the number {factor}"

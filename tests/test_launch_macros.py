@@ -49,6 +49,16 @@ __global__ void k(float* p) {
     assert found.warnings == [] and found.defined == ["BLOCK_X", "BLOCK_Y", "TILE_X", "TILE_Y"]
 
 
+def test_two_tiles_of_blocks_is_a_step_by_the_product():
+    launch = {**DEFAULTS, "BLOCK_X": 256, "TILE_X": 512}
+    for start in ("2 * blockIdx.x * BLOCK_X", "2 * blockIdx.x * blockDim.x"):
+        text = f"#define BLOCK_X 256\n__global__ void k(float* out) {{ int i = {start}; }}\n"
+        assert launch_macros.describe(text, launch, {}).warnings == [], start
+    text = "__global__ void k(float* out) { int i = 4 * blockIdx.x * blockDim.x; }\n"
+    [warning] = launch_macros.describe(text, launch, {}).warnings
+    assert "the number 4" in warning
+
+
 def test_values_the_file_cannot_be_evaluated_for_are_left_alone():
     text = "__global__ void k(float* p, int t) { int i = blockIdx.x * t + threadIdx.x; }"
     assert launch_macros.describe(text, DEFAULTS, {}).warnings == []
@@ -75,5 +85,7 @@ def _launch_of(path: Path, lab: str) -> dict[str, int]:
     values = launch_macros._Values(defines, _macros(lab))
     block = dict(zip("XYZ", spec.default_block, strict=True))
     out = {f"BLOCK_{a}": values.name(f"BLOCK_{a}") or block[a] for a in "XYZ"}
-    out.update({f"TILE_{a}": values.name(f"TILE_{a}") or out[f"BLOCK_{a}"] for a in "XYZ"})
+    tile = launch_macros._Values({}, out)
+    for axis, default in zip("XYZ", spec.launch_defaults.tile, strict=True):
+        out[f"TILE_{axis}"] = values.name(f"TILE_{axis}") or tile.of(default)
     return out
