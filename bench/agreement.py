@@ -4,7 +4,7 @@
                                [--budget S] [--parallel N] [--json PATH]
 
 Grades every kernel under the project that fits a lab: each lab's reference, baseline and
-variants, the known-wrong kernels of tests/data/kernels, and the course notes' kernels in
+variants, the labs' known-wrong kernels, and the course notes' kernels in
 tests/data/seeds whose signature is a lab's (renamed to the lab's kernel). Each grading
 runs public and hidden cases (a fixed secret) without timing, in its own process, on each
 backend that is usable here. Prints one row per kernel: the correctness score on each
@@ -36,9 +36,9 @@ from grader import paths  # noqa: E402
 from grader.interface import canonical_ctype  # noqa: E402
 from grader.labs import all_labs  # noqa: E402
 from grader.source import strip_comments  # noqa: E402
+from grader.validate import wrong_dir  # noqa: E402
 
 SECRET = "agreement-secret"
-KNOWN_WRONG = ROOT / "tests" / "data" / "kernels"
 SEEDS = ROOT / "tests" / "data" / "seeds"
 GRADING_LIMIT = 180.0  # seconds one grading may take before it is a row that says so
 EQUAL = 1e-6
@@ -85,7 +85,7 @@ def kernels(labs: list[str]) -> Iterator[Kernel]:
                 yield Kernel(lab, f"{lab}/{path.name}", path)
         for path in sorted((folder / "variants").glob("*.cu")):
             yield Kernel(lab, f"{lab}/variants/{path.name}", path)
-        for path in sorted((KNOWN_WRONG / lab).glob("*.cu")):
+        for path in sorted(wrong_dir(lab).glob("*.cu")):
             yield Kernel(lab, f"{lab}/wrong/{path.name}", path)
     yield from seed_kernels(labs)
 

@@ -25,12 +25,13 @@ from grader.labs import all_labs
 from grader.launch import at_launch, timing_launches
 from grader.result import Kind
 from grader.source import read_submission
+from grader.validate import wrong_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 STRAYING = (
-    ("matmul-naive", "tests/data/kernels/matmul-naive/out_of_bounds_read.cu"),
-    ("matmul-tiled", "tests/data/kernels/matmul-tiled/unguarded_rows.cu"),
-    ("conv2d-wrap", "tests/data/kernels/conv2d-wrap/wrap_negative_modulo.cu"),
+    ("matmul-naive", "out_of_bounds_read.cu"),
+    ("matmul-tiled", "unguarded_rows.cu"),
+    ("conv2d-wrap", "wrap_negative_modulo.cu"),
     ("matmul-tiled", "reference_kernels/matmul-tiled/reference.cu"),
 )
 
@@ -67,7 +68,7 @@ def fault_table() -> None:
     for lab, rel in STRAYING:
         started = time.monotonic()
         options = Options(backend="cuda", secret="bench-secret", timing=False)
-        result = check(lab, ROOT / rel, options)
+        result = check(lab, wrong_dir(lab) / rel, options)
         seconds = time.monotonic() - started
         stopped = [
             c for c in result.cases if any(d.kind == Kind.OUT_OF_BOUNDS for d in c.diagnostics)

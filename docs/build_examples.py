@@ -24,6 +24,7 @@ from PIL import Image
 from grader.batch import run_batch
 from grader.grading import Options, check
 from grader.report import html as html_report
+from grader.validate import wrong_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "batch"))
@@ -31,7 +32,7 @@ import course_data  # noqa: E402
 
 DOCS = ROOT / "docs"
 SHOT_LAB = "matmul-tiled"
-SHOT_KERNEL = ROOT / "tests/data/kernels/matmul-tiled/early_return_before_sync.cu"
+SHOT_KERNEL = wrong_dir(SHOT_LAB) / "early_return_before_sync.cu"
 SECRET = "docs-example"  # a made-up course secret, so the hidden cases run too
 WIDTH, COLOURS = 980, 64
 

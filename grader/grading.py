@@ -23,7 +23,6 @@ from grader import (
     interface,
     labs,
     launch_macros,
-    paths,
     scoring,
     timing_check,
 )
@@ -474,7 +473,7 @@ def measure(
     the speed points."""
     case = casegen.timing_case(lab)
     macros = lab.macro_values(case.sizes)
-    ref_path = paths.reference_dir(lab.name) / "reference.cu"
+    ref_path = lab.home / "reference.cu"
     reference_sub, _ = read_submission(ref_path)
     student = backend.build(submission, macros, lab.launch_defaults)
     reference = backend.build(reference_sub, macros, lab.launch_defaults)

@@ -3,7 +3,8 @@
 A lab root is a folder holding `reference_kernels/LAB/` and `student_template/LAB/`. The
 grader's own labs form the built-in root: in a source checkout it is the checkout itself
 (the two folders stay at the top of the repository), and in an installed grader it is
-`lab_root/` inside this package, where the build (setup.py) copies both folders."""
+`lab_root/` inside this package, where the build (setup.py) copies both folders. A
+course's roots come on top (grader.labs.roots)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,14 @@ def builtin_root() -> Path:
 
 
 def reference_dir(lab: str) -> Path:
-    return builtin_root() / "reference_kernels" / lab
+    """The lab's reference_kernels/LAB folder, in whichever lab root defines it."""
+    from grader import labs
+
+    return labs.get(lab).home
 
 
 def template_dir(lab: str) -> Path:
-    return builtin_root() / "student_template" / lab
+    """The lab's student_template/LAB folder."""
+    from grader import labs
+
+    return labs.get(lab).template_home

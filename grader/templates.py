@@ -5,15 +5,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from grader import labs, paths
+from grader import labs
 from grader.errors import SetupError, UsageError
 
 
 def copy_template(lab: str, destination: Path, force: bool = False) -> list[Path]:
     """Copy the lab's student template into `destination` and return the files written.
     Refuses, before writing anything, when a file would be overwritten without `force`."""
-    labs.get(lab)  # an unknown lab is a UsageError that lists the labs
-    source = paths.template_dir(lab)
+    source = labs.get(lab).template_home  # an unknown lab is a UsageError listing the labs
     if not source.is_dir():
         raise SetupError(f"The template of {lab} is missing: {source} does not exist.")
     if destination.exists() and not destination.is_dir():

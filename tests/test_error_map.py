@@ -1,11 +1,10 @@
 """Error maps: the classification and downsampling on made-up outputs, and the patterns of
-the known-wrong kernels of tests/data/kernels graded for real on the CPU backend, checked
+the labs' known-wrong kernels graded for real on the CPU backend, checked
 on cell classes (never on pixels)."""
 
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,8 @@ from grader.compare import compare
 from grader.grading import Options, check
 from grader.launch import Layout
 from grader.result import CaseResult, ErrorMap, MapSlice, decode_row, encode_row
+from grader.validate import wrong_dir
 
-WRONG = Path(__file__).parent / "data" / "kernels"
 POISON = bits_as_float(POISON_BITS)
 
 
@@ -140,7 +139,7 @@ def test_a_map_survives_the_json_report():
 
 @cache
 def graded(lab: str, kernel: str) -> dict[str, CaseResult]:
-    result = check(lab, WRONG / lab / kernel, Options(backend="cpu", timing=False, timeout=5.0))
+    result = check(lab, wrong_dir(lab) / kernel, Options(backend="cpu", timing=False, timeout=5.0))
     return {case.name: case for case in result.cases}
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader import labs
 from grader.batch import isolation
 from grader.batch.gpus import DEVICES_ENV, gate_name, physical_device
 from grader.errors import SetupError
@@ -137,6 +138,7 @@ class Pool:
         self.selector.register(errors_r, selectors.EVENT_READ, (worker, "errors"))
         start = {
             "lab": self.spec.lab,
+            "lab_roots": [str(root) for root in labs.course_roots()],
             "backend": self.spec.backend,
             "backend_jobs": self.spec.backend_jobs,
             "timeout": self.spec.timeout,

@@ -66,6 +66,8 @@ def write_slurm_script(
     submissions = len(discover(folder).entries)
     shards = task_count(submissions, shard)
     argv = ["grader", "batch", spec.name, str(folder), "--backend", backend]
+    for root in labs.course_roots():  # the tasks find the course's labs as this run does
+        argv += ["--labs", str(root)]
     argv += ["--jobs", str(cpus), "--gpus", ",".join(str(i) for i in range(gpus))]
     if timeout is not None:
         argv += ["--timeout", f"{timeout:g}"]
@@ -74,6 +76,7 @@ def write_slurm_script(
     shard_root = out / SHARDS
     script = out / SCRIPT
     merge = f"grader merge {shlex.quote(str(shard_root))}/shard-* --out {shlex.quote(str(out))}"
+    merge += "".join(f" --labs {shlex.quote(str(root))}" for root in labs.course_roots())
     text = (
         _environment()
         .get_template("slurm.sbatch.j2")

@@ -49,6 +49,7 @@ def needs_fresh_worker(result: Result) -> bool:
 
 def serve(inbox: IO[str], outbox: IO[str]) -> int:
     start = json.loads(inbox.readline())
+    labs.add_roots(start["lab_roots"])
     lab = labs.get(start["lab"])
     options = Options(
         backend=start["backend"],

@@ -27,12 +27,14 @@ from grader import labs
 from grader.batch.discover import TEMPLATE_FILE
 from grader.errors import UsageError
 from grader.files import refuse_unsafe, write_atomically
+from grader.labroot import export, portable
 from grader.wheel import DISTRIBUTION, build_running_wheel
 
 TEMPLATES = Path(__file__).parent / "templates"
 WORKFLOWS = Path(".github/workflows")  # the only folder GitHub runs workflows from
 DEFAULT_OUT = WORKFLOWS / "grader.yml"
 WHEEL_DIR = Path(".github/grader")  # where the grader's wheel goes, from the repository root
+LAB_ROOT = WHEEL_DIR / "labs"  # a course's own lab, as a lab root the workflow passes
 HOSTED_RUNNER = "ubuntu-latest"
 JUNIT, MARKDOWN, REPORT = "grader-junit.xml", "grader-summary.md", "grader-report.json"
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -48,8 +50,9 @@ _SOURCE_HELP = (
 )
 
 
-def check_command(lab: str, submission: str, backend: str) -> str:
-    """The `grader check` line the workflow runs (and the README documents)."""
+def check_command(lab: str, submission: str, backend: str, lab_root: str | None = None) -> str:
+    """The `grader check` line the workflow runs (and the README documents); `lab_root`
+    is the repository's copy of a course's own lab root."""
     argv = [
         "grader",
         "check",
@@ -57,6 +60,7 @@ def check_command(lab: str, submission: str, backend: str) -> str:
         submission,
         "--backend",
         backend,
+        *(["--labs", lab_root] if lab_root else []),
         "--junit",
         JUNIT,
         "--markdown",
@@ -112,7 +116,11 @@ def grader_requirement(source: str, gpu: bool = False) -> str:
 
 
 def workflow(
-    lab: str, package: str, gpu_runner: str | None = None, submission: str = TEMPLATE_FILE
+    lab: str,
+    package: str,
+    gpu_runner: str | None = None,
+    submission: str = TEMPLATE_FILE,
+    lab_root: str | None = None,
 ) -> str:
     """The workflow's YAML text; it installs the grader with `pip install PACKAGE`."""
     spec = labs.get(lab)
@@ -130,7 +138,7 @@ def workflow(
             submission=submission,
             max_points=f"{max_points:g}",
             runs_on=json.dumps(gpu_runner) if gpu_runner else HOSTED_RUNNER,
-            check=check_command(spec.name, submission, backend),
+            check=check_command(spec.name, submission, backend, lab_root),
         )
     )
 
@@ -162,16 +170,21 @@ def init_ci(
     refuse_unsafe(out, "the workflow")
     if out.exists() and not force:
         raise UsageError(f"{out} already exists; add --force to overwrite it.")
-    labs.get(lab)
+    spec = labs.get(lab)
+    written, lab_root = [], None
+    if portable(spec):  # a course's own lab travels with the repository
+        # the reference only where the workflow times against it; never the baseline
+        kernels = ("reference.cu",) if gpu_runner else ()
+        written += export(spec, repository / LAB_ROOT, kernels)
+        lab_root = LAB_ROOT.as_posix()
     if grader_source is not None:
-        text = workflow(lab, grader_requirement(grader_source, bool(gpu_runner)), gpu_runner)
-        written = []
+        package = grader_requirement(grader_source, bool(gpu_runner))
     else:
         wheel = _replace_wheel(repository / WHEEL_DIR)
+        written.append(wheel)
         local = f"./{(WHEEL_DIR / wheel.name).as_posix()}"
-        text = workflow(lab, f"{local}[gpu]" if gpu_runner else local, gpu_runner)
-        written = [wheel]
-    write_atomically(out, text)
+        package = f"{local}[gpu]" if gpu_runner else local
+    write_atomically(out, workflow(lab, package, gpu_runner, lab_root=lab_root))
     return [out, *written]
 
 

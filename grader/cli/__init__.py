@@ -11,6 +11,9 @@ import traceback
 from collections.abc import Sequence
 
 import grader
+from grader import labs
+from grader.cli.args import add_lab_roots
+from grader.cli.authoring import add_authoring_verbs
 from grader.cli.staff import add_staff_verbs
 from grader.cli.student import add_student_verbs
 from grader.errors import ExitCode, GraderError
@@ -32,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", required=True)
     add_student_verbs(verbs)  # labs, template, check
     add_staff_verbs(verbs)  # batch, merge, gradescope, init-ci
+    add_authoring_verbs(verbs)  # new-lab, validate-lab
+    for verb in verbs.choices.values():
+        add_lab_roots(verb)
     return parser
 
 
@@ -41,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as stop:  # --help, --version, or a usage error argparse printed
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     try:
+        labs.add_roots(args.labs)
         return args.run(args)
     except GraderError as error:
         print(f"grader: {error}", file=sys.stderr)

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 
 from grader.defaults import CASE_TIMEOUT, MAX_CASE_TIMEOUT, SECRET_ENV
+from grader.labs import ENV as LABS_ENV
 
 
 def secret(args: argparse.Namespace) -> str | None:
@@ -46,4 +47,15 @@ def add_case_timeout(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"seconds one case may run before it counts as hung (default {CASE_TIMEOUT:g}, "
         f"at most {MAX_CASE_TIMEOUT:g})",
+    )
+
+
+def add_lab_roots(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--labs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a lab root of your course (reference_kernels/LAB/ and student_template/LAB/ "
+        f"for each of its labs); repeatable, and {LABS_ENV} adds more",
     )

@@ -118,8 +118,9 @@ def run_init_ci(args: argparse.Namespace) -> int:
     )
     where = f"the runner labelled {args.gpu_runner}" if args.gpu_runner else "ubuntu-latest"
     print(f"Wrote {written[0]}: on every push it runs `grader check` on {where}.")
-    for wheel in written[1:]:
-        print(f"Wrote {wheel}: the grader the workflow installs; commit it with the workflow.")
+    for path in written[1:]:
+        what = "the grader the workflow installs" if path.suffix == ".whl" else "the lab's own"
+        print(f"Wrote {path}: {what}; commit it with the workflow.")
     print("Only public cases run there: a student's repository cannot keep a secret.")
     return ExitCode.OK
 

@@ -19,15 +19,17 @@ class LabInfo:
     name: str
     title: str
     summary: str
-    signature: str
+    signatures: tuple[str, ...]  # one per kernel, in launch order
     constants: tuple[str, ...]
     macros: tuple[str, ...]
     public_cases: int
     hidden_cases: int
+    root: str  # a course's lab root, or "" for the grader's own labs
 
 
 def list_labs() -> list[LabInfo]:
     from grader import cases
+    from grader.labroot import portable
     from grader.labs import all_labs
 
     return [
@@ -35,11 +37,12 @@ def list_labs() -> list[LabInfo]:
             name=lab.name,
             title=lab.title,
             summary=lab.summary,
-            signature=lab.kernel.signature(),
+            signatures=tuple(k.signature() for k in lab.kernels),
             constants=tuple(f"__constant__ float {c.declaration}" for c in lab.constants),
             macros=lab.macros,
             public_cases=len(lab.public_cases),
             hidden_cases=cases.hidden_count(lab),
+            root=str(lab.home.parents[1]) if portable(lab) else "",
         )
         for lab in all_labs().values()
     ]
@@ -47,17 +50,37 @@ def list_labs() -> list[LabInfo]:
 
 def format_lab(info: LabInfo) -> str:
     pad = " " * 4
-    lines = [f"{info.name}: {info.title}", f"{pad}{info.summary}", f"{pad}{info.signature}"]
+    lines = [f"{info.name}: {info.title}", f"{pad}{info.summary}"]
+    lines += [f"{pad}{signature}" for signature in info.signatures]
     if info.constants:
         lines.append(f"{pad}constants: {'; '.join(info.constants)}")
     if info.macros:
         lines.append(f"{pad}set by the grader: {', '.join(info.macros)}")
     lines.append(f"{pad}cases: {info.public_cases} public, {info.hidden_cases} hidden")
+    if info.root:
+        lines.append(f"{pad}from the lab root {info.root}")
     return "\n".join(lines)
 
 
+def markdown_table(infos: list[LabInfo]) -> str:
+    """The labs as a Markdown table (the README's, `grader labs --markdown`)."""
+    rows = [
+        "| lab | you write | constants the grader fills | output |",
+        "|---|---|---|---|",
+    ]
+    for info in infos:
+        kernels = "<br>".join(f"`{s}`" for s in info.signatures)
+        constants = "<br>".join(f"`{c}`" for c in info.constants) or "-"
+        rows.append(f"| `{info.name}` | {kernels} | {constants} | {info.summary} |")
+    return "\n".join(rows) + "\n"
+
+
 def run_labs(args: argparse.Namespace) -> int:
-    print("\n\n".join(format_lab(info) for info in list_labs()))
+    infos = list_labs()
+    if args.markdown:
+        sys.stdout.write(markdown_table(infos))
+    else:
+        print("\n\n".join(format_lab(info) for info in infos))
     return ExitCode.OK
 
 
@@ -118,6 +141,7 @@ def run_check(args: argparse.Namespace) -> int:
 def add_student_verbs(verbs: argparse._SubParsersAction) -> None:
     """Add labs, template and check to the `grader` command."""
     labs = verbs.add_parser("labs", help="list the labs", description="List the labs.")
+    labs.add_argument("--markdown", action="store_true", help="as a Markdown table")
     labs.set_defaults(run=run_labs)
 
     template = verbs.add_parser(

@@ -5,8 +5,9 @@ en/latest/specs/): `setup.sh`, which installs a compiler, Python and the grader,
 `run_autograder`, which grades one submission. Beside them: a wheel of this very grader
 under `wheel/` (so a zip grades the same way for the whole term, whatever is released
 later, and the grader never comes from a package index), `requirements.txt` (its
-dependencies), `config.json` (lab, backend, settings) and, when a secret is given,
-`secret` for the hidden cases.
+dependencies), `config.json` (lab, backend, settings), for a course's own lab a lab root
+`labs/` with its definition and reference, and, when a secret is given, `secret` for the
+hidden cases.
 
 Gradescope has no GPU, so the zip uses the CPU backend unless told otherwise."""
 
@@ -23,6 +24,7 @@ from grader import defaults, labs
 from grader.errors import UsageError
 from grader.files import refuse_unsafe, write_atomically
 from grader.gradescope.results import VISIBILITIES
+from grader.labroot import export, portable
 from grader.wheel import add_file, build_running_wheel, requirements
 
 FILES = Path(__file__).parent / "files"
@@ -30,6 +32,13 @@ CONFIG = "config.json"
 SECRET = "secret"
 WHEEL_DIR = "wheel"
 SCRIPTS = ("setup.sh", "run_autograder")
+LABS_DIR = "labs"  # a lab root with a course's own lab, when the zip grades one
+
+
+def _course_lab(lab, into: Path) -> list[Path]:
+    """A course's lab, as the zip carries it (grader.labroot.export); nothing for the
+    grader's own labs, which its wheel carries."""
+    return export(lab, into) if portable(lab) else []
 
 
 def build_autograder(
@@ -52,6 +61,7 @@ def build_autograder(
         raise UsageError(f"Hidden cases are shown {' or '.join(VISIBILITIES)}.")
     config = {
         "lab": spec.name,
+        "labs": LABS_DIR if portable(spec) else None,
         "backend": backend,
         "timeout": timeout,
         "hidden_visibility": hidden_visibility,
@@ -69,6 +79,8 @@ def build_autograder(
             add_file(archive, CONFIG, (json.dumps(config, indent=2) + "\n").encode())
             add_file(archive, "requirements.txt", ("\n".join(needs) + "\n").encode())
             add_file(archive, f"{WHEEL_DIR}/{wheel.name}", wheel.read_bytes())
+            for path in _course_lab(spec, Path(tmp) / LABS_DIR):
+                add_file(archive, path.relative_to(tmp).as_posix(), path.read_bytes())
             if secret:
                 add_file(archive, SECRET, secret.encode())
     write_atomically(out, data.getvalue(), mode=0o600 if secret else 0o644)

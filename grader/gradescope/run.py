@@ -45,6 +45,8 @@ def run_autograder(root: Path = DEFAULT_ROOT) -> Path:
     source = root / "source"
     config = json.loads((source / CONFIG).read_text(encoding="utf-8"))
     secret = take_secret(source)
+    if config.get("labs"):
+        labs.add_roots([source / config["labs"]])
     lab = labs.get(config["lab"])
     timeout = float(config["timeout"])
     timing = True  # measured where the backend can (a GPU); the CPU backend says it cannot

@@ -1,24 +1,78 @@
-"""The registry of labs: every module in this package that defines `LAB`."""
+"""The registry of labs: every lab folder of every lab root.
+
+A lab root is a folder holding `reference_kernels/LAB/` and `student_template/LAB/`. A
+lab is defined by `reference_kernels/LAB/lab.py`, which assigns `LAB` (a
+grader.labs.model.Lab); the lab's name is its folder's. The grader's own labs form the
+built-in root (grader.paths.builtin_root). A course adds roots of its own with `--labs
+DIR`, which the CLI passes to `add_roots`, or with GRADER_LABS (folders separated as in
+PATH). A definition is Python the course wrote, trusted like the grader; one that fails
+to load is a setup error that names its file and line. Code a family of labs shares
+(matmul, convolution) is a library in this package that definitions import."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from functools import cache
+import dataclasses
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+import traceback
+from pathlib import Path
 
-from grader.errors import UsageError
+from grader import paths
+from grader.errors import SetupError, UsageError
 from grader.labs.model import Lab
 
+ENV = "GRADER_LABS"
+DEFINITION = "lab.py"
+REFERENCES, TEMPLATES = paths.LAB_FOLDERS
+NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
-@cache
+_added: list[Path] = []  # roots from --labs, in the order given
+_loaded: dict[tuple[Path, ...], dict[str, Lab]] = {}
+
+
+def add_roots(roots) -> None:
+    """Add course lab roots (--labs) for the rest of this process."""
+    for root in roots:
+        path = _root(Path(root), "--labs")
+        if path not in _added:
+            _added.append(path)
+
+
+def roots() -> list[Path]:
+    """Every lab root: the built-in one, then those of GRADER_LABS, then those of --labs."""
+    found = [paths.builtin_root()]
+    env = [_root(Path(p), ENV) for p in os.environ.get(ENV, "").split(os.pathsep) if p]
+    for root in [*env, *_added]:
+        if root not in found:
+            found.append(root)
+    return found
+
+
+def course_roots() -> list[Path]:
+    """The roots other than the built-in one (what a worker or an autograder needs too)."""
+    return roots()[1:]
+
+
+def _root(path: Path, given: str) -> Path:
+    path = path.expanduser().resolve()
+    if not (path / REFERENCES).is_dir():
+        raise UsageError(
+            f"{given} names {path}, which is no lab root: a lab root holds "
+            f"{REFERENCES}/LAB/{DEFINITION} and {TEMPLATES}/LAB/ for each of its labs "
+            "(`grader new-lab` makes one)."
+        )
+    return path
+
+
 def all_labs() -> dict[str, Lab]:
-    labs: dict[str, Lab] = {}
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        lab = getattr(module, "LAB", None)
-        if isinstance(lab, Lab):
-            labs[lab.name] = lab
-    return dict(sorted(labs.items()))
+    """Every lab of every root, by name, in name order."""
+    key = tuple(roots())
+    if key not in _loaded:
+        _loaded[key] = _load_roots(key)
+    return _loaded[key]
 
 
 def get(name: str) -> Lab:
@@ -26,3 +80,55 @@ def get(name: str) -> Lab:
     if name not in labs:
         raise UsageError(f"There is no lab named {name!r}. Labs: {', '.join(labs)}.")
     return labs[name]
+
+
+def _load_roots(roots: tuple[Path, ...]) -> dict[str, Lab]:
+    labs: dict[str, Lab] = {}
+    for root in roots:
+        for home in sorted((root / REFERENCES).iterdir()):
+            if not (home / DEFINITION).is_file():
+                continue
+            if home.name in labs:
+                raise SetupError(
+                    f"Two lab roots define the lab {home.name}: {labs[home.name].home} and "
+                    f"{home}. Rename one of the two folders (in {REFERENCES}/ and {TEMPLATES}/)."
+                )
+            labs[home.name] = load(home)
+    return dict(sorted(labs.items()))
+
+
+def load(home: Path) -> Lab:
+    """The lab defined in `home`/lab.py, named after `home`."""
+    path = home / DEFINITION
+    if not NAME.fullmatch(home.name):
+        raise SetupError(
+            f"{home} is not a lab's name: a lab folder is named with lowercase letters, "
+            "digits, - and _, starting with a letter or digit."
+        )
+    module_name = f"grader_lab_{hashlib.sha256(str(path).encode()).hexdigest()[:16]}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses defined there look themselves up
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # the course's Python: any error is the definition's
+        sys.modules.pop(module_name, None)
+        raise SetupError(
+            f"The lab definition {path} could not be loaded{_line(error, path)}: "
+            f"{type(error).__name__}: {error}"
+        ) from None
+    lab = getattr(module, "LAB", None)
+    if not isinstance(lab, Lab):
+        raise SetupError(
+            f"The lab definition {path} must assign LAB, a grader.labs.model.Lab; "
+            f"it {'has no LAB' if lab is None else f'assigns a {type(lab).__name__}'}."
+        )
+    return dataclasses.replace(lab, name=home.name, home=home)
+
+
+def _line(error: BaseException, path: Path) -> str:
+    """ " (line N)" of the definition where `error` happened, where it shows."""
+    if isinstance(error, SyntaxError) and error.filename == str(path):
+        return f" (line {error.lineno})"
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
+    return f" (line {frames[-1].lineno})" if frames else ""

@@ -44,9 +44,8 @@ def _needs(sizes, axes):
 SAMPLER = Sampler(_needs, lambda sizes, v, axes: {"P": numerics.matmul(v["M"], v["N"])})
 
 
-def matmul_lab(name: str, title: str, summary: str, scoring: Scoring, **extra) -> Lab:
+def matmul_lab(title: str, summary: str, scoring: Scoring, **extra) -> Lab:
     return Lab(
-        name=name,
         title=title,
         summary=summary,
         kernel=KERNEL,

@@ -15,10 +15,12 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 
 import numpy as np
 
 from grader.interface import LaunchDefaults
+from grader.paths import LAB_FOLDERS
 
 Sizes = Mapping[str, int]
 Arrays = Mapping[str, np.ndarray]
@@ -179,7 +181,9 @@ class Sampler:
 
 @dataclass(frozen=True)
 class Lab:
-    name: str
+    """A lab. Its definition (reference_kernels/LAB/lab.py) leaves `name` and `home` to
+    the registry (grader.labs), which sets them from the folder it loads it from."""
+
     title: str
     summary: str
     kernel: Kernel  # the first kernel launched; `then` follow it, in order
@@ -212,6 +216,13 @@ class Lab:
     # tolerance(sizes, bound): the error allowed for elements whose sums of |terms| are
     # `bound`; None: twice the worst case of float summation (grader.compare)
     tolerance: Callable[[Sizes, np.ndarray], np.ndarray] | None = None
+    name: str = field(default="", kw_only=True)
+    home: Path | None = field(default=None, kw_only=True)  # reference_kernels/NAME
+
+    @property
+    def template_home(self) -> Path | None:
+        """student_template/NAME, beside the lab's own reference_kernels/NAME."""
+        return None if self.home is None else self.home.parents[1] / LAB_FOLDERS[1] / self.name
 
     @property
     def kernels(self) -> tuple[Kernel, ...]:

@@ -4,7 +4,7 @@ Correct ones are the lab's reference and baseline kernels and variations a class
 (other block shapes, a double accumulator, coarsening, the same code with other
 comments); buggy ones are the mistakes the course notes warn about; adversarial ones
 (tests/batch/data/adversarial) attack the grader. The known-wrong kernels of
-tests/data/kernels and the student template join in when they exist."""
+the lab's known-wrong kernels and the student template join in when they exist."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import paths
+from grader.validate import wrong_dir
 
 LAB = "matmul-naive"
 HERE = Path(__file__).parent
 ADVERSARIAL = HERE / "data" / "adversarial"
-KNOWN_WRONG = HERE.parent / "data" / "kernels"
 CHECK = "if (row < Width && col < Width) {"
 
 
@@ -187,7 +187,7 @@ def adversarial(values: dict[str, str]) -> dict[str, str]:
 
 def known_wrong() -> dict[str, str]:
     """Known-wrong matmul kernels written for the grading core's tests, when present."""
-    folder = KNOWN_WRONG / LAB
+    folder = wrong_dir(LAB)
     return {f"known-wrong-{p.stem}": p.read_text() for p in sorted(folder.glob("*.cu"))}
 
 

@@ -17,8 +17,9 @@ import jsonschema
 import pytest
 from packaging_kit import pip_environment, site_packages
 
-from grader import paths
+from grader import labs, paths
 from grader.gradescope import build_autograder
+from grader.labroot import new_lab
 
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
 SECRET = "gradescope-course-secret"
@@ -161,3 +162,21 @@ def test_a_zip_without_secret_tells_students_nothing_they_cannot_use(
     assert "Speed is scored only on a GPU" in data["output"]
     assert sum(Decimal(str(t.get("max_score", 0))) for t in data["tests"]) == 3
     assert data["score"] == 3.0
+
+
+def test_a_course_lab_travels_in_the_zip_without_its_solutions(tmp_path, grader_wheel, monkeypatch):
+    monkeypatch.setattr(labs, "_added", [])
+    monkeypatch.delenv(labs.ENV, raising=False)
+    root = tmp_path / "course"
+    new_lab("course-histogram", "histogram", root)
+    labs.add_roots([root])
+    zip_path = build_autograder("course-histogram", tmp_path / "a.zip", wheel=grader_wheel)
+    with zipfile.ZipFile(zip_path) as archive:
+        names = archive.namelist()
+    lab = "labs/reference_kernels/course-histogram"
+    assert {f"{lab}/lab.py", f"{lab}/reference.cu"} <= set(names)
+    assert not [n for n in names if "baseline" in n or "/wrong/" in n]
+    labs._added.clear()  # the autograder finds the lab in its zip alone
+    reference = (root / "reference_kernels" / "course-histogram" / "reference.cu").read_text()
+    data = run_autograder(zip_path, tmp_path / "autograder", {"kernel.cu": reference})
+    assert all(t["status"] == "passed" for t in data["tests"]) and data["score"] == 3.0

@@ -1,9 +1,0 @@
-from grader.labs.matmul import matmul_lab
-from grader.labs.model import Scoring
-
-LAB = matmul_lab(
-    "matmul-naive",
-    "Simple matrix multiply",
-    "One thread computes one element of P = M N from global memory.",
-    Scoring(target_speedup=0.9, zero_speedup=0.3),
-)

@@ -1,0 +1,179 @@
+"""`grader validate-lab LAB`: the lab's own kernels, graded as its folders promise.
+
+- `reference.cu` passes every case, public and hidden (graded with a secret of this
+  module's own); on a GPU it is also timed against itself and must come out at a
+  speedup near 1 with full points;
+- `baseline.cu` passes every case (it may break a lab rule: a tiled lab's baseline may
+  be the naive kernel);
+- `student_template/LAB/kernel.cu` compiles and fails every case cleanly: no crash, hang
+  or access out of bounds, and every case says why;
+- each known-wrong kernel in `wrong/` gets what `wrong/EXPECTED.toml` names for it: the
+  verdict, and any diagnostic kinds, keywords, absent words and case hints. A table
+  ["file.cu".cpu] or ["file.cu".cuda] replaces the file's entry on that backend, and
+  `sanitize` or `timing` there grade it with --sanitize or with timing on a GPU."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import labs
+from grader.backends.base import Backend
+from grader.grading import Options, grade
+from grader.labs.model import Lab
+from grader.result import Kind, Result, Status
+
+SECRET = "validate-lab"  # hidden cases are derived from it, as from a course's secret
+WRONG = "wrong"
+EXPECTED = "EXPECTED.toml"
+SPEEDUP = (0.85, 1.15)  # the reference timed against itself
+CRASHES = {Kind.CRASH, Kind.TIMEOUT, Kind.OUT_OF_BOUNDS}
+
+
+def wrong_dir(lab: str) -> Path:
+    """The folder of a lab's known-wrong kernels and their EXPECTED.toml."""
+    return labs.get(lab).home / WRONG
+
+
+@dataclass(frozen=True)
+class Check:
+    """One kernel of a lab and what its grading must show."""
+
+    lab: str
+    role: str  # "reference", "baseline", "template" or "wrong"
+    path: Path
+    expected: dict  # a known-wrong kernel's EXPECTED.toml entry
+
+    @property
+    def label(self) -> str:
+        return f"{self.lab}/{self.role}/{self.path.name}"
+
+
+def checks(lab: Lab) -> list[Check]:
+    """Every check of the lab, the reference first."""
+    found = [
+        Check(lab.name, "reference", lab.home / "reference.cu", {}),
+        Check(lab.name, "baseline", lab.home / "baseline.cu", {}),
+        Check(lab.name, "template", lab.template_home / "kernel.cu", {}),
+    ]
+    table = lab.home / WRONG / EXPECTED
+    if table.is_file():
+        for name, expected in tomllib.loads(table.read_text()).items():
+            found.append(Check(lab.name, WRONG, table.parent / name, expected))
+    return found
+
+
+def run(check: Check, backend: Backend, timeout: float) -> list[str]:
+    """What is wrong with `check` graded on `backend`: sentences, none when it holds."""
+    if not check.path.is_file():
+        return [f"{check.path} does not exist."]
+    wanted = check.expected.get(backend.name, check.expected)
+    gpu = backend.measures_speed()
+    options = Options(
+        backend=backend.name,
+        secret=SECRET,
+        timeout=timeout,
+        timing=gpu and (check.role == "reference" or bool(wanted.get("timing"))),
+        sanitize=gpu and bool(wanted.get("sanitize")),
+    )
+    result = grade(labs.get(check.lab), check.path, backend, options)
+    judge = {"wrong": _known_wrong, "template": _template, "baseline": _cases_pass}.get(
+        check.role, _passes
+    )
+    problems = judge(result, wanted)
+    if check.role == "reference" and gpu and not problems:
+        problems = _timed_against_itself(result)
+    return problems
+
+
+def _passes(result: Result, wanted: dict) -> list[str]:
+    """Every case passes, and nothing is said against the kernel."""
+    problems = _cases_pass(result, wanted)
+    return problems + [f"{d.kind}: {d.message}" for d in result.diagnostics]
+
+
+def _cases_pass(result: Result, wanted: dict) -> list[str]:
+    """Every case passes (a baseline may break a lab rule: a tiled lab's naive kernel)."""
+    failing = [c for c in result.cases if not c.passed]
+    problems = [f"case {c.name} {c.status}: {_why(c)}" for c in failing]
+    if not any(c.visibility == "hidden" for c in result.cases):
+        problems.append("no hidden case ran")
+    return problems
+
+
+def _template(result: Result, wanted: dict) -> list[str]:
+    problems = []
+    if not result.compile.ok:
+        problems.append(f"does not compile: {result.compile.log[:300]}")
+    problems += [f"case {c.name} passed" for c in result.cases if c.passed]
+    problems += [
+        f"case {c.name}: {d.kind}: {d.message}"
+        for c in result.cases
+        for d in c.diagnostics
+        if d.kind in CRASHES
+    ]
+    problems += [f"case {c.name} fails without a reason" for c in result.cases if not _why(c)]
+    if result.compile.ok and result.status != Status.FAILED:
+        problems.append(f"status {result.status}, not failed")
+    return problems
+
+
+def _known_wrong(result: Result, wanted: dict) -> list[str]:
+    text = _found_text(result)
+    problems = []
+    if str(result.status) != wanted.get("verdict"):
+        problems.append(f"verdict {result.status}, not {wanted.get('verdict')}")
+    kinds = {str(d.kind) for d in result.all_diagnostics()}
+    problems += [f"no {kind} diagnostic" for kind in wanted.get("kinds", []) if kind not in kinds]
+    lowered = text.lower()
+    problems += [f"no {w!r}" for w in wanted.get("keywords", []) if w.lower() not in lowered]
+    problems += [f"{w!r} is said" for w in wanted.get("absent", []) if w.lower() in lowered]
+    hints = {c.name: c.hint or "" for c in result.cases}
+    for case, hint in wanted.get("case_hints", {}).items():
+        if hint not in hints.get(case, ""):
+            problems.append(f"case {case}'s hint lacks {hint!r}: {hints.get(case)!r}")
+    if problems:
+        problems.append(f"what the grading said: {text[:1500]}")
+    return problems
+
+
+def _timed_against_itself(result: Result) -> list[str]:
+    perf = result.performance
+    if perf is None:
+        return ["the reference was not timed: " + " ".join(result.notes)]
+    low, high = SPEEDUP
+    if not low < perf.speedup < high:
+        return [f"timed against itself, the reference's speedup is {perf.speedup:.3f}: {perf.note}"]
+    if result.score < 0.95 * result.max_score:
+        return [f"the reference scores {result.score:g} of {result.max_score:g}: {perf.note}"]
+    return []
+
+
+def _why(case) -> str:
+    return case.hint or "; ".join(d.message for d in case.diagnostics)
+
+
+def _found_text(result: Result) -> str:
+    parts = [f"{d.kind} {d.message}" for d in result.all_diagnostics()]
+    parts += [c.hint or "" for c in result.cases]
+    parts += result.launch.warnings if result.launch else []
+    return "\n".join(p for p in parts if p)
+
+
+def validate(
+    lab: str,
+    backends: list[Backend],
+    timeout: float,
+    report: Callable[[Check, Backend, list[str]], None],
+) -> int:
+    """Run every check of `lab` on every backend, calling `report` after each; returns
+    how many failed."""
+    failed = 0
+    for backend in backends:
+        for check in checks(labs.get(lab)):
+            problems = run(check, backend, timeout)
+            failed += bool(problems)
+            report(check, backend, problems)
+    return failed

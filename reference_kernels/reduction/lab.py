@@ -1,0 +1,108 @@
+"""Sum reduction: `reduction(const float* input, float* output, int n)`. Block b sums its
+TILE_X inputs (default TILE_X = 2 * BLOCK_X; those past n count as 0) and writes the sum
+to output[b]; the grid is ceil(n / TILE_X), and the grader adds the partial sums itself.
+A float sum of TILE_X terms, in any order, is accepted within 2 gamma_TILE_X sum|x_i|."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader import hints
+from grader.compare import close
+from grader.labs import common
+from grader.labs.model import Array, Case, Kernel, Lab, Param, Role, Sampler, Scoring
+
+KERNEL = Kernel(
+    "reduction",
+    (
+        Param("input", "const float*", Role.INPUT),
+        Param("output", "float*", Role.OUTPUT),
+        Param("n", "int", Role.SCALAR),
+    ),
+)
+
+
+def blocks(sizes) -> int:
+    return max(1, -(-sizes["n"] // sizes["TILE_X"]))
+
+
+def _case(n: int, visibility: str = "public") -> Case:
+    return Case(f"n-{n}", {"n": n}, visibility)
+
+
+PUBLIC = (_case(1024), _case(1000), _case(100_000))
+# 1 and 517; primes, none a multiple of a block; several million.
+HIDDEN = tuple(
+    _case(n, "hidden") for n in (1, 517, 7919, 65537, 131071, 999983, 2_000_003, 4_000_037)
+)
+
+
+def _sums(values: np.ndarray, tile: int) -> np.ndarray:
+    """Each block's sum of `tile` consecutive values (the last padded with 0)."""
+    count = -(-values.size // tile)
+    padded = np.zeros(max(1, count) * tile, values.dtype)
+    padded[: values.size] = values
+    return padded.reshape(-1, tile).sum(axis=1)
+
+
+def _needs(sizes, axes):
+    tile = sizes["TILE_X"]
+    return {"input": (axes[0][:, None] * tile + np.arange(tile)[None, :],)}
+
+
+# output[b] from its block's TILE_X inputs; those past n read 0
+SAMPLER = Sampler(_needs, lambda sizes, v, axes: {"output": v["input"].sum(axis=1)})
+
+
+def last_block_only(ctx: hints.Context) -> str | None:
+    bad = ctx.cmp.bad
+    n, tile = ctx.sizes["n"], ctx.sizes["TILE_X"]
+    if bad.size < 2 or not bad[-1] or bad[:-1].any() or n % tile == 0:
+        return None
+    return (
+        f"Only the last block's sum, output[{bad.size - 1}], is wrong: that block has only "
+        f"{n % tile} of its {tile} inputs (n = {n} is no multiple of TILE_X). Load 0 for "
+        "every index i >= n instead of reading past the end."
+    )
+
+
+def half_the_inputs(ctx: hints.Context) -> str | None:
+    if not ctx.cmp.bad.any() or ctx.cmp.unwritten.any():
+        return None
+    values = np.asarray(ctx.inputs["input"], np.float64)
+    tile = ctx.sizes["TILE_X"]
+    place = np.arange(values.size) % tile
+    for share in (2, 4):
+        kept = _sums(np.where(place < tile // share, values, 0.0), tile)
+        if close(ctx.cmp.got, kept, ctx.tol):
+            return (
+                f"Each sum covers only the first 1/{share} of its block's {tile} inputs: "
+                "each thread must first add the elements it owns (i and i + blockDim.x for "
+                "TILE_X = 2 * BLOCK_X), then the tree halves the partial sums down to one."
+            )
+    return None
+
+
+LAB = Lab(
+    title="Sum reduction, one partial sum per block",
+    summary="Block b writes the sum of its TILE_X inputs (default 2*BLOCK_X) to output[b].",
+    kernel=KERNEL,
+    inputs=(Array("input", lambda s: (s["n"],)),),
+    outputs=(Array("output", lambda s: (blocks(s),)),),
+    reference=lambda a, s: {"output": _sums(a["input"], s["TILE_X"])},
+    terms=lambda s: s["TILE_X"],
+    extent=lambda s: (s["n"], 1, 1),
+    public_cases=PUBLIC,
+    hidden_cases=HIDDEN,
+    random_sizes=lambda rng: {"n": int(rng.integers(1, 300_000))},
+    random_cases=2,
+    timing_sizes={"n": 1 << 26},
+    work=lambda s: (float(s["n"]), 4.0 * s["n"]),
+    dims=1,
+    tile=("2 * BLOCK_X", "BLOCK_Y", "BLOCK_Z"),
+    forbidden=common.FORBIDDEN,
+    hints=(hints.nothing_written, hints.partly_unwritten, last_block_only, half_the_inputs),
+    scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),
+    bound="memory",
+    sampler=SAMPLER,
+)

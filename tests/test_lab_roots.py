@@ -1,0 +1,160 @@
+"""A course's own labs: a lab root scaffolded by `grader new-lab`, found through --labs
+and GRADER_LABS by every command, graded through the batch's workers, carried by a
+student's CI workflow; definitions that fail, roots that clash; `grader validate-lab`."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader import cli, labs
+from grader.errors import ExitCode
+
+SOURCE = "histogram"  # the quickest lab to grade on the CPU
+NAME = "my-histogram"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(autouse=True)
+def only_builtin_roots(monkeypatch):
+    """Roots added here (--labs) and GRADER_LABS stay in the test that adds them."""
+    monkeypatch.setattr(labs, "_added", [])
+    monkeypatch.delenv(labs.ENV, raising=False)
+
+
+@pytest.fixture
+def root(tmp_path, capsys) -> Path:
+    """A lab root holding a copy of SOURCE named NAME, made by `grader new-lab`."""
+    into = tmp_path / "course-labs"
+    code, out, err = run(capsys, "new-lab", NAME, "--from", SOURCE, "--into", str(into))
+    assert code == ExitCode.OK, err
+    assert f"grader validate-lab {NAME} --labs {into}" in out
+    labs._added.clear()  # the command above added nothing, but be sure
+    return into
+
+
+def test_new_lab_writes_a_renamed_copy_ready_to_edit(root):
+    definition = root / "reference_kernels" / NAME
+    template = root / "student_template" / NAME
+    assert sorted(p.name for p in definition.iterdir()) == [
+        "baseline.cu",
+        "lab.py",
+        "reference.cu",
+        "wrong",
+    ]
+    readme = (template / "README.md").read_text()
+    assert f"grader check {NAME} kernel.cu" in readme and f"Lab `{NAME}`" in readme
+    assert f"grader check {SOURCE} " not in readme
+    kernel = (template / "kernel.cu").read_text()
+    assert f"__global__ void {SOURCE}(" in kernel  # code keeps the kernel's own name
+
+
+def test_the_scaffolded_reference_grades_through_labs_and_through_the_environment(
+    root, capsys, monkeypatch
+):
+    reference = str(root / "reference_kernels" / NAME / "reference.cu")
+    argv = ["check", NAME, reference, "--backend", "cpu", "--no-timing", "--quiet"]
+    code, out, err = run(capsys, *argv, "--labs", str(root))
+    assert code == ExitCode.OK, out + err
+    labs._added.clear()
+    code, _, err = run(capsys, *argv)
+    assert code == ExitCode.USAGE and f"There is no lab named '{NAME}'" in err
+    monkeypatch.setenv(labs.ENV, os.pathsep.join(["", str(root)]))
+    code, out, err = run(capsys, *argv)
+    assert code == ExitCode.OK, out + err
+
+
+def test_labs_and_template_see_the_course_root(root, capsys, tmp_path):
+    code, out, _ = run(capsys, "labs", "--labs", str(root))
+    assert code == ExitCode.OK
+    assert len([line for line in out.splitlines() if line[:1].isalnum()]) == 12
+    assert f"from the lab root {root}" in out
+    code, _, err = run(capsys, "template", NAME, str(tmp_path / "work"), "--labs", str(root))
+    assert code == ExitCode.OK, err
+    assert (tmp_path / "work" / "kernel.cu").is_file()
+
+
+def test_a_batch_grades_a_course_lab_in_its_workers(root, capsys, tmp_path):
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    shutil.copy(root / "reference_kernels" / NAME / "reference.cu", submissions / "alice.cu")
+    out = tmp_path / "out"
+    argv = ["batch", NAME, str(submissions), "--out", str(out), "--backend", "cpu"]
+    code, printed, err = run(capsys, *argv, "--labs", str(root), "--jobs", "1")
+    assert code == ExitCode.OK, printed + err
+    with open(out / "gradebook.csv", newline="") as f:
+        [row] = list(csv.DictReader(f))
+    assert row["status"] == "passed", row
+
+
+def test_init_ci_copies_the_definition_but_no_solution(root, capsys, tmp_path):
+    workflow = tmp_path / "repo" / ".github" / "workflows" / "grader.yml"
+    source = "git+https://github.com/course/grader@" + "0" * 40
+    argv = ["init-ci", NAME, "--out", str(workflow), "--grader-source", source]
+    code, out, err = run(capsys, *argv, "--labs", str(root))
+    assert code == ExitCode.OK, err
+    copied = tmp_path / "repo" / ".github" / "grader" / "labs" / "reference_kernels" / NAME
+    assert sorted(p.name for p in copied.iterdir()) == ["lab.py"]
+    assert "--labs .github/grader/labs" in workflow.read_text()
+
+
+def test_a_definition_that_fails_to_load_names_its_file_and_line(root, capsys):
+    definition = root / "reference_kernels" / NAME / "lab.py"
+    definition.write_text(definition.read_text() + "\n\nraise ValueError('half-written')\n")
+    code, _, err = run(capsys, "labs", "--labs", str(root))
+    lines = definition.read_text().count("\n")
+    assert code == ExitCode.USAGE
+    assert f"The lab definition {definition} could not be loaded (line {lines})" in err
+    assert "ValueError: half-written" in err
+
+
+def test_a_definition_without_a_lab_says_so(root, capsys):
+    definition = root / "reference_kernels" / NAME / "lab.py"
+    definition.write_text("LAB = 3\n")
+    code, _, err = run(capsys, "labs", "--labs", str(root))
+    assert code == ExitCode.USAGE and "must assign LAB" in err and "assigns a int" in err
+
+
+def test_two_roots_may_not_define_one_lab(root, capsys, tmp_path):
+    twin = tmp_path / "twin"
+    shutil.copytree(root, twin)
+    code, _, err = run(capsys, "labs", "--labs", str(root), "--labs", str(twin))
+    assert code == ExitCode.USAGE and f"Two lab roots define the lab {NAME}" in err
+
+
+def test_a_folder_that_is_no_lab_root_is_refused(capsys, tmp_path):
+    code, _, err = run(capsys, "labs", "--labs", str(tmp_path))
+    assert code == ExitCode.USAGE and "which is no lab root" in err
+
+
+def test_new_lab_refuses_a_name_taken_or_malformed(capsys, root):
+    code, _, err = run(capsys, "new-lab", SOURCE, "--from", SOURCE, "--into", str(root))
+    assert code == ExitCode.USAGE and "There is a lab named" in err
+    code, _, err = run(capsys, "new-lab", "My Lab", "--from", SOURCE, "--into", str(root))
+    assert code == ExitCode.USAGE and "cannot name a lab" in err
+
+
+def test_validate_lab_says_which_check_fails(root, capsys):
+    wrong = root / "reference_kernels" / NAME / "wrong"
+    for path in wrong.glob("*.cu"):
+        if path.name != "never_merged.cu":
+            path.unlink()
+    (wrong / "EXPECTED.toml").write_text('["never_merged.cu"]\nverdict = "passed"\n')
+    argv = ["validate-lab", NAME, "--labs", str(root), "--backend", "cpu"]
+    code, out, _ = run(capsys, *argv)
+    assert code == ExitCode.FAILED, out
+    assert "ok   cpu  reference reference.cu" in out
+    assert "ok   cpu  baseline  baseline.cu" in out
+    assert "ok   cpu  template  kernel.cu" in out
+    assert "FAIL cpu  wrong     never_merged.cu" in out
+    assert "verdict failed, not passed" in out
+    assert f"{NAME}: 1 check failed on cpu." in out
