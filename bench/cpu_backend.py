@@ -27,16 +27,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-LABS = (
-    "matmul-naive",
-    "matmul-tiled",
-    "conv2d",
-    "conv2d-clamp",
-    "conv2d-wrap",
-    "conv2d-valid",
-    "conv3d",
-    "conv3d-pitched",
-)
 
 PING_PONG = r"""
 #include "fiber.h"
@@ -277,7 +267,7 @@ def lab_costs(labs: list[str]) -> tuple[list[tuple[str, str, str]], float, float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--labs", nargs="*", default=list(LABS))
+    parser.add_argument("--labs", nargs="*", help="these labs only (default: every lab)")
     parser.add_argument("--skip-labs", action="store_true")
     args = parser.parse_args()
     rows: list[tuple[str, str, str]] = []
@@ -290,7 +280,9 @@ def main() -> None:
             from grader.backends.cpu import toolchain
 
             toolchain.runner.cache_clear()
-            table, cold, warm = lab_costs(args.labs)
+            from grader.labs import all_labs
+
+            table, cold, warm = lab_costs(args.labs or list(all_labs()))
             rows += table
             total = f"{cold:.1f} s cold, {warm:.1f} s warm"
             rows.append(("all labs, public and hidden cases", total, "<= 60 s"))

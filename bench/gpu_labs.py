@@ -7,7 +7,7 @@ of the warm check: the worker's drawing, poisoning, reading back and measuring o
 ceilings, and the grader's judging after the timing (most of its recomputing of the
 samples happens while the GPU times, in a thread, and costs no wall time).
 
-    python3 bench/gpu_labs.py [--labs matmul-tiled conv2d ...] [--gradings 5]
+    python3 bench/gpu_labs.py [--labs LAB ...] [--gradings 5]
 
 Needs an NVIDIA GPU, PyCUDA and CuPy. Ratios in one run are what to compare: the machine
 is shared and noisy."""
@@ -15,11 +15,14 @@ is shared and noisy."""
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 from grader import cases, paths, timing_check
 from grader.backends.cuda import CudaBackend
@@ -155,15 +158,16 @@ def print_lab(backend: CudaBackend, lab, peak: float, count: int) -> None:
     sizes = cases.timing_case(lab).sizes
     base_ms, ref_ms, ceilings = baseline_vs_reference(backend, lab)
     unit, hardware, ceiling = "TFLOP/s", peak, ceilings["flops"] / 1e12
-    if lab.bound == "memory":
-        rows, cols = lab.array_shape(lab.inputs[0].name, sizes)
-        unit, hardware, ceiling = "GB/s", copy_gbps(4 * rows * cols), ceilings["bytes"] / 1e9
+    if lab.bound == "memory":  # against a copy of the lab's (first) input
+        first = lab.inputs[0]
+        nbytes = math.prod(first.shape(sizes)) * np.dtype(first.dtype).itemsize
+        unit, hardware, ceiling = "GB/s", copy_gbps(nbytes), ceilings["bytes"] / 1e9
     found, checking = gradings(lab, count)
     warm = warm_check_seconds(lab)
     middle = statistics.median(found)
     plus_minus = 100 * max(abs(s - middle) for s in found) / middle
     shown = ", ".join(f"{s:.3f}" for s in found)
-    size = "x".join(str(v) for k, v in sizes.items() if k != "MASK_WIDTH")
+    size = "x".join(str(v) for k, v in lab.timing_sizes.items() if k not in lab.macros)
     check_s = statistics.median(checking)
     print(
         f"{lab.name:15} {size:>16} {unit:>7} {rate(lab, sizes, ref_ms):9.1f} "

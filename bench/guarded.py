@@ -1,12 +1,13 @@
 """What placing buffers against unmapped memory costs and finds on a GPU.
 
-    python3 bench/guarded.py [--labs matmul-tiled conv2d ...] [--budget 2]
+    python3 bench/guarded.py [--labs LAB ...] [--budget 2]
 
 First table: the reference timed against itself at the timing size, with every buffer
 flush against unmapped memory (CUDA VMM, as grading does) and with plain allocations
 (GRADER_VMM=0), in one run: the reference's milliseconds under each and their ratio.
 Second table: whole gradings (public and hidden cases, no timing) of kernels that stray
-outside a buffer and of a reference: seconds, the cases that stopped at unmapped memory,
+outside a buffer (per lab, the first known-wrong kernel its EXPECTED.toml says the GPU
+stops out of bounds) and of the lab's reference: seconds, the cases that stopped at unmapped memory,
 and the first out_of_bounds finding."""
 
 from __future__ import annotations
@@ -18,22 +19,29 @@ import sys
 import time
 from pathlib import Path
 
-from grader import cases, paths, timing_check
+from grader import cases, paths, timing_check, validate
 from grader.backends.cuda import CudaBackend, vmm
 from grader.grading import Options, check
 from grader.labs import all_labs
 from grader.launch import at_launch, timing_launches
 from grader.result import Kind
 from grader.source import read_submission
-from grader.validate import wrong_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-STRAYING = (
-    ("matmul-naive", "out_of_bounds_read.cu"),
-    ("matmul-tiled", "unguarded_rows.cu"),
-    ("conv2d-wrap", "wrap_negative_modulo.cu"),
-    ("matmul-tiled", "reference_kernels/matmul-tiled/reference.cu"),
-)
+
+
+def straying(names: list[str]) -> list[tuple[str, Path]]:
+    """Per lab, the first known-wrong kernel the GPU must stop out of bounds, and the
+    reference (which strays nowhere)."""
+    found = []
+    for name in names:
+        lab = all_labs()[name]
+        for one in validate.checks(lab):
+            wanted = one.expected.get("cuda", one.expected)
+            if one.role == "wrong" and "out_of_bounds" in wanted.get("kinds", []):
+                found += [(name, one.path), (name, lab.home / "reference.cu")]
+                break
+    return found
 
 
 def reference_ms(lab, budget: float) -> float:
@@ -63,19 +71,19 @@ def timing_table(names: list[str], budget: float) -> None:
         print(f"{name:15} {guarded:9.4f} {plain:9.4f} {guarded / plain:9.3f}", flush=True)
 
 
-def fault_table() -> None:
+def fault_table(names: list[str]) -> None:
     print(f"\n{'kernel':45} {'cases':>5} {'stopped':>7} {'seconds':>7}  first finding")
-    for lab, rel in STRAYING:
+    for lab, path in straying(names):
         started = time.monotonic()
         options = Options(backend="cuda", secret="bench-secret", timing=False)
-        result = check(lab, wrong_dir(lab) / rel, options)
+        result = check(lab, path, options)
         seconds = time.monotonic() - started
         stopped = [
             c for c in result.cases if any(d.kind == Kind.OUT_OF_BOUNDS for d in c.diagnostics)
         ]
         first = next((d.message for c in stopped for d in c.diagnostics), "")
         print(
-            f"{rel.split('/')[-2] + '/' + Path(rel).name:45} {len(result.cases):5} "
+            f"{lab + '/' + path.name:45} {len(result.cases):5} "
             f"{len(stopped):7} {seconds:7.1f}  {first[:150]}",
             flush=True,
         )
@@ -89,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     timing_table(args.labs, args.budget)
     if not args.no_faults:
-        fault_table()
+        fault_table(args.labs)
     return 0
 
 

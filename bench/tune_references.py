@@ -6,7 +6,7 @@
 
 For every lab it compiles `reference_kernels/LAB/reference.cu`, `baseline.cu`, every
 file under `reference_kernels/LAB/variants/`, and the reference with some launch
-macros overridden (the VARIANTS table below), exactly as the grader would: the grader's
+macros overridden (the lab folder's tune.toml), exactly as the grader would: the grader's
 launch footer appended (grader.source.with_footer), the lab's macros at the timing size,
 no extern "C". Then, per variant:
 
@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,85 +68,29 @@ FLUSH_BYTES = 256 << 20
 CUBLAS_N = 4096
 SECRET = "tune-references"  # hidden sizes are fixed; only their random values use this
 
-# Macro overrides of reference.cu to try: (name, {MACRO: value}).
-VARIANTS: dict[str, list[tuple[str, dict[str, int]]]] = {
-    "matmul-naive": [
-        ("block 32x8", {"BLOCK_X": 32, "BLOCK_Y": 8}),
-        ("block 32x4", {"BLOCK_X": 32, "BLOCK_Y": 4}),
-        ("block 32x16", {"BLOCK_X": 32, "BLOCK_Y": 16}),
-        ("block 8x32", {"BLOCK_X": 8, "BLOCK_Y": 32}),
-    ],
-    "matmul-tiled": [
-        ("k-step 16", {"TILE_K": 16}),
-        ("k-step 16, 1 block/SM bound", {"TILE_K": 16, "MM_MIN_BLOCKS": 1}),
-        ("tile 128x64 (8x4/thread)", {"TILE_Y": 64}),
-        ("tile 64x64 (4x4/thread)", {"TILE_X": 64, "TILE_Y": 64}),
-        ("block 32x8, tile 128x128", {"BLOCK_X": 32, "BLOCK_Y": 8}),
-    ],
-    "conv2d": [
-        ("tile 32x32", {"TILE_X": 32, "TILE_Y": 32}),
-        ("tile 32x64", {"TILE_X": 32, "TILE_Y": 64}),
-        ("tile 64x32", {"TILE_X": 64, "TILE_Y": 32}),
-        ("tile 128x64", {"TILE_X": 128, "TILE_Y": 64}),
-        ("2 blocks/SM bound", {"CV_MIN_BLOCKS": 2}),
-    ],
-    "conv2d-clamp": [
-        ("tile 32x64", {"TILE_X": 32, "TILE_Y": 64}),
-        ("tile 64x32", {"TILE_X": 64, "TILE_Y": 32}),
-    ],
-    "conv2d-wrap": [
-        ("tile 32x64", {"TILE_X": 32, "TILE_Y": 64}),
-        ("tile 64x32", {"TILE_X": 64, "TILE_Y": 32}),
-    ],
-    "conv2d-valid": [
-        ("tile 32x32", {"TILE_X": 32, "TILE_Y": 32}),
-        ("tile 32x64", {"TILE_X": 32, "TILE_Y": 64}),
-        ("tile 64x32", {"TILE_X": 64, "TILE_Y": 32}),
-    ],
-    "conv3d": [
-        ("tile z 16", {"TILE_Z": 16}),
-        ("tile z 64", {"TILE_Z": 64}),
-        ("block 32x4, tile 32x16x32", {"BLOCK_Y": 4, "TILE_Y": 16}),
-        ("tile 32x16x32 (2 rows/thread)", {"TILE_Y": 16}),
-        ("1 block/SM bound", {"C3_MIN_BLOCKS": 1}),
-        ("3 blocks/SM bound", {"C3_MIN_BLOCKS": 3}),
-    ],
-    "conv3d-pitched": [
-        ("tile z 16", {"TILE_Z": 16}),
-        ("tile z 64", {"TILE_Z": 64}),
-        ("block 32x4, tile 32x16x32", {"BLOCK_Y": 4, "TILE_Y": 16}),
-    ],
-}
+TUNING = "tune.toml"  # in a lab's folder: what to check and try (see check_sizes, variants)
+COPY_BYTES = 256 << 20  # the copy that gives the memory-bound labs' hardware figure
 
-# Small odd sizes, at the timing mask, for the correctness column.
-CHECKS: dict[str, list[dict[str, int]]] = {
-    "matmul": [{"Width": 517}, {"Width": 516}, {"Width": 1}],
-    "conv2d": [
-        {"Width": 131, "Height": 67},
-        {"Width": 517, "Height": 300},
-        {"Width": 3, "Height": 2},
-    ],
-    "conv2d-valid": [
-        {"input_rows": 67, "input_cols": 131, "kernel_rows": 5, "kernel_cols": 5},
-        {"input_rows": 300, "input_cols": 517, "kernel_rows": 5, "kernel_cols": 5},
-        {"input_rows": 70, "input_cols": 90, "kernel_rows": 3, "kernel_cols": 7},
-    ],
-    "conv3d": [
-        {"W": 37, "H": 23, "D": 11},
-        {"W": 100, "H": 70, "D": 40},
-        {"W": 1, "H": 1, "D": 1},
-    ],
-}
 
-TARGETS = {  # what the reference must reach, as a fraction of the hardware figure
-    "matmul-tiled": 0.35,
-    "conv2d": 0.60,
-    "conv2d-clamp": 0.60,
-    "conv2d-wrap": 0.60,
-    "conv2d-valid": 0.60,
-    "conv3d": 0.35,
-    "conv3d-pitched": 0.35,
-}
+def tuning(lab: Lab) -> dict:
+    """The lab folder's tune.toml: `target` (a fraction of the hardware figure the
+    reference must reach), `checks` (small odd sizes) and `[[variants]]` (name, defines)."""
+    path = lab.home / TUNING
+    return tomllib.loads(path.read_text()) if path.is_file() else {}
+
+
+def supported(lab: Lab) -> str | None:
+    """Why this script cannot tune `lab`, or None: it launches one float32 kernel whose
+    buffers do not depend on the launch; bench/gpu_labs.py times every lab."""
+    arrays = (*lab.inputs, *lab.outputs, *lab.scratch)
+    if len(lab.kernels) > 1 or any(a.dtype != "float32" for a in arrays):
+        return "several kernels or other element types than float32"
+    try:
+        for array in arrays:
+            array.shape(lab.full_sizes(lab.timing_sizes))
+    except KeyError:
+        return "buffers sized by the launch"
+    return None
 
 
 def say(*args) -> None:
@@ -153,9 +98,8 @@ def say(*args) -> None:
 
 
 def check_sizes(lab: Lab) -> list[dict[str, int]]:
-    family = next(k for k in ("conv2d-valid", "conv3d", "conv2d", "matmul") if k in lab.name)
     mask = {k: v for k, v in lab.timing_sizes.items() if k in lab.macros}
-    return [{**sizes, **mask} for sizes in CHECKS[family]]
+    return [{**sizes, **mask} for sizes in tuning(lab).get("checks", [])]
 
 
 # -- building -----------------------------------------------------------------------------
@@ -182,9 +126,10 @@ class Build:
 
 def plan_builds(lab: Lab, all_cases: bool) -> list[Build]:
     timing_macros = lab.macro_values(lab.full_sizes(lab.timing_sizes))
-    folder = Path("reference_kernels") / lab.name
+    folder = lab.home.relative_to(ROOT) if lab.home.is_relative_to(ROOT) else lab.home
     builds = [Build(lab.name, "reference", str(folder / "reference.cu"), {}, timing_macros)]
-    for name, defines in VARIANTS.get(lab.name, []):
+    for variant in tuning(lab).get("variants", []):
+        name, defines = variant["name"], variant["defines"]
         builds.append(Build(lab.name, name, str(folder / "reference.cu"), defines, timing_macros))
     for extra in sorted((ROOT / folder / "variants").glob("*.cu")):
         builds.append(
@@ -293,7 +238,7 @@ class Gpu:
 
 
 def hardware(repeat: int) -> dict:
-    """cuBLAS fp32 at n = 4096, and device-to-device copy bandwidth at the conv2d size."""
+    """cuBLAS fp32 at n = 4096, and device-to-device copy bandwidth of COPY_BYTES."""
     os.environ.setdefault("CUPY_TF32", "0")
     gpu = Gpu()
     import cupy
@@ -317,8 +262,7 @@ def hardware(repeat: int) -> dict:
     except Exception as err:  # noqa: BLE001 - report and go on
         info["cublas_error"] = str(err)
     try:
-        sizes = all_labs()["conv2d"].timing_sizes
-        nbytes = 4 * sizes["Width"] * sizes["Height"]
+        nbytes = COPY_BYTES
         src, dst = cuda.mem_alloc(nbytes), cuda.mem_alloc(nbytes)
         cuda.memset_d32(src, 0x3F800000, nbytes // 4)
         ms = gpu.time_ms(lambda: cuda.memcpy_dtod_async(dst, src, nbytes), repeat)
@@ -566,8 +510,8 @@ def child(args) -> int:
                 f"{build.name:34s} {block:>9s} {tile:>10s} {regs:>5s} {ms:8.3f} "
                 f"{rate:8.2f} {pct:>7s} {vs:>6s}  {agrees:>8s}  {correct}"
             )
-            if build.name == "reference" and lab.name in TARGETS and frac is not None:
-                target = TARGETS[lab.name]
+            target = tuning(lab).get("target")
+            if build.name == "reference" and target is not None and frac is not None:
                 verdict = "meets" if frac >= target else "MISSES"
                 say(f"{'':34s} reference {verdict} the target of {100 * target:.0f}%")
         except Exception as err:  # noqa: BLE001 - one variant never stops the others
@@ -663,6 +607,9 @@ def main() -> int:
     if unknown:
         say(f"unknown labs: {', '.join(unknown)}; labs: {', '.join(labs)}")
         return 2
+    for name in [n for n in names if supported(labs[n])]:
+        say(f"{name}: skipped, {supported(labs[name])} (bench/gpu_labs.py times it)")
+    names = [n for n in names if not supported(labs[n])]
     plans = {name: plan_builds(labs[name], args.all_cases) for name in names}
     if args.list:
         for name, builds in plans.items():

@@ -361,7 +361,8 @@ def buffer_diagnostics(
                     Kind.OUT_OF_BOUNDS,
                     f"The kernel wrote {state.written_after} elements past the end of {buf.name}, "
                     f"which has {size} elements{first}. Threads outside the output must not store: "
-                    "check row < rows && col < cols before writing.",
+                    f"check each index against the sizes ({', '.join(launch.sizes())}) before "
+                    "writing.",
                     kernel=kernel,
                 )
             )

@@ -2,7 +2,7 @@
 part of a course's lab that travels with a Gradescope zip or a student's CI workflow.
 
 A copied lab is renamed where its files name it as a lab (`grader check LAB`, `grader
-template LAB`, "Lab `LAB`"), never in code: a lab's kernel may bear its name (histogram),
+template LAB`, "Lab `LAB`"), never in code: a lab's kernel may bear its name,
 and its definition takes its name from its folder (grader.labs)."""
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ secret."""
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -148,3 +149,32 @@ def test_reference_and_tolerance_shapes(name):
     for out in lab.outputs:
         assert expected[out.name].shape == out.shape(case.sizes) == tol[out.name].shape
         assert expected[out.name].dtype == (np.int64 if out.exact else np.float64)
+
+
+def test_the_readmes_lab_table_is_the_registrys():
+    from grader.cli.student import list_labs, markdown_table
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert markdown_table(list_labs()) in readme
+
+
+def _prose(path: Path) -> str:
+    return " ".join(path.read_text().split())
+
+
+@pytest.mark.parametrize("name", LABS)
+def test_the_template_readme_states_the_labs_own_cases_and_scoring(name):
+    lab = get(name)
+    text, s = _prose(lab.template_home / "README.md"), lab.scoring
+    public, hidden = len(lab.public_cases), cases.hidden_count(lab)
+    for phrase in (
+        f"| public cases | {s.public:g} | shared equally by the {public} public cases |",
+        f"| hidden cases | {s.hidden:g} | shared equally by the {hidden} hidden cases",
+        f"| speed | {s.performance:g} |",
+        f"A speedup of {s.target_speedup:g} or more earns all {s.performance:g} speed points "
+        f"and {s.zero_speedup:g} or less earns none",
+        f"{hidden} hidden cases",
+    ):
+        assert phrase in text, phrase
+    for case in (*lab.public_cases, *lab.hidden_cases):
+        assert f"`{case.name}`" in text, case.name

@@ -139,6 +139,11 @@ class Launch:
     def own_buffers(self) -> list[Buffer]:
         return [a for a in self.args if isinstance(a, Buffer)]
 
+    def sizes(self) -> list[str]:
+        """The scalar parameters of every step, once (what an index is checked against)."""
+        names = [a.name for step in self.steps for a in step.args if isinstance(a, Scalar)]
+        return list(dict.fromkeys(names))
+
     def buffers(self) -> list[Buffer]:
         """Every buffer of every step, once, in the order they are first named."""
         seen: dict[str, Buffer] = {}

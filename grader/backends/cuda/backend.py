@@ -245,6 +245,7 @@ class CudaBackend(Backend):
             kernel=kernel,
             submission=build.submission.name,
             student_lines=len(build.submission.text.splitlines()),
+            sizes=tuple(launch.sizes()),
         )
         named = [d for d in sanitizer.diagnostics(found, context) if d.kind == Kind.OUT_OF_BOUNDS]
         return named or [located]
@@ -383,6 +384,7 @@ class CudaBackend(Backend):
             kernel=launches[0].kernel,
             submission=build.submission.name,
             student_lines=len(build.submission.text.splitlines()),
+            sizes=tuple(launches[0].sizes()),
         )
         jobs = [
             (index, tool)

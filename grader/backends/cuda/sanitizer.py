@@ -240,6 +240,7 @@ class Context:
     kernel: str
     submission: str  # the student's file name, shown instead of kernel.cu
     student_lines: int  # lines past this are the grader's footer
+    sizes: tuple[str, ...] = ()  # the kernel's size parameters, as the lab names them
 
 
 def diagnostics(findings: list[Finding], context: Context) -> list[Diagnostic]:
@@ -356,10 +357,8 @@ def _memory_message(finding: Finding, line: int | None, context: Context, count:
     if space == "global":
         _, place = _place(finding)
         target = place or "memory outside the buffers"
-        advice = (
-            "Check every index against the sizes before the access (for example "
-            "`if (row < Width && col < Width)`)."
-        )
+        against = f" ({', '.join(context.sizes)})" if context.sizes else ""
+        advice = f"Check every index against the sizes{against} before the access."
     elif space == "shared":
         target = "outside the __shared__ memory of its block"
         advice = "Check the index into the shared tile against its declared size."
