@@ -59,7 +59,8 @@ HIDDEN = (
 
 
 def _reference(arrays, sizes):
-    counts = np.bincount(np.asarray(arrays["input"], np.int64), minlength=NUM_BINS)
+    # bincount reads the bytes as they are: widening 32 Mi of them first costs 4x the count
+    counts = np.bincount(np.ravel(arrays["input"]), minlength=NUM_BINS)
     return {"bins": counts[:NUM_BINS]}
 
 
