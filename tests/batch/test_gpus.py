@@ -62,8 +62,17 @@ def test_timing_waits_for_runs_and_runs_queue_behind_timing(tmp_path):
 
 def test_gates_of_different_gpus_are_independent(tmp_path):
     zero, one = Gate(tmp_path, "gpu-0"), Gate(tmp_path, "gpu-1")
-    with zero.alone(), one.alone():
-        pass
+    timed_on_one = threading.Event()
+
+    def time_on_one():
+        with one.alone():
+            timed_on_one.set()
+
+    with zero.alone():  # timing on GPU 0 does not hold GPU 1
+        other = threading.Thread(target=time_on_one, daemon=True)
+        other.start()
+        assert timed_on_one.wait(timeout=5)
+    other.join(timeout=5)
 
 
 def test_a_gated_backend_grades_as_its_inner_backend(tmp_path):
