@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from include_tricks import TRICKS, plant_secret
 
 from grader import cli, defaults
 from grader.backends.cpu import sandbox
@@ -28,20 +29,11 @@ needs_landlock = pytest.mark.skipif(
     not LAYERS.files_isolated, reason=f"this machine has no landlock: {LAYERS.missing()}"
 )
 KERNEL = "__global__ void matmul(const float* M, const float* N, float* P, int Width) {}\n"
-# Each way to make a compiler read another file; SECRET is its path.
-INCLUDES = {
-    "digraph": '%:include "SECRET"\n',
-    "line splice": '#\\\ninclude "SECRET"\n',
-    "macro argument": '#define ID(x) x\nint a = ID(1 +\n#include "SECRET"\n);\n',
-    "quoted": '#include "SECRET"\n',
-}
 
 
 @pytest.fixture
 def secret(tmp_path) -> Path:
-    path = tmp_path / "hidden_cases.txt"
-    path.write_text(f"TOPSECRET{os.urandom(6).hex()} line\n")
-    return path
+    return plant_secret(tmp_path)
 
 
 @pytest.fixture
@@ -72,22 +64,22 @@ def messages(report: dict) -> list[str]:
     return [d["message"] for d in report["diagnostics"]]
 
 
-@pytest.mark.parametrize("trick", INCLUDES)
+@pytest.mark.parametrize("trick", TRICKS)
 def test_the_text_check_names_each_include_trick(tmp_path, capsys, secret, trick):
     code, report, every = grade(
-        tmp_path, capsys, INCLUDES[trick].replace("SECRET", str(secret)) + KERNEL
+        tmp_path, capsys, TRICKS[trick].replace("SECRET", str(secret)) + KERNEL
     )
     assert code == 1 and messages(report) == [QUOTED_INCLUDE]
     assert secret.read_text().split()[0] not in every
 
 
 @needs_landlock
-@pytest.mark.parametrize("trick", INCLUDES)
+@pytest.mark.parametrize("trick", TRICKS)
 def test_an_include_trick_leaks_nothing_past_the_text_check(
     tmp_path, capsys, secret, trick, no_text_check
 ):
     code, report, every = grade(
-        tmp_path, capsys, INCLUDES[trick].replace("SECRET", str(secret)) + KERNEL
+        tmp_path, capsys, TRICKS[trick].replace("SECRET", str(secret)) + KERNEL
     )
     assert code == 1 and report["compile"]["ok"] is False
     assert secret.read_text().split()[0] not in every
@@ -226,7 +218,7 @@ def test_a_batch_grades_an_option_named_file_and_leaks_nothing(tmp_path, capsys,
     course.mkdir()
     reference = (ROOT / "reference_kernels" / "matmul-naive" / "reference.cu").read_text()
     (course / "-rf.cu").write_text(reference)
-    for trick, text in INCLUDES.items():
+    for trick, text in TRICKS.items():
         (course / f"{trick.replace(' ', '_')}.cu").write_text(
             text.replace("SECRET", str(secret)) + KERNEL
         )

@@ -5,10 +5,10 @@ miss leak nothing through it either, and it leaves nothing in TMPDIR."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+from include_tricks import TRICKS, plant_secret
 
 from grader import cli, nvcc
 from grader.backends.cuda.backend import ModuleSpec
@@ -19,19 +19,11 @@ KERNEL = (
     "__global__ void matmul(const float* M, const float* N, float* P, int Width) "
     "{ P[threadIdx.x] = M[threadIdx.x] * N[threadIdx.x] * Width; }\n"
 )
-TRICKS = {
-    "digraph": '%:include "SECRET"\n',
-    "line splice": '#\\\ninclude "SECRET"\n',
-    "macro argument": '#define ID(x) x\nint a = ID(1 +\n#include "SECRET"\n);\n',
-    "quoted": '#include "SECRET"\n',
-}
 
 
 @pytest.fixture
 def secret(tmp_path) -> Path:
-    path = tmp_path / "hidden_cases.txt"
-    path.write_text(f"TOPSECRET{os.urandom(6).hex()} line\n")
-    return path
+    return plant_secret(tmp_path)
 
 
 @pytest.fixture
