@@ -38,11 +38,11 @@ def tolerances(lab: Lab, case: Case, inputs: dict[str, np.ndarray]) -> dict[str,
     return {name: tolerance(lab, case.sizes, b, name) for name, b in bound.items()}
 
 
-def tolerance(lab: Lab, sizes, bound: np.ndarray, output: str | None = None) -> np.ndarray:
+def tolerance(lab: Lab, sizes, bound: np.ndarray, output: str) -> np.ndarray:
     """The tolerance of elements of `output` whose sums of |terms| are `bound`: none for
     an integer output, the lab's own where it has one, else twice the worst case of a
     float sum of lab.terms terms."""
-    if output is not None and lab.array(output).exact:
+    if lab.array(output).exact:
         return np.zeros(np.shape(bound))
     if lab.tolerance is not None:
         return np.asarray(lab.tolerance(sizes, bound), np.float64)
