@@ -5,6 +5,8 @@ worker, and a whole grading on the CPU backend."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,7 @@ from grader.backends.cuda import protocol
 from grader.compare import compare, tolerances
 from grader.grading import Options, grade
 from grader.interface import Interface, LaunchDefaults
+from grader.labs import get
 from grader.labs.model import Array, Case, Kernel, Lab, Param, Role, Scoring
 from grader.launch import launch_sizes, make_launch, timing_launches
 from grader.result import Kind, Status
@@ -193,12 +196,20 @@ def test_integer_outputs_compare_exactly_and_poison_shows_as_unwritten():
     assert missing.unwritten.tolist() == [False, True] and missing.mismatches == 1
 
 
-def test_integer_outputs_have_no_tolerance_and_a_lab_may_set_its_own():
+def test_integer_outputs_have_no_tolerance():
     case = cases.public_cases(LAB)[1]
     sized = {**case.sizes, **interface().launch}
     tol = tolerances(LAB, Case(case.name, sized), cases.make_inputs(LAB, case))
     assert not tol["total"].any() and not tol["count"].any()
     assert launch_sizes(LAB, case.sizes, interface())["TILE_X"] == 256
+
+
+def test_a_lab_may_set_its_own_tolerance():
+    lab = replace(get("matmul-naive"), tolerance=lambda sizes, bound: 0.5 * bound + sizes["Width"])
+    case = Case("w17", {"Width": 17}, seed=17)
+    inputs = cases.make_inputs(lab, case)
+    bound = np.abs(inputs["M"].astype(np.float64)) @ np.abs(inputs["N"].astype(np.float64))
+    assert np.allclose(tolerances(lab, case, inputs)["P"], 0.5 * bound + 17, rtol=1e-12, atol=0)
 
 
 @pytest.fixture(scope="module")
