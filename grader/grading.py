@@ -193,12 +193,11 @@ class Grading:
 
     def run_case(self, case: Case, build: Build) -> CaseResult:
         inputs = casegen.make_inputs(self.lab, case)
-        expected = casegen.expected_outputs(
-            self.lab, at_launch(self.lab, case, build.interface), inputs
-        )
+        sized = at_launch(self.lab, case, build.interface)
+        expected = casegen.expected_outputs(self.lab, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
         outcome = self.backend.run(build, launch, self.options.timeout)
-        return judge(self.lab, case, inputs, expected, launch, layouts, outcome, build)
+        return judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
 
     def cross_case_hints(self) -> None:
         found = hints.cross_case(self.lab, self.result.cases)
@@ -284,6 +283,7 @@ def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:
 def judge(
     lab: Lab,
     case: Case,
+    sized: Case,  # `case` with the launch macros among its sizes (at_launch)
     inputs: dict[str, np.ndarray],
     expected: dict[str, np.ndarray],
     launch: Launch,
@@ -292,7 +292,6 @@ def judge(
     build: Build,
 ) -> CaseResult:
     result = CaseResult(case.name, case.visibility, case.sizes, Status.FAILED)
-    sizes = at_launch(lab, case, build.interface).sizes
     result.diagnostics = list(outcome.diagnostics)
     result.output = outcome.output
     if not outcome.completed:
@@ -303,7 +302,7 @@ def judge(
         result.hint_kind = hints.kind_of(hints.partial_tile_fault) if result.hint else None
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
-    tol = tolerances(lab, at_launch(lab, case, build.interface), inputs)
+    tol = tolerances(lab, sized, inputs)
     comparisons = [
         compare(name, want, layouts[name].unpack(outcome.buffers[name].data), tol[name])
         for name, want in expected.items()
@@ -321,7 +320,7 @@ def judge(
     failing = [(c, tol[c.name]) for c in comparisons if not c.ok]
     if failing:
         cmp, cmp_tol = failing[0]
-        ctx = hints.Context(lab, sizes, inputs, cmp, cmp_tol, build.interface.tile())
+        ctx = hints.Context(lab, sized.sizes, inputs, cmp, cmp_tol, build.interface.tile())
         result.hint_kind, result.hint = hints.first_match(lab.hints, ctx) or (None, None)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED
