@@ -50,7 +50,7 @@ from grader.result import (
     Result,
     Status,
 )
-from grader.source import MAX_BYTES, read_submission, static_checks
+from grader.source import read_submission, static_checks
 
 # Diagnostics that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
@@ -110,8 +110,7 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
         compile=CompileInfo(ok=False, log="not compiled: the file failed the static checks"),
         kernel=lab.kernel.name,
         grader_version=grader.__version__,
-        # the report shows the file, not a file too large to grade
-        source=submission.text if len(submission.text) <= MAX_BYTES else "",
+        source=submission.text,  # empty for a file too large to read
     )
     problems += static_checks(submission.text, lab.forbidden)
     if problems:
