@@ -32,7 +32,7 @@ from grader.interface import (
     canonical_ctype,
 )
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
-from grader.source import LAUNCH_SYMBOL, launch_values, strip_comments, with_footer
+from grader.source import LAUNCH_SYMBOL, launch_values, line_of, strip_comments, with_footer
 
 
 @cache
@@ -233,7 +233,7 @@ def grader_macros(
         return out
     for name in macros:
         for match in re.finditer(_declaring(name), code):
-            line = code.count("\n", 0, match.start()) + 1
+            line = line_of(code, match.start())
             out = [d for d in out if d.line != line]
             out.insert(0, _macro_diagnostic(shown, line, name, "declaration", lines))
     return out[: defaults.MAX_COMPILE_ERRORS]
