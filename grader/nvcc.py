@@ -270,11 +270,10 @@ def _redefinitions(lines: list[str], macros: dict[str, int]) -> list[tuple[int, 
 
 
 def _unset_if(word: str, rest: str) -> str | None:
-    """The macro a conditional's first branch requires to be undefined."""
-    if word == "ifndef":
+    """The macro a conditional's first branch requires to be undefined (#ifdef: its
+    #else)."""
+    if word in ("ifdef", "ifndef"):
         return rest.split()[0] if rest.split() else None
-    if word == "ifdef":
-        return rest.split()[0] if rest.split() else None  # unset in its #else
     found = re.fullmatch(r"!\s*defined\s*\(?\s*(\w+)\s*\)?", rest.strip())
     return found.group(1) if found else None
 
