@@ -376,14 +376,20 @@ _SHARED_READ = re.compile(
 _ATOMIC = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:atom|red)\.", re.MULTILINE)
 
 
+_BRACE = re.compile(r"[{}]")
+
+
 def _bodies(ptx: str) -> dict[str, str]:
-    """Each function's body (entries and device functions), by symbol."""
+    """Each function's body (entries and device functions), by symbol: up to the brace
+    that closes it, or the end of the PTX."""
     out = {}
     for match in _FUNCTION.finditer(ptx):
-        depth, end = 1, match.end()
-        while depth and end < len(ptx):
-            depth += {"{": 1, "}": -1}.get(ptx[end], 0)
-            end += 1
+        depth, end = 1, len(ptx)
+        for brace in _BRACE.finditer(ptx, match.end()):
+            depth += 1 if brace.group() == "{" else -1
+            if not depth:
+                end = brace.end()
+                break
         out[match["symbol"]] = ptx[match.end() : end]
     return out
 
