@@ -9,6 +9,22 @@ from grader import hints
 from grader.labs import common, numerics
 from grader.labs.model import Array, Case, Constant, Kernel, Lab, Sampler, Scoring
 
+
+def same_sampler(shape, mask_shape, ghost: str) -> Sampler:
+    """P at a grid of elements of N (`shape`): each element's window of N the size of
+    the mask (`mask_shape`), centred on it, ghost cells following `ghost`."""
+
+    def needs(sizes, axes):
+        mask = mask_shape(sizes)
+        start = tuple(-(m // 2) for m in mask)
+        return {
+            "N": numerics.window(axes, mask, start, shape(sizes), ghost),
+            "mask": numerics.whole(mask),
+        }
+
+    return Sampler(needs, lambda s, v, axes: {"P": numerics.correlate_window(v["N"], v["mask"])})
+
+
 # -- images -----------------------------------------------------------------------------
 
 
@@ -60,17 +76,6 @@ def _image_sizes(rng):
     }
 
 
-def image_sampler(ghost: str) -> Sampler:
-    """P at a grid of pixels: each pixel's MASK_WIDTH^2 window of N, with the ghost rule."""
-
-    def needs(sizes, axes):
-        m = sizes["MASK_WIDTH"]
-        window = numerics.window(axes, (m, m), (-(m // 2),) * 2, _image(sizes), ghost)
-        return {"N": window, "mask": numerics.whole(_square(sizes))}
-
-    return Sampler(needs, lambda s, v, axes: {"P": numerics.correlate_window(v["N"], v["mask"])})
-
-
 def image_lab(kernel: Kernel, ghost: str, title: str, summary: str) -> Lab:
     """Same-size 2D convolution of an image N (Height x Width) into P, the mask in
     __constant__ Mc; ghost cells follow `ghost` ("zero", "clamp" or "wrap")."""
@@ -109,7 +114,7 @@ def image_lab(kernel: Kernel, ghost: str, title: str, summary: str) -> Lab:
         ),
         scoring=Scoring(target_speedup=0.7, zero_speedup=0.2),
         bound="memory",
-        sampler=image_sampler(ghost),
+        sampler=same_sampler(_image, _square, ghost),
     )
 
 
@@ -164,18 +169,6 @@ def pitches(sizes):
     return {"pitchN": _align(row, 128) + 128, "pitchP": _align(row, 128) + 256}
 
 
-def _volume_needs(sizes, axes):
-    m = sizes["MASK_WIDTH"]
-    window = numerics.window(axes, (m,) * 3, (-(m // 2),) * 3, _volume(sizes))
-    return {"N": window, "mask": numerics.whole(_cube(sizes))}
-
-
-# P at a grid of voxels: each voxel's MASK_WIDTH^3 window of N; ghost cells read 0
-VOLUME_SAMPLER = Sampler(
-    _volume_needs, lambda s, v, axes: {"P": numerics.correlate_window(v["N"], v["mask"])}
-)
-
-
 def volume_lab(kernel: Kernel, title: str, summary: str, **extra) -> Lab:
     """Same-size 3D convolution of a volume N (D x H x W) into P, the mask in
     __constant__ Mc; ghost cells count as 0. `extra` may add hints (first) and fields."""
@@ -218,6 +211,6 @@ def volume_lab(kernel: Kernel, title: str, summary: str, **extra) -> Lab:
         ),
         scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),
         bound="compute",
-        sampler=VOLUME_SAMPLER,
+        sampler=same_sampler(_volume, _cube, "zero"),
         **extra,
     )
