@@ -182,8 +182,9 @@ def check_constants(constants, interface: Interface, sizes) -> list[Diagnostic]:
     return out
 
 
-def check_launch(interface: Interface, kernel: str) -> list[Diagnostic]:
-    """Block and tile macros must be positive and the block must fit the hardware."""
+def check_launch(interface: Interface, kernels: list[str]) -> list[Diagnostic]:
+    """Block and tile macros must be positive, the block must fit the hardware and the
+    __launch_bounds__ of each of `kernels` (the lab's, in the module, launched in order)."""
     launch = interface.launch
     bad = [name for name in LAUNCH_MACROS if launch.get(name, 0) <= 0]
     if bad:
@@ -198,27 +199,22 @@ def check_launch(interface: Interface, kernel: str) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"A block of {shape} = {threads} threads is more than the "
                 f"{MAX_THREADS_PER_BLOCK} a GPU allows. Make BLOCK_X*BLOCK_Y*BLOCK_Z smaller.",
-                kernel=kernel,
+                kernel=kernels[0],
             )
         )
-    sig = interface.kernels.get(kernel)
-    if sig and sig.max_threads and threads > sig.max_threads:
-        out.append(
-            Diagnostic(
-                Kind.RESOURCES,
-                f"{kernel} is declared __launch_bounds__({sig.max_threads}), but the "
-                f"grader launches blocks of {shape} = {threads} threads, as BLOCK_X, BLOCK_Y "
-                "and BLOCK_Z say.",
-                kernel=kernel,
+    for kernel in kernels:
+        sig = interface.kernels[kernel]
+        if sig.max_threads and threads > sig.max_threads:
+            out.append(
+                Diagnostic(
+                    Kind.RESOURCES,
+                    f"{kernel} is declared __launch_bounds__({sig.max_threads}), but the "
+                    f"grader launches blocks of {shape} = {threads} threads, as BLOCK_X, "
+                    "BLOCK_Y and BLOCK_Z say.",
+                    kernel=kernel,
+                )
             )
-        )
     return out
-
-
-def _once(found: list[Diagnostic]) -> list[Diagnostic]:
-    """Each sentence once (the launch macros are the same for every kernel)."""
-    seen: set[str] = set()
-    return [d for d in found if not (d.message in seen or seen.add(d.message))]
 
 
 def check_resources(interface: Interface) -> list[Diagnostic]:
@@ -255,9 +251,9 @@ def check(lab, interface: Interface, sizes) -> list[Diagnostic]:
     for expected in lab.kernels:
         out += check_kernel(expected, interface.kernels.get(expected.name), defined)
     out += check_constants(lab.constants, interface, sizes)
-    launched = [k.name for k in lab.kernels if k.name in interface.kernels]
+    launched = list(dict.fromkeys(k.name for k in lab.kernels if k.name in interface.kernels))
     if launched:
-        out += _once([d for name in launched for d in check_launch(interface, name)])
+        out += check_launch(interface, launched)
     out += check_resources(interface)
     for req in lab.requirements:
         message = req.check(interface, kernel)
