@@ -397,7 +397,7 @@ def _equal_sizes_only(lab: Lab, cases: list[CaseResult]) -> tuple[str, str | Non
     for a, b in itertools.combinations(range(len(axes)), 2):
         if axes[a] != axes[b] and _explains(cases, lambda s, a=a, b=b: _sides(shape, s, a, b)):
             first, second = sorted((axes[a], axes[b]), key=_size_params(lab).index)
-            return "square_only", _swapped_sentence(lab, first, second)
+            return "square_only", _swapped_sentence(first, second, flat=len(axes) == 2)
     return "square_only", None
 
 
@@ -406,8 +406,7 @@ def _sides(shape: Callable, sizes: dict[str, int], a: int, b: int) -> bool:
     return dims[a] == dims[b]
 
 
-def _swapped_sentence(lab: Lab, first: str, second: str) -> str:
-    flat = len(lab.inputs[0].shape(lab.full_sizes(lab.public_cases[0].sizes))) == 2
+def _swapped_sentence(first: str, second: str, flat: bool) -> str:
     when = (
         f"for every square input ({first} = {second})" if flat else f"whenever {first} = {second}"
     )
