@@ -137,7 +137,7 @@ MAP_CLASSES = {
     "u": "unwritten",
     "x": "padding_written",
 }
-_RUN = re.compile(r"(\d*)([prwnux])")
+_RUN = re.compile(rf"(\d*)([{''.join(MAP_CLASSES)}])")
 
 
 def encode_row(cells: str) -> str:
