@@ -4,7 +4,9 @@ on cell classes (never on pixels)."""
 
 from __future__ import annotations
 
+import json
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ from grader.backends.base import POISON_BITS, bits_as_float
 from grader.compare import compare
 from grader.grading import Options, check
 from grader.launch import Layout
-from grader.result import CaseResult, ErrorMap, MapSlice, decode_row, encode_row
+from grader.result import MAP_CLASSES, CaseResult, ErrorMap, MapSlice, decode_row, encode_row
 from grader.validate import wrong_dir
 
 POISON = bits_as_float(POISON_BITS)
@@ -226,3 +228,11 @@ def test_a_run_stopped_by_a_fault_has_no_map_but_its_hint():
     no output to draw, and the hint names the partial tile instead."""
     case = graded("matmul-naive", "no_boundary_check.cu")["width-100"]
     assert case.error_map is None and case.hint_kind == "partial_tile_fault"
+
+
+def test_the_report_schema_allows_exactly_the_map_classes():
+    schema = json.loads(
+        (Path(__file__).resolve().parents[1] / "grader/schema/report.schema.json").read_text()
+    )
+    rows = schema["$defs"]["error_map"]["properties"]["slices"]["items"]["properties"]["rows"]
+    assert rows["items"]["pattern"] == f"^([0-9]*[{''.join(MAP_CLASSES)}])+$"
