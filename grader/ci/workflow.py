@@ -115,6 +115,11 @@ def grader_requirement(source: str, gpu: bool = False) -> str:
     return f"{DISTRIBUTION}[gpu] @ {url}" if "://" in url else f"{url}[gpu]"
 
 
+def _check_runner(gpu_runner: str | None) -> None:
+    if gpu_runner is not None and not _LABEL.fullmatch(gpu_runner):
+        raise UsageError(f"{gpu_runner!r} is not a runner label (letters, digits, . _ -).")
+
+
 def workflow(
     lab: str,
     package: str,
@@ -124,8 +129,7 @@ def workflow(
 ) -> str:
     """The workflow's YAML text; it installs the grader with `pip install PACKAGE`."""
     spec = labs.get(lab)
-    if gpu_runner is not None and not _LABEL.fullmatch(gpu_runner):
-        raise UsageError(f"{gpu_runner!r} is not a runner label (letters, digits, . _ -).")
+    _check_runner(gpu_runner)
     backend = "cuda" if gpu_runner else "cpu"
     max_points = spec.scoring.public + (spec.scoring.performance if gpu_runner else 0.0)
     return (
@@ -164,22 +168,23 @@ def init_ci(
 ) -> list[Path]:
     """Write the workflow to `out` and, without `grader_source`, a wheel of the running
     grader into the repository's .github/grader/ for it to install. Returns the files
-    written. Refuses to overwrite an existing workflow without `force`."""
+    written. Refuses to overwrite an existing workflow without `force`; refuses before it
+    writes anything."""
+    _check_runner(gpu_runner)
     out = Path(out)
     repository = repository_of(out)
     refuse_unsafe(out, "the workflow")
     if out.exists() and not force:
         raise UsageError(f"{out} already exists; add --force to overwrite it.")
     spec = labs.get(lab)
+    package = None if grader_source is None else grader_requirement(grader_source, bool(gpu_runner))
     written, lab_root = [], None
     if portable(spec):  # a course's own lab travels with the repository
         # the reference only where the workflow times against it; never the baseline
         kernels = ("reference.cu",) if gpu_runner else ()
         written += export(spec, repository / LAB_ROOT, kernels)
         lab_root = LAB_ROOT.as_posix()
-    if grader_source is not None:
-        package = grader_requirement(grader_source, bool(gpu_runner))
-    else:
+    if package is None:
         wheel = _replace_wheel(repository / WHEEL_DIR)
         written.append(wheel)
         local = f"./{(WHEEL_DIR / wheel.name).as_posix()}"

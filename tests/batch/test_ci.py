@@ -97,6 +97,19 @@ def test_the_workflow_must_go_where_github_runs_workflows(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("options", "why"),
+    [
+        ({"gpu_runner": "gpu runner"}, "runner label"),
+        ({"grader_source": "cuda-lab-grader"}, "bare package name"),
+    ],
+)
+def test_a_refused_option_writes_nothing(tmp_path, options, why):
+    with pytest.raises(UsageError, match=why):
+        init_ci("conv2d", out=tmp_path / ".github" / "workflows" / "grader.yml", **options)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
     ("source", "gpu", "expected"),
     [
         (f"git+https://github.com/c/g@{COMMIT}", False, f"git+https://github.com/c/g@{COMMIT}"),
