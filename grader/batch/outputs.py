@@ -9,7 +9,6 @@ that one run, a resumed run and a merge of shards write the same bytes:
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from grader import labs
 from grader.batch import gradebook, summary
 from grader.batch.state import REPORT_JSON, Record, Settings, read_record, student_dir
 from grader.errors import UsageError
+from grader.files import write_atomically
 from grader.report import json as json_report
 from grader.result import Result
 
@@ -44,9 +44,7 @@ class Manifest:
 
 
 def write_manifest(out: Path, manifest: Manifest) -> None:
-    partial = Path(out) / f".{MANIFEST}.partial"
-    partial.write_text(json.dumps(manifest.to_json(), indent=2) + "\n", encoding="utf-8")
-    os.replace(partial, Path(out) / MANIFEST)
+    write_atomically(Path(out) / MANIFEST, json.dumps(manifest.to_json(), indent=2) + "\n")
 
 
 def read_manifest(out: Path) -> Manifest:

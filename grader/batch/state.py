@@ -14,13 +14,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import grader
 from grader.batch.discover import Entry, Person
+from grader.files import write_atomically
 
 RECORD = "grading.json"
 REPORT_JSON = "report.json"
@@ -108,10 +108,7 @@ def read_record(folder: Path) -> Record | None:
 
 def write_record(folder: Path, record: Record) -> None:
     """Write atomically: the record is what marks the folder complete."""
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f".{RECORD}.partial"
-    partial.write_text(json.dumps(record.to_json(), indent=2) + "\n", encoding="utf-8")
-    os.replace(partial, folder / RECORD)
+    write_atomically(folder / RECORD, json.dumps(record.to_json(), indent=2) + "\n")
 
 
 def already_graded(out: Path, entry: Entry, key: str) -> bool:
