@@ -78,12 +78,18 @@ def speedup_chart(speedups: list[float]) -> Chart:
     return chart(labels, counts)
 
 
-def by_submission(rows: list[Row]) -> list[Row]:
-    """One row per submission: a group's members share one result."""
-    seen: dict[str, Row] = {}
+def _groups(rows: list[Row]) -> dict[str, list[Row]]:
+    """Each submission's rows (a group's members share one result), in order of
+    submission, then student."""
+    members: dict[str, list[Row]] = {}
     for row in sorted(rows, key=lambda r: (r.submission, r.student)):
-        seen.setdefault(row.submission, row)
-    return list(seen.values())
+        members.setdefault(row.submission, []).append(row)
+    return members
+
+
+def by_submission(rows: list[Row]) -> list[Row]:
+    """One row per submission: its first student's."""
+    return [group[0] for group in _groups(rows).values()]
 
 
 @dataclass(frozen=True)
@@ -179,11 +185,8 @@ class Submission:
 
 
 def submissions(rows: list[Row], results: Mapping[str, Result]) -> list[Submission]:
-    members: dict[str, list[Row]] = {}
-    for row in sorted(rows, key=lambda r: (r.submission, r.student)):
-        members.setdefault(row.submission, []).append(row)
     found = []
-    for submission, group in members.items():
+    for submission, group in _groups(rows).items():
         result = results.get(submission)
         cases = result.cases if result else []
         found.append(
