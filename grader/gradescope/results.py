@@ -78,12 +78,17 @@ def maxima(parts: list[points.Part]) -> list[float]:
     return [u / UNIT for u in units]
 
 
+def _scaled(part: points.Part, top: float) -> float:
+    """The part's points on its test's rounded maximum `top`: full marks are `top`."""
+    share = part.points / part.max_points if part.max_points else 0.0
+    return round(top * share, DIGITS)
+
+
 def _case_test(part: points.Part, top: float, visibility: str) -> dict[str, Any]:
     case = part.case
-    share = part.points / part.max_points if part.max_points else 0.0
     return {
         "name": f"{case.visibility} case {case.name}",
-        "score": round(top * share, DIGITS),
+        "score": _scaled(part, top),
         "max_score": top,
         "status": "passed" if case.passed else "failed",
         "output": _case_output(case),
@@ -117,7 +122,7 @@ def _speed_test(part: points.Part, top: float, result: Result) -> dict[str, Any]
         text = next((n for n in result.notes if "Speed" in n), "Speed was not measured.")
     return {
         "name": "Speed",
-        "score": round(part.points, DIGITS),
+        "score": _scaled(part, top),
         "max_score": top,
         "output": text,
         "output_format": TEXT,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import stat
 import zipfile
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -147,3 +148,17 @@ def test_maxima_are_apportioned_by_largest_remainder():
     parts = [Part(f"public/{i}", 0.0, 3 / 7) for i in range(7)]
     assert maxima(parts) == [0.4286] * 5 + [0.4285] * 2  # 2.143 + 0.857
     assert maxima([Part("speed", 0.0, 3.0)]) == [3.0]
+
+
+def test_full_speed_points_score_exactly_the_speed_tests_rounded_maximum():
+    # 1.00006 points of speed lose their last unit to the larger remainders of three
+    # public cases of 0.99998: the Speed test's maximum is 1.0, and so is full marks
+    lab = labs.get("matmul-naive")
+    lab = replace(lab, scoring=replace(lab.scoring, public=2.99994, performance=1.00006))
+    result = make_result("matmul-naive", speedup=2.0)
+    result.performance = replace(result.performance, score=lab.scoring.performance)
+    result.score = result.max_score = lab.scoring.public + lab.scoring.performance
+    data = results_json(lab, result, None, 1.0)
+    validate(data)
+    assert [t["max_score"] for t in data["tests"][1:]] == [1.0] * 4
+    assert all(t["score"] == t["max_score"] for t in data["tests"][1:])
