@@ -10,6 +10,7 @@ from pathlib import Path
 from grader.cli.args import add_case_timeout, secret
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
+from grader.report import FORMATS
 
 # -- labs -------------------------------------------------------------------------------
 
@@ -106,7 +107,7 @@ def run_check(args: argparse.Namespace) -> int:
     # Grading and the renderers are imported here, so `grader labs` stays quick.
     from grader.cli.outputs import STDOUT, check_reports
     from grader.grading import Options, check
-    from grader.report import FORMATS, terminal, write_reports
+    from grader.report import render, terminal, write_reports
 
     reports = {name: getattr(args, name) for name in FORMATS}
     check_reports(reports, inputs=[Path(args.file)])
@@ -129,7 +130,7 @@ def run_check(args: argparse.Namespace) -> int:
     files = {name: target for name, target in reports.items() if target != STDOUT}
     written = write_reports(result, **files)
     if piped:
-        sys.stdout.write(FORMATS[piped][1](result))
+        sys.stdout.write(render(piped, result))
     if written and not args.quiet:
         print(f"Reports: {', '.join(str(path) for path in written)}", file=screen)
     return int(result.exit_code)
@@ -189,12 +190,7 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
         help="on the CPU backend, run the kernel even where no sandbox is available",
     )
     reports = check.add_argument_group("reports (each written only when asked)")
-    for name, what in (
-        ("json", "the JSON report"),
-        ("html", "a self-contained HTML report"),
-        ("junit", "JUnit XML for CI"),
-        ("markdown", "Markdown for a CI step summary"),
-    ):
+    for name, (_, what) in FORMATS.items():
         reports.add_argument(
             f"--{name}", metavar="PATH", help=f"write {what} to PATH (- for standard output)"
         )

@@ -3,15 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from importlib import import_module
 from pathlib import Path
 
 from grader.errors import GraderError
 from grader.files import write_atomically
-from grader.report import html as html_report
-from grader.report import json as json_report
-from grader.report import junit as junit_report
-from grader.report import markdown as markdown_report
 from grader.result import Result
 
 
@@ -19,13 +15,20 @@ class ReportWriteError(GraderError):
     """A report could not be written where the command line asked."""
 
 
-# the file formats: their option name, their name in a sentence, and their renderer
-FORMATS: dict[str, tuple[str, Callable[[Result], str]]] = {
-    "json": ("JSON", json_report.render),
-    "html": ("HTML", html_report.render),
-    "junit": ("JUnit", junit_report.render),
-    "markdown": ("Markdown", markdown_report.render),
+# the file formats: their option name (and module), their name in a sentence, and what
+# the option writes. The command line lists them before it grades, so a renderer is
+# imported only when its format is written.
+FORMATS: dict[str, tuple[str, str]] = {
+    "json": ("JSON", "the JSON report"),
+    "html": ("HTML", "a self-contained HTML report"),
+    "junit": ("JUnit", "JUnit XML for CI"),
+    "markdown": ("Markdown", "Markdown for a CI step summary"),
 }
+
+
+def render(name: str, result: Result) -> str:
+    """`result` in the format FORMATS calls `name`."""
+    return import_module(f"{__name__}.{name}").render(result)
 
 
 def write_reports(
@@ -43,10 +46,10 @@ def write_reports(
     for name, target in targets.items():
         if target is None:
             continue
-        label, render = FORMATS[name]
+        label, _ = FORMATS[name]
         path = Path(target)
         try:
-            write_atomically(path, render(result))
+            write_atomically(path, render(name, result))
         except OSError as error:
             reason = error.strerror or str(error)
             message = f"Could not write the {label} report to {path}: {reason}."
