@@ -73,10 +73,6 @@ def _shown(count: int, marked: set[int]) -> list[int | None]:
     return shown + ([None] if previous != count else [])
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= LINE_WIDTH else text[: LINE_WIDTH - 1] + "…"
-
-
 def annotate(result: Result) -> Source | None:
     """The annotated source, or None when the report holds no source."""
     if not result.source:
@@ -85,7 +81,7 @@ def annotate(result: Result) -> Source | None:
     notes = _notes(result)
     beyond = [(n, note) for n, found in sorted(notes.items()) if n > len(texts) for note in found]
     lines = [
-        None if n is None else Line(n, _cut(texts[n - 1]), notes.get(n, []))
+        None if n is None else Line(n, common.cut(texts[n - 1], LINE_WIDTH), notes.get(n, []))
         for n in _shown(len(texts), {n for n in notes if n <= len(texts)})
     ]
     return Source(lines, beyond, sum(1 for n in notes if n <= len(texts)))

@@ -30,12 +30,16 @@ def printable(text: str) -> str:
     return _CONTROL.sub("", text.replace("\r\n", "\n"))
 
 
+def cut(line: str, width: int) -> str:
+    """`line`, ending in "…" where it is longer than `width` characters, `width` in all."""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 def excerpt(text: str, max_lines: int, width: int = 200) -> tuple[list[str], int]:
     """The first `max_lines` lines of `text`, each cut to `width`, and how many lines were left
     out."""
     lines = printable(text).rstrip("\n").splitlines()
-    shown = [line if len(line) <= width else line[: width - 1] + "…" for line in lines[:max_lines]]
-    return shown, max(0, len(lines) - max_lines)
+    return [cut(line, width) for line in lines[:max_lines]], max(0, len(lines) - max_lines)
 
 
 def number(value: float | None, digits: int = 4) -> str:
