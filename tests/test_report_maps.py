@@ -276,6 +276,15 @@ def test_annotated_source_of_a_long_file_shows_windows_around_findings():
     assert shown.marked == 1
 
 
+def test_a_finding_that_every_case_repeats_is_one_note_on_its_line():
+    cases = [_failing_case(name, None) for name in ("a", "b")]
+    for case in cases:
+        case.diagnostics = [Diagnostic(Kind.RACE, "a race", thread=(1, 0, 0), line=2)]
+    shown = annotate.annotate(_result(*cases, source="x\ny\n"))
+    assert shown.lines[1].notes == [annotate.Note("race", "a race (thread (1,0,0))")]
+    assert shown.marked == 1 and not shown.beyond
+
+
 def test_no_source_no_section():
     doc = lxml_html.fromstring(html_report.render(_result(_failing_case("c", None))))
     assert not doc.xpath("//table[@class='source']") and not doc.xpath("//svg")

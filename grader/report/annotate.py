@@ -36,13 +36,11 @@ class Source:
 
 
 def _notes(result: Result) -> dict[int, list[Note]]:
-    """Findings by line: the build's and every case's, each once."""
+    """Findings by line: the build's and every case's, each once (all_diagnostics)."""
     found: dict[int, list[Note]] = {}
     for diag in result.all_diagnostics():
         if diag.line is not None:
-            note = Note(str(diag.kind), _message(diag))
-            if note not in found.setdefault(diag.line, []):
-                found[diag.line].append(note)
+            found.setdefault(diag.line, []).append(Note(str(diag.kind), _message(diag)))
     return found
 
 
@@ -79,9 +77,10 @@ def annotate(result: Result) -> Source | None:
         return None
     texts = common.printable(result.source).rstrip("\n").split("\n")
     notes = _notes(result)
-    beyond = [(n, note) for n, found in sorted(notes.items()) if n > len(texts) for note in found]
+    inside = {n for n in notes if n <= len(texts)}
+    beyond = [(n, note) for n, found in sorted(notes.items()) if n not in inside for note in found]
     lines = [
         None if n is None else Line(n, common.cut(texts[n - 1], LINE_WIDTH), notes.get(n, []))
-        for n in _shown(len(texts), {n for n in notes if n <= len(texts)})
+        for n in _shown(len(texts), inside)
     ]
-    return Source(lines, beyond, sum(1 for n in notes if n <= len(texts)))
+    return Source(lines, beyond, len(inside))
