@@ -92,7 +92,7 @@ def timing_constants(lab: Lab, case: Case, seed: int) -> dict[str, np.ndarray]:
     """The timing inputs the host draws, from the grading's timing seed: those that are no
     kernel buffer (a mask in constant memory). The GPU draws the buffers itself, afresh
     before every timed launch (grader.backends.timed)."""
-    buffers = {p.array_name for k in lab.kernels for p in k.params if p.is_pointer}
+    buffers = lab.buffers
     rng = np.random.default_rng(seed)
     return {arr.name: draw(rng, arr, case.sizes) for arr in lab.inputs if arr.name not in buffers}
 

@@ -13,7 +13,7 @@ from grader import machine
 from grader.backends import timed
 from grader.backends.base import Timing
 from grader.compare import Comparison, compare, tolerance
-from grader.labs.model import Case, Lab, Param
+from grader.labs.model import Case, Lab
 from grader.launch import layout
 from grader.result import Diagnostic, Kind
 
@@ -27,7 +27,7 @@ def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
     before each student launch; sample the outputs after it, where the lab can compute a
     sample. `case` has the student's launch macros among its sizes."""
     inputs, outputs, zeroed, samples = [], [], [], []
-    for name, param in _buffers(lab).items():
+    for name, param in lab.buffers.items():
         if lab.is_input(name):
             inputs.append(name)
             continue
@@ -39,16 +39,6 @@ def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
     return timed.TimingCheck(
         seed, tuple(inputs), tuple(outputs), tuple(samples), zeroed=tuple(zeroed)
     )
-
-
-def _buffers(lab: Lab) -> dict[str, Param]:
-    """Each buffer (by array name) and the first parameter that passes it."""
-    out: dict[str, Param] = {}
-    for kernel in lab.kernels:
-        for param in kernel.params:
-            if param.is_pointer:
-                out.setdefault(param.array_name, param)
-    return out
 
 
 class Expected:
@@ -160,7 +150,7 @@ def _fetch(lab, case, check, constants, name: str, coords, launch: int) -> np.nd
     """Input `name` at `coords` (None: all of it, as its logical array): what the GPU drew
     for this launch, or the host's constant; 0 outside the array. Floats come as float64,
     integers in their own type."""
-    param = _buffers(lab).get(name)
+    param = lab.buffers.get(name)
     if param is None:
         shape = lab.array_shape(name, case.sizes)
         values = np.asarray(constants[name], np.float64).reshape(shape)

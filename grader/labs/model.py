@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -227,6 +228,16 @@ class Lab:
     @property
     def kernels(self) -> tuple[Kernel, ...]:
         return (self.kernel, *self.then)
+
+    @cached_property
+    def buffers(self) -> Mapping[str, Param]:
+        """Each kernel buffer, by array name, and the first parameter that passes it."""
+        out: dict[str, Param] = {}
+        for kernel in self.kernels:
+            for param in kernel.params:
+                if param.is_pointer:
+                    out.setdefault(param.array_name, param)
+        return out
 
     @property
     def default_block(self) -> tuple[int, int, int]:
