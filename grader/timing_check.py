@@ -68,14 +68,17 @@ class Expected:
             if launch >= launches:
                 future.cancel()
         for launch in range(launches):
-            future = self._futures.get(launch)
-            if future is None or future.cancelled():
-                self._futures[launch] = self._pool.submit(self._compute, launch)
+            self._future(launch)
 
     def of(self, launch: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        if launch not in self._futures or self._futures[launch].cancelled():
-            self._futures[launch] = self._pool.submit(self._compute, launch)
-        return self._futures[launch].result()
+        return self._future(launch).result()
+
+    def _future(self, launch: int) -> Future:
+        """The launch's computation, submitted where it never was or was cancelled."""
+        future = self._futures.get(launch)
+        if future is None or future.cancelled():
+            future = self._futures[launch] = self._pool.submit(self._compute, launch)
+        return future
 
     def _compute(self, launch: int) -> list[tuple[np.ndarray, np.ndarray]]:
         return [
