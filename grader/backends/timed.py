@@ -27,7 +27,6 @@ GOLDEN = 0x9E3779B1
 MIX = (0x7FEB352D, 0x846CA68B)
 KEEP_BITS = 0x807FFFFF  # sign and mantissa of the hash
 EXPONENT_BITS = 126 << 23  # exponent of [0.5, 1.0)
-MAX_ELEMENTS = 1 << 32  # element indices are hashed as 32-bit words
 
 SAMPLE_ELEMENTS = 4096  # elements read back after each launch (fewer if the output is small)
 
