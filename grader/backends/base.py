@@ -23,7 +23,7 @@ POISON_BITS = 0x7FC0FFEE
 
 
 def bits_as_float(bits: int) -> np.float32:
-    return np.array([bits], np.uint32).view(np.float32)[0]
+    return filled(bits, np.float32)
 
 
 def filled(bits: int, dtype: np.dtype | str) -> np.generic:
