@@ -260,8 +260,8 @@ class CudaBackend(Backend):
                 self._discard()
                 return worker, _crash(kernel, f"The GPU worker could not start: {_why(hello)}")
             self._guarded = bool(hello.message.header["device"].get("guarded"))
-            if not self._guarded and UNGUARDED not in self.notes:
-                self.notes.append(UNGUARDED)
+            if not self._guarded:
+                self.note(UNGUARDED)
         if spec.key not in worker.loaded:
             reply = worker.call(spec.load_request(), timeout=defaults.COMPILE_TIMEOUT)
             if not reply.ok:
