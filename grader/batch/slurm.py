@@ -65,9 +65,9 @@ def write_slurm_script(
     folder, out = Path(folder).resolve(), Path(out).resolve()
     submissions = len(discover(folder).entries)
     shards = task_count(submissions, shard)
-    argv = ["grader", "batch", spec.name, str(folder), "--backend", backend]
-    for root in labs.course_roots():  # the tasks find the course's labs as this run does
-        argv += ["--labs", str(root)]
+    # the tasks and the merge find the course's labs as this run does
+    lab_roots = [arg for root in labs.course_roots() for arg in ("--labs", str(root))]
+    argv = ["grader", "batch", spec.name, str(folder), "--backend", backend, *lab_roots]
     argv += ["--jobs", str(cpus), "--gpus", ",".join(str(i) for i in range(gpus))]
     if timeout is not None:
         argv += ["--timeout", f"{timeout:g}"]
@@ -75,8 +75,8 @@ def write_slurm_script(
         argv += ["--submission-timeout", f"{submission_timeout:g}"]
     shard_root = out / SHARDS
     script = out / SCRIPT
-    merge = f"grader merge {shlex.quote(str(shard_root))}/shard-* --out {shlex.quote(str(out))}"
-    merge += "".join(f" --labs {shlex.quote(str(root))}" for root in labs.course_roots())
+    merge = f"grader merge {shlex.quote(str(shard_root))}/shard-* "
+    merge += shlex.join(["--out", str(out), *lab_roots])
     text = (
         _environment()
         .get_template("slurm.sbatch.j2")
