@@ -35,12 +35,6 @@ SCRIPTS = ("setup.sh", "run_autograder")
 LABS_DIR = "labs"  # a lab root with a course's own lab, when the zip grades one
 
 
-def _course_lab(lab, into: Path) -> list[Path]:
-    """A course's lab, as the zip carries it (grader.labroot.export); nothing for the
-    grader's own labs, which its wheel carries."""
-    return export(lab, into) if portable(lab) else []
-
-
 def build_autograder(
     lab: str,
     out: Path,
@@ -55,13 +49,14 @@ def build_autograder(
     run on Gradescope, and the students' results say that hidden cases exist. `wheel` is
     the grader's wheel to put in it; by default one is made of the running grader."""
     spec = labs.get(lab)
+    course_lab = portable(spec)  # the grader's own labs travel in its wheel
     if backend not in ("cpu", "cuda"):
         raise UsageError(f"A Gradescope autograder runs the cpu or cuda backend, not {backend!r}.")
     if hidden_visibility not in VISIBILITIES:
         raise UsageError(f"Hidden cases are shown {' or '.join(VISIBILITIES)}.")
     config = {
         "lab": spec.name,
-        "labs": LABS_DIR if portable(spec) else None,
+        "labs": LABS_DIR if course_lab else None,
         "backend": backend,
         "timeout": timeout,
         "hidden_visibility": hidden_visibility,
@@ -79,8 +74,9 @@ def build_autograder(
             add_file(archive, CONFIG, (json.dumps(config, indent=2) + "\n").encode())
             add_file(archive, "requirements.txt", ("\n".join(needs) + "\n").encode())
             add_file(archive, f"{WHEEL_DIR}/{wheel.name}", wheel.read_bytes())
-            for path in _course_lab(spec, Path(tmp) / LABS_DIR):
-                add_file(archive, path.relative_to(tmp).as_posix(), path.read_bytes())
+            if course_lab:
+                for path in export(spec, Path(tmp) / LABS_DIR):
+                    add_file(archive, path.relative_to(tmp).as_posix(), path.read_bytes())
             if secret:
                 add_file(archive, SECRET, secret.encode())
     write_atomically(out, data.getvalue(), mode=0o600 if secret else 0o644)
