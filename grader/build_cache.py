@@ -16,6 +16,7 @@ import fcntl
 import os
 import re
 import shutil
+import stat
 import time
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def hold(folder: Path) -> bool:
     """Keep the entry `folder` from eviction for as long as this process lives. Returns
     False when the folder is not there (yet)."""
     try:
-        fd = os.open(Path(folder) / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = _lock_fd(Path(folder))
     except OSError:
         return False
     fcntl.flock(fd, fcntl.LOCK_SH)
@@ -72,9 +73,14 @@ def stored() -> None:
         prune()
 
 
-def _size(path: Path) -> int:
-    if not path.is_dir() or path.is_symlink():
-        return path.lstat().st_size
+def _lock_fd(folder: Path) -> int:
+    return os.open(folder / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+
+def _size(path: Path, info: os.stat_result) -> int:
+    """Bytes of an entry whose lstat is `info`: a file, or a folder's files."""
+    if not stat.S_ISDIR(info.st_mode):
+        return info.st_size
     total = 0
     for root, _, files in os.walk(path):
         for name in files:
@@ -96,7 +102,8 @@ def entries(root: Path | None = None) -> list[tuple[float, int, Path]]:
             if path.name.startswith("."):
                 continue  # lock files of the kind's folder
             with contextlib.suppress(OSError):
-                found.append((path.lstat().st_mtime, _size(path), path))
+                info = path.lstat()
+                found.append((info.st_mtime, _size(path, info), path))
     return sorted(found)
 
 
@@ -104,12 +111,13 @@ def _evict(path: Path) -> bool:
     """Delete one entry unless it was used meanwhile or a process holds it. A folder is
     first renamed away under its lock, so that no process finds half of it."""
     try:
-        if time.time() - path.lstat().st_mtime < GRACE:
+        info = path.lstat()
+        if time.time() - info.st_mtime < GRACE:
             return False
-        if not path.is_dir() or path.is_symlink():
+        if not stat.S_ISDIR(info.st_mode):
             path.unlink()
             return True
-        fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = _lock_fd(path)
     except OSError:
         return False
     try:
