@@ -13,6 +13,7 @@ import pytest
 
 from grader import defaults
 from grader.backends.cpu import sandbox, toolchain
+from grader.errors import SetupError
 
 LAYERS = sandbox.probe()
 needs_landlock = pytest.mark.skipif(
@@ -116,3 +117,16 @@ def test_a_killed_runner_takes_its_compiler_with_it(tmp_path):
     runner.send_signal(signal.SIGKILL)  # no chance to clean up: its watcher does
     runner.wait()
     assert gone(f"sleep {marker}"), "the compiler outlived its runner"
+
+
+def test_a_landlock_failure_is_reported_in_the_runners_own_words():
+    # the status line as exec_status writes it: its error field hex-encoded (kvbytes)
+    why = "landlock is not available in this kernel; "
+    fields = "code=125 signal=0 timeout=0 landlock=0 peak_kb=0 cpu_ms=0"
+    line = f"exec {fields} error={why.encode().hex()}\n"
+    read, write = os.pipe()
+    os.write(write, line.encode())
+    os.close(write)
+    status = toolchain._read_status(read)
+    with pytest.raises(SetupError, match=f"probe found it works \\({why}\\)"):
+        toolchain._ended(status, "")

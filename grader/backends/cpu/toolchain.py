@@ -252,6 +252,8 @@ def run_compiler(cmd: list[str], folder: Path, stdin_text: str | None = None) ->
 
 
 def _read_status(fd: int) -> dict[str, str]:
+    from grader.backends.cpu import sandbox
+
     os.set_blocking(fd, False)
     try:
         text = os.read(fd, 4096).decode("utf-8", "replace")
@@ -260,17 +262,19 @@ def _read_status(fd: int) -> dict[str, str]:
     finally:
         os.close(fd)
     line = next((ln for ln in text.splitlines() if ln.startswith("exec ")), "")
-    return dict(pair.partition("=")[::2] for pair in line.split()[1:])
+    return sandbox.parse_fields(line)[1]
 
 
 def _ended(status: dict[str, str], log: str) -> CompilerRun:
+    from grader.backends.cpu import sandbox
+
     if not status:
         return CompilerRun(-1, log, "the compiler's sandbox did not report how it ended")
     code = int(status["code"]) if status.get("code", "-1") != "-1" else 128 + int(status["signal"])
     if code == 125 and status.get("landlock") == "0":
         raise SetupError(
             "The compiler's sandbox could not apply landlock, although the sandbox probe "
-            f"found it works ({status.get('error', '')}). Report this as a bug."
+            f"found it works ({sandbox.unhex(status.get('error', ''))}). Report this as a bug."
         )
     run = CompilerRun(code, log)
     if status.get("timeout") == "1":
