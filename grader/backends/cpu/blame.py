@@ -32,8 +32,6 @@ _SETUP = {
     "has free space",
     "constant_file": "could not read the constant {detail} from its job folder. Check that "
     "TMPDIR has free space",
-    "stacks": "could not get memory for its fiber stacks. Give the grader more memory "
-    "(ulimit -v, the container's memory.max), or grade with fewer --jobs",
 }
 
 

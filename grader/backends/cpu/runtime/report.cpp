@@ -1,5 +1,5 @@
 /* The records the Python side parses: one per line, "name key=value ...", on a pipe
-   (`runner run`) or a file. Records are built without allocation so that the fault
+   (`runner run`). Records are built without allocation so that the fault
    handler can write them too; each is one write(), so lines from threads never mix. */
 #include <fcntl.h>
 #include <string.h>
@@ -11,13 +11,7 @@ namespace rt {
 
 static int g_report_fd = -1;
 
-void report_open(const char* path) {
-    g_report_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-}
-
 void report_use_fd(int fd) { g_report_fd = fcntl(fd, F_GETFD) >= 0 ? fd : -1; }
-
-int report_fd() { return g_report_fd; }
 
 Line& Line::str(const char* s) {
     while (*s && len < sizeof(buf) - 2) buf[len++] = *s++;

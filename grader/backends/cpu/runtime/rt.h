@@ -46,9 +46,7 @@ enum Exit {
 };
 
 /* -- the result file: one record per line, "name key=value ..." ---------------------- */
-void report_open(const char* path);
 void report_use_fd(int fd);
-int report_fd();
 /* Async-signal-safe line builder: no allocation, no stdio. */
 struct Line {
     char buf[1024];
@@ -224,7 +222,6 @@ void watchdog_disarm();
 /* -- the sandbox ----------------------------------------------------------------------- */
 struct Policy {
     std::vector<std::string> read_paths;  /* read (and map) only */
-    std::vector<std::string> file_paths;  /* single files to read and map */
     std::string scratch;                  /* read and write */
     bool scratch_create = false;          /* may also create and remove files there */
     bool limit_processes = true;          /* RLIMIT_NPROC 0 (not for a compiler) */

@@ -115,8 +115,6 @@ static bool read_job(const char* path, Job* job) {
         else if (key == "netns") in >> job->policy.want_netns;
         else if (key == "require_fs") in >> job->policy.require_fs;
         else if (key == "require_net") in >> job->policy.require_net;
-        else if (key == "read") job->policy.read_paths.push_back(rest(in));
-        else if (key == "file") job->policy.file_paths.push_back(rest(in));
         else if (key == "preload") job->preload.push_back(rest(in));
         else if (key == "memory_headroom") in >> job->policy.memory_headroom;
         else if (key == "uid") in >> job->policy.uid >> job->policy.gid;

@@ -7,9 +7,9 @@
       objects of its own): as root directly, then the switch to an unprivileged user, so
       that process limits bind; otherwise inside a new user namespace, where the kernel
       allows unprivileged ones; then every capability dropped;
-   3. landlock: write only the files in the scratch folder, read only them and the
-      paths the job names (the module); with ABI 4 no TCP bind or connect; with ABI 6 no
-      abstract unix sockets or signals outside the sandbox;
+   3. landlock: write only the files in the scratch folder, read only them (the module
+      is copied in) and the policy's read paths (a compiler's toolchain); with ABI 4 no
+      TCP bind or connect; with ABI 6 no abstract unix sockets or signals outside it;
    4. resource limits: address space, CPU seconds, file size, open files, processes,
       no core files;
    5. seccomp, on every thread: no sockets at all (so no unix sockets either), no new
@@ -130,9 +130,6 @@ static bool landlock_apply(const Policy& p, SandboxState* s) {
     }
     const unsigned long long read = LL_READ_FILE | LL_READ_DIR | LL_EXECUTE;
     for (const std::string& path : p.read_paths) allow_path((int)ruleset, path, read, attr.fs);
-    for (const std::string& path : p.file_paths) {
-        allow_path((int)ruleset, path, LL_READ_FILE | LL_EXECUTE, attr.fs);
-    }
     allow_path((int)ruleset, "/dev/null", LL_READ_FILE | LL_WRITE_FILE, attr.fs);
     /* The scratch folder: read, and write the files the grader created there; creating,
        removing or linking files is not allowed, so the output files bound what the
