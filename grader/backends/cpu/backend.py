@@ -125,9 +125,7 @@ class CpuBackend(Backend):
         record = report.first_setup("sandbox")
         if record is not None:
             layers = sandbox.Layers.from_record(record.fields)
-            note = f"The CPU backend's sandbox: {layers.describe()}."
-            if note not in self.notes:
-                self.notes.append(note)
+            self.note(f"The CPU backend's sandbox: {layers.describe()}.")
 
     def _check_machine(self, launch: Launch, timeout: float, settings: Settings) -> None:
         """The control run: the same launch, in the same sandbox, of the grader's own
@@ -147,12 +145,10 @@ class CpuBackend(Backend):
             return True
         if not self.allow_unsandboxed:
             raise SetupError(missing)
-        note = (
+        self.note(
             "Student code ran with incomplete sandboxing on the CPU backend "
             f"(allowed by --allow-unsandboxed): {layers.describe()}."
         )
-        if note not in self.notes:
-            self.notes.append(note)
         return False
 
 
