@@ -23,12 +23,6 @@ static int g_failed = 0;
 
 static Launch* g_shape = nullptr; /* what pool_start prepares each thread for */
 
-/* A thread of the pool that cannot get its fiber stacks: the runner's failure. */
-[[noreturn]] static void no_stacks() {
-    Line().str("error").kv("what", "stacks").kvbytes("detail", "no memory for fiber stacks").write();
-    _exit(EXIT_FAULT);
-}
-
 static void* worker_main(void* arg) {
     Worker* w = static_cast<Worker*>(arg);
     tw = w;
@@ -63,7 +57,8 @@ static void* worker_main(void* arg) {
             L = g_launch;
         }
         worker_prepare(*w, *L);
-        if (w->stack_count <= w->n) no_stacks();
+        /* a thread of the pool that cannot get its fiber stacks: the runner's failure */
+        if (w->stack_count <= w->n) fail("stacks", "no memory for fiber stacks", EXIT_FAULT);
         for (;;) {
             long first = L->next_block.fetch_add(L->chunk);
             if (first >= L->nblocks) break;

@@ -69,6 +69,11 @@ Line& Line::kvbytes(const char* key, const char* s) {
     return *this;
 }
 
+void fail(const char* what, const char* detail, int code) {
+    Line().str("error").kv("what", what).kvbytes("detail", detail).write();
+    _exit(code);
+}
+
 void Line::write() {
     buf[len++] = '\n';
     if (g_report_fd >= 0) {

@@ -61,6 +61,9 @@ struct Line {
     Line& kvbytes(const char* key, const char* s); /* hex-encoded text */
     void write();
 };
+/* The runner's own failure: an "error" record (what, and the detail hex-encoded), then
+   _exit(code). */
+[[noreturn]] void fail(const char* what, const char* detail, int code);
 
 /* -- memory: buffers and areas with guard pages on both sides -------------------------- */
 constexpr size_t GUARD_BYTES = 16u << 20;

@@ -181,18 +181,13 @@ static double now() {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-[[noreturn]] static void fail(const char* what, const std::string& detail, int code) {
-    Line().str("error").kv("what", what).kvbytes("detail", detail.c_str()).write();
-    _exit(code);
-}
-
 /* The values of every constant the job fills, read before the module is loaded. */
 static std::vector<std::vector<char>> read_constants(const Job& job) {
     std::vector<std::vector<char>> values;
     for (const Constant& c : job.constants) {
         values.emplace_back(c.bytes);
         if (!read_file("const_" + c.name + ".bin", values.back().data(), c.bytes)) {
-            fail("constant_file", c.name, EXIT_SETUP);
+            fail("constant_file", c.name.c_str(), EXIT_SETUP);
         }
     }
     return values;
@@ -206,10 +201,10 @@ static void set_constants(const Job& job, const std::vector<std::vector<char>>& 
         const long long* info = static_cast<const long long*>(dlsym(module.handle, name.c_str()));
         void* (*addr)() = reinterpret_cast<void* (*)()>(
             dlsym(module.handle, ("grader_addr_" + c.name).c_str()));
-        if (!info || !addr) fail("constant_missing", c.name, EXIT_LOAD);
+        if (!info || !addr) fail("constant_missing", c.name.c_str(), EXIT_LOAD);
         const int* head = reinterpret_cast<const int*>(info);
         long long size = info[2];
-        if (!head[2]) fail("constant_readonly", c.name, EXIT_LOAD);
+        if (!head[2]) fail("constant_readonly", c.name.c_str(), EXIT_LOAD);
         memcpy(addr(), values[i].data(), (size_t)size < c.bytes ? (size_t)size : c.bytes);
     }
 }
@@ -222,11 +217,11 @@ static std::vector<Area> make_buffers(const Job& job, int pass) {
         if (!a.buffer) continue;
         Area area;
         if (!area_create(&area, a.elements * a.width, pass != 1, a.width, CANARY)) {
-            fail("allocation", a.name, EXIT_SETUP);
+            fail("allocation", a.name.c_str(), EXIT_SETUP);
         }
         if (!read_file("buf_" + std::to_string(a.index) + ".bin", area.data,
                        a.elements * a.width)) {
-            fail("buffer_file", a.name, EXIT_SETUP);
+            fail("buffer_file", a.name.c_str(), EXIT_SETUP);
         }
         areas.push_back(area);
     }
@@ -239,7 +234,7 @@ static void write_back(const Area& a, int pass, size_t k) {
     const char* lo = pass == 0 ? a.lo : a.data;
     const char* hi = pass == 0 ? a.data + a.bytes : a.lo + a.lo_len;
     std::string out = "out." + std::to_string(pass) + "." + std::to_string(k) + ".bin";
-    if (!write_file(out, lo, (size_t)(hi - lo))) fail("output_file", out, EXIT_FAULT);
+    if (!write_file(out, lo, (size_t)(hi - lo))) fail("output_file", out.c_str(), EXIT_FAULT);
 }
 
 /* The buffer's own bytes in what a pass wrote back (write_back: after the fill in pass
@@ -380,7 +375,7 @@ static int run(const char* dir, int records) {
     signals_thread_init();
     output_init(job.output_limit);
     std::string error;
-    if (!module_preload(job.preload, &error)) fail("preload", error, EXIT_SETUP);
+    if (!module_preload(job.preload, &error)) fail("preload", error.c_str(), EXIT_SETUP);
     SandboxState state;
     if (!sandbox_before_threads(job.policy, &state)) {
         sandbox_report(state);
@@ -404,13 +399,13 @@ static int run(const char* dir, int records) {
     Line().str("load").write();
 
     watchdog_arm(job.timeout, "load");
-    if (!module_load(job.module.c_str(), &error)) fail("load", error, EXIT_LOAD);
+    if (!module_load(job.module.c_str(), &error)) fail("load", error.c_str(), EXIT_LOAD);
     watchdog_disarm();
     std::vector<void*> fns = {dlsym(module.handle, ("grader_loop_" + job.kernel).c_str()),
                               dlsym(module.handle, ("grader_call_" + job.kernel).c_str())};
     const KernelSig* sig = static_cast<const KernelSig*>(
         dlsym(module.handle, ("grader_sig_" + job.kernel).c_str()));
-    if (!fns[0] || !fns[1] || !sig) fail("kernel_missing", job.kernel, EXIT_LOAD);
+    if (!fns[0] || !fns[1] || !sig) fail("kernel_missing", job.kernel.c_str(), EXIT_LOAD);
     if (sig->nparams != (int)job.args.size()) {
         Line().str("error").kv("what", "arity").kv("params", sig->nparams)
             .kv("args", (long long)job.args.size()).write();

@@ -114,8 +114,7 @@ static char* slot_lo(const StaticSlots& s, int i) {
 }
 
 [[noreturn]] static void statics_failed(const char* detail) {
-    Line().str("error").kv("what", "static_shared").kvbytes("detail", detail).write();
-    _exit(EXIT_FAULT);
+    fail("static_shared", detail, EXIT_FAULT);
 }
 
 /* As many slots as the module's rewritten declarations, each filled, placed for this
