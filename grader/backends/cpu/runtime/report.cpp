@@ -1,6 +1,7 @@
-/* The records the Python side parses: one per line, "name key=value ...", on a pipe
-   (`runner run`). Records are built without allocation so that the fault
-   handler can write them too; each is one write(), so lines from threads never mix. */
+/* The records the Python side parses: one per line, "name key=value ...", on the file
+   descriptor report_use_fd names (`runner run`'s pipe, `runner probe`'s stdout, `runner
+   exec`'s --status). Records are built without allocation so that the fault handler can
+   write them too; each is one write(), so lines from threads never mix. */
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>

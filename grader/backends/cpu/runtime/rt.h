@@ -261,6 +261,10 @@ bool sandbox_before_threads(const Policy& p, SandboxState* s);
 bool sandbox_after_threads(const Policy& p, SandboxState* s);
 /* The resource limits alone (for `runner exec`). */
 void rlimits_only(const Policy& p, SandboxState* s);
+/* The layers' fields of a "sandbox" record, the error last (a long one is cut at the
+   end of the line, the other fields are not). */
+void sandbox_fields(const SandboxState& s, Line& l);
+/* A worker's "sandbox" record. */
 void sandbox_report(const SandboxState& s);
 /* The seccomp filter for a compiler under `runner exec` (processes allowed). */
 bool compiler_seccomp_apply(SandboxState* s);

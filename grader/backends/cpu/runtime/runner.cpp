@@ -455,15 +455,12 @@ static int probe(const char* dir, long uid, long gid) {
     if (state.seccomp && !sockets_blocked) state.error += "seccomp did not block a socket; ";
     if (state.seccomp && !ipc_blocked) state.error += "seccomp did not block shmget; ";
     Line l;
-    l.str("sandbox").kv("landlock_abi", state.landlock_abi).kv("landlock", state.landlock ? 1 : 0);
-    l.kv("seccomp", state.seccomp ? 1 : 0).kv("userns", state.userns ? 1 : 0);
-    l.kv("netns", state.netns ? 1 : 0).kv("ipcns", state.ipcns ? 1 : 0).kv("uid", state.uid);
-    l.kv("caps_dropped", state.caps_dropped ? 1 : 0).kv("ipc_blocked", ipc_blocked ? 1 : 0);
+    l.str("sandbox").kv("ipc_blocked", ipc_blocked ? 1 : 0);
     l.kv("files_blocked", files_blocked ? 1 : 0).kv("sockets_blocked", sockets_blocked ? 1 : 0);
-    l.kvbytes("context", context_kind()).kvbytes("error", state.error.c_str());
-    l.buf[l.len++] = '\n';
-    ssize_t n = write(1, l.buf, l.len);
-    (void)n;
+    l.kvbytes("context", context_kind());
+    sandbox_fields(state, l);
+    report_use_fd(1);
+    l.write();
     return EXIT_OK;
 }
 
@@ -564,9 +561,8 @@ static void exec_status(const ExecJob& job, int status, bool timed_out, const Sa
     l.kv("signal", WIFSIGNALED(status) ? WTERMSIG(status) : 0).kv("timeout", timed_out ? 1 : 0);
     l.kv("landlock", s.landlock ? 1 : 0).kv("peak_kb", (long long)use.ru_maxrss);
     l.kv("cpu_ms", cpu_ms).kvbytes("error", s.error.c_str());
-    l.buf[l.len++] = '\n';
-    ssize_t n = write(job.status_fd, l.buf, l.len);
-    (void)n;
+    report_use_fd(job.status_fd);
+    l.write();
 }
 
 static int exec_sandboxed(int argc, char** argv) {

@@ -488,13 +488,17 @@ bool sandbox_after_threads(const Policy& p, SandboxState* s) {
     return true;
 }
 
-void sandbox_report(const SandboxState& s) {
-    Line l;
-    l.str("sandbox").kv("landlock_abi", s.landlock_abi).kv("landlock", s.landlock ? 1 : 0);
+void sandbox_fields(const SandboxState& s, Line& l) {
+    l.kv("landlock_abi", s.landlock_abi).kv("landlock", s.landlock ? 1 : 0);
     l.kv("seccomp", s.seccomp ? 1 : 0).kv("userns", s.userns ? 1 : 0);
     l.kv("netns", s.netns ? 1 : 0).kv("ipcns", s.ipcns ? 1 : 0).kv("uid", s.uid);
-    l.kv("caps_dropped", s.caps_dropped ? 1 : 0);
-    l.kv("rlimits", s.rlimits ? 1 : 0).kvbytes("error", s.error.c_str());
+    l.kv("caps_dropped", s.caps_dropped ? 1 : 0).kvbytes("error", s.error.c_str());
+}
+
+void sandbox_report(const SandboxState& s) {
+    Line l;
+    l.str("sandbox").kv("rlimits", s.rlimits ? 1 : 0);
+    sandbox_fields(s, l);
     l.write();
 }
 
