@@ -109,9 +109,10 @@ class Settings:
 def execute(artifact: Artifact, launch: Launch, timeout: float, settings: Settings) -> Report:
     runner = toolchain.runner()
     scratch = Path(tempfile.mkdtemp(prefix="grader-cpu-"))
+    user = sandbox.worker_user()
     try:
-        _write_job(scratch, artifact, launch, timeout, settings)
-        sandbox.hand_over(scratch, sandbox.worker_user())
+        _write_job(scratch, artifact, launch, timeout, settings, user)
+        sandbox.hand_over(scratch, user)
         # The worker's stderr goes to a file, which its file size limit bounds.
         with open(scratch / "stderr.txt", "wb") as stderr:
             # loading and each pass have the worker's own watchdog; this is the
@@ -167,7 +168,12 @@ def _run(cmd: list[str], cwd: Path, stderr, deadline: float) -> tuple[int | None
 
 
 def _write_job(
-    scratch: Path, artifact: Artifact, launch: Launch, timeout: float, settings: Settings
+    scratch: Path,
+    artifact: Artifact,
+    launch: Launch,
+    timeout: float,
+    settings: Settings,
+    user: tuple[int, int] | None,
 ) -> None:
     buffers = launch.buffers()
     largest = max([b.nbytes for b in buffers] + [defaults.OUTPUT_LIMIT])
@@ -191,7 +197,6 @@ def _write_job(
         f"scratch {scratch}",
         *(f"preload {p}" for p in _libraries(artifact.module)),
     ]
-    user = sandbox.worker_user()
     if user is not None:
         lines.append("uid {} {}".format(*user))
     index = 0
