@@ -36,7 +36,8 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 @dataclass
 class Artifact:
     """What `run` needs of a build: the module, the name its source had when compiled
-    (addr2line reports that name), each kernel's parameter type codes, each variable."""
+    (addr2line reports that name), each kernel's parameter type codes, each variable,
+    and whether the module uses float atomics (describe.Description.float_atomics)."""
 
     module: Path
     source_name: str
@@ -44,6 +45,7 @@ class Artifact:
     variables: dict[str, Variable] = field(default_factory=dict)
     dropped: dict[str, str] = field(default_factory=dict)  # kernel -> why not registered
     text: str = ""  # the submission, for what its text says around a finding's line
+    float_atomics: bool = False
 
 
 @dataclass
@@ -89,6 +91,7 @@ def build(submission: Submission, macros: dict[str, int], launch_defaults: Launc
         own.variables,
         compiled.dropped,
         submission.text,
+        own.float_atomics,
     )
     if inspection is not None:
         return Build(

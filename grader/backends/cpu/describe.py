@@ -41,6 +41,9 @@ class Description:
     interface: Interface
     codes: dict[str, list[int]] = field(default_factory=dict)  # kernel -> type codes
     variables: dict[str, Variable] = field(default_factory=dict)
+    # Whether the module can set the flag that makes the race check tolerant: only one
+    # that uses float atomics refers to it.
+    float_atomics: bool = False
 
 
 def ctype_of(code: int) -> str | None:
@@ -83,9 +86,11 @@ def describe(path: Path) -> Description:
             out.variables[var] = Variable(size, "const" if space == 1 else "global", writable == 1)
             if var != LAUNCH_SYMBOL:
                 out.interface.constants[var] = ConstantSig(var, size, out.variables[var].space)
+    undefined = elf.undefined()
     # Reads are not visible in machine code: a kernel's reads_shared stays unknown, and
     # the rule falls back to whether it has shared memory at all.
-    out.interface.dynamic_shared = "grader_rt_dynamic_shared" in elf.undefined()
+    out.interface.dynamic_shared = "grader_rt_dynamic_shared" in undefined
+    out.float_atomics = "grader_rt_float_atomics" in undefined
     launch = elf.symbols.get(LAUNCH_SYMBOL)
     if launch is not None and launch.size >= 24:
         out.interface.launch = launch_values(list(struct.unpack_from("<6i", elf.read(launch))))

@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,6 @@ import numpy as np
 from grader.backends.base import BufferState, Launch, RunOutcome, as_bits, filled
 from grader.backends.cpu import blame, scan
 from grader.backends.cpu.build import Artifact
-from grader.backends.cpu.elf import Elf
 from grader.backends.cpu.runner import (
     EXIT_FAULT,
     EXIT_LOAD,
@@ -96,7 +94,7 @@ def outcome(
         out.buffers = _buffers(report, launch)
         if 1 in passes and 1 in report.outputs:
             said = passes[0].int("float_atomics") or passes[1].int("float_atomics")
-            atomics = bool(said) and _uses_float_atomics(artifact.module)
+            atomics = bool(said) and artifact.float_atomics
             overlap = report.first("overlap")
             if overlap is not None:
                 race = _overlap(overlap, launch, kernel)
@@ -428,13 +426,6 @@ def _error(record: Record, launch: Launch) -> Diagnostic:
             f"The compiled module has no kernel named {kernel} that the CPU backend can launch."
         )
     return Diagnostic(Kind.INTERFACE, message, kernel)
-
-
-@cache
-def _uses_float_atomics(module: Path) -> bool:
-    """Whether the module can set the flag that makes the race check tolerant: only a
-    module that uses float atomics refers to it."""
-    return "grader_rt_float_atomics" in Elf(module).undefined()
 
 
 def _flood(record: Record, kernel: str) -> Diagnostic:
