@@ -18,8 +18,7 @@ static std::mutex g_lock;
 static std::condition_variable g_start, g_done;
 static long g_generation = 0;
 static int g_remaining = 0;
-static int g_ready = 0;
-static int g_failed = 0;
+static int g_answered = 0; /* threads of pool_start that know whether they are ready */
 
 static Launch* g_shape = nullptr; /* what pool_start prepares each thread for */
 
@@ -29,24 +28,22 @@ static void* worker_main(void* arg) {
     signals_thread_init();
     /* Dynamic shared memory, registered so that a fault in it is reported as an access
        past the end of the extern __shared__ array. */
-    bool ready = area_create(&w->dyn, DYN_SHARED_CAPACITY, true, 16, 0);
-    if (ready) {
+    w->ready = area_create(&w->dyn, DYN_SHARED_CAPACITY, true, 16, 0);
+    if (w->ready) {
         Region r{w->dyn.map, w->dyn.map + w->dyn.map_len, w->dyn.lo, w->dyn.lo_len,
                  REGION_SHARED, w->id};
         regions_add(r);
         /* Its fiber stacks, and a first allocation, so that this thread's malloc arena
            is made now: both count before the memory limit is set, not against the
            kernel. A thread without them leaves the pool. */
-        worker_prepare(*w, *g_shape);
-        ready = w->stack_count > w->n;
+        w->ready = worker_prepare(*w, *g_shape);
     }
     {
         std::lock_guard<std::mutex> hold(g_lock);
-        g_ready += ready ? 1 : 0;
-        g_failed += ready ? 0 : 1;
+        ++g_answered;
         g_done.notify_all();
     }
-    if (!ready) return nullptr;
+    if (!w->ready) return nullptr;
     long seen = 0;
     for (;;) {
         Launch* L;
@@ -56,9 +53,8 @@ static void* worker_main(void* arg) {
             seen = g_generation;
             L = g_launch;
         }
-        worker_prepare(*w, *L);
         /* a thread of the pool that cannot get its fiber stacks: the runner's failure */
-        if (w->stack_count <= w->n) fail("stacks", "no memory for fiber stacks", EXIT_FAULT);
+        if (!worker_prepare(*w, *L)) fail("stacks", "no memory for fiber stacks", EXIT_FAULT);
         for (;;) {
             long first = L->next_block.fetch_add(L->chunk);
             if (first >= L->nblocks) break;
@@ -85,9 +81,9 @@ int pool_start(int jobs, Launch& shape) {
     }
     /* Wait until every thread has its shared memory area and stacks, or gave up. */
     std::unique_lock<std::mutex> hold(g_lock);
-    g_done.wait(hold, [&] { return g_ready + g_failed == (int)started.size(); });
+    g_done.wait(hold, [&] { return g_answered == (int)started.size(); });
     for (Worker* w : started) {
-        if (w->dyn.map && w->stack_count > w->n) g_workers.push_back(w);
+        if (w->ready) g_workers.push_back(w);
     }
     for (size_t i = 0; i < g_workers.size(); ++i) g_workers[i]->id = (int)i;
     return (int)g_workers.size();

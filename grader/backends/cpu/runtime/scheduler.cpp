@@ -179,7 +179,7 @@ const Region* static_shared_region(uintptr_t addr) {
 }
 
 /* -- preparing a pool thread for a launch ---------------------------------------------- */
-void worker_prepare(Worker& w, Launch& L) {
+bool worker_prepare(Worker& w, Launch& L) {
     w.n = L.nthreads;
     w.fibers.assign((size_t)w.n, Fiber());
     w.order.resize((size_t)w.n);
@@ -190,7 +190,7 @@ void worker_prepare(Worker& w, Launch& L) {
         f.tid.z = (unsigned)i / (L.block.x * L.block.y);
         w.order[(size_t)i] = L.reverse ? w.n - 1 - i : i;
     }
-    stacks_reserve(w, w.n + 1);
+    bool stacks = stacks_reserve(w, w.n + 1);
     /* The module's static shared memory is its thread_local block; touching the anchor
        makes this thread's copy exist, and dlinfo says where it is. */
     w.tls_block = nullptr;
@@ -210,6 +210,7 @@ void worker_prepare(Worker& w, Launch& L) {
     } else {
         w.dyn_base = w.dyn.lo;
     }
+    return stacks;
 }
 
 /* -- switching between fibers ----------------------------------------------------------- */

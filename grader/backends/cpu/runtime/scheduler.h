@@ -41,6 +41,7 @@ struct StaticSlots {
 struct Worker {
     int id = 0;
     pthread_t thread{};
+    bool ready = false; /* has its shared memory and stacks: a member of the pool */
     Context sched{};    /* the pool thread's own stack */
     Context loop_ctx{}; /* the fiber that runs a block as a plain loop */
     std::vector<Fiber> fibers;
@@ -88,7 +89,8 @@ constexpr size_t DYN_SHARED_CAPACITY = 232448 + 4096; /* 227 KB, and slack */
 constexpr size_t STATIC_SLOT_BYTES = 48u << 10; /* a block's static shared memory at most */
 constexpr size_t STATIC_GUARD_BYTES = 64u << 10;
 
-void worker_prepare(Worker& w, Launch& L);
+/* Readies `w` for launches shaped like `L`; false when it could not get its fiber stacks. */
+bool worker_prepare(Worker& w, Launch& L);
 void run_block(Worker& w, long linear);
 
 }  // namespace rt
