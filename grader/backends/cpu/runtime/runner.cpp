@@ -263,6 +263,15 @@ static bool passes_differ(const Job& job) {
     return false;
 }
 
+/* The launch's shape: what the pool makes each thread's stacks for before the sandbox,
+   and part of every pass's launch. */
+static void shape_of(const Job& job, Launch* L) {
+    L->block = job.block;
+    L->grid = job.grid;
+    L->nthreads = (int)(job.block.x * job.block.y * job.block.z);
+    L->shared_bytes = job.shared;
+}
+
 /* One pass over `areas`, its buffers (made here for the writers' pass, whose memory the
    checked passes have given back by then). */
 static void run_pass(const Job& job, const std::vector<void*>& loop_call, const int* codes,
@@ -305,17 +314,14 @@ static void run_pass(const Job& job, const std::vector<void*>& loop_call, const 
         argv[i] = &slots[i];
     }
     Launch L;
+    shape_of(job, &L);
     L.loop = reinterpret_cast<LoopFn>(loop_call[0]);
     L.call = reinterpret_cast<CallFn>(loop_call[1]);
     L.args = argv.data();
-    L.grid = job.grid;
-    L.block = job.block;
-    L.shared_bytes = job.shared;
     L.reverse = pass == 1;
     L.end_aligned = end_aligned;
     L.serial = writers;
     L.nblocks = (long)job.grid.x * job.grid.y * job.grid.z;
-    L.nthreads = (int)(job.block.x * job.block.y * job.block.z);
     L.module = module.handle;
     L.tls_anchor = reinterpret_cast<void* (*)()>(dlsym(module.handle, "grader_tls_anchor"));
     blockDim = job.block;
@@ -356,14 +362,6 @@ static void run_pass(const Job& job, const std::vector<void*>& loop_call, const 
     l.kv("us", (long long)(seconds * 1e6));
     l.kv("fibers", L.needs_fibers.load() ? 1 : 0).kv("float_atomics", grader_rt_float_atomics);
     l.write();
-}
-
-/* The launch's shape, for the pool to make each thread's stacks before the sandbox. */
-static void shape_of(const Job& job, Launch* L) {
-    L->block = job.block;
-    L->grid = job.grid;
-    L->nthreads = (int)(job.block.x * job.block.y * job.block.z);
-    L->shared_bytes = job.shared;
 }
 
 static int run(const char* dir, int records) {
