@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.backends.base import BufferState, Launch, RunOutcome, as_bits, filled
+from grader.backends.base import Buffer, BufferState, Launch, RunOutcome, as_bits, filled
 from grader.backends.cpu import blame, scan
 from grader.backends.cpu.build import Artifact
 from grader.backends.cpu.runner import (
@@ -263,9 +263,7 @@ def _crash_message(record: Record, who: str, where: str) -> str:
 
 
 def _out_of_bounds(record: Record, launch: Launch, who, thread, block, line) -> Diagnostic:
-    buffers = launch.buffers()
-    index = record.int("index")
-    buffer = buffers[index] if 0 <= index < len(buffers) else None
+    buffer = _buffer_at(launch, record.int("index"))
     name = buffer.name if buffer else "a buffer"
     width = buffer.data.dtype.itemsize if buffer else 4
     length = buffer.data.size if buffer else record.int("bytes") // width
@@ -280,6 +278,12 @@ def _out_of_bounds(record: Record, launch: Launch, who, thread, block, line) -> 
     at = f", at line {line}" if line else ""
     message = f"{who} {access} {name}[{element}], {side} ({length} elements){at}."
     return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
+
+
+def _buffer_at(launch: Launch, index: int) -> Buffer | None:
+    """The launch's buffer with ordinal `index`, or None where a record names none."""
+    buffers = launch.buffers()
+    return buffers[index] if 0 <= index < len(buffers) else None
 
 
 def _timeout(record: Record | None, kernel: str, timeout: float, locate: _Locator) -> Diagnostic:
@@ -490,9 +494,7 @@ def _race(report: Report, launch: Launch, kernel: str, atomics: bool) -> Diagnos
 
 def _overlap(record: Record, launch: Launch, kernel: str) -> Diagnostic:
     """Two blocks stored different values into the same element (runner.cpp's third pass)."""
-    buffers = launch.buffers()
-    index = record.int("index")
-    buffer = buffers[index] if 0 <= index < len(buffers) else None
+    buffer = _buffer_at(launch, record.int("index"))
     name = buffer.name if buffer else "an output"
     dtype = buffer.data.dtype if buffer else np.dtype(np.float32)
     element = record.int("element")
