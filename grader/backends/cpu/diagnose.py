@@ -211,16 +211,23 @@ def _static_shared_message(record: Record, who: str, line: int | None) -> str:
     array = f"__shared__ {name}{''.join(f'[{d}]' for d in dims)} ({count} elements" + (
         f", declared at line {declared})" if declared else ")"
     )
+    what = _outside(index, count, array)
     if index >= count:
-        past = index - count + 1
-        what = f"{name}{_subscript(index, dims)}, {past} element{'s' if past != 1 else ''} past "
-        what += f"the end of {array}"
-    else:
-        what = f"{-index} element{'s' if index != -1 else ''} before the start of {array}"
+        what = f"{name}{_subscript(index, dims)}, {what}"
     return (
         f"{who} {access} {what}{',' if line else ''}{_at(line)}. Size the array for the "
         "largest tile (with its halo) it must hold, or keep the index inside it."
     )
+
+
+def _outside(index: int, length: int, array: str) -> str:
+    """How far element `index` lies outside `array` of `length` elements: "2 elements
+    past the end of A", "1 element before the start of A"."""
+    if index >= length:
+        count, side = index - length + 1, "past the end of"
+    else:
+        count, side = -index, "before the start of"
+    return f"{count} element{'s' if count != 1 else ''} {side} {array}"
 
 
 def _subscript(index: int, dims: list[int]) -> str:
@@ -269,12 +276,7 @@ def _out_of_bounds(record: Record, launch: Launch, who, thread, block, line) -> 
     length = buffer.data.size if buffer else record.int("bytes") // width
     element = record.int("offset") // width  # floor: byte -1 is element -1
     access = {"read": "read", "write": "wrote"}.get(record.get("access"), "accessed")
-    if element >= length:
-        past = element - length + 1
-        side = f"{past} element{'s' if past != 1 else ''} past the end of {name}"
-    else:
-        before = -element
-        side = f"{before} element{'s' if before != 1 else ''} before the start of {name}"
+    side = _outside(element, length, name)
     at = f", at line {line}" if line else ""
     message = f"{who} {access} {name}[{element}], {side} ({length} elements){at}."
     return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
