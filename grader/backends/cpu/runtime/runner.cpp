@@ -144,12 +144,13 @@ static bool read_job(const char* path, Job* job) {
     return !job->module.empty() && !job->kernel.empty();
 }
 
-static bool read_file(const std::string& path, void* dst, size_t bytes) {
+/* `bytes` bytes of the file at `path`, from offset `at`. */
+static bool read_file(const std::string& path, void* dst, size_t bytes, off_t at = 0) {
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     size_t off = 0;
     while (off < bytes) {
-        ssize_t n = read(fd, static_cast<char*>(dst) + off, bytes - off);
+        ssize_t n = pread(fd, static_cast<char*>(dst) + off, bytes - off, at + (off_t)off);
         if (n <= 0) break;
         off += (size_t)n;
     }
@@ -228,28 +229,29 @@ static std::vector<Area> make_buffers(const Job& job, int pass) {
     return areas;
 }
 
+/* The file pass `pass` writes buffer `k` back to (runner.py makes it). */
+static std::string out_name(int pass, size_t k) {
+    return "out." + std::to_string(pass) + "." + std::to_string(k) + ".bin";
+}
+
 /* The buffer and the fill on its open side (before it in pass 0, after it in pass 1):
    the parent counts the changed fill words itself. */
 static void write_back(const Area& a, int pass, size_t k) {
     const char* lo = pass == 0 ? a.lo : a.data;
     const char* hi = pass == 0 ? a.data + a.bytes : a.lo + a.lo_len;
-    std::string out = "out." + std::to_string(pass) + "." + std::to_string(k) + ".bin";
+    std::string out = out_name(pass, k);
     if (!write_file(out, lo, (size_t)(hi - lo))) fail("output_file", out.c_str(), EXIT_FAULT);
 }
 
 /* The buffer's own bytes in what a pass wrote back (write_back: after the fill in pass
    0, before it in pass 1). */
 static bool read_output(int pass, const Arg& a, std::vector<char>* data) {
-    std::string path = "out." + std::to_string(pass) + "." + std::to_string(a.index) + ".bin";
+    std::string path = out_name(pass, (size_t)a.index);
     struct stat st;
     data->resize(a.elements * a.width);
     if (stat(path.c_str(), &st) != 0 || (size_t)st.st_size < data->size()) return false;
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
     off_t at = pass == 0 ? st.st_size - (off_t)data->size() : 0;
-    ssize_t n = pread(fd, data->data(), data->size(), at);
-    close(fd);
-    return n == (ssize_t)data->size();
+    return read_file(path, data->data(), data->size(), at);
 }
 
 /* Whether the passes left any output different (the outputs they wrote back). */
