@@ -5,11 +5,12 @@ held against what the machine can do at all. Either failure costs the speed poin
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from grader import machine
+from grader import defaults, machine
 from grader.backends import timed
 from grader.backends.base import Timing
 from grader.compare import Comparison, compare, tolerance
@@ -18,14 +19,18 @@ from grader.launch import layout
 from grader.result import Diagnostic, Kind
 
 IMPOSSIBLE = 1.2  # a rate above this multiple of the machine's ceiling is not real
-AHEAD = 32  # launches whose samples are computed while the GPU times
-THREADS = 8  # at most, computing them
+THREADS = 8  # at most, computing the samples' expected values
+SPARE_CORES = 2  # left to the GPU worker, whose launches a busy CPU would delay
+LAUNCH_INPUTS = 1 << 20  # input elements one launch's sample may read; fewer outputs past it
+GRADING_INPUTS = 1 << 29  # input elements all of a grading's samples may read
+SMALLEST_SAMPLE = 256  # output elements, however many inputs each one reads
 
 
 def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
     """Draw every input buffer and poison (or zero) every output and scratch buffer
     before each student launch; sample the outputs after it, where the lab can compute a
-    sample. `case` has the student's launch macros among its sizes."""
+    sample; time no more rounds than the host can check. `case` has the student's launch
+    macros among its sizes."""
     inputs, outputs, zeroed, samples = [], [], [], []
     for name, param in lab.buffers.items():
         if lab.is_input(name):
@@ -33,30 +38,60 @@ def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
             continue
         (zeroed if lab.array(name).initial == "zero" else outputs).append(name)
         if lab.sampler is not None and any(o.name == name for o in lab.outputs):
-            lay = layout(lab, param, case.sizes)
-            counts = timed.sample_counts(lay.shape)
-            samples.append(timed.Sample(name, lay.shape, lay.strides, counts))
+            samples.append(_sample(lab, case, name, layout(lab, param, case.sizes), seed))
+    cost = max(1, sum(inputs_read(lab, case, sample, seed) for sample in samples))
+    rounds = max(
+        defaults.TIMING_MIN_ROUNDS, min(defaults.TIMING_MAX_ROUNDS, GRADING_INPUTS // cost)
+    )
     return timed.TimingCheck(
-        seed, tuple(inputs), tuple(outputs), tuple(samples), zeroed=tuple(zeroed)
+        seed,
+        tuple(inputs),
+        tuple(outputs),
+        tuple(samples),
+        zeroed=tuple(zeroed),
+        rounds=rounds,
+    )
+
+
+def _sample(lab: Lab, case: Case, name: str, lay, seed: int) -> timed.Sample:
+    """A sample of about SAMPLE_ELEMENTS outputs, fewer where they would read more than
+    LAUNCH_INPUTS inputs (a block's sum reads thousands), but never under SMALLEST_SAMPLE."""
+    sample = timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape))
+    cost = inputs_read(lab, case, sample, seed)
+    if cost <= LAUNCH_INPUTS:
+        return sample
+    total = max(SMALLEST_SAMPLE, timed.SAMPLE_ELEMENTS * LAUNCH_INPUTS // cost)
+    return timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape, total))
+
+
+def inputs_read(lab: Lab, case: Case, sample: timed.Sample, seed: int) -> int:
+    """Input elements the host draws to compute one launch's `sample`."""
+    needs = lab.sampler.needs(case.sizes, timed.sample_axes(sample, seed, 0))
+    return sum(
+        math.prod(lab.array_shape(name, case.sizes))
+        if coords is None
+        else math.prod(np.broadcast_shapes(*(np.shape(c) for c in coords)))
+        for name, coords in needs.items()
     )
 
 
 class Expected:
     """What each checked launch's samples must hold: per sample, the float64 values and
-    their tolerance. Threads compute the first AHEAD launches' while the GPU times, and
-    the rest in parallel once the number of launches is known (numpy releases the
-    interpreter's lock in its loops)."""
+    their tolerance. Threads compute them in launch order while the GPU times, as many
+    as the timing can make (numpy releases the interpreter's lock in its loops), and
+    drop those past the launches it made."""
 
     def __init__(
         self, lab: Lab, case: Case, check: timed.TimingCheck, constants: dict[str, np.ndarray]
     ) -> None:
         self.lab, self.case, self.check, self.constants = lab, case, check, constants
-        self._pool = ThreadPoolExecutor(max_workers=min(THREADS, machine.cores()))
+        threads = min(THREADS, max(1, machine.cores() - SPARE_CORES))
+        self._pool = ThreadPoolExecutor(max_workers=threads)
         self._futures: dict[int, Future] = {}
 
     def __enter__(self) -> Expected:
         if self.check.samples:
-            self.need(AHEAD)
+            self.need(self.check.launches)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -162,13 +197,18 @@ def _fetch(lab, case, check, constants, name: str, coords, launch: int) -> np.nd
     key = timed.launch_key(check.seed, launch, name)
     if coords is None:
         return _widened(lay.unpack(timed.drawn_array(key, lay.elements, lay.dtype)))
-    # Each axis's coordinates are small until they broadcast: test and clip them first.
-    pairs = list(zip(coords, lay.shape, strict=True))
-    outside = [(c < 0) | (c >= extent) for c, extent in pairs]
-    clipped = [np.clip(c, 0, extent - 1) for c, extent in pairs]
-    flat = timed.flat_indices(lay.strides, clipped)
+    # Most axes' coordinates are small until they broadcast, and most are all inside:
+    # test and clip them first, and only those that need it.
+    outside = [
+        (c < 0) | (c >= extent)
+        for c, extent in zip(coords, lay.shape, strict=True)
+        if np.size(c) and (np.min(c) < 0 or np.max(c) >= extent)
+    ]
+    if outside:
+        coords = [np.clip(c, 0, extent - 1) for c, extent in zip(coords, lay.shape, strict=True)]
+    flat = timed.flat_indices(lay.strides, coords)
     drawn = _widened(timed.drawn_elements(key, flat, lay.dtype))
-    if any(o.any() for o in outside):
+    if outside:
         drawn[np.logical_or.reduce(np.broadcast_arrays(*outside))] = 0
     return drawn
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from lab_kit import default_interface
 
-from grader import cases, nvcc, timing_check
+from grader import cases, defaults, nvcc, timing_check
 from grader.backends import timed
 from grader.backends.base import RunOutcome, Timing
 from grader.backends.cuda import helpers, vmm
@@ -122,6 +122,27 @@ def test_check_round_trips_through_json():
     assert check.inputs == ("N",) and check.outputs == ("P",)
     [sample] = check.samples
     assert sample.strides[1] == cases.timing_case(get("conv3d-pitched")).sizes["pitchP"] // 4
+
+
+@pytest.mark.parametrize("name", sorted(all_labs()))
+def test_what_the_host_recomputes_per_launch_and_per_grading_is_bounded(name):
+    """A sample reads at most LAUNCH_INPUTS inputs unless it is already the smallest, and
+    the rounds times that at most GRADING_INPUTS unless they are already the fewest."""
+    lab = get(name)
+    case = cases.timing_case(lab)
+    case = Case("timing", launch_sizes(lab, case.sizes, default_interface(lab)), "public")
+    check = timing_check.plan(lab, case, seed=7)
+    costs = [timing_check.inputs_read(lab, case, s, 7) for s in check.samples]
+    for sample, cost in zip(check.samples, costs, strict=True):
+        assert cost <= timing_check.LAUNCH_INPUTS or (
+            np.prod(sample.counts) < 2 * timing_check.SMALLEST_SAMPLE
+        )
+        assert np.prod(sample.counts) >= min(np.prod(sample.extents), 256)
+    assert defaults.TIMING_MIN_ROUNDS <= check.rounds <= defaults.TIMING_MAX_ROUNDS
+    assert check.rounds * sum(costs) <= timing_check.GRADING_INPUTS or (
+        check.rounds == defaults.TIMING_MIN_ROUNDS
+    )
+    assert check.launches == 1 + timed.WARMUPS + check.rounds
 
 
 # -- each lab's sampler against its whole reference --------------------------------------
@@ -272,8 +293,8 @@ def test_expected_values_are_the_same_ahead_and_on_demand():
     lab, case, check, constants = _setup("conv3d")
     with timing_check.Expected(lab, case, check, constants) as ahead:
         ahead.need(3)  # cancels what has not started past the third
-        computed = [ahead.of(launch) for launch in (0, 5, timing_check.AHEAD + 1)]
-    for launch, found in zip((0, 5, timing_check.AHEAD + 1), computed, strict=True):
+        computed = [ahead.of(launch) for launch in (0, 5, check.launches + 1)]
+    for launch, found in zip((0, 5, check.launches + 1), computed, strict=True):
         axes = timed.sample_axes(check.samples[0], check.seed, launch)
         want = timing_check.expected_sample(
             lab, case, check, constants, check.samples[0], axes, launch

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from grader import defaults
+
 # The generator, written once: the worker compiles its CUDA copy with these as macros.
 GOLDEN = 0x9E3779B1
 MIX = (0x7FEB352D, 0x846CA68B)
@@ -29,6 +31,8 @@ KEEP_BITS = 0x807FFFFF  # sign and mantissa of the hash
 EXPONENT_BITS = 126 << 23  # exponent of [0.5, 1.0)
 
 SAMPLE_ELEMENTS = 4096  # elements read back after each launch (fewer if the output is small)
+CHUNK = 1 << 16  # words the host hashes at a time
+WARMUPS = 2  # untimed launches of each kernel after the first, when it is fast
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,12 @@ class TimingCheck:
     outputs: tuple[str, ...] = ()
     samples: tuple[Sample, ...] = field(default_factory=tuple)
     zeroed: tuple[str, ...] = ()  # outputs that start at zero (accumulators), not poisoned
+    rounds: int = defaults.TIMING_MAX_ROUNDS  # at most: what the host can check in time
+
+    @property
+    def launches(self) -> int:
+        """The most student launches a timing makes: the first, warm-ups, then rounds."""
+        return 1 + WARMUPS + self.rounds
 
     def to_json(self) -> dict:
         return {
@@ -61,6 +71,7 @@ class TimingCheck:
             "inputs": list(self.inputs),
             "outputs": list(self.outputs),
             "zeroed": list(self.zeroed),
+            "rounds": self.rounds,
             "samples": [
                 {
                     "buffer": s.buffer,
@@ -84,6 +95,7 @@ class TimingCheck:
             tuple(data["outputs"]),
             samples,
             tuple(data.get("zeroed", ())),
+            int(data.get("rounds", defaults.TIMING_MAX_ROUNDS)),
         )
 
 
@@ -136,10 +148,16 @@ def drawn_array(key: tuple[int, int], elements: int, dtype) -> np.ndarray:
 
 
 def _words(key: tuple[int, int], index: np.ndarray) -> np.ndarray:
-    """Word `index` of the generator's stream under `key`."""
-    x = np.asarray(index).astype(np.uint32)
-    x = _mix(x * np.uint32(GOLDEN) + np.uint32(key[0])) ^ np.uint32(key[1])
-    return _mix(x)
+    """Word `index` of the generator's stream under `key`, hashed a chunk at a time: each
+    chunk's ten passes then stay in the CPU's cache, five times faster than whole arrays."""
+    index = np.asarray(index)
+    flat = index.reshape(-1)
+    out = np.empty(flat.size, np.uint32)
+    for start in range(0, flat.size, CHUNK):
+        x = flat[start : start + CHUNK].astype(np.uint32)
+        x = _mix(x * np.uint32(GOLDEN) + np.uint32(key[0])) ^ np.uint32(key[1])
+        out[start : start + CHUNK] = _mix(x)
+    return out.reshape(index.shape)
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -187,7 +205,10 @@ def grid(axes: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
 def flat_indices(strides: tuple[int, ...], index) -> np.ndarray:
     """Buffer elements of logical coordinates `index` (arrays that broadcast together)."""
     shape = np.broadcast_shapes(*(np.shape(i) for i in index))
-    flat = sum(np.asarray(c, np.int64) * s for c, s in zip(index, strides, strict=True))
+    flat = np.zeros((), np.int64)
+    for c, stride in zip(index, strides, strict=True):
+        c = np.asarray(c, np.int64)
+        flat = flat + (c if stride == 1 else c * stride)  # the small axes multiply first
     return np.broadcast_to(flat, shape)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader import defaults
+from grader.backends.timed import WARMUPS
 from grader.stats import ratios, relative_spread
 
 FLUSH_BYTES = 256 << 20  # cleared before every timed launch: several times any L2
@@ -26,7 +27,7 @@ class Plan:
     def warmups(self, slowest_s: float) -> int:
         """Warm-up launches of each kernel after the first: none for a slow kernel, whose
         first run already brought the clocks up and whose repeats would eat the budget."""
-        return 0 if slowest_s > 0.05 else 2
+        return 0 if slowest_s > 0.05 else WARMUPS
 
     def stop_reason(
         self,

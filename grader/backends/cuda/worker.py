@@ -121,7 +121,9 @@ class Worker:
                     ]
                 )
             checker = checked.Checker(self.gpu, module, check, placed)
-            result = self.gpu.time_pair(runs, timing.Plan(head["budget"]), checker)
+            result = self.gpu.time_pair(
+                runs, timing.Plan(head["budget"], max_rounds=check.rounds), checker
+            )
             started = time.perf_counter()
             result["ceilings"] = checked.ceilings(self.gpu, module)
             checker.seconds += time.perf_counter() - started
