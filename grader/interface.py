@@ -70,6 +70,11 @@ class Interface:
     def tile(self) -> tuple[int, int, int]:
         return (self.launch["TILE_X"], self.launch["TILE_Y"], self.launch["TILE_Z"])
 
+    def device_variables(self) -> list[str]:
+        """The module's __device__ (and __managed__) variables, by symbol: the state its
+        kernels keep. The compiler's own ($str, printf's formats) are no identifiers."""
+        return [n for n, c in self.constants.items() if c.space == "global" and n.isidentifier()]
+
 
 _CANONICAL = {
     "unsigned long": "size_t",

@@ -316,7 +316,7 @@ _ENTRY = re.compile(r"\.entry\s+(?P<symbol>[\w$]+)\s*\((?P<params>[^)]*)\)(?P<ta
 _PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+[\w$]+(?:\[(?P<n>\d+)\])?")
 _VAR = re.compile(
     r"^\s*(?:\.visible\s+|\.global\s+(?=\.global))?\.(?P<space>const|global)\s+"
-    r"(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+(?P<name>[\w$]+)(?:\[(?P<n>\d*)\])?"
+    r"(?:\.attribute\(\.managed\)\s+)?(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+(?P<name>[\w$]+)(?:\[(?P<n>\d*)\])?"
     r"(?:\s*=\s*\{(?P<init>[^}]*)\})?",
     re.MULTILINE,
 )

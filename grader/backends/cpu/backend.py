@@ -76,20 +76,27 @@ class CpuBackend(Backend):
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         """Each kernel of the launch in a worker of its own, in order, each on the
-        buffers the previous one left (a worker's passes start from the same contents)."""
+        buffers and __device__ values the previous one left, as on a GPU, where the
+        module stays loaded (a worker's passes start from the same contents). The first
+        starts from the load-time values, as every run does on a GPU (grader.backends.cuda)."""
         if not build.ok or not isinstance(build.artifact, building.Artifact):
             raise ValueError("run() needs a successful build from this backend")
         contents = {b.name: b.data for b in launch.buffers()}
+        state: dict[str, bytes] | None = {} if launch.then else None
         total: RunOutcome | None = None
         for step in launch.steps:
-            outcome = self._run_step(build, _on(step, contents), timeout)
+            outcome = self._run_step(build, _on(step, contents), timeout, state)
             total = outcome if total is None else _chained(total, outcome)
             if not outcome.completed:
                 break
             contents.update({name: state.data for name, state in outcome.buffers.items()})
         return total
 
-    def _run_step(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+    def _run_step(
+        self, build: Build, launch: Launch, timeout: float, state: dict[str, bytes] | None
+    ) -> RunOutcome:
+        """`state`, where given, goes from the values the step starts from to those it
+        left."""
         problems = _launch_problems(build, launch)
         if problems:
             return RunOutcome(diagnostics=problems, crashed=True)
@@ -109,7 +116,9 @@ class CpuBackend(Backend):
                 crashed=True,
             )
         settings = Settings(self.jobs, require_isolation=self._require_isolation())
-        report = execute(artifact, launch, timeout, settings)
+        report = execute(artifact, launch, timeout, settings, state)
+        if state is not None:
+            state.update(report.state)
         self._note_layers(report)
         try:
             return diagnose.outcome(report, artifact, launch, timeout, sandbox.probe().missing())

@@ -47,6 +47,15 @@ class Artifact:
     text: str = ""  # the submission, for what its text says around a finding's line
     float_atomics: bool = False
 
+    def carried(self) -> dict[str, Variable]:
+        """The variables a launch's kernels share: writable __device__ (and __managed__)
+        ones. A name that is no identifier is no registration's, and could not name a file."""
+        return {
+            name: var
+            for name, var in self.variables.items()
+            if var.space == "global" and var.writable and name.isidentifier()
+        }
+
 
 @dataclass
 class Compiled:

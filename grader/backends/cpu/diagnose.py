@@ -82,7 +82,7 @@ def outcome(
     elif code == EXIT_LOAD and error is not None and error.get("what") in _INTERFACE_ERRORS:
         out.crashed = True
         out.diagnostics.append(_error(error, launch))
-    elif code != 0 or len(report.outputs) < PASSES:
+    elif code != 0 or len(report.outputs) < PASSES or report.unreadable:
         raise blame.ending(report)
     for record in report.all("divergence"):
         out.diagnostics.append(_divergence(record, kernel, artifact.text))

@@ -7,7 +7,12 @@ records ("name key=value ...", one per line) come over a pipe. Those before its 
 record were written before any code of the submission ran, and are the runner's own; the
 rest may have been written by the submission, so they are only evidence against it. The
 parent reads the outputs and the fill around them from the files itself. Turning a Report
-into diagnostics is grader.backends.cpu.diagnose's job."""
+into diagnostics is grader.backends.cpu.diagnose's job.
+
+A kernel of a launch of several gets the values of the module's __device__ variables the
+one before it left (`state`; filled as the constants are) and writes back its own: bytes
+that only ever feed the submission's next kernel, read no longer than each variable's
+declared size."""
 
 from __future__ import annotations
 
@@ -87,6 +92,7 @@ class Report:
     outputs: dict[int, list[np.ndarray]] = field(default_factory=dict)  # pass -> buffers
     pads: dict[tuple[int, int], Pad] = field(default_factory=dict)  # (pass, buffer)
     unreadable: list[str] = field(default_factory=list)  # output files missing or changed
+    state: dict[str, bytes] = field(default_factory=dict)  # carried variables, after pass 0
     printf: str = ""
     stderr: str = ""
 
@@ -106,12 +112,20 @@ class Settings:
     require_isolation: bool  # False only with allow_unsandboxed
 
 
-def execute(artifact: Artifact, launch: Launch, timeout: float, settings: Settings) -> Report:
+def execute(
+    artifact: Artifact,
+    launch: Launch,
+    timeout: float,
+    settings: Settings,
+    state: dict[str, bytes] | None = None,
+) -> Report:
+    """With `state` (a kernel of a launch of several), the kernel starts from those
+    __device__ values (the load-time ones where absent) and the report holds its own."""
     runner = toolchain.runner()
     scratch = Path(tempfile.mkdtemp(prefix="grader-cpu-"))
     user = sandbox.worker_user()
     try:
-        _write_job(scratch, artifact, launch, timeout, settings, user)
+        _write_job(scratch, artifact, launch, timeout, settings, user, state)
         sandbox.hand_over(scratch, user)
         # The worker's stderr goes to a file, which its file size limit bounds.
         with open(scratch / "stderr.txt", "wb") as stderr:
@@ -123,6 +137,8 @@ def execute(artifact: Artifact, launch: Launch, timeout: float, settings: Settin
         report.stderr = _tail(scratch / "stderr.txt")
         _read_records(records, report)
         _read_outputs(scratch, launch, report)
+        if state is not None:
+            _read_state(scratch, artifact, report)
         return report
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -174,9 +190,11 @@ def _write_job(
     timeout: float,
     settings: Settings,
     user: tuple[int, int] | None,
+    state: dict[str, bytes] | None,
 ) -> None:
     buffers = launch.buffers()
-    largest = max([b.nbytes for b in buffers] + [defaults.OUTPUT_LIMIT])
+    carried = [v.size for v in artifact.carried().values()] if state is not None else []
+    largest = max([b.nbytes for b in buffers] + carried + [defaults.OUTPUT_LIMIT])
     shutil.copyfile(artifact.module, scratch / "module.so")
     lines = [
         "module ./module.so",  # from the folder it runs in: a worker switched from root
@@ -217,8 +235,39 @@ def _write_job(
         data = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
         data.tofile(scratch / f"const_{name}.bin")
         lines.append(f"constant {data.nbytes} {name}")
+    if state is not None:
+        lines += _state_lines(scratch, artifact, state)
     (scratch / "printf.txt").touch()
     (scratch / "job.txt").write_text("\n".join(lines) + "\n")
+
+
+def _state_lines(scratch: Path, artifact: Artifact, state: dict[str, bytes]) -> list[str]:
+    """The job's lines for the carried variables: the values to start from, filled as
+    constants are, and the empty file each is written back to."""
+    lines = []
+    for name, var in artifact.carried().items():
+        if name in state:
+            (scratch / f"const_{name}.bin").write_bytes(state[name])
+            lines.append(f"constant {len(state[name])} {name}")
+        (scratch / f"carry_{name}.bin").touch()
+        lines.append(f"carry {var.size} {name}")
+    return lines
+
+
+def _read_state(scratch: Path, artifact: Artifact, report: Report) -> None:
+    """Each carried variable's bytes, exactly its declared size, or the file's name in
+    `unreadable`."""
+    for name, var in artifact.carried().items():
+        path = f"carry_{name}.bin"
+        try:
+            with open(scratch / path, "rb") as f:
+                data = f.read(var.size + 1)
+        except OSError:
+            data = b""
+        if len(data) == var.size:
+            report.state[name] = data
+        else:
+            report.unreadable.append(path)
 
 
 @cache

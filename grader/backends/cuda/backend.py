@@ -65,6 +65,7 @@ class ModuleSpec:
     options: tuple[str, ...]
     arch: str
     nvcc: str  # the compiler PyCUDA runs: nvcc.inspect's, sandboxed (nvcc.sandboxed_nvcc)
+    variables: tuple[str, ...] = ()  # __device__ symbols every run starts from as loaded
 
     def load_request(self) -> dict:
         return {
@@ -74,6 +75,7 @@ class ModuleSpec:
             "options": list(self.options),
             "arch": self.arch,
             "nvcc": self.nvcc,
+            "variables": list(self.variables),
         }
 
 
@@ -120,7 +122,9 @@ class CudaBackend(Backend):
             options = ("-lineinfo", *nvcc.macro_flags(macros))
             blob = json.dumps([inspection.source, options, arch]).encode()
             key = hashlib.sha256(blob).hexdigest()
-            spec = ModuleSpec(key, inspection.source, options, arch, nvcc.sandboxed_nvcc())
+            variables = tuple(inspection.interface.device_variables())
+            compiler = nvcc.sandboxed_nvcc()
+            spec = ModuleSpec(key, inspection.source, options, arch, compiler, variables)
         return Build(
             submission,
             dict(macros),

@@ -81,6 +81,8 @@ class Gpu:
     cache_dir: str
     vmm: vmm.Driver | None = None  # None: the driver offers no virtual memory management
     modules: dict[str, object] = field(default_factory=dict)
+    # key -> (address, load-time bytes) of each of the module's __device__ variables
+    initial: dict[str, list[tuple[int, np.ndarray]]] = field(default_factory=dict)
     helper: object = None  # the module of helpers.SOURCE, once compiled
     measured: dict | None = None  # the ceilings, measured once per worker
 
@@ -130,6 +132,25 @@ class Gpu:
             except self.cuda.CompileError as err:
                 raise CudaFailure("load", f"PyCUDA could not compile the module: {err}") from err
         self.modules[key] = module
+
+    def snapshot(self, key: str, names: list[str]) -> None:
+        """The named variables' bytes, once, as the module loaded them."""
+        if key in self.initial:
+            return
+        saved = []
+        for name in names:
+            with failures("load"):
+                pointer, size = self.modules[key].get_global(name)
+                data = np.empty(size, np.uint8)
+                self.cuda.memcpy_dtoh(data, pointer)
+            saved.append((int(pointer), data))
+        self.initial[key] = saved
+
+    def restore(self, key: str) -> None:
+        """Every snapshotted variable back to its load-time bytes."""
+        for pointer, data in self.initial.get(key, []):
+            with failures("copy"):
+                self.cuda.memcpy_htod(pointer, data)
 
     def function(self, key: str, symbol: str):
         with failures("load"):

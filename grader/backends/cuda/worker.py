@@ -5,9 +5,10 @@ protocol). Its stdout is the
 student's printf output, which the grader captures to a file, so nothing else is ever
 printed there. Requests:
 
-    load  {key, source, options, arch}      compile once per distinct build
-    run   {key, launch, sides}              one launch (its kernels in order), each buffer
-                                            flush against unmapped
+    load  {key, source, options, arch,      compile once per distinct build; keep the
+           nvcc, variables}                 named __device__ variables' load-time bytes
+    run   {key, launch, sides}              one launch (its kernels in order), from those
+                                            bytes, each buffer flush against unmapped
                                             memory on its side (vmm.START, END, ROOMY);
                                             buffers back with their canaries (without
                                             sides: exact sizes, apart, for the sanitizer)
@@ -54,12 +55,16 @@ class Worker:
         started = time.monotonic()
         head = message.header
         self.gpu.load(head["key"], head["source"], head["options"], head["arch"], head["nvcc"])
+        self.gpu.snapshot(head["key"], head["variables"])
         return Message({"ok": True, "seconds": time.monotonic() - started})
 
     def op_run(self, message: Message) -> Message:
         head = message.header
         launch, symbols = decode_launch(head["launch"], message.arrays)
         functions = [self.gpu.function(head["key"], symbol) for symbol in symbols]
+        # A case never sees what earlier runs left in the module, as on the CPU. Timed
+        # launches are not reset: checked timing catches a kernel that remembers results.
+        self.gpu.restore(head["key"])
         self.gpu.set_constants(head["key"], launch.constants)
         placed = self.place(launch, head.get("sides"))
         addresses = {p.name: [p.address, p.nbytes] for p in placed}

@@ -15,6 +15,11 @@
    left different outputs, a third runs the blocks one at a time to find elements that
    two blocks wrote ("overlap").
 
+   A launch of several kernels runs each in a worker of its own. Its __device__ variables
+   go from one to the next: the job names them ("carry"), the first pass writes each back
+   (DIR/carry_NAME.bin), and the next kernel's job fills them as it fills constants, so
+   every pass of that kernel starts from them.
+
    Records go to file descriptor FD, a pipe the parent reads: a kernel can add lines to
    it, but not take back what was written. Everything before the "load" record is
    written before any code of the submission runs, so the parent believes it; what
@@ -80,7 +85,8 @@ struct Job {
     size_t output_limit = 16384;
     Policy policy;
     std::vector<Arg> args;
-    std::vector<Constant> constants;
+    std::vector<Constant> constants; /* filled before the first pass */
+    std::vector<Constant> carried;   /* written back after it */
 };
 
 static std::string rest(std::istringstream& in) {
@@ -135,10 +141,10 @@ static bool read_job(const char* path, Job* job) {
                 in >> a.ctype >> a.value;
             }
             job->args.push_back(a);
-        } else if (key == "constant") {
+        } else if (key == "constant" || key == "carry") {
             Constant c;
             in >> c.bytes >> c.name;
-            job->constants.push_back(c);
+            (key == "carry" ? job->carried : job->constants).push_back(c);
         }
     }
     return !job->module.empty() && !job->kernel.empty();
@@ -194,19 +200,37 @@ static std::vector<std::vector<char>> read_constants(const Job& job) {
     return values;
 }
 
-/* Every constant, by name, through the module's grader_addr_NAME. */
+/* A writable variable of the module, by name, through its grader_addr_NAME; `*bytes`
+   becomes the smaller of its size and `*bytes`. */
+static void* variable(const Constant& c, size_t* bytes) {
+    std::string name = "grader_var_" + c.name;
+    const long long* info = static_cast<const long long*>(dlsym(module.handle, name.c_str()));
+    void* (*addr)() = reinterpret_cast<void* (*)()>(
+        dlsym(module.handle, ("grader_addr_" + c.name).c_str()));
+    if (!info || !addr) fail("constant_missing", c.name.c_str(), EXIT_LOAD);
+    const int* head = reinterpret_cast<const int*>(info);
+    long long size = info[2];
+    if (!head[2]) fail("constant_readonly", c.name.c_str(), EXIT_LOAD);
+    if ((size_t)size < *bytes) *bytes = (size_t)size;
+    return addr();
+}
+
+/* Every constant, by name. */
 static void set_constants(const Job& job, const std::vector<std::vector<char>>& values) {
     for (size_t i = 0; i < job.constants.size(); ++i) {
-        const Constant& c = job.constants[i];
-        std::string name = "grader_var_" + c.name;
-        const long long* info = static_cast<const long long*>(dlsym(module.handle, name.c_str()));
-        void* (*addr)() = reinterpret_cast<void* (*)()>(
-            dlsym(module.handle, ("grader_addr_" + c.name).c_str()));
-        if (!info || !addr) fail("constant_missing", c.name.c_str(), EXIT_LOAD);
-        const int* head = reinterpret_cast<const int*>(info);
-        long long size = info[2];
-        if (!head[2]) fail("constant_readonly", c.name.c_str(), EXIT_LOAD);
-        memcpy(addr(), values[i].data(), (size_t)size < c.bytes ? (size_t)size : c.bytes);
+        size_t bytes = job.constants[i].bytes;
+        void* at = variable(job.constants[i], &bytes);
+        memcpy(at, values[i].data(), bytes);
+    }
+}
+
+/* Each carried variable as the first pass left it, for the launch's next kernel. */
+static void write_carried(const Job& job) {
+    for (const Constant& c : job.carried) {
+        size_t bytes = c.bytes;
+        void* at = variable(c, &bytes);
+        std::string out = "carry_" + c.name + ".bin";
+        if (!write_file(out, at, bytes)) fail("output_file", out.c_str(), EXIT_FAULT);
     }
 }
 
@@ -417,6 +441,7 @@ static int run(const char* dir, int records) {
     for (int pass = 0; pass < job.passes; ++pass) {
         if (pass) module_restore();
         run_pass(job, fns, sig->codes, pass, std::move(buffers[(size_t)pass]));
+        if (pass == 0) write_carried(job);
         float_atomics = float_atomics || grader_rt_float_atomics;
     }
     if (job.passes == 2 && !float_atomics && passes_differ(job)) {
