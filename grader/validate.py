@@ -5,6 +5,7 @@
   speedup near 1 with full points;
 - `baseline.cu` passes every case (it may break a lab rule: a tiled lab's baseline may
   be the naive kernel);
+- each correct alternative in `variants/` passes every case, with nothing said against it;
 - `student_template/LAB/kernel.cu` compiles and fails every case cleanly: no crash, hang
   or access out of bounds, and every case says why;
 - each known-wrong kernel in `wrong/` gets what `wrong/EXPECTED.toml` names for it: the
@@ -27,6 +28,7 @@ from grader.result import Kind, Result, Status
 
 SECRET = "validate-lab"  # hidden cases are derived from it, as from a course's secret
 WRONG = "wrong"
+VARIANTS = "variants"
 EXPECTED = "EXPECTED.toml"
 SPEEDUP = (0.85, 1.15)  # the reference timed against itself
 CRASHES = {Kind.CRASH, Kind.TIMEOUT, Kind.OUT_OF_BOUNDS}
@@ -42,7 +44,7 @@ class Check:
     """One kernel of a lab and what its grading must show."""
 
     lab: str
-    role: str  # "reference", "baseline", "template" or "wrong"
+    role: str  # "reference", "baseline", "template", "wrong" or "variant"
     path: Path
     expected: dict  # a known-wrong kernel's EXPECTED.toml entry
 
@@ -62,6 +64,8 @@ def checks(lab: Lab) -> list[Check]:
     if table.is_file():
         for name, expected in tomllib.loads(table.read_text()).items():
             found.append(Check(lab.name, WRONG, table.parent / name, expected))
+    for path in sorted((lab.home / VARIANTS).glob("*.cu")):
+        found.append(Check(lab.name, "variant", path, {}))
     return found
 
 

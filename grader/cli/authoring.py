@@ -88,7 +88,8 @@ def add_authoring_verbs(verbs: argparse._SubParsersAction) -> None:
         "validate-lab",
         help="grade a lab's own kernels as its folder promises",
         description="Grade LAB's reference (it must pass every case, hidden ones too), its "
-        "baseline (the same), its template (it must fail cleanly) and each known-wrong "
+        "baseline and each variant in variants/ (the same), its template (it must fail "
+        "cleanly) and each known-wrong "
         "kernel in wrong/ (it must get what wrong/EXPECTED.toml names), on every backend "
         "this machine has. Exit code 0 when every check holds, 1 otherwise.",
     )
