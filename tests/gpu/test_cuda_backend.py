@@ -13,6 +13,7 @@ from pathlib import Path
 import gpu_kernels as k  # tests/gpu is on sys.path (pytest's rootdir-less import)
 import numpy as np
 import pytest
+import state_kit
 
 from grader.backends.base import BackendUnavailable, Buffer, Launch, Repeated, Scalar
 from grader.backends.cuda import sanitizer_available
@@ -144,6 +145,26 @@ def test_static_constant_mask_is_set_by_name(backend):
             expected += weights[i, j] * padded[i : i + height, j : j + width]
     got = outcome.buffers["P"].data.reshape(height, width)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_a_kernel_reads_what_the_kernel_before_it_stored(backend):
+    built = build(backend, state_kit.SOURCE, block=(1, 1, 1))
+    assert {"handed", "calls"} <= set(built.interface.device_variables())
+    outcome = backend.run(built, state_kit.launch("store", "fetch"), timeout=10)
+    assert outcome.completed and outcome.diagnostics == [], outcome.diagnostics
+    np.testing.assert_array_equal(outcome.buffers["out"].data, state_kit.HANDED)
+
+
+@pytest.mark.parametrize("space", sorted(state_kit.SOURCES))
+def test_every_run_counts_from_the_initialiser_as_on_the_cpu(backend, space):
+    """Both runs of a case (`again`) and a later case start from the load-time count,
+    as every launch does on the CPU (tests/cpu/test_device_variables.py)."""
+    built = build(backend, state_kit.SOURCES[space], block=(1, 1, 1))
+    for _ in range(2):
+        outcome = backend.run(built, state_kit.launch("count", "count", "count"), timeout=10)
+        assert outcome.completed and outcome.diagnostics == [], outcome.diagnostics
+        np.testing.assert_array_equal(outcome.buffers["out"].data, state_kit.COUNTED)
+        np.testing.assert_array_equal(outcome.again["out"], state_kit.COUNTED)
 
 
 def test_printf_is_captured(backend):
