@@ -223,3 +223,23 @@ def test_forbidden_constructs_are_found_outside_comments():
     found = static_checks("\n#include <cublas_v2.h>\n", forbidden)
     assert found[0].line == 2 and "cuBLAS" in found[0].message
     assert "main()" in static_checks("int main(void) { return 0; }", forbidden)[0].message
+
+
+def test_device_variables_are_the_modules_state_and_not_the_compilers(tmp_path):
+    text = (
+        "#include <cstdio>\n"
+        "__device__ unsigned int count;\n"
+        "static __device__ int hidden = 3;\n"
+        "__managed__ float total;\n"
+        "namespace ns { __device__ int inner; }\n"
+        "__constant__ float Mc[4];\n"
+        "__global__ void k(float* p) {\n"
+        "    count++; hidden++; total += Mc[0]; ns::inner++;\n"
+        '    printf("%u\\n", count);\n'
+        "}\n"
+    )
+    _, found, _, _ = inspect(tmp_path, text)
+    assert found.compile.ok, found.compile.log
+    assert any(not name.isidentifier() for name in found.interface.constants)  # printf's
+    wanted = {"count", "hidden", "total", "_ZN2ns5innerE"}
+    assert set(found.interface.device_variables()) == wanted
