@@ -76,9 +76,9 @@ class CpuBackend(Backend):
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         """Each kernel of the launch in a worker of its own, in order, each on the
-        buffers and __device__ values the previous one left, as on a GPU, where the
-        module stays loaded (a worker's passes start from the same contents). The first
-        starts from the load-time values, as every run does on a GPU (grader.backends.cuda)."""
+        buffers and __device__ values the previous one left (a worker's passes start
+        from the same contents); the first from the module's load-time values. So on a
+        GPU, where the module stays loaded and every run starts from those values."""
         if not build.ok or not isinstance(build.artifact, building.Artifact):
             raise ValueError("run() needs a successful build from this backend")
         contents = {b.name: b.data for b in launch.buffers()}
@@ -95,8 +95,8 @@ class CpuBackend(Backend):
     def _run_step(
         self, build: Build, launch: Launch, timeout: float, state: dict[str, bytes] | None
     ) -> RunOutcome:
-        """`state`, where given, goes from the values the step starts from to those it
-        left."""
+        """`state` (a launch of several kernels) holds the __device__ values the step
+        starts from, and then those it left."""
         problems = _launch_problems(build, launch)
         if problems:
             return RunOutcome(diagnostics=problems, crashed=True)

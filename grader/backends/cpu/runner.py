@@ -193,7 +193,9 @@ def _write_job(
     state: dict[str, bytes] | None,
 ) -> None:
     buffers = launch.buffers()
-    carried = [v.size for v in artifact.carried().values()] if state is not None else []
+    # a variable larger than the module's memory allowance could not be mapped at all
+    sizes = [min(v.size, MEMORY_ALLOWANCE) for v in artifact.carried().values()]
+    carried = sizes if state is not None else []
     largest = max([b.nbytes for b in buffers] + carried + [defaults.OUTPUT_LIMIT])
     shutil.copyfile(artifact.module, scratch / "module.so")
     lines = [
@@ -258,16 +260,15 @@ def _read_state(scratch: Path, artifact: Artifact, report: Report) -> None:
     """Each carried variable's bytes, exactly its declared size, or the file's name in
     `unreadable`."""
     for name, var in artifact.carried().items():
-        path = f"carry_{name}.bin"
+        path = scratch / f"carry_{name}.bin"
         try:
-            with open(scratch / path, "rb") as f:
-                data = f.read(var.size + 1)
+            data = path.read_bytes() if path.stat().st_size == var.size else b""
         except OSError:
             data = b""
         if len(data) == var.size:
             report.state[name] = data
         else:
-            report.unreadable.append(path)
+            report.unreadable.append(path.name)
 
 
 @cache
