@@ -77,8 +77,8 @@ class CpuBackend(Backend):
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         """Each kernel of the launch in a worker of its own, in order, each on the
         buffers and __device__ values the previous one left (a worker's passes start
-        from the same contents); the first from the module's load-time values. So on a
-        GPU, where the module stays loaded and every run starts from those values."""
+        from the same contents); the first from the module's load-time values. So it is
+        on a GPU, where the module stays loaded and every run starts from those values."""
         if not build.ok or not isinstance(build.artifact, building.Artifact):
             raise ValueError("run() needs a successful build from this backend")
         contents = {b.name: b.data for b in launch.buffers()}
