@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from grader import scratch
 from grader.backends.base import Buffer, BufferState, Launch, RunOutcome, as_bits, filled
-from grader.backends.cpu import blame, scan
+from grader.backends.cpu import blame, scan, toolchain
 from grader.backends.cpu.build import Artifact
 from grader.backends.cpu.runner import (
     EXIT_FAULT,
@@ -32,6 +33,7 @@ from grader.backends.cpu.runner import (
 from grader.errors import SetupError
 from grader.result import Diagnostic, Kind
 
+LINES_TIMEOUT = 10.0  # seconds for addr2line; it answers a well-formed module at once
 # Shared memory is filled with this NaN at every block start (runtime/scheduler.h).
 SHARED_FILL_BITS = 0x7FC5AB1E
 _BARRIERS = {
@@ -136,23 +138,27 @@ class _Locator:
     def line(self, pc: int) -> int | None:
         if not pc or not self.tool:
             return None
-        try:
-            proc = subprocess.run(
-                [self.tool, "-e", str(self.artifact.module), "-i", "-f", "-C", hex(pc)],
-                capture_output=True,
-                text=True,
-                timeout=20,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        lines = proc.stdout.splitlines()
-        # Pairs of (function, file:line), innermost inlined frame first: the first frame
-        # in the student's own file is the line they wrote.
-        for where in lines[1::2]:
+        # Innermost inlined frame first: the first FILE:N in the student's own file is
+        # the line they wrote.
+        for where in self._frames(pc):
             match = re.match(r"(.*):(\d+)", where.split(" (discriminator")[0])
             if match and Path(match.group(1)).name == self.artifact.source_name:
                 return int(match.group(2)) or None
         return None
+
+    def _frames(self, pc: int) -> list[str]:
+        """addr2line's lines for `pc`, or none. It runs sandboxed like a compiler, on a
+        copy of the module: inline asm makes the module's sections and DWARF the
+        student's writing."""
+        with tempfile.TemporaryDirectory(prefix=scratch.prefix("lines")) as tmp:
+            module = Path(tmp) / "module.so"
+            try:
+                shutil.copyfile(self.artifact.module, module)
+                cmd = [self.tool, "-e", str(module), "-i", "-f", "-C", hex(pc)]
+                run = toolchain.run_compiler(cmd, Path(tmp), timeout=LINES_TIMEOUT)
+            except (OSError, SetupError):
+                return []
+        return run.log.splitlines() if run.code == 0 else []
 
 
 def _at(line: int | None) -> str:

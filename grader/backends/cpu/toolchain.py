@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import math
 import os
 import platform
 import re
@@ -190,15 +191,18 @@ def compiler_reads(program: str) -> list[str]:
     return list(dict.fromkeys(reads))
 
 
-def sandboxed(cmd: list[str], folder: str, status_fd: int | None = None) -> list[str]:
+def sandboxed(
+    cmd: list[str], folder: str, status_fd: int | None = None, timeout: float | None = None
+) -> list[str]:
     """`cmd` (a compiler run on student source) wrapped by `runner exec` (runtime/runner.cpp
     says what that does): it may read only the toolchain, the shim and `folder`, where its
     copy of the source is; it has no network, limits on memory, CPU time and file size,
-    and a process group that is killed whole at the timeout. `folder` may be a shell
-    expansion the program's caller gives (see sandboxed_script)."""
+    and a process group that is killed whole at the timeout (COMPILE_TIMEOUT unless
+    given). `folder` may be a shell expansion the program's caller gives (see
+    sandboxed_script)."""
     from grader.backends.cpu import sandbox
 
-    wrapped = [str(runner()), "exec", folder, *_limits()]
+    wrapped = [str(runner()), "exec", folder, *_limits(timeout or defaults.COMPILE_TIMEOUT)]
     if sandbox.probe().files_isolated:
         wrapped.append("--require-files")
     if status_fd is not None:
@@ -208,10 +212,10 @@ def sandboxed(cmd: list[str], folder: str, status_fd: int | None = None) -> list
     return [*wrapped, "--", cmd[0], *cmd[1:]]
 
 
-def _limits() -> list[str]:
+def _limits(timeout: float) -> list[str]:
     return [
-        "--timeout", f"{defaults.COMPILE_TIMEOUT:g}",
-        "--cpu", f"{int(defaults.COMPILE_TIMEOUT)}",
+        "--timeout", f"{timeout:g}",
+        "--cpu", f"{math.ceil(timeout)}",
         "--memory", str(defaults.COMPILE_MEMORY),
         "--fsize", str(defaults.COMPILE_FILE_SIZE),
     ]  # fmt: skip
@@ -223,14 +227,18 @@ def compiler_env() -> dict[str, str]:
     return {**clean_env(), "PATH": os.environ.get("PATH") or clean_env()["PATH"]}
 
 
-def run_compiler(cmd: list[str], folder: Path, stdin_text: str | None = None) -> CompilerRun:
+def run_compiler(
+    cmd: list[str], folder: Path, stdin_text: str | None = None, timeout: float | None = None
+) -> CompilerRun:
     """Run `cmd` sandboxed in `folder` (absolute paths only: a name that starts with "-"
-    would be an option, and nvcc, ptxas and g++ know no "--")."""
+    would be an option, and nvcc, ptxas and g++ know no "--"), stopped after `timeout`
+    seconds (COMPILE_TIMEOUT unless given)."""
+    timeout = timeout or defaults.COMPILE_TIMEOUT
     status_r, status_w = os.pipe()
     with tempfile.TemporaryFile() as out:
         try:
             subprocess.run(
-                sandboxed(cmd, str(folder), status_w),
+                sandboxed(cmd, str(folder), status_w, timeout),
                 cwd=folder,
                 input=stdin_text.encode() if stdin_text is not None else None,
                 stdin=None if stdin_text is not None else subprocess.DEVNULL,
@@ -239,7 +247,7 @@ def run_compiler(cmd: list[str], folder: Path, stdin_text: str | None = None) ->
                 env=compiler_env(),
                 pass_fds=(status_w,),
                 # the runner's own deadline comes first; killing it kills the compiler
-                timeout=defaults.COMPILE_TIMEOUT + 30,
+                timeout=timeout + 30,
             )
         except subprocess.TimeoutExpired:
             pass
