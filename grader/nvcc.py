@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from grader import build_cache, defaults
+from grader import build_cache, defaults, scratch
 from grader.backends.base import Submission
 from grader.backends.cpu import toolchain
 from grader.interface import (
@@ -98,7 +98,7 @@ def sandboxed_nvcc() -> str:
 def compile_folder() -> Iterator[str]:
     """A private folder for PyCUDA's compile, removed afterwards: its temporary files go
     there (tempfile.tempdir) and sandboxed_nvcc's compiler may use nothing else."""
-    with tempfile.TemporaryDirectory(prefix="grader-nvcc-") as folder:
+    with tempfile.TemporaryDirectory(prefix=scratch.prefix("nvcc")) as folder:
         saved = tempfile.tempdir, os.environ.get(COMPILE_DIR_ENV)
         tempfile.tempdir, os.environ[COMPILE_DIR_ENV] = folder, folder
         try:
@@ -131,7 +131,7 @@ def inspect(
     key = _cache_key(source, macros, arch, submission.name)
     raw = _cache_load(key)
     if raw is None:
-        with tempfile.TemporaryDirectory(prefix="grader-nvcc-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=scratch.prefix("nvcc")) as tmp:
             raw = _compile(Path(tmp), submission.name, source, macros, arch)
         if not raw["stopped"]:  # a timeout may not repeat on a quieter machine
             _cache_store(key, raw)
@@ -447,7 +447,7 @@ def demangled(symbols: list[str]) -> list[str]:
     filt = shutil.which("c++filt") or shutil.which("cu++filt")
     if not filt or not symbols:
         return symbols
-    with tempfile.TemporaryDirectory(prefix="grader-filt-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=scratch.prefix("filt")) as tmp:
         run = toolchain.run_compiler([filt], Path(tmp), stdin_text="\n".join(symbols))
     lines = run.log.splitlines()
     return lines if run.code == 0 and len(lines) == len(symbols) else symbols

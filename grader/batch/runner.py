@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader import labs
+from grader import labs, scratch
 from grader.batch import isolation
 from grader.batch.gpus import DEVICES_ENV, gate_name, physical_device
 from grader.errors import SetupError
@@ -177,6 +177,7 @@ class Pool:
         for worker in list(self.workers.values()):
             self._retire(worker)
         self.selector.close()
+        scratch.sweep()  # the killed workers could not remove their scratch folders
 
     # -- the loop --------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import os
 import platform
 from pathlib import Path
 
-from grader import machine
+from grader import machine, scratch
 from grader.backends.base import (
     Backend,
     BackendUnavailable,
@@ -42,6 +42,7 @@ class CpuBackend(Backend):
         self.jobs = max(1, jobs or machine.cores())
         self.allow_unsandboxed = allow_unsandboxed
         self._controls: dict[int, building.Artifact] = {}  # arity -> the grader's module
+        scratch.sweep()  # what graders killed before us (a batch's timed-out workers) left
 
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float

@@ -1,0 +1,83 @@
+"""Scratch folders in the temporary directory that a killed grader does not leave behind
+for ever.
+
+A folder is named for the process that made it, grader-KIND-PID-START-HOST-XXXXXXXX:
+START is when that process started (clock ticks after boot, /proc/PID/stat), so a reused
+PID is told apart, and HOST stands for this boot and PID namespace, the only ones whose
+processes /proc shows. A grader killed by SIGKILL cannot remove its folders; the next one
+sweeps them. It removes only folders of this naming and HOST, owned by this user, that
+are folders and not links, whose process is gone: no process has the PID, or the one that
+has it started at another time. Nothing is followed through a link while removing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import stat
+import tempfile
+from functools import cache
+from pathlib import Path
+
+_NAME = re.compile(r"grader-[a-z]+-(\d+)-(\d+)-([0-9a-f]{8})-[a-z0-9_]{8}")
+
+
+def prefix(kind: str) -> str:
+    """The name's start for a scratch folder of this process (mkdtemp's prefix); a plain
+    one, never swept, where /proc cannot say when this process started."""
+    pid = os.getpid()
+    started = _started(pid)
+    if started is None or not _host():
+        return f"grader-{kind}-"
+    return f"grader-{kind}-{pid}-{started}-{_host()}-"
+
+
+def sweep() -> None:
+    """Remove the scratch folders that this user's graders, now gone, left behind."""
+    try:
+        top = os.open(tempfile.gettempdir(), os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        for name in os.listdir(top):
+            if _orphaned(name, top):
+                shutil.rmtree(name, dir_fd=top, ignore_errors=True)
+    finally:
+        os.close(top)
+
+
+def _orphaned(name: str, top: int) -> bool:
+    match = _NAME.fullmatch(name)
+    if not match or match[3] != _host():
+        return False
+    try:
+        info = os.stat(name, dir_fd=top, follow_symlinks=False)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        return False
+    try:
+        return _started(int(match[1])) != match[2]
+    except PermissionError:
+        return False  # a process we may not see: it may be the owner
+
+
+def _started(pid: int) -> str | None:
+    """When process `pid` started, None when there is no such process. A command name
+    may hold spaces and parentheses: the fields start after the last ')'."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return text.rsplit(")", 1)[1].split()[19]
+
+
+@cache
+def _host() -> str:
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+    return hashlib.sha256(f"{boot} {namespace}".encode()).hexdigest()[:8]
