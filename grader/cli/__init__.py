@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import grader
 from grader import labs
@@ -41,6 +44,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (kill, a scheduler, a CI runner that is cancelled) stops a run as Ctrl-C
+    does, so that every scratch folder and worker is removed on the way out."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -48,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     try:
         labs.add_roots(args.labs)
-        return args.run(args)
+        with _sigterm_interrupts():
+            return args.run(args)
     except GraderError as error:
         print(f"grader: {error}", file=sys.stderr)
         return int(error.exit_code)

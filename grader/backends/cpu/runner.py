@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import defaults, machine
+from grader import scratch as scratch_folders
 from grader.backends.base import CANARY_BITS, Buffer, Launch, Scalar
 from grader.backends.cpu import elf, sandbox, toolchain
 from grader.backends.cpu.build import Artifact
@@ -122,7 +123,10 @@ def execute(
     """With `state` (a kernel of a launch of several), the kernel starts from those
     __device__ values (the load-time ones where absent) and the report holds its own."""
     runner = toolchain.runner()
-    scratch = Path(tempfile.mkdtemp(prefix="grader-cpu-"))
+    # Ours, so that a later grader may sweep it (grader.scratch); the worker's is inside.
+    folder = Path(tempfile.mkdtemp(prefix=scratch_folders.prefix("cpu")))
+    scratch = folder / "job"
+    scratch.mkdir()
     user = sandbox.worker_user()
     try:
         _write_job(scratch, artifact, launch, timeout, settings, user, state)
@@ -141,7 +145,7 @@ def execute(
             _read_state(scratch, artifact, report)
         return report
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run(cmd: list[str], cwd: Path, stderr, deadline: float) -> tuple[int | None, bytes]:
@@ -175,9 +179,11 @@ def _run(cmd: list[str], cwd: Path, stderr, deadline: float) -> tuple[int | None
     try:
         returncode: int | None = proc.wait(timeout=deadline)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
         returncode = None
+    finally:
+        if proc.poll() is None:  # past the deadline, or the grader itself is stopping
+            proc.kill()
+            proc.wait()
     reader.join(timeout=5)
     os.close(read_end)
     return returncode, bytes(kept)
