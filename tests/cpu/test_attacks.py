@@ -181,9 +181,10 @@ WITHOUT_TEXT_CHECK = (
 )
 
 
-def test_an_interrupted_check_leaves_nothing_in_tmp(tmp_path):
-    """SIGINT during the compile and during the cases: no folder, no case input, no
-    compiler temporary stays in TMPDIR, and no compiler keeps running."""
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_check_leaves_nothing_in_tmp(tmp_path, stop):
+    """Ctrl-C or kill during the compile and during the cases: no folder, no case input,
+    no compiler temporary stays in TMPDIR, and no compiler or worker keeps running."""
     slow = (ROOT / "reference_kernels" / "matmul-naive" / "reference.cu").read_text()
     slow = slow.replace("{", "{ for (volatile int spin = 0; spin < 200000; ++spin) {}", 1)
     cases = {"compile": (ENDLESS, 2.0), "cases": (slow, 6.0)}
@@ -205,12 +206,13 @@ def test_an_interrupted_check_leaves_nothing_in_tmp(tmp_path):
         )
         time.sleep(delay)
         assert any(private_tmp.iterdir()), f"nothing was in TMPDIR during the {what}"
-        grader.send_signal(signal.SIGINT)
+        grader.send_signal(stop)
         _, err = grader.communicate(timeout=60)
         assert "interrupted" in err, err
         time.sleep(0.5)
         assert list(private_tmp.iterdir()) == [], what
         assert compilers_of(name) == [], what
+        assert compilers_of(str(private_tmp)) == [], f"a worker outlived the {what}"
 
 
 def test_a_batch_grades_an_option_named_file_and_leaks_nothing(tmp_path, capsys, secret):
