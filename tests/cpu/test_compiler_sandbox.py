@@ -1,5 +1,6 @@
-"""`runner exec`, the sandbox every compiler runs in (nvcc, cicc, ptxas, g++, c++filt):
-each of its promises tried with ordinary programs standing in for a compiler."""
+"""`runner exec`, the sandbox every compiler runs in (nvcc, cicc, ptxas, g++, c++filt,
+addr2line): each of its promises tried with ordinary programs standing in for a
+compiler."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from grader import defaults
-from grader.backends.cpu import sandbox, toolchain
+from grader.backends.cpu import diagnose, sandbox, toolchain
+from grader.backends.cpu.build import Artifact
 from grader.errors import SetupError
 
 LAYERS = sandbox.probe()
@@ -130,3 +132,45 @@ def test_a_landlock_failure_is_reported_in_the_runners_own_words():
     status = toolchain._read_status(read)
     with pytest.raises(SetupError, match=f"probe found it works \\({why}\\)"):
         toolchain._ended(status, "")
+
+
+def fake_addr2line(tmp_path, monkeypatch, script: str) -> diagnose._Locator:
+    """A locator whose addr2line (found first on PATH) is `script`, for a module of no
+    importance: what the sandbox lets the tool do is what is tried."""
+    tool = tmp_path / "tool" / "bin" / "addr2line"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\n" + script)
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tool.parent}{os.pathsep}{os.environ['PATH']}")
+    module = tmp_path / "mod-0" / "module.so"
+    module.parent.mkdir()
+    module.write_bytes(os.urandom(64))
+    return diagnose._Locator(Artifact(module, "kernel.cu"))
+
+
+@needs_landlock
+def test_addr2line_reads_its_copy_of_the_module_and_nothing_else(tmp_path, monkeypatch):
+    secret = tmp_path / "hidden_cases.txt"
+    secret.write_text("hidden")
+    # the line it names says what it could read: 1, +1 for the module, +10 for the secret
+    locate = fake_addr2line(
+        tmp_path,
+        monkeypatch,
+        "line=1\n"
+        'cat "$2" >/dev/null 2>&1 && line=$((line + 1))\n'
+        f"cat {secret} >/dev/null 2>&1 && line=$((line + 10))\n"
+        'echo "kernel(float*)"; echo "/build/kernel.cu:$line"\n',
+    )
+    assert locate.line(0x1234) == 2
+
+
+def test_a_hung_or_failing_addr2line_gives_no_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(diagnose, "LINES_TIMEOUT", 1.0)
+    marker = f"5{os.getpid() % 1000}"
+    hung = fake_addr2line(tmp_path / "hung", monkeypatch, f"sleep {marker} & sleep {marker}\n")
+    started = time.monotonic()
+    assert hung.line(0x1234) is None
+    assert time.monotonic() - started < 10
+    assert gone(f"sleep {marker}"), "addr2line outlived its deadline"
+    failing = fake_addr2line(tmp_path / "failing", monkeypatch, "echo /b/kernel.cu:3; exit 1\n")
+    assert failing.line(0x1234) is None
