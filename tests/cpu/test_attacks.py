@@ -20,7 +20,7 @@ import pytest
 from include_tricks import TRICKS, plant_secret
 
 from grader import cli, defaults
-from grader.backends.cpu import sandbox
+from grader.backends.cpu import CpuBackend, sandbox
 from grader.source import OTHER_FILE, QUOTED_INCLUDE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,29 +181,40 @@ WITHOUT_TEXT_CHECK = (
 )
 
 
+def start_check(tmp_path: Path, what: str, text: str) -> tuple[subprocess.Popen, Path, str]:
+    """`grader check` of `text` in a process of its own whose TMPDIR is a new folder:
+    (the process, that folder, the submission's file name)."""
+    private_tmp = tmp_path / what
+    private_tmp.mkdir()
+    name = f"{what}_{os.urandom(4).hex()}.cu"
+    (tmp_path / name).write_text(text)
+    env = {**os.environ, "TMPDIR": str(private_tmp), "GRADER_SECRET": "s"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    argv = ["check", "matmul-naive", str(tmp_path / name), "--backend", "cpu"]
+    grader = subprocess.Popen(
+        [sys.executable, "-c", WITHOUT_TEXT_CHECK, *argv],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    return grader, private_tmp, name
+
+
+def slow_kernel() -> str:
+    """The naive reference, slow enough that its cases run for many seconds."""
+    slow = (ROOT / "reference_kernels" / "matmul-naive" / "reference.cu").read_text()
+    return slow.replace("{", "{ for (volatile int spin = 0; spin < 200000; ++spin) {}", 1)
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_an_interrupted_check_leaves_nothing_in_tmp(tmp_path, stop):
     """Ctrl-C or kill during the compile and during the cases: no folder, no case input,
     no compiler temporary stays in TMPDIR, and no compiler or worker keeps running."""
-    slow = (ROOT / "reference_kernels" / "matmul-naive" / "reference.cu").read_text()
-    slow = slow.replace("{", "{ for (volatile int spin = 0; spin < 200000; ++spin) {}", 1)
-    cases = {"compile": (ENDLESS, 2.0), "cases": (slow, 6.0)}
+    cases = {"compile": (ENDLESS, 2.0), "cases": (slow_kernel(), 6.0)}
     for what, (text, delay) in cases.items():
-        private_tmp = tmp_path / what
-        private_tmp.mkdir()
-        name = f"{what}_{os.urandom(4).hex()}.cu"
-        (tmp_path / name).write_text(text)
-        env = {**os.environ, "TMPDIR": str(private_tmp), "GRADER_SECRET": "s"}
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-        argv = ["check", "matmul-naive", str(tmp_path / name), "--backend", "cpu"]
-        grader = subprocess.Popen(
-            [sys.executable, "-c", WITHOUT_TEXT_CHECK, *argv],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )
+        grader, private_tmp, name = start_check(tmp_path, what, text)
         time.sleep(delay)
         assert any(private_tmp.iterdir()), f"nothing was in TMPDIR during the {what}"
         grader.send_signal(stop)
@@ -213,6 +224,21 @@ def test_an_interrupted_check_leaves_nothing_in_tmp(tmp_path, stop):
         assert list(private_tmp.iterdir()) == [], what
         assert compilers_of(name) == [], what
         assert compilers_of(str(private_tmp)) == [], f"a worker outlived the {what}"
+
+
+def test_a_killed_checks_folder_is_swept_by_the_next_cpu_run(tmp_path, monkeypatch):
+    """SIGKILL leaves a check no chance to clean up: the next CPU backend does it."""
+    grader, private_tmp, _ = start_check(tmp_path, "cases", slow_kernel())
+    time.sleep(6.0)
+    grader.send_signal(signal.SIGKILL)
+    grader.communicate(timeout=60)
+    left = [p.name for p in private_tmp.iterdir()]
+    assert any(n.startswith("grader-cpu-") for n in left), left
+    for pid in compilers_of(str(private_tmp)):  # its worker, whose own deadline is far
+        os.kill(pid, signal.SIGKILL)
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+    CpuBackend()
+    assert list(private_tmp.iterdir()) == []
 
 
 def test_a_batch_grades_an_option_named_file_and_leaks_nothing(tmp_path, capsys, secret):
