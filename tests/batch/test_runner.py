@@ -5,6 +5,7 @@ answer channel that is not the worker's answer makes the submission an error."""
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -38,7 +39,11 @@ def jobs(tmp_path: Path, kernels: dict[str, str]) -> list[Job]:
     return found
 
 
-def test_a_submission_past_its_deadline_is_killed_and_the_next_is_graded(tmp_path):
+def test_a_submission_past_its_deadline_is_killed_and_the_next_is_graded(tmp_path, monkeypatch):
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     baseline = (paths.reference_dir(LAB) / "baseline.cu").read_text()
     pool = Pool(spec(tmp_path, submission_timeout=3.0), 1, [])
     outcomes: list[Outcome] = []
@@ -53,6 +58,7 @@ def test_a_submission_past_its_deadline_is_killed_and_the_next_is_graded(tmp_pat
     assert "Grading took longer than 3 s" in hang.failure
     assert following.report is not None and following.report["status"] == "passed"
     assert pool.graded == 2
+    assert list(private_tmp.iterdir()) == []  # the killed worker's scratch folder too
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="opening another process's pipe needs root")
