@@ -26,11 +26,11 @@ _NAME = re.compile(r"grader-[a-z]+-(\d+)-(\d+)-([0-9a-f]{8})-[a-z0-9_]{8}")
 def prefix(kind: str) -> str:
     """The name's start for a scratch folder of this process (mkdtemp's prefix); a plain
     one, never swept, where /proc cannot say when this process started."""
-    pid = os.getpid()
-    started = _started(pid)
-    if started is None or not _host():
+    pid, host = os.getpid(), _host()
+    started = _started(pid) if host else None
+    if started is None:
         return f"grader-{kind}-"
-    return f"grader-{kind}-{pid}-{started}-{_host()}-"
+    return f"grader-{kind}-{pid}-{started}-{host}-"
 
 
 def sweep() -> None:
@@ -64,8 +64,9 @@ def _orphaned(name: str, top: int) -> bool:
 
 
 def _started(pid: int) -> str | None:
-    """When process `pid` started, None when there is no such process. A command name
-    may hold spaces and parentheses: the fields start after the last ')'."""
+    """When process `pid` started (clock ticks after boot), None when there is no such
+    process. A command name may hold spaces and parentheses: the fields start after the
+    last ')'."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError):

@@ -123,12 +123,13 @@ def execute(
     """With `state` (a kernel of a launch of several), the kernel starts from those
     __device__ values (the load-time ones where absent) and the report holds its own."""
     runner = toolchain.runner()
-    # Ours, so that a later grader may sweep it (grader.scratch); the worker's is inside.
+    # The worker's folder sits in one of ours: a later grader sweeps only its own user's
+    # (grader.scratch), and a worker started by root runs as another user.
     folder = Path(tempfile.mkdtemp(prefix=scratch_folders.prefix("cpu")))
     scratch = folder / "job"
-    scratch.mkdir()
     user = sandbox.worker_user()
     try:
+        scratch.mkdir()
         _write_job(scratch, artifact, launch, timeout, settings, user, state)
         sandbox.hand_over(scratch, user)
         # The worker's stderr goes to a file, which its file size limit bounds.
