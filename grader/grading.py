@@ -132,8 +132,6 @@ class Grading:
     builds: dict[tuple, Build] = field(default_factory=dict)
 
     def run(self) -> None:
-        if self.options.timing and self.backend.measures_speed():
-            timing_check.warm_up(self.options.jobs)  # they start while the cases run
         all_cases = casegen.cases_for(self.lab, self.options.secret)
         for case in all_cases:
             self.result.cases.append(self.grade_case(case))

@@ -6,14 +6,11 @@ held against what the machine can do at all. Either failure costs the speed poin
 from __future__ import annotations
 
 import math
-import multiprocessing
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from pathlib import Path
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from grader import defaults, labs, machine
+from grader import defaults, machine
 from grader.backends import timed
 from grader.backends.base import Timing
 from grader.compare import Comparison, compare, tolerance
@@ -22,10 +19,10 @@ from grader.launch import layout
 from grader.result import Diagnostic, Kind
 
 IMPOSSIBLE = 1.2  # a rate above this multiple of the machine's ceiling is not real
-PROCESSES = 8  # at most, computing the samples' expected values
+THREADS = 8  # at most, computing the samples' expected values
 SPARE_CORES = 2  # left to the GPU worker, whose launches a busy CPU would delay
 LAUNCH_INPUTS = 1 << 20  # input elements one launch's sample may read; fewer outputs past it
-GRADING_INPUTS = 1 << 28  # input elements all of a grading's samples may read
+GRADING_INPUTS = 1 << 29  # input elements all of a grading's samples may read
 SMALLEST_SAMPLE = 256  # output elements, however many inputs each one reads
 
 
@@ -80,14 +77,16 @@ def inputs_read(lab: Lab, case: Case, sample: timed.Sample, seed: int) -> int:
 
 class Expected:
     """What each checked launch's samples must hold: per sample, the float64 values and
-    their tolerance. The worker processes compute them in launch order while the GPU
-    times, as many as the timing can make (plan bounds their cost). Nothing is
-    cancelled: a cancelled task in a pool that breaks stalls Python 3.11's executor."""
+    their tolerance. Threads compute them in launch order while the GPU times, as many
+    as the timing can make (numpy releases the interpreter's lock in its loops), and
+    drop those past the launches it made."""
 
     def __init__(
         self, lab: Lab, case: Case, check: timed.TimingCheck, constants: dict[str, np.ndarray]
     ) -> None:
         self.lab, self.case, self.check, self.constants = lab, case, check, constants
+        threads = min(THREADS, max(1, machine.cores() - SPARE_CORES))
+        self._pool = ThreadPoolExecutor(max_workers=threads)
         self._futures: dict[int, Future] = {}
 
     def __enter__(self) -> Expected:
@@ -96,94 +95,39 @@ class Expected:
         return self
 
     def __exit__(self, *exc) -> None:
-        pass  # what is left to compute is bounded by plan, and short
+        self._pool.shutdown(wait=False, cancel_futures=True)  # what runs still is short
 
     def need(self, launches: int) -> None:
-        """Compute launches 0 to `launches` - 1."""
-        try:
-            for launch in range(launches):
-                self._future(launch)
-        except BrokenProcessPool:  # `of` computes them here
-            _discard_workers()
+        """Compute launches 0 to `launches` - 1, and no later one that has not started."""
+        for launch, future in self._futures.items():
+            if launch >= launches:
+                future.cancel()
+        for launch in range(launches):
+            self._future(launch)
 
     def of(self, launch: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        try:
-            return self._future(launch).result()
-        except BrokenProcessPool:  # a worker died (out of memory?): compute it here
-            _discard_workers()
-            return _samples(self.lab, self.case, self.check, self.constants, launch)
+        return self._future(launch).result()
 
     def _future(self, launch: int) -> Future:
-        if launch not in self._futures:
-            args = (self.lab.name, self.case, self.check, self.constants, launch)
-            self._futures[launch] = workers().submit(_remote_samples, *args)
-        return self._futures[launch]
+        """The launch's computation, submitted where it never was or was cancelled."""
+        future = self._futures.get(launch)
+        if future is None or future.cancelled():
+            future = self._futures[launch] = self._pool.submit(self._compute, launch)
+        return future
 
-
-_workers: tuple[tuple[Path, ...], ProcessPoolExecutor, int] | None = None
-
-
-def workers(processes: int | None = None) -> ProcessPoolExecutor:
-    """The processes that recompute samples: at most `processes` (else PROCESSES), and
-    SPARE_CORES fewer than the cores, started once per grader process and lab roots.
-    Threads would not do: bincount, and numpy between its loops, hold the interpreter's
-    lock. They fork from a forkserver, a clean process with this module imported, not
-    from this one and its threads."""
-    global _workers
-    roots = tuple(labs.course_roots())
-    if _workers is None or _workers[0] != roots:
-        _discard_workers()
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__name__])
-        count = min(processes or PROCESSES, max(1, machine.cores() - SPARE_CORES))
-        pool = ProcessPoolExecutor(count, context, initializer=_load_labs, initargs=(roots,))
-        _workers = (roots, pool, count)
-    return _workers[1]
-
-
-def warm_up(processes: int | None = None) -> None:
-    """Start the worker processes now, while the cases run, not when timing needs them."""
-    pool = workers(processes)
-    for _ in range(_workers[2]):
-        pool.submit(_started)
-
-
-def _started() -> None:
-    """A task that only makes the pool start a process (it loaded the labs on start)."""
-
-
-def _discard_workers() -> None:
-    global _workers
-    if _workers is not None:
-        _workers[1].shutdown(wait=False)
-        _workers = None
-
-
-def _load_labs(roots: tuple[Path, ...]) -> None:
-    labs.add_roots(roots)
-    labs.all_labs()
-
-
-def _remote_samples(name: str, *args) -> list[tuple[np.ndarray, np.ndarray]]:
-    return _samples(labs.get(name), *args)
-
-
-def _samples(
-    lab: Lab, case: Case, check: timed.TimingCheck, constants: dict, launch: int
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Each sample's expected values and tolerance at the student's launch `launch`."""
-    return [
-        expected_sample(
-            lab,
-            case,
-            check,
-            constants,
-            sample,
-            timed.sample_axes(sample, check.seed, launch),
-            launch,
-        )
-        for sample in check.samples
-    ]
+    def _compute(self, launch: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [
+            expected_sample(
+                self.lab,
+                self.case,
+                self.check,
+                self.constants,
+                sample,
+                timed.sample_axes(sample, self.check.seed, launch),
+                launch,
+            )
+            for sample in self.check.samples
+        ]
 
 
 def judge(expected: Expected, timing: Timing, student_ms: float) -> list[Diagnostic]:

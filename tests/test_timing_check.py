@@ -4,7 +4,6 @@ verdicts on wrong and impossible timings, the two-run race verdict, and the VMM 
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import numpy as np
@@ -293,6 +292,7 @@ def test_judge_collects_both_verdicts():
 def test_expected_values_are_the_same_ahead_and_on_demand():
     lab, case, check, constants = _setup("conv3d")
     with timing_check.Expected(lab, case, check, constants) as ahead:
+        ahead.need(3)  # cancels what has not started past the third
         computed = [ahead.of(launch) for launch in (0, 5, check.launches + 1)]
     for launch, found in zip((0, 5, check.launches + 1), computed, strict=True):
         axes = timed.sample_axes(check.samples[0], check.seed, launch)
@@ -300,18 +300,6 @@ def test_expected_values_are_the_same_ahead_and_on_demand():
             lab, case, check, constants, check.samples[0], axes, launch
         )
         assert all(np.array_equal(a, b) for a, b in zip(found[0], want, strict=True))
-
-
-def test_a_worker_process_that_dies_costs_only_time():
-    lab, case, check, constants = _setup("conv2d")
-    with timing_check.Expected(lab, case, check, constants) as expected:
-        timing_check.workers().submit(os._exit, 1)  # one worker ends, and the pool breaks
-        found = expected.of(1)
-    axes = timed.sample_axes(check.samples[0], check.seed, 1)
-    want = timing_check.expected_sample(lab, case, check, constants, check.samples[0], axes, 1)
-    assert all(np.array_equal(a, b) for a, b in zip(found[0], want, strict=True))
-    with timing_check.Expected(lab, case, check, constants) as expected:  # a fresh pool
-        assert len(expected.of(0)) == len(check.samples)
 
 
 # -- two runs that disagree --------------------------------------------------------------

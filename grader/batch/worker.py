@@ -56,7 +56,6 @@ def serve(inbox: IO[str], outbox: IO[str]) -> int:
         secret=start["secret"],
         timeout=start["timeout"],
         timing=start["timing"],
-        jobs=start["backend_jobs"],
     )
     try:
         backend = open_backend(start)
