@@ -22,7 +22,7 @@ IMPOSSIBLE = 1.2  # a rate above this multiple of the machine's ceiling is not r
 THREADS = 8  # at most, computing the samples' expected values
 SPARE_CORES = 2  # left to the GPU worker, whose launches a busy CPU would delay
 LAUNCH_INPUTS = 1 << 20  # input elements one launch's sample may read; fewer outputs past it
-GRADING_INPUTS = 1 << 29  # input elements all of a grading's samples may read
+GRADING_INPUTS = 1 << 24  # input elements all of a grading's samples may read
 SMALLEST_SAMPLE = 256  # output elements, however many inputs each one reads
 
 

@@ -178,3 +178,4 @@ def test_the_template_readme_states_the_labs_own_cases_and_scoring(name):
         assert phrase in text, phrase
     for case in (*lab.public_cases, *lab.hidden_cases):
         assert f"`{case.name}`" in text, case.name
+    assert all(str(size) in text for size in lab.timing_sizes.values()), lab.timing_sizes
