@@ -140,6 +140,7 @@ class Grading:
         self.cross_case_hints()
         if self.options.sanitize:
             self.sanitize(all_cases)
+        self.race_fails_every_case()
         self.result.performance = self.performance()
 
     # -- builds ---------------------------------------------------------------------------
@@ -206,6 +207,28 @@ class Grading:
                 if not case.passed:
                     case.hint = f"{case.hint} {sentence}" if case.hint else sentence
                     case.hint_kind = case.hint_kind or kind
+
+    def race_fails_every_case(self) -> None:
+        """A race found in one case makes the kernel wrong in all of them: where its
+        numbers came out right, that was luck, and a GPU has more of it than the CPU
+        backend, whose threads take turns. So both backends grade a race alike."""
+        found = [(c, d) for c in self.result.cases for d in c.diagnostics if d.kind == Kind.RACE]
+        if not found:
+            return
+        raced, race = found[0]
+        for case in self.result.cases:
+            if case.passed:
+                case.status = Status.FAILED
+                case.diagnostics.append(
+                    Diagnostic(
+                        Kind.RACE,
+                        f"Case {raced.name} showed a race in {race.kernel or self.lab.kernel.name} "
+                        "(see that case). With a race the results depend on the order the "
+                        "threads happen to run in, so this case's right numbers were luck: it "
+                        "fails until the race is fixed.",
+                        kernel=race.kernel,
+                    )
+                )
 
     # -- sanitizer and timing -------------------------------------------------------------
 

@@ -49,3 +49,24 @@ def test_a_finding_fails_only_the_case_it_was_found_in():
         Kind.OUT_OF_BOUNDS
     ]
     assert result.status == Status.FAILED and result.score < result.max_score
+
+
+class RaceAt100(FindsAt100):
+    """Reports a race in every launch at Width 100."""
+
+    def sanitize(self, build, launches, timeout):
+        found = Diagnostic(Kind.RACE, "matmul read tile[0][1] while thread (1,0,0) wrote it.")
+        return [[found] if width(launch) == 100 else [] for launch in launches]
+
+
+def test_a_race_in_one_case_fails_every_case_whatever_its_numbers():
+    lab = labs.get("matmul-naive")
+    reference = paths.reference_dir(lab.name) / "reference.cu"
+    with RaceAt100() as backend:
+        result = grade(lab, reference, backend, Options(backend="cpu", sanitize=True))
+    assert all(c.status == Status.FAILED for c in result.cases)
+    assert result.score == 0 and result.performance is None
+    other = next(c for c in result.cases if c.name == "width-64")
+    [race] = other.diagnostics
+    assert race.kind == Kind.RACE and "Case width-100 showed a race" in race.message
+    assert "luck" in race.message

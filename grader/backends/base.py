@@ -20,6 +20,9 @@ CANARY_ELEMENTS = 1024
 CANARY_BITS = 0x7FC0DEAD
 # Outputs are poisoned with this NaN before every run, so unwritten elements show.
 POISON_BITS = 0x7FC0FFEE
+# What shared memory holds before a thread writes it, on both backends (also a NaN).
+# Keep in sync with SHARED_FILL in backends/cpu/runtime/scheduler.h.
+SHARED_FILL_BITS = 0x7FC5AB1E
 
 
 def bits_as_float(bits: int) -> np.float32:

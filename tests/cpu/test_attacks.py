@@ -202,6 +202,14 @@ def start_check(tmp_path: Path, what: str, text: str) -> tuple[subprocess.Popen,
     return grader, private_tmp, name
 
 
+def busy(private_tmp: Path, limit: float = 60.0) -> None:
+    """Wait until the check has written to its TMPDIR (its start is slow on a busy machine)."""
+    end = time.monotonic() + limit
+    while not any(private_tmp.iterdir()):
+        assert time.monotonic() < end, "nothing was written to TMPDIR"
+        time.sleep(0.1)
+
+
 def slow_kernel() -> str:
     """The naive reference, slow enough that its cases run for many seconds."""
     slow = (ROOT / "reference_kernels" / "matmul-naive" / "reference.cu").read_text()
@@ -215,8 +223,8 @@ def test_an_interrupted_check_leaves_nothing_in_tmp(tmp_path, stop):
     cases = {"compile": (ENDLESS, 2.0), "cases": (slow_kernel(), 6.0)}
     for what, (text, delay) in cases.items():
         grader, private_tmp, name = start_check(tmp_path, what, text)
+        busy(private_tmp)
         time.sleep(delay)
-        assert any(private_tmp.iterdir()), f"nothing was in TMPDIR during the {what}"
         grader.send_signal(stop)
         _, err = grader.communicate(timeout=60)
         assert "interrupted" in err, err
@@ -229,6 +237,7 @@ def test_an_interrupted_check_leaves_nothing_in_tmp(tmp_path, stop):
 def test_a_killed_checks_folder_is_swept_by_the_next_cpu_run(tmp_path, monkeypatch):
     """SIGKILL leaves a check no chance to clean up: the next CPU backend does it."""
     grader, private_tmp, _ = start_check(tmp_path, "cases", slow_kernel())
+    busy(private_tmp)
     time.sleep(6.0)
     grader.send_signal(signal.SIGKILL)
     grader.communicate(timeout=60)

@@ -413,3 +413,11 @@ def test_warp_and_block_reductions_in_large_3d_blocks(kit, rng, no_nvcc):
     sums = data.reshape(blocks, n).astype(np.float64).sum(axis=1)
     want = [sums[b] * sum(range(1, rounds + b + 1)) for b in range(blocks)]
     np.testing.assert_allclose(result.buffers["out"].data, want, rtol=1e-4, atol=1e-4)
+
+
+def test_the_runtime_fills_shared_memory_with_the_graders_shared_fill():
+    """One fill for both backends: the C++ scheduler's and the one the GPU writes."""
+    from grader.backends.base import SHARED_FILL_BITS
+
+    header = (toolchain.RUNTIME / "scheduler.h").read_text()
+    assert f"SHARED_FILL = {SHARED_FILL_BITS:#X}u;".replace("0X", "0x") in header

@@ -267,3 +267,18 @@ def expected_product(launch: Launch) -> np.ndarray:
     width = next(a.value for a in launch.args if isinstance(a, Scalar))
     m, n = (b.data.astype(np.float64).reshape(width, width) for b in launch.buffers()[:2])
     return (m @ n).reshape(-1)
+
+
+UNWRITTEN_SHARED = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    __shared__ float never[256];
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < Width && col < Width) {
+        float sum = 0.0f;
+        for (int k = 0; k < Width; ++k)
+            sum += M[row * Width + k] * N[k * Width + col];
+        P[row * Width + col] = sum + never[threadIdx.y * 16 + threadIdx.x];
+    }
+}
+"""

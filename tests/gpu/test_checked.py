@@ -70,6 +70,19 @@ def test_two_runs_that_disagree_are_a_likely_race(tmp_path, backend):
     print("\n".join(d.message for d in races))
     assert races and "Two runs of this case gave different results" in races[0].message
     assert "--sanitize" in races[0].message
+    assert not any(c.passed for c in result.cases)  # a race fails every case
+
+
+def test_shared_memory_no_thread_wrote_reads_the_same_fill_as_on_the_cpu(tmp_path, backend):
+    """Left to itself a GPU's shared memory often holds zeros, which this kernel adds to
+    right products: it would pass on the GPU and fail on the CPU."""
+    path = tmp_path / "unwritten_shared.cu"
+    path.write_text(k.UNWRITTEN_SHARED)
+    scores = {
+        name: check("matmul-naive", path, Options(backend=name, timing=False)).score
+        for name in ("cuda", "cpu")
+    }
+    assert scores["cuda"] == scores["cpu"] == 0, scores
 
 
 # -- checked timing --------------------------------------------------------------------------

@@ -19,7 +19,15 @@ from pathlib import Path
 import numpy as np
 
 from grader import scratch
-from grader.backends.base import Buffer, BufferState, Launch, RunOutcome, as_bits, filled
+from grader.backends.base import (
+    SHARED_FILL_BITS,
+    Buffer,
+    BufferState,
+    Launch,
+    RunOutcome,
+    as_bits,
+    filled,
+)
 from grader.backends.cpu import blame, scan, toolchain
 from grader.backends.cpu.build import Artifact
 from grader.backends.cpu.runner import (
@@ -35,7 +43,6 @@ from grader.result import Diagnostic, Kind
 
 LINES_TIMEOUT = 10.0  # seconds for addr2line; it answers a well-formed module at once
 # Shared memory is filled with this NaN at every block start (runtime/scheduler.h).
-SHARED_FILL_BITS = 0x7FC5AB1E
 _BARRIERS = {
     0: "__syncthreads()",
     1: "__syncthreads_count()",

@@ -21,6 +21,7 @@ from grader.backends.base import (
     CANARY_BITS,
     CANARY_ELEMENTS,
     POISON_BITS,
+    SHARED_FILL_BITS,
     Buffer,
     Drawn,
     Launch,
@@ -307,6 +308,24 @@ class Gpu:
             else:
                 out.append(scalar_value(arg))
         return out
+
+    def fill_shared(self) -> None:
+        """Every SM's shared memory set to SHARED_FILL_BITS (helpers' fill_shared): one
+        block of the largest shared memory a block may have on each SM."""
+        function = self.helper.get_function("fill_shared")
+        device = self.context.get_device()
+        nbytes = device.get_attribute(self.cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        with failures("launch"):
+            function.set_attribute(
+                self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes
+            )
+            function(
+                np.uint32(SHARED_FILL_BITS),
+                np.int32(nbytes // 4),
+                grid=(self.multiprocessors(), 1, 1),
+                block=(1024, 1, 1),
+                shared=nbytes,
+            )
 
     def multiprocessors(self) -> int:
         device = self.context.get_device()

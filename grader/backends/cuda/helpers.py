@@ -1,7 +1,7 @@
 """The grader's own GPU kernels (never a submission's): the generator that draws timing
 inputs (floats, 4-byte integers or bytes), the gathers that read a sample of an output
-back, and a fused multiply-add loop
-that measures the GPU's fp32 peak. The generator's constants come from
+back, the fill of shared memory before a case, and a fused multiply-add loop that
+measures the GPU's fp32 peak. The generator's constants come from
 grader.backends.timed as -D macros, so the host and the device share one definition."""
 
 from __future__ import annotations
@@ -67,6 +67,15 @@ extern "C" __global__ void gather_bytes(const unsigned char* src, const unsigned
                                         unsigned char* dst, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) dst[i] = src[index[i]];
+}
+
+// Every word of the shared memory a block may have, set to the fill, before a case runs:
+// a kernel that reads shared memory no thread wrote reads NaN, as on the CPU backend,
+// and not whatever an earlier kernel left (often zeros, which can look right).
+extern "C" __global__ void fill_shared(unsigned fill, int words) {
+    extern __shared__ unsigned shared[];
+    volatile unsigned* out = shared;
+    for (int i = threadIdx.x; i < words; i += blockDim.x) out[i] = fill;
 }
 
 // Eight independent chains per thread keep every fp32 unit busy.

@@ -56,6 +56,7 @@ class Worker:
         head = message.header
         self.gpu.load(head["key"], head["source"], head["options"], head["arch"], head["nvcc"])
         self.gpu.snapshot(head["key"], head["variables"])
+        checked.helper_module(self.gpu, head["nvcc"], head["arch"])  # for fill_shared
         return Message({"ok": True, "seconds": time.monotonic() - started})
 
     def op_run(self, message: Message) -> Message:
@@ -65,6 +66,7 @@ class Worker:
         # A case never sees what earlier runs left in the module, as on the CPU. Timed
         # launches are not reset: checked timing catches a kernel that remembers results.
         self.gpu.restore(head["key"])
+        self.gpu.fill_shared()  # reads of shared memory no thread wrote see NaN, as on the CPU
         self.gpu.set_constants(head["key"], launch.constants)
         placed = self.place(launch, head.get("sides"))
         addresses = {p.name: [p.address, p.nbytes] for p in placed}
