@@ -70,3 +70,21 @@ def test_a_race_in_one_case_fails_every_case_whatever_its_numbers():
     [race] = other.diagnostics
     assert race.kind == Kind.RACE and "Case width-100 showed a race" in race.message
     assert "luck" in race.message
+
+
+class BlocksOverlapAt100(FindsAt100):
+    """Reports two blocks storing into one element at Width 100, as the CPU backend does."""
+
+    def sanitize(self, build, launches, timeout):
+        found = Diagnostic(
+            Kind.RACE, "Blocks (0,1,0) and (1,1,0) both wrote P[5].", block=(1, 1, 0)
+        )
+        return [[found] if width(launch) == 100 else [] for launch in launches]
+
+
+def test_two_blocks_storing_into_one_element_fail_only_that_case():
+    lab = labs.get("matmul-naive")
+    reference = paths.reference_dir(lab.name) / "reference.cu"
+    with BlocksOverlapAt100() as backend:
+        result = grade(lab, reference, backend, Options(backend="cpu", sanitize=True))
+    assert [c.name for c in result.cases if not c.passed] == ["width-100"]

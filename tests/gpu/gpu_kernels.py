@@ -203,8 +203,8 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
 # The right product plus the number of launches this module saw before: right in the
 # first run only, so two runs of a case disagree (a stand-in for a race that is certain).
 DRIFTS = """\
-// Wrong by the clock it ran at, so two runs disagree (a __device__ counter would not:
-// every run starts from the module's load-time values).
+// Wrong wherever a bit of the clock it ran at is set, so two runs get different elements
+// wrong (a __device__ counter would not: every run starts from the load-time values).
 __global__ void matmul(const float* M, const float* N, float* P, int Width) {
     int row = blockIdx.y * blockDim.y + threadIdx.y;
     int col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -213,7 +213,7 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
         float sum = 0.0f;
         for (int k = 0; k < Width; ++k)
             sum += M[row * Width + k] * N[k * Width + col];
-        P[row * Width + col] = sum + 1.0f + (float)((now / 1000) % 1000);
+        P[row * Width + col] = sum + (float)((now >> 10) & 1);  // wrong where a bit is set
     }
 }
 """
