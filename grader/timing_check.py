@@ -31,17 +31,18 @@ def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
     before each student launch; sample the outputs after it, where the lab can compute a
     sample; time no more rounds than the host can check. `case` has the student's launch
     macros among its sizes."""
-    inputs, outputs, zeroed, samples = [], [], [], []
+    inputs, outputs, zeroed, samples, cost = [], [], [], [], 0
     for name, param in lab.buffers.items():
         if lab.is_input(name):
             inputs.append(name)
             continue
         (zeroed if lab.array(name).initial == "zero" else outputs).append(name)
         if lab.sampler is not None and any(o.name == name for o in lab.outputs):
-            samples.append(_sample(lab, case, name, layout(lab, param, case.sizes), seed))
-    cost = max(1, sum(inputs_read(lab, case, sample, seed) for sample in samples))
+            sample, read = _sample(lab, case, name, layout(lab, param, case.sizes), seed)
+            samples.append(sample)
+            cost += read
     rounds = max(
-        defaults.TIMING_MIN_ROUNDS, min(defaults.TIMING_MAX_ROUNDS, GRADING_INPUTS // cost)
+        defaults.TIMING_MIN_ROUNDS, min(defaults.TIMING_MAX_ROUNDS, GRADING_INPUTS // max(cost, 1))
     )
     return timed.TimingCheck(
         seed,
@@ -53,15 +54,17 @@ def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
     )
 
 
-def _sample(lab: Lab, case: Case, name: str, lay, seed: int) -> timed.Sample:
+def _sample(lab: Lab, case: Case, name: str, lay, seed: int) -> tuple[timed.Sample, int]:
     """A sample of about SAMPLE_ELEMENTS outputs, fewer where they would read more than
-    LAUNCH_INPUTS inputs (a block's sum reads thousands), but never under SMALLEST_SAMPLE."""
+    LAUNCH_INPUTS inputs (a block's sum reads thousands), but never under SMALLEST_SAMPLE;
+    and the inputs it reads."""
     sample = timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape))
     cost = inputs_read(lab, case, sample, seed)
     if cost <= LAUNCH_INPUTS:
-        return sample
+        return sample, cost
     total = max(SMALLEST_SAMPLE, timed.SAMPLE_ELEMENTS * LAUNCH_INPUTS // cost)
-    return timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape, total))
+    sample = timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape, total))
+    return sample, inputs_read(lab, case, sample, seed)
 
 
 def inputs_read(lab: Lab, case: Case, sample: timed.Sample, seed: int) -> int:
