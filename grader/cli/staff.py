@@ -50,7 +50,9 @@ def run_batch(args: argparse.Namespace) -> int:
         + (f", and found no .cu file in {report.unsourced}." if report.unsourced else ".")
     )
     if report.ignored:
-        print(f"Not submissions, left alone: {', '.join(report.ignored)}")
+        from grader.report.common import printable  # the names are the students' choosing
+
+        print(f"Not submissions, left alone: {printable(', '.join(report.ignored))}")
     print(f"Gradebook: {out / 'gradebook.csv'}\nSummary:   {out / 'summary.html'}")
     return ExitCode.OK
 

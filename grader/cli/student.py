@@ -108,6 +108,7 @@ def run_check(args: argparse.Namespace) -> int:
     from grader.cli.outputs import STDOUT, check_reports
     from grader.grading import Options, check
     from grader.report import render, terminal, write_reports
+    from grader.report.common import printable
 
     reports = {name: getattr(args, name) for name in FORMATS}
     check_reports(reports, inputs=[Path(args.file)])
@@ -132,7 +133,8 @@ def run_check(args: argparse.Namespace) -> int:
     if piped:
         sys.stdout.write(render(piped, result))
     if written and not args.quiet:
-        print(f"Reports: {', '.join(str(path) for path in written)}", file=screen)
+        names = printable(", ".join(str(path) for path in written))
+        print(f"Reports: {names}", file=screen)
     return int(result.exit_code)
 
 
