@@ -22,7 +22,7 @@ from grader import build_cache, defaults, nvcc
 from grader.backends.base import Build, Submission
 from grader.backends.cpu import scan, toolchain
 from grader.backends.cpu.describe import Variable, describe
-from grader.backends.cpu.elf import Elf
+from grader.backends.cpu.elf import Elf, ElfError
 from grader.interface import Interface, LaunchDefaults
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, with_footer
@@ -89,10 +89,13 @@ def build(submission: Submission, macros: dict[str, int], launch_defaults: Launc
         if inspection is None:
             found = nvcc.grader_macros(found, submission.text, macros, submission.name)
         return _failed(submission, macros, found, compiled.log)
-    missing = _undefined(compiled.module, source, submission.name)
+    try:
+        missing = _undefined(compiled.module, source, submission.name)
+        own = describe(compiled.module)
+    except ElfError as error:  # the submission's inline assembly, or its grader_ names
+        return _failed(submission, macros, [Diagnostic(Kind.COMPILE_ERROR, str(error))])
     if missing:
         return _failed(submission, macros, missing)
-    own = describe(compiled.module)
     artifact = Artifact(
         compiled.module,
         nvcc.safe_name(submission.name),

@@ -64,6 +64,14 @@ class Record:
         except (AttributeError, ValueError):
             return default
 
+    def sizes(self, key: str) -> list[int]:
+        """A list of sizes ("16,16"), or none where any of them is not a positive number."""
+        try:
+            values = [int(v) for v in self.fields.get(key, "").split(",")]
+        except ValueError:
+            return []
+        return values if all(v > 0 for v in values) else []
+
     def dim(self, key: str) -> tuple[int, int, int] | None:
         try:
             x, y, z = (int(v) for v in self.fields[key].split(","))
