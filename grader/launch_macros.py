@@ -24,7 +24,11 @@ _STEP = re.compile(
 )
 # A second factor after `2 * blockIdx.x`: `* BLOCK_X`, `* blockDim.x` (2 * BLOCK_X in all)
 _MORE = re.compile(r"\s*\*\s*(blockDim\s*\.\s*[xyz]|\(?\s*[A-Za-z_]\w*\s*\)?|\d+)")
-_SHARED = re.compile(r"\b__shared__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*((?:\[[^\]]+\]\s*){2,});")
+# Bounded, so that each __shared__ is read a few hundred characters on at most, however
+# many there are: a real declaration is far shorter.
+_SHARED = re.compile(
+    r"\b__shared__\b[^;{}()]{0,200}?\b([A-Za-z_]\w*+)\s*+((?:\[[^\]\[]{1,200}\]\s*+){2,8});"
+)
 _TILE_LIKE = re.compile(r"TILE|BLOCK", re.IGNORECASE)
 _OPS = {
     ast.Add: operator.add,
