@@ -26,6 +26,7 @@ from grader import build_cache, defaults, scratch
 from grader.backends.base import Submission
 from grader.backends.cpu import toolchain
 from grader.interface import (
+    LAUNCH_MACROS,
     ConstantSig,
     Interface,
     KernelSig,
@@ -418,7 +419,8 @@ def parse_ptx(ptx: str) -> Interface:
     for var in _VAR.finditer(ptx):
         size = _type_bytes(var["type"]) * int(var["n"] or 1)
         if var["name"] == LAUNCH_SYMBOL:
-            interface.launch = launch_values(_words(var["init"] or "", var["type"]))
+            words = _words(var["init"] or "", var["type"])
+            interface.launch = launch_values(words) if len(words) == len(LAUNCH_MACROS) else {}
             continue
         interface.constants[var["name"]] = ConstantSig(var["name"], size, var["space"])
     _reads(ptx, interface)

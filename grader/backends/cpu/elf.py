@@ -43,7 +43,7 @@ READ_LIMIT = 1 << 16  # bytes of a symbol read: the grader's descriptors are far
 
 # What reading a truncated or inconsistent file raises: offsets past its end, indices of
 # sections or strings it does not have.
-_MALFORMED = (struct.error, IndexError, ValueError)
+_MALFORMED = (struct.error, IndexError, ValueError, OverflowError)
 
 
 class ElfError(Exception):
