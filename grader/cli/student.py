@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.cli.args import add_case_timeout, secret
+from grader.cli.args import add_case_timeout, add_submission_timeout, secret
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 from grader.report import FORMATS
@@ -119,6 +119,7 @@ def run_check(args: argparse.Namespace) -> int:
         timing=not args.no_timing,
         sanitize=args.sanitize,
         allow_unsandboxed=args.allow_unsandboxed,
+        submission_timeout=args.submission_timeout,
     )
     result = check(args.lab, Path(args.file), options)
     piped = next((name for name, target in reports.items() if target == STDOUT), None)
@@ -180,6 +181,7 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
         "--secret", help=f"the course's secret, to run the hidden cases (or set {SECRET_ENV})"
     )
     add_case_timeout(check)
+    add_submission_timeout(check)
     check.add_argument("--no-timing", action="store_true", help="skip the speed measurement")
     check.add_argument(
         "--sanitize",
