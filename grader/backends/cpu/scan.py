@@ -114,7 +114,7 @@ class _Scope:
     """What a brace opens, and everything around it: each scope points to the one it is
     in, so entering one costs the same at any depth."""
 
-    names: _Scope | None  # the innermost named namespace this scope is in, or is
+    names: _Scope | None  # the innermost named namespace around this one
     name: str
     at_file: bool  # no function or class body around it
     depth: int = 0  # named namespaces
