@@ -50,7 +50,7 @@ from grader.result import (
     Result,
     Status,
 )
-from grader.source import read_submission, static_checks
+from grader.source import link_on_the_way, read_submission, static_checks
 
 # Diagnostics that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
@@ -80,6 +80,14 @@ def check(lab: str, path: Path, options: Options) -> Result:
     or setup; everything about the submission itself goes into the Result."""
     spec = labs.get(lab)
     path = Path(path)
+    link = link_on_the_way(path)
+    if link == path:
+        raise UsageError(f"{path} is a symbolic link; grade the file itself, not a link to it.")
+    if link is not None:
+        raise UsageError(
+            f"{path} is reached through {link}, a symbolic link; grade the file by a path "
+            "with no link in it."
+        )
     if path.is_dir():
         kernels = sorted(str(p) for p in path.glob("*.cu")) or [str(path / "kernel.cu")]
         raise UsageError(

@@ -44,6 +44,22 @@ def read_source(path: Path) -> tuple[bytes | None, str]:
     return raw, ""
 
 
+def link_on_the_way(path: Path) -> Path | None:
+    """The first part of `path`, as it is written, that is a symbolic link: the file itself,
+    or a folder it is reached through; None when there is none (or a part is missing).
+    A repository's `kernel.cu` that links to another file, or its `src` that links to
+    another folder, would otherwise have that file graded, and its text in the reports."""
+    parts = Path(path).parts
+    for end in range(1, len(parts) + 1):
+        part = Path(*parts[:end])
+        try:
+            if stat.S_ISLNK(os.lstat(part).st_mode):
+                return part
+        except OSError:
+            return None
+    return None
+
+
 def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:
     """Read a .cu file. Problems with the file itself come back as diagnostics."""
     raw, why = read_source(path)
