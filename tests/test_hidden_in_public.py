@@ -2,18 +2,20 @@
 before the deadline, so what it says comes from the public cases alone: a race found only
 in a hidden case is "another case" there, without its name or sizes, and a hint drawn
 from which cases fail looks at the public ones. The hidden cases keep every detail, where
-hidden results are shown. Real kernels, graded on the CPU backend with the hidden cases."""
+hidden results are shown. Real kernels, graded with the hidden cases on the CPU backend
+(and on the GPU, where there is one, for what Gradescope shows)."""
 
 from __future__ import annotations
 
 import json
 import re
 import sys
+from functools import cache
 
 import pytest
 
 from grader import labs, paths
-from grader.backends.cpu import CpuBackend
+from grader.backends import get_backend, gpu_status
 from grader.gradescope.results import results_json
 from grader.grading import Options, grade
 from grader.result import Kind, Result, Status
@@ -50,21 +52,29 @@ RADIUS_ONE = (
 )
 
 
-def graded(tmp_path_factory, lab_name: str, text: str) -> Result:
-    path = tmp_path_factory.mktemp(lab_name) / "kernel.cu"
-    path.write_text(text)
-    with CpuBackend() as backend:
-        return grade(labs.get(lab_name), path, backend, Options("cpu", SECRET, timing=False))
-
-
 @pytest.fixture(scope="module")
-def racing(tmp_path_factory) -> Result:
-    return graded(tmp_path_factory, "matmul-naive", RACES_ABOVE_300)
+def graded(tmp_path_factory):
+    """Grades (lab, kernel text, backend) once for the module."""
+    done: dict[tuple[str, str, str], Result] = {}
+
+    def grading(lab_name: str, text: str, backend: str = "cpu") -> Result:
+        if (lab_name, text, backend) not in done:
+            if backend == "cuda" and gpu_reason():
+                pytest.skip(f"no usable GPU: {gpu_reason()}")
+            path = tmp_path_factory.mktemp(lab_name) / "kernel.cu"
+            path.write_text(text)
+            with get_backend(backend) as opened:
+                options = Options(backend, SECRET, timing=False)
+                done[lab_name, text, backend] = grade(labs.get(lab_name), path, opened, options)
+        return done[lab_name, text, backend]
+
+    return grading
 
 
-@pytest.fixture(scope="module")
-def radius_one(tmp_path_factory) -> Result:
-    return graded(tmp_path_factory, "conv2d", RADIUS_ONE)
+@cache
+def gpu_reason() -> str | None:
+    usable, why = gpu_status()
+    return None if usable else why
 
 
 def shown(result: Result, visibility: str) -> str:
@@ -90,7 +100,8 @@ def hidden_mentions(result: Result, text: str) -> list[str]:
     return found
 
 
-def test_a_race_only_in_a_hidden_case_is_another_case_in_the_public_ones(racing):
+def test_a_race_only_in_a_hidden_case_is_another_case_in_the_public_ones(graded):
+    racing = graded("matmul-naive", RACES_ABOVE_300)
     raced = [c.name for c in racing.cases if any(d.kind == Kind.RACE for d in c.diagnostics)]
     assert "width-517" in raced
     assert all(c.status == Status.FAILED for c in racing.cases)
@@ -105,7 +116,8 @@ def test_a_race_only_in_a_hidden_case_is_another_case_in_the_public_ones(racing)
     assert small.diagnostics[0].message.startswith("Case width-517 showed a race in matmul")
 
 
-def test_a_hint_across_cases_looks_only_at_public_cases_in_a_public_one(radius_one):
+def test_a_hint_across_cases_looks_only_at_public_cases_in_a_public_one(graded):
+    radius_one = graded("conv2d", RADIUS_ONE)
     by_name = {c.name: c for c in radius_one.cases}
     assert by_name["128x96-mask3"].passed and not by_name["64x64-mask5"].passed
     sentence = "Only the cases with MASK_WIDTH 5 and 7 fail, and every case with MASK_WIDTH 3"
@@ -114,9 +126,16 @@ def test_a_hint_across_cases_looks_only_at_public_cases_in_a_public_one(radius_o
     assert "MASK_WIDTH 3" not in shown(radius_one, "public")
 
 
-@pytest.mark.parametrize("result", ["racing", "radius_one"])
-def test_gradescope_shows_no_hidden_case_before_the_deadline(request, result):
-    result = request.getfixturevalue(result)
+@pytest.mark.parametrize(
+    "backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)], ids=["cpu", "cuda"]
+)
+@pytest.mark.parametrize(
+    ("lab", "text"),
+    [("matmul-naive", RACES_ABOVE_300), ("conv2d", RADIUS_ONE)],
+    ids=["races_above_300", "radius_one"],
+)
+def test_gradescope_shows_no_hidden_case_before_the_deadline(graded, lab, text, backend):
+    result = graded(lab, text, backend)
     data = results_json(labs.get(result.lab), result, SECRET, 1.0)
     visible = [t for t in data["tests"] if t["visibility"] == "visible"]
     hidden = [t for t in data["tests"] if t["visibility"] != "visible"]
