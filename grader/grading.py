@@ -109,7 +109,7 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
     submission, problems = read_submission(path)
     result = Result(
         lab=lab.name,
-        submission=path.name,
+        submission=submission.name,
         backend=backend.name,
         device=backend.device(),
         status=Status.ERROR,

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import UsageError
+from grader.files import readable
 
 GRADESCOPE_METADATA = "submission_metadata.yml"
 SOURCE_SUFFIX = ".cu"
@@ -130,12 +131,6 @@ def original_id(name: str) -> str | None:
 
 def _escaped(ch: str) -> str:
     return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogateescape"))
-
-
-def readable(name: str) -> str:
-    """A file name as text: bytes that are not UTF-8 written as \\xNN, so that the
-    gradebook and the reports, which are UTF-8, can hold it."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 # -- plain ------------------------------------------------------------------------------
@@ -242,14 +237,14 @@ def choose_source(candidates: list[Path], folder: Path) -> tuple[Path | None, st
     if len(candidates) == 1:
         return candidates[0], ""
     if not candidates:
-        return None, f"There is no {SOURCE_SUFFIX} file in {folder.name}."
+        return None, f"There is no {SOURCE_SUFFIX} file in {readable(folder.name)}."
     named = [p for p in candidates if p.name == TEMPLATE_FILE]
     named.sort(key=lambda p: len(p.relative_to(folder).parts))
     if named and (len(named) == 1 or len(named[0].parts) < len(named[1].parts)):
         return named[0], ""
-    listed = ", ".join(str(p.relative_to(folder)) for p in candidates[:6])
+    listed = ", ".join(readable(str(p.relative_to(folder))) for p in candidates[:6])
     return None, (
-        f"{folder.name} holds several {SOURCE_SUFFIX} files ({listed}); keep one, "
+        f"{readable(folder.name)} holds several {SOURCE_SUFFIX} files ({listed}); keep one, "
         f"or name the one to grade {TEMPLATE_FILE}."
     )
 

@@ -104,17 +104,20 @@ def test_folders_that_once_stopped_a_batch_are_their_students_rows(capsys, tmp_p
     os.symlink("loop", subs / "loop")
     for name in ("bob~smith", "bob_smith"):  # two students, not one submitted twice
         (subs / f"{name}.cu").write_text(BASELINE)
+    (subs / "dee").mkdir()
+    (subs / "dee" / "ker\udcffnel.cu").write_text(BASELINE)  # a name that is not UTF-8
+    (subs / "caf\udce9").mkdir()
     try:
         code, out, err = batch(capsys, subs, tmp_path / "out")
     finally:
         remove_deep(subs / "deep")
     assert code == ExitCode.OK, err
-    assert "6 submissions (plain layout): 3 passed, 0 failed, 3 could not be graded." in out
-    with open(tmp_path / "out" / "gradebook.csv", newline="") as f:
+    assert "8 submissions (plain layout): 4 passed, 0 failed, 4 could not be graded." in out
+    with open(tmp_path / "out" / "gradebook.csv", newline="", encoding="utf-8") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
-    assert {s: rows[s]["status"] for s in ("ann", "bob~smith", "bob_smith")} == dict.fromkeys(
-        ("ann", "bob~smith", "bob_smith"), "passed"
-    )
+    graded = ("ann", "bob~smith", "bob_smith", "dee")
+    assert {s: rows[s]["status"] for s in graded} == dict.fromkeys(graded, "passed")
+    assert rows["caf\\xe9"]["reason"] == "There is no .cu file in caf\\xe9."
     assert rows["bob~smith"]["submission"] == "bob%7Esmith"
     assert "deep has folders nested more than 32 deep" in rows["deep"]["reason"]
     assert f"crowd holds more than {MAX_ENTRIES} files and folders" in rows["crowd"]["reason"]

@@ -297,7 +297,7 @@ def _clean(log: str, tmp: Path, name: str, shown: str) -> str:
         str(toolchain.INCLUDE) + os.sep, "<cuda shim>/"
     )
     if name != shown:
-        log = re.sub(rf"(?m)^{re.escape(name)}:", f"{shown}:", log)
+        log = re.sub(rf"(?m)^{re.escape(name)}:", lambda _: f"{shown}:", log)  # \ as is
     return log.strip()
 
 
