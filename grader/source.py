@@ -49,16 +49,32 @@ def link_on_the_way(path: Path) -> Path | None:
     """The first part of `path`, as it is written, that is a symbolic link: the file itself,
     or a folder it is reached through; None when there is none (or a part is missing).
     A repository's `kernel.cu` that links to another file, or its `src` that links to
-    another folder, would otherwise have that file graded, and its text in the reports."""
+    another folder, would otherwise have that file graded, and its text in the reports.
+    The folders the grader is run from and the user's home, and those above them, are the
+    user's own: a system's `/home` that links elsewhere is no part of a submission."""
     parts = Path(path).parts
+    own = _own_folders()
     for end in range(1, len(parts) + 1):
         part = Path(*parts[:end])
+        if part in own:
+            continue
         try:
             if stat.S_ISLNK(os.lstat(part).st_mode):
                 return part
         except OSError:
             return None
     return None
+
+
+def _own_folders() -> set[Path]:
+    """The working folder as the shell names it ($PWD, links kept) and the home folder,
+    with every folder above them."""
+    out: set[Path] = set()
+    for name in (os.environ.get("PWD"), os.environ.get("HOME")):
+        if name and os.path.isabs(name):
+            folder = Path(name)
+            out.update((folder, *folder.parents))
+    return out
 
 
 def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:

@@ -380,6 +380,18 @@ def test_check_refuses_a_kernel_reached_through_a_link(capsys, tmp_path, monkeyp
     assert all(PRIVATE in path.read_text() for path in reports.values())
 
 
+@pytest.mark.parametrize("variable", ["HOME", "PWD"])
+def test_check_follows_links_above_the_users_own_folders(capsys, tmp_path, monkeypatch, variable):
+    """A cluster's /home that links to /gpfs/home is the system's, not the submission's."""
+    real = tmp_path / "gpfs" / "ta"
+    real.mkdir(parents=True)
+    (real / "kernel.cu").write_text("")
+    os.symlink(tmp_path / "gpfs", tmp_path / "home")
+    monkeypatch.setenv(variable, str(tmp_path / "home" / "ta"))
+    code, _, err = run(capsys, "check", "matmul-naive", str(tmp_path / "home" / "ta" / "kernel.cu"))
+    assert code == ExitCode.FAILED, err
+
+
 def test_usage_error_class_is_exit_2():
     assert UsageError("x").exit_code == SetupError("x").exit_code == ExitCode.USAGE
 
