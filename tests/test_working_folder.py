@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,29 @@ def test_a_helper_imports_the_grader_that_started_it_not_the_working_folders(clo
     )
     assert "ok" in json.loads(probe.stdout.splitlines()[-1]), probe.stderr  # it ran, as itself
     assert imported(clone.parent / "marker") == ""
+
+
+def test_a_helper_finds_what_its_parent_found_through_pythonpath(tmp_path):
+    """As on a machine that runs the grader from a checkout with PYTHONPATH=/tmp/site:$PWD:
+    -I drops PYTHONPATH, so the parent's path is handed over instead."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "only_on_pythonpath.py").write_text("WHERE = __file__\n")
+    parent = (
+        "import subprocess; from grader import spawn\n"
+        "show = 'import only_on_pythonpath as m, grader; print(m.WHERE, grader.__file__)'\n"
+        "print(subprocess.run(spawn.python_code(show), env=spawn.helper_env(),\n"
+        "                     capture_output=True, text=True, check=True).stdout)\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", parent], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(site / "only_on_pythonpath.py"), grader.__file__]
 
 
 def test_the_helper_environment_is_built_not_copied(monkeypatch):
