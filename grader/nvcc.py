@@ -33,6 +33,7 @@ from grader.interface import (
     LaunchDefaults,
     ParamSig,
     canonical_ctype,
+    module_size,
 )
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import (
@@ -173,6 +174,7 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
         raw["ptxas"] = toolchain.run_compiler(
             [ptxas, f"-arch={arch}", "-v", "-o", cubin, str(ptx)], tmp
         ).log
+        raw["module_bytes"] = os.path.getsize(cubin) if os.path.exists(cubin) else 0
     return raw
 
 
@@ -187,6 +189,9 @@ def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
             CompileInfo(ok=False, log=log, arch=arch), None, compile_diagnostics(log, shown_name)
         )
     interface = parse_ptx(raw["ptx"])
+    too_large = module_size(raw["module_bytes"], interface)
+    if too_large:
+        return Inspection(CompileInfo(ok=False, log=log, arch=arch), None, [too_large])
     resources = parse_ptxas(raw["ptxas"])
     for sig in interface.kernels.values():
         sig.resources = resources.get(sig.symbol, KernelResources())
@@ -581,7 +586,7 @@ def parse_ptxas(log: str) -> dict[str, KernelResources]:
 
 
 # Part of every cache key: raise it when what a compile produces changes (2: sandboxed).
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 def _cache_key(source: str, macros, arch: str, shown: str) -> str:

@@ -24,6 +24,7 @@ from grader import launch_macros, nvcc, paths, source
 from grader.backends.base import Buffer, Launch, RunOutcome, Scalar, Submission
 from grader.backends.cpu import blame, build, diagnose, elf, runner, scan
 from grader.backends.cpu.describe import describe
+from grader.backends.cpu.shelf import Shelf
 from grader.backends.cuda import errors, protocol, sanitizer
 from grader.batch.discover import Entry
 from grader.batch.isolated import result_of
@@ -332,7 +333,8 @@ def test_any_worker_records_give_a_verdict(lines, returncode, outputs, data):
         Path("/nonexistent/module.so"), "kernel.cu", text="__syncthreads();\n" * 5
     )
     try:
-        found = diagnose.outcome(report, artifact, launch, 1.0)
+        with Shelf() as shelf:
+            found = diagnose.outcome(report, artifact, shelf, launch, 1.0)
     except blame.Unexplained:
         return  # the control run decides whose it is
     assert isinstance(found, RunOutcome)
@@ -347,10 +349,9 @@ def test_records_before_load_are_a_setup_error(lines, returncode):
     report = runner.Report(returncode)
     runner._read_records("\n".join(lines).encode(), report)
     report.loaded = False
-    with pytest.raises(SetupError):
-        diagnose.outcome(
-            report, build.Artifact(Path("/nonexistent"), "kernel.cu"), matmul_launch(), 1.0
-        )
+    artifact = build.Artifact(Path("/nonexistent"), "kernel.cu")
+    with pytest.raises(SetupError), Shelf() as shelf:
+        diagnose.outcome(report, artifact, shelf, matmul_launch(), 1.0)
 
 
 # -- the compiled module --------------------------------------------------------------------

@@ -13,6 +13,7 @@ from grader import machine
 from grader.batch.discover import Entry
 from grader.batch.runner import BackendInfo, Job, Outcome, Pool, WorkerSpec
 from grader.errors import GraderError
+from grader.files import readable
 from grader.grading import not_graded
 from grader.labs.model import Lab
 from grader.report import json as json_report
@@ -29,7 +30,7 @@ def failure_result(
     timing: bool,
 ) -> Result:
     """The result of a submission that could not be graded (grading.not_graded)."""
-    name = (entry.source or entry.origin).name
+    name = readable((entry.source or entry.origin).name)
     speed = timing and backend.speed
     return not_graded(lab, name, reason, kind, (backend.name, backend.device), secret, speed)
 
@@ -42,7 +43,7 @@ def result_of(outcome: Outcome, lab: Lab, entry: Entry) -> tuple[Result | None, 
         result = json_report.result_from_json(outcome.report)
     except (GraderError, KeyError, TypeError, ValueError):
         return None, "The grading worker sent a report that does not parse."
-    if result.lab != lab.name or result.submission != (entry.source or entry.origin).name:
+    if result.lab != lab.name or result.submission != readable((entry.source or entry.origin).name):
         return None, "The grading worker sent a report about another submission."
     return result, ""
 

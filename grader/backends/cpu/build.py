@@ -23,13 +23,13 @@ from grader.backends.base import Build, Submission
 from grader.backends.cpu import scan, toolchain
 from grader.backends.cpu.describe import Variable, describe
 from grader.backends.cpu.elf import Elf, ElfError
-from grader.interface import Interface, LaunchDefaults
+from grader.interface import Interface, LaunchDefaults, module_size
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, with_footer
 
 ARCH = "cpu"
 # Part of every build's cache key: raise it when what a build produces changes.
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -89,13 +89,10 @@ def build(submission: Submission, macros: dict[str, int], launch_defaults: Launc
         if inspection is None:
             found = nvcc.grader_macros(found, submission.text, macros, submission.name)
         return _failed(submission, macros, found, compiled.log)
-    try:
-        missing = _undefined(compiled.module, source, submission.name)
-        own = describe(compiled.module)
-    except ElfError as error:  # the submission's inline assembly, or its grader_ names
-        return _failed(submission, macros, [Diagnostic(Kind.COMPILE_ERROR, str(error))])
+    missing = _undefined(compiled.module, source, submission.name)
     if missing:
         return _failed(submission, macros, missing)
+    own = describe(compiled.module)
     artifact = Artifact(
         compiled.module,
         nvcc.safe_name(submission.name),
@@ -217,6 +214,10 @@ def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) 
         result = _compile_in(Path(tmp), text, entries, macros, name, shown)
         if result.stopped:
             return result
+        if result.module is not None:
+            refused = _refused(result.module)
+            if refused:  # stored as a failure: no module in the cache
+                result = Compiled(False, result.log, [refused], None, result.dropped)
         staged = Path(tmp) / "staged"
         staged.mkdir()
         if result.module is not None:
@@ -250,6 +251,17 @@ def _load(folder: Path) -> Compiled | None:
         module if meta["ok"] else None,
         meta["dropped"],
     )
+
+
+def _refused(module: Path) -> Diagnostic | None:
+    """Why a module that compiled is not graded: one larger than a module may be, or one
+    the grader cannot read (the submission's inline assembly, or its own grader_ names),
+    so that what reads it later (describe, _undefined) never fails."""
+    try:
+        Elf(module).undefined()
+        return module_size(module.stat().st_size, describe(module).interface)
+    except ElfError as error:
+        return Diagnostic(Kind.COMPILE_ERROR, str(error))
 
 
 def _compile_in(
@@ -297,7 +309,7 @@ def _clean(log: str, tmp: Path, name: str, shown: str) -> str:
         str(toolchain.INCLUDE) + os.sep, "<cuda shim>/"
     )
     if name != shown:
-        log = re.sub(rf"(?m)^{re.escape(name)}:", f"{shown}:", log)
+        log = re.sub(rf"(?m)^{re.escape(name)}:", lambda _: f"{shown}:", log)  # \ as is
     return log.strip()
 
 
