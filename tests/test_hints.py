@@ -5,7 +5,7 @@ import pytest
 
 from grader import cases, hints
 from grader.backends.base import POISON_BITS, bits_as_float
-from grader.compare import compare, tolerances
+from grader.compare import allowances, compare
 from grader.labs import get
 from grader.labs.model import Case
 from grader.result import CaseResult, Status
@@ -17,10 +17,10 @@ def context(lab_name, sizes, mutate, tile=(16, 16, 1)):
     inputs = cases.make_inputs(lab, case)
     want = cases.expected_outputs(lab, case, inputs)
     name = lab.outputs[0].name
-    tol = tolerances(lab, case, inputs)[name]
+    allowed = allowances(lab, case, inputs)[name]
     got = mutate(want[name].astype(np.float32).copy(), inputs, lab, case)
-    cmp = compare(name, want[name], got, tol)
-    return lab, hints.Context(lab, case.sizes, inputs, cmp, tol, tile)
+    cmp = compare(name, want[name], got, allowed.tolerance, allowed.magnitude)
+    return lab, hints.Context(lab, case.sizes, inputs, cmp, allowed.tolerance, tile)
 
 
 def hint_of(lab_name, sizes, mutate, tile=(16, 16, 1)):

@@ -14,7 +14,7 @@ from grader import cases, defaults, nvcc, timing_check
 from grader.backends import timed
 from grader.backends.base import RunOutcome, Timing
 from grader.backends.cuda import helpers, vmm
-from grader.compare import compare, tolerances
+from grader.compare import allowances, compare
 from grader.grading import unsteady
 from grader.labs import all_labs, get
 from grader.labs.model import Case
@@ -176,7 +176,7 @@ def test_the_sample_matches_the_whole_reference(name):
     for launch in (0, 3):
         inputs = _drawn_inputs(lab, case, check, launch)
         want = lab.reference({k: cases.widened(v) for k, v in inputs.items()}, case.sizes)
-        tol = tolerances(lab, case, inputs)
+        whole = allowances(lab, case, inputs)
         for sample in check.samples:
             axes = timed.sample_axes(sample, check.seed, launch)
             expected, allowed = timing_check.expected_sample(
@@ -184,7 +184,10 @@ def test_the_sample_matches_the_whole_reference(name):
             )
             grid = np.ix_(*axes)
             np.testing.assert_allclose(expected, want[sample.buffer][grid], rtol=1e-12, atol=1e-12)
-            np.testing.assert_allclose(allowed, tol[sample.buffer][grid], rtol=1e-12)
+            want_allowed = whole[sample.buffer]
+            np.testing.assert_allclose(allowed.tolerance, want_allowed.tolerance[grid], rtol=1e-12)
+            if want_allowed.magnitude is not None:
+                np.testing.assert_allclose(allowed.magnitude, want_allowed.magnitude[grid])
 
 
 # -- verdicts ---------------------------------------------------------------------------
@@ -299,7 +302,10 @@ def test_expected_values_are_the_same_ahead_and_on_demand():
         want = timing_check.expected_sample(
             lab, case, check, constants, check.samples[0], axes, launch
         )
-        assert all(np.array_equal(a, b) for a, b in zip(found[0], want, strict=True))
+        (values, allowed), (want_values, want_allowed) = found[0], want
+        assert np.array_equal(values, want_values)
+        assert np.array_equal(allowed.tolerance, want_allowed.tolerance)
+        assert np.array_equal(allowed.magnitude, want_allowed.magnitude)
 
 
 # -- two runs that disagree --------------------------------------------------------------
@@ -310,7 +316,7 @@ def _case_run(data, again):
     case = cases.public_cases(lab)[0]
     inputs = cases.make_inputs(lab, case)
     expected = cases.expected_outputs(lab, case, inputs)["P"]
-    tol = tolerances(lab, case, inputs)
+    tol = {name: a.tolerance for name, a in allowances(lab, case, inputs).items()}
     lay = layout(lab, lab.kernel.params[2], case.sizes)
     first = expected.astype(np.float32).reshape(-1)
     second = first.copy()
