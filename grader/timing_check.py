@@ -179,11 +179,7 @@ def expected_sample(
     """The float64 values of `sample`'s grid at the student's launch `launch`, and their
     Allowance."""
     sizes = case.sizes
-    needs = lab.sampler.needs(sizes, axes)
-    values = {
-        name: _fetch(lab, case, check, constants, name, coords, launch)
-        for name, coords in needs.items()
-    }
+    values = sample_inputs(lab, case, check, constants, axes, launch)
     output = sample.buffer
     expected = lab.sampler.combine(sizes, values, axes)[output]
     if lab.array(output).exact:  # no tolerance, so no bound to compute
@@ -192,6 +188,23 @@ def expected_sample(
     bound = lab.sampler.combine(sizes, magnitudes(values), axes)[output]
     terms = lab.sampler.combine(sizes, counted(values), axes)[output]
     return expected, allowance(lab, sizes, bound, terms, output)
+
+
+def sample_inputs(
+    lab: Lab,
+    case: Case,
+    check: timed.TimingCheck,
+    constants: dict[str, np.ndarray],
+    axes: tuple[np.ndarray, ...],
+    launch: int,
+) -> dict[str, np.ndarray]:
+    """The inputs the elements on the grid `axes` read at the student's launch `launch`,
+    shaped as the lab's sampler needs them."""
+    needs = lab.sampler.needs(case.sizes, axes)
+    return {
+        name: _fetch(lab, case, check, constants, name, coords, launch)
+        for name, coords in needs.items()
+    }
 
 
 def _fetch(lab, case, check, constants, name: str, coords, launch: int) -> np.ndarray:

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import terms_kit as tk  # tests/ is on sys.path
 
 from grader import cases
 from grader.backends.base import POISON_BITS, bits_as_float
@@ -54,19 +55,10 @@ def test_one_missing_product_fails(width):
     assert result.first_mismatch().index == (3 % width, 5 % width)
 
 
-def rounded(values, bits):
-    """float32 values rounded to `bits` bits of mantissa, to nearest (TF32 and half keep
-    10, bfloat16 7)."""
-    words = values.astype(np.float32).view(np.uint32).astype(np.uint64)
-    drop = 23 - bits
-    words = (words + (1 << (drop - 1)) - 1 + ((words >> drop) & 1)) >> drop << drop
-    return words.astype(np.uint32).view(np.float32)
-
-
-@pytest.mark.parametrize("bits", [10, 7])
+@pytest.mark.parametrize("bits", tk.LOWER.values())
 def test_products_of_lower_precision_inputs_fail_the_precision_test(bits):
     lab, case, inputs, want = matmul_case(517)
-    m, n = (rounded(inputs[k], bits).astype(np.float64) for k in ("M", "N"))
+    m, n = (tk.rounded(inputs[k], bits).astype(np.float64) for k in ("M", "N"))
     found = compared(lab, case, inputs, want, (m @ n).astype(np.float32))
     assert found.imprecise and found.like_lower_precision and not found.ok
     assert found.precision > 10 * PRECISION
