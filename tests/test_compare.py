@@ -128,3 +128,10 @@ def test_a_case_with_nan_in_any_output_has_a_nan_max_error_whatever_the_order():
         assert math.isnan(case.max_abs_error)
     _summarise(case, [clean])
     assert case.max_abs_error == 0.25
+
+
+def test_zeros_are_wrong_sums_and_not_lower_precision():
+    lab, case, inputs, want = matmul_case(517)
+    found = compared(lab, case, inputs, want, np.zeros(want.shape, np.float32))
+    assert found.mismatches > 0.99 * want.size  # all but the sums that come out near 0
+    assert found.imprecise and not found.like_lower_precision
