@@ -8,7 +8,12 @@ tree whose leaves are those products, whatever the lab; no lab has to list its t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+from grader.cases import widened
+from grader.labs.model import Lab
 
 
 class Term:
@@ -96,6 +101,51 @@ def terms(element) -> tuple[np.ndarray, np.ndarray]:
             factors.append(node.factors)
     table = np.array(factors, np.float64).reshape(len(factors), -1)
     return table.prod(axis=1), table.astype(np.float32).prod(axis=1, dtype=np.float32)
+
+
+def values_at(inputs: dict[str, np.ndarray], needs) -> dict[str, np.ndarray]:
+    """The inputs at the coordinates the sampler needs (None: all), 0 outside."""
+    out = {}
+    for name, coords in needs.items():
+        values = widened(inputs[name])
+        if coords is None:
+            out[name] = values
+            continue
+        shape = values.shape
+        inside = np.logical_and.reduce(
+            np.broadcast_arrays(*((c >= 0) & (c < n) for c, n in zip(coords, shape, strict=True)))
+        )
+        clipped = tuple(np.clip(c, 0, n - 1) for c, n in zip(coords, shape, strict=True))
+        out[name] = np.where(inside, values[clipped], 0)
+    return out
+
+
+@dataclass
+class Sums:
+    """Sampled elements' sums, shaped as their grid: `orders`, float32 sums in each order
+    (float32_sums); `exact`, the float64 sums of the same terms; `half`, products and
+    sums in half precision, one term after the other."""
+
+    orders: dict[str, np.ndarray]
+    exact: np.ndarray
+    half: np.ndarray
+
+
+def sums_of(lab: Lab, sizes, values: dict[str, np.ndarray], axes, output: str, rng) -> Sums:
+    """The sums of the elements on the grid `axes` of `output`, from `values`, the
+    inputs the sampler needs for them."""
+    symbolic = {k: symbols(v) if v.dtype.kind == "f" else v for k, v in values.items()}
+    grid = lab.sampler.combine(sizes, symbolic, axes)[output]
+    listed = [terms(element) for element in np.ravel(grid)]
+    exact = padded([e for e, _ in listed], np.float64)
+    products = padded([r for _, r in listed], np.float32)
+    shape = np.shape(grid)
+    half = np.cumsum(products.astype(np.float16), axis=1, dtype=np.float16)[:, -1]
+    return Sums(
+        {order: got.reshape(shape) for order, got in float32_sums(exact, products, rng).items()},
+        exact.sum(axis=1).reshape(shape),
+        half.reshape(shape),
+    )
 
 
 def padded(rows: list[np.ndarray], dtype) -> np.ndarray:
