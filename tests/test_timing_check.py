@@ -8,6 +8,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import terms_kit as tk
 from lab_kit import default_interface
 
 from grader import cases, defaults, nvcc, timing_check
@@ -256,6 +257,25 @@ def test_an_output_left_poisoned_was_never_written():
     timing = _timing_of(lab, case, check, constants, 3, spoil)
     found = _verdict(timing_check.first_wrong, lab, case, check, constants, timing)
     assert "never wrote P[0, 0]" in found.message and "timed launch 1 of 3" in found.message
+
+
+@pytest.mark.parametrize("bits,launch", [(10, 1), (7, 0)])  # TF32 or half; bfloat16
+def test_a_launch_in_lower_precision_is_named_and_costs_the_speed_points(bits, launch):
+    lab, case, check, constants = _setup()
+    sample = check.samples[0]
+
+    def lower(at, got):
+        if at == launch:
+            axes = timed.sample_axes(sample, check.seed, at)
+            values = timing_check.sample_inputs(lab, case, check, constants, axes, at)
+            rounded = {k: tk.rounded(v, bits) for k, v in values.items()}
+            got[:] = lab.sampler.combine(case.sizes, rounded, axes)["P"].reshape(-1)
+
+    timing = _timing_of(lab, case, check, constants, 3, lower)
+    found = _verdict(timing_check.first_wrong, lab, case, check, constants, timing)
+    assert found is not None and found.kind == Kind.TIMING
+    assert "less precise than float32" in found.message
+    assert f"timed launch {launch + 1} of 3" in found.message and "Width=4096" in found.message
 
 
 def test_a_time_beyond_the_ceiling_is_impossible():
