@@ -136,8 +136,9 @@ class Expected:
 
 
 def judge(expected: Expected, timing: Timing, student_ms: float) -> list[Diagnostic]:
-    """What makes the timing untrustworthy: a wrong timed output, then a time the machine
-    cannot reach. Empty when the speed may be scored."""
+    """What makes the timing untrustworthy: a wrong timed output (or one less precise
+    than float32), then a time the machine cannot reach. Empty when the speed may be
+    scored."""
     found = []
     wrong = first_wrong(expected, timing)
     if wrong is not None:

@@ -33,8 +33,8 @@ from grader.labs import all_labs
 from grader.labs.model import Case, Lab
 
 SECRET = "tolerance-property"
-# An output of fewer elements can be lucky: a single element rounded in half precision
-# lands within float32's error once in a few dozen draws at the largest sums.
+# On fewer elements lower precision can be lucky: one element of 2^16 terms with half
+# inputs is off by about 12 u B, and by less than 6 u B one time in three.
 JUDGED = 16
 # Half (or TF32) inputs summed in float give R of 12 or more up to 2^16 terms an element,
 # but only 6 to 11 at scan's 2^20, where float32's own rounding has grown as large;
