@@ -36,7 +36,7 @@ from grader.backends.base import (
     Submission,
     as_bits,
 )
-from grader.compare import Comparison, compare, tolerances
+from grader.compare import Comparison, allowances, compare
 from grader.errors import UsageError
 from grader.interface import LAUNCH_MACROS
 from grader.labs.model import Case, Lab
@@ -362,9 +362,16 @@ def judge(
         result.hint_kind = hints.kind_of(hints.partial_tile_fault) if result.hint else None
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
-    tol = tolerances(lab, sized, inputs)
+    allowed = allowances(lab, sized, inputs)
+    tol = {name: a.tolerance for name, a in allowed.items()}
     comparisons = [
-        compare(name, want, layouts[name].unpack(outcome.buffers[name].data), tol[name])
+        compare(
+            name,
+            want,
+            layouts[name].unpack(outcome.buffers[name].data),
+            allowed[name].tolerance,
+            allowed[name].magnitude,
+        )
         for name, want in expected.items()
     ]
     seen = {d.kind for d in outcome.diagnostics}
@@ -377,11 +384,14 @@ def judge(
     result.error_map = errormap.of_run(
         comparisons, layouts, outcome.buffers, build.interface.tile()
     )
-    failing = [(c, tol[c.name]) for c in comparisons if not c.ok]
+    failing = [c for c in comparisons if not c.ok]
     if failing:
-        cmp, cmp_tol = failing[0]
-        ctx = hints.Context(lab, sized.sizes, inputs, cmp, cmp_tol, build.interface.tile())
-        result.hint_kind, result.hint = hints.first_match(lab.hints, ctx) or (None, None)
+        cmp = failing[0]
+        ctx = hints.Context(lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile())
+        # the lab's patterns are of wrong elements; lower precision may have none
+        detectors = lab.hints if cmp.bad.any() else ()
+        found = hints.first_match((*detectors, hints.lower_precision), ctx)
+        result.hint_kind, result.hint = found or (None, None)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED
     return result

@@ -223,6 +223,20 @@ def check_launch(interface: Interface, kernels: list[str]) -> list[Diagnostic]:
     return out
 
 
+def check_limits(limits, interface: Interface, kernel: str) -> list[Diagnostic]:
+    """Launch macros above the largest the lab accepts (`limits`, by name)."""
+    return [
+        Diagnostic(
+            Kind.RESOURCES,
+            f"This file sets {name} = {interface.launch[name]}, and this lab accepts "
+            f"{name} up to {limit}. Make {name} at most {limit}.",
+            kernel=kernel,
+        )
+        for name, limit in limits.items()
+        if interface.launch.get(name, 0) > limit
+    ]
+
+
 def check_resources(interface: Interface) -> list[Diagnostic]:
     out = []
     for sig in interface.kernels.values():
@@ -281,6 +295,7 @@ def check(lab, interface: Interface, sizes) -> list[Diagnostic]:
     launched = list(dict.fromkeys(k.name for k in lab.kernels if k.name in interface.kernels))
     if launched:
         out += check_launch(interface, launched)
+    out += check_limits(lab.limits, interface, kernel)
     out += check_resources(interface)
     for req in lab.requirements:
         message = req.check(interface, kernel)

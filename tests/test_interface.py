@@ -189,6 +189,23 @@ def test_too_many_threads_and_launch_bounds(tmp_path):
     assert "__launch_bounds__(128)" in found[0].message
 
 
+REDUCTION = """\
+#define BLOCK_X 1024
+#define TILE_X {tile}
+__global__ void reduction(const float* input, float* output, int n) {{
+    if (threadIdx.x == 0) output[blockIdx.x] = input[blockIdx.x * TILE_X];
+}}
+"""
+
+
+def test_a_launch_macro_past_the_labs_largest_is_a_resources_finding(tmp_path):
+    assert check(tmp_path, REDUCTION.format(tile="(64 * BLOCK_X)"), lab="reduction") == []
+    for tile, value in (("(64 * BLOCK_X + 1)", 65537), ("(1 << 24)", 16777216)):
+        found = check(tmp_path, REDUCTION.format(tile=tile), lab="reduction")
+        assert [d.kind for d in found] == [Kind.RESOURCES]
+        assert f"TILE_X = {value}" in found[0].message and "up to 65536" in found[0].message
+
+
 def test_compile_errors_are_on_the_students_lines(tmp_path):
     text = MATMUL.replace("float sum = 0;", "float sum = 0;\n        sum += undefined_name;")
     _, found, _, _ = inspect(tmp_path, text, name="my kernel.cu")

@@ -52,7 +52,6 @@ def matmul_lab(title: str, summary: str, scoring: Scoring, **extra) -> Lab:
         inputs=(Array("M", square), Array("N", square)),
         outputs=(Array("P", square),),
         reference=lambda a, s: {"P": numerics.matmul(a["M"], a["N"])},
-        terms=lambda s: s["Width"],
         extent=lambda s: (s["Width"], s["Width"], 1),
         public_cases=PUBLIC,
         hidden_cases=HIDDEN,

@@ -2,7 +2,8 @@
 
 A lab names its kernels (launched in order) and their parameters, the arrays they read
 and write (each with its element type), the `__constant__` symbols the grader fills, the
-macros it sets, its launch defaults, its cases, its tolerance model and its scoring.
+macros it sets, its launch defaults and the largest launch macros it accepts, its cases,
+its tolerance model and its scoring.
 Nothing outside a lab's own folder knows which lab it is grading.
 
 Sizes. A case's sizes are its own (and those `derive` adds); once a module is built,
@@ -190,8 +191,9 @@ class Lab:
     kernel: Kernel  # the first kernel launched; `then` follow it, in order
     inputs: tuple[Array, ...]
     outputs: tuple[Array, ...]
+    # Each float output element is a sum of products of inputs (grader.compare counts
+    # the terms and sums their magnitudes by running it on other inputs)
     reference: Callable[[Arrays, Sizes], dict[str, np.ndarray]]
-    terms: Callable[[Sizes], int]  # terms summed into one output element (tolerance)
     extent: Callable[[Sizes], tuple[int, int, int]]  # output extent, x fastest
     public_cases: tuple[Case, ...]
     hidden_cases: tuple[Case, ...]  # fixed hidden sizes; seeds come from the secret
@@ -215,8 +217,11 @@ class Lab:
     block: tuple[int, int, int] | None = None  # default BLOCK_*; None: by `dims`
     tile: tuple[str, str, str] = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z")  # default TILE_*, in C
     # tolerance(sizes, bound): the error allowed for elements whose sums of |terms| are
-    # `bound`; None: twice the worst case of float summation (grader.compare)
+    # `bound`; None: what float32 summation can be off by (grader.compare)
     tolerance: Callable[[Sizes, np.ndarray], np.ndarray] | None = None
+    # The largest launch macros the lab accepts ({"TILE_X": 65536}): a file that defines
+    # a larger one is not run (grader.interface.check_limits)
+    limits: Mapping[str, int] = field(default_factory=dict)
     name: str = field(default="", kw_only=True)
     home: Path | None = field(default=None, kw_only=True)  # reference_kernels/NAME
 

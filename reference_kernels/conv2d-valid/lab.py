@@ -105,7 +105,6 @@ LAB = Lab(
     constants=(Constant("c_kernel", "kernel", lambda s: CAPACITY, "c_kernel[4096]"),),
     derive=_derive,
     reference=lambda a, s: {"output": numerics.correlate_valid(a["input"], a["kernel"])},
-    terms=lambda s: s["kernel_rows"] * s["kernel_cols"],
     extent=lambda s: (s["output_cols"], s["output_rows"], 1),
     public_cases=PUBLIC,
     hidden_cases=HIDDEN,

@@ -148,7 +148,6 @@ LAB = Lab(
     macros=("NUM_BINS",),
     derive=lambda sizes: {"NUM_BINS": NUM_BINS},
     reference=_reference,
-    terms=lambda s: 1,
     extent=lambda s: (s["n"], 1, 1),
     public_cases=PUBLIC,
     hidden_cases=HIDDEN,
