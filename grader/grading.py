@@ -23,6 +23,7 @@ from grader import (
     interface,
     labs,
     launch_macros,
+    rules,
     scoring,
     timing_check,
 )
@@ -130,6 +131,7 @@ class Grading:
     options: Options
     result: Result
     builds: dict[tuple, Build] = field(default_factory=dict)
+    counted: list[rules.Counted] = field(default_factory=list)  # what each case executed
 
     def run(self) -> None:
         all_cases = casegen.cases_for(self.lab, self.options.secret)
@@ -141,6 +143,7 @@ class Grading:
         if self.options.sanitize:
             self.sanitize(all_cases)
         self.race_fails_every_case()
+        self.executed_rules()
         self.result.performance = self.performance()
 
     # -- builds ---------------------------------------------------------------------------
@@ -149,7 +152,10 @@ class Grading:
         macros = self.lab.macro_values(case.sizes)
         key = tuple(sorted(macros.items()))
         if key not in self.builds:
-            build = self.backend.build(self.submission, macros, self.lab.launch_defaults)
+            census = any(rule.executes for rule in self.lab.requirements)
+            build = self.backend.build(
+                self.submission, macros, self.lab.launch_defaults, census=census
+            )
             self.builds[key] = build
             self.absorb(build, case)
         return self.builds[key]
@@ -197,6 +203,8 @@ class Grading:
         expected = casegen.expected_outputs(self.lab, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
         outcome = self.backend.run(build, launch, self.options.timeout)
+        if outcome.completed:
+            self.counted.append((case.name, outcome.executed))
         return judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
 
     def cross_case_hints(self) -> None:
@@ -229,6 +237,16 @@ class Grading:
                         kernel=race.kernel,
                     )
                 )
+
+    def executed_rules(self) -> None:
+        """The lab's rules against what the kernel executed in the cases (grader.rules)."""
+        built = next((b.interface for b in self.builds.values() if b.ok), None)
+        if built is None:
+            return
+        found, notes = rules.judge(self.lab, built, self.counted)
+        known = {(d.kind, d.message) for d in self.result.diagnostics}
+        self.result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
+        self.result.notes += [n for n in notes if n not in self.result.notes]
 
     # -- sanitizer and timing -------------------------------------------------------------
 

@@ -51,6 +51,26 @@ class KernelSig:
 
 
 @dataclass
+class Executed:
+    """What one kernel executed in one run, where the backend counted it (None where it
+    did not): loads from shared memory, and atomic read-modify-write operations. Counts
+    come from the run, so a branch never taken counts nothing."""
+
+    shared_loads: int | None = None
+    atomics: int | None = None
+
+    def plus(self, other: Executed) -> Executed:
+        """Both runs' counts together (a kernel launched twice in one launch)."""
+
+        def add(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return Executed(
+            add(self.shared_loads, other.shared_loads), add(self.atomics, other.atomics)
+        )
+
+
+@dataclass
 class ConstantSig:
     name: str
     size: int  # bytes

@@ -46,6 +46,7 @@ class Artifact:
     dropped: dict[str, str] = field(default_factory=dict)  # kernel -> why not registered
     text: str = ""  # the submission, for what its text says around a finding's line
     float_atomics: bool = False
+    census: bool = False  # built to count its shared-memory loads (runtime/counts.cpp)
 
     def carried(self) -> dict[str, Variable]:
         """The variables a launch's kernels share: writable __device__ (and __managed__)
@@ -67,7 +68,14 @@ class Compiled:
     stopped: bool = False  # by a limit of the sandbox: not cached, it may not repeat
 
 
-def build(submission: Submission, macros: dict[str, int], launch_defaults: LaunchDefaults) -> Build:
+def build(
+    submission: Submission,
+    macros: dict[str, int],
+    launch_defaults: LaunchDefaults,
+    census: bool = False,
+) -> Build:
+    """With `census`, the module counts the shared-memory loads it executes (a call before
+    every load), which costs time: only for labs whose rules ask."""
     inspection = None
     if nvcc.find():
         inspection = nvcc.inspect(submission, macros, launch_defaults)
@@ -80,7 +88,7 @@ def build(submission: Submission, macros: dict[str, int], launch_defaults: Launc
     source = with_footer(submission, launch_defaults)
     prepared, shared = scan.rewrite_static_shared(scan.rewrite_dynamic_shared(source))
     entries = scan.registration_entries(*_declarations(source, inspection), len(shared))
-    compiled = _compile(prepared, entries, macros, submission.name)
+    compiled = _compile(prepared, entries, macros, submission.name, census)
     if not compiled.ok:
         if inspection is not None:
             for d in compiled.diagnostics:
@@ -101,6 +109,7 @@ def build(submission: Submission, macros: dict[str, int], launch_defaults: Launc
         compiled.dropped,
         submission.text,
         own.float_atomics,
+        census,
     )
     if inspection is not None:
         return Build(
@@ -129,6 +138,10 @@ RUNTIME_SYMBOLS = frozenset(
         "grader_rt_float_atomics", "grader_rt_barrier", "grader_rt_warp", "grader_rt_loop_exit",
         "grader_rt_dynamic_shared", "grader_rt_static_shared", "grader_rt_active_mask",
         "grader_rt_trap", "grader_rt_clock64", "grader_device_printf",
+        # counts.cpp: what a kernel executed (a kernel that calls them itself forges
+        # nothing the rules would not take from one real load or atomic)
+        "__grader_rt_atomic", "__asan_handle_no_return",
+        *(f"__asan_{op}{n}_noabort" for op in ("load", "store") for n in (1, 2, 4, 8, 16, "N")),
     }
 )  # fmt: skip
 
@@ -185,8 +198,11 @@ def _merge(theirs: Interface, ours: Interface) -> Interface:
 # -- compiling, with a cache ----------------------------------------------------------------
 
 
-def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) -> Compiled:
+def _compile(
+    text: str, entries: list[str], macros: dict[str, int], shown: str, census: bool
+) -> Compiled:
     compiler = toolchain.compiler()
+    flags = toolchain.module_flags(census)
     name = nvcc.safe_name(shown)
     key = hashlib.sha256(
         json.dumps(
@@ -196,7 +212,7 @@ def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) 
                 sorted(macros.items()),
                 compiler.version,
                 toolchain.runtime_hash(),
-                toolchain.MODULE_FLAGS,
+                flags,
                 name,
                 shown,
                 CACHE_VERSION,
@@ -210,7 +226,7 @@ def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) 
         return cached
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grader-cc-", dir=folder.parent) as tmp:
-        result = _compile_in(Path(tmp), text, entries, macros, name, shown)
+        result = _compile_in(Path(tmp), text, entries, macros, name, shown, flags)
         if result.stopped:
             return result
         staged = Path(tmp) / "staged"
@@ -249,7 +265,7 @@ def _load(folder: Path) -> Compiled | None:
 
 
 def _compile_in(
-    tmp: Path, text: str, entries: list[str], macros, name: str, shown: str
+    tmp: Path, text: str, entries: list[str], macros, name: str, shown: str, flags: tuple
 ) -> Compiled:
     entries = list(entries)
     dropped: dict[str, str] = {}
@@ -257,7 +273,7 @@ def _compile_in(
         (tmp / name).write_text(text + scan.registration(entries))
         cmd = [
             toolchain.compiler().path,
-            *toolchain.MODULE_FLAGS,
+            *flags,
             "-I", str(toolchain.INCLUDE),
             "-include", toolchain.SHIM,
             *nvcc.macro_flags(macros),

@@ -112,7 +112,11 @@ class CudaBackend(Backend):
     # -- build ----------------------------------------------------------------------------
 
     def build(
-        self, submission: Submission, macros: dict[str, int], launch_defaults: LaunchDefaults
+        self,
+        submission: Submission,
+        macros: dict[str, int],
+        launch_defaults: LaunchDefaults,
+        census: bool = False,
     ) -> Build:
         arch = self.info["arch"]
         self.note(toolchain.compile_isolation(self.allow_unsandboxed))

@@ -145,6 +145,7 @@ unsigned int grader_rt_active_mask(void);
 void grader_rt_trap(int line) __attribute__((noreturn));
 unsigned long long grader_rt_clock64(void);
 int grader_device_printf(const char* format, ...) __attribute__((format(printf, 1, 2)));
+void __grader_rt_atomic(void);
 }
 enum { warpSize = 32 };
 
@@ -241,20 +242,42 @@ static __inline__ void syncwarp(int line, unsigned mask = 0xffffffffu) {
 static __inline__ unsigned int __activemask(void) { return grader_rt_active_mask(); }
 
 /* -- atomics ------------------------------------------------------------------------------
-   Blocks run at the same time on several cores, so these are real atomic instructions. */
-#define GRADER_ATOMIC_INT(T)                                                                 \
-    static __inline__ T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); } \
-    static __inline__ T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); } \
-    static __inline__ T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); } \
-    static __inline__ T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); } \
-    static __inline__ T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); } \
-    static __inline__ T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); } \
+   Blocks run at the same time on several cores, so these are real atomic instructions.
+   Each counts itself (__grader_rt_atomic, runtime/counts.cpp) for the labs whose rules
+   ask for atomics. */
+#define __GRADER_ATOMIC_INT(T)                                                               \
+    static __inline__ T atomicAdd(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
+        return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                   \
+    }                                                                                        \
+    static __inline__ T atomicSub(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
+        return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                   \
+    }                                                                                        \
+    static __inline__ T atomicExch(T* a, T v) {                                              \
+        __grader_rt_atomic();                                                                \
+        return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                  \
+    }                                                                                        \
+    static __inline__ T atomicAnd(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
+        return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                   \
+    }                                                                                        \
+    static __inline__ T atomicOr(T* a, T v) {                                                \
+        __grader_rt_atomic();                                                                \
+        return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                    \
+    }                                                                                        \
+    static __inline__ T atomicXor(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
+        return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                   \
+    }                                                                                        \
     static __inline__ T atomicCAS(T* a, T expected, T desired) {                             \
+        __grader_rt_atomic();                                                                \
         __atomic_compare_exchange_n(a, &expected, desired, false, __ATOMIC_SEQ_CST,          \
                                     __ATOMIC_SEQ_CST);                                       \
         return expected;                                                                     \
     }                                                                                        \
     static __inline__ T atomicMin(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
         T old = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                        \
         while (v < old && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_SEQ_CST,  \
                                                        __ATOMIC_SEQ_CST)) {                  \
@@ -262,6 +285,7 @@ static __inline__ unsigned int __activemask(void) { return grader_rt_active_mask
         return old;                                                                          \
     }                                                                                        \
     static __inline__ T atomicMax(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
         T old = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                        \
         while (v > old && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_SEQ_CST,  \
                                                        __ATOMIC_SEQ_CST)) {                  \
@@ -269,12 +293,14 @@ static __inline__ unsigned int __activemask(void) { return grader_rt_active_mask
         return old;                                                                          \
     }
 
-GRADER_ATOMIC_INT(int)
-GRADER_ATOMIC_INT(unsigned int)
-GRADER_ATOMIC_INT(unsigned long long)
-GRADER_ATOMIC_INT(long long)
+__GRADER_ATOMIC_INT(int)
+__GRADER_ATOMIC_INT(unsigned int)
+__GRADER_ATOMIC_INT(unsigned long long)
+__GRADER_ATOMIC_INT(long long)
+#undef __GRADER_ATOMIC_INT
 
 static __inline__ unsigned short atomicCAS(unsigned short* a, unsigned short e, unsigned short d) {
+    __grader_rt_atomic();
     __atomic_compare_exchange_n(a, &e, d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return e;
 }
@@ -283,6 +309,7 @@ namespace grader {
 /* Floating-point atomics: a compare-and-swap loop on the bits. */
 template <class F, class I, class Op>
 static __inline__ F atomic_float(F* a, F v, Op op) {
+    __grader_rt_atomic();
     __atomic_store_n(&grader_rt_float_atomics, 1, __ATOMIC_RELAXED);
     I* bits = reinterpret_cast<I*>(a);
     I old = __atomic_load_n(bits, __ATOMIC_SEQ_CST);
@@ -323,6 +350,7 @@ static __inline__ float atomicMax(float* a, float v) {
     return grader::atomic_float<float, unsigned int>(a, v, grader::max_op());
 }
 static __inline__ float atomicExch(float* a, float v) {
+    __grader_rt_atomic();
     unsigned int bits;
     memcpy(&bits, &v, 4);
     bits = __atomic_exchange_n(reinterpret_cast<unsigned int*>(a), bits, __ATOMIC_SEQ_CST);
@@ -330,6 +358,7 @@ static __inline__ float atomicExch(float* a, float v) {
     return v;
 }
 static __inline__ unsigned int atomicInc(unsigned int* a, unsigned int limit) {
+    __grader_rt_atomic();
     unsigned int old = __atomic_load_n(a, __ATOMIC_SEQ_CST);
     while (!__atomic_compare_exchange_n(a, &old, old >= limit ? 0u : old + 1u, true,
                                         __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
@@ -337,35 +366,32 @@ static __inline__ unsigned int atomicInc(unsigned int* a, unsigned int limit) {
     return old;
 }
 static __inline__ unsigned int atomicDec(unsigned int* a, unsigned int limit) {
+    __grader_rt_atomic();
     unsigned int old = __atomic_load_n(a, __ATOMIC_SEQ_CST);
     while (!__atomic_compare_exchange_n(a, &old, (old == 0u || old > limit) ? limit : old - 1u,
                                         true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
     }
     return old;
 }
-/* The _block and _system scopes are the same operation on a CPU. */
-#define atomicAdd_block atomicAdd
-#define atomicAdd_system atomicAdd
-#define atomicSub_block atomicSub
-#define atomicSub_system atomicSub
-#define atomicExch_block atomicExch
-#define atomicExch_system atomicExch
-#define atomicMin_block atomicMin
-#define atomicMin_system atomicMin
-#define atomicMax_block atomicMax
-#define atomicMax_system atomicMax
-#define atomicInc_block atomicInc
-#define atomicInc_system atomicInc
-#define atomicDec_block atomicDec
-#define atomicDec_system atomicDec
-#define atomicCAS_block atomicCAS
-#define atomicCAS_system atomicCAS
-#define atomicAnd_block atomicAnd
-#define atomicAnd_system atomicAnd
-#define atomicOr_block atomicOr
-#define atomicOr_system atomicOr
-#define atomicXor_block atomicXor
-#define atomicXor_system atomicXor
+/* The _block and _system scopes are the same operation on a CPU; functions, as in CUDA,
+   not macros a file could test for. */
+#define __GRADER_SCOPES(OP)                                                                  \
+    template <class... A>                                                                    \
+    static __inline__ auto OP##_block(A... a) -> decltype(OP(a...)) { return OP(a...); }     \
+    template <class... A>                                                                    \
+    static __inline__ auto OP##_system(A... a) -> decltype(OP(a...)) { return OP(a...); }
+__GRADER_SCOPES(atomicAdd)
+__GRADER_SCOPES(atomicSub)
+__GRADER_SCOPES(atomicExch)
+__GRADER_SCOPES(atomicMin)
+__GRADER_SCOPES(atomicMax)
+__GRADER_SCOPES(atomicInc)
+__GRADER_SCOPES(atomicDec)
+__GRADER_SCOPES(atomicCAS)
+__GRADER_SCOPES(atomicAnd)
+__GRADER_SCOPES(atomicOr)
+__GRADER_SCOPES(atomicXor)
+#undef __GRADER_SCOPES
 
 /* -- min / max, as CUDA's overloads: mixed arguments take the common type ---------------- */
 template <class A, class B,
