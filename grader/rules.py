@@ -1,17 +1,30 @@
 """A lab's rules against what the kernel executed. A rule that asks the kernel to do
-something (read shared memory, use atomics) is broken in a case whose run counted none of
-it (RunOutcome.executed), so that a load in a branch never taken does not count, and
-neither does a word in a comment or a string. A rule that neither the module nor the runs
-decide on this machine is reported as not checked here: a note, never a pass."""
+something (read shared memory, use atomics) is broken when the census case's run counted
+none of it (RunOutcome.executed), so that a load in a branch never taken does not count,
+and neither does a word in a comment or a string. A rule that neither the module nor the
+runs decide on this machine is reported as not checked here: a note, never a pass."""
 
 from __future__ import annotations
 
+import math
+
 from grader.interface import Executed, Interface
-from grader.labs.model import Lab
+from grader.labs.model import Case, Lab
 from grader.result import Diagnostic, Kind
 
 # One case's counts, by kernel name, with the case's name.
 Counted = tuple[str, dict[str, Executed]]
+
+
+def census_case(lab: Lab, cases: list[Case]) -> str | None:
+    """The case whose run counts what the kernel executed, where a rule asks: the
+    smallest public one, the same on every backend. Counting costs (a build that calls
+    the runner before every load on the CPU, more than 5x slower on matmul's largest
+    case; an extra launch on the GPU), so it is one case."""
+    public = [c for c in cases if c.visibility == "public"]
+    if not public or not any(rule.executes for rule in lab.requirements):
+        return None
+    return min(public, key=lambda c: math.prod(lab.extent(lab.full_sizes(c.sizes)))).name
 
 
 def judge(

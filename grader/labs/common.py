@@ -33,9 +33,9 @@ def _uses_shared_memory(interface: Interface, kernel: str) -> str | None:
 def _executed_no_shared_load(kernel: str, case: str) -> str:
     return (
         f"{kernel} executed no load from shared memory in case {case}: no read of a "
-        "__shared__ array ran (one your code has sits in a branch no thread takes). This lab "
-        "is about tiling: every block loads tiles of the inputs into __shared__ arrays, "
-        "synchronises, and computes from them."
+        "__shared__ array ran (if your code has one, it sits in a branch no thread takes). "
+        "This lab is about tiling: every block loads tiles of the inputs into __shared__ "
+        "arrays, synchronises, and computes from them."
     )
 
 
