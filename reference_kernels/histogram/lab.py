@@ -105,8 +105,8 @@ _ATOMICS_WHY = (
 
 def _executed_no_atomic(kernel: str, case: str) -> str:
     return (
-        f"{kernel} executed no atomic operation in case {case} (one your code has sits in a "
-        f"branch no thread takes). {_ATOMICS_WHY}"
+        f"{kernel} executed no atomic operation in case {case} (if your code has one, it "
+        f"sits in a branch no thread takes). {_ATOMICS_WHY}"
     )
 
 
