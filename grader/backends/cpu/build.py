@@ -213,6 +213,7 @@ def _compile(
                 compiler.version,
                 toolchain.runtime_hash(),
                 flags,
+                defaults.ARCH,
                 name,
                 shown,
                 CACHE_VERSION,
@@ -276,6 +277,7 @@ def _compile_in(
             *flags,
             "-I", str(toolchain.INCLUDE),
             "-include", toolchain.SHIM,
+            f"-D__CUDA_ARCH__={defaults.ARCH.removeprefix('sm_')}0",
             *nvcc.macro_flags(macros),
             "-o", str(tmp / "module.so"),
             "-x", "c++", str(tmp / name),
@@ -298,7 +300,7 @@ def _compile_in(
         for index in sorted(bad, reverse=True):
             if 0 <= index < len(entries):
                 entry = entries.pop(index)
-                match = re.match(r"GRADER_(?:KERNEL|VARIABLE)\((\w+)", entry)
+                match = re.match(r"__GRADER_(?:KERNEL|VARIABLE)\((\w+)", entry)
                 if match:
                     dropped[match.group(1)] = bad[index]
     return Compiled(False, log, [_generic(log, shown)], None, dropped)
