@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from grader import build_cache, defaults, scratch
+from grader import build_cache, defaults, ptx, scratch
 from grader.backends.base import Submission
 from grader.backends.cpu import toolchain
 from grader.interface import (
@@ -327,11 +327,14 @@ def _type_bytes(ptx_type: str) -> int:
     return _TYPE_BYTES.get(re.sub(r"\D", "", ptx_type) or "8", 4)
 
 
-def parse_ptx(ptx: str) -> Interface:
+def parse_ptx(text: str) -> Interface:
+    """What the module offers, read from its PTX without comments or string literals: an
+    `asm` statement's comment declares nothing and reads nothing."""
+    code = ptx.clean(text)
     interface = Interface()
-    symbols = [m["symbol"] for m in _ENTRY.finditer(ptx)]
+    symbols = [m["symbol"] for m in _ENTRY.finditer(code)]
     names = demangle(symbols)
-    for match in _ENTRY.finditer(ptx):
+    for match in _ENTRY.finditer(code):
         symbol = match["symbol"]
         name, ctypes = names.get(symbol, (symbol, None))
         params = [
@@ -348,71 +351,31 @@ def parse_ptx(ptx: str) -> Interface:
             for dim in bounds.groups():
                 max_threads *= int(dim or 1)
         interface.kernels[name] = KernelSig(name, symbol, params, max_threads=max_threads)
-    for var in _VAR.finditer(ptx):
+    for var in _VAR.finditer(code):
         size = _type_bytes(var["type"]) * int(var["n"] or 1)
         if var["name"] == LAUNCH_SYMBOL:
             interface.launch = launch_values(_words(var["init"] or "", var["type"]))
             continue
         interface.constants[var["name"]] = ConstantSig(var["name"], size, var["space"])
-    _reads(ptx, interface)
+    _reads(code, interface)
     return interface
 
 
 # -- what each kernel's code reads ----------------------------------------------------------
 
-_FUNCTION = re.compile(
-    r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?(?P<symbol>[\w$]+)\s*(?:\([^)]*\))?[^{;]*\{"
-)
-_CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?(?P<callee>[\w$]+)")
-# Instructions that read shared memory, or take a generic address of it.
-_SHARED_READ = re.compile(
-    r"^\s*(?:@!?%\w+\s+)?(?:(?:ld|ldu|ldmatrix|atom|red|wmma\.load|cvta)(?:\.[\w:]+)*?"
-    r"\.shared\b|cp(?:\.[\w:]+)*?\.global\.shared\b)",
-    re.MULTILINE,
-)
 
-
-# Atomic read-modify-write instructions, in any state space.
-_ATOMIC = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:atom|red)\.", re.MULTILINE)
-
-
-_BRACE = re.compile(r"[{}]")
-
-
-def _bodies(ptx: str) -> dict[str, str]:
-    """Each function's body (entries and device functions), by symbol: up to the brace
-    that closes it, or the end of the PTX."""
-    out = {}
-    for match in _FUNCTION.finditer(ptx):
-        depth, end = 1, len(ptx)
-        for brace in _BRACE.finditer(ptx, match.end()):
-            depth += 1 if brace.group() == "{" else -1
-            if not depth:
-                end = brace.end()
-                break
-        out[match["symbol"]] = ptx[match.end() : end]
-    return out
-
-
-def _reads(ptx: str, interface: Interface) -> None:
+def _reads(code: str, interface: Interface) -> None:
     """Which kernels read shared memory and which __constant__ variables, and which use
-    atomics, in their own code or in a device function they call: the module's word,
-    not the text's."""
-    bodies = _bodies(ptx)
+    atomics, in their own instructions or those of a device function they call (`code`
+    is clean PTX: grader.ptx says why): the module's word, not the text's."""
+    table = ptx.functions(code)
     constants = {n for n, c in interface.constants.items() if c.space == "const"}
-    interface.dynamic_shared = bool(re.search(r"\.extern\s+\.shared\b", ptx))
+    interface.dynamic_shared = bool(re.search(r"\.extern\s+\.shared\b", code))
     for sig in interface.kernels.values():
-        reached, todo = set(), [sig.symbol]
-        while todo:
-            symbol = todo.pop()
-            if symbol in reached or symbol not in bodies:
-                continue
-            reached.add(symbol)
-            todo += [m["callee"] for m in _CALL.finditer(bodies[symbol])]
-        code = "\n".join(bodies[s] for s in reached)
-        sig.reads_shared = bool(_SHARED_READ.search(code))
-        sig.atomics = bool(_ATOMIC.search(code))
-        words = set(re.findall(r"[\w$]+", code))
+        body = [ins for function in ptx.reached(table, sig.symbol) for ins in function.body]
+        sig.reads_shared = any(ptx.reads_shared(ins) for ins in body)
+        sig.atomics = any(ptx.is_atomic(ins) for ins in body)
+        words = {w for ins in body for w in re.findall(r"[\w$]+", ins.operands)}
         sig.reads_constants = frozenset(constants & words)
 
 

@@ -155,11 +155,20 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
 """
 
 
+# An inline asm statement whose text names instructions only in comments.
+ASM_BLOCK_COMMENT = (
+    'asm volatile("/*\\n\\tld.shared.f32 %f1, [%r1];\\n\\tatom.add.u32 %r1, [%rd1], 1;\\n*/");'
+)
+ASM_LINE_COMMENT = 'asm volatile("// ld.shared.f32 %f1, [Mc]; atom.global.add.u32");'
+
+
 @pytest.mark.parametrize(
     "text, reads",
     [
         (MATMUL, False),
         ('static const char* s = "__shared__";\n' + MATMUL, False),  # a word, not memory
+        (MATMUL.replace("float sum = 0;", ASM_BLOCK_COMMENT + " float sum = 0;"), False),
+        (MATMUL.replace("float sum = 0;", ASM_LINE_COMMENT + " float sum = 0;"), False),
         (SHARED_WRITTEN_ONLY, False),
         (DYNAMIC_TILE, True),
         (HELPER_READS, True),  # in a device function it calls
@@ -171,6 +180,18 @@ def test_the_shared_memory_rule_reads_the_module(tmp_path, text, reads):
     if not reads:
         assert [d.kind for d in found] == [Kind.REQUIREMENT]
         assert found[0].message.startswith("matmul reads no shared memory")
+
+
+def test_instructions_in_an_asm_comment_are_no_atomics_and_read_no_constant(tmp_path):
+    for comment in (ASM_BLOCK_COMMENT, ASM_LINE_COMMENT):
+        text = MATMUL.replace("float sum = 0;", comment + " float sum = 0;")
+        kernel = inspect(tmp_path, text)[1].interface.kernels["matmul"]
+        assert (kernel.reads_shared, kernel.atomics) == (False, False)
+    text = CONV3D_PITCHED.format(pitch="size_t").replace(
+        "N[0] * Mc[0]", 'N[0] * 0.04f; asm volatile("// ld.const.f32 %f1, [Mc];")'
+    )
+    found = check(tmp_path, text, "conv3d-pitched")
+    assert "never reads the __constant__ mask Mc" in found[0].message
 
 
 def test_a_constant_mask_the_kernel_never_reads_breaks_the_rule(tmp_path):
