@@ -132,6 +132,7 @@ class Grading:
     result: Result
     builds: dict[tuple, Build] = field(default_factory=dict)
     census: str | None = None  # the case whose run counts what the kernel executed
+    stopping: set[str] = field(default_factory=set)  # findings of rules that block cases
     counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
 
     def run(self) -> None:
@@ -169,6 +170,11 @@ class Grading:
         found = list(build.diagnostics)
         if build.interface is not None:
             found += interface.check(self.lab, build.interface, case.sizes)
+            kernel = self.lab.kernel.name
+            for rule in self.lab.requirements:
+                message = rule.check(build.interface, kernel) if rule.blocks else None
+                if message:
+                    self.stopping.add(message)
             if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
                 self.result.launch = launch_macros.describe(
                     self.submission.text, build.interface.launch, build.macros
@@ -182,7 +188,7 @@ class Grading:
     def grade_case(self, case: Case) -> CaseResult:
         start = time.monotonic()
         build = self.build_for(case)
-        blocked = [d for d in build.diagnostics if d.kind in BLOCKING]
+        blocked = [d for d in build.diagnostics if d.kind in BLOCKING or d.message in self.stopping]
         hangs = sum(c.status == Status.TIMEOUT for c in self.result.cases)
         if not build.ok or blocked:
             result = _not_run(case, blocked, build)

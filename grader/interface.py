@@ -83,6 +83,8 @@ class Interface:
     constants: dict[str, ConstantSig] = field(default_factory=dict)
     launch: dict[str, int] = field(default_factory=dict)  # BLOCK_X .. TILE_Z
     dynamic_shared: bool = False  # the module declares extern __shared__ memory
+    # CUDA libraries the module holds, each with what shows it (grader.libraries)
+    libraries: dict[str, str] = field(default_factory=dict)
 
     def block(self) -> tuple[int, int, int]:
         return (self.launch["BLOCK_X"], self.launch["BLOCK_Y"], self.launch["BLOCK_Z"])

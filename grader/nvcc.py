@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from grader import build_cache, defaults, ptx, scratch
+from grader import build_cache, defaults, libraries, ptx, scratch
 from grader.backends.base import Submission
 from grader.backends.cpu import toolchain
 from grader.interface import (
@@ -148,15 +148,18 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
     name = safe_name(shown_name)
     (tmp / name).write_text(source)
     flags = ["-arch", arch, "-lineinfo", *macro_flags(macros)]
-    ptx = tmp / "module.ptx"
-    run = toolchain.run_compiler([nvcc, "-ptx", *flags, "-o", str(ptx), str(tmp / name)], tmp)
+    ptx, deps = tmp / "module.ptx", tmp / "module.d"
+    run = toolchain.run_compiler(
+        [nvcc, "-ptx", *flags, "-MD", "-MF", str(deps), "-o", str(ptx), str(tmp / name)], tmp
+    )
     raw = {
         "ok": run.code == 0 and not run.stopped,
         "log": clean_log(run.log, tmp, name, shown_name),
     }
-    raw.update(ptx="", ptxas="", stopped=run.stopped)
+    raw.update(ptx="", ptxas="", deps="", stopped=run.stopped)
     if raw["ok"]:
         raw["ptx"] = ptx.read_text()
+        raw["deps"] = deps.read_text() if deps.exists() else ""
         ptxas = str(Path(nvcc).with_name("ptxas"))
         cubin = str(tmp / "module.cubin")
         raw["ptxas"] = toolchain.run_compiler(
@@ -175,7 +178,7 @@ def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
         return Inspection(
             CompileInfo(ok=False, log=log, arch=arch), None, compile_diagnostics(log, shown_name)
         )
-    interface = parse_ptx(raw["ptx"])
+    interface = parse_ptx(raw["ptx"], raw.get("deps", ""))
     resources = parse_ptxas(raw["ptxas"])
     for sig in interface.kernels.values():
         sig.resources = resources.get(sig.symbol, KernelResources())
@@ -327,13 +330,17 @@ def _type_bytes(ptx_type: str) -> int:
     return _TYPE_BYTES.get(re.sub(r"\D", "", ptx_type) or "8", 4)
 
 
-def parse_ptx(text: str) -> Interface:
-    """What the module offers, read from its PTX without comments or string literals: an
-    `asm` statement's comment declares nothing and reads nothing."""
+def parse_ptx(text: str, deps: str = "") -> Interface:
+    """What the module offers, read from its PTX without comments or string literals (an
+    `asm` statement's comment declares nothing and reads nothing), and the libraries it
+    holds, from its names and from `deps`, the compile's dependency list."""
     code = ptx.clean(text)
     interface = Interface()
     symbols = [m["symbol"] for m in _ENTRY.finditer(code)]
-    names = demangle(symbols)
+    mangled = sorted(set(re.findall(r"\b_Z[\w$]+", code)) | set(symbols))
+    texts = dict(zip(mangled, demangled(mangled), strict=True))  # one c++filt for all
+    names = {s: _signature(s, texts[s]) for s in symbols}
+    interface.libraries = libraries.found(libraries.dependencies(deps), texts.values())
     for match in _ENTRY.finditer(code):
         symbol = match["symbol"]
         name, ctypes = names.get(symbol, (symbol, None))
@@ -391,17 +398,17 @@ def _words(init: str, ptx_type: str) -> list[int]:
 
 def demangle(symbols: list[str]) -> dict[str, tuple[str, list[str] | None]]:
     """symbol -> (plain name, parameter C types), with c++filt where it exists."""
-    out: dict[str, tuple[str, list[str] | None]] = {}
-    for symbol, text in zip(symbols, demangled(symbols), strict=True):
-        if "(" in text and text.endswith(")"):
-            name = text[: text.index("(")].split("::")[-1].strip()
-            inner = text[text.index("(") + 1 : -1].strip()
-            ctypes = [] if inner in ("", "void") else _split_params(inner)
-            out[symbol] = (name, ctypes)
-        else:
-            plain = re.match(r"_Z\d+", symbol)
-            out[symbol] = (symbol if not plain else _itanium_name(symbol), None)
-    return out
+    return {s: _signature(s, text) for s, text in zip(symbols, demangled(symbols), strict=True)}
+
+
+def _signature(symbol: str, text: str) -> tuple[str, list[str] | None]:
+    """(plain name, parameter C types) of `symbol`, demangled as `text`."""
+    if "(" in text and text.endswith(")"):
+        name = text[: text.index("(")].split("::")[-1].strip()
+        inner = text[text.index("(") + 1 : -1].strip()
+        return name, [] if inner in ("", "void") else _split_params(inner)
+    plain = re.match(r"_Z\d+", symbol)
+    return (symbol if not plain else _itanium_name(symbol)), None
 
 
 def demangled(symbols: list[str]) -> list[str]:
@@ -474,8 +481,9 @@ def parse_ptxas(log: str) -> dict[str, KernelResources]:
 # -- cache --------------------------------------------------------------------------------
 
 
-# Part of every cache key: raise it when what a compile produces changes (2: sandboxed).
-CACHE_VERSION = 2
+# Part of every cache key: raise it when what a compile produces changes (2: sandboxed,
+# 3: the dependency list).
+CACHE_VERSION = 3
 
 
 def _cache_key(source: str, macros, arch: str, shown: str) -> str:

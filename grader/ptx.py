@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-# Comments, and string literals (which keep their quotes, emptied: `.file 1 ""`).
+# Comments, and string literals (blanked inside their quotes: `.file 1 "    "`).
 _NOISE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', re.DOTALL)
 _FUNCTION = re.compile(
     r"\.(?P<kind>entry|func)\s+(?:\([^)]*\)\s*)?(?P<symbol>[\w$]+)\s*(?:\([^)]*\))?[^{;]*\{"
@@ -22,13 +22,14 @@ _CALLEE = re.compile(r"^(?:\([^)]*\)\s*,\s*)?(?P<callee>[\w$]+)")
 
 
 def clean(ptx: str) -> str:
-    """`ptx` without comments, and with every string literal empty ("")."""
+    """`ptx` with every comment and the inside of every string literal blanked: spaces,
+    newlines kept, so that an offset in it is the same offset in `ptx`."""
 
     def blank(match: re.Match) -> str:
         token = match.group(0)
-        if token.startswith('"'):
-            return '""'
-        return "\n" * token.count("\n") or " "
+        inside = token[1:-1] if token.startswith('"') else token
+        spaces = re.sub(r"[^\n]", " ", inside)
+        return f'"{spaces}"' if token.startswith('"') else spaces
 
     return _NOISE.sub(blank, ptx)
 
@@ -38,7 +39,7 @@ class Instruction:
     guard: str  # the predicate that guards it ("@%p1", "@!%p1"), or ""
     opcode: str  # with its modifiers: "ld.shared.f32"
     operands: str
-    end: int  # offset in the clean PTX just past the instruction's `;`
+    start: int  # offset in the PTX of the instruction (its guard), past any label
 
     @property
     def base(self) -> str:
@@ -90,23 +91,23 @@ def _instructions(code: str, start: int, end: int) -> list[Instruction]:
     out = []
     position = start
     for piece in re.split(r"([;{}])", code[start:end]):
-        position += len(piece)
-        if piece in ("{", "}", ";"):
-            continue
-        statement = _LABELS.sub("", piece.strip())
-        if not statement or statement.startswith("."):  # directives: .reg, .loc, .pragma
-            continue
+        at, position = position, position + len(piece)
+        statement = piece.lstrip()
+        at += len(piece) - len(statement)
+        labels = _LABELS.match(statement)
+        if labels:
+            statement, at = statement[labels.end() :], at + labels.end()
+        statement = statement.rstrip()
+        if piece in ("{", "}", ";") or not statement or statement.startswith("."):
+            continue  # directives: .reg, .loc, .pragma
         guard = _GUARD.match(statement)
         rest = statement[guard.end() :] if guard else statement
         opcode = _OPCODE.match(rest)
         if opcode is None:
             continue
+        predicate = guard.group(0).strip() if guard else ""
         operands = rest[opcode.end() :].strip()
-        # the `;` that ends it, where there is one
-        after = position + 1 if code[position : position + 1] == ";" else position
-        out.append(
-            Instruction(guard.group(0).strip() if guard else "", opcode.group(0), operands, after)
-        )
+        out.append(Instruction(predicate, opcode.group(0), operands, at))
     return out
 
 

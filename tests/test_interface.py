@@ -201,6 +201,34 @@ def test_a_constant_mask_the_kernel_never_reads_breaks_the_rule(tmp_path):
     assert "never reads the __constant__ mask Mc" in found[0].message
 
 
+CUB_REDUCTION = """\
+INCLUDE
+__global__ void reduction(const float* input, float* output, int n) {
+    typedef cub::BlockReduce<float, 256> Reduce;
+    __shared__ typename Reduce::TempStorage temp;
+    float v = blockIdx.x * 512 + threadIdx.x < n ? input[blockIdx.x * 512 + threadIdx.x] : 0.0f;
+    float sum = Reduce(temp).Sum(v);
+    if (threadIdx.x == 0) output[blockIdx.x] = sum;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "include",
+    [
+        "#include <cccl/cub/block/block_reduce.cuh>",  # CUDA 13's own path
+        "%:include <cub/block/block_reduce.cuh>",  # a digraph
+        "#\\\ninclude <cub/block/block_reduce.cuh>",  # a line splice
+        "#define LIB(x) <x/block/block_reduce.cuh>\n#include LIB(cub)",  # a macro
+    ],
+)
+def test_a_library_is_found_by_what_the_compile_read_whatever_the_spelling(tmp_path, include):
+    found = check(tmp_path, CUB_REDUCTION.replace("INCLUDE", include), "reduction")
+    assert [d.kind for d in found] == [Kind.REQUIREMENT]
+    assert "CUB: the compile read cub/block/block_reduce.cuh" in found[0].message
+    assert get("reduction").requirements[0].blocks
+
+
 def test_too_many_threads_and_launch_bounds(tmp_path):
     found = check(tmp_path, "#define BLOCK_X 64\n#define BLOCK_Y 32\n" + MATMUL)
     assert [d.kind for d in found] == [Kind.RESOURCES] and "2048 threads" in found[0].message
@@ -243,6 +271,8 @@ def test_forbidden_constructs_are_found_outside_comments():
     assert static_checks("// #include <cublas_v2.h>\n", forbidden) == []
     found = static_checks("\n#include <cublas_v2.h>\n", forbidden)
     assert found[0].line == 2 and "cuBLAS" in found[0].message
+    for spelling in ("#include <cccl/cub/cub.cuh>", "%:include <thrust/reduce.h>"):
+        assert "CUB" in static_checks(spelling, forbidden)[0].message
     assert "main()" in static_checks("int main(void) { return 0; }", forbidden)[0].message
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from grader.interface import Interface
 from grader.labs.model import Requirement
 
-# Libraries that would do the lab for the student.
+# Libraries that would do the lab for the student, named early from the text (a courtesy:
+# no_library() reads what the compiled module holds, whatever the include's spelling).
 FORBIDDEN = (
     (
-        r"#\s*include\s*[<\"](cublas|cudnn|cutlass|cute/|thrust/|cub/|cufft|npp)",
+        r"(?:#|%:)\s*include\s*[<\"](?:cccl/)?(cublas|cudnn|cutlass|cute/|thrust/|cub/|cufft|npp)",
         "This lab is about writing the kernel yourself: remove the include of a CUDA library "
         "(cuBLAS, cuDNN, CUTLASS, Thrust, CUB, cuFFT, NPP).",
     ),
@@ -90,4 +91,23 @@ def mask_in_constant(symbol: str) -> Requirement:
         lambda interface, kernel: _mask_in_constant(interface, kernel, symbol),
         says=f"the kernel reads the mask {symbol} from __constant__ memory",
         known=module_shows("reads_constants"),
+    )
+
+
+def _holds_no_library(interface: Interface, kernel: str) -> str | None:
+    if not interface.libraries:
+        return None
+    shown = "; ".join(f"{lib}: {why}" for lib, why in interface.libraries.items())
+    return (
+        f"This lab is about writing the kernel yourself, and your file uses a CUDA library "
+        f"({shown}). Remove it and write the kernel's work yourself: no case is run "
+        "while a library does it."
+    )
+
+
+def no_library() -> Requirement:
+    """The module holds no CUDA library (CUB, Thrust, CUTLASS, cuBLAS...), by the headers
+    its compile read and the names it holds (grader.libraries); no case runs otherwise."""
+    return Requirement(
+        "no_library", _holds_no_library, says="the kernel uses no CUDA library", blocks=True
     )

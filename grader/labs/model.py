@@ -166,7 +166,9 @@ class Requirement:
     be above 0 in every case, and `not_executed(kernel, case)` is the sentence when it is
     0. `known(interface, kernel)` says whether the module alone decides `check` (without
     nvcc the CPU build shows no instructions); a rule decided neither way is reported as
-    not checked (`says`: what it asks, as a clause), never as met."""
+    not checked (`says`: what it asks, as a clause), never as met. A rule that `blocks`
+    stops every case of a module that breaks it: what it would compute is not the
+    student's work (a library's)."""
 
     name: str
     check: Callable[..., str | None]
@@ -174,6 +176,7 @@ class Requirement:
     executes: str | None = None
     not_executed: Callable[[str, str], str] | None = None
     known: Callable[..., bool] | None = None  # None: the module always decides
+    blocks: bool = False
 
 
 @dataclass(frozen=True)

@@ -177,7 +177,7 @@ LAB = Lab(
     timing_sizes={"n": 1 << 23},
     work=lambda s: (0.0, float(s["n"] + 4 * NUM_BINS)),
     dims=1,
-    requirements=(ATOMICS,),
+    requirements=(common.no_library(), ATOMICS),
     forbidden=common.FORBIDDEN,
     hints=(nothing_counted, lost_counts, extra_counts),
     scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),

@@ -101,6 +101,7 @@ LAB = Lab(
     dims=1,
     tile=("2 * BLOCK_X", "BLOCK_Y", "BLOCK_Z"),
     forbidden=common.FORBIDDEN,
+    requirements=(common.no_library(),),
     hints=(hints.nothing_written, hints.partly_unwritten, last_block_only, half_the_inputs),
     scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),
     bound="memory",

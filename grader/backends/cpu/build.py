@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build_cache, defaults, nvcc
+from grader import build_cache, defaults, libraries, nvcc
 from grader.backends.base import Build, Submission
 from grader.backends.cpu import scan, toolchain
 from grader.backends.cpu.describe import Variable, describe
@@ -28,8 +28,9 @@ from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, with_footer
 
 ARCH = "cpu"
-# Part of every build's cache key: raise it when what a build produces changes.
-CACHE_VERSION = 2
+# Part of every build's cache key: raise it when what a build produces changes (3: the
+# dependency list).
+CACHE_VERSION = 3
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -66,6 +67,7 @@ class Compiled:
     module: Path | None
     dropped: dict[str, str]
     stopped: bool = False  # by a limit of the sandbox: not cached, it may not repeat
+    deps: str = ""  # the compiler's dependency list (-MD): every header it read
 
 
 def build(
@@ -101,6 +103,8 @@ def build(
     if missing:
         return _failed(submission, macros, missing)
     own = describe(compiled.module)
+    if inspection is None:  # nvcc's compile, where there is one, said which it read
+        own.interface.libraries = _libraries(compiled)
     artifact = Artifact(
         compiled.module,
         nvcc.safe_name(submission.name),
@@ -160,6 +164,15 @@ def _undefined(module: Path, source: str, shown: str) -> list[Diagnostic]:
         message = f"{where}{readable} is declared and used, but never defined."
         out.append(Diagnostic(Kind.COMPILE_ERROR, message, line=line))
     return out[: defaults.MAX_COMPILE_ERRORS]
+
+
+def _libraries(compiled: Compiled) -> dict[str, str]:
+    """The CUDA libraries the module holds: the headers the compile read, and the names
+    the module defines or uses (grader.libraries)."""
+    names = sorted(Elf(compiled.module).symbols)
+    mangled = [n for n in names if n.startswith("_Z")]
+    plain = [n for n in names if not n.startswith("_Z")]
+    return libraries.found(libraries.dependencies(compiled.deps), nvcc.demangled(mangled) + plain)
 
 
 def _demangle(symbol: str) -> str:
@@ -240,6 +253,7 @@ def _compile(
             "log": result.log,
             "diagnostics": [d.to_json() for d in result.diagnostics],
             "dropped": result.dropped,
+            "deps": result.deps,
         }
         (staged / "meta.json").write_text(json.dumps(meta))
         with contextlib.suppress(OSError):  # another process stored the same build first
@@ -262,6 +276,7 @@ def _load(folder: Path) -> Compiled | None:
         [Diagnostic.from_json(d) for d in meta["diagnostics"]],
         module if meta["ok"] else None,
         meta["dropped"],
+        deps=meta.get("deps", ""),
     )
 
 
@@ -279,6 +294,7 @@ def _compile_in(
             "-include", toolchain.SHIM,
             f"-D__CUDA_ARCH__={defaults.ARCH.removeprefix('sm_')}0",
             *nvcc.macro_flags(macros),
+            "-MD", "-MF", str(tmp / "module.d"),
             "-o", str(tmp / "module.so"),
             "-x", "c++", str(tmp / name),
         ]  # fmt: skip
@@ -290,7 +306,8 @@ def _compile_in(
         code, log = run.code, run.log
         log = _clean(log, tmp, name, shown)
         if code == 0:
-            return Compiled(True, log, [], tmp / "module.so", dropped)
+            deps = (tmp / "module.d").read_text() if (tmp / "module.d").exists() else ""
+            return Compiled(True, log, [], tmp / "module.so", dropped, deps=deps)
         errors = _errors(log, shown)
         bad = _registration_errors(log)
         if any(e.line for e in errors if e.line is not None) or not bad:
