@@ -15,7 +15,7 @@ _NOISE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', re.DOTALL)
 _FUNCTION = re.compile(
     r"\.(?P<kind>entry|func)\s+(?:\([^)]*\)\s*)?(?P<symbol>[\w$]+)\s*(?:\([^)]*\))?[^{;]*\{"
 )
-_LABELS = re.compile(r"^(?:[\w$]+:\s*)+")
+_LEAD = re.compile(r"^\s*(?:[\w$]+:|\.loc\b[^\n]*)?\s*")
 _GUARD = re.compile(r"^@!?%?[\w$]+\s+")
 _OPCODE = re.compile(r"^[A-Za-z][\w.:]*")
 _CALLEE = re.compile(r"^(?:\([^)]*\)\s*,\s*)?(?P<callee>[\w$]+)")
@@ -92,11 +92,12 @@ def _instructions(code: str, start: int, end: int) -> list[Instruction]:
     position = start
     for piece in re.split(r"([;{}])", code[start:end]):
         at, position = position, position + len(piece)
-        statement = piece.lstrip()
-        at += len(piece) - len(statement)
-        labels = _LABELS.match(statement)
-        if labels:
-            statement, at = statement[labels.end() :], at + labels.end()
+        statement = piece
+        while True:  # labels, and .loc lines (which end without a `;`), come first
+            lead = _LEAD.match(statement)
+            if not lead.group(0):
+                break
+            statement, at = statement[lead.end() :], at + lead.end()
         statement = statement.rstrip()
         if piece in ("{", "}", ";") or not statement or statement.startswith("."):
             continue  # directives: .reg, .loc, .pragma
