@@ -62,6 +62,7 @@ class Inspection:
     interface: Interface | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     source: str = ""  # the text compiled: the submission and the footer
+    ptx: str = ""  # what nvcc made of it, for the GPU's census (backends/cuda/census.py)
 
 
 # The folder the nvcc of sandboxed_nvcc may use; compile_folder sets it.
@@ -138,6 +139,7 @@ def inspect(
     result = _read(raw, submission.name, arch)
     result.diagnostics = grader_macros(result.diagnostics, submission.text, macros, submission.name)
     result.source = source
+    result.ptx = raw["ptx"]
     return result
 
 
