@@ -86,3 +86,15 @@ def test_without_nvcc_a_library_is_found_by_the_names_the_module_holds(tmp_path,
     assert found and "Thrust: the compiled module holds thrust::plus(float, float)" in found[0]
     assert result.status == Status.ERROR and result.score == 0
     assert all(c.status == Status.ERROR and not c.passed for c in result.cases)
+
+
+def test_the_counts_are_out_of_the_modules_reach(kit, no_nvcc):
+    """They are kept by the runner's pool threads (rt::tw); a module that names the runner's
+    own symbols is refused before it runs, as one that names anything undefined."""
+    source = (
+        "namespace rt { struct Worker; extern thread_local Worker* tw; }\n"
+        "__global__ void k(float* out) { out[0] = rt::tw != 0; }\n"
+    )
+    build = kit.build(source)
+    assert not build.ok
+    assert "rt::tw is declared and used, but never defined" in build.diagnostics[0].message
