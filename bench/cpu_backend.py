@@ -130,12 +130,14 @@ def kernel_seconds(backend, build, kernel, grid, block, args) -> float:
     """Seconds of the first pass's launch alone, as the worker measured it."""
     from grader.backends.base import Launch
     from grader.backends.cpu import runner
+    from grader.backends.cpu.shelf import Shelf
 
     launch = Launch(kernel, grid, block, 0, args, {})
     settings = runner.Settings(backend.jobs, require_isolation=False)
     best = float("inf")
     for _ in range(3):
-        report = runner.execute(build.artifact, launch, 60, settings)
+        with Shelf() as shelf:
+            report = runner.execute(build.artifact, launch, 60, settings, shelf)
         passes = report.all("pass")
         if not passes:
             raise RuntimeError(f"{kernel} did not run: {report.records} {report.stderr}")

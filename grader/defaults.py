@@ -9,7 +9,10 @@ SECRET_ENV = "GRADER_SECRET"  # the environment variable that holds the course's
 ARCH = "sm_90"  # what nvcc targets when no GPU says otherwise (H100/H200)
 COMPILE_TIMEOUT = 60.0  # seconds for one compiler run
 COMPILE_MEMORY = 2 << 30  # bytes of address space for each compiler process
-COMPILE_FILE_SIZE = 256 << 20  # bytes of any file a compiler writes
+COMPILE_FILE_SIZE = 64 << 20  # bytes of any file a compiler writes
+# Bytes of a compiled module (its code and initialized data): the source limit does not
+# bound it, as `__device__ char big[250 << 20] = {1};` is one line.
+MODULE_BYTES = 16 << 20
 CASE_TIMEOUT = 10.0  # seconds for one launch, --timeout
 MAX_CASE_TIMEOUT = 3600.0  # the most --timeout accepts (the README says so)
 MAX_SUBMISSION_TIMEOUT = 24 * 3600.0  # the most --submission-timeout accepts

@@ -40,6 +40,13 @@ def refuse_unsafe(path: Path, what: str) -> None:
         raise UsageError(f"The grader does not write {what} to {path}: {why}.")
 
 
+def readable(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (which Python keeps as surrogates)
+    written as \\xNN, so that the reports, the gradebook and the terminal, all UTF-8,
+    can hold it."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def same_file(a: Path, b: Path) -> bool:
     """Whether two paths name one file: the same inode, or the same place once resolved."""
     try:

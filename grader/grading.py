@@ -51,7 +51,7 @@ from grader.result import (
     Result,
     Status,
 )
-from grader.source import read_submission, static_checks
+from grader.source import link_on_the_way, read_submission, static_checks
 
 # Diagnostics that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
@@ -81,6 +81,14 @@ def check(lab: str, path: Path, options: Options) -> Result:
     or setup; everything about the submission itself goes into the Result."""
     spec = labs.get(lab)
     path = Path(path)
+    link = link_on_the_way(path)
+    if link == path:
+        raise UsageError(f"{path} is a symbolic link; grade the file itself, not a link to it.")
+    if link is not None:
+        raise UsageError(
+            f"{path} is reached through {link}, a symbolic link; grade the file by a path "
+            "with no link in it."
+        )
     if path.is_dir():
         kernels = sorted(str(p) for p in path.glob("*.cu")) or [str(path / "kernel.cu")]
         raise UsageError(
@@ -102,7 +110,7 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
     submission, problems = read_submission(path)
     result = Result(
         lab=lab.name,
-        submission=path.name,
+        submission=submission.name,
         backend=backend.name,
         device=backend.device(),
         status=Status.ERROR,
@@ -216,35 +224,52 @@ class Grading:
         return judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
 
     def cross_case_hints(self) -> None:
-        found = hints.cross_case(self.lab, self.result.cases)
-        if found:
-            kind, sentence = found
-            for case in self.result.cases:
-                if not case.passed:
-                    case.hint = f"{case.hint} {sentence}" if case.hint else sentence
-                    case.hint_kind = case.hint_kind or kind
+        """A sentence from what the cases have in common. A public case's comes from the
+        public cases alone: its report is shown before the deadline, and must say nothing
+        of how the hidden cases went."""
+        public = [c for c in self.result.cases if c.visibility == "public"]
+        by_sight = {
+            "public": hints.cross_case(self.lab, public),
+            "hidden": hints.cross_case(self.lab, self.result.cases),
+        }
+        for case in self.result.cases:
+            found = by_sight[case.visibility]
+            if found and not case.passed:
+                kind, sentence = found
+                case.hint = f"{case.hint} {sentence}" if case.hint else sentence
+                case.hint_kind = case.hint_kind or kind
 
     def race_fails_every_case(self) -> None:
         """A race among threads found in one case makes the kernel wrong in all of them:
         where its numbers came out right, that was luck, and a GPU has more of it than
-        the CPU backend, whose threads take turns. So both backends grade it alike."""
+        the CPU backend, whose threads take turns. So both backends grade it alike. A
+        public case names only a public case that raced: which hidden case did, and so
+        how large it is, stays out of what is shown before the deadline."""
         found = [(c, d) for c in self.result.cases for d in c.diagnostics if _among_threads(d)]
         if not found:
             return
-        raced, race = found[0]
         for case in self.result.cases:
-            if case.passed:
-                case.status = Status.FAILED
-                case.diagnostics.append(
-                    Diagnostic(
-                        Kind.RACE,
-                        f"Case {raced.name} showed a race in {race.kernel or self.lab.kernel.name} "
-                        "(see that case). With a race the results depend on the order the "
-                        "threads happen to run in, so this case's right numbers were luck: it "
-                        "fails until the race is fixed.",
-                        kernel=race.kernel,
-                    )
+            if not case.passed:
+                continue
+            raced, race = next(
+                ((c, d) for c, d in found if _may_name(case, c)), (None, found[0][1])
+            )
+            kernel = race.kernel or self.lab.kernel.name
+            where = (
+                f"Case {raced.name} showed a race in {kernel} (see that case)."
+                if raced is not None
+                else f"A race was found in another case, in {kernel}."
+            )
+            case.status = Status.FAILED
+            case.diagnostics.append(
+                Diagnostic(
+                    Kind.RACE,
+                    f"{where} With a race the results depend on the order the threads happen "
+                    "to run in, so this case's right numbers were luck: it fails until the "
+                    "race is fixed.",
+                    kernel=race.kernel,
                 )
+            )
 
     def executed_rules(self) -> None:
         """The lab's rules against what the kernel executed in the cases (grader.rules)."""
@@ -305,6 +330,12 @@ class Grading:
         performance, untrusted = measure(self.lab, self.submission, self.backend, self.options)
         self.result.diagnostics += untrusted
         return performance
+
+
+def _may_name(case: CaseResult, other: CaseResult) -> bool:
+    """Whether `case`'s messages may name `other`: a hidden case may name any case, a
+    public one only public ones."""
+    return other.visibility == "public" or case.visibility == "hidden"
 
 
 def _among_threads(found: Diagnostic) -> bool:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from grader import defaults
 from grader.result import Diagnostic, KernelResources, Kind
 
 LAUNCH_MACROS = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "TILE_X", "TILE_Y", "TILE_Z")
@@ -267,6 +268,27 @@ def check_resources(interface: Interface) -> list[Diagnostic]:
             )
         )
     return out
+
+
+def module_size(size: int, interface: Interface | None) -> Diagnostic | None:
+    """A compile error for a compiled module (a CPU module, a cubin) of `size` bytes when
+    it is over defaults.MODULE_BYTES, naming its largest variable."""
+    if size <= defaults.MODULE_BYTES:
+        return None
+    variables = interface.constants.values() if interface else []
+    largest = max(variables, key=lambda v: v.size, default=None)
+    named = f"; {largest.name} alone is {_mib(largest.size)}" if largest else ""
+    return Diagnostic(
+        Kind.COMPILE_ERROR,
+        f"The compiled kernel is {_mib(size)}, more than the {_mib(defaults.MODULE_BYTES)} a "
+        f"submission's module may be{named}. A __device__ array with an initializer is "
+        "stored whole in the module: declare a large one without an initializer and fill it "
+        "in a kernel.",
+    )
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):.3g} MiB"
 
 
 def check(lab, interface: Interface, sizes) -> list[Diagnostic]:

@@ -30,6 +30,7 @@ from grader.interface import (
     LaunchDefaults,
     ParamSig,
     canonical_ctype,
+    module_size,
 )
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, launch_values, line_of, strip_comments, with_footer
@@ -167,6 +168,7 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
         raw["ptxas"] = toolchain.run_compiler(
             [ptxas, f"-arch={arch}", "-v", "-o", cubin, str(ptx)], tmp
         ).log
+        raw["module_bytes"] = os.path.getsize(cubin) if os.path.exists(cubin) else 0
     return raw
 
 
@@ -181,6 +183,9 @@ def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
             CompileInfo(ok=False, log=log, arch=arch), None, compile_diagnostics(log, shown_name)
         )
     interface = parse_ptx(raw["ptx"], raw.get("deps", ""))
+    too_large = module_size(raw["module_bytes"], interface)
+    if too_large:
+        return Inspection(CompileInfo(ok=False, log=log, arch=arch), None, [too_large])
     resources = parse_ptxas(raw["ptxas"])
     for sig in interface.kernels.values():
         sig.resources = resources.get(sig.symbol, KernelResources())
@@ -484,8 +489,8 @@ def parse_ptxas(log: str) -> dict[str, KernelResources]:
 
 
 # Part of every cache key: raise it when what a compile produces changes (2: sandboxed,
-# 3: the dependency list).
-CACHE_VERSION = 3
+# 4: the dependency list).
+CACHE_VERSION = 4
 
 
 def _cache_key(source: str, macros, arch: str, shown: str) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from grader.backends.base import Submission
 from grader.errors import UsageError
+from grader.files import readable
 from grader.interface import LAUNCH_MACROS, LaunchDefaults
 from grader.result import Diagnostic, Kind
 
@@ -32,16 +33,48 @@ def read_source(path: Path) -> tuple[bytes | None, str]:
     with os.fdopen(fd, "rb") as file:
         info = os.fstat(file.fileno())
         if not stat.S_ISREG(info.st_mode):
-            return None, f"{path.name} is not a regular file."
+            return None, f"{readable(path.name)} is not a regular file."
         size = info.st_size
         raw = file.read(MAX_BYTES + 1) if size <= MAX_BYTES else b""
     if size > MAX_BYTES or len(raw) > MAX_BYTES:
         size = max(size, len(raw))
         return None, (
-            f"{path.name} is {size} bytes; a submission may be at most {MAX_BYTES} bytes "
+            f"{readable(path.name)} is {size} bytes; a submission may be at most {MAX_BYTES} bytes "
             f"({MAX_BYTES // 1024} KiB), so it was not read."
         )
     return raw, ""
+
+
+def link_on_the_way(path: Path) -> Path | None:
+    """The first part of `path`, as it is written, that is a symbolic link: the file itself,
+    or a folder it is reached through; None when there is none (or a part is missing).
+    A repository's `kernel.cu` that links to another file, or its `src` that links to
+    another folder, would otherwise have that file graded, and its text in the reports.
+    The folders the grader is run from and the user's home, and those above them, are the
+    user's own: a system's `/home` that links elsewhere is no part of a submission."""
+    parts = Path(path).parts
+    own = _own_folders()
+    for end in range(1, len(parts) + 1):
+        part = Path(*parts[:end])
+        if part in own:
+            continue
+        try:
+            if stat.S_ISLNK(os.lstat(part).st_mode):
+                return part
+        except OSError:
+            return None
+    return None
+
+
+def _own_folders() -> set[Path]:
+    """The working folder as the shell names it ($PWD, links kept) and the home folder,
+    with every folder above them."""
+    out: set[Path] = set()
+    for name in (os.environ.get("PWD"), os.environ.get("HOME")):
+        if name and os.path.isabs(name):
+            folder = Path(name)
+            out.update((folder, *folder.parents))
+    return out
 
 
 def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:
@@ -49,6 +82,7 @@ def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:
     raw, why = read_source(path)
     if raw is None:
         return Submission(path, ""), [Diagnostic(Kind.COMPILE_ERROR, why)]
+    shown = readable(path.name)
     problems: list[Diagnostic] = []
     try:
         text = raw.decode("utf-8")
@@ -58,13 +92,13 @@ def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:
         problems.append(
             Diagnostic(
                 Kind.COMPILE_ERROR,
-                f"{path.name} is not UTF-8 text: byte {err.start} (line {line}) cannot be "
+                f"{shown} is not UTF-8 text: byte {err.start} (line {line}) cannot be "
                 "decoded. Save the file as UTF-8.",
                 line=line,
             )
         )
     if "\0" in text:
-        problems.append(Diagnostic(Kind.COMPILE_ERROR, f"{path.name} contains NUL bytes."))
+        problems.append(Diagnostic(Kind.COMPILE_ERROR, f"{shown} contains NUL bytes."))
     return Submission(path, text.replace("\r\n", "\n")), problems
 
 

@@ -15,14 +15,13 @@ import io
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import zipfile
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 
 import grader
-from grader import paths
+from grader import paths, spawn
 from grader.errors import SetupError
 from grader.files import write_atomically
 
@@ -74,10 +73,11 @@ def _build_checkout(root: Path, folder: Path) -> Path:
         out = Path(tmp) / "out"
         script = "import sys, setuptools.build_meta as b; print(b.build_wheel(sys.argv[1]))"
         done = subprocess.run(
-            [sys.executable, "-c", script, str(out)],
+            spawn.python_code(script, str(out)),
             cwd=source,
             capture_output=True,
             text=True,
+            env=spawn.helper_env(),
         )
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]

@@ -340,6 +340,58 @@ def test_check_a_folder_says_it_is_a_folder(capsys, tmp_path):
     assert f"{tmp_path} is a folder" in err and str(tmp_path / "mine.cu") in err
 
 
+PRIVATE = "private notes of the TA: hidden widths 517 and 131"
+
+
+@pytest.mark.parametrize("how", ["file", "folder", "relative"])
+def test_check_refuses_a_kernel_reached_through_a_link(capsys, tmp_path, monkeypatch, how):
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "kernel.cu").write_text(f'#include "{PRIVATE}"\n')
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    if how == "file":
+        os.symlink(private / "kernel.cu", repo / "kernel.cu")
+        target, link = repo / "kernel.cu", repo / "kernel.cu"
+    else:
+        os.symlink(private, repo / "src")
+        target, link = repo / "src" / "kernel.cu", repo / "src"
+    if how == "relative":
+        monkeypatch.chdir(repo)
+        target, link = Path("src/kernel.cu"), Path("src")
+    reports = {"json": tmp_path / "report.json", "html": tmp_path / "report.html"}
+    options = [arg for fmt, path in reports.items() for arg in (f"--{fmt}", str(path))]
+    code, out, err = run(capsys, "check", "matmul-naive", str(target), *options)
+    assert code == ExitCode.USAGE
+    if how == "file":
+        assert (
+            err
+            == f"grader: {target} is a symbolic link; grade the file itself, not a link to it.\n"
+        )
+    else:
+        assert err == (
+            f"grader: {target} is reached through {link}, a symbolic link; grade the file by "
+            "a path with no link in it.\n"
+        )
+    assert out == "" and not any(path.exists() for path in reports.values())
+    # the same file by its own path is graded, and its text is in both reports
+    code, _, _ = run(capsys, "check", "matmul-naive", str(private / "kernel.cu"), *options)
+    assert code == ExitCode.FAILED
+    assert all(PRIVATE in path.read_text() for path in reports.values())
+
+
+@pytest.mark.parametrize("variable", ["HOME", "PWD"])
+def test_check_follows_links_above_the_users_own_folders(capsys, tmp_path, monkeypatch, variable):
+    """A cluster's /home that links to /gpfs/home is the system's, not the submission's."""
+    real = tmp_path / "gpfs" / "ta"
+    real.mkdir(parents=True)
+    (real / "kernel.cu").write_text("")
+    os.symlink(tmp_path / "gpfs", tmp_path / "home")
+    monkeypatch.setenv(variable, str(tmp_path / "home" / "ta"))
+    code, _, err = run(capsys, "check", "matmul-naive", str(tmp_path / "home" / "ta" / "kernel.cu"))
+    assert code == ExitCode.FAILED, err
+
+
 def test_usage_error_class_is_exit_2():
     assert UsageError("x").exit_code == SetupError("x").exit_code == ExitCode.USAGE
 

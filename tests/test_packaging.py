@@ -10,10 +10,12 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+import pytest
 import yaml
 from packaging_kit import CHECKOUT, run_in, site_packages
 
 from grader import paths
+from grader.ci import workflow as ci_workflow
 from grader.wheel import build_running_wheel, requirements
 
 LAB = "matmul-naive"
@@ -94,11 +96,15 @@ def test_an_installed_grader_makes_a_wheel_of_itself(installed_grader, tmp_path)
 
 def _run_steps(workflow: dict, repo: Path, runner: Path) -> dict[str, subprocess.CompletedProcess]:
     """Each `run:` step of the job as GitHub would run it (bash -e, in the checkout, with the
-    workflow's env), skipping `uses:` actions and the GitHub API call; a failed step skips
-    the next ones unless they run `if: always()`."""
+    workflow's env, RUNNER_TEMP, and what earlier steps wrote to GITHUB_ENV), skipping
+    `uses:` actions and the GitHub API call; a failed step skips the next ones unless they
+    run `if: always()`."""
     env_vars = {k: str(v) for k, v in workflow["env"].items()}
-    summary = repo.parent / "step-summary.md"
-    env_vars["GITHUB_STEP_SUMMARY"] = str(summary)
+    env_vars["GITHUB_STEP_SUMMARY"] = str(repo.parent / "step-summary.md")
+    env_vars["RUNNER_TEMP"] = str(repo.parent / "runner-temp")
+    github_env = repo.parent / "github-env"
+    env_vars["GITHUB_ENV"] = str(github_env)
+    Path(env_vars["RUNNER_TEMP"]).mkdir(exist_ok=True)
     done: dict[str, subprocess.CompletedProcess] = {}
     failed = False
     for step in workflow["jobs"]["grade"]["steps"]:
@@ -109,8 +115,10 @@ def _run_steps(workflow: dict, repo: Path, runner: Path) -> dict[str, subprocess
             continue
         path = repo.parent / "step.sh"
         path.write_text(script)
+        github_env.write_text("")
         argv = ["bash", "-e", str(path)]
         result = run_in(runner, argv, cwd=repo, env_extra=env_vars, timeout=600)
+        env_vars.update(line.split("=", 1) for line in github_env.read_text().splitlines())
         done[step["name"]] = result
         failed = failed or result.returncode != 0
     return done
@@ -138,6 +146,69 @@ def test_the_init_ci_workflow_installs_its_wheel_and_prints_points(
     assert f"## {LAB}: 3/3" in (tmp_path / "step-summary.md").read_text()
     which = run_in(runner, ["python", "-c", "import grader; print(grader.__file__)"], cwd=repo)
     assert Path(which.stdout.strip()).is_relative_to(site_packages(runner))
+
+
+FORGED_REPORT = {"lab": LAB, "score": 10, "max_score": 10, "status": "passed", "cases": []}
+# Modules a student commits so that the workflow's own Python would run them: the stop
+# token known in advance, the points printed by a json that never reads the report.
+PLANTED = {
+    "secrets.py": "def token_hex(n):\n    return 'f' * 32\n",
+    "json.py": "print('Points 10/10')\nraise SystemExit(0)\n",
+    "pip/__init__.py": "",
+    "pip/__main__.py": "print('forged pip')\n",
+}
+
+
+def _forged_repository(repo: Path, ta_file: Path) -> None:
+    """A student repository that commits its own 10/10 report, summary and points, makes
+    grader-junit.xml a link to a file of the TA's, and plants modules for python to find."""
+    (repo / "grader-report.json").write_text(json.dumps(FORGED_REPORT))
+    (repo / "grader-summary.md").write_text(f"## {LAB}: 10/10 (forged)\n")
+    (repo / "grader-points.json").write_text('{"output": {"summary": "Points 10/10"}}')
+    ta_file.write_text("the TA's own file\n")
+    (repo / "grader-junit.xml").symlink_to(ta_file)
+    for name, text in PLANTED.items():
+        (repo / name).parent.mkdir(exist_ok=True)
+        (repo / name).write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "package", "why"),
+    [
+        ("template", None, None),  # graded: its own 0 points
+        (None, None, "No points: the grader wrote no report in this run"),  # check exits 2
+        ("template", "./missing.whl", "No points: the Grade step did not run"),
+    ],
+)
+def test_the_workflow_counts_only_the_report_this_run_wrote(
+    installed_grader, grader_wheel, tmp_path, kernel, package, why
+):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    ta_file = tmp_path / "ta-file.txt"
+    _forged_repository(repo, ta_file)
+    if kernel:
+        shutil.copyfile(paths.template_dir(LAB) / "kernel.cu", repo / "kernel.cu")
+    stale = tmp_path / "runner-temp" / "grader-0123456789abcdef"  # an earlier run's folder
+    stale.mkdir(parents=True)
+    (stale / "grader-report.json").write_text(json.dumps(FORGED_REPORT))
+    workflow = yaml.safe_load(ci_workflow(LAB, package or str(grader_wheel)))
+    steps = _run_steps(workflow, repo, installed_grader)
+    points = steps["Points"]
+    assert points.returncode == 0, points.stderr
+    assert "Points 0/3" in points.stdout and "10/10" not in points.stdout, points.stdout
+    if why:
+        assert why in points.stdout
+    else:
+        assert "No points" not in points.stdout
+        assert f"## {LAB}: 0/3" in (tmp_path / "step-summary.md").read_text()
+    assert "forged" not in (tmp_path / "step-summary.md").read_text()
+    assert ta_file.read_text() == "the TA's own file\n"
+    sent = json.loads((tmp_path / "runner-temp" / "grader-points.json").read_text())
+    assert sent["output"]["summary"].startswith("Points 0/3")
+    if "Grade" in steps:  # the stop token is the workflow's, not the planted module's
+        assert "::stop-commands::" in steps["Grade"].stdout
+        assert "::stop-commands::" + "f" * 32 not in steps["Grade"].stdout
 
 
 def test_the_quick_start_makes_a_venv_first_and_says_what_macos_and_windows_use():

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.backends.timed import TimingCheck
+from grader.files import readable
 from grader.interface import Executed, Interface, LaunchDefaults
 from grader.result import CompileInfo, Diagnostic, Dim3
 
@@ -54,7 +55,7 @@ class Submission:
 
     @property
     def name(self) -> str:
-        return self.path.name
+        return readable(self.path.name)
 
 
 @dataclass

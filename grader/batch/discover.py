@@ -9,10 +9,17 @@ Three layouts are read as they are:
 
 Nothing here follows a symbolic link: a submission that links to another student's file,
 or to a file of the grader's, would otherwise be graded (and its text shown in a compile
-log) as the student's own."""
+log) as the student's own. No folder stops the batch: a student's folder is walked
+without recursion and within limits (depth, entries), and one that breaks them, or cannot
+be read, becomes that student's row with the reason.
+
+A student's id becomes their folder's name under OUT/students by an encoding that no two
+ids share and that can be undone (safe_id, original_id): `bob~smith@uni.edu` and
+`bob_smith@uni.edu` are two students."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -20,11 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import UsageError
+from grader.files import readable
 
 GRADESCOPE_METADATA = "submission_metadata.yml"
 SOURCE_SUFFIX = ".cu"
 TEMPLATE_FILE = "kernel.cu"  # the file `grader template` hands out, preferred among several
-_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
+MAX_DEPTH = 32  # folders inside a student's folder, nested
+MAX_ENTRIES = 20_000  # files and folders in one student's folder, hidden ones included
+_KEPT = "._-@+"  # besides letters and digits, what a folder name shows as it is
+ESCAPE = "%"  # safe_id writes any other character as %XX, one per byte of its UTF-8
+MAX_NAME = 200  # bytes of a folder name (a file system allows 255)
 
 
 @dataclass(frozen=True)
@@ -75,9 +87,50 @@ def discover(folder: Path) -> Found:
 
 
 def safe_id(text: str) -> str:
-    """A student id usable as one folder name: no separators, no leading dot."""
-    cleaned = _UNSAFE.sub("_", text.strip()).strip("._")
-    return cleaned or "_"
+    """A student id as one folder name: letters, digits and `._-@+` as they are (not a
+    leading dot), every other character as %XX per byte of its UTF-8 (a file name's
+    undecodable bytes as themselves), so no two ids share a name and original_id undoes
+    it. A name longer than MAX_NAME bytes keeps its start and ends in `%%` and a digest,
+    which no other encoding contains."""
+    out = [
+        ch if (ch.isalnum() or ch in _KEPT) and not (i == 0 and ch == ".") else _escaped(ch)
+        for i, ch in enumerate(text)
+    ]
+    name = "".join(out) or ESCAPE
+    if len(name.encode("utf-8", "surrogateescape")) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    start, used = [], 0
+    for part in out:
+        used += len(part.encode("utf-8", "surrogateescape"))
+        if used > MAX_NAME - 2 - len(digest):
+            break
+        start.append(part)
+    return f"{''.join(start)}{ESCAPE * 2}{digest}"
+
+
+def original_id(name: str) -> str | None:
+    """The id safe_id made `name` from; None for a shortened name (its id is in the
+    folder's grading.json) or one safe_id never makes."""
+    if name == ESCAPE:
+        return ""
+    if ESCAPE * 2 in name:
+        return None
+    raw = bytearray()
+    parts = re.split(r"%([0-9A-F]{2})", name)
+    for i, part in enumerate(parts):
+        if i % 2:
+            raw.append(int(part, 16))
+        elif ESCAPE in part:
+            return None
+        else:
+            raw += part.encode("utf-8", "surrogateescape")
+    text = raw.decode("utf-8", "surrogateescape")
+    return text if safe_id(text) == name else None
+
+
+def _escaped(ch: str) -> str:
+    return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogateescape"))
 
 
 # -- plain ------------------------------------------------------------------------------
@@ -93,19 +146,19 @@ def _plain(folder: Path) -> Found:
         if path.is_symlink():
             entries.append(_linked(path))
         elif path.is_dir():
-            entries.append(from_folder(path, path.name, [Person(path.name)]))
+            entries.append(from_folder(path, path.name, [Person(readable(path.name))]))
         elif path.suffix == SOURCE_SUFFIX:
-            entry = Entry(safe_id(path.stem), [Person(path.stem)], path)
+            entry = Entry(safe_id(path.stem), [Person(readable(path.stem))], path)
             _set_source(entry, path)
             entries.append(entry)
         else:
-            ignored.append(path.name)
+            ignored.append(readable(path.name))
     return Found(entries, "plain", ignored)
 
 
 def _linked(path: Path) -> Entry:
-    entry = Entry(safe_id(path.stem), [Person(path.stem)], path)
-    entry.problem = f"{path.name} is a symbolic link; submit the file itself."
+    entry = Entry(safe_id(path.stem), [Person(readable(path.stem))], path)
+    entry.problem = f"{readable(path.name)} is a symbolic link; submit the file itself."
     return entry
 
 
@@ -113,7 +166,11 @@ def from_folder(path: Path, id_text: str, people: list[Person]) -> Entry:
     """The submission in a folder: its one .cu file (never a link), or why there is none.
     A file's size is judged when it is graded, as `grader check` judges it."""
     entry = Entry(safe_id(id_text), people, path)
-    candidates = source_files(path)
+    try:
+        candidates = source_files(path)
+    except FolderProblem as problem:
+        entry.problem = str(problem)
+        return entry
     chosen, problem = choose_source(candidates, path)
     if chosen is None:
         entry.problem = problem
@@ -125,17 +182,52 @@ def from_folder(path: Path, id_text: str, people: list[Person]) -> Entry:
 def _set_source(entry: Entry, path: Path) -> None:
     info = path.lstat()
     if stat.S_ISLNK(info.st_mode):
-        entry.problem = f"{path.name} is a symbolic link; submit the file itself."
+        entry.problem = f"{readable(path.name)} is a symbolic link; submit the file itself."
     else:
         entry.source = path
 
 
+class FolderProblem(Exception):
+    """A student's folder the grader does not look through; the message says why."""
+
+
 def source_files(folder: Path) -> list[Path]:
-    """The `.cu` files under `folder`, hidden folders (.git) and links left out."""
-    found = []
-    for root, dirs, files in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found += [Path(root) / f for f in sorted(files) if f.endswith(SOURCE_SUFFIX)]
+    """The `.cu` files under `folder`, hidden names (.git) and links left out, in the
+    order of os.walk with sorted names. Walks without recursion, so no depth is too deep
+    for Python, and raises FolderProblem for folders nested deeper than MAX_DEPTH, more
+    than MAX_ENTRIES entries, or a folder that cannot be read."""
+    found: list[Path] = []
+    seen = 0
+    todo = [(folder, 0)]
+    while todo:
+        current, depth = todo.pop()
+        try:
+            with os.scandir(current) as listing:
+                children = []
+                for child in listing:
+                    seen += 1
+                    if seen > MAX_ENTRIES:
+                        raise FolderProblem(
+                            f"{readable(folder.name)} holds more than {MAX_ENTRIES} files and "
+                            "folders, so the grader did not look through it: submit the .cu "
+                            "file without the rest."
+                        )
+                    children.append((child.name, child.is_dir(follow_symlinks=False)))
+        except OSError as error:
+            where = readable(str(current.relative_to(folder.parent)))
+            raise FolderProblem(
+                f"{where} cannot be read ({error.strerror or error}), so the grader could "
+                "not look for the .cu file in it."
+            ) from None
+        children = sorted(c for c in children if not c[0].startswith("."))
+        found += [current / n for n, is_dir in children if not is_dir and n.endswith(SOURCE_SUFFIX)]
+        folders = [current / n for n, is_dir in children if is_dir]
+        if folders and depth == MAX_DEPTH:
+            raise FolderProblem(
+                f"{readable(folder.name)} has folders nested more than {MAX_DEPTH} deep, so "
+                "the grader did not look through it: submit the .cu file without them."
+            )
+        todo += [(sub, depth + 1) for sub in reversed(folders)]
     return found
 
 
@@ -145,14 +237,14 @@ def choose_source(candidates: list[Path], folder: Path) -> tuple[Path | None, st
     if len(candidates) == 1:
         return candidates[0], ""
     if not candidates:
-        return None, f"There is no {SOURCE_SUFFIX} file in {folder.name}."
+        return None, f"There is no {SOURCE_SUFFIX} file in {readable(folder.name)}."
     named = [p for p in candidates if p.name == TEMPLATE_FILE]
     named.sort(key=lambda p: len(p.relative_to(folder).parts))
     if named and (len(named) == 1 or len(named[0].parts) < len(named[1].parts)):
         return named[0], ""
-    listed = ", ".join(str(p.relative_to(folder)) for p in candidates[:6])
+    listed = ", ".join(readable(str(p.relative_to(folder))) for p in candidates[:6])
     return None, (
-        f"{folder.name} holds several {SOURCE_SUFFIX} files ({listed}); keep one, "
+        f"{readable(folder.name)} holds several {SOURCE_SUFFIX} files ({listed}); keep one, "
         f"or name the one to grade {TEMPLATE_FILE}."
     )
 
@@ -182,7 +274,7 @@ def _is_classroom(folder: Path) -> bool:
     if len(folders) < 2 or len(folders) != len(_visible(folder)):
         return False
     prefix = _classroom_prefix([p.name for p in folders])
-    return bool(prefix) and all((p / ".git").exists() for p in folders)
+    return bool(prefix) and all(os.path.lexists(p / ".git") for p in folders)
 
 
 def _classroom(folder: Path) -> Found:
@@ -191,7 +283,7 @@ def _classroom(folder: Path) -> Found:
     entries = []
     for path in folders:
         login = path.name[len(prefix) :] or path.name
-        entries.append(from_folder(path, login, [Person(login)]))
+        entries.append(from_folder(path, login, [Person(readable(login))]))
     return Found(entries, "classroom")
 
 
@@ -211,15 +303,15 @@ def _gradescope_metadata(folder: Path) -> Path | None:
 
 def _gradescope(metadata: Path) -> Found:
     root = metadata.parent
-    submitters = parse_gradescope_metadata(metadata.read_text(encoding="utf-8"))
+    submitters = parse_gradescope_metadata(metadata.read_text(encoding="utf-8", errors="replace"))
     entries, ignored = [], []
     for path in _visible(root):
         if path.name == GRADESCOPE_METADATA:
             continue
         if not path.is_dir() or path.is_symlink():
-            ignored.append(path.name)
+            ignored.append(readable(path.name))
             continue
-        people = submitters.get(path.name) or [Person(path.name)]
+        people = submitters.get(path.name) or [Person(readable(path.name))]
         first = people[0]
         entries.append(from_folder(path, first.id, people))
     return Found(entries, "gradescope", ignored)

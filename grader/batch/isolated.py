@@ -16,6 +16,7 @@ from grader.batch.discover import Entry
 from grader.batch.points import correctness_max
 from grader.batch.runner import BackendInfo, Job, Outcome, Pool, WorkerSpec
 from grader.errors import GraderError
+from grader.files import readable
 from grader.labs.model import Lab
 from grader.report import json as json_report
 from grader.result import CaseResult, CompileInfo, Diagnostic, Kind, Result, Status
@@ -35,7 +36,7 @@ def failure_result(
     speed = lab.scoring.performance if timing and backend.speed else 0.0
     return Result(
         lab=lab.name,
-        submission=(entry.source or entry.origin).name,
+        submission=readable((entry.source or entry.origin).name),
         backend=backend.name,
         device=backend.device,
         status=Status.ERROR,
@@ -60,7 +61,7 @@ def result_of(outcome: Outcome, lab: Lab, entry: Entry) -> tuple[Result | None, 
         result = json_report.result_from_json(outcome.report)
     except (GraderError, KeyError, TypeError, ValueError):
         return None, "The grading worker sent a report that does not parse."
-    if result.lab != lab.name or result.submission != (entry.source or entry.origin).name:
+    if result.lab != lab.name or result.submission != readable((entry.source or entry.origin).name):
         return None, "The grading worker sent a report about another submission."
     return result, ""
 

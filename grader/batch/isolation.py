@@ -1,11 +1,8 @@
-"""Keeping grading workers apart from the batch that starts them: the environment they
-get, the process flag that hides their memory, and stopping a worker with everything it
-started.
+"""Keeping grading workers apart from the batch that starts them: the process flag that
+hides their memory, and stopping a worker with everything it started.
 
 The batch holds the secret; a worker gets it over a pipe, never in its environment or
-command line, and its environment is built from a short list instead of copied, so
-nothing the TA's shell exported (the secret, tokens, cloud credentials) reaches a process
-that runs student code."""
+command line (its start and environment are grader.spawn's)."""
 
 from __future__ import annotations
 
@@ -16,45 +13,8 @@ import signal
 import sys
 from pathlib import Path
 
-import grader
-from grader.defaults import SECRET_ENV
-
-# Variables a worker keeps: what compilers, CUDA and Python need, and nothing personal.
-KEPT = (
-    "PATH",
-    "HOME",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TMPDIR",
-    "CC",
-    "CXX",
-    "CUDA_HOME",
-    "CUDA_PATH",
-    "LD_LIBRARY_PATH",
-    "VIRTUAL_ENV",
-    "XDG_CACHE_HOME",
-)
 _PR_SET_DUMPABLE = 4
 _KILL_ROUNDS = 5  # a fork bomb may add processes while the first round stops the others
-
-
-def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The whole environment of a grading worker: the kept variables, the grader's own
-    settings (GRADER_*) except the secret, and this package importable."""
-    env = {name: os.environ[name] for name in KEPT if name in os.environ}
-    env.update(
-        (name, value)
-        for name, value in os.environ.items()
-        if name.startswith("GRADER_") and name != SECRET_ENV
-    )
-    # this package first, then whatever path the batch itself was started with
-    paths = [str(Path(grader.__file__).resolve().parents[1])]
-    paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.update(extra or {})
-    return env
 
 
 def make_undumpable() -> None:

@@ -16,7 +16,6 @@ import os
 import selectors
 import signal
 import subprocess
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader import labs, scratch
+from grader import labs, scratch, spawn
 from grader.batch import isolation
 from grader.batch.gpus import DEVICES_ENV, gate_name, physical_device
 from grader.errors import SetupError
@@ -120,13 +119,13 @@ class Pool:
         extra = {DEVICES_ENV: physical_device(gpu)} if gpu is not None else {}
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "grader.batch.worker", str(to_worker_r), str(from_worker_w)],
+                spawn.python_module("grader.batch.worker", str(to_worker_r), str(from_worker_w)),
                 stdin=subprocess.DEVNULL,
                 stdout=errors_w,
                 stderr=errors_w,
                 pass_fds=(to_worker_r, from_worker_w),
                 start_new_session=True,  # its own process group, killed as one
-                env=isolation.worker_environment(extra),
+                env=spawn.helper_env(extra),
             )
         finally:
             for fd in (to_worker_r, from_worker_w, errors_w):

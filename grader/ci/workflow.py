@@ -9,6 +9,11 @@ requirement given as --grader-source (a git URL pinned to a commit, a wheel's UR
 path). It never installs a bare package name, which whoever registers it on an index
 would control.
 
+It fails closed: the student controls every file of the checkout, so the reports go to a
+fresh folder the run makes outside it (REPORT_DIR, `mktemp -d` in $RUNNER_TEMP), and the
+points come only from the report found there; without one they are 0, with the reason.
+Its own Python runs isolated (`python -I`), never importing a module the repository holds.
+
 Only public cases run: a student's repository can read whatever its workflow can, so the
 course's secret cannot be given to it. The staff grade hidden cases with `grader batch`."""
 
@@ -37,6 +42,7 @@ WHEEL_DIR = Path(".github/grader")  # where the grader's wheel goes, from the re
 LAB_ROOT = WHEEL_DIR / "labs"  # a course's own lab, as a lab root the workflow passes
 HOSTED_RUNNER = "ubuntu-latest"
 JUNIT, MARKDOWN, REPORT = "grader-junit.xml", "grader-summary.md", "grader-report.json"
+OUTPUTS = (("--junit", JUNIT), ("--markdown", MARKDOWN), ("--json", REPORT))
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _DIRECT = re.compile(
     r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<extras>\[[^\]]*\])?\s*@\s*(?P<url>\S+)"
@@ -51,24 +57,13 @@ _SOURCE_HELP = (
 
 
 def check_command(lab: str, submission: str, backend: str, lab_root: str | None = None) -> str:
-    """The `grader check` line the workflow runs (and the README documents); `lab_root`
-    is the repository's copy of a course's own lab root."""
-    argv = [
-        "grader",
-        "check",
-        lab,
-        submission,
-        "--backend",
-        backend,
-        *(["--labs", lab_root] if lab_root else []),
-        "--junit",
-        JUNIT,
-        "--markdown",
-        MARKDOWN,
-        "--json",
-        REPORT,
-    ]
-    return shlex.join(argv)
+    """The `grader check` line the workflow runs (and the README documents), writing its
+    reports into the Grade step's fresh folder $REPORT_DIR; `lab_root` is the
+    repository's copy of a course's own lab root."""
+    argv = ["grader", "check", lab, submission, "--backend", backend]
+    argv += ["--labs", lab_root] if lab_root else []
+    outputs = [f'{option} "$REPORT_DIR/{name}"' for option, name in OUTPUTS]
+    return " ".join([shlex.join(argv), *outputs])
 
 
 @cache
@@ -143,6 +138,9 @@ def workflow(
             max_points=f"{max_points:g}",
             runs_on=json.dumps(gpu_runner) if gpu_runner else HOSTED_RUNNER,
             check=check_command(spec.name, submission, backend, lab_root),
+            junit=JUNIT,
+            summary=MARKDOWN,
+            report=REPORT,
         )
     )
 

@@ -35,20 +35,31 @@ def test_the_cpu_workflow_parses_and_runs_grader_check():
     assert job["runs-on"] == "ubuntu-latest"
     assert data["permissions"]["checks"] == "write"
     assert data["env"]["GRADER_PACKAGE"] == WHEEL
-    assert "pip install" in step(text, "Install the grader")["run"]
+    assert "python -I -m pip install" in step(text, "Install the grader")["run"]
     grade = step(text, "Grade")["run"]
     command = check_command("matmul-naive", "kernel.cu", "cpu")
     assert command in grade
-    assert "--junit grader-junit.xml --markdown grader-summary.md" in command
+    assert (
+        '--junit "$REPORT_DIR/grader-junit.xml" --markdown "$REPORT_DIR/grader-summary.md"'
+        in command
+    )
+    # a fresh folder outside the checkout, for every later step too
+    assert 'REPORT_DIR="$(mktemp -d "$RUNNER_TEMP/grader-' in grade
+    assert 'echo "REPORT_DIR=$REPORT_DIR" >> "$GITHUB_ENV"' in grade
     assert "::stop-commands::" in grade  # the kernel's output cannot issue workflow commands
     summary = step(text, "Job summary")
     assert summary["if"] == "always()" and "GITHUB_STEP_SUMMARY" in summary["run"]
+    assert '"$REPORT_DIR/grader-summary.md"' in summary["run"]
     upload = step(text, "Upload the JUnit report")
     assert upload["uses"].startswith("actions/upload-artifact@")
-    assert upload["with"]["path"] == "grader-junit.xml"
+    assert upload["with"]["path"] == "${{ env.REPORT_DIR }}/grader-junit.xml"
     points = step(text, "Points")["run"]
+    assert points.startswith("python -I - <<'PY'")  # nothing in the checkout is imported
+    assert 'os.path.join(folder, "grader-report.json")' in points
     assert 'f"Points {score:g}/{top:g}"' in points
     assert "::notice title=Autograding complete::" in points
+    report = step(text, "Report the points to GitHub Classroom")["run"]
+    assert '--input "$RUNNER_TEMP/grader-points.json"' in report
 
 
 def test_the_points_step_is_python_that_compiles():

@@ -4,14 +4,17 @@ merged), merge, gradescope and init-ci, their output and their exit codes."""
 from __future__ import annotations
 
 import csv
+import os
 import zipfile
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
+from folder_kit import deep, remove_deep
 
 from grader import cli, paths
+from grader.batch.discover import MAX_ENTRIES
 from grader.errors import ExitCode
 
 LAB = "matmul-naive"
@@ -86,6 +89,39 @@ def test_a_source_over_the_limit_is_refused_from_its_size(capsys, tmp_path):
         huge = next(r for r in csv.DictReader(f) if r["student"] == "huge")
     assert huge["status"] == "error"
     assert f"huge.cu is {8 << 30} bytes; a submission may be at most 262144" in huge["reason"]
+
+
+def test_folders_that_once_stopped_a_batch_are_their_students_rows(capsys, tmp_path):
+    subs = tmp_path / "subs"
+    (subs / "ann").mkdir(parents=True)
+    (subs / "ann" / "kernel.cu").write_text(BASELINE)
+    (deep(subs / "deep", 1100) / "kernel.cu").write_text(BASELINE)
+    crowd = subs / "crowd"
+    crowd.mkdir()
+    (crowd / "kernel.cu").write_text(BASELINE)
+    for i in range(MAX_ENTRIES):
+        os.link(crowd / "kernel.cu", crowd / f"copy{i}")
+    os.symlink("loop", subs / "loop")
+    for name in ("bob~smith", "bob_smith"):  # two students, not one submitted twice
+        (subs / f"{name}.cu").write_text(BASELINE)
+    (subs / "dee").mkdir()
+    (subs / "dee" / "ker\udcffnel.cu").write_text(BASELINE)  # a name that is not UTF-8
+    (subs / "caf\udce9").mkdir()
+    try:
+        code, out, err = batch(capsys, subs, tmp_path / "out")
+    finally:
+        remove_deep(subs / "deep")
+    assert code == ExitCode.OK, err
+    assert "8 submissions (plain layout): 4 passed, 0 failed, 4 could not be graded." in out
+    with open(tmp_path / "out" / "gradebook.csv", newline="", encoding="utf-8") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    graded = ("ann", "bob~smith", "bob_smith", "dee")
+    assert {s: rows[s]["status"] for s in graded} == dict.fromkeys(graded, "passed")
+    assert rows["caf\\xe9"]["reason"] == "There is no .cu file in caf\\xe9."
+    assert rows["bob~smith"]["submission"] == "bob%7Esmith"
+    assert "deep has folders nested more than 32 deep" in rows["deep"]["reason"]
+    assert f"crowd holds more than {MAX_ENTRIES} files and folders" in rows["crowd"]["reason"]
+    assert rows["loop"]["reason"] == "loop is a symbolic link; submit the file itself."
 
 
 def test_three_shards_graded_apart_merge_into_one_run(capsys, course, tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hostile_kit import SPY, imported, plant
 from packaging_kit import pip_environment, site_packages
 
 from grader import labs, paths
@@ -128,6 +129,19 @@ def test_a_submission_without_one_kernel_gets_a_result_that_says_why(autograder_
     assert "several .cu files" in data["output"] or "several .cu files" in json.dumps(data)
 
 
+def test_grader_packages_beside_the_submission_are_never_imported(autograder_zip, tmp_path):
+    """run_autograder runs in ROOT and the batch worker it starts loads the kernel: neither
+    imports a `grader/` of the folder it runs in, and the kernel sees no secret."""
+    marker = tmp_path / "marker"
+    root = plant(tmp_path / "autograder", marker)
+    plant(root / "submission", marker)
+    data = run_autograder(autograder_zip, root, {"kernel.cu": SPY})
+    assert imported(marker) == ""
+    assert data["score"] == 7.0, json.dumps(data)[:3000]  # the hidden cases ran too
+    assert "environment: PATH=" in json.dumps(data)  # the constructor ran, and saw that
+    assert SECRET not in json.dumps(data)
+
+
 def test_the_scripts_are_what_gradescope_runs(autograder_zip, tmp_path):
     with zipfile.ZipFile(autograder_zip) as archive:
         setup = archive.read("setup.sh").decode()
@@ -135,7 +149,7 @@ def test_the_scripts_are_what_gradescope_runs(autograder_zip, tmp_path):
     assert setup.startswith("#!/usr/bin/env bash") and run.startswith("#!/usr/bin/env bash")
     assert "$ROOT/source/requirements.txt" in setup and "venv" in setup
     assert "--no-index --no-deps" in setup
-    assert "-m grader.gradescope" in run
+    assert '"$PYTHON" -P -m grader.gradescope' in run  # never the folder it runs in
     if shutil.which("bash"):
         for name, text in (("setup.sh", setup), ("run_autograder", run)):
             (tmp_path / name).write_text(text)

@@ -172,6 +172,15 @@ def test_a_file_named_like_an_option_is_graded(tmp_path, capsys):
     assert report["submission"] == "-rf.cu"
 
 
+@pytest.mark.parametrize(("name", "shown"), [("a\\x.cu", "a\\x.cu"), ("k\udcff.cu", "k\\xff.cu")])
+def test_a_file_name_with_a_backslash_or_bytes_not_utf8_is_graded(
+    tmp_path, capsys, no_nvcc, name, shown
+):
+    code, report, every = grade(tmp_path, capsys, KERNEL.replace("{}", "{ oops }"), name)
+    assert code == 1 and report["submission"] == shown
+    assert messages(report)[0].startswith(f"{shown}:1: ")
+
+
 # `grader ARGS...` with the text check off, so that ENDLESS reaches the compiler.
 WITHOUT_TEXT_CHECK = (
     "import sys, grader.grading\n"

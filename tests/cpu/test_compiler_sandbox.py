@@ -15,6 +15,7 @@ import pytest
 from grader import defaults
 from grader.backends.cpu import diagnose, sandbox, toolchain
 from grader.backends.cpu.build import Artifact
+from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 
 LAYERS = sandbox.probe()
@@ -145,7 +146,7 @@ def fake_addr2line(tmp_path, monkeypatch, script: str) -> diagnose._Locator:
     module = tmp_path / "mod-0" / "module.so"
     module.parent.mkdir()
     module.write_bytes(os.urandom(64))
-    return diagnose._Locator(Artifact(module, "kernel.cu"))
+    return diagnose._Locator(Artifact(module, "kernel.cu"), Shelf())
 
 
 @needs_landlock

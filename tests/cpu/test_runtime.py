@@ -11,6 +11,7 @@ import pytest
 from cpu_kit import inp, integer, kinds, out
 
 from grader.backends.cpu import runner, toolchain
+from grader.backends.cpu.shelf import Shelf
 
 # -- the fiber switch itself -------------------------------------------------------------
 
@@ -319,7 +320,8 @@ def test_a_kernel_without_barriers_runs_as_a_loop_and_one_with_them_as_fibers(ki
 
     for kernel, fibers in (("plain", 0), ("synced", 1)):
         launch = Launch(kernel, (3, 1, 1), (64, 1, 1), 0, [out("p", 64)], {})
-        report = runner.execute(build.artifact, launch, 10, settings)
+        with Shelf() as shelf:
+            report = runner.execute(build.artifact, launch, 10, settings, shelf)
         passes = report.all("pass")
         assert [p.int("fibers") for p in passes] == [fibers, fibers]
 

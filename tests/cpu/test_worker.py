@@ -18,6 +18,7 @@ from cpu_kit import Kit, inp, integer, out
 
 from grader import cli, paths
 from grader.backends.cpu import CpuBackend, elf, runner, sandbox, toolchain
+from grader.backends.cpu.shelf import Shelf
 from grader.errors import ExitCode
 from grader.result import Kind
 
@@ -146,13 +147,11 @@ def test_a_worker_that_fails_before_the_submission_ran_is_a_setup_error(
 def test_a_module_that_no_module_can_load_is_a_setup_error(tmp_path, capsys, monkeypatch):
     """The failure is not the submission's when the grader's own module, in the same
     sandbox, fails the same way."""
-    write = runner._write_job
 
-    def broken_module(scratch, *args):
-        write(scratch, *args)
-        (scratch / "module.so").write_bytes(b"")  # what a full or broken disk leaves
+    def broken_module(shelf, module, target):
+        target.write_bytes(b"")  # what a full or broken disk leaves
 
-    monkeypatch.setattr(runner, "_write_job", broken_module)
+    monkeypatch.setattr(Shelf, "place", broken_module)
     code, err, _ = grade(tmp_path, capsys)
     assert code == ExitCode.USAGE
     assert "cannot load even the grader's own compiled module" in err

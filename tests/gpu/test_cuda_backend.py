@@ -115,6 +115,18 @@ def test_wrong_signature_still_builds(backend):
     assert len(built.interface.kernels["matmul"].params) == 3
 
 
+def test_a_module_over_the_cap_is_a_compile_error_as_on_the_cpu(backend):
+    built = backend.build(
+        k.submission("__device__ char big[20 << 20] = {1};\n" + k.NAIVE), {}, (16, 16, 1)
+    )
+    assert not built.ok and built.artifact is None  # PyCUDA never compiles it
+    [error] = built.diagnostics
+    assert error.kind == Kind.COMPILE_ERROR and error.message.startswith(
+        "The compiled kernel is 20 MiB, more than the 16 MiB a submission's module may be; "
+        "big alone is 20 MiB."
+    )
+
+
 def test_static_constant_mask_is_set_by_name(backend):
     width, height, mask_width = 37, 23, 5
     built = build(backend, k.STATIC_CONSTANT_MASK, {"MASK_WIDTH": mask_width})

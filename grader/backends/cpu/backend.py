@@ -24,6 +24,7 @@ from grader.backends.base import (
 from grader.backends.cpu import blame, diagnose, sandbox, toolchain
 from grader.backends.cpu import build as building
 from grader.backends.cpu.runner import PASSES, Report, Settings, execute
+from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 from grader.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
 from grader.result import Diagnostic, Kind
@@ -42,7 +43,11 @@ class CpuBackend(Backend):
         self.jobs = max(1, jobs or machine.cores())
         self.allow_unsandboxed = allow_unsandboxed
         self._controls: dict[int, building.Artifact] = {}  # arity -> the grader's module
+        self._shelf = Shelf()  # each module once, linked into every job folder
         scratch.sweep()  # what graders killed before us (a batch's timed-out workers) left
+
+    def close(self) -> None:
+        self._shelf.close()
 
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float
@@ -122,12 +127,13 @@ class CpuBackend(Backend):
                 crashed=True,
             )
         settings = Settings(self.jobs, require_isolation=self._require_isolation())
-        report = execute(artifact, launch, timeout, settings, state)
+        report = execute(artifact, launch, timeout, settings, self._shelf, state)
         if state is not None:
             state.update(report.state)
         self._note_layers(report)
         try:
-            return diagnose.outcome(report, artifact, launch, timeout, sandbox.probe().missing())
+            missing = sandbox.probe().missing()
+            return diagnose.outcome(report, artifact, self._shelf, launch, timeout, missing)
         except blame.Unexplained as err:
             self._check_machine(launch, timeout, settings)
             return RunOutcome(
@@ -149,7 +155,7 @@ class CpuBackend(Backend):
         if arity not in self._controls:
             self._controls[arity] = _control_module(arity)
         same = dataclasses.replace(launch, kernel=CONTROL_KERNEL, constants={})
-        report = execute(self._controls[arity], same, timeout, settings)
+        report = execute(self._controls[arity], same, timeout, settings, self._shelf)
         if not (report.loaded and report.returncode == 0 and len(report.outputs) == PASSES):
             raise SetupError(blame.control_failed(report))
 

@@ -23,14 +23,14 @@ from grader.backends.base import Build, Submission
 from grader.backends.cpu import scan, toolchain
 from grader.backends.cpu.describe import Variable, describe
 from grader.backends.cpu.elf import Elf
-from grader.interface import Interface, LaunchDefaults
+from grader.interface import Interface, LaunchDefaults, module_size
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, with_footer
 
 ARCH = "cpu"
-# Part of every build's cache key: raise it when what a build produces changes (3: the
+# Part of every build's cache key: raise it when what a build produces changes (4: the
 # dependency list).
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -243,6 +243,10 @@ def _compile(
         result = _compile_in(Path(tmp), text, entries, macros, name, shown, flags)
         if result.stopped:
             return result
+        if result.module is not None:
+            too_large = module_size(result.module.stat().st_size, describe(result.module).interface)
+            if too_large:  # stored as a failure: no module in the cache
+                result = Compiled(False, result.log, [too_large], None, result.dropped)
         staged = Path(tmp) / "staged"
         staged.mkdir()
         if result.module is not None:
@@ -328,7 +332,7 @@ def _clean(log: str, tmp: Path, name: str, shown: str) -> str:
         str(toolchain.INCLUDE) + os.sep, "<cuda shim>/"
     )
     if name != shown:
-        log = re.sub(rf"(?m)^{re.escape(name)}:", f"{shown}:", log)
+        log = re.sub(rf"(?m)^{re.escape(name)}:", lambda _: f"{shown}:", log)  # \ as is
     return log.strip()
 
 

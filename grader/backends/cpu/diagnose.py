@@ -38,6 +38,7 @@ from grader.backends.cpu.runner import (
     Record,
     Report,
 )
+from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 from grader.interface import Executed
 from grader.result import Diagnostic, Kind
@@ -68,15 +69,21 @@ _INTERFACE_ERRORS = ("arity", "kernel_missing", "constant_readonly", "constant_m
 
 
 def outcome(
-    report: Report, artifact: Artifact, launch: Launch, timeout: float, fix: str = ""
+    report: Report,
+    artifact: Artifact,
+    shelf: Shelf,
+    launch: Launch,
+    timeout: float,
+    fix: str = "",
 ) -> RunOutcome:
-    """`fix` ends the setup error of a sandbox that could not be applied."""
+    """`fix` ends the setup error of a sandbox that could not be applied; addr2line gets
+    the module from `shelf`."""
     if not report.loaded:
         raise SetupError(blame.before_loading(report, fix))
     report = _checked_passes(report)
     out = RunOutcome(output=report.printf)
     kernel = launch.kernel
-    locate = _Locator(artifact)
+    locate = _Locator(artifact, shelf)
     passes = {r.int("n"): r for r in report.all("pass")}
     if 0 in passes:
         out.seconds = passes[0].int("us") / 1e6
@@ -148,8 +155,9 @@ def _checked_passes(report: Report) -> Report:
 class _Locator:
     """The student's line for a program counter inside the module."""
 
-    def __init__(self, artifact: Artifact):
+    def __init__(self, artifact: Artifact, shelf: Shelf):
         self.artifact = artifact
+        self.shelf = shelf
         self.tool = shutil.which("addr2line") or shutil.which("llvm-addr2line")
 
     def line(self, pc: int) -> int | None:
@@ -164,13 +172,13 @@ class _Locator:
         return None
 
     def _frames(self, pc: int) -> list[str]:
-        """addr2line's lines for `pc`, or none. It runs sandboxed like a compiler, on a
-        copy of the module: inline asm makes the module's sections and DWARF the
-        student's writing."""
+        """addr2line's lines for `pc`, or none. It runs sandboxed like a compiler, on the
+        module linked into its folder: inline asm makes the module's sections and DWARF
+        the student's writing."""
         with tempfile.TemporaryDirectory(prefix=scratch.prefix("lines")) as tmp:
             module = Path(tmp) / "module.so"
             try:
-                shutil.copyfile(self.artifact.module, module)
+                self.shelf.place(self.artifact.module, module)
                 cmd = [self.tool, "-e", str(module), "-i", "-f", "-C", hex(pc)]
                 run = toolchain.run_compiler(cmd, Path(tmp), timeout=LINES_TIMEOUT)
             except (OSError, SetupError):

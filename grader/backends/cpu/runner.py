@@ -1,8 +1,9 @@
 """One launch in a worker process: the job folder, the process, and what it left.
 
-The job folder is a fresh scratch directory holding job.txt, a copy of the module, the
-inputs (raw elements), the __constant__ values, and empty files for everything the worker
-will write (the sandbox lets it write those files and create no others). The worker's
+The job folder is a fresh scratch directory holding job.txt, the module (a read-only link:
+grader.backends.cpu.shelf), the inputs (raw elements), the __constant__ values, and empty
+files for everything the worker will write (the sandbox lets it write those files and
+create no others). The worker's
 records ("name key=value ...", one per line) come over a pipe. Those before its "load"
 record were written before any code of the submission ran, and are the runner's own; the
 rest may have been written by the submission, so they are only evidence against it. The
@@ -33,6 +34,7 @@ from grader import scratch as scratch_folders
 from grader.backends.base import CANARY_BITS, Buffer, Launch, Scalar
 from grader.backends.cpu import elf, sandbox, toolchain
 from grader.backends.cpu.build import Artifact
+from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 
 PASSES = 2  # forward order, buffers ending on guards; reverse order, starting on guards
@@ -45,6 +47,7 @@ EXIT_TIMEOUT = 43
 MEMORY_ALLOWANCE = min(1 << 30, machine.memory() // 4)
 RUNNER_SLACK = 64 << 20  # the runner's own allocations once the limit is set
 RECORDS_LIMIT = 1 << 20  # bytes of records kept; a flood past it is dropped
+MODULE = "module.so"  # the module's name in a job folder
 
 
 @dataclass
@@ -118,10 +121,12 @@ def execute(
     launch: Launch,
     timeout: float,
     settings: Settings,
+    shelf: Shelf,
     state: dict[str, bytes] | None = None,
 ) -> Report:
     """With `state` (a kernel of a launch of several), the kernel starts from those
-    __device__ values (the load-time ones where absent) and the report holds its own."""
+    __device__ values (the load-time ones where absent) and the report holds its own.
+    The module comes from `shelf`."""
     runner = toolchain.runner()
     # The worker's folder sits in one of ours: a later grader sweeps only its own user's
     # (grader.scratch), and a worker started by root runs as another user.
@@ -132,6 +137,7 @@ def execute(
         scratch.mkdir()
         _write_job(scratch, artifact, launch, timeout, settings, user, state)
         sandbox.hand_over(scratch, user)
+        shelf.place(artifact.module, scratch / MODULE)  # after: it stays the grader's
         # The worker's stderr goes to a file, which its file size limit bounds.
         with open(scratch / "stderr.txt", "wb") as stderr:
             # loading and each pass have the worker's own watchdog; this is the
@@ -204,9 +210,8 @@ def _write_job(
     sizes = [min(v.size, MEMORY_ALLOWANCE) for v in artifact.carried().values()]
     carried = sizes if state is not None else []
     largest = max([b.nbytes for b in buffers] + carried + [defaults.OUTPUT_LIMIT])
-    shutil.copyfile(artifact.module, scratch / "module.so")
     lines = [
-        "module ./module.so",  # from the folder it runs in: a worker switched from root
+        f"module ./{MODULE}",  # from the folder it runs in: a worker switched from root
         # may have no way to it from the root of the file system
         f"kernel {launch.kernel}",
         "grid {} {} {}".format(*launch.grid),

@@ -17,7 +17,7 @@ Then runtime/sandbox.cpp applies, in this order:
    and Docker's default seccomp profile refuse them; then the worker has neither, and
    seccomp below still blocks sockets and IPC). Then every capability is dropped.
 3. Landlock (Linux 5.13+, no privileges needed): files can be written only in the
-   worker's scratch folder, and read only there (the module is copied in; the libraries
+   worker's scratch folder, and read only there (the module is linked in; the libraries
    it needs are loaded already). The grader's secret, hidden case definitions, other
    submissions and other processes' /proc/PID/cmdline and environ are therefore out of
    reach. With landlock ABI 4 (Linux 6.7) TCP bind and connect are refused too; with

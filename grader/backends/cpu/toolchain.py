@@ -325,8 +325,9 @@ def _limit_hit(status: dict[str, str], log: str) -> str:
     if _MEMORY_WORDS.search(log) or peak >= 0.9 * defaults.COMPILE_MEMORY:
         return (
             f"the compiler ran out of memory (it may use {defaults.COMPILE_MEMORY >> 30} GiB) "
-            "and was stopped. A template or constexpr computation that grows without end, or "
-            "an #include of something that is not a source file, does this"
+            "and was stopped. A template or constexpr computation that grows without end, a "
+            "large __device__ array with an initializer, or an #include of something that is "
+            "not a source file, does this"
         )
     if _CPU_WORDS.search(log) or int(status.get("cpu_ms", "0")) >= 1000 * defaults.COMPILE_TIMEOUT:
         return (
@@ -336,7 +337,9 @@ def _limit_hit(status: dict[str, str], log: str) -> str:
     if _FSIZE_WORDS.search(log):
         return (
             f"the compiler's output grew past {defaults.COMPILE_FILE_SIZE >> 20} MiB and was "
-            "stopped"
+            "stopped. A __device__ array with an initializer is stored whole in the compiled "
+            f"kernel, which may be {defaults.MODULE_BYTES >> 20} MiB: declare a large one "
+            "without an initializer and fill it in a kernel"
         )
     return ""
 

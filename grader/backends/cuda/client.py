@@ -12,15 +12,12 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import weakref
 from dataclasses import dataclass
-from pathlib import Path
 
-import grader
-from grader import defaults
+from grader import defaults, spawn
 from grader.backends.cuda.protocol import ChannelClosed, ChannelTimeout, Message, receive, send
 
 START_TIMEOUT = 120.0  # seconds for a worker to import PyCUDA and create its context
@@ -61,22 +58,17 @@ class WorkerProcess:
         self._listener.bind(address)
         self._listener.listen(1)
         self._connection: socket.socket | None = None
-        argv = [
-            sys.executable,
-            "-m",
-            "grader.backends.cuda.worker",
-            "--socket",
-            address,
-            "--cache",
-            str(defaults.cache_dir() / "pycuda"),
-        ]
+        cache = str(defaults.cache_dir() / "pycuda")
+        argv = spawn.python_module(
+            "grader.backends.cuda.worker", "--socket", address, "--cache", cache
+        )
         self.process = subprocess.Popen(
             [*(prefix or []), *argv],
             stdin=subprocess.DEVNULL,
             stdout=self.output,
             stderr=self.errors,
             start_new_session=True,  # its own process group, killed as one
-            env=worker_env(),
+            env=spawn.helper_env(),
         )
         self.loaded: set[str] = set()
         # runs at garbage collection or at the grader's exit, whichever comes first
@@ -185,16 +177,6 @@ def _capture_file(prefix: str):
     handle = open(path, "a+b")  # noqa: SIM115 - lives as long as the worker
     os.unlink(path)
     return handle
-
-
-def worker_env() -> dict[str, str]:
-    """The grader's own environment, with this package importable in the worker."""
-    env = dict(os.environ)
-    root = str(Path(grader.__file__).resolve().parent.parent)
-    paths = [root, *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
 
 
 def _exit_reason(code: int | None, stderr: str) -> str:

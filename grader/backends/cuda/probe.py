@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
-from grader import nvcc
+from grader import nvcc, spawn
 
 PROBE_TIMEOUT = 60.0
 INSTALL_HINT = "pip install 'cuda-lab-grader[gpu]'"
@@ -26,15 +25,13 @@ def device_info() -> dict:
             "reason": "nvcc is not installed: the CUDA toolkit is needed to "
             "compile kernels (set CUDA_HOME or put nvcc on PATH).",
         }
-    from grader.backends.cuda.client import worker_env
-
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "grader.backends.cuda.probe"],
+            spawn.python_module("grader.backends.cuda.probe"),
             capture_output=True,
             text=True,
             timeout=PROBE_TIMEOUT,
-            env=worker_env(),
+            env=spawn.helper_env(),
             start_new_session=True,
         )
     except subprocess.TimeoutExpired:

@@ -1,0 +1,144 @@
+"""Public output never names a hidden case. On Gradescope a public case's test is shown
+before the deadline, so what it says comes from the public cases alone: a race found only
+in a hidden case is "another case" there, without its name or sizes, and a hint drawn
+from which cases fail looks at the public ones. The hidden cases keep every detail, where
+hidden results are shown. Real kernels, graded with the hidden cases on the CPU backend
+(and on the GPU, where there is one, for what Gradescope shows)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from functools import cache
+
+import pytest
+
+from grader import labs, paths
+from grader.backends import get_backend, gpu_status
+from grader.gradescope.results import results_json
+from grader.grading import Options, grade
+from grader.result import Kind, Result, Status
+
+if not sys.platform.startswith("linux"):
+    pytest.skip("the CPU backend's sandbox needs Linux", allow_module_level=True)
+
+SECRET = "a course secret"
+
+# Right at every size; above Width 300 (no public case, the hidden width-517) each thread
+# reads its neighbour's slot of a shared array with no barrier after the neighbour's store.
+RACES_ABOVE_300 = """
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    __shared__ float slot[256];
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    int t = threadIdx.y * blockDim.x + threadIdx.x;
+    float sum = 0.0f;
+    if (row < Width && col < Width)
+        for (int k = 0; k < Width; ++k) sum += M[row * Width + k] * N[k * Width + col];
+    if (Width > 300) {
+        slot[t] = sum;
+        sum = slot[(t + 1) % 256];
+    }
+    if (row < Width && col < Width) P[row * Width + col] = sum;
+}
+"""
+
+# The mask's radius written as 1: right for MASK_WIDTH 3, which only hidden cases use.
+RADIUS_ONE = (
+    (paths.reference_dir("conv2d") / "baseline.cu")
+    .read_text()
+    .replace("#define MASK_RADIUS (MASK_WIDTH / 2)", "#define MASK_RADIUS 1")
+)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Grades (lab, kernel text, backend) once for the module."""
+    done: dict[tuple[str, str, str], Result] = {}
+
+    def grading(lab_name: str, text: str, backend: str = "cpu") -> Result:
+        if (lab_name, text, backend) not in done:
+            if backend == "cuda" and gpu_reason():
+                pytest.skip(f"no usable GPU: {gpu_reason()}")
+            path = tmp_path_factory.mktemp(lab_name) / "kernel.cu"
+            path.write_text(text)
+            with get_backend(backend) as opened:
+                options = Options(backend, SECRET, timing=False)
+                done[lab_name, text, backend] = grade(labs.get(lab_name), path, opened, options)
+        return done[lab_name, text, backend]
+
+    return grading
+
+
+@cache
+def gpu_reason() -> str | None:
+    usable, why = gpu_status()
+    return None if usable else why
+
+
+def shown(result: Result, visibility: str) -> str:
+    """Every text of the cases of one visibility."""
+    cases = [c for c in result.cases if c.visibility == visibility]
+    return "\n".join(
+        [c.hint or "" for c in cases] + [d.message for c in cases for d in c.diagnostics]
+    )
+
+
+def hidden_mentions(result: Result, text: str) -> list[str]:
+    """The hidden cases' names, and sizes no public case has (Width=517, MASK_WIDTH 3),
+    that `text` holds."""
+    public = {v for c in result.cases if c.visibility == "public" for v in c.sizes.values()}
+    found = []
+    for case in (c for c in result.cases if c.visibility == "hidden"):
+        found += [case.name] if re.search(rf"\b{re.escape(case.name)}\b", text) else []
+        found += [
+            f"{k}={v}"
+            for k, v in case.sizes.items()
+            if v not in public and re.search(rf"\b{k}[= ]{v}\b", text)
+        ]
+    return found
+
+
+def test_a_race_only_in_a_hidden_case_is_another_case_in_the_public_ones(graded):
+    racing = graded("matmul-naive", RACES_ABOVE_300)
+    raced = [c.name for c in racing.cases if any(d.kind == Kind.RACE for d in c.diagnostics)]
+    assert "width-517" in raced
+    assert all(c.status == Status.FAILED for c in racing.cases)
+    for case in (c for c in racing.cases if c.visibility == "public"):
+        [race] = case.diagnostics
+        assert race.message.startswith(
+            "A race was found in another case, in matmul. With a race the results depend on "
+            "the order the threads happen to run in"
+        )
+    assert "517" not in shown(racing, "public")
+    small = next(c for c in racing.cases if c.name == "width-1")
+    assert small.diagnostics[0].message.startswith("Case width-517 showed a race in matmul")
+
+
+def test_a_hint_across_cases_looks_only_at_public_cases_in_a_public_one(graded):
+    radius_one = graded("conv2d", RADIUS_ONE)
+    by_name = {c.name: c for c in radius_one.cases}
+    assert by_name["128x96-mask3"].passed and not by_name["64x64-mask5"].passed
+    sentence = "Only the cases with MASK_WIDTH 5 and 7 fail, and every case with MASK_WIDTH 3"
+    assert sentence in by_name["131x67-mask7"].hint
+    assert sentence not in shown(radius_one, "public")
+    assert "MASK_WIDTH 3" not in shown(radius_one, "public")
+
+
+@pytest.mark.parametrize(
+    "backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)], ids=["cpu", "cuda"]
+)
+@pytest.mark.parametrize(
+    ("lab", "text"),
+    [("matmul-naive", RACES_ABOVE_300), ("conv2d", RADIUS_ONE)],
+    ids=["races_above_300", "radius_one"],
+)
+def test_gradescope_shows_no_hidden_case_before_the_deadline(graded, lab, text, backend):
+    result = graded(lab, text, backend)
+    data = results_json(labs.get(result.lab), result, SECRET, 1.0)
+    visible = [t for t in data["tests"] if t["visibility"] == "visible"]
+    hidden = [t for t in data["tests"] if t["visibility"] != "visible"]
+    assert len(hidden) == sum(c.visibility == "hidden" for c in result.cases)
+    assert hidden_mentions(result, json.dumps(visible) + data["output"]) == []
+    assert hidden_mentions(result, json.dumps(hidden))  # the detail is there, after it
