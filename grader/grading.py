@@ -23,6 +23,7 @@ from grader import (
     interface,
     labs,
     launch_macros,
+    rules,
     scoring,
     timing_check,
 )
@@ -138,9 +139,13 @@ class Grading:
     options: Options
     result: Result
     builds: dict[tuple, Build] = field(default_factory=dict)
+    census: str | None = None  # the case whose run counts what the kernel executed
+    stopping: set[str] = field(default_factory=set)  # findings of rules that block cases
+    counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
 
     def run(self) -> None:
         all_cases = casegen.cases_for(self.lab, self.options.secret)
+        self.census = rules.census_case(self.lab, all_cases)
         for case in all_cases:
             self.result.cases.append(self.grade_case(case))
         if not self.options.secret:
@@ -149,15 +154,19 @@ class Grading:
         if self.options.sanitize:
             self.sanitize(all_cases)
         self.race_fails_every_case()
+        self.executed_rules()
         self.result.performance = self.performance()
 
     # -- builds ---------------------------------------------------------------------------
 
     def build_for(self, case: Case) -> Build:
         macros = self.lab.macro_values(case.sizes)
-        key = tuple(sorted(macros.items()))
+        census = case.name == self.census
+        key = (*sorted(macros.items()), census)
         if key not in self.builds:
-            build = self.backend.build(self.submission, macros, self.lab.launch_defaults)
+            build = self.backend.build(
+                self.submission, macros, self.lab.launch_defaults, census=census
+            )
             self.builds[key] = build
             self.absorb(build, case)
         return self.builds[key]
@@ -169,6 +178,11 @@ class Grading:
         found = list(build.diagnostics)
         if build.interface is not None:
             found += interface.check(self.lab, build.interface, case.sizes)
+            kernel = self.lab.kernel.name
+            for rule in self.lab.requirements:
+                message = rule.check(build.interface, kernel) if rule.blocks else None
+                if message:
+                    self.stopping.add(message)
             if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
                 self.result.launch = launch_macros.describe(
                     self.submission.text, build.interface.launch, build.macros
@@ -182,7 +196,7 @@ class Grading:
     def grade_case(self, case: Case) -> CaseResult:
         start = time.monotonic()
         build = self.build_for(case)
-        blocked = [d for d in build.diagnostics if d.kind in BLOCKING]
+        blocked = [d for d in build.diagnostics if d.kind in BLOCKING or d.message in self.stopping]
         hangs = sum(c.status == Status.TIMEOUT for c in self.result.cases)
         if not build.ok or blocked:
             result = _not_run(case, blocked, build)
@@ -205,6 +219,8 @@ class Grading:
         expected = casegen.expected_outputs(self.lab, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
         outcome = self.backend.run(build, launch, self.options.timeout)
+        if outcome.completed and case.name == self.census:
+            self.counted.append((case.name, outcome.executed))
         return judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
 
     def cross_case_hints(self) -> None:
@@ -254,6 +270,16 @@ class Grading:
                     kernel=race.kernel,
                 )
             )
+
+    def executed_rules(self) -> None:
+        """The lab's rules against what the kernel executed in the cases (grader.rules)."""
+        built = next((b.interface for b in self.builds.values() if b.ok), None)
+        if built is None:
+            return
+        found, notes = rules.judge(self.lab, built, self.counted)
+        known = {(d.kind, d.message) for d in self.result.diagnostics}
+        self.result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
+        self.result.notes += [n for n in notes if n not in self.result.notes]
 
     # -- sanitizer and timing -------------------------------------------------------------
 
