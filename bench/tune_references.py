@@ -56,7 +56,7 @@ from grader import nvcc as gnvcc  # noqa: E402
 from grader.backends.base import Buffer, Submission  # noqa: E402
 from grader.backends.cuda.probe import device_info  # noqa: E402
 from grader.cases import cases_for, expected_outputs, make_inputs  # noqa: E402
-from grader.compare import compare, tolerances  # noqa: E402
+from grader.compare import allowances, compare  # noqa: E402
 from grader.interface import LAUNCH_MACROS, Interface  # noqa: E402
 from grader.labs import all_labs  # noqa: E402
 from grader.labs.model import Case, Lab  # noqa: E402
@@ -330,7 +330,7 @@ def run_case(loaded: Loaded, lab: Lab, case: Case) -> tuple[bool, str]:
         loaded.launch(launch.grid, launch.block, launch.shared_bytes, args)
         cuda.Context.synchronize()
         expected = expected_outputs(lab, case, inputs)
-        tol = tolerances(lab, case, inputs)
+        allowed = allowances(lab, case, inputs)
         problems = []
         for param in lab.kernel.params:
             if not param.is_pointer or param.array_name not in expected:
@@ -341,14 +341,17 @@ def run_case(loaded: Loaded, lab: Lab, case: Case) -> tuple[bool, str]:
                 param.array_name,
                 expected[param.array_name],
                 layouts[param.name].unpack(got),
-                tol[param.array_name],
+                allowed[param.array_name].tolerance,
+                allowed[param.array_name].magnitude,
             )
-            if not cmp.ok:
-                first = cmp.first_mismatch()
+            first = cmp.first_mismatch()
+            if first is not None:
                 problems.append(
                     f"{case.name}: {cmp.mismatches} wrong, first {first.index} "
                     f"expected {first.expected:.4g} got {first.got}"
                 )
+            elif cmp.imprecise:
+                problems.append(f"{case.name}: less precise than float32, R {cmp.precision:.3g}")
         return not problems, "; ".join(problems)
     finally:
         for buf in device.values():

@@ -27,6 +27,7 @@ from grader import (
     interface,
     labs,
     launch_macros,
+    rules,
     scoring,
     timing_check,
 )
@@ -40,7 +41,7 @@ from grader.backends.base import (
     Submission,
     as_bits,
 )
-from grader.compare import Comparison, compare, tolerances
+from grader.compare import Comparison, allowances, compare
 from grader.errors import UsageError
 from grader.files import readable
 from grader.interface import LAUNCH_MACROS
@@ -240,9 +241,13 @@ class Grading:
     options: Options
     result: Result
     builds: dict[tuple, Build] = field(default_factory=dict)
+    census: str | None = None  # the case whose run counts what the kernel executed
+    stopping: set[str] = field(default_factory=set)  # findings of rules that block cases
+    counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
 
     def run(self) -> None:
         all_cases = casegen.cases_for(self.lab, self.options.secret)
+        self.census = rules.census_case(self.lab, all_cases)
         for case in all_cases:
             self.result.cases.append(self.grade_case(case))
         if not self.options.secret:
@@ -251,15 +256,19 @@ class Grading:
         if self.options.sanitize:
             self.sanitize(all_cases)
         self.race_fails_every_case()
+        self.executed_rules()
         self.result.performance = self.performance()
 
     # -- builds ---------------------------------------------------------------------------
 
     def build_for(self, case: Case) -> Build:
         macros = self.lab.macro_values(case.sizes)
-        key = tuple(sorted(macros.items()))
+        census = case.name == self.census
+        key = (*sorted(macros.items()), census)
         if key not in self.builds:
-            build = self.backend.build(self.submission, macros, self.lab.launch_defaults)
+            build = self.backend.build(
+                self.submission, macros, self.lab.launch_defaults, census=census
+            )
             self.builds[key] = build
             self.absorb(build, case)
         return self.builds[key]
@@ -271,6 +280,11 @@ class Grading:
         found = list(build.diagnostics)
         if build.interface is not None:
             found += interface.check(self.lab, build.interface, case.sizes)
+            kernel = self.lab.kernel.name
+            for rule in self.lab.requirements:
+                message = rule.check(build.interface, kernel) if rule.blocks else None
+                if message:
+                    self.stopping.add(message)
             if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
                 self.result.launch = launch_macros.describe(
                     self.submission.text, build.interface.launch, build.macros
@@ -284,7 +298,7 @@ class Grading:
     def grade_case(self, case: Case) -> CaseResult:
         start = time.monotonic()
         build = self.build_for(case)
-        blocked = [d for d in build.diagnostics if d.kind in BLOCKING]
+        blocked = [d for d in build.diagnostics if d.kind in BLOCKING or d.message in self.stopping]
         hangs = sum(c.status == Status.TIMEOUT for c in self.result.cases)
         if not build.ok or blocked:
             result = _not_run(case, blocked, build)
@@ -307,6 +321,8 @@ class Grading:
         expected = casegen.expected_outputs(self.lab, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
         outcome = self.backend.run(build, launch, self.options.timeout)
+        if outcome.completed and case.name == self.census:
+            self.counted.append((case.name, outcome.executed))
         return judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
 
     def cross_case_hints(self) -> None:
@@ -356,6 +372,16 @@ class Grading:
                     kernel=race.kernel,
                 )
             )
+
+    def executed_rules(self) -> None:
+        """The lab's rules against what the kernel executed in the cases (grader.rules)."""
+        built = next((b.interface for b in self.builds.values() if b.ok), None)
+        if built is None:
+            return
+        found, notes = rules.judge(self.lab, built, self.counted)
+        known = {(d.kind, d.message) for d in self.result.diagnostics}
+        self.result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
+        self.result.notes += [n for n in notes if n not in self.result.notes]
 
     # -- sanitizer and timing -------------------------------------------------------------
 
@@ -466,9 +492,16 @@ def judge(
         result.hint_kind = hints.kind_of(hints.partial_tile_fault) if result.hint else None
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
-    tol = tolerances(lab, sized, inputs)
+    allowed = allowances(lab, sized, inputs)
+    tol = {name: a.tolerance for name, a in allowed.items()}
     comparisons = [
-        compare(name, want, layouts[name].unpack(outcome.buffers[name].data), tol[name])
+        compare(
+            name,
+            want,
+            layouts[name].unpack(outcome.buffers[name].data),
+            allowed[name].tolerance,
+            allowed[name].magnitude,
+        )
         for name, want in expected.items()
     ]
     seen = {d.kind for d in outcome.diagnostics}
@@ -481,11 +514,14 @@ def judge(
     result.error_map = errormap.of_run(
         comparisons, layouts, outcome.buffers, build.interface.tile()
     )
-    failing = [(c, tol[c.name]) for c in comparisons if not c.ok]
+    failing = [c for c in comparisons if not c.ok]
     if failing:
-        cmp, cmp_tol = failing[0]
-        ctx = hints.Context(lab, sized.sizes, inputs, cmp, cmp_tol, build.interface.tile())
-        result.hint_kind, result.hint = hints.first_match(lab.hints, ctx) or (None, None)
+        cmp = failing[0]
+        ctx = hints.Context(lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile())
+        # the lab's patterns are of wrong elements; lower precision may have none
+        detectors = lab.hints if cmp.bad.any() else ()
+        found = hints.first_match((*detectors, hints.lower_precision), ctx)
+        result.hint_kind, result.hint = found or (None, None)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED
     return result

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.compare import Comparison, close
+from grader.compare import PRECISION, Comparison, close
 from grader.labs.model import Lab, Role
 from grader.result import CaseResult, Diagnostic, Kind
 
@@ -326,6 +326,28 @@ def partial_tile_fault(
         f"The output ({_dims(e for e, _ in axes)}) is not a multiple of your tile "
         f"({_dims(t for _, t in axes)}), so the last blocks have threads past the edge. Guard "
         "every load with a bounds check (load 0 outside) and store only inside the output."
+    )
+
+
+def lower_precision(ctx: Context) -> str | None:
+    """Errors over the whole output that float32 arithmetic cannot make: every element
+    within its tolerance, or wrong elements that look like rounding in lower precision.
+    The grader adds it after the lab's own detectors."""
+    cmp = ctx.cmp
+    if not cmp.imprecise or (cmp.bad.any() and not cmp.like_lower_precision):
+        return None
+    return less_precise_than_float32(cmp)
+
+
+def less_precise_than_float32(cmp: Comparison) -> str:
+    """What an imprecise comparison says of the kernel (cases and timed launches)."""
+    return (
+        f"{cmp.name} is less precise than float32 arithmetic can be: its errors are "
+        f"{cmp.precision:.3g} times the rounding error of float32 on these sums (the root "
+        f"mean square over {cmp.rounding.size} elements, where a float32 kernel stays "
+        f"under {PRECISION:g} whatever order it adds in). The kernel computes in lower "
+        "precision than float32: half, bfloat16 or TF32 values, products or sums, as "
+        "tensor cores do. Load, multiply and add in float."
     )
 
 

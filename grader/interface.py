@@ -52,6 +52,26 @@ class KernelSig:
 
 
 @dataclass
+class Executed:
+    """What one kernel executed in one run, where the backend counted it (None where it
+    did not): loads from shared memory, and atomic read-modify-write operations. Counts
+    come from the run, so a branch never taken counts nothing."""
+
+    shared_loads: int | None = None
+    atomics: int | None = None
+
+    def plus(self, other: Executed) -> Executed:
+        """Both runs' counts together (a kernel launched twice in one launch)."""
+
+        def add(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return Executed(
+            add(self.shared_loads, other.shared_loads), add(self.atomics, other.atomics)
+        )
+
+
+@dataclass
 class ConstantSig:
     name: str
     size: int  # bytes
@@ -64,6 +84,8 @@ class Interface:
     constants: dict[str, ConstantSig] = field(default_factory=dict)
     launch: dict[str, int] = field(default_factory=dict)  # BLOCK_X .. TILE_Z
     dynamic_shared: bool = False  # the module declares extern __shared__ memory
+    # CUDA libraries the module holds, each with what shows it (grader.libraries)
+    libraries: dict[str, str] = field(default_factory=dict)
 
     def block(self) -> tuple[int, int, int]:
         return (self.launch["BLOCK_X"], self.launch["BLOCK_Y"], self.launch["BLOCK_Z"])
@@ -223,6 +245,20 @@ def check_launch(interface: Interface, kernels: list[str]) -> list[Diagnostic]:
     return out
 
 
+def check_limits(limits, interface: Interface, kernel: str) -> list[Diagnostic]:
+    """Launch macros above the largest the lab accepts (`limits`, by name)."""
+    return [
+        Diagnostic(
+            Kind.RESOURCES,
+            f"This file sets {name} = {interface.launch[name]}, and this lab accepts "
+            f"{name} up to {limit}. Make {name} at most {limit}.",
+            kernel=kernel,
+        )
+        for name, limit in limits.items()
+        if interface.launch.get(name, 0) > limit
+    ]
+
+
 def check_resources(interface: Interface) -> list[Diagnostic]:
     out = []
     for sig in interface.kernels.values():
@@ -281,6 +317,7 @@ def check(lab, interface: Interface, sizes) -> list[Diagnostic]:
     launched = list(dict.fromkeys(k.name for k in lab.kernels if k.name in interface.kernels))
     if launched:
         out += check_launch(interface, launched)
+    out += check_limits(lab.limits, interface, kernel)
     out += check_resources(interface)
     for req in lab.requirements:
         message = req.check(interface, kernel)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 
-from grader import build_cache, defaults, scratch
+from grader import build_cache, defaults, libraries, ptx, scratch
 from grader.backends.base import Submission
 from grader.backends.cpu import toolchain
 from grader.interface import (
@@ -74,6 +74,7 @@ class Inspection:
     interface: Interface | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     source: str = ""  # the text compiled: the submission and the footer
+    ptx: str = ""  # what nvcc made of it, for the GPU's census (backends/cuda/census.py)
 
 
 # The folder the nvcc of sandboxed_nvcc may use; compile_folder sets it.
@@ -150,6 +151,7 @@ def inspect(
     result = _read(raw, submission.name, arch)
     result.diagnostics = grader_macros(result.diagnostics, submission.text, macros, submission.name)
     result.source = source
+    result.ptx = raw["ptx"]
     return result
 
 
@@ -160,15 +162,18 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
     name = safe_name(shown_name)
     (tmp / name).write_text(source)
     flags = ["-arch", arch, "-lineinfo", *macro_flags(macros)]
-    ptx = tmp / "module.ptx"
-    run = toolchain.run_compiler([nvcc, "-ptx", *flags, "-o", str(ptx), str(tmp / name)], tmp)
+    ptx, deps = tmp / "module.ptx", tmp / "module.d"
+    run = toolchain.run_compiler(
+        [nvcc, "-ptx", *flags, "-MD", "-MF", str(deps), "-o", str(ptx), str(tmp / name)], tmp
+    )
     raw = {
         "ok": run.code == 0 and not run.stopped,
         "log": clean_log(run.log, tmp, name, shown_name),
     }
-    raw.update(ptx="", ptxas="", stopped=run.stopped)
+    raw.update(ptx="", ptxas="", deps="", stopped=run.stopped)
     if raw["ok"]:
         raw["ptx"] = ptx.read_text()
+        raw["deps"] = deps.read_text() if deps.exists() else ""
         ptxas = str(Path(nvcc).with_name("ptxas"))
         cubin = str(tmp / "module.cubin")
         raw["ptxas"] = toolchain.run_compiler(
@@ -188,7 +193,7 @@ def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
         return Inspection(
             CompileInfo(ok=False, log=log, arch=arch), None, compile_diagnostics(log, shown_name)
         )
-    interface = parse_ptx(raw["ptx"])
+    interface = parse_ptx(raw["ptx"], raw.get("deps", ""))
     too_large = module_size(raw["module_bytes"], interface)
     if too_large:
         return Inspection(CompileInfo(ok=False, log=log, arch=arch), None, [too_large])
@@ -398,11 +403,18 @@ def _type_bytes(ptx_type: str) -> int:
     return _TYPE_BYTES.get(re.sub(r"\D", "", ptx_type) or "8", 4)
 
 
-def parse_ptx(ptx: str) -> Interface:
+def parse_ptx(text: str, deps: str = "") -> Interface:
+    """What the module offers, read from its PTX without comments or string literals (an
+    `asm` statement's comment declares nothing and reads nothing), and the libraries it
+    holds, from its names and from `deps`, the compile's dependency list."""
+    code = ptx.clean(text)
     interface = Interface()
-    symbols = [m["symbol"] for m in _ENTRY.finditer(ptx)]
-    names = demangle(symbols)
-    for match in _ENTRY.finditer(ptx):
+    symbols = [m["symbol"] for m in _ENTRY.finditer(code)]
+    mangled = sorted(set(re.findall(r"\b_Z[\w$]+", code)) | set(symbols))
+    texts = dict(zip(mangled, demangled(mangled), strict=True))  # one c++filt for all
+    names = {s: _signature(s, texts[s]) for s in symbols}
+    interface.libraries = libraries.found(libraries.dependencies(deps), texts.values())
+    for match in _ENTRY.finditer(code):
         symbol = match["symbol"]
         name, ctypes = names.get(symbol, (symbol, None))
         params = [
@@ -421,72 +433,32 @@ def parse_ptx(ptx: str) -> Interface:
             for dim in bounds.groups():
                 max_threads *= int(dim or 1)
         interface.kernels[name] = KernelSig(name, symbol, params, max_threads=max_threads)
-    for var in _VAR.finditer(ptx):
+    for var in _VAR.finditer(code):
         size = _type_bytes(var["type"]) * int(var["n"] or 1)
         if var["name"] == LAUNCH_SYMBOL:
             words = _words(var["init"] or "", var["type"])
             interface.launch = launch_values(words) if len(words) == len(LAUNCH_MACROS) else {}
             continue
         interface.constants[var["name"]] = ConstantSig(var["name"], size, var["space"])
-    _reads(ptx, interface)
+    _reads(code, interface)
     return interface
 
 
 # -- what each kernel's code reads ----------------------------------------------------------
 
-_FUNCTION = re.compile(
-    r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?(?P<symbol>[\w$]+)\s*(?:\([^)]*\))?[^{;]*\{"
-)
-_CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?(?P<callee>[\w$]+)")
-# Instructions that read shared memory, or take a generic address of it.
-_SHARED_READ = re.compile(
-    r"^\s*(?:@!?%\w+\s+)?(?:(?:ld|ldu|ldmatrix|atom|red|wmma\.load|cvta)(?:\.[\w:]+)*?"
-    r"\.shared\b|cp(?:\.[\w:]+)*?\.global\.shared\b)",
-    re.MULTILINE,
-)
 
-
-# Atomic read-modify-write instructions, in any state space.
-_ATOMIC = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:atom|red)\.", re.MULTILINE)
-
-
-_BRACE = re.compile(r"[{}]")
-
-
-def _bodies(ptx: str) -> dict[str, str]:
-    """Each function's body (entries and device functions), by symbol: up to the brace
-    that closes it, or the end of the PTX."""
-    out = {}
-    for match in _FUNCTION.finditer(ptx):
-        depth, end = 1, len(ptx)
-        for brace in _BRACE.finditer(ptx, match.end()):
-            depth += 1 if brace.group() == "{" else -1
-            if not depth:
-                end = brace.end()
-                break
-        out[match["symbol"]] = ptx[match.end() : end]
-    return out
-
-
-def _reads(ptx: str, interface: Interface) -> None:
+def _reads(code: str, interface: Interface) -> None:
     """Which kernels read shared memory and which __constant__ variables, and which use
-    atomics, in their own code or in a device function they call: the module's word,
-    not the text's."""
-    bodies = _bodies(ptx)
+    atomics, in their own instructions or those of a device function they call (`code`
+    is clean PTX: grader.ptx says why): the module's word, not the text's."""
+    table = ptx.functions(code)
     constants = {n for n, c in interface.constants.items() if c.space == "const"}
-    interface.dynamic_shared = bool(re.search(r"\.extern\s+\.shared\b", ptx))
+    interface.dynamic_shared = bool(re.search(r"\.extern\s+\.shared\b", code))
     for sig in interface.kernels.values():
-        reached, todo = set(), [sig.symbol]
-        while todo:
-            symbol = todo.pop()
-            if symbol in reached or symbol not in bodies:
-                continue
-            reached.add(symbol)
-            todo += [m["callee"] for m in _CALL.finditer(bodies[symbol])]
-        code = "\n".join(bodies[s] for s in reached)
-        sig.reads_shared = bool(_SHARED_READ.search(code))
-        sig.atomics = bool(_ATOMIC.search(code))
-        words = set(re.findall(r"[\w$]+", code))
+        body = [ins for function in ptx.reached(table, sig.symbol) for ins in function.body]
+        sig.reads_shared = any(ptx.reads_shared(ins) for ins in body)
+        sig.atomics = any(ptx.is_atomic(ins) for ins in body)
+        words = {w for ins in body for w in re.findall(r"[\w$]+", ins.operands)}
         sig.reads_constants = frozenset(constants & words)
 
 
@@ -502,17 +474,17 @@ def _words(init: str, ptx_type: str) -> list[int]:
 
 def demangle(symbols: list[str]) -> dict[str, tuple[str, list[str] | None]]:
     """symbol -> (plain name, parameter C types), with c++filt where it exists."""
-    out: dict[str, tuple[str, list[str] | None]] = {}
-    for symbol, text in zip(symbols, demangled(symbols), strict=True):
-        if "(" in text and text.endswith(")"):
-            name = text[: text.index("(")].split("::")[-1].strip()
-            inner = text[text.index("(") + 1 : -1].strip()
-            ctypes = [] if inner in ("", "void") else _split_params(inner)
-            out[symbol] = (name, ctypes)
-        else:
-            plain = re.match(r"_Z\d+", symbol)
-            out[symbol] = (symbol if not plain else _itanium_name(symbol), None)
-    return out
+    return {s: _signature(s, text) for s, text in zip(symbols, demangled(symbols), strict=True)}
+
+
+def _signature(symbol: str, text: str) -> tuple[str, list[str] | None]:
+    """(plain name, parameter C types) of `symbol`, demangled as `text`."""
+    if "(" in text and text.endswith(")"):
+        name = text[: text.index("(")].split("::")[-1].strip()
+        inner = text[text.index("(") + 1 : -1].strip()
+        return name, [] if inner in ("", "void") else _split_params(inner)
+    plain = re.match(r"_Z\d+", symbol)
+    return (symbol if not plain else _itanium_name(symbol)), None
 
 
 def demangled(symbols: list[str]) -> list[str]:
@@ -585,8 +557,9 @@ def parse_ptxas(log: str) -> dict[str, KernelResources]:
 # -- cache --------------------------------------------------------------------------------
 
 
-# Part of every cache key: raise it when what a compile produces changes (2: sandboxed).
-CACHE_VERSION = 3
+# Part of every cache key: raise it when what a compile produces changes (2: sandboxed,
+# 4: the dependency list).
+CACHE_VERSION = 4
 
 
 def _cache_key(source: str, macros, arch: str, shown: str) -> str:

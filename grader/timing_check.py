@@ -1,7 +1,9 @@
 """Trusting the timed launches of a grading (see grader.backends.timed for what the GPU
 does): every student launch's sampled output is compared with float64 values computed
-here for exactly those elements, with the lab's own tolerance, and the student's time is
-held against what the machine can do at all. Either failure costs the speed points."""
+here for exactly those elements, with the lab's own tolerance and the same precision
+test as a case's (grader.compare: a kernel that computes in half, bfloat16 or TF32 at the
+timed size fails it), and the student's time is held against what the machine can do at
+all. Any failure costs the speed points."""
 
 from __future__ import annotations
 
@@ -10,10 +12,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from grader import defaults, machine
+from grader import defaults, hints, machine
 from grader.backends import timed
 from grader.backends.base import Timing
-from grader.compare import Comparison, compare, tolerance
+from grader.compare import Allowance, Comparison, allowance, compare, counted, magnitudes
 from grader.labs.model import Case, Lab
 from grader.launch import layout
 from grader.result import Diagnostic, Kind
@@ -80,7 +82,7 @@ def inputs_read(lab: Lab, case: Case, sample: timed.Sample, seed: int) -> int:
 
 class Expected:
     """What each checked launch's samples must hold: per sample, the float64 values and
-    their tolerance. Threads compute them in launch order while the GPU times, as many
+    their Allowance. Threads compute them in launch order while the GPU times, as many
     as the timing can make (numpy releases the interpreter's lock in its loops), and
     drop those past the launches it made."""
 
@@ -108,7 +110,7 @@ class Expected:
         for launch in range(launches):
             self._future(launch)
 
-    def of(self, launch: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    def of(self, launch: int) -> list[tuple[np.ndarray, Allowance]]:
         return self._future(launch).result()
 
     def _future(self, launch: int) -> Future:
@@ -118,7 +120,7 @@ class Expected:
             future = self._futures[launch] = self._pool.submit(self._compute, launch)
         return future
 
-    def _compute(self, launch: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _compute(self, launch: int) -> list[tuple[np.ndarray, Allowance]]:
         return [
             expected_sample(
                 self.lab,
@@ -134,8 +136,9 @@ class Expected:
 
 
 def judge(expected: Expected, timing: Timing, student_ms: float) -> list[Diagnostic]:
-    """What makes the timing untrustworthy: a wrong timed output, then a time the machine
-    cannot reach. Empty when the speed may be scored."""
+    """What makes the timing untrustworthy: a wrong timed output (or one less precise
+    than float32), then a time the machine cannot reach. Empty when the speed may be
+    scored."""
     found = []
     wrong = first_wrong(expected, timing)
     if wrong is not None:
@@ -148,16 +151,20 @@ def judge(expected: Expected, timing: Timing, student_ms: float) -> list[Diagnos
 
 
 def first_wrong(expected: Expected, timing: Timing) -> Diagnostic | None:
-    """The first checked launch whose sample holds a wrong element, as a diagnostic."""
+    """The first checked launch whose sample holds a wrong element, or is less precise
+    than float32, as a diagnostic."""
     check = expected.check
     expected.need(timing.checked)
     for launch in range(timing.checked):
-        for sample, (want, tol) in zip(check.samples, expected.of(launch), strict=True):
+        for sample, (want, allowed) in zip(check.samples, expected.of(launch), strict=True):
             got = timing.samples[sample.buffer][launch].reshape(want.shape)
-            found = compare(sample.buffer, want, got, tol)
-            if not found.ok:
+            found = compare(sample.buffer, want, got, allowed.tolerance, allowed.magnitude)
+            if found.ok:
+                continue
+            if found.bad.any() and not found.like_lower_precision:
                 axes = timed.sample_axes(sample, check.seed, launch)
                 return _wrong(expected.lab, found, axes, launch, timing.checked)
+            return _imprecise(expected.lab, found, launch, timing.checked)
     return None
 
 
@@ -169,22 +176,36 @@ def expected_sample(
     sample: timed.Sample,
     axes: tuple[np.ndarray, ...],
     launch: int,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, Allowance]:
     """The float64 values of `sample`'s grid at the student's launch `launch`, and their
-    tolerance."""
+    Allowance."""
     sizes = case.sizes
-    needs = lab.sampler.needs(sizes, axes)
-    values = {
-        name: _fetch(lab, case, check, constants, name, coords, launch)
-        for name, coords in needs.items()
-    }
+    values = sample_inputs(lab, case, check, constants, axes, launch)
     output = sample.buffer
     expected = lab.sampler.combine(sizes, values, axes)[output]
     if lab.array(output).exact:  # no tolerance, so no bound to compute
-        return expected, tolerance(lab, sizes, np.zeros(np.shape(expected)), output)
-    magnitudes = {k: np.abs(v) for k, v in values.items()}
-    bound = lab.sampler.combine(sizes, magnitudes, axes)[output]
-    return expected, tolerance(lab, sizes, bound, output)
+        none = np.zeros(np.shape(expected))
+        return expected, allowance(lab, sizes, none, none, output)
+    bound = lab.sampler.combine(sizes, magnitudes(values), axes)[output]
+    terms = lab.sampler.combine(sizes, counted(values), axes)[output]
+    return expected, allowance(lab, sizes, bound, terms, output)
+
+
+def sample_inputs(
+    lab: Lab,
+    case: Case,
+    check: timed.TimingCheck,
+    constants: dict[str, np.ndarray],
+    axes: tuple[np.ndarray, ...],
+    launch: int,
+) -> dict[str, np.ndarray]:
+    """The inputs the elements on the grid `axes` read at the student's launch `launch`,
+    shaped as the lab's sampler needs them."""
+    needs = lab.sampler.needs(case.sizes, axes)
+    return {
+        name: _fetch(lab, case, check, constants, name, coords, launch)
+        for name, coords in needs.items()
+    }
 
 
 def _fetch(lab, case, check, constants, name: str, coords, launch: int) -> np.ndarray:
@@ -248,6 +269,17 @@ def _wrong(
         "random inputs and its output is checked like a case's, so this timing earns no "
         "speed points. Check the kernel at this size: an index that overflows an int, or "
         "a loop or tile count that stops short of large sizes.",
+        kernel=lab.kernel.name,
+    )
+
+
+def _imprecise(lab: Lab, found: Comparison, launch: int, launches: int) -> Diagnostic:
+    return Diagnostic(
+        Kind.TIMING,
+        f"At the timed size ({timed_size(lab)}), in timed launch {launch + 1} of {launches} "
+        f"of {lab.kernel.name}: {hints.less_precise_than_float32(found)} The timed "
+        "launches are held to float32 as the cases are, so this timing earns no speed "
+        "points.",
         kernel=lab.kernel.name,
     )
 

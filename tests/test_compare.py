@@ -1,13 +1,15 @@
-"""The tolerance accepts any float32 summation order and rejects one wrong product."""
+"""The tolerance accepts any float32 summation order and rejects one wrong product; the
+precision test accepts float32 and rejects half, bfloat16 and TF32 inputs."""
 
 import math
 
 import numpy as np
 import pytest
+import terms_kit as tk  # tests/ is on sys.path
 
 from grader import cases
 from grader.backends.base import POISON_BITS, bits_as_float
-from grader.compare import compare, poisoned, tolerances
+from grader.compare import PRECISION, allowances, compare, gamma, poisoned
 from grader.labs import get
 from grader.labs.model import Case
 
@@ -17,6 +19,11 @@ def matmul_case(width):
     case = Case(f"w{width}", {"Width": width}, seed=width)
     inputs = cases.make_inputs(lab, case)
     return lab, case, inputs, cases.expected_outputs(lab, case, inputs)["P"]
+
+
+def compared(lab, case, inputs, want, got):
+    allowed = allowances(lab, case, inputs)["P"]
+    return compare("P", want, got, allowed.tolerance, allowed.magnitude)
 
 
 def float32_sum(m, n, order):
@@ -30,23 +37,47 @@ def float32_sum(m, n, order):
 @pytest.mark.parametrize("width", [1, 17, 131, 517])
 def test_float32_sums_in_any_order_pass(width):
     lab, case, inputs, want = matmul_case(width)
-    tol = tolerances(lab, case, inputs)["P"]
     m, n = inputs["M"], inputs["N"]
     for order in (range(width), reversed(range(width))):
-        assert compare("P", want, float32_sum(m, n, order), tol).ok
-    assert compare("P", want, (m @ n).astype(np.float32), tol).ok
+        found = compared(lab, case, inputs, want, float32_sum(m, n, order))
+        assert found.ok and found.precision < 1.0
+    assert compared(lab, case, inputs, want, (m @ n).astype(np.float32)).ok
 
 
 @pytest.mark.parametrize("width", [17, 517])
 def test_one_missing_product_fails(width):
     lab, case, inputs, want = matmul_case(width)
-    tol = tolerances(lab, case, inputs)["P"]
     m, n = inputs["M"], inputs["N"]
     got = float32_sum(m, n, range(width))
     got[3 % width, 5 % width] -= m[3 % width, width - 1] * n[width - 1, 5 % width]
-    result = compare("P", want, got, tol)
+    result = compared(lab, case, inputs, want, got)
     assert result.mismatches == 1
     assert result.first_mismatch().index == (3 % width, 5 % width)
+
+
+@pytest.mark.parametrize("bits", tk.LOWER.values())
+def test_products_of_lower_precision_inputs_fail_the_precision_test(bits):
+    lab, case, inputs, want = matmul_case(517)
+    m, n = (tk.rounded(inputs[k], bits).astype(np.float64) for k in ("M", "N"))
+    found = compared(lab, case, inputs, want, (m @ n).astype(np.float32))
+    assert found.imprecise and found.like_lower_precision and not found.ok
+    assert found.precision > 10 * PRECISION
+
+
+def test_an_output_off_only_in_precision_fails_with_no_wrong_element():
+    lab, case, inputs, want = matmul_case(64)
+    allowed = allowances(lab, case, inputs)["P"]
+    # every element off by 4 PRECISION u B, which is within its tolerance (5 sqrt(64) u B)
+    off = 4 * PRECISION * 2.0**-24 * allowed.magnitude
+    got = want + np.where(np.arange(want.size) % 2, off.ravel(), -off.ravel()).reshape(want.shape)
+    found = compared(lab, case, inputs, want, got.astype(np.float32))
+    assert found.mismatches == 0 and found.first_mismatch() is None
+    assert found.imprecise and found.like_lower_precision and not found.ok
+
+
+def test_gamma_has_no_bound_past_one_over_u():
+    assert gamma(np.array([1, 1 << 23, 1 << 24, 1 << 30])).tolist()[2:] == [np.inf, np.inf]
+    assert 0 < gamma(1) < gamma(1 << 23) < np.inf
 
 
 def test_conv_tolerance_at_the_largest_valid_kernel():
@@ -54,10 +85,10 @@ def test_conv_tolerance_at_the_largest_valid_kernel():
     case = cases.find_case(lab, "33x40-k33x40", "s")
     inputs = cases.make_inputs(lab, case)
     want = cases.expected_outputs(lab, case, inputs)["output"]
-    tol = tolerances(lab, case, inputs)["output"]
-    assert np.all(tol < 0.25)  # one product is at least 0.25
+    allowed = allowances(lab, case, inputs)["output"]
+    assert np.all(allowed.tolerance < 0.25)  # one product is at least 0.25
     got = np.array([[np.sum(inputs["input"] * inputs["kernel"], dtype=np.float32)]])
-    assert compare("output", want, got, tol).ok
+    assert compare("output", want, got, allowed.tolerance, allowed.magnitude).ok
 
 
 def test_poison_nan_and_first_mismatch():
@@ -97,3 +128,10 @@ def test_a_case_with_nan_in_any_output_has_a_nan_max_error_whatever_the_order():
         assert math.isnan(case.max_abs_error)
     _summarise(case, [clean])
     assert case.max_abs_error == 0.25
+
+
+def test_zeros_are_wrong_sums_and_not_lower_precision():
+    lab, case, inputs, want = matmul_case(517)
+    found = compared(lab, case, inputs, want, np.zeros(want.shape, np.float32))
+    assert found.mismatches > 0.99 * want.size  # all but the sums that come out near 0
+    assert found.imprecise and not found.like_lower_precision

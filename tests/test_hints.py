@@ -5,7 +5,7 @@ import pytest
 
 from grader import cases, hints
 from grader.backends.base import POISON_BITS, bits_as_float
-from grader.compare import compare, tolerances
+from grader.compare import PRECISION, allowances, compare
 from grader.labs import get
 from grader.labs.model import Case
 from grader.result import CaseResult, Status
@@ -17,10 +17,10 @@ def context(lab_name, sizes, mutate, tile=(16, 16, 1)):
     inputs = cases.make_inputs(lab, case)
     want = cases.expected_outputs(lab, case, inputs)
     name = lab.outputs[0].name
-    tol = tolerances(lab, case, inputs)[name]
+    allowed = allowances(lab, case, inputs)[name]
     got = mutate(want[name].astype(np.float32).copy(), inputs, lab, case)
-    cmp = compare(name, want[name], got, tol)
-    return lab, hints.Context(lab, case.sizes, inputs, cmp, tol, tile)
+    cmp = compare(name, want[name], got, allowed.tolerance, allowed.magnitude)
+    return lab, hints.Context(lab, case.sizes, inputs, cmp, allowed.tolerance, tile)
 
 
 def hint_of(lab_name, sizes, mutate, tile=(16, 16, 1)):
@@ -265,3 +265,20 @@ def test_no_cross_case_hint_when_everything_or_nothing_fails():
     lab = get("conv2d")
     assert hints.cross_case(lab, results("conv2d", lambda s: False)) is None
     assert hints.cross_case(lab, results("conv2d", lambda s: True)) is None
+
+
+def test_lower_precision_is_named_even_with_every_element_within_its_bound():
+    def off_in_precision(got, inputs, lab, case):
+        allowed = allowances(lab, case, inputs)["P"]
+        off = 4 * PRECISION * 2.0**-24 * allowed.magnitude  # each within 5 sqrt(64) u B
+        return got + np.where(np.arange(got.size).reshape(got.shape) % 2, off, -off)
+
+    _, ctx = context("matmul-naive", {"Width": 64}, off_in_precision)
+    assert ctx.cmp.mismatches == 0 and not ctx.cmp.ok
+    hint = hints.lower_precision(ctx)
+    assert "less precise than float32" in hint and "4096 elements" in hint
+
+
+def test_wrong_sums_are_not_lower_precision():
+    lab, ctx = context("matmul-naive", {"Width": 64}, lambda got, *_: got * 0)
+    assert hints.lower_precision(ctx) is None

@@ -14,7 +14,7 @@ from grader import cases
 from grader.backends.base import POISON_BITS, Buffer, Drawn, Repeated, filled
 from grader.backends.cpu import CpuBackend
 from grader.backends.cuda import protocol
-from grader.compare import compare, tolerances
+from grader.compare import allowances, compare
 from grader.grading import Options, grade
 from grader.interface import Interface, LaunchDefaults
 from grader.labs import get
@@ -75,7 +75,6 @@ LAB = Lab(
     ),
     scratch=(Array("scratch", lambda s: (s["n"],), "uint32"),),
     reference=_reference,
-    terms=lambda s: 1,
     extent=lambda s: (s["n"], 1, 1),
     public_cases=(Case("n-1", {"n": 1}), Case("n-517", {"n": 517}), Case("n-3001", {"n": 3001})),
     hidden_cases=(),
@@ -199,8 +198,9 @@ def test_integer_outputs_compare_exactly_and_poison_shows_as_unwritten():
 def test_integer_outputs_have_no_tolerance():
     case = cases.public_cases(LAB)[1]
     sized = {**case.sizes, **interface().launch}
-    tol = tolerances(LAB, Case(case.name, sized), cases.make_inputs(LAB, case))
-    assert not tol["total"].any() and not tol["count"].any()
+    allowed = allowances(LAB, Case(case.name, sized), cases.make_inputs(LAB, case))
+    assert not allowed["total"].tolerance.any() and not allowed["count"].tolerance.any()
+    assert allowed["total"].magnitude is None  # and no precision test
     assert launch_sizes(LAB, case.sizes, interface())["TILE_X"] == 256
 
 
@@ -209,7 +209,9 @@ def test_a_lab_may_set_its_own_tolerance():
     case = Case("w17", {"Width": 17}, seed=17)
     inputs = cases.make_inputs(lab, case)
     bound = np.abs(inputs["M"].astype(np.float64)) @ np.abs(inputs["N"].astype(np.float64))
-    assert np.allclose(tolerances(lab, case, inputs)["P"], 0.5 * bound + 17, rtol=1e-12, atol=0)
+    allowed = allowances(lab, case, inputs)["P"]
+    assert np.allclose(allowed.tolerance, 0.5 * bound + 17, rtol=1e-12, atol=0)
+    assert allowed.magnitude is None  # the lab's own model has no precision test
 
 
 @pytest.fixture(scope="module")

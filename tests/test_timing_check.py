@@ -8,13 +8,14 @@ import subprocess
 
 import numpy as np
 import pytest
+import terms_kit as tk
 from lab_kit import default_interface
 
 from grader import cases, defaults, nvcc, timing_check
 from grader.backends import timed
 from grader.backends.base import RunOutcome, Timing
 from grader.backends.cuda import helpers, vmm
-from grader.compare import compare, tolerances
+from grader.compare import allowances, compare
 from grader.grading import unsteady
 from grader.labs import all_labs, get
 from grader.labs.model import Case
@@ -176,7 +177,7 @@ def test_the_sample_matches_the_whole_reference(name):
     for launch in (0, 3):
         inputs = _drawn_inputs(lab, case, check, launch)
         want = lab.reference({k: cases.widened(v) for k, v in inputs.items()}, case.sizes)
-        tol = tolerances(lab, case, inputs)
+        whole = allowances(lab, case, inputs)
         for sample in check.samples:
             axes = timed.sample_axes(sample, check.seed, launch)
             expected, allowed = timing_check.expected_sample(
@@ -184,7 +185,10 @@ def test_the_sample_matches_the_whole_reference(name):
             )
             grid = np.ix_(*axes)
             np.testing.assert_allclose(expected, want[sample.buffer][grid], rtol=1e-12, atol=1e-12)
-            np.testing.assert_allclose(allowed, tol[sample.buffer][grid], rtol=1e-12)
+            want_allowed = whole[sample.buffer]
+            np.testing.assert_allclose(allowed.tolerance, want_allowed.tolerance[grid], rtol=1e-12)
+            if want_allowed.magnitude is not None:
+                np.testing.assert_allclose(allowed.magnitude, want_allowed.magnitude[grid])
 
 
 # -- verdicts ---------------------------------------------------------------------------
@@ -255,6 +259,25 @@ def test_an_output_left_poisoned_was_never_written():
     assert "never wrote P[0, 0]" in found.message and "timed launch 1 of 3" in found.message
 
 
+@pytest.mark.parametrize("bits,launch", [(10, 1), (7, 0)])  # TF32 or half; bfloat16
+def test_a_launch_in_lower_precision_is_named_and_costs_the_speed_points(bits, launch):
+    lab, case, check, constants = _setup()
+    sample = check.samples[0]
+
+    def lower(at, got):
+        if at == launch:
+            axes = timed.sample_axes(sample, check.seed, at)
+            values = timing_check.sample_inputs(lab, case, check, constants, axes, at)
+            rounded = {k: tk.rounded(v, bits) for k, v in values.items()}
+            got[:] = lab.sampler.combine(case.sizes, rounded, axes)["P"].reshape(-1)
+
+    timing = _timing_of(lab, case, check, constants, 3, lower)
+    found = _verdict(timing_check.first_wrong, lab, case, check, constants, timing)
+    assert found is not None and found.kind == Kind.TIMING
+    assert "less precise than float32" in found.message
+    assert f"timed launch {launch + 1} of 3" in found.message and "Width=4096" in found.message
+
+
 def test_a_time_beyond_the_ceiling_is_impossible():
     lab, case = get("matmul-tiled"), cases.timing_case(get("matmul-tiled"))
     flops, moved = lab.work(case.sizes)
@@ -299,7 +322,10 @@ def test_expected_values_are_the_same_ahead_and_on_demand():
         want = timing_check.expected_sample(
             lab, case, check, constants, check.samples[0], axes, launch
         )
-        assert all(np.array_equal(a, b) for a, b in zip(found[0], want, strict=True))
+        (values, allowed), (want_values, want_allowed) = found[0], want
+        assert np.array_equal(values, want_values)
+        assert np.array_equal(allowed.tolerance, want_allowed.tolerance)
+        assert np.array_equal(allowed.magnitude, want_allowed.magnitude)
 
 
 # -- two runs that disagree --------------------------------------------------------------
@@ -310,7 +336,7 @@ def _case_run(data, again):
     case = cases.public_cases(lab)[0]
     inputs = cases.make_inputs(lab, case)
     expected = cases.expected_outputs(lab, case, inputs)["P"]
-    tol = tolerances(lab, case, inputs)
+    tol = {name: a.tolerance for name, a in allowances(lab, case, inputs).items()}
     lay = layout(lab, lab.kernel.params[2], case.sizes)
     first = expected.astype(np.float32).reshape(-1)
     second = first.copy()

@@ -90,7 +90,6 @@ def image_lab(kernel: Kernel, ghost: str, title: str, summary: str) -> Lab:
         ),
         macros=("MASK_WIDTH",),
         reference=lambda a, s: {"P": numerics.correlate_same(a["N"], a["mask"], ghost)},
-        terms=lambda s: s["MASK_WIDTH"] ** 2,
         extent=lambda s: (s["Width"], s["Height"], 1),
         public_cases=IMAGE_PUBLIC,
         hidden_cases=IMAGE_HIDDEN,
@@ -101,7 +100,7 @@ def image_lab(kernel: Kernel, ghost: str, title: str, summary: str) -> Lab:
             2.0 * s["MASK_WIDTH"] ** 2 * s["Width"] * s["Height"],
             2.0 * 4 * s["Width"] * s["Height"],
         ),
-        requirements=(common.mask_in_constant("Mc"),),
+        requirements=(common.no_library(), common.mask_in_constant("Mc")),
         forbidden=common.FORBIDDEN,
         hints=(
             hints.nothing_written,
@@ -186,7 +185,6 @@ def volume_lab(kernel: Kernel, title: str, summary: str, **extra) -> Lab:
         ),
         macros=("MASK_WIDTH",),
         reference=lambda a, s: {"P": numerics.correlate_same(a["N"], a["mask"], "zero")},
-        terms=lambda s: s["MASK_WIDTH"] ** 3,
         extent=lambda s: (s["W"], s["H"], s["D"]),
         public_cases=VOLUME_PUBLIC,
         hidden_cases=VOLUME_HIDDEN,
@@ -198,7 +196,7 @@ def volume_lab(kernel: Kernel, title: str, summary: str, **extra) -> Lab:
             2.0 * 4 * s["W"] * s["H"] * s["D"],
         ),
         dims=3,
-        requirements=(common.mask_in_constant("Mc"),),
+        requirements=(common.no_library(), common.mask_in_constant("Mc")),
         forbidden=common.FORBIDDEN,
         hints=(
             hints.nothing_written,

@@ -52,7 +52,6 @@ def matmul_lab(title: str, summary: str, scoring: Scoring, **extra) -> Lab:
         inputs=(Array("M", square), Array("N", square)),
         outputs=(Array("P", square),),
         reference=lambda a, s: {"P": numerics.matmul(a["M"], a["N"])},
-        terms=lambda s: s["Width"],
         extent=lambda s: (s["Width"], s["Width"], 1),
         public_cases=PUBLIC,
         hidden_cases=HIDDEN,
@@ -61,6 +60,7 @@ def matmul_lab(title: str, summary: str, scoring: Scoring, **extra) -> Lab:
         timing_sizes={"Width": 4096},
         work=lambda s: (2.0 * s["Width"] ** 3, 3.0 * 4 * s["Width"] ** 2),
         forbidden=common.FORBIDDEN,
+        requirements=(common.no_library(), *extra.pop("requirements", ())),
         hints=(
             hints.nothing_written,
             hints.last_partial_tile,

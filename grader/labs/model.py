@@ -2,7 +2,8 @@
 
 A lab names its kernels (launched in order) and their parameters, the arrays they read
 and write (each with its element type), the `__constant__` symbols the grader fills, the
-macros it sets, its launch defaults, its cases, its tolerance model and its scoring.
+macros it sets, its launch defaults and the largest launch macros it accepts, its cases,
+its tolerance model and its scoring.
 Nothing outside a lab's own folder knows which lab it is grading.
 
 Sizes. A case's sizes are its own (and those `derive` adds); once a module is built,
@@ -159,10 +160,24 @@ class Requirement:
     """A rule of the lab that correct output alone does not show.
     `check` gets the compiled module's interface and the lab's kernel name, and returns
     the sentence for the student when the rule is broken. It reads the module, never the
-    text: a string that spells `__shared__` is not shared memory."""
+    text: a string that spells `__shared__` is not shared memory.
+
+    A rule that asks the kernel to do something is decided by what it executed, where the
+    backend counts it: `executes` names the count (grader.interface.Executed) that must
+    be above 0 in every case, and `not_executed(kernel, case)` is the sentence when it is
+    0. `known(interface, kernel)` says whether the module alone decides `check` (without
+    nvcc the CPU build shows no instructions); a rule decided neither way is reported as
+    not checked (`says`: what it asks, as a clause), never as met. A rule that `blocks`
+    stops every case of a module that breaks it: what it would compute is not the
+    student's work (a library's)."""
 
     name: str
     check: Callable[..., str | None]
+    says: str = ""
+    executes: str | None = None
+    not_executed: Callable[[str, str], str] | None = None
+    known: Callable[..., bool] | None = None  # None: the module always decides
+    blocks: bool = False
 
 
 @dataclass(frozen=True)
@@ -190,8 +205,9 @@ class Lab:
     kernel: Kernel  # the first kernel launched; `then` follow it, in order
     inputs: tuple[Array, ...]
     outputs: tuple[Array, ...]
+    # Each float output element is a sum of products of inputs (grader.compare counts
+    # the terms and sums their magnitudes by running it on other inputs)
     reference: Callable[[Arrays, Sizes], dict[str, np.ndarray]]
-    terms: Callable[[Sizes], int]  # terms summed into one output element (tolerance)
     extent: Callable[[Sizes], tuple[int, int, int]]  # output extent, x fastest
     public_cases: tuple[Case, ...]
     hidden_cases: tuple[Case, ...]  # fixed hidden sizes; seeds come from the secret
@@ -215,8 +231,11 @@ class Lab:
     block: tuple[int, int, int] | None = None  # default BLOCK_*; None: by `dims`
     tile: tuple[str, str, str] = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z")  # default TILE_*, in C
     # tolerance(sizes, bound): the error allowed for elements whose sums of |terms| are
-    # `bound`; None: twice the worst case of float summation (grader.compare)
+    # `bound`; None: what float32 summation can be off by (grader.compare)
     tolerance: Callable[[Sizes, np.ndarray], np.ndarray] | None = None
+    # The largest launch macros the lab accepts ({"TILE_X": 65536}): a file that defines
+    # a larger one is not run (grader.interface.check_limits)
+    limits: Mapping[str, int] = field(default_factory=dict)
     name: str = field(default="", kw_only=True)
     home: Path | None = field(default=None, kw_only=True)  # reference_kernels/NAME
 

@@ -1,7 +1,9 @@
 """float64 numpy references shared by the labs.
 
 Masks are indexed [z][y][x] and applied as cross-correlation centred on the output, as
-in the course notes: P[y, x] = sum_ij N[y - R + i, x - R + j] * M[i, j]."""
+in the course notes: P[y, x] = sum_ij N[y - R + i, x - R + j] * M[i, j]. Numbers are
+computed in float64; values that are no numbers (numpy object arrays) are computed with
+as they are, so that a test can list the terms each element sums."""
 
 from __future__ import annotations
 
@@ -12,14 +14,19 @@ from numpy.lib.stride_tricks import sliding_window_view
 PAD_MODES = {"zero": "constant", "clamp": "edge", "wrap": "wrap"}
 
 
+def _wide(values) -> np.ndarray:
+    """Numbers as float64 (or wider), objects as they are."""
+    return np.asarray(values, np.result_type(values, np.float64))
+
+
 def matmul(m: np.ndarray, n: np.ndarray) -> np.ndarray:
-    return np.asarray(m, np.float64) @ np.asarray(n, np.float64)
+    return _wide(m) @ _wide(n)
 
 
 def correlate_valid(image: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Valid cross-correlation: output shape is image.shape - mask.shape + 1."""
-    image = np.asarray(image, np.float64)
-    mask = np.asarray(mask, np.float64)
+    image = _wide(image)
+    mask = _wide(mask)
     windows = sliding_window_view(image, mask.shape)
     axes = tuple(range(image.ndim))
     return np.tensordot(windows, mask, axes=(tuple(a + image.ndim for a in axes), axes))
@@ -29,7 +36,7 @@ def correlate_same(image: np.ndarray, mask: np.ndarray, ghost: str = "zero") -> 
     """Centred cross-correlation with the same shape as `image`; ghost cells follow
     `ghost`: "zero", "clamp" (nearest edge) or "wrap" (periodic)."""
     radius = mask.shape[0] // 2
-    padded = np.pad(np.asarray(image, np.float64), radius, mode=PAD_MODES[ghost])
+    padded = np.pad(_wide(image), radius, mode=PAD_MODES[ghost])
     return correlate_valid(padded, mask)
 
 
@@ -71,4 +78,4 @@ def correlate_window(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     dims = mask.ndim
     grid, taps = "abcdefgh"[:dims], "ABCDEFGH"[:dims]
     spec = "".join(g + t for g, t in zip(grid, taps, strict=True))
-    return np.einsum(f"{spec},{taps}->{grid}", values, np.asarray(mask, np.float64), optimize=True)
+    return np.einsum(f"{spec},{taps}->{grid}", values, _wide(mask), optimize=True)

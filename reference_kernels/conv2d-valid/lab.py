@@ -105,7 +105,6 @@ LAB = Lab(
     constants=(Constant("c_kernel", "kernel", lambda s: CAPACITY, "c_kernel[4096]"),),
     derive=_derive,
     reference=lambda a, s: {"output": numerics.correlate_valid(a["input"], a["kernel"])},
-    terms=lambda s: s["kernel_rows"] * s["kernel_cols"],
     extent=lambda s: (s["output_cols"], s["output_rows"], 1),
     public_cases=PUBLIC,
     hidden_cases=HIDDEN,
@@ -117,7 +116,7 @@ LAB = Lab(
         4.0 * (s["input_rows"] * s["input_cols"] + s["output_rows"] * s["output_cols"]),
     ),
     dynamic_shared=_dynamic_shared,
-    requirements=(common.mask_in_constant("c_kernel"),),
+    requirements=(common.no_library(), common.mask_in_constant("c_kernel")),
     forbidden=common.FORBIDDEN,
     hints=(
         hints.nothing_written,

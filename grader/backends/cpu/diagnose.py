@@ -40,6 +40,7 @@ from grader.backends.cpu.runner import (
 )
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
+from grader.interface import Executed
 from grader.result import Diagnostic, Kind
 
 LINES_TIMEOUT = 10.0  # seconds for addr2line; it answers a well-formed module at once
@@ -108,6 +109,8 @@ def outcome(
         out.diagnostics.append(_flood(printed, kernel))
     if out.completed:
         out.buffers = _buffers(report, launch)
+        if 0 in passes:
+            out.executed[kernel] = _executed(passes[0], artifact)
         if 1 in passes and 1 in report.outputs:
             # a "pass" record may be the submission's: pass 0's is not there for certain
             said = any(passes[p].int("float_atomics") for p in (0, 1) if p in passes)
@@ -123,6 +126,13 @@ def outcome(
         if unwritten:
             out.diagnostics.append(unwritten)
     return out
+
+
+def _executed(record: Record, artifact: Artifact) -> Executed:
+    """What the first pass counted (runtime/counts.cpp says why a kernel's own record may
+    be believed here); shared loads only where the module was built to count them."""
+    loads = record.int("shared_loads") if artifact.census else None
+    return Executed(shared_loads=loads, atomics=record.int("atomics"))
 
 
 def _checked_passes(report: Report) -> Report:

@@ -574,18 +574,20 @@ def rewrite_static_shared(text: str) -> tuple[str, list[SharedDecl]]:
 def registration(entries: list[str]) -> str:
     """C++ appended after everything else, one entry per line: line N of
     REGISTRATION_FILE is entries[N - 1], so an entry the compiler rejects can be dropped."""
-    lines = ["", f'#line 1 "{REGISTRATION_FILE}"', *entries, "GRADER_TLS_ANCHOR"]
+    # its macros are defined here, after the submission, which sees none of them
+    lines = ["", "#include <grader_register.h>", f'#line 1 "{REGISTRATION_FILE}"', *entries]
+    lines.append("__GRADER_TLS_ANCHOR")
     return "\n".join(lines) + "\n"
 
 
 def registration_entries(
     kernel_decls: list[KernelDecl], variable_decls: list[VariableDecl], shared_slots: int = 0
 ) -> list[str]:
-    entries = [f"GRADER_SHARED_SLOTS({shared_slots})"] if shared_slots else []
+    entries = [f"__GRADER_SHARED_SLOTS({shared_slots})"] if shared_slots else []
     for k in kernel_decls:
         if not k.template:
-            entries.append(f"GRADER_KERNEL({k.name}, ({k.bounds or 0}))")
+            entries.append(f"__GRADER_KERNEL({k.name}, ({k.bounds or 0}))")
     for v in variable_decls:
         space = 1 if v.space == "const" else 2
-        entries.append(f"GRADER_VARIABLE({v.name}, {v.qualified}, {space})")
+        entries.append(f"__GRADER_VARIABLE({v.name}, {v.qualified}, {space})")
     return entries
