@@ -6,6 +6,7 @@ Both backends use this where nvcc exists: nvcc is the judge of CUDA syntax."""
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -14,16 +15,18 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from grader import build_cache, defaults, libraries, ptx, scratch
 from grader.backends.base import Submission
 from grader.backends.cpu import toolchain
 from grader.interface import (
+    LAUNCH_MACROS,
     ConstantSig,
     Interface,
     KernelSig,
@@ -33,7 +36,15 @@ from grader.interface import (
     module_size,
 )
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
-from grader.source import LAUNCH_SYMBOL, launch_values, line_of, strip_comments, with_footer
+from grader.source import (
+    LAUNCH_SYMBOL,
+    last_before,
+    launch_values,
+    line_of,
+    next_of,
+    strip_comments,
+    with_footer,
+)
 
 
 @cache
@@ -201,9 +212,11 @@ def clean_log(log: str, tmp: Path, name: str, shown: str) -> str:
 
 # nvcc's front end writes "file(12): error: ...", its preprocessor (the host compiler's)
 # "file:12:3: fatal error: ...".
+# Bounded, as the log quotes the student's lines: a line number int() can read, and a few
+# words between the severity and the message, so no line is read again from every colon.
 _MESSAGE = re.compile(
-    r"^(?P<file>.+?)(?:\((?P<line>\d+)\):|:(?P<cline>\d+):(?:\d+:)?) "
-    r"(?:fatal )?(?P<sev>error|warning)\b[^:]*: (?P<msg>.*)$"
+    r"^(?P<file>.+?)(?:\((?P<line>\d{1,9})\):|:(?P<cline>\d{1,9}):(?:\d+:)?) "
+    r"(?:fatal )?(?P<sev>error|warning)\b[^:]{0,100}: (?P<msg>.*)$"
 )
 
 
@@ -241,11 +254,14 @@ def grader_macros(
         out.append(_macro_diagnostic(shown, line, name, "#define", lines))
     if not any(d.kind == Kind.COMPILE_ERROR for d in found):
         return out
+    # each declaration replaces what was said of its line; the last one said first
+    declared: dict[int, Diagnostic] = {}
     for name in macros:
-        for match in re.finditer(_declaring(name), code):
-            line = line_of(code, match.start())
-            out = [d for d in out if d.line != line]
-            out.insert(0, _macro_diagnostic(shown, line, name, "declaration", lines))
+        for at in _declarations(code, name):
+            line = line_of(code, at)
+            declared.pop(line, None)
+            declared[line] = _macro_diagnostic(shown, line, name, "declaration", lines)
+    out = [*reversed(declared.values()), *(d for d in out if d.line not in declared)]
     return out[: defaults.MAX_COMPILE_ERRORS]
 
 
@@ -257,6 +273,7 @@ def _redefinitions(lines: list[str], macros: dict[str, int]) -> list[tuple[int, 
     reaches with the grader's value set: not under `#ifndef NAME` (or `#if
     !defined(NAME)`, or the #else of `#ifdef NAME`), and not the same value again."""
     frames: list[tuple[str | None, bool]] = []  # (macro the branch says is unset, else)
+    unset: Counter[str | None] = Counter()  # what the open branches say, kept as they change
     out = []
     for number, text in enumerate(lines, 1):
         match = _DIRECTIVE.match(text)
@@ -265,18 +282,26 @@ def _redefinitions(lines: list[str], macros: dict[str, int]) -> list[tuple[int, 
         word, rest = match.groups()
         if word in ("if", "ifdef", "ifndef"):
             frames.append((_unset_if(word, rest), word == "ifdef"))
+            unset[_required(frames[-1])] += 1
         elif word in ("else", "elif") and frames:
-            unset, flipped = frames[-1]
-            frames[-1] = (unset, not flipped) if word == "else" else (None, False)
+            unset[_required(frames[-1])] -= 1
+            said, flipped = frames[-1]
+            frames[-1] = (said, not flipped) if word == "else" else (None, False)
+            unset[_required(frames[-1])] += 1
         elif word == "endif" and frames:
-            frames.pop()
+            unset[_required(frames.pop())] -= 1
         elif word in ("define", "undef"):
             name = re.match(r"\w*", rest).group(0)
-            unset = {u for u, flipped in frames if u and not flipped}
             value = rest[len(name) :].strip()
-            if name in macros and name not in unset and value != str(macros[name]):
+            if name in macros and not unset[name] and value != str(macros[name]):
                 out.append((number, name))
     return out
+
+
+def _required(frame: tuple[str | None, bool]) -> str | None:
+    """The macro a branch requires to be unset where the preprocessor is now in it."""
+    said, flipped = frame
+    return said if said and not flipped else None
 
 
 def _unset_if(word: str, rest: str) -> str | None:
@@ -293,11 +318,49 @@ _TYPE_WORDS = (
 )
 
 
-def _declaring(name: str) -> str:
-    """A declaration whose declarator is `name`: `const int NAME = 5;`, `enum { NAME = 5 }`."""
-    typed = rf"(?:\b(?:{_TYPE_WORDS})\b\s*)+\b{name}\s*(?:=|\{{|;|\[|,)"
-    enumerated = rf"\benum\b[^;{{]*\{{[^}}]*\b{name}\s*="
-    return rf"{typed}|{enumerated}"
+_TYPE_WORD_BEFORE = re.compile(rf"\b(?:{_TYPE_WORDS})\b\s*$")
+
+
+def _declarations(code: str, name: str) -> list[int]:
+    """Where each declaration whose declarator is `name` starts: `const int NAME = 5;` at
+    its first type word, `enum { NAME = 5 }` at `enum`. Read back from each use of the
+    name, so that no long run of type words is read again from each of its words."""
+    found = []
+    for use in re.finditer(rf"\b{name}\s*(=|\{{|;|\[|,)", code):
+        typed = _type_words_before(code, use.start())
+        enum = _enum_around(code, use.start()) if use[1] == "=" else None
+        at = typed if typed is not None else enum
+        if at is not None:
+            found.append(at)
+    return found
+
+
+def _type_words_before(code: str, offset: int) -> int | None:
+    """Where the type words just before `offset` start (`const int` of `const int NAME`)."""
+    start = None
+    while word := _TYPE_WORD_BEFORE.search(code, max(0, offset - 64), offset):
+        start = offset = word.start()
+    return start
+
+
+def _enum_around(code: str, offset: int) -> int | None:
+    """The `enum` whose braces hold `offset`, with no `}` between its `{` and it."""
+    opened, enums = _enum_braces(code)
+    inner = bisect.bisect_left(opened, offset) - 1
+    if inner < 0 or opened[inner] < last_before(code, "}", offset):
+        return None
+    return enums[opened[inner]]
+
+
+@lru_cache(maxsize=4)
+def _enum_braces(code: str) -> tuple[list[int], dict[int, int]]:
+    """The `{` of each enum, in order, and the first `enum` keyword that opens each."""
+    enums: dict[int, int] = {}
+    for keyword in re.finditer(r"\benum\b", code):
+        brace = next_of(code, ";{", keyword.end())
+        if brace >= 0 and code[brace] == "{":
+            enums.setdefault(brace, keyword.start())
+    return sorted(enums), enums
 
 
 def _macro_diagnostic(shown: str, line: int, name: str, how: str, lines: list[str]) -> Diagnostic:
@@ -323,10 +386,13 @@ def _macro_diagnostic(shown: str, line: int, name: str, how: str, lines: list[st
 # -- PTX ----------------------------------------------------------------------------------
 
 _ENTRY = re.compile(r"\.entry\s+(?P<symbol>[\w$]+)\s*\((?P<params>[^)]*)\)(?P<tail>[^{]*)\{")
-_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+[\w$]+(?:\[(?P<n>\d+)\])?")
+# counts of at most 18 digits: int() refuses thousands, and no array is larger
+_PARAM = re.compile(
+    r"\.param\s+(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+[\w$]+(?:\[(?P<n>\d{1,18})\])?"
+)
 _VAR = re.compile(
     r"^\s*(?:\.visible\s+|\.global\s+(?=\.global))?\.(?P<space>const|global)\s+"
-    r"(?:\.attribute\(\.managed\)\s+)?(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+(?P<name>[\w$]+)(?:\[(?P<n>\d*)\])?"
+    r"(?:\.attribute\(\.managed\)\s+)?(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+(?P<name>[\w$]+)(?:\[(?P<n>\d{0,18})\])?"
     r"(?:\s*=\s*\{(?P<init>[^}]*)\})?",
     re.MULTILINE,
 )
@@ -358,7 +424,9 @@ def parse_ptx(text: str, deps: str = "") -> Interface:
         if ctypes is not None and len(ctypes) == len(params):
             for param, ctype in zip(params, ctypes, strict=True):
                 param.ctype = canonical_ctype(ctype)
-        bounds = re.search(r"\.maxntid\s+(\d+)(?:,\s*(\d+))?(?:,\s*(\d+))?", match["tail"])
+        bounds = re.search(
+            r"\.maxntid\s+(\d{1,9})(?:,\s*(\d{1,9}))?(?:,\s*(\d{1,9}))?", match["tail"]
+        )
         max_threads = None
         if bounds:
             max_threads = 1
@@ -368,7 +436,8 @@ def parse_ptx(text: str, deps: str = "") -> Interface:
     for var in _VAR.finditer(code):
         size = _type_bytes(var["type"]) * int(var["n"] or 1)
         if var["name"] == LAUNCH_SYMBOL:
-            interface.launch = launch_values(_words(var["init"] or "", var["type"]))
+            words = _words(var["init"] or "", var["type"])
+            interface.launch = launch_values(words) if len(words) == len(LAUNCH_MACROS) else {}
             continue
         interface.constants[var["name"]] = ConstantSig(var["name"], size, var["space"])
     _reads(code, interface)
@@ -394,7 +463,7 @@ def _reads(code: str, interface: Interface) -> None:
 
 
 def _words(init: str, ptx_type: str) -> list[int]:
-    values = [int(v, 0) for v in re.findall(r"-?(?:0x[0-9a-fA-F]+|\d+)", init)]
+    values = [int(v, 0) for v in re.findall(r"-?(?:0x[0-9a-fA-F]{1,16}|[1-9]\d{0,18}|0)", init)]
     width = _type_bytes(ptx_type)
     if width == 4:
         return values
@@ -431,7 +500,7 @@ def demangled(symbols: list[str]) -> list[str]:
 
 
 def _itanium_name(symbol: str) -> str:
-    match = re.match(r"_Z(\d+)", symbol)
+    match = re.match(r"_Z(\d{1,9})", symbol)
     length = int(match.group(1))
     return symbol[match.end() : match.end() + length]
 

@@ -22,7 +22,7 @@ from grader import build_cache, defaults, libraries, nvcc
 from grader.backends.base import Build, Submission
 from grader.backends.cpu import scan, toolchain
 from grader.backends.cpu.describe import Variable, describe
-from grader.backends.cpu.elf import Elf
+from grader.backends.cpu.elf import Elf, ElfError
 from grader.interface import Interface, LaunchDefaults, module_size
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, with_footer
@@ -154,16 +154,17 @@ def _undefined(module: Path, source: str, shown: str) -> list[Diagnostic]:
     """A compile error for each function or variable the file declares, uses and never
     defines (the module would not load)."""
     names = [n for n in Elf(module).undefined() if n not in RUNTIME_SYMBOLS]
+    code = scan.code_only(source) if names else ""
     out = []
-    for name in names:
+    for name in names[: defaults.MAX_COMPILE_ERRORS]:  # each is looked for in the whole text
         readable = _demangle(name)
         plain = re.split(r"[(<]", readable)[0].split("::")[-1].strip()
-        match = re.search(rf"\b{re.escape(plain)}\b", scan.code_only(source)) if plain else None
+        match = re.search(rf"\b{re.escape(plain)}\b", code) if plain else None
         line = source.count("\n", 0, match.start()) + 1 if match else None
         where = f"{shown}:{line}: " if line else ""
         message = f"{where}{readable} is declared and used, but never defined."
         out.append(Diagnostic(Kind.COMPILE_ERROR, message, line=line))
-    return out[: defaults.MAX_COMPILE_ERRORS]
+    return out
 
 
 def _libraries(compiled: Compiled) -> dict[str, str]:
@@ -244,9 +245,9 @@ def _compile(
         if result.stopped:
             return result
         if result.module is not None:
-            too_large = module_size(result.module.stat().st_size, describe(result.module).interface)
-            if too_large:  # stored as a failure: no module in the cache
-                result = Compiled(False, result.log, [too_large], None, result.dropped)
+            refused = _refused(result.module)
+            if refused:  # stored as a failure: no module in the cache
+                result = Compiled(False, result.log, [refused], None, result.dropped)
         staged = Path(tmp) / "staged"
         staged.mkdir()
         if result.module is not None:
@@ -282,6 +283,17 @@ def _load(folder: Path) -> Compiled | None:
         meta["dropped"],
         deps=meta.get("deps", ""),
     )
+
+
+def _refused(module: Path) -> Diagnostic | None:
+    """Why a module that compiled is not graded: one larger than a module may be, or one
+    the grader cannot read (the submission's inline assembly, or its own grader_ names),
+    so that what reads it later (describe, _undefined) never fails."""
+    try:
+        Elf(module).undefined()
+        return module_size(module.stat().st_size, describe(module).interface)
+    except ElfError as error:
+        return Diagnostic(Kind.COMPILE_ERROR, str(error))
 
 
 def _compile_in(
@@ -336,8 +348,9 @@ def _clean(log: str, tmp: Path, name: str, shown: str) -> str:
     return log.strip()
 
 
+# a line number of at most 9 digits: int() refuses thousands, and a log quotes the student
 _MESSAGE = re.compile(
-    r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?P<sev>fatal error|error): (?P<msg>.*)$",
+    r"^(?P<file>[^:\n]+):(?P<line>\d{1,9}):(?:\d+:)? (?P<sev>fatal error|error): (?P<msg>.*)$",
     re.MULTILINE,
 )
 
@@ -360,7 +373,7 @@ def _registration_errors(log: str) -> dict[int, str]:
     the footer's macros are reported inside the shim, with a note naming the footer line."""
     out: dict[int, str] = {}
     first_error = next((m["msg"].strip() for m in _MESSAGE.finditer(log)), "")
-    pattern = rf"^{re.escape(scan.REGISTRATION_FILE)}:(\d+):"
+    pattern = rf"^{re.escape(scan.REGISTRATION_FILE)}:(\d{{1,9}}):"
     for match in re.finditer(pattern, log, re.MULTILINE):
         out.setdefault(int(match.group(1)) - 1, first_error)
     return out
@@ -370,7 +383,7 @@ def _generic(log: str, shown: str) -> Diagnostic:
     """An error whose line is not in the student's file (inside the CUDA shim, say): name
     the first line of the student's file the log mentions."""
     first = next((m for m in _MESSAGE.finditer(log)), None)
-    mention = re.search(rf"^{re.escape(shown)}:(\d+):", log, re.MULTILINE)
+    mention = re.search(rf"^{re.escape(shown)}:(\d{{1,9}}):", log, re.MULTILINE)
     line = int(mention.group(1)) if mention else None
     detail = first["msg"].strip() if first else (log.strip().splitlines() or ["no message"])[-1]
     where = f" (from line {line})" if line else ""
