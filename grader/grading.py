@@ -56,7 +56,7 @@ from grader.result import (
     Result,
     Status,
 )
-from grader.source import link_on_the_way, read_submission, static_checks
+from grader.source import link_on_the_way, no_code, read_submission, static_checks
 
 # Diagnostics that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
@@ -224,6 +224,8 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
         source=submission.text,  # empty for a file too large to read
     )
     problems += static_checks(submission.text, lab.forbidden)
+    empty = no_code(submission.text, submission.name, [k.name for k in lab.kernels])
+    problems += [empty] if empty and not problems else []
     if problems:
         result.diagnostics = problems
         return _finish(lab, result, options, started, speed_graded=False)
@@ -374,9 +376,23 @@ class Grading:
             )
 
     def executed_rules(self) -> None:
-        """The lab's rules against what the kernel executed in the cases (grader.rules)."""
+        """The lab's rules against what the kernel executed in the cases (grader.rules).
+        Where the census case hung, the rules about what it executes are not judged: a
+        loop that never ends lets the compiler drop the code after it, and the run
+        counted nothing, so the hang is what the report says."""
         built = next((b.interface for b in self.builds.values() if b.ok), None)
         if built is None:
+            return
+        census = next((c for c in self.result.cases if c.name == self.census), None)
+        if census is not None and census.status == Status.TIMEOUT:
+            kernel = self.lab.kernel.name
+            for rule in (r for r in self.lab.requirements if r.executes):
+                said = rule.check(built, kernel)
+                self.result.diagnostics = [d for d in self.result.diagnostics if d.message != said]
+                self.result.notes.append(
+                    f"Not judged: the lab's rule that {rule.says}, since the kernel hung in "
+                    f"case {census.name}, where the grader counts what it executes."
+                )
             return
         found, notes = rules.judge(self.lab, built, self.counted)
         known = {(d.kind, d.message) for d in self.result.diagnostics}
@@ -486,10 +502,8 @@ def judge(
     result.output = outcome.output
     if not outcome.completed:
         result.status = Status.TIMEOUT if outcome.timed_out else Status.ERROR
-        result.hint = hints.partial_tile_fault(
-            lab.extent(case.sizes), build.interface.tile(), outcome.diagnostics
-        )
-        result.hint_kind = hints.kind_of(hints.partial_tile_fault) if result.hint else None
+        found = _fault_hint(lab, case, inputs, expected, outcome.diagnostics, build)
+        result.hint_kind, result.hint = found or (None, None)
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
     allowed = allowances(lab, sized, inputs)
@@ -517,7 +531,10 @@ def judge(
     failing = [c for c in comparisons if not c.ok]
     if failing:
         cmp = failing[0]
-        ctx = hints.Context(lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile())
+        ctx = hints.Context(
+            lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile(),
+            tuple(result.diagnostics),
+        )  # fmt: skip
         # the lab's patterns are of wrong elements; lower precision may have none
         detectors = lab.hints if cmp.bad.any() else ()
         found = hints.first_match((*detectors, hints.lower_precision), ctx)
@@ -525,6 +542,31 @@ def judge(
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED
     return result
+
+
+def _fault_hint(
+    lab: Lab,
+    case: Case,
+    inputs: dict[str, np.ndarray],
+    expected: dict[str, np.ndarray],
+    found: list[Diagnostic],
+    build: Build,
+) -> tuple[str, str] | None:
+    """Why a run stopped at an access past a buffer, with its family: a bounds check in
+    the text that lets the size through, or a size no multiple of the tile."""
+    hint = hints.lax_bounds_check(lab, build.submission.text, found)
+    if hint:
+        return hints.kind_of(hints.lax_bounds_check), hint
+    extent = lab.extent(case.sizes)
+    spans = [e for e in extent if e > 1]
+    covers = next(
+        (f"input {name}" if what == "input" and name != "input" else what
+         for what, arrays in (("output", expected), ("input", inputs))
+         for name, a in arrays.items() if [n for n in a.shape if n > 1] == spans),
+        "grid",
+    )  # fmt: skip
+    hint = hints.partial_tile_fault(extent, build.interface.tile(), found, covers)
+    return (hints.kind_of(hints.partial_tile_fault), hint) if hint else None
 
 
 def _error_order(error: float) -> float:
