@@ -49,7 +49,7 @@ class BatchReport:
     counts: summary.Counts  # by status, of the submissions in this shard
     graded: int  # handed to a grading worker in this run
     reused: int  # already graded with the same key
-    unsourced: int  # with no .cu file to grade (counted among the errors)
+    unsourced: int  # with no one .cu file to grade: none, several, a link (among the errors)
     layout: str
     ignored: list[str]
     seconds: float
@@ -145,7 +145,9 @@ def run_batch(
         store(out, plan.entry, plan.key, result, reason)
         if progress:
             score = f"{result.score:g}/{result.max_score:g}"
-            progress.graded(plan.entry.id, score, str(result.status), outcome.seconds)
+            progress.graded(
+                plan.entry.id, score, str(result.status), outcome.seconds, not result.graded
+            )
 
     with tempfile.TemporaryDirectory(prefix="grader-gates-") as gates:
         worker_spec = WorkerSpec(

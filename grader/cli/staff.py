@@ -52,7 +52,11 @@ def run_batch(args: argparse.Namespace) -> int:
     )
     print(
         f"This run graded {report.graded}, kept {report.reused} graded before"
-        + (f", and found no .cu file in {report.unsourced}." if report.unsourced else ".")
+        + (
+            f", and found no one .cu file to grade in {report.unsourced} (each one's row says why)."
+            if report.unsourced
+            else "."
+        )
     )
     if report.ignored:
         from grader.report.common import printable  # the names are the students' choosing

@@ -53,17 +53,18 @@ def test_batch_grades_a_folder_then_resumes(capsys, course, tmp_path, monkeypatc
     monkeypatch.delenv("GRADER_SECRET", raising=False)
     code, out, err = batch(capsys, course, tmp_path / "out")
     assert code == ExitCode.OK, err
-    statuses = "2 passed, 3 failed, 1 could not be graded"
+    # dee's kernel does not compile: a graded failure, as grader check says (exit 1)
+    statuses = "2 passed, 4 failed, 0 could not be graded"
     assert f"6 submissions (plain layout): {statuses}." in out
     assert "This run graded 6, kept 0 graded before." in out
     assert "Not submissions, left alone: README.txt" in out
     assert f"Gradebook: {tmp_path / 'out' / 'gradebook.csv'}" in out
     assert "[6/6]" in err  # plain progress lines off a terminal
-    assert "Finished 6 submissions" in err and "; 1 could not be graded." in err
+    assert "Finished 6 submissions" in err and "could not be graded" not in err
     page = (tmp_path / "out" / "summary.html").read_text()
     assert "6 submissions &middot;" in page
     assert all(f">{n} {what}<" in page for n, what in (
-        (2, "passed"), (3, "failed"), (1, "could not be graded")))  # fmt: skip
+        (2, "passed"), (4, "failed"), (0, "could not be graded")))  # fmt: skip
     with open(tmp_path / "out" / "gradebook.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert Counter(r["status"] for r in rows) == {"passed": 2, "failed": 3, "error": 1}
@@ -81,12 +82,18 @@ def test_a_source_over_the_limit_is_refused_from_its_size(capsys, tmp_path):
     with open(subs / "huge.cu", "wb") as f:
         f.truncate(8 << 30)  # sparse: 8 GiB that a read would have to allocate
     (subs / "empty").mkdir()
+    (subs / "two").mkdir()  # two files and no kernel.cu: a folder with .cu files, not none
+    (subs / "two" / "a.cu").write_text(BASELINE)
+    (subs / "two" / "b.cu").write_text(BASELINE)
     code, out, err = batch(capsys, subs, tmp_path / "out")
     assert code == ExitCode.OK, err
-    assert "3 submissions (plain layout): 1 passed, 0 failed, 2 could not be graded." in out
-    assert "This run graded 2, kept 0 graded before, and found no .cu file in 1." in out
+    assert "4 submissions (plain layout): 1 passed, 0 failed, 3 could not be graded." in out
+    assert "This run graded 2, kept 0 graded before, and found no one .cu file to grade in 2" in out
+    assert "no .cu file in" not in out
     with open(tmp_path / "out" / "gradebook.csv", newline="") as f:
-        huge = next(r for r in csv.DictReader(f) if r["student"] == "huge")
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    assert rows["two"]["reason"].startswith("two holds several .cu files (a.cu, b.cu)")
+    huge = rows["huge"]
     assert huge["status"] == "error"
     assert f"huge.cu is {8 << 30} bytes; a submission may be at most 262144" in huge["reason"]
 
