@@ -214,10 +214,13 @@ def _axes(launch: Mapping[str, int], code: str) -> str:
 
 def _advice(name: str | None, value: int, axes: str) -> str:
     size = name or str(value)
-    blocks = [f"#define BLOCK_{a} {size}" for a in axes]
-    tiles = " and ".join(f"TILE_{a}" for a in axes)
-    listed = f"{', '.join(blocks[:-1])} and {blocks[-1]}"
+    blocks = _both([f"#define BLOCK_{a} {size}" for a in axes])
+    tiles = _both([f"TILE_{a}" for a in axes])
     return (
-        f"If each block covers {value} elements per axis, say so: {listed} (one thread per "
+        f"If each block covers {value} elements per axis, say so: {blocks} (one thread per "
         f"element), or also {tiles} when threads compute several elements or load a halo."
     )
+
+
+def _both(words: list[str]) -> str:
+    return f"{', '.join(words[:-1])} and {words[-1]}"

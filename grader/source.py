@@ -267,9 +267,10 @@ def footer_errors(found: list[Diagnostic], text: str, shown: str) -> list[Diagno
     student's last line, replaced by one that says what nearly always puts them there:
     something the student's file leaves open at its end."""
     inside = [d for d in found if d.line is not None and d.line > last_line(text)]
-    if not inside:
-        return found
-    return [*(d for d in found if d not in inside), left_open(text, shown, inside[0].message)]
+    mine = [d for d in found if d not in inside]
+    if not inside or (mine and open_at_end(text) is None):  # the errors in the file say it
+        return mine
+    return [*mine, left_open(text, shown)]
 
 
 def last_line(text: str) -> int:
@@ -277,27 +278,23 @@ def last_line(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
-def left_open(text: str, shown: str, said: str) -> Diagnostic:
+def left_open(text: str, shown: str) -> Diagnostic:
     """A compile error for a file that leaves something open at its end, where the
-    compiler failed in what follows it (`said`)."""
+    compiler failed in what follows it (the footer), whatever it said there."""
     last = last_line(text)
     message = (
         f"{shown}:{last}: the compiler reached the end of your file (line {last}) with "
-        f"{_left_open(text)}, so it read the text the grader appends after your last line "
-        f"as part of it, and failed there ({_quoted(said)}). Close it in your file: every "
-        "{ needs its }, every /* its */."
+        f"{open_at_end(text) or 'something still open (a bracket, parenthesis or declaration)'}"
+        ", so it read the text the grader appends after your last line "
+        "as part of it, and failed there. Close it in your file: every { needs its }, every "
+        "/* its */."
     )
     return Diagnostic(Kind.COMPILE_ERROR, message, line=last)
 
 
-def _quoted(message: str) -> str:
-    """A compiler's message without the file and line it placed in the footer."""
-    return re.sub(r"^[^:\n]*:\d+:\s*", "", message)
-
-
-def _left_open(text: str) -> str:
+def open_at_end(text: str) -> str | None:
     """What `text` leaves open at its end: a /* comment, or a { (the outermost one not
-    closed), with its line; a generic phrase when neither is."""
+    closed), with its line; None when neither is."""
     for match in _TOKENS.finditer(text):
         token = match.group(0)
         if token.startswith("/*") and (len(token) < 4 or not token.endswith("*/")):
@@ -312,7 +309,7 @@ def _left_open(text: str) -> str:
     if opened:
         count = f"{len(opened)} {{ without their }}" if len(opened) > 1 else "a { without its }"
         return f"{count} (the first opens at line {line_of(text, opened[0])})"
-    return "something still open (a bracket, parenthesis or declaration)"
+    return None
 
 
 def launch_values(raw: list[int]) -> dict[str, int]:

@@ -25,7 +25,7 @@ from grader.backends.cpu.describe import Variable, describe
 from grader.backends.cpu.elf import Elf, ElfError
 from grader.interface import Interface, LaunchDefaults, module_size
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
-from grader.source import LAUNCH_SYMBOL, last_line, left_open, with_footer
+from grader.source import LAUNCH_SYMBOL, last_line, left_open, open_at_end, with_footer
 
 ARCH = "cpu"
 # Part of every build's cache key: raise it when what a build produces changes (4: the
@@ -377,8 +377,9 @@ def _footer_reached(found: list[Diagnostic], log: str, submission: Submission) -
     places = rf"^(?:In file included from )?{re.escape(shown)}:(\d{{1,9}})[:,]"
     if not any(int(m.group(1)) > last for m in re.finditer(places, log, re.MULTILINE)):
         return found
-    first = next((m["msg"].strip() for m in _MESSAGE.finditer(log)), "an error")
-    return [left_open(submission.text, shown, first)]
+    if open_at_end(submission.text) is None and any(d.line <= last for d in _errors(log, shown)):
+        return found  # the errors on the student's lines say it
+    return [left_open(submission.text, shown)]
 
 
 def _registration_errors(log: str) -> dict[int, str]:
