@@ -343,7 +343,17 @@ def _timeout(record: Record | None, kernel: str, timeout: float, locate: Locator
             kernel,
             line=line,
         )
-    if thread is not None and block is not None:
+    barriers = sorted(set(_numbers(record.get("barriers"))))
+    if block is not None and barriers:
+        # threads that keep meeting at barriers: the loop around them, whoever ran last
+        lines = " and ".join(str(n) for n in barriers)
+        plural = "s" if len(barriers) > 1 else ""
+        line = barriers[0]
+        running = (
+            f": the threads of block {_xyz(block)} kept meeting at the __syncthreads() at "
+            f"line{plural} {lines}, so a loop around {'them' if plural else 'it'} never ended"
+        )
+    elif thread is not None and block is not None:
         running = f": thread {_xyz(thread)} of block {_xyz(block)} was still running{_at(line)}"
     elif block is not None:
         running = f": the threads of block {_xyz(block)} were still running{_at(line)}"

@@ -559,6 +559,7 @@ void run_block(Worker& w, long b) {
     w.block = b;
     w.atomic_target = nullptr;
     ++w.epoch;
+    for (long& count : w.met_count) count = 0;
     blockIdx.x = (unsigned)(b % L.grid.x);
     blockIdx.y = (unsigned)((b / L.grid.x) % L.grid.y);
     blockIdx.z = (unsigned)(b / ((long)L.grid.x * L.grid.y));
@@ -616,6 +617,12 @@ extern "C" __attribute__((visibility("default"))) int grader_rt_barrier(int kind
     f.state = AT_BARRIER;
     f.bar_kind = kind;
     f.bar_line = line;
+    for (int k = 0; k < 4; ++k) {
+        if (w->met_count[k] && w->met_line[k] != line) continue;
+        w->met_line[k] = line;
+        ++w->met_count[k];
+        break;
+    }
     --w->n_runnable;
     w->bar_count += pred ? 1 : 0;
     yield(*w, f);

@@ -77,6 +77,9 @@ struct Worker {
     long block = 0;
     const void* atomic_target = nullptr;
     uint32_t epoch = 0; /* block starts and barriers released so far (hazards.cpp) */
+    /* the barrier lines the running block met, and how often (a hang's loop: signals.cpp) */
+    int met_line[4] = {0, 0, 0, 0};
+    long met_count[4] = {0, 0, 0, 0};
     /* for the watchdog and the fault handler */
     volatile int busy = 0;
     char* altstack = nullptr;

@@ -185,7 +185,17 @@ static void on_probe(int, siginfo_t*, void* ucv) {
     p.ready = 1;
 }
 
-static const int ROUNDS = 8; /* probes of each thread, 20 ms apart */
+static const int ROUNDS = 16; /* probes of each thread, 10 ms apart */
+
+/* The barriers the block's threads met at more than once each, at most four: threads
+   that keep meeting there are in a loop around them, whichever of them runs now. */
+static void barrier_lines(Line& l, const Worker* w) {
+    int found = 0;
+    for (int k = 0; k < 4; ++k) {
+        if (w->met_count[k] <= (long)w->n) continue;
+        l.str(found++ ? "," : " barriers=").num(w->met_line[k]);
+    }
+}
 
 static unsigned long long linear_block(const GUint3& b) {
     return b.x + (unsigned long long)gridDim.x * (b.y + (unsigned long long)gridDim.y * b.z);
@@ -204,7 +214,7 @@ static void fire() {
         for (int i = 0; i < threads; ++i) g_probes[i].ready = 0;
         pthread_kill(g_main, SIGUSR2);
         for (int i = 0; i < n && i + 1 < threads; ++i) pthread_kill(pool_thread(i), SIGUSR2);
-        struct timespec pause_ts = {0, 20 * 1000 * 1000};
+        struct timespec pause_ts = {0, 10 * 1000 * 1000};
         nanosleep(&pause_ts, nullptr);
         for (int i = 0; i < threads; ++i) seen[round][i] = g_probes[i];
     }
@@ -219,11 +229,13 @@ static void fire() {
         }
     }
     const Probe* one = nullptr;
+    int slot = 0;
     bool same_thread = true;
     for (int round = 0; round < ROUNDS; ++round) {
         for (int i = 1; i < threads; ++i) {
             const Probe& p = seen[round][i];
             if (!p.ready || !p.in_kernel || linear_block(p.block) != first) continue;
+            slot = i;
             if (one && (p.thread.x != one->thread.x || p.thread.y != one->thread.y ||
                         p.thread.z != one->thread.z)) {
                 same_thread = false;
@@ -233,6 +245,7 @@ static void fire() {
         }
     }
     if (one) {
+        barrier_lines(l, pool_worker(slot - 1));
         l.kvhex("pc", one->pc);
         if (same_thread) l.kv3("thread", one->thread.x, one->thread.y, one->thread.z);
         l.kv3("block", one->block.x, one->block.y, one->block.z);
