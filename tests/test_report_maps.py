@@ -17,7 +17,16 @@ from grader.report import annotate, maps, terminal
 from grader.report import html as html_report
 from grader.report import json as json_report
 from grader.report import markdown as markdown_report
-from grader.result import CaseResult, Diagnostic, ErrorMap, Kind, MapSlice, Result, Status
+from grader.result import (
+    CaseResult,
+    Diagnostic,
+    ErrorMap,
+    Kind,
+    MapSlice,
+    Mismatch,
+    Result,
+    Status,
+)
 
 FIXTURE = Path(__file__).parent / "data" / "reports" / "failing.json"
 SCRIPT = "<script>alert('pwned')</script>"
@@ -207,6 +216,23 @@ def test_html_map_is_inline_svg_with_tiles_and_legend():
     legend = " ".join(li.text_content() for li in box.xpath(".//ul[@class='legend']/li"))
     assert "NaN: 2069 elements" in legend and "right: 265220 elements" in legend
     assert "1 cell = 4 x 4 elements" in box.text_content()
+
+
+def test_html_counts_one_as_one_and_keeps_numbers_whole():
+    """ "1 mismatch" and "wrong: 1 element" (issue 20), and a number's cell never wraps
+    inside it (4.363e- / 06)."""
+    emap = _map(["r" * 15 + "w"] * 1 + ["r" * 16] * 15, (16, 16))
+    case = _failing_case("c", emap)
+    case.mismatches = 1
+    case.first_mismatch = Mismatch((0, 15), 1.0, 2.0)
+    page = html_report.render(_result(case))
+    doc = lxml_html.fromstring(page)
+    text = " ".join(doc.text_content().split())
+    assert "1 mismatch;" in text and "1 mismatches" not in text
+    legend = " ".join(li.text_content() for li in doc.xpath("//ul[@class='legend']/li"))
+    assert "wrong: 1 element" in legend and "wrong: 1 elements" not in legend
+    rule = re.search(r"td\.num \{[^}]*\}", page).group(0)
+    assert "white-space: nowrap" in rule
 
 
 def test_html_map_merges_runs_into_rectangles():
