@@ -43,6 +43,7 @@ def run_batch(args: argparse.Namespace) -> int:
         backend=args.backend,
         shard=shard,
         log=sys.stderr,
+        regrade=args.regrade,
     )
     out, counts = report.out, report.counts
     print(
@@ -163,6 +164,11 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
     add_submission_timeout(batch)
     batch.add_argument("--backend", choices=("auto", "cuda", "cpu"), default="auto")
     batch.add_argument("--shard", metavar="I/N", help="grade only shard I of N")
+    batch.add_argument(
+        "--regrade",
+        action="store_true",
+        help="grade into an OUT graded with another secret, grading every submission again",
+    )
     batch.add_argument(
         "--slurm",
         action="store_true",

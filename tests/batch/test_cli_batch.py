@@ -73,6 +73,24 @@ def test_batch_grades_a_folder_then_resumes(capsys, course, tmp_path, monkeypatc
     assert f"6 submissions (plain layout): {statuses}." in out
     assert "This run graded 0, kept 6 graded before." in out
     assert "6 submissions already graded" in err
+    # a secret now, where there was none: every row would quietly be graded again
+    before = (tmp_path / "out" / "gradebook.csv").read_text()
+    code, out, err = batch(capsys, course, tmp_path / "out", "--secret", "s")
+    assert code == ExitCode.USAGE and "was graded without a secret" in err and "--regrade" in err
+    assert (tmp_path / "out" / "gradebook.csv").read_text() == before
+
+
+def test_regrade_grades_into_a_folder_graded_with_another_secret(capsys, tmp_path):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    code, _, err = batch(capsys, subs, out, "--secret", "first")
+    assert code == ExitCode.OK, err
+    code, _, err = batch(capsys, subs, out, "--secret", "second")
+    assert code == ExitCode.USAGE and "was graded with another secret" in err
+    code, _, err = batch(capsys, subs, out, "--secret", "second", "--regrade")
+    assert code == ExitCode.OK, err
+    code, _, err = batch(capsys, subs, out, "--secret", "second")  # the record says second now
+    assert code == ExitCode.OK, err
 
 
 def test_a_source_over_the_limit_is_refused_from_its_size(capsys, tmp_path):
