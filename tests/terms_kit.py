@@ -105,19 +105,27 @@ def terms(element) -> tuple[np.ndarray, np.ndarray]:
 
 def values_at(inputs: dict[str, np.ndarray], needs) -> dict[str, np.ndarray]:
     """The inputs at the coordinates the sampler needs (None: all), 0 outside."""
-    out = {}
-    for name, coords in needs.items():
+    read = reader(inputs)
+    return {name: read(name, coords) for name, coords in needs.items()}
+
+
+def reader(inputs: dict[str, np.ndarray]):
+    """read(name, coords) over whole inputs, as the sampler's `needs` gets it."""
+
+    def read(name: str, coords) -> np.ndarray:
         values = widened(inputs[name])
         if coords is None:
-            out[name] = values
-            continue
+            return values
         shape = values.shape
         inside = np.logical_and.reduce(
             np.broadcast_arrays(*((c >= 0) & (c < n) for c, n in zip(coords, shape, strict=True)))
         )
+        if 0 in shape:
+            return np.zeros(inside.shape, values.dtype)
         clipped = tuple(np.clip(c, 0, n - 1) for c, n in zip(coords, shape, strict=True))
-        out[name] = np.where(inside, values[clipped], 0)
-    return out
+        return np.where(inside, values[clipped], 0)
+
+    return read
 
 
 @dataclass

@@ -82,15 +82,17 @@ def test_pitched_buffers_pad_rows():
 
 
 @pytest.mark.parametrize("name", sorted(all_labs()))
-def test_timing_launch_has_the_gpu_draw_its_inputs_and_sends_only_the_mask(name):
+def test_timing_launch_has_the_gpu_draw_its_inputs_and_sends_only_the_host_draws(name):
+    """The host sends the mask, and what the lab's own draw gives (a sparse matrix's
+    structure); the GPU draws every other input."""
     lab = get(name)
-    case = cases.timing_case(lab)
-    constants = cases.timing_constants(lab, case, seed=7)
+    case, constants = cases.timing_inputs(lab, seed=7)
     iface = default_interface(lab)
     sizes = launch_sizes(lab, case.sizes, iface)
     launch = timing_launch(lab, case, constants, iface)
     buffers = {p.array_name for k in lab.kernels for p in k.params if p.is_pointer}
-    assert set(constants) == {a.name for a in lab.inputs} - buffers
+    own = set(lab.draw(np.random.default_rng(7), case.sizes)[0]) if lab.draw else set()
+    assert set(constants) == ({a.name for a in lab.inputs} - buffers) | own
     for kernel, step in zip(lab.kernels, launch.steps, strict=True):
         for param, arg in zip(kernel.params, step.args, strict=True):
             if not param.is_pointer:
@@ -102,7 +104,9 @@ def test_timing_launch_has_the_gpu_draw_its_inputs_and_sends_only_the_mask(name)
             stride = sizes[param.pitch] // itemsize if param.pitch else shape[-1]
             assert arg.data.size == math.prod(shape[:-1]) * stride
             assert np.dtype(arg.data.dtype) == np.dtype(array.dtype)
-            if lab.is_input(array.name):
+            if array.name in own:
+                assert np.array_equal(arg.data, constants[array.name].reshape(-1))
+            elif lab.is_input(array.name):
                 assert isinstance(arg.data, Drawn)
             else:
                 assert isinstance(arg.data, Repeated) and arg.output
@@ -117,9 +121,8 @@ def test_timing_launch_has_the_gpu_draw_its_inputs_and_sends_only_the_mask(name)
 
 def test_timing_constants_come_from_the_seed():
     lab = get("conv2d")
-    case = cases.timing_case(lab)
-    one, again = (cases.timing_constants(lab, case, seed=1) for _ in range(2))
-    other = cases.timing_constants(lab, case, seed=2)
+    one, again = (cases.timing_inputs(lab, seed=1)[1] for _ in range(2))
+    other = cases.timing_inputs(lab, seed=2)[1]
     assert np.array_equal(one["mask"], again["mask"])
     assert not np.array_equal(one["mask"], other["mask"])
 

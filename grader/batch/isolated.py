@@ -44,7 +44,7 @@ def failure_result(
         max_score=correctness_max(lab, bool(secret)) + speed,
         compile=CompileInfo(ok=False, log=f"not graded: {reason}"),
         cases=[
-            CaseResult(c.name, c.visibility, dict(c.sizes), Status.ERROR, hint=reason)
+            CaseResult(c.name, c.visibility, c.shown_sizes, Status.ERROR, hint=reason)
             for c in casegen.cases_for(lab, secret)
         ],
         diagnostics=[Diagnostic(kind, reason)],
