@@ -356,10 +356,8 @@ def judge(
     result.output = outcome.output
     if not outcome.completed:
         result.status = Status.TIMEOUT if outcome.timed_out else Status.ERROR
-        result.hint = hints.partial_tile_fault(
-            lab.extent(case.sizes), build.interface.tile(), outcome.diagnostics
-        )
-        result.hint_kind = hints.kind_of(hints.partial_tile_fault) if result.hint else None
+        fault = hints.Fault(lab, sized.sizes, inputs, build.interface.tile(), outcome.diagnostics)
+        result.hint_kind, result.hint = hints.fault_hint(fault) or (None, None)
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
     allowed = allowances(lab, sized, inputs)
@@ -388,10 +386,7 @@ def judge(
     if failing:
         cmp = failing[0]
         ctx = hints.Context(lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile())
-        # the lab's patterns are of wrong elements; lower precision may have none
-        detectors = lab.hints if cmp.bad.any() else ()
-        found = hints.first_match((*detectors, hints.lower_precision), ctx)
-        result.hint_kind, result.hint = found or (None, None)
+        result.hint_kind, result.hint = hints.output_hint(ctx) or (None, None)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED
     return result
