@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader.cases import widened
 from grader.compare import PRECISION, Comparison, close
 from grader.labs.model import Lab, Role
 from grader.result import CaseResult, Diagnostic, Kind
@@ -66,7 +67,7 @@ def reference_with(ctx: Context, **changed: np.ndarray) -> np.ndarray:
     """The failing output as the lab's reference computes it from the case's inputs with
     some of them `changed` (name=values): what a kernel with a given bug would give.
     Compare it with ctx.cmp.got within ctx.tol (grader.compare.close)."""
-    inputs = {k: v.astype(np.float64) for k, v in ctx.inputs.items()}
+    inputs = {k: widened(v) for k, v in ctx.inputs.items()}
     inputs.update(changed)
     return ctx.lab.reference(inputs, ctx.sizes)[ctx.cmp.name]
 

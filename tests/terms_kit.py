@@ -99,6 +99,8 @@ def terms(element) -> tuple[np.ndarray, np.ndarray]:
             stack += (node.right, node.left)
         elif type(node) is Term:
             factors.append(node.factors)
+    if not factors:  # an element that sums nothing (an empty row)
+        return np.zeros(0), np.zeros(0, np.float32)
     table = np.array(factors, np.float64).reshape(len(factors), -1)
     return table.prod(axis=1), table.astype(np.float32).prod(axis=1, dtype=np.float32)
 
@@ -157,8 +159,9 @@ def sums_of(lab: Lab, sizes, values: dict[str, np.ndarray], axes, output: str, r
 
 
 def padded(rows: list[np.ndarray], dtype) -> np.ndarray:
-    """Rows of different lengths as one array, padded with zeros (adding 0 is exact)."""
-    out = np.zeros((len(rows), max((len(r) for r in rows), default=0)), dtype)
+    """Rows of different lengths as one array, padded with zeros (adding 0 is exact), at
+    least one column wide."""
+    out = np.zeros((len(rows), max((len(r) for r in rows), default=1) or 1), dtype)
     for i, row in enumerate(rows):
         out[i, : len(row)] = row
     return out
