@@ -76,7 +76,7 @@ def test_the_scaffolded_reference_grades_through_labs_and_through_the_environmen
 def test_labs_and_template_see_the_course_root(root, capsys, tmp_path):
     code, out, _ = run(capsys, "labs", "--labs", str(root))
     assert code == ExitCode.OK
-    assert len([line for line in out.splitlines() if line[:1].isalnum()]) == 12
+    assert len([line for line in out.splitlines() if line[:1].isalnum()]) == 14
     assert f"from the lab root {root}" in out
     code, _, err = run(capsys, "template", NAME, str(tmp_path / "work"), "--labs", str(root))
     assert code == ExitCode.OK, err

@@ -21,7 +21,8 @@ import numpy as np
 
 from grader import hints
 from grader.compare import close
-from grader.labs.model import Sampler
+from grader.labs import common
+from grader.labs.model import Array, Case, Lab, Sampler, Scoring
 
 CAP = 64  # a power-law row has at most CAP * per_row entries
 EXPONENT = 2.0  # of the power law: P(length > k) = (start / k)^EXPONENT
@@ -206,9 +207,9 @@ def _lengths(ctx: hints.Context) -> np.ndarray | None:
     return None
 
 
-def past_the_entries(bound: str) -> hints.Detector:
-    """A fault past the end of col_idx or values: the row loop runs one entry too far
-    (`<=` where `<` belongs). `bound` is how the lab writes the row's end."""
+def past_the_entries(cause: str) -> hints.Detector:
+    """A fault past the end of col_idx or values, which `cause` explains, in the lab's
+    own words (a row loop that runs one entry too far)."""
 
     def detect(fault: hints.Fault) -> str | None:
         gone = hints.strayed(fault)
@@ -217,9 +218,7 @@ def past_the_entries(bound: str) -> hints.Detector:
             return None
         return (
             f"The kernel read past the end of {hints.listing(arrays)}, which hold the "
-            f"{fault.sizes['nnz']} entries of the matrix. A row's entries end before "
-            f"{bound}: loop while j < {bound}, not j <= {bound} (the last row's loop then "
-            "reads one entry past the last one)."
+            f"matrix's {fault.sizes['nnz']} entries. {cause}"
         )
 
     return detect
@@ -267,4 +266,68 @@ def x_by_entry(ctx: hints.Context) -> str | None:
     return (
         "Each sum multiplies values[j] by x[j], where it needs x[col_idx[j]]: x is indexed "
         "by the entry's column, not by its place j in col_idx and values."
+    )
+
+
+# -- the labs' common part ----------------------------------------------------------------
+
+
+def _case(name: str, rows: int, cols: int, visibility: str = "public", **knobs) -> Case:
+    return Case(name, {"num_rows": rows, "num_cols": cols, **knobs}, visibility)
+
+
+PUBLIC = (
+    _case("uniform-517x517", 517, 517, per_row=4),
+    _case("power-law-1000x800", 1000, 800, per_row=8, power_law=1),
+    _case("long-row-300x2000", 300, 2000, per_row=3, long_row=1500, empty=10),
+)
+
+# One row; empty rows; all empty; wide and tall; a row longer than all the others
+# together; power-law rows at the largest size.
+HIDDEN = (
+    _case("one-row-1x50", 1, 50, "hidden", per_row=10),
+    _case("empty-rows-517x300", 517, 300, "hidden", per_row=5, empty=40),
+    _case("all-empty-517x517", 517, 517, "hidden", per_row=0),
+    _case("wide-200x5000", 200, 5000, "hidden", per_row=30),
+    _case("tall-4099x64", 4099, 64, "hidden", per_row=6),
+    _case("long-row-517x4096", 517, 4096, "hidden", per_row=2, long_row=3000),
+    _case("power-law-30011x20000", 30011, 20000, "hidden", per_row=10, power_law=1),
+)
+
+# About 10 million entries, power-law rows of 5 to 640.
+TIMING = {"num_rows": 1 << 20, "num_cols": 1 << 20, "per_row": 10, "power_law": 1}
+
+
+def random_sizes(rng: np.random.Generator) -> dict[str, int]:
+    return {
+        "num_rows": int(rng.integers(1, 20000)),
+        "num_cols": int(rng.integers(1, 20000)),
+        "per_row": int(rng.integers(0, 17)),
+        "power_law": int(rng.integers(0, 2)),
+        "long_row": int(rng.choice([0, 0, 2000])),
+        "empty": int(rng.choice([0, 10, 50])),
+    }
+
+
+def spmv_lab(inputs: tuple[Array, ...], own_hints: tuple = (), **specific) -> Lab:
+    """A sparse matrix-vector lab: y = A x from the format's `inputs` (x follows them), on
+    the cases above, the grid over y's rows; `own_hints` follow the shared ones, and
+    `specific` gives the rest (title, summary, kernel, draw, reference, work, sampler,
+    fault_hints)."""
+    return Lab(
+        inputs=(*inputs, Array("x", lambda s: (s["num_cols"],))),
+        outputs=(Array("y", lambda s: (s["num_rows"],)),),
+        extent=lambda s: (s["num_rows"], 1, 1),
+        public_cases=PUBLIC,
+        hidden_cases=HIDDEN,
+        random_sizes=random_sizes,
+        random_cases=2,
+        timing_sizes=TIMING,
+        dims=1,
+        forbidden=common.FORBIDDEN,
+        hints=(hints.nothing_written, empty_rows_unwritten, hints.partly_unwritten, *own_hints),
+        cross_case_hints=(),
+        scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),
+        bound="memory",
+        **specific,
     )
