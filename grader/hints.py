@@ -35,9 +35,9 @@ from grader.result import CaseResult, Diagnostic, Kind
 class Context:
     """A case whose output has wrong elements, as a detector of Lab.hints sees it."""
 
-    lab: Lab
+    lab: Lab  # the lab being graded
     sizes: dict[str, int]  # the case's, with the submission's launch macros
-    inputs: dict[str, np.ndarray]
+    inputs: dict[str, np.ndarray]  # the case's inputs, by array name, as the kernel got them
     cmp: Comparison  # the first failing output: expected, got, bad, unwritten, nan
     tol: np.ndarray  # the tolerance of each of its elements
     tile: tuple[int, int, int]  # the submission's TILE_X, TILE_Y, TILE_Z
@@ -49,11 +49,11 @@ class Fault:
     it: no output, only what the backend found (`diagnostics`; `strayed` reads which
     buffers an access left)."""
 
-    lab: Lab
+    lab: Lab  # the lab being graded
     sizes: dict[str, int]  # the case's, with the submission's launch macros
-    inputs: dict[str, np.ndarray]
+    inputs: dict[str, np.ndarray]  # the case's inputs, by array name, as the kernel got them
     tile: tuple[int, int, int]  # the submission's TILE_X, TILE_Y, TILE_Z
-    diagnostics: list[Diagnostic]
+    diagnostics: list[Diagnostic]  # what the backend found: out_of_bounds, crash, timeout
 
 
 Detector = Callable[[Context], str | None]
@@ -99,6 +99,7 @@ def size_named(lab: Lab, sizes: dict[str, int], value: int) -> str | None:
 
 
 def nothing_written(ctx: Context) -> str | None:
+    """Every element still holds the poison: the kernel stored nothing."""
     if not ctx.cmp.unwritten.all():
         return None
     return (
@@ -109,6 +110,7 @@ def nothing_written(ctx: Context) -> str | None:
 
 
 def partly_unwritten(ctx: Context) -> str | None:
+    """Some elements, not all, were never written: named by the box they span."""
     missing = ctx.cmp.unwritten
     if not missing.any() or missing.all():
         return None
@@ -169,6 +171,7 @@ def ghost_border(rule: str) -> Detector:
 
 
 def transposed(ctx: Context) -> str | None:
+    """A square output that is the transpose of the right one."""
     got, want = ctx.cmp.got, ctx.cmp.expected
     if got.ndim != 2 or got.shape[0] != got.shape[1] or got.shape[0] < 2:
         return None
@@ -327,6 +330,7 @@ def truncated_sum(first: str, second: str) -> Detector:
 
 
 def pitch_ignored(ctx: Context) -> str | None:
+    """NaN read from, or elements left in, the padding of pitched rows."""
     if not (ctx.cmp.nan.any() or ctx.cmp.unwritten.any()):
         return None
     pitched = [p for p in ctx.lab.kernel.params if p.pitch]
@@ -418,6 +422,7 @@ def first_match(detectors, ctx: Context) -> tuple[str, str] | None:
 
 
 def first_hint(detectors, ctx: Context) -> str | None:
+    """The first hint a detector gives, without its family."""
     match = first_match(detectors, ctx)
     return match[1] if match else None
 
