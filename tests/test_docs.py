@@ -3,6 +3,7 @@ describe (docs/build_reference.py): the committed pages must be what it writes n
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 from pathlib import Path
 
@@ -46,7 +47,6 @@ def test_the_lab_model_page_documents_every_field_of_every_class():
 def test_an_undocumented_field_stops_the_page():
     build = builder()
     source = "class Thing:\n    documented: int\n    '''Yes.'''\n    bare: str\n"
-    import ast
 
     with pytest.raises(build.Undocumented, match=r"Thing\.bare has no documentation"):
         build._fields(source, ast.parse(source).body[0])
