@@ -8,10 +8,18 @@ from lab_kit import default_interface
 
 from grader import cases
 from grader.backends.base import POISON_BITS, Buffer, Drawn, Repeated, Scalar, as_bits, filled
+from grader.backends.cuda import protocol
 from grader.compare import poisoned
 from grader.interface import Interface
 from grader.labs import all_labs, get
-from grader.launch import PADDING_BITS, Layout, launch_sizes, make_launch, timing_launch
+from grader.launch import (
+    PADDING_BITS,
+    Layout,
+    launch_sizes,
+    make_launch,
+    timing_launch,
+    timing_launches,
+)
 
 
 def interface(block=(16, 16, 1), tile=None):
@@ -117,6 +125,22 @@ def test_timing_launch_has_the_gpu_draw_its_inputs_and_sends_only_the_host_draws
         values = launch.constants[const.name]
         mask = constants[const.array].reshape(-1)
         assert np.array_equal(values[: mask.size], mask) and np.isnan(values[mask.size :]).all()
+
+
+def test_a_structure_the_host_drew_crosses_to_the_gpu_once_for_both_kernels():
+    """spmv-csr's row_ptr and col_idx are one array each in the student's and the
+    reference's launch (tiles of their own), so the message to the GPU holds them once."""
+    lab = get("spmv-csr")
+    case, host = cases.timing_inputs(lab, 3, cases.public_cases(lab)[1])
+    student, reference = interface((256, 1, 1)), interface((128, 1, 1), (4, 1, 1))
+    launches = timing_launches(lab, case, host, student, reference)
+    table = protocol.ArrayTable()
+    for launch in launches:
+        protocol.encode_launch(launch, ["spmv_csr"], table)
+    sizes = [a.size for a in table.arrays]
+    assert sizes.count(case.sizes["nnz"]) == 1 and sizes.count(case.sizes["num_rows"] + 1) == 1
+    assert sum(sizes) == case.sizes["nnz"] + case.sizes["num_rows"] + 1 + 2  # and y's poison
+    assert launches[0].grid != launches[1].grid
 
 
 def test_timing_constants_come_from_the_seed():
