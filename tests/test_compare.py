@@ -146,14 +146,16 @@ def test_each_sparse_row_is_held_to_its_own_entries(name):
     inputs = cases.make_inputs(lab, case)
     allowed = allowances(lab, case, inputs)["y"]
     widened = {k: cases.widened(v) for k, v in inputs.items()}
-    lengths = lab.reference({**widened, "values": np.ones_like(widened["values"]),
-                             "x": np.ones_like(widened["x"])}, case.sizes)["y"]  # fmt: skip
+
+    def y_of(values, x):
+        return lab.reference({**widened, "values": values, "x": x}, case.sizes)["y"]
+
+    lengths = y_of(np.ones_like(widened["values"]), np.ones_like(widened["x"]))
     longest = int(np.argmax(lengths))
     assert lengths[longest] == case.sizes["long_row"] == lengths.max() > 10 * np.median(lengths)
     tol = allowed.tolerance
     short = (lengths > 0) & (lengths <= 4)
     assert tol[longest] > 20 * tol[short].max()
     assert np.all(tol[lengths == 0] == tol[lengths == 0][0]) and (lengths == 0).any()
-    bound = np.abs(widened["values"])
-    magnitude = lab.reference({**widened, "values": bound, "x": np.abs(widened["x"])}, case.sizes)
-    np.testing.assert_allclose(allowed.magnitude, magnitude["y"])
+    magnitude = y_of(np.abs(widened["values"]), np.abs(widened["x"]))
+    np.testing.assert_allclose(allowed.magnitude, magnitude)
