@@ -326,10 +326,11 @@ class Lab:
     """The default BLOCK_X, BLOCK_Y, BLOCK_Z; None: by `dims` (256; 16x16; 8x8x8)."""
     tile: tuple[str, str, str] = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z")
     """The default TILE_X, TILE_Y, TILE_Z, as C expressions."""
-    tolerance: Callable[[Sizes, np.ndarray], np.ndarray] | None = None
-    """tolerance(sizes, bound): the error allowed for elements whose sums of |terms| are
-    `bound`; None: what float32 summation of each element's own terms can be off by
-    (grader.compare), with a precision test over the output."""
+    tolerance: Callable[[Sizes, np.ndarray, np.ndarray], np.ndarray] | None = None
+    """tolerance(sizes, bound, terms): the error allowed for each element, from its own
+    sum of |terms| (`bound`) and count of terms (`terms`), both computed from the case's
+    inputs (a sparse row's own entries); None: what float32 summation of those terms can
+    be off by (grader.compare), with a precision test over the output."""
     limits: Mapping[str, int] = field(default_factory=dict)
     """The largest launch macros the lab accepts ({"TILE_X": 65536}): a file that
     defines a larger one is not run (grader.interface.check_limits)."""
