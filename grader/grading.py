@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import math
 import secrets
+import signal
 import statistics
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +27,7 @@ from grader import (
     interface,
     labs,
     launch_macros,
+    rules,
     scoring,
     timing_check,
 )
@@ -38,6 +43,7 @@ from grader.backends.base import (
 )
 from grader.compare import Comparison, allowances, compare
 from grader.errors import UsageError
+from grader.files import readable
 from grader.interface import LAUNCH_MACROS
 from grader.labs.model import Case, Lab
 from grader.launch import Layout, at_launch, make_launch, timing_launches
@@ -56,10 +62,14 @@ from grader.source import link_on_the_way, read_submission, static_checks
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
 # Diagnostics that do not fail a case by themselves.
 INFORMATIVE = {Kind.OUTPUT}
+SANITIZE_FACTOR = 10  # a case under a sanitizer may take this many times its timeout
 SANITIZER_FOUND = (
     "The output matched, but the sanitizer saw the kernel do something undefined (below): "
     "a result that is right by luck can be wrong on another GPU, size or run."
 )
+
+
+SLACK = 60.0  # seconds of a submission's deadline beyond what its compiles and cases need
 
 
 @dataclass
@@ -73,11 +83,55 @@ class Options:
     timing_budget: float = defaults.TIMING_BUDGET
     jobs: int | None = None
     timing_seed: int | None = None  # None: a fresh one for every grading
+    submission_timeout: float | None = None  # check's deadline; None: one no honest grading reaches
+
+
+def default_submission_timeout(
+    lab: Lab, case_timeout: float, timing: bool, secret: str | None, sanitize: bool = False
+) -> float:
+    """A deadline no honest grading reaches: every build at the compile timeout, every
+    case twice at the case timeout (the CPU backend runs two thread orders), timing, and
+    each public case under each sanitizer tool, loaded and run at its own limits."""
+    cases = casegen.cases_for(lab, secret)
+    builds = len({tuple(sorted(lab.macro_values(c.sizes).items())) for c in cases})
+    seconds = (builds + (2 if timing else 0)) * defaults.COMPILE_TIMEOUT
+    seconds += 2 * case_timeout * len(cases) + SLACK
+    if sanitize:
+        public = sum(c.visibility == "public" for c in cases)
+        seconds += 3 * public * (defaults.COMPILE_TIMEOUT + SANITIZE_FACTOR * case_timeout)
+    return seconds + (2 * defaults.TIMING_BUDGET if timing else 0.0)
+
+
+class DeadlinePassed(BaseException):
+    """The whole grading took longer than its deadline. A BaseException, as Ctrl-C is: it
+    unwinds through every `finally` that stops a worker or removes a folder, and no
+    `except Exception` on the way keeps the grading going."""
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raise DeadlinePassed in this thread once `seconds` have passed (SIGALRM, which only
+    the main thread receives; elsewhere there is no deadline)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise DeadlinePassed
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def check(lab: str, path: Path, options: Options) -> Result:
-    """Grade the file at `path` for `lab`. Raises GraderError only for problems of usage
-    or setup; everything about the submission itself goes into the Result."""
+    """Grade the file at `path` for `lab`, within the submission timeout. Raises
+    GraderError only for problems of usage or setup; everything about the submission
+    itself goes into the Result, a grading that passed its deadline too."""
     spec = labs.get(lab)
     path = Path(path)
     link = link_on_the_way(path)
@@ -98,10 +152,59 @@ def check(lab: str, path: Path, options: Options) -> Result:
         raise UsageError(f"There is no file {path}.")
     if not path.is_file():
         raise UsageError(f"{path} is not a regular file (a device or a FIFO); give a .cu file.")
+    seconds = options.submission_timeout or default_submission_timeout(
+        spec, options.timeout, options.timing, options.secret, options.sanitize
+    )
     with get_backend(
         options.backend, jobs=options.jobs, allow_unsandboxed=options.allow_unsandboxed
     ) as backend:
-        return grade(spec, path, backend, options)
+        device = backend.device()
+        try:
+            with _deadline(seconds):
+                return grade(spec, path, backend, options)
+        except DeadlinePassed:
+            # what ran is lost, as in a batch: its workers were stopped mid-case
+            reason = (
+                f"Grading took longer than {seconds:g} s (--submission-timeout) and was "
+                "stopped; the cases that ran are lost."
+            )
+            speed = options.timing and backend.measures_speed()
+            name = readable(path.name)
+            return not_graded(spec, name, reason, Kind.TIMEOUT, (backend.name, device),
+                              options.secret, speed)  # fmt: skip
+
+
+def not_graded(
+    lab: Lab,
+    submission: str,
+    reason: str,
+    kind: Kind,
+    backend: tuple[str, str],
+    secret: str | None,
+    speed: bool,
+) -> Result:
+    """The result of a submission that could not be graded (`backend` is the backend's
+    name and device): every case an error, no points, and the maximum it would have
+    had, so that it adds up like the others."""
+    cases = [
+        CaseResult(c.name, c.visibility, c.shown_sizes, Status.ERROR, hint=reason)
+        for c in casegen.cases_for(lab, secret)
+    ]
+    most = scoring.total(lab.scoring, cases, bool(secret), None, speed, False).max_points
+    return Result(
+        lab=lab.name,
+        submission=submission,
+        backend=backend[0],
+        device=backend[1],
+        status=Status.ERROR,
+        score=0.0,
+        max_score=most,
+        compile=CompileInfo(ok=False, log=f"not graded: {reason}"),
+        cases=cases,
+        diagnostics=[Diagnostic(kind, reason)],
+        kernel=lab.kernel.name,
+        grader_version=grader.__version__,
+    )
 
 
 def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
@@ -138,9 +241,13 @@ class Grading:
     options: Options
     result: Result
     builds: dict[tuple, Build] = field(default_factory=dict)
+    census: str | None = None  # the case whose run counts what the kernel executed
+    stopping: set[str] = field(default_factory=set)  # findings of rules that block cases
+    counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
 
     def run(self) -> None:
         all_cases = casegen.cases_for(self.lab, self.options.secret)
+        self.census = rules.census_case(self.lab, all_cases)
         for case in all_cases:
             self.result.cases.append(self.grade_case(case))
         if not self.options.secret:
@@ -149,15 +256,19 @@ class Grading:
         if self.options.sanitize:
             self.sanitize(all_cases)
         self.race_fails_every_case()
+        self.executed_rules()
         self.result.performance = self.performance()
 
     # -- builds ---------------------------------------------------------------------------
 
     def build_for(self, case: Case) -> Build:
         macros = self.lab.macro_values(case.sizes)
-        key = tuple(sorted(macros.items()))
+        census = case.name == self.census
+        key = (*sorted(macros.items()), census)
         if key not in self.builds:
-            build = self.backend.build(self.submission, macros, self.lab.launch_defaults)
+            build = self.backend.build(
+                self.submission, macros, self.lab.launch_defaults, census=census
+            )
             self.builds[key] = build
             self.absorb(build, case)
         return self.builds[key]
@@ -169,6 +280,11 @@ class Grading:
         found = list(build.diagnostics)
         if build.interface is not None:
             found += interface.check(self.lab, build.interface, case.sizes)
+            kernel = self.lab.kernel.name
+            for rule in self.lab.requirements:
+                message = rule.check(build.interface, kernel) if rule.blocks else None
+                if message:
+                    self.stopping.add(message)
             if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
                 self.result.launch = launch_macros.describe(
                     self.submission.text, build.interface.launch, build.macros
@@ -182,7 +298,7 @@ class Grading:
     def grade_case(self, case: Case) -> CaseResult:
         start = time.monotonic()
         build = self.build_for(case)
-        blocked = [d for d in build.diagnostics if d.kind in BLOCKING]
+        blocked = [d for d in build.diagnostics if d.kind in BLOCKING or d.message in self.stopping]
         hangs = sum(c.status == Status.TIMEOUT for c in self.result.cases)
         if not build.ok or blocked:
             result = _not_run(case, blocked, build)
@@ -205,6 +321,8 @@ class Grading:
         expected = casegen.expected_outputs(self.lab, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
         outcome = self.backend.run(build, launch, self.options.timeout)
+        if outcome.completed and case.name == self.census:
+            self.counted.append((case.name, outcome.executed))
         return judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
 
     def cross_case_hints(self) -> None:
@@ -255,6 +373,16 @@ class Grading:
                 )
             )
 
+    def executed_rules(self) -> None:
+        """The lab's rules against what the kernel executed in the cases (grader.rules)."""
+        built = next((b.interface for b in self.builds.values() if b.ok), None)
+        if built is None:
+            return
+        found, notes = rules.judge(self.lab, built, self.counted)
+        known = {(d.kind, d.message) for d in self.result.diagnostics}
+        self.result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
+        self.result.notes += [n for n in notes if n not in self.result.notes]
+
     # -- sanitizer and timing -------------------------------------------------------------
 
     def sanitize(self, all_cases: list[Case]) -> None:
@@ -281,7 +409,9 @@ class Grading:
         for build, runs in groups.values():
             launches = [launch for _, launch in runs]
             try:
-                found = self.backend.sanitize(build, launches, self.options.timeout * 10)
+                found = self.backend.sanitize(
+                    build, launches, self.options.timeout * SANITIZE_FACTOR
+                )
             except BackendUnavailable as why:
                 self.result.notes.append(f"--sanitize did not run: {why}")
                 return

@@ -52,6 +52,26 @@ class KernelSig:
 
 
 @dataclass
+class Executed:
+    """What one kernel executed in one run, where the backend counted it (None where it
+    did not): loads from shared memory, and atomic read-modify-write operations. Counts
+    come from the run, so a branch never taken counts nothing."""
+
+    shared_loads: int | None = None
+    atomics: int | None = None
+
+    def plus(self, other: Executed) -> Executed:
+        """Both runs' counts together (a kernel launched twice in one launch)."""
+
+        def add(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return Executed(
+            add(self.shared_loads, other.shared_loads), add(self.atomics, other.atomics)
+        )
+
+
+@dataclass
 class ConstantSig:
     name: str
     size: int  # bytes
@@ -64,6 +84,8 @@ class Interface:
     constants: dict[str, ConstantSig] = field(default_factory=dict)
     launch: dict[str, int] = field(default_factory=dict)  # BLOCK_X .. TILE_Z
     dynamic_shared: bool = False  # the module declares extern __shared__ memory
+    # CUDA libraries the module holds, each with what shows it (grader.libraries)
+    libraries: dict[str, str] = field(default_factory=dict)
 
     def block(self) -> tuple[int, int, int]:
         return (self.launch["BLOCK_X"], self.launch["BLOCK_Y"], self.launch["BLOCK_Z"])

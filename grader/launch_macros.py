@@ -24,7 +24,11 @@ _STEP = re.compile(
 )
 # A second factor after `2 * blockIdx.x`: `* BLOCK_X`, `* blockDim.x` (2 * BLOCK_X in all)
 _MORE = re.compile(r"\s*\*\s*(blockDim\s*\.\s*[xyz]|\(?\s*[A-Za-z_]\w*\s*\)?|\d+)")
-_SHARED = re.compile(r"\b__shared__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*((?:\[[^\]]+\]\s*){2,});")
+# Bounded, so that each __shared__ is read a few hundred characters on at most, however
+# many there are: a real declaration is far shorter.
+_SHARED = re.compile(
+    r"\b__shared__\b[^;{}()]{0,200}?\b([A-Za-z_]\w*+)\s*+((?:\[[^\]\[]{1,200}\]\s*+){2,8});"
+)
 _TILE_LIKE = re.compile(r"TILE|BLOCK", re.IGNORECASE)
 _OPS = {
     ast.Add: operator.add,
@@ -49,11 +53,14 @@ def describe(text: str, launch: Mapping[str, int], macros: Mapping[str, int]) ->
 
 
 class _Values:
-    """Values of simple macros: integer arithmetic over numbers and other macros."""
+    """Values of simple macros: integer arithmetic over numbers and other macros, each
+    macro worked out once (a macro naming another twice, again and again, would double
+    the work at every level), each value within 64 bits."""
 
     def __init__(self, defines: Mapping[str, str], fixed: Mapping[str, int]):
         self.defines = defines
         self.fixed = dict(fixed)
+        self.worked_out: dict[str, int | None] = {}
 
     def of(self, expression: str, depth: int = 0) -> int | None:
         if depth > 16:
@@ -67,17 +74,29 @@ class _Values:
         text = re.sub(r"\b[A-Za-z_]\w*\b", name, text)
         try:
             return _evaluate(ast.parse(text, mode="eval").body)
-        except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        except (SyntaxError, ValueError, ZeroDivisionError, RecursionError, MemoryError):
             return None
 
     def name(self, name: str, depth: int = 0) -> int | None:
         if name in self.fixed:
             return self.fixed[name]
-        body = self.defines.get(name)
-        return self.of(body, depth) if body else None
+        if name not in self.worked_out:
+            body = self.defines.get(name)
+            self.worked_out[name] = self.of(body, depth) if body else None
+        return self.worked_out[name]
 
 
 def _evaluate(node: ast.AST) -> int:
+    return _within_64_bits(_value(node))
+
+
+def _within_64_bits(value: int) -> int:
+    if not -(1 << 63) <= value < 1 << 64:
+        raise ValueError("not a size")
+    return value
+
+
+def _value(node: ast.AST) -> int:
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
@@ -89,6 +108,8 @@ def _evaluate(node: ast.AST) -> int:
             return int(left / right) if right else _raise()
         if isinstance(node.op, ast.Mod):
             return int(left - right * int(left / right)) if right else _raise()
+        if isinstance(node.op, ast.LShift | ast.RShift) and not 0 <= right < 64:
+            raise ValueError("not a shift of a size")
         if type(node.op) in _OPS:
             return _OPS[type(node.op)](left, right)
     raise ValueError("not a constant expression")

@@ -6,6 +6,7 @@ Both backends use this where nvcc exists: nvcc is the judge of CUDA syntax."""
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -14,16 +15,18 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
-from grader import build_cache, defaults, scratch
+from grader import build_cache, defaults, libraries, ptx, scratch
 from grader.backends.base import Submission
 from grader.backends.cpu import toolchain
 from grader.interface import (
+    LAUNCH_MACROS,
     ConstantSig,
     Interface,
     KernelSig,
@@ -33,7 +36,15 @@ from grader.interface import (
     module_size,
 )
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
-from grader.source import LAUNCH_SYMBOL, launch_values, line_of, strip_comments, with_footer
+from grader.source import (
+    LAUNCH_SYMBOL,
+    last_before,
+    launch_values,
+    line_of,
+    next_of,
+    strip_comments,
+    with_footer,
+)
 
 
 @cache
@@ -63,6 +74,7 @@ class Inspection:
     interface: Interface | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     source: str = ""  # the text compiled: the submission and the footer
+    ptx: str = ""  # what nvcc made of it, for the GPU's census (backends/cuda/census.py)
 
 
 # The folder the nvcc of sandboxed_nvcc may use; compile_folder sets it.
@@ -139,6 +151,7 @@ def inspect(
     result = _read(raw, submission.name, arch)
     result.diagnostics = grader_macros(result.diagnostics, submission.text, macros, submission.name)
     result.source = source
+    result.ptx = raw["ptx"]
     return result
 
 
@@ -149,15 +162,18 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
     name = safe_name(shown_name)
     (tmp / name).write_text(source)
     flags = ["-arch", arch, "-lineinfo", *macro_flags(macros)]
-    ptx = tmp / "module.ptx"
-    run = toolchain.run_compiler([nvcc, "-ptx", *flags, "-o", str(ptx), str(tmp / name)], tmp)
+    ptx, deps = tmp / "module.ptx", tmp / "module.d"
+    run = toolchain.run_compiler(
+        [nvcc, "-ptx", *flags, "-MD", "-MF", str(deps), "-o", str(ptx), str(tmp / name)], tmp
+    )
     raw = {
         "ok": run.code == 0 and not run.stopped,
         "log": clean_log(run.log, tmp, name, shown_name),
     }
-    raw.update(ptx="", ptxas="", stopped=run.stopped)
+    raw.update(ptx="", ptxas="", deps="", stopped=run.stopped)
     if raw["ok"]:
         raw["ptx"] = ptx.read_text()
+        raw["deps"] = deps.read_text() if deps.exists() else ""
         ptxas = str(Path(nvcc).with_name("ptxas"))
         cubin = str(tmp / "module.cubin")
         raw["ptxas"] = toolchain.run_compiler(
@@ -177,7 +193,7 @@ def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
         return Inspection(
             CompileInfo(ok=False, log=log, arch=arch), None, compile_diagnostics(log, shown_name)
         )
-    interface = parse_ptx(raw["ptx"])
+    interface = parse_ptx(raw["ptx"], raw.get("deps", ""))
     too_large = module_size(raw["module_bytes"], interface)
     if too_large:
         return Inspection(CompileInfo(ok=False, log=log, arch=arch), None, [too_large])
@@ -196,9 +212,11 @@ def clean_log(log: str, tmp: Path, name: str, shown: str) -> str:
 
 # nvcc's front end writes "file(12): error: ...", its preprocessor (the host compiler's)
 # "file:12:3: fatal error: ...".
+# Bounded, as the log quotes the student's lines: a line number int() can read, and a few
+# words between the severity and the message, so no line is read again from every colon.
 _MESSAGE = re.compile(
-    r"^(?P<file>.+?)(?:\((?P<line>\d+)\):|:(?P<cline>\d+):(?:\d+:)?) "
-    r"(?:fatal )?(?P<sev>error|warning)\b[^:]*: (?P<msg>.*)$"
+    r"^(?P<file>.+?)(?:\((?P<line>\d{1,9})\):|:(?P<cline>\d{1,9}):(?:\d+:)?) "
+    r"(?:fatal )?(?P<sev>error|warning)\b[^:]{0,100}: (?P<msg>.*)$"
 )
 
 
@@ -236,11 +254,14 @@ def grader_macros(
         out.append(_macro_diagnostic(shown, line, name, "#define", lines))
     if not any(d.kind == Kind.COMPILE_ERROR for d in found):
         return out
+    # each declaration replaces what was said of its line; the last one said first
+    declared: dict[int, Diagnostic] = {}
     for name in macros:
-        for match in re.finditer(_declaring(name), code):
-            line = line_of(code, match.start())
-            out = [d for d in out if d.line != line]
-            out.insert(0, _macro_diagnostic(shown, line, name, "declaration", lines))
+        for at in _declarations(code, name):
+            line = line_of(code, at)
+            declared.pop(line, None)
+            declared[line] = _macro_diagnostic(shown, line, name, "declaration", lines)
+    out = [*reversed(declared.values()), *(d for d in out if d.line not in declared)]
     return out[: defaults.MAX_COMPILE_ERRORS]
 
 
@@ -252,6 +273,7 @@ def _redefinitions(lines: list[str], macros: dict[str, int]) -> list[tuple[int, 
     reaches with the grader's value set: not under `#ifndef NAME` (or `#if
     !defined(NAME)`, or the #else of `#ifdef NAME`), and not the same value again."""
     frames: list[tuple[str | None, bool]] = []  # (macro the branch says is unset, else)
+    unset: Counter[str | None] = Counter()  # what the open branches say, kept as they change
     out = []
     for number, text in enumerate(lines, 1):
         match = _DIRECTIVE.match(text)
@@ -260,18 +282,26 @@ def _redefinitions(lines: list[str], macros: dict[str, int]) -> list[tuple[int, 
         word, rest = match.groups()
         if word in ("if", "ifdef", "ifndef"):
             frames.append((_unset_if(word, rest), word == "ifdef"))
+            unset[_required(frames[-1])] += 1
         elif word in ("else", "elif") and frames:
-            unset, flipped = frames[-1]
-            frames[-1] = (unset, not flipped) if word == "else" else (None, False)
+            unset[_required(frames[-1])] -= 1
+            said, flipped = frames[-1]
+            frames[-1] = (said, not flipped) if word == "else" else (None, False)
+            unset[_required(frames[-1])] += 1
         elif word == "endif" and frames:
-            frames.pop()
+            unset[_required(frames.pop())] -= 1
         elif word in ("define", "undef"):
             name = re.match(r"\w*", rest).group(0)
-            unset = {u for u, flipped in frames if u and not flipped}
             value = rest[len(name) :].strip()
-            if name in macros and name not in unset and value != str(macros[name]):
+            if name in macros and not unset[name] and value != str(macros[name]):
                 out.append((number, name))
     return out
+
+
+def _required(frame: tuple[str | None, bool]) -> str | None:
+    """The macro a branch requires to be unset where the preprocessor is now in it."""
+    said, flipped = frame
+    return said if said and not flipped else None
 
 
 def _unset_if(word: str, rest: str) -> str | None:
@@ -288,11 +318,49 @@ _TYPE_WORDS = (
 )
 
 
-def _declaring(name: str) -> str:
-    """A declaration whose declarator is `name`: `const int NAME = 5;`, `enum { NAME = 5 }`."""
-    typed = rf"(?:\b(?:{_TYPE_WORDS})\b\s*)+\b{name}\s*(?:=|\{{|;|\[|,)"
-    enumerated = rf"\benum\b[^;{{]*\{{[^}}]*\b{name}\s*="
-    return rf"{typed}|{enumerated}"
+_TYPE_WORD_BEFORE = re.compile(rf"\b(?:{_TYPE_WORDS})\b\s*$")
+
+
+def _declarations(code: str, name: str) -> list[int]:
+    """Where each declaration whose declarator is `name` starts: `const int NAME = 5;` at
+    its first type word, `enum { NAME = 5 }` at `enum`. Read back from each use of the
+    name, so that no long run of type words is read again from each of its words."""
+    found = []
+    for use in re.finditer(rf"\b{name}\s*(=|\{{|;|\[|,)", code):
+        typed = _type_words_before(code, use.start())
+        enum = _enum_around(code, use.start()) if use[1] == "=" else None
+        at = typed if typed is not None else enum
+        if at is not None:
+            found.append(at)
+    return found
+
+
+def _type_words_before(code: str, offset: int) -> int | None:
+    """Where the type words just before `offset` start (`const int` of `const int NAME`)."""
+    start = None
+    while word := _TYPE_WORD_BEFORE.search(code, max(0, offset - 64), offset):
+        start = offset = word.start()
+    return start
+
+
+def _enum_around(code: str, offset: int) -> int | None:
+    """The `enum` whose braces hold `offset`, with no `}` between its `{` and it."""
+    opened, enums = _enum_braces(code)
+    inner = bisect.bisect_left(opened, offset) - 1
+    if inner < 0 or opened[inner] < last_before(code, "}", offset):
+        return None
+    return enums[opened[inner]]
+
+
+@lru_cache(maxsize=4)
+def _enum_braces(code: str) -> tuple[list[int], dict[int, int]]:
+    """The `{` of each enum, in order, and the first `enum` keyword that opens each."""
+    enums: dict[int, int] = {}
+    for keyword in re.finditer(r"\benum\b", code):
+        brace = next_of(code, ";{", keyword.end())
+        if brace >= 0 and code[brace] == "{":
+            enums.setdefault(brace, keyword.start())
+    return sorted(enums), enums
 
 
 def _macro_diagnostic(shown: str, line: int, name: str, how: str, lines: list[str]) -> Diagnostic:
@@ -318,10 +386,13 @@ def _macro_diagnostic(shown: str, line: int, name: str, how: str, lines: list[st
 # -- PTX ----------------------------------------------------------------------------------
 
 _ENTRY = re.compile(r"\.entry\s+(?P<symbol>[\w$]+)\s*\((?P<params>[^)]*)\)(?P<tail>[^{]*)\{")
-_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+[\w$]+(?:\[(?P<n>\d+)\])?")
+# counts of at most 18 digits: int() refuses thousands, and no array is larger
+_PARAM = re.compile(
+    r"\.param\s+(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+[\w$]+(?:\[(?P<n>\d{1,18})\])?"
+)
 _VAR = re.compile(
     r"^\s*(?:\.visible\s+|\.global\s+(?=\.global))?\.(?P<space>const|global)\s+"
-    r"(?:\.attribute\(\.managed\)\s+)?(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+(?P<name>[\w$]+)(?:\[(?P<n>\d*)\])?"
+    r"(?:\.attribute\(\.managed\)\s+)?(?:\.align\s+\d+\s+)?\.(?P<type>\w+)\s+(?P<name>[\w$]+)(?:\[(?P<n>\d{0,18})\])?"
     r"(?:\s*=\s*\{(?P<init>[^}]*)\})?",
     re.MULTILINE,
 )
@@ -332,11 +403,18 @@ def _type_bytes(ptx_type: str) -> int:
     return _TYPE_BYTES.get(re.sub(r"\D", "", ptx_type) or "8", 4)
 
 
-def parse_ptx(ptx: str) -> Interface:
+def parse_ptx(text: str, deps: str = "") -> Interface:
+    """What the module offers, read from its PTX without comments or string literals (an
+    `asm` statement's comment declares nothing and reads nothing), and the libraries it
+    holds, from its names and from `deps`, the compile's dependency list."""
+    code = ptx.clean(text)
     interface = Interface()
-    symbols = [m["symbol"] for m in _ENTRY.finditer(ptx)]
-    names = demangle(symbols)
-    for match in _ENTRY.finditer(ptx):
+    symbols = [m["symbol"] for m in _ENTRY.finditer(code)]
+    mangled = sorted(set(re.findall(r"\b_Z[\w$]+", code)) | set(symbols))
+    texts = dict(zip(mangled, demangled(mangled), strict=True))  # one c++filt for all
+    names = {s: _signature(s, texts[s]) for s in symbols}
+    interface.libraries = libraries.found(libraries.dependencies(deps), texts.values())
+    for match in _ENTRY.finditer(code):
         symbol = match["symbol"]
         name, ctypes = names.get(symbol, (symbol, None))
         params = [
@@ -346,83 +424,46 @@ def parse_ptx(ptx: str) -> Interface:
         if ctypes is not None and len(ctypes) == len(params):
             for param, ctype in zip(params, ctypes, strict=True):
                 param.ctype = canonical_ctype(ctype)
-        bounds = re.search(r"\.maxntid\s+(\d+)(?:,\s*(\d+))?(?:,\s*(\d+))?", match["tail"])
+        bounds = re.search(
+            r"\.maxntid\s+(\d{1,9})(?:,\s*(\d{1,9}))?(?:,\s*(\d{1,9}))?", match["tail"]
+        )
         max_threads = None
         if bounds:
             max_threads = 1
             for dim in bounds.groups():
                 max_threads *= int(dim or 1)
         interface.kernels[name] = KernelSig(name, symbol, params, max_threads=max_threads)
-    for var in _VAR.finditer(ptx):
+    for var in _VAR.finditer(code):
         size = _type_bytes(var["type"]) * int(var["n"] or 1)
         if var["name"] == LAUNCH_SYMBOL:
-            interface.launch = launch_values(_words(var["init"] or "", var["type"]))
+            words = _words(var["init"] or "", var["type"])
+            interface.launch = launch_values(words) if len(words) == len(LAUNCH_MACROS) else {}
             continue
         interface.constants[var["name"]] = ConstantSig(var["name"], size, var["space"])
-    _reads(ptx, interface)
+    _reads(code, interface)
     return interface
 
 
 # -- what each kernel's code reads ----------------------------------------------------------
 
-_FUNCTION = re.compile(
-    r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?(?P<symbol>[\w$]+)\s*(?:\([^)]*\))?[^{;]*\{"
-)
-_CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?(?P<callee>[\w$]+)")
-# Instructions that read shared memory, or take a generic address of it.
-_SHARED_READ = re.compile(
-    r"^\s*(?:@!?%\w+\s+)?(?:(?:ld|ldu|ldmatrix|atom|red|wmma\.load|cvta)(?:\.[\w:]+)*?"
-    r"\.shared\b|cp(?:\.[\w:]+)*?\.global\.shared\b)",
-    re.MULTILINE,
-)
 
-
-# Atomic read-modify-write instructions, in any state space.
-_ATOMIC = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:atom|red)\.", re.MULTILINE)
-
-
-_BRACE = re.compile(r"[{}]")
-
-
-def _bodies(ptx: str) -> dict[str, str]:
-    """Each function's body (entries and device functions), by symbol: up to the brace
-    that closes it, or the end of the PTX."""
-    out = {}
-    for match in _FUNCTION.finditer(ptx):
-        depth, end = 1, len(ptx)
-        for brace in _BRACE.finditer(ptx, match.end()):
-            depth += 1 if brace.group() == "{" else -1
-            if not depth:
-                end = brace.end()
-                break
-        out[match["symbol"]] = ptx[match.end() : end]
-    return out
-
-
-def _reads(ptx: str, interface: Interface) -> None:
+def _reads(code: str, interface: Interface) -> None:
     """Which kernels read shared memory and which __constant__ variables, and which use
-    atomics, in their own code or in a device function they call: the module's word,
-    not the text's."""
-    bodies = _bodies(ptx)
+    atomics, in their own instructions or those of a device function they call (`code`
+    is clean PTX: grader.ptx says why): the module's word, not the text's."""
+    table = ptx.functions(code)
     constants = {n for n, c in interface.constants.items() if c.space == "const"}
-    interface.dynamic_shared = bool(re.search(r"\.extern\s+\.shared\b", ptx))
+    interface.dynamic_shared = bool(re.search(r"\.extern\s+\.shared\b", code))
     for sig in interface.kernels.values():
-        reached, todo = set(), [sig.symbol]
-        while todo:
-            symbol = todo.pop()
-            if symbol in reached or symbol not in bodies:
-                continue
-            reached.add(symbol)
-            todo += [m["callee"] for m in _CALL.finditer(bodies[symbol])]
-        code = "\n".join(bodies[s] for s in reached)
-        sig.reads_shared = bool(_SHARED_READ.search(code))
-        sig.atomics = bool(_ATOMIC.search(code))
-        words = set(re.findall(r"[\w$]+", code))
+        body = [ins for function in ptx.reached(table, sig.symbol) for ins in function.body]
+        sig.reads_shared = any(ptx.reads_shared(ins) for ins in body)
+        sig.atomics = any(ptx.is_atomic(ins) for ins in body)
+        words = {w for ins in body for w in re.findall(r"[\w$]+", ins.operands)}
         sig.reads_constants = frozenset(constants & words)
 
 
 def _words(init: str, ptx_type: str) -> list[int]:
-    values = [int(v, 0) for v in re.findall(r"-?(?:0x[0-9a-fA-F]+|\d+)", init)]
+    values = [int(v, 0) for v in re.findall(r"-?(?:0x[0-9a-fA-F]{1,16}|[1-9]\d{0,18}|0)", init)]
     width = _type_bytes(ptx_type)
     if width == 4:
         return values
@@ -433,17 +474,17 @@ def _words(init: str, ptx_type: str) -> list[int]:
 
 def demangle(symbols: list[str]) -> dict[str, tuple[str, list[str] | None]]:
     """symbol -> (plain name, parameter C types), with c++filt where it exists."""
-    out: dict[str, tuple[str, list[str] | None]] = {}
-    for symbol, text in zip(symbols, demangled(symbols), strict=True):
-        if "(" in text and text.endswith(")"):
-            name = text[: text.index("(")].split("::")[-1].strip()
-            inner = text[text.index("(") + 1 : -1].strip()
-            ctypes = [] if inner in ("", "void") else _split_params(inner)
-            out[symbol] = (name, ctypes)
-        else:
-            plain = re.match(r"_Z\d+", symbol)
-            out[symbol] = (symbol if not plain else _itanium_name(symbol), None)
-    return out
+    return {s: _signature(s, text) for s, text in zip(symbols, demangled(symbols), strict=True)}
+
+
+def _signature(symbol: str, text: str) -> tuple[str, list[str] | None]:
+    """(plain name, parameter C types) of `symbol`, demangled as `text`."""
+    if "(" in text and text.endswith(")"):
+        name = text[: text.index("(")].split("::")[-1].strip()
+        inner = text[text.index("(") + 1 : -1].strip()
+        return name, [] if inner in ("", "void") else _split_params(inner)
+    plain = re.match(r"_Z\d+", symbol)
+    return (symbol if not plain else _itanium_name(symbol)), None
 
 
 def demangled(symbols: list[str]) -> list[str]:
@@ -459,7 +500,7 @@ def demangled(symbols: list[str]) -> list[str]:
 
 
 def _itanium_name(symbol: str) -> str:
-    match = re.match(r"_Z(\d+)", symbol)
+    match = re.match(r"_Z(\d{1,9})", symbol)
     length = int(match.group(1))
     return symbol[match.end() : match.end() + length]
 
@@ -516,8 +557,9 @@ def parse_ptxas(log: str) -> dict[str, KernelResources]:
 # -- cache --------------------------------------------------------------------------------
 
 
-# Part of every cache key: raise it when what a compile produces changes (2: sandboxed).
-CACHE_VERSION = 3
+# Part of every cache key: raise it when what a compile produces changes (2: sandboxed,
+# 4: the dependency list).
+CACHE_VERSION = 4
 
 
 def _cache_key(source: str, macros, arch: str, shown: str) -> str:

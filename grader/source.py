@@ -6,6 +6,8 @@ their values as `grader_launch_config`, which the grader reads back from the mod
 
 from __future__ import annotations
 
+import bisect
+import functools
 import os
 import re
 import stat
@@ -102,10 +104,16 @@ def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:
     return Submission(path, text.replace("\r\n", "\n")), problems
 
 
+# As a compiler reads them, and so in one pass: a comment or raw string left open runs to
+# the end of the file, a quote left open to the end of its line (gcc: "missing terminating
+# ' character"), so no token is tried again from every later start. A number's digit
+# separators (1'000'000) start no character literal.
+SEPARATED_NUMBER = r"(?<![\w.])\d[\w.]*(?:'[\w.]+)+"
 _TOKENS = re.compile(
-    r"//[^\n]*|/\*.*?\*/"
-    r'|\b(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\(.*?\)(?P=delim)"'
-    r'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
+    rf"{SEPARATED_NUMBER}"
+    r"|//[^\n]*|/\*.*?(?:\*/|\Z)"
+    r'|\b(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\(.*?(?:\)(?P=delim)"|\Z)'
+    r'|"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?',
     re.DOTALL,
 )
 
@@ -123,7 +131,30 @@ def strip_comments(text: str) -> str:
 
 
 def line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+    """The line `offset` is on, in log time, so a scanner that asks for every match's
+    line stays linear."""
+    return bisect.bisect_left(positions(text, "\n"), offset) + 1
+
+
+def last_before(text: str, chars: str, offset: int) -> int:
+    """The last of `chars` before `offset`, or -1."""
+    found = positions(text, chars)
+    before = bisect.bisect_left(found, offset)
+    return found[before - 1] if before else -1
+
+
+def next_of(text: str, chars: str, offset: int) -> int:
+    """The first of `chars` at or after `offset`, or -1."""
+    found = positions(text, chars)
+    after = bisect.bisect_left(found, offset)
+    return found[after] if after < len(found) else -1
+
+
+@functools.lru_cache(maxsize=16)  # a str caches its hash: a hit costs no pass over the text
+def positions(text: str, chars: str) -> list[int]:
+    """Where each of `chars` is in `text`, listed once per text, so that scanners find the
+    one before or after any offset in log time instead of searching the text again."""
+    return [m.start() for m in re.finditer(f"[{re.escape(chars)}]", text)]
 
 
 def logical_lines(text: str) -> list[tuple[int, str]]:

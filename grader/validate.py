@@ -9,7 +9,8 @@
 - `student_template/LAB/kernel.cu` compiles and fails every case cleanly: no crash, hang
   or access out of bounds, and every case says why;
 - each known-wrong kernel in `wrong/` gets what `wrong/EXPECTED.toml` names for it: the
-  verdict, and any diagnostic kinds, keywords, absent words and case hints. A table
+  verdict, and any diagnostic kinds, keywords, absent words, case hints and the most
+  points it may score (`points_at_most`: what its honest part earns). A table
   ["file.cu".cpu] or ["file.cu".cuda] replaces the file's entry on that backend, and
   `sanitize` or `timing` there grade it with --sanitize or with timing on a GPU (KEYS;
   docs/expected-toml.md);
@@ -49,6 +50,10 @@ KEYS = {
     ),
     "sanitize": ("boolean", "on the cuda backend, grade with --sanitize"),
     "timing": ("boolean", "on the cuda backend, time the kernel too (its timed launches checked)"),
+    "points_at_most": (
+        "number",
+        "the most points the grading may give (what its honest part earns)",
+    ),
 }
 
 
@@ -172,6 +177,9 @@ def _known_wrong(result: Result, wanted: dict) -> list[str]:
     lowered = text.lower()
     problems += [f"no {w!r}" for w in wanted.get("keywords", []) if w.lower() not in lowered]
     problems += [f"{w!r} is said" for w in wanted.get("absent", []) if w.lower() in lowered]
+    most = wanted.get("points_at_most")
+    if most is not None and result.score > most + 1e-9:
+        problems.append(f"scored {result.score:g} points, more than {most:g}")
     hints = {c.name: c.hint or "" for c in result.cases}
     for case, hint in wanted.get("case_hints", {}).items():
         if hint not in hints.get(case, ""):

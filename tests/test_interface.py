@@ -155,11 +155,20 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
 """
 
 
+# An inline asm statement whose text names instructions only in comments.
+ASM_BLOCK_COMMENT = (
+    'asm volatile("/*\\n\\tld.shared.f32 %f1, [%r1];\\n\\tatom.add.u32 %r1, [%rd1], 1;\\n*/");'
+)
+ASM_LINE_COMMENT = 'asm volatile("// ld.shared.f32 %f1, [Mc]; atom.global.add.u32");'
+
+
 @pytest.mark.parametrize(
     "text, reads",
     [
         (MATMUL, False),
         ('static const char* s = "__shared__";\n' + MATMUL, False),  # a word, not memory
+        (MATMUL.replace("float sum = 0;", ASM_BLOCK_COMMENT + " float sum = 0;"), False),
+        (MATMUL.replace("float sum = 0;", ASM_LINE_COMMENT + " float sum = 0;"), False),
         (SHARED_WRITTEN_ONLY, False),
         (DYNAMIC_TILE, True),
         (HELPER_READS, True),  # in a device function it calls
@@ -173,11 +182,51 @@ def test_the_shared_memory_rule_reads_the_module(tmp_path, text, reads):
         assert found[0].message.startswith("matmul reads no shared memory")
 
 
+def test_instructions_in_an_asm_comment_are_no_atomics_and_read_no_constant(tmp_path):
+    for comment in (ASM_BLOCK_COMMENT, ASM_LINE_COMMENT):
+        text = MATMUL.replace("float sum = 0;", comment + " float sum = 0;")
+        kernel = inspect(tmp_path, text)[1].interface.kernels["matmul"]
+        assert (kernel.reads_shared, kernel.atomics) == (False, False)
+    text = CONV3D_PITCHED.format(pitch="size_t").replace(
+        "N[0] * Mc[0]", 'N[0] * 0.04f; asm volatile("// ld.const.f32 %f1, [Mc];")'
+    )
+    found = check(tmp_path, text, "conv3d-pitched")
+    assert "never reads the __constant__ mask Mc" in found[0].message
+
+
 def test_a_constant_mask_the_kernel_never_reads_breaks_the_rule(tmp_path):
     text = CONV3D_PITCHED.format(pitch="size_t").replace("N[0] * Mc[0]", "N[0] * 0.04f")
     found = check(tmp_path, text, "conv3d-pitched")
     assert [d.kind for d in found] == [Kind.REQUIREMENT]
     assert "never reads the __constant__ mask Mc" in found[0].message
+
+
+CUB_REDUCTION = """\
+INCLUDE
+__global__ void reduction(const float* input, float* output, int n) {
+    typedef cub::BlockReduce<float, 256> Reduce;
+    __shared__ typename Reduce::TempStorage temp;
+    float v = blockIdx.x * 512 + threadIdx.x < n ? input[blockIdx.x * 512 + threadIdx.x] : 0.0f;
+    float sum = Reduce(temp).Sum(v);
+    if (threadIdx.x == 0) output[blockIdx.x] = sum;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "include",
+    [
+        "#include <cccl/cub/block/block_reduce.cuh>",  # CUDA 13's own path
+        "%:include <cub/block/block_reduce.cuh>",  # a digraph
+        "#\\\ninclude <cub/block/block_reduce.cuh>",  # a line splice
+        "#define LIB(x) <x/block/block_reduce.cuh>\n#include LIB(cub)",  # a macro
+    ],
+)
+def test_a_library_is_found_by_what_the_compile_read_whatever_the_spelling(tmp_path, include):
+    found = check(tmp_path, CUB_REDUCTION.replace("INCLUDE", include), "reduction")
+    assert [d.kind for d in found] == [Kind.REQUIREMENT]
+    assert "CUB: the compile read cub/block/block_reduce.cuh" in found[0].message
+    assert get("reduction").requirements[0].blocks
 
 
 def test_too_many_threads_and_launch_bounds(tmp_path):
@@ -239,6 +288,8 @@ def test_forbidden_constructs_are_found_outside_comments():
     assert static_checks("// #include <cublas_v2.h>\n", forbidden) == []
     found = static_checks("\n#include <cublas_v2.h>\n", forbidden)
     assert found[0].line == 2 and "cuBLAS" in found[0].message
+    for spelling in ("#include <cccl/cub/cub.cuh>", "%:include <thrust/reduce.h>"):
+        assert "CUB" in static_checks(spelling, forbidden)[0].message
     assert "main()" in static_checks("int main(void) { return 0; }", forbidden)[0].message
 
 

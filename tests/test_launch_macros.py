@@ -3,6 +3,7 @@ grader used, and sizes in the file's own code that the launch does not match."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,25 @@ def test_two_tiles_of_blocks_is_a_step_by_the_product():
 
 def test_values_the_file_cannot_be_evaluated_for_are_left_alone():
     text = "__global__ void k(float* p, int t) { int i = blockIdx.x * t + threadIdx.x; }"
+    assert launch_macros.describe(text, DEFAULTS, {}).warnings == []
+
+
+def test_a_macro_that_names_another_again_and_again_is_worked_out_once():
+    # each level names the one below four times: 4^10 evaluations read the naive way (30 s)
+    chain = "".join(
+        f"#define X{i} (X{i - 1} + X{i - 1} + X{i - 1} + X{i - 1})\n" for i in range(1, 11)
+    )
+    text = f"#define X0 1\n{chain}__global__ void k() {{ int r = blockIdx.x * X10; }}\n"
+    start = time.process_time()
+    (warning,) = launch_macros.describe(text, DEFAULTS, {}).warnings
+    assert time.process_time() - start < 5
+    assert f"X10 = {4**10}" in warning
+
+
+def test_a_value_past_64_bits_is_no_value():
+    squares = "".join(f"#define S{i} (S{i - 1} * S{i - 1})\n" for i in range(1, 8))
+    text = f"#define S0 (1 << 40)\n{squares}#define T (1 << 100000)\n"
+    text += "__global__ void k() { int r = blockIdx.x * S7 + blockIdx.y * T; }\n"
     assert launch_macros.describe(text, DEFAULTS, {}).warnings == []
 
 

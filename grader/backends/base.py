@@ -12,7 +12,7 @@ import numpy as np
 
 from grader.backends.timed import TimingCheck
 from grader.files import readable
-from grader.interface import Interface, LaunchDefaults
+from grader.interface import Executed, Interface, LaunchDefaults
 from grader.result import CompileInfo, Diagnostic, Dim3
 
 # Canary elements checked on each side of a device buffer, where it has room for them.
@@ -183,6 +183,9 @@ class RunOutcome:
     # GPU runs every case twice, once with each end of every buffer against unmapped
     # memory): results that differ between the runs point to a race.
     again: dict[str, np.ndarray] = field(default_factory=dict)
+    # What each kernel of the launch executed, by kernel name, where the backend counted
+    # it (Backend.build's `census`); empty where it did not.
+    executed: dict[str, Executed] = field(default_factory=dict)
 
     @property
     def completed(self) -> bool:
@@ -229,13 +232,19 @@ class Backend(ABC):
 
     @abstractmethod
     def build(
-        self, submission: Submission, macros: dict[str, int], launch_defaults: LaunchDefaults
+        self,
+        submission: Submission,
+        macros: dict[str, int],
+        launch_defaults: LaunchDefaults,
+        census: bool = False,
     ) -> Build:
         """Compile `submission` with `-DNAME=value` for each macro, and with the launch
         footer of grader.source (the lab's `launch_defaults`). Never raises for a
         student's mistake: a failed compile returns a Build with compile.ok False, a log
         on the student's own line numbers and a compile_error diagnostic. Builds are
-        cached by content, so building the same source twice is cheap."""
+        cached by content, so building the same source twice is cheap. With `census`,
+        runs of the build also count what each kernel executed (RunOutcome.executed),
+        where the backend can, at some cost in time."""
 
     @abstractmethod
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:

@@ -104,8 +104,14 @@ class GatedBackend(Backend):
     def device(self) -> str:
         return self.inner.device()
 
-    def build(self, submission, macros: dict[str, int], launch_defaults: LaunchDefaults) -> Build:
-        return self.inner.build(submission, macros, launch_defaults)
+    def build(
+        self,
+        submission,
+        macros: dict[str, int],
+        launch_defaults: LaunchDefaults,
+        census: bool = False,
+    ) -> Build:
+        return self.inner.build(submission, macros, launch_defaults, census)
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         with self.gate.shared():

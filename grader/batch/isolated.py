@@ -9,17 +9,15 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-import grader
-from grader import cases as casegen
 from grader import machine
 from grader.batch.discover import Entry
-from grader.batch.points import correctness_max
 from grader.batch.runner import BackendInfo, Job, Outcome, Pool, WorkerSpec
 from grader.errors import GraderError
 from grader.files import readable
+from grader.grading import not_graded
 from grader.labs.model import Lab
 from grader.report import json as json_report
-from grader.result import CaseResult, CompileInfo, Diagnostic, Kind, Result, Status
+from grader.result import Kind, Result
 
 
 def failure_result(
@@ -31,26 +29,10 @@ def failure_result(
     secret: str | None,
     timing: bool,
 ) -> Result:
-    """The result of a submission that could not be graded: every case an error, no points,
-    and the maximum it would have had, so its row adds up like the others."""
-    speed = lab.scoring.performance if timing and backend.speed else 0.0
-    return Result(
-        lab=lab.name,
-        submission=readable((entry.source or entry.origin).name),
-        backend=backend.name,
-        device=backend.device,
-        status=Status.ERROR,
-        score=0.0,
-        max_score=correctness_max(lab, bool(secret)) + speed,
-        compile=CompileInfo(ok=False, log=f"not graded: {reason}"),
-        cases=[
-            CaseResult(c.name, c.visibility, c.shown_sizes, Status.ERROR, hint=reason)
-            for c in casegen.cases_for(lab, secret)
-        ],
-        diagnostics=[Diagnostic(kind, reason)],
-        kernel=lab.kernel.name,
-        grader_version=grader.__version__,
-    )
+    """The result of a submission that could not be graded (grading.not_graded)."""
+    name = readable((entry.source or entry.origin).name)
+    speed = timing and backend.speed
+    return not_graded(lab, name, reason, kind, (backend.name, backend.device), secret, speed)
 
 
 def result_of(outcome: Outcome, lab: Lab, entry: Entry) -> tuple[Result | None, str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
+from grader.report.common import printable
+
 BAR = 24  # characters of the bar
 
 
@@ -46,8 +48,9 @@ class Progress:
         if self.live:
             self._redraw()
             return
+        name = printable(student)  # a folder name the student chose
         self.stream.write(
-            f"[{self.done}/{self.total}] {student}: {score} {status} ({seconds:.1f} s)\n"
+            f"[{self.done}/{self.total}] {name}: {score} {status} ({seconds:.1f} s)\n"
         )
         self.stream.flush()
 

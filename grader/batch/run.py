@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from grader import cases as casegen
 from grader import defaults, labs, machine
 from grader.batch import isolation, outputs, summary
 from grader.batch.discover import Entry, discover
@@ -37,12 +36,10 @@ from grader.batch.state import (
     write_record,
 )
 from grader.errors import GraderError
-from grader.labs.model import Lab
+from grader.grading import default_submission_timeout
 from grader.report import write_reports
 from grader.result import Kind, Result
 from grader.source import read_source
-
-SLACK = 60.0  # seconds of a submission's deadline beyond what its compiles and cases need
 
 
 @dataclass
@@ -64,18 +61,6 @@ class Plan:
 
     entry: Entry
     key: str
-
-
-def default_submission_timeout(
-    lab: Lab, case_timeout: float, timing: bool, secret: str | None
-) -> float:
-    """A deadline no honest grading reaches: every build at the compile timeout, every
-    case twice at the case timeout (the CPU backend runs two thread orders), and timing."""
-    cases = casegen.cases_for(lab, secret)
-    builds = len({tuple(sorted(lab.macro_values(c.sizes).items())) for c in cases})
-    seconds = (builds + (2 if timing else 0)) * defaults.COMPILE_TIMEOUT
-    seconds += 2 * case_timeout * len(cases) + SLACK
-    return seconds + (2 * defaults.TIMING_BUDGET if timing else 0.0)
 
 
 def store(out: Path, entry: Entry, key: str | None, result: Result, reason: str = "") -> None:

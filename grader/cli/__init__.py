@@ -72,7 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _sigterm_interrupts():
             return args.run(args)
     except GraderError as error:
-        print(f"grader: {error}", file=sys.stderr)
+        from grader.report.common import printable  # the sentence may name the student's file
+
+        print(f"grader: {printable(str(error))}", file=sys.stderr)
         return int(error.exit_code)
     except KeyboardInterrupt:
         print("grader: interrupted.", file=sys.stderr)

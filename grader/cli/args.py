@@ -7,7 +7,7 @@ import math
 import os
 from collections.abc import Callable
 
-from grader.defaults import CASE_TIMEOUT, MAX_CASE_TIMEOUT, SECRET_ENV
+from grader.defaults import CASE_TIMEOUT, MAX_CASE_TIMEOUT, MAX_SUBMISSION_TIMEOUT, SECRET_ENV
 from grader.labs import ENV as LABS_ENV
 
 
@@ -47,6 +47,17 @@ def add_case_timeout(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"seconds one case may run before it counts as hung (default {CASE_TIMEOUT:g}, "
         f"at most {MAX_CASE_TIMEOUT:g})",
+    )
+
+
+def add_submission_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--submission-timeout",
+        type=seconds_up_to(MAX_SUBMISSION_TIMEOUT),
+        metavar="S",
+        help="seconds one submission may take in all, before it counts as a timeout "
+        "(default: its compiles and cases at their own limits, which no honest grading "
+        f"reaches; at most {MAX_SUBMISSION_TIMEOUT:g})",
     )
 
 

@@ -8,9 +8,14 @@ import sys
 from pathlib import Path
 
 from grader import defaults, machine
-from grader.cli.args import add_case_timeout, positive_int, seconds_up_to, secret
+from grader.cli.args import (
+    add_case_timeout,
+    add_submission_timeout,
+    positive_int,
+    secret,
+)
 from grader.cli.outputs import check_out_folder
-from grader.defaults import MAX_SUBMISSION_TIMEOUT, SECRET_ENV
+from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 
 # -- batch ------------------------------------------------------------------------------
@@ -50,7 +55,9 @@ def run_batch(args: argparse.Namespace) -> int:
         + (f", and found no .cu file in {report.unsourced}." if report.unsourced else ".")
     )
     if report.ignored:
-        print(f"Not submissions, left alone: {', '.join(report.ignored)}")
+        from grader.report.common import printable  # the names are the students' choosing
+
+        print(f"Not submissions, left alone: {printable(', '.join(report.ignored))}")
     print(f"Gradebook: {out / 'gradebook.csv'}\nSummary:   {out / 'summary.html'}")
     return ExitCode.OK
 
@@ -149,13 +156,7 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
     )
     batch.add_argument("--gpus", metavar="0,1", help="GPUs to use; timing runs alone on each")
     add_case_timeout(batch)
-    batch.add_argument(
-        "--submission-timeout",
-        type=seconds_up_to(MAX_SUBMISSION_TIMEOUT),
-        metavar="S",
-        help="seconds one submission may take in all (default: its compiles and cases at "
-        "their own limits)",
-    )
+    add_submission_timeout(batch)
     batch.add_argument("--backend", choices=("auto", "cuda", "cpu"), default="auto")
     batch.add_argument("--shard", metavar="I/N", help="grade only shard I of N")
     batch.add_argument(

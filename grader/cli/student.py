@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.cli.args import add_case_timeout, secret
+from grader.cli.args import add_case_timeout, add_submission_timeout, secret
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 from grader.report import FORMATS
@@ -108,6 +108,7 @@ def run_check(args: argparse.Namespace) -> int:
     from grader.cli.outputs import STDOUT, check_reports
     from grader.grading import Options, check
     from grader.report import render, terminal, write_reports
+    from grader.report.common import printable
 
     reports = {name: getattr(args, name) for name in FORMATS}
     check_reports(reports, inputs=[Path(args.file)])
@@ -118,6 +119,7 @@ def run_check(args: argparse.Namespace) -> int:
         timing=not args.no_timing,
         sanitize=args.sanitize,
         allow_unsandboxed=args.allow_unsandboxed,
+        submission_timeout=args.submission_timeout,
     )
     result = check(args.lab, Path(args.file), options)
     piped = next((name for name, target in reports.items() if target == STDOUT), None)
@@ -132,7 +134,8 @@ def run_check(args: argparse.Namespace) -> int:
     if piped:
         sys.stdout.write(render(piped, result))
     if written and not args.quiet:
-        print(f"Reports: {', '.join(str(path) for path in written)}", file=screen)
+        names = printable(", ".join(str(path) for path in written))
+        print(f"Reports: {names}", file=screen)
     return int(result.exit_code)
 
 
@@ -178,6 +181,7 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
         "--secret", help=f"the course's secret, to run the hidden cases (or set {SECRET_ENV})"
     )
     add_case_timeout(check)
+    add_submission_timeout(check)
     check.add_argument("--no-timing", action="store_true", help="skip the speed measurement")
     check.add_argument(
         "--sanitize",

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from grader.errors import GraderError
 from grader.gradescope.run import DEFAULT_ROOT, run_autograder
+from grader.report.common import printable
 
 
 def main(argv: list[str]) -> int:
@@ -12,7 +13,7 @@ def main(argv: list[str]) -> int:
     try:
         written = run_autograder(root)
     except GraderError as error:  # a setup problem: Gradescope shows this log to staff
-        print(f"grader: {error}")
+        print(f"grader: {printable(str(error))}")
         return int(error.exit_code)
     print(f"Wrote {written}")
     return 0

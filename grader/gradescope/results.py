@@ -146,6 +146,7 @@ def results_json(
 ) -> dict[str, Any]:
     """The results.json object for `result`, graded with `secret` (None: public cases only)
     in `seconds`."""
+    result = common.printable_result(result)  # Gradescope's page obeys bidi overrides too
     full = _with_every_case(lab, result, secret)
     tests = [_compile_test(full)]
     parts = points.parts(lab, full, hidden_run=bool(secret))

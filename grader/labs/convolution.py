@@ -100,7 +100,7 @@ def image_lab(kernel: Kernel, ghost: str, title: str, summary: str) -> Lab:
             2.0 * s["MASK_WIDTH"] ** 2 * s["Width"] * s["Height"],
             2.0 * 4 * s["Width"] * s["Height"],
         ),
-        requirements=(common.mask_in_constant("Mc"),),
+        requirements=(common.no_library(), common.mask_in_constant("Mc")),
         forbidden=common.FORBIDDEN,
         hints=(
             hints.nothing_written,
@@ -196,7 +196,7 @@ def volume_lab(kernel: Kernel, title: str, summary: str, **extra) -> Lab:
             2.0 * 4 * s["W"] * s["H"] * s["D"],
         ),
         dims=3,
-        requirements=(common.mask_in_constant("Mc"),),
+        requirements=(common.no_library(), common.mask_in_constant("Mc")),
         forbidden=common.FORBIDDEN,
         hints=(
             hints.nothing_written,

@@ -60,6 +60,7 @@ def matmul_lab(title: str, summary: str, scoring: Scoring, **extra) -> Lab:
         timing_sizes={"Width": 4096},
         work=lambda s: (2.0 * s["Width"] ** 3, 3.0 * 4 * s["Width"] ** 2),
         forbidden=common.FORBIDDEN,
+        requirements=(common.no_library(), *extra.pop("requirements", ())),
         hints=(
             hints.nothing_written,
             hints.last_partial_tile,

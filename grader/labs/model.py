@@ -204,12 +204,32 @@ class Requirement:
     """A rule of the lab that correct output alone does not show.
     `check` gets the compiled module's interface and the lab's kernel name, and returns
     the sentence for the student when the rule is broken. It reads the module, never the
-    text: a string that spells `__shared__` is not shared memory."""
+    text: a string that spells `__shared__` is not shared memory.
+
+    A rule that asks the kernel to do something is decided by what it executed, where the
+    backend counts it: `executes` names the count (grader.interface.Executed) that must
+    be above 0 in every case, and `not_executed(kernel, case)` is the sentence when it is
+    0. `known(interface, kernel)` says whether the module alone decides `check` (without
+    nvcc the CPU build shows no instructions); a rule decided neither way is reported as
+    not checked (`says`: what it asks, as a clause), never as met. A rule that `blocks`
+    stops every case of a module that breaks it: what it would compute is not the
+    student's work (a library's)."""
 
     name: str
     """The rule's name (shared_memory, constant_mask, atomics)."""
     check: Callable[..., str | None]
     """check(interface, kernel): the sentence for the student, or None when it holds."""
+    says: str = ""
+    """What the rule asks, as a clause, for a report that could not check it."""
+    executes: str | None = None
+    """The executed count (grader.interface.Executed) that must be above 0 in every case."""
+    not_executed: Callable[[str, str], str] | None = None
+    """not_executed(kernel, case): the sentence when that count is 0."""
+    known: Callable[..., bool] | None = None
+    """known(interface, kernel): whether the module alone decides `check`; None: always."""
+    blocks: bool = False
+    """Whether a module that breaks the rule runs no case (what it computes is not the
+    student's work: a library's)."""
 
 
 @dataclass(frozen=True)

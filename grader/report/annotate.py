@@ -1,7 +1,7 @@
 """The student's source with the lines that diagnostics name marked, each with what was
 found there, for the HTML report. A long file is shown as windows around the marked
 lines. The text is the student's: the template escapes it, and control characters are
-dropped here as everywhere else (common.printable)."""
+shown as escapes here as everywhere else (common.printable)."""
 
 from __future__ import annotations
 

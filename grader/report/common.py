@@ -3,11 +3,14 @@ and JUnit. Each helper only restates what the Result holds; none adds informatio
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import re
+import unicodedata
 from pathlib import Path
+from typing import Any
 
 import jinja2
+import markupsafe
 
 from grader.result import (
     CaseResult,
@@ -18,16 +21,53 @@ from grader.result import (
     Result,
 )
 
-# Student printf output and compiler logs may hold terminal escapes or NUL bytes; they are
-# shown as text, so every control character except newline and tab is dropped.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Text from the submission (compiler output, #error text, printf output, file names) may
+# hold terminal escapes, or bidi overrides and zero-width characters that make a line read
+# other than it is. Shown as text, every character that is not printable, except newline,
+# tab and spaces, is written as its escape (\x1b, \u202e).
+_KEPT = frozenset("\n\t")
 
 # Diagnostics about the build rather than a run: they fail the "compile" step.
 BUILD_KINDS = frozenset({"compile_error", "interface", "requirement", "resources"})
 
 
 def printable(text: str) -> str:
-    return _CONTROL.sub("", text.replace("\r\n", "\n"))
+    """`text` safe for a terminal or a page: controls, format characters (bidi overrides,
+    zero-width ones), line separators, surrogates and unassigned characters escaped."""
+    text = text.replace("\r\n", "\n")
+    if text.replace("\n", "").replace("\t", "").isprintable():  # the usual case, at C speed
+        return text
+    return "".join(_escape(c) if _hidden(c) else c for c in text)
+
+
+def _hidden(char: str) -> bool:
+    # isprintable() is False for every separator but the ASCII space; other spaces (the
+    # ideographic space of a Chinese comment) are shown as they are
+    return not (char.isprintable() or char in _KEPT or unicodedata.category(char) == "Zs")
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable_result(value: Any) -> Any:
+    """A copy of `value` (a Result, or any part of one) with every text in it printable, for
+    the renderers that show text as it is (the terminal)."""
+    if type(value) is str:  # not a StrEnum: a status stays a status
+        return printable(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.fields(value)
+        return dataclasses.replace(
+            value, **{f.name: printable_result(getattr(value, f.name)) for f in fields if f.init}
+        )
+    if isinstance(value, list | tuple):
+        return type(value)(printable_result(v) for v in value)
+    if isinstance(value, dict):
+        return {printable_result(k): printable_result(v) for k, v in value.items()}
+    return value
 
 
 def cut(line: str, width: int) -> str:
@@ -179,12 +219,20 @@ def percent(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
+def _finalize(value: Any) -> Any:
+    # Markup is the template's own (a macro's, a filter's), made of text already finalized
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return printable(value)
+    return value
+
+
 def environment(folder: Path, autoescape: bool = True) -> jinja2.Environment:
-    """The jinja2 settings every report template shares: strict, tidy whitespace, and
-    the formatting filters every format uses."""
+    """The jinja2 settings every report template shares: strict, tidy whitespace, every
+    text printed made printable, and the formatting filters every format uses."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(folder),
         autoescape=autoescape,
+        finalize=_finalize,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,

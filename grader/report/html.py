@@ -1,6 +1,7 @@
 """The HTML report: one self-contained file (inline CSS and SVG, no scripts, no external
 assets) that a student can open or a TA can attach. Compile logs and printf output are the
-student's text, so the template autoescapes everything."""
+student's text, so the template autoescapes everything, and every text it prints is made
+printable (common.environment)."""
 
 from __future__ import annotations
 

@@ -115,9 +115,10 @@ def _seconds(value: float) -> str:
 
 
 def render(result: Result) -> str:
-    # junit-xml cleans the text of characters XML cannot hold; its attributes are then set
-    # to what junit-10.xsd accepts
-    text = to_xml_report_string([suite(result)], prettyprint=False, encoding="utf-8")
+    # Every text made printable first: XML can hold bidi overrides, which a CI page obeys.
+    # Its attributes are then set to what junit-10.xsd accepts.
+    shown = common.printable_result(result)
+    text = to_xml_report_string([suite(shown)], prettyprint=False, encoding="utf-8")
     root = ET.fromstring(text.encode("utf-8"))
     total = 0.0
     for element in root.iter("testsuite"):

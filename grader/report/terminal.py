@@ -184,6 +184,7 @@ def _notes(result: Result, paint: _Paint) -> list[str]:
 
 
 def score_line(result: Result, color: bool = False) -> str:
+    result = common.printable_result(result)
     paint = _Paint(color)
     return f"{paint('Score', 'bold')} {paint.status(result.status, common.score(result))}"
 
@@ -199,7 +200,10 @@ def use_unicode(stream: TextIO) -> bool:
 
 
 def render(result: Result, color: bool = False, unicode: bool = True) -> str:
-    """The whole summary, ending with the score line and a newline."""
+    """The whole summary, ending with the score line and a newline. The submission's text
+    (its name, compiler messages, printf output) is made printable first: only the
+    summary's own colours reach the terminal as escapes."""
+    result = common.printable_result(result)
     paint = _Paint(color, unicode)
     sections = (_header, _compile, _diagnostics, _cases, _details, _performance, _notes)
     lines = [line for section in sections for line in section(result, paint)]

@@ -116,7 +116,7 @@ LAB = Lab(
         4.0 * (s["input_rows"] * s["input_cols"] + s["output_rows"] * s["output_cols"]),
     ),
     dynamic_shared=_dynamic_shared,
-    requirements=(common.mask_in_constant("c_kernel"),),
+    requirements=(common.no_library(), common.mask_in_constant("c_kernel")),
     forbidden=common.FORBIDDEN,
     hints=(
         hints.nothing_written,

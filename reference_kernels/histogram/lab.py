@@ -88,16 +88,36 @@ SAMPLER = Sampler(
 
 
 def _uses_atomics(interface, kernel: str) -> str | None:
-    """The compiled kernel (or a function it calls) uses atomics; unknown without nvcc."""
+    """The compiled kernel (or a function it calls) has an atomic instruction; without
+    nvcc the runs decide."""
     sig = interface.kernels.get(kernel)
     if sig is None or sig.atomics is not False:
         return None
+    return f"{kernel} increments no bin with an atomic operation. {_ATOMICS_WHY}"
+
+
+_ATOMICS_WHY = (
+    "Threads of many blocks add to the same bin at once, and a plain bins[v]++ loses most "
+    "of their updates on a GPU (a race): use atomicAdd(&bins[v], 1), or count into "
+    "__shared__ bins with atomicAdd and add each one to bins with atomicAdd at the end."
+)
+
+
+def _executed_no_atomic(kernel: str, case: str) -> str:
     return (
-        f"{kernel} increments no bin with an atomic operation. Threads of many blocks add to "
-        "the same bin at once, and a plain bins[v]++ loses most of their updates on a GPU (a "
-        "race): use atomicAdd(&bins[v], 1), or count into __shared__ bins with atomicAdd and "
-        "add each one to bins with atomicAdd at the end."
+        f"{kernel} executed no atomic operation in case {case} (if your code has one, it "
+        f"sits in a branch no thread takes). {_ATOMICS_WHY}"
     )
+
+
+ATOMICS = Requirement(
+    "atomics",
+    _uses_atomics,
+    says="the kernel increments the bins with atomic operations",
+    executes="atomics",
+    not_executed=_executed_no_atomic,
+    known=common.module_shows("atomics"),
+)
 
 
 def _counted(ctx: hints.Context) -> tuple[int, int]:
@@ -156,7 +176,7 @@ LAB = Lab(
     timing_sizes={"n": 1 << 23},
     work=lambda s: (0.0, float(s["n"] + 4 * NUM_BINS)),
     dims=1,
-    requirements=(Requirement("atomics", _uses_atomics),),
+    requirements=(common.no_library(), ATOMICS),
     forbidden=common.FORBIDDEN,
     hints=(nothing_counted, lost_counts, extra_counts),
     scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),

@@ -105,6 +105,7 @@ LAB = Lab(
     tile=("2 * BLOCK_X", "BLOCK_Y", "BLOCK_Z"),
     limits={"TILE_X": MAX_TILE},
     forbidden=common.FORBIDDEN,
+    requirements=(common.no_library(),),
     hints=(hints.nothing_written, hints.partly_unwritten, last_block_only, half_the_inputs),
     scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),
     bound="memory",

@@ -134,7 +134,7 @@ LAB = Lab(
     block=(MIN_BLOCK, 1, 1),
     tile=("2 * BLOCK_X", "BLOCK_Y", "BLOCK_Z"),
     limits={"TILE_X": MAX_TILE},
-    requirements=(Requirement("block_size", _big_enough),),
+    requirements=(common.no_library(), Requirement("block_size", _big_enough)),
     forbidden=common.FORBIDDEN,
     hints=(hints.nothing_written, hints.partly_unwritten, exclusive, blocks_not_added),
     scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),

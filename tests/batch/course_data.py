@@ -162,6 +162,8 @@ ADVERSARIAL_EXPECT = {
     "forge": expect("failed", allowed=None),
     "include_other": expect("error", "compile_error"),
     "include_secret": expect("error", "compile_error"),
+    "forged_symbol": expect("error", "compile_error"),
+    "forged_fault": expect("failed", "out_of_bounds"),
 }
 VICTIM = "baseline"  # whose file the adversarial ones try to read
 

@@ -311,3 +311,55 @@ def test_compilers_without_landlock_stop_grading_unless_allowed(tmp_path, capsys
     code, report, _ = grade(tmp_path, capsys, reference, "kernel.cu", "--allow-unsandboxed")
     assert code == 0
     assert any("The compilers ran without file isolation" in note for note in report["notes"])
+
+
+# -- bounded time -------------------------------------------------------------------------
+
+
+def test_a_check_past_its_deadline_is_a_timeout_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    """`grader check` stops itself at --submission-timeout, as a batch stops a worker: a
+    timeout finding, every case an error, and no worker or folder left behind."""
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    started = time.monotonic()
+    code, report, _ = grade(
+        tmp_path, capsys, slow_kernel(), "kernel.cu", "--submission-timeout", "4"
+    )
+    assert time.monotonic() - started < 60
+    assert code == 1 and report["status"] == "error" and report["score"] == 0
+    assert [d["kind"] for d in report["diagnostics"]] == ["timeout"]
+    assert "took longer than 4 s (--submission-timeout)" in messages(report)[0]
+    assert {c["status"] for c in report["cases"]} == {"error"}
+    time.sleep(0.5)
+    assert list(private_tmp.iterdir()) == []
+    assert compilers_of(str(private_tmp)) == [], "a worker outlived the deadline"
+
+
+# The texts that made the scanners quadratic, each before a kernel that needs them read:
+# 23k `__global__` words took 387 s to scan, and 100k open braces 88 s for each case
+# whose barrier divergence was explained. Graded well inside a deadline that cut them.
+BARRIER_IN_AN_IF = (ROOT / "reference_kernels" / "matmul-naive" / "baseline.cu").read_text()
+BARRIER_IN_AN_IF = BARRIER_IN_AN_IF.replace(
+    "float sum = 0.0f;", "float sum = 0.0f;\n__syncthreads();"
+)
+SCANNED = {
+    "kernel words": (
+        "__global__ " * 23_000,
+        (ROOT / "reference_kernels" / "matmul-naive" / "reference.cu").read_text(),
+        "passed",
+    ),
+    "open braces": ("{" * 100_000, BARRIER_IN_AN_IF, "failed"),
+}
+
+
+@pytest.mark.parametrize("attack", SCANNED)
+def test_a_kernel_after_a_quadratic_scanners_worst_text_is_graded_in_time(tmp_path, capsys, attack):
+    block, kernel, status = SCANNED[attack]
+    text = f"#if 0\n{block}\n#endif\n{kernel}"
+    assert len(text.encode()) <= 256 * 1024
+    code, report, _ = grade(tmp_path, capsys, text, "kernel.cu", "--submission-timeout", "60")
+    assert report["status"] == status, messages(report)
+    kinds = {d["kind"] for c in report["cases"] for d in c["diagnostics"]}
+    assert "timeout" not in kinds and ("barrier_divergence" in kinds) == (status == "failed")

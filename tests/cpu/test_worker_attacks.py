@@ -29,9 +29,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 # A correct kernel; ATTACK is host code that runs only in the CPU backend's build (nvcc
-# never defines GRADER_CPU_BACKEND), and RESULT what the kernel stores.
+# always defines __NVCC__, which the CPU shim does not), and RESULT what the kernel stores.
 KERNEL = r"""
-#ifdef GRADER_CPU_BACKEND
+#ifndef __NVCC__
 ATTACK
 #else
 #define RESULT(sum, row, col, Width) (sum)
@@ -326,6 +326,54 @@ def test_malformed_records_and_a_chmod_of_the_outputs_are_no_internal_error(tmp_
     # Graded: what the kernel writes can only count against it.
     assert code in (ExitCode.OK, ExitCode.FAILED)
     assert all(c["status"] in ("passed", "failed") for c in report["cases"])
+
+
+# Records that parse but say what no runner says: a __shared__ array of zero-sized
+# dimensions, or fill words wider than 32 bits. The first ends the worker with the
+# runner's status for a fault; the second comes before the kernel's correct outputs.
+FORGED_RECORDS = r"""
+#include <string.h>
+#include <unistd.h>
+static int forge()
+{
+    for (int fd = 3; fd < 1024; ++fd) write(fd, LINE, strlen(LINE));
+    if (EXIT) _exit(42);
+    return 0;
+}
+static int forged = forge();
+#define RESULT(sum, row, col, Width) (sum)
+"""
+FAULT = "fault kind=static_shared offset=400 bytes=4 element=4 dims=0,0 name=41\\n"
+OVERLAP = (
+    "overlap index=0 element=3 first=0,0,0 second=1,0,0 before=99999999999999999999 "
+    "after=-5 count=2\\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "exits", "kind"),
+    [(FAULT, 1, "out_of_bounds"), (OVERLAP, 0, "race")],
+    ids=["fault", "overlap"],
+)
+def test_forged_records_that_parse_are_findings_against_the_kernel(
+    tmp_path, capsys, line, exits, kind
+):
+    attack = FORGED_RECORDS.replace("LINE", f'"{line}"').replace("EXIT", str(exits))
+    code, report = check(tmp_path, kernel(attack))
+    assert "internal error" not in capsys.readouterr().err.lower()
+    assert code == ExitCode.FAILED
+    assert all(c["status"] != "passed" for c in report["cases"])
+    assert kind in {d["kind"] for c in report["cases"] for d in c["diagnostics"]}
+
+
+def test_a_forged_registration_symbol_is_a_compile_error(tmp_path, capsys):
+    # grader_sig_ is the CPU build's own prefix; this one claims 100 parameters in 16 bytes
+    attack = 'extern "C" const int grader_sig_forged[4] = {0x47524431, 100, 0, 0};\n'
+    code, report = check(tmp_path, kernel(attack + "#define RESULT(sum, row, col, Width) (sum)"))
+    assert "internal error" not in capsys.readouterr().err.lower()
+    assert code == ExitCode.FAILED and report["status"] == "error"
+    said = [d["message"] for d in report["diagnostics"] if d["kind"] == "compile_error"]
+    assert said and "grader_sig_forged" in said[0] and "reserved" in said[0]
 
 
 def test_user_namespaces_refused_by_the_kernel_leave_the_other_layers(tmp_path):

@@ -10,6 +10,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import census_kit
 import gpu_kernels as k  # tests/gpu is on sys.path (pytest's rootdir-less import)
 import numpy as np
 import pytest
@@ -348,3 +349,22 @@ def test_sanitize_finds_a_divergent_barrier(backend):
     assert barriers, found
     lines = {k.line_of(k.DIVERGENT_BARRIER, m) for m in ("divergent-even", "divergent-odd")}
     assert barriers[0].line in lines and barriers[0].thread is not None
+
+
+def test_the_census_counts_the_shared_loads_and_atomics_that_ran(backend):
+    """As the CPU backend counts them (tests/cpu/test_rules.py): a load in a branch never
+    taken counts nothing; every atomic that ran counts."""
+    launch = k.matmul_launch(64)
+    tiled = backend.build(k.submission(census_kit.TILED), {}, (16, 16, 1), census=True)
+    outcome = backend.run(tiled, launch, timeout=10)
+    assert_product(outcome, launch)
+    assert outcome.executed["matmul"].shared_loads > 0
+    assert outcome.executed["matmul"].atomics == 0
+    dead = backend.build(k.submission(census_kit.DEAD_SHARED_READ), {}, (16, 16, 1), census=True)
+    assert dead.interface.kernels["matmul"].reads_shared  # the module holds the load
+    outcome = backend.run(dead, launch, timeout=10)
+    assert_product(outcome, launch)
+    assert outcome.executed["matmul"].shared_loads == 0
+    assert outcome.executed["matmul"].atomics == 64 * 64
+    plain = backend.run(build(backend, k.TILED), launch, timeout=10)
+    assert plain.executed == {}  # counted only in a census build

@@ -75,10 +75,15 @@ class CpuBackend(Backend):
         return f"{text}. {missing}" if missing else text
 
     def build(
-        self, submission: Submission, macros: dict[str, int], launch_defaults: LaunchDefaults
+        self,
+        submission: Submission,
+        macros: dict[str, int],
+        launch_defaults: LaunchDefaults,
+        census: bool = False,
     ) -> Build:
+        """Atomics are always counted; shared-memory loads only with `census`."""
         self.note(toolchain.compile_isolation(self.allow_unsandboxed))
-        return building.build(submission, macros, launch_defaults)
+        return building.build(submission, macros, launch_defaults, census)
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         """Each kernel of the launch in a worker of its own, in order, each on the
@@ -213,6 +218,9 @@ def _chained(before: RunOutcome, after: RunOutcome) -> RunOutcome:
     ]
     after.output = before.output + after.output
     after.seconds += before.seconds
+    for kernel, counts in before.executed.items():
+        later = after.executed.get(kernel)
+        after.executed[kernel] = counts if later is None else counts.plus(later)
     if not after.completed:
         after.buffers = {}
     return after

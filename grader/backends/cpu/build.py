@@ -18,18 +18,19 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build_cache, defaults, nvcc
+from grader import build_cache, defaults, libraries, nvcc
 from grader.backends.base import Build, Submission
 from grader.backends.cpu import scan, toolchain
 from grader.backends.cpu.describe import Variable, describe
-from grader.backends.cpu.elf import Elf
+from grader.backends.cpu.elf import Elf, ElfError
 from grader.interface import Interface, LaunchDefaults, module_size
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import LAUNCH_SYMBOL, with_footer
 
 ARCH = "cpu"
-# Part of every build's cache key: raise it when what a build produces changes.
-CACHE_VERSION = 3
+# Part of every build's cache key: raise it when what a build produces changes (4: the
+# dependency list).
+CACHE_VERSION = 4
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -46,6 +47,7 @@ class Artifact:
     dropped: dict[str, str] = field(default_factory=dict)  # kernel -> why not registered
     text: str = ""  # the submission, for what its text says around a finding's line
     float_atomics: bool = False
+    census: bool = False  # built to count its shared-memory loads (runtime/counts.cpp)
 
     def carried(self) -> dict[str, Variable]:
         """The variables a launch's kernels share: writable __device__ (and __managed__)
@@ -65,9 +67,17 @@ class Compiled:
     module: Path | None
     dropped: dict[str, str]
     stopped: bool = False  # by a limit of the sandbox: not cached, it may not repeat
+    deps: str = ""  # the compiler's dependency list (-MD): every header it read
 
 
-def build(submission: Submission, macros: dict[str, int], launch_defaults: LaunchDefaults) -> Build:
+def build(
+    submission: Submission,
+    macros: dict[str, int],
+    launch_defaults: LaunchDefaults,
+    census: bool = False,
+) -> Build:
+    """With `census`, the module counts the shared-memory loads it executes (a call before
+    every load), which costs time: only for labs whose rules ask."""
     inspection = None
     if nvcc.find():
         inspection = nvcc.inspect(submission, macros, launch_defaults)
@@ -80,7 +90,7 @@ def build(submission: Submission, macros: dict[str, int], launch_defaults: Launc
     source = with_footer(submission, launch_defaults)
     prepared, shared = scan.rewrite_static_shared(scan.rewrite_dynamic_shared(source))
     entries = scan.registration_entries(*_declarations(source, inspection), len(shared))
-    compiled = _compile(prepared, entries, macros, submission.name)
+    compiled = _compile(prepared, entries, macros, submission.name, census)
     if not compiled.ok:
         if inspection is not None:
             for d in compiled.diagnostics:
@@ -93,6 +103,8 @@ def build(submission: Submission, macros: dict[str, int], launch_defaults: Launc
     if missing:
         return _failed(submission, macros, missing)
     own = describe(compiled.module)
+    if inspection is None:  # nvcc's compile, where there is one, said which it read
+        own.interface.libraries = _libraries(compiled)
     artifact = Artifact(
         compiled.module,
         nvcc.safe_name(submission.name),
@@ -101,6 +113,7 @@ def build(submission: Submission, macros: dict[str, int], launch_defaults: Launc
         compiled.dropped,
         submission.text,
         own.float_atomics,
+        census,
     )
     if inspection is not None:
         return Build(
@@ -129,6 +142,10 @@ RUNTIME_SYMBOLS = frozenset(
         "grader_rt_float_atomics", "grader_rt_barrier", "grader_rt_warp", "grader_rt_loop_exit",
         "grader_rt_dynamic_shared", "grader_rt_static_shared", "grader_rt_active_mask",
         "grader_rt_trap", "grader_rt_clock64", "grader_device_printf",
+        # counts.cpp: what a kernel executed (a kernel that calls them itself forges
+        # nothing the rules would not take from one real load or atomic)
+        "__grader_rt_atomic", "__asan_handle_no_return",
+        *(f"__asan_{op}{n}_noabort" for op in ("load", "store") for n in (1, 2, 4, 8, 16, "N")),
     }
 )  # fmt: skip
 
@@ -137,16 +154,26 @@ def _undefined(module: Path, source: str, shown: str) -> list[Diagnostic]:
     """A compile error for each function or variable the file declares, uses and never
     defines (the module would not load)."""
     names = [n for n in Elf(module).undefined() if n not in RUNTIME_SYMBOLS]
+    code = scan.code_only(source) if names else ""
     out = []
-    for name in names:
+    for name in names[: defaults.MAX_COMPILE_ERRORS]:  # each is looked for in the whole text
         readable = _demangle(name)
         plain = re.split(r"[(<]", readable)[0].split("::")[-1].strip()
-        match = re.search(rf"\b{re.escape(plain)}\b", scan.code_only(source)) if plain else None
+        match = re.search(rf"\b{re.escape(plain)}\b", code) if plain else None
         line = source.count("\n", 0, match.start()) + 1 if match else None
         where = f"{shown}:{line}: " if line else ""
         message = f"{where}{readable} is declared and used, but never defined."
         out.append(Diagnostic(Kind.COMPILE_ERROR, message, line=line))
-    return out[: defaults.MAX_COMPILE_ERRORS]
+    return out
+
+
+def _libraries(compiled: Compiled) -> dict[str, str]:
+    """The CUDA libraries the module holds: the headers the compile read, and the names
+    the module defines or uses (grader.libraries)."""
+    names = sorted(Elf(compiled.module).symbols)
+    mangled = [n for n in names if n.startswith("_Z")]
+    plain = [n for n in names if not n.startswith("_Z")]
+    return libraries.found(libraries.dependencies(compiled.deps), nvcc.demangled(mangled) + plain)
 
 
 def _demangle(symbol: str) -> str:
@@ -185,8 +212,11 @@ def _merge(theirs: Interface, ours: Interface) -> Interface:
 # -- compiling, with a cache ----------------------------------------------------------------
 
 
-def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) -> Compiled:
+def _compile(
+    text: str, entries: list[str], macros: dict[str, int], shown: str, census: bool
+) -> Compiled:
     compiler = toolchain.compiler()
+    flags = toolchain.module_flags(census)
     name = nvcc.safe_name(shown)
     key = hashlib.sha256(
         json.dumps(
@@ -196,7 +226,8 @@ def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) 
                 sorted(macros.items()),
                 compiler.version,
                 toolchain.runtime_hash(),
-                toolchain.MODULE_FLAGS,
+                flags,
+                defaults.ARCH,
                 name,
                 shown,
                 CACHE_VERSION,
@@ -210,13 +241,13 @@ def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) 
         return cached
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grader-cc-", dir=folder.parent) as tmp:
-        result = _compile_in(Path(tmp), text, entries, macros, name, shown)
+        result = _compile_in(Path(tmp), text, entries, macros, name, shown, flags)
         if result.stopped:
             return result
         if result.module is not None:
-            too_large = module_size(result.module.stat().st_size, describe(result.module).interface)
-            if too_large:  # stored as a failure: no module in the cache
-                result = Compiled(False, result.log, [too_large], None, result.dropped)
+            refused = _refused(result.module)
+            if refused:  # stored as a failure: no module in the cache
+                result = Compiled(False, result.log, [refused], None, result.dropped)
         staged = Path(tmp) / "staged"
         staged.mkdir()
         if result.module is not None:
@@ -227,6 +258,7 @@ def _compile(text: str, entries: list[str], macros: dict[str, int], shown: str) 
             "log": result.log,
             "diagnostics": [d.to_json() for d in result.diagnostics],
             "dropped": result.dropped,
+            "deps": result.deps,
         }
         (staged / "meta.json").write_text(json.dumps(meta))
         with contextlib.suppress(OSError):  # another process stored the same build first
@@ -249,11 +281,23 @@ def _load(folder: Path) -> Compiled | None:
         [Diagnostic.from_json(d) for d in meta["diagnostics"]],
         module if meta["ok"] else None,
         meta["dropped"],
+        deps=meta.get("deps", ""),
     )
 
 
+def _refused(module: Path) -> Diagnostic | None:
+    """Why a module that compiled is not graded: one larger than a module may be, or one
+    the grader cannot read (the submission's inline assembly, or its own grader_ names),
+    so that what reads it later (describe, _undefined) never fails."""
+    try:
+        Elf(module).undefined()
+        return module_size(module.stat().st_size, describe(module).interface)
+    except ElfError as error:
+        return Diagnostic(Kind.COMPILE_ERROR, str(error))
+
+
 def _compile_in(
-    tmp: Path, text: str, entries: list[str], macros, name: str, shown: str
+    tmp: Path, text: str, entries: list[str], macros, name: str, shown: str, flags: tuple
 ) -> Compiled:
     entries = list(entries)
     dropped: dict[str, str] = {}
@@ -261,10 +305,12 @@ def _compile_in(
         (tmp / name).write_text(text + scan.registration(entries))
         cmd = [
             toolchain.compiler().path,
-            *toolchain.MODULE_FLAGS,
+            *flags,
             "-I", str(toolchain.INCLUDE),
             "-include", toolchain.SHIM,
+            f"-D__CUDA_ARCH__={defaults.ARCH.removeprefix('sm_')}0",
             *nvcc.macro_flags(macros),
+            "-MD", "-MF", str(tmp / "module.d"),
             "-o", str(tmp / "module.so"),
             "-x", "c++", str(tmp / name),
         ]  # fmt: skip
@@ -276,7 +322,8 @@ def _compile_in(
         code, log = run.code, run.log
         log = _clean(log, tmp, name, shown)
         if code == 0:
-            return Compiled(True, log, [], tmp / "module.so", dropped)
+            deps = (tmp / "module.d").read_text() if (tmp / "module.d").exists() else ""
+            return Compiled(True, log, [], tmp / "module.so", dropped, deps=deps)
         errors = _errors(log, shown)
         bad = _registration_errors(log)
         if any(e.line for e in errors if e.line is not None) or not bad:
@@ -286,7 +333,7 @@ def _compile_in(
         for index in sorted(bad, reverse=True):
             if 0 <= index < len(entries):
                 entry = entries.pop(index)
-                match = re.match(r"GRADER_(?:KERNEL|VARIABLE)\((\w+)", entry)
+                match = re.match(r"__GRADER_(?:KERNEL|VARIABLE)\((\w+)", entry)
                 if match:
                     dropped[match.group(1)] = bad[index]
     return Compiled(False, log, [_generic(log, shown)], None, dropped)
@@ -301,8 +348,9 @@ def _clean(log: str, tmp: Path, name: str, shown: str) -> str:
     return log.strip()
 
 
+# a line number of at most 9 digits: int() refuses thousands, and a log quotes the student
 _MESSAGE = re.compile(
-    r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?P<sev>fatal error|error): (?P<msg>.*)$",
+    r"^(?P<file>[^:\n]+):(?P<line>\d{1,9}):(?:\d+:)? (?P<sev>fatal error|error): (?P<msg>.*)$",
     re.MULTILINE,
 )
 
@@ -325,7 +373,7 @@ def _registration_errors(log: str) -> dict[int, str]:
     the footer's macros are reported inside the shim, with a note naming the footer line."""
     out: dict[int, str] = {}
     first_error = next((m["msg"].strip() for m in _MESSAGE.finditer(log)), "")
-    pattern = rf"^{re.escape(scan.REGISTRATION_FILE)}:(\d+):"
+    pattern = rf"^{re.escape(scan.REGISTRATION_FILE)}:(\d{{1,9}}):"
     for match in re.finditer(pattern, log, re.MULTILINE):
         out.setdefault(int(match.group(1)) - 1, first_error)
     return out
@@ -335,7 +383,7 @@ def _generic(log: str, shown: str) -> Diagnostic:
     """An error whose line is not in the student's file (inside the CUDA shim, say): name
     the first line of the student's file the log mentions."""
     first = next((m for m in _MESSAGE.finditer(log)), None)
-    mention = re.search(rf"^{re.escape(shown)}:(\d+):", log, re.MULTILINE)
+    mention = re.search(rf"^{re.escape(shown)}:(\d{{1,9}}):", log, re.MULTILINE)
     line = int(mention.group(1)) if mention else None
     detail = first["msg"].strip() if first else (log.strip().splitlines() or ["no message"])[-1]
     where = f" (from line {line})" if line else ""

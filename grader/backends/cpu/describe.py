@@ -10,7 +10,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.backends.cpu.elf import STT_TLS, Elf
+from grader.backends.cpu.elf import STT_TLS, Elf, ElfError
 from grader.interface import ConstantSig, Interface, KernelSig, ParamSig, canonical_ctype
 from grader.result import KernelResources
 from grader.source import LAUNCH_SYMBOL, launch_values
@@ -57,6 +57,8 @@ def ctype_of(code: int) -> str | None:
 
 
 def describe(path: Path) -> Description:
+    """Raises ElfError for a module the grader cannot read, or one whose grader_ symbols
+    are not what the registration wrote: the submission defined one of its own."""
     elf = Elf(path)
     shared = _shared_bytes(elf)
     common = shared.pop(None, 0)
@@ -65,11 +67,13 @@ def describe(path: Path) -> Description:
         if name.startswith("grader_sig_"):
             kernel = name[len("grader_sig_") :]
             data = elf.read(symbol)
-            magic, count, bounds, _ = struct.unpack_from("<4i", data)
+            magic, count, bounds, _ = _unpack("<4i", data, 0, name)
             if magic != SIG_MAGIC:
                 continue
-            codes = list(struct.unpack_from(f"<{count}i", data, 16))
-            sizes = list(struct.unpack_from(f"<{count}i", data, 16 + 4 * (count + 1)))
+            if count < 0:
+                raise _forged(name)
+            codes = list(_unpack(f"<{count}i", data, 16, name))
+            sizes = list(_unpack(f"<{count}i", data, 16 + 4 * (count + 1), name))
             params = [
                 ParamSig(size, ctype_of(code)) for code, size in zip(codes, sizes, strict=True)
             ]
@@ -80,7 +84,7 @@ def describe(path: Path) -> Description:
             out.codes[kernel] = codes
         elif name.startswith("grader_var_"):
             var = name[len("grader_var_") :]
-            magic, space, writable, _, size = struct.unpack_from("<4iq", elf.read(symbol))
+            magic, space, writable, _, size = _unpack("<4iq", elf.read(symbol), 0, name)
             if magic != VAR_MAGIC:
                 continue
             out.variables[var] = Variable(size, "const" if space == 1 else "global", writable == 1)
@@ -93,8 +97,22 @@ def describe(path: Path) -> Description:
     out.float_atomics = "grader_rt_float_atomics" in undefined
     launch = elf.symbols.get(LAUNCH_SYMBOL)
     if launch is not None and launch.size >= 24:
-        out.interface.launch = launch_values(list(struct.unpack_from("<6i", elf.read(launch))))
+        raw = _unpack("<6i", elf.read(launch), 0, LAUNCH_SYMBOL)
+        out.interface.launch = launch_values(list(raw))
     return out
+
+
+def _unpack(layout: str, data: bytes, offset: int, name: str) -> tuple:
+    if struct.calcsize(layout) + offset > len(data):
+        raise _forged(name)
+    return struct.unpack_from(layout, data, offset)
+
+
+def _forged(name: str) -> ElfError:
+    return ElfError(
+        f"The compiled module defines {name}, which is not the grader's own: names that "
+        "start with grader_ are reserved for the grader; rename it."
+    )
 
 
 def _shared_bytes(elf: Elf) -> dict[str | None, int]:
@@ -106,7 +124,7 @@ def _shared_bytes(elf: Elf) -> dict[str | None, int]:
         if symbol.type == STT_TLS and _ANCHOR not in name:
             size = symbol.size
         elif _SHARED_DECL in name and symbol.size >= 16:
-            magic, _slot, size = struct.unpack_from("<iiq", elf.read(symbol))
+            magic, _slot, size = _unpack("<iiq", elf.read(symbol), 0, name)
             if magic != SHARED_MAGIC:
                 continue
         else:
@@ -126,7 +144,7 @@ def _owner(symbol: str) -> str | None:
     rest = rest[1:] if nested else rest
     name = None
     while True:
-        match = re.match(r"(\d+)", rest)
+        match = re.match(r"(\d{1,9})", rest)  # a length; int() refuses thousands of digits
         if not match:
             break
         length = int(match.group(1))

@@ -40,6 +40,7 @@ from grader.backends.cpu.runner import (
 )
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
+from grader.interface import Executed
 from grader.result import Diagnostic, Kind
 
 LINES_TIMEOUT = 10.0  # seconds for addr2line; it answers a well-formed module at once
@@ -108,8 +109,11 @@ def outcome(
         out.diagnostics.append(_flood(printed, kernel))
     if out.completed:
         out.buffers = _buffers(report, launch)
+        if 0 in passes:
+            out.executed[kernel] = _executed(passes[0], artifact)
         if 1 in passes and 1 in report.outputs:
-            said = passes[0].int("float_atomics") or passes[1].int("float_atomics")
+            # a "pass" record may be the submission's: pass 0's is not there for certain
+            said = any(passes[p].int("float_atomics") for p in (0, 1) if p in passes)
             atomics = bool(said) and artifact.float_atomics
             overlap = report.first("overlap")
             if overlap is not None:
@@ -122,6 +126,13 @@ def outcome(
         if unwritten:
             out.diagnostics.append(unwritten)
     return out
+
+
+def _executed(record: Record, artifact: Artifact) -> Executed:
+    """What the first pass counted (runtime/counts.cpp says why a kernel's own record may
+    be believed here); shared loads only where the module was built to count them."""
+    loads = record.int("shared_loads") if artifact.census else None
+    return Executed(shared_loads=loads, atomics=record.int("atomics"))
 
 
 def _checked_passes(report: Report) -> Report:
@@ -227,7 +238,7 @@ def _static_shared_message(record: Record, who: str, line: int | None) -> str:
     access = {"read": "read", "write": "wrote"}.get(record.get("access"), "accessed")
     element = max(1, record.int("element", 4))
     index, count = record.int("offset") // element, record.int("bytes") // element
-    dims = [int(d) for d in record.get("dims").split(",") if d.isdigit()]
+    dims = record.sizes("dims")
     declared = record.int("decl_line")
     array = f"__shared__ {name}{''.join(f'[{d}]' for d in dims)} ({count} elements" + (
         f", declared at line {declared})" if declared else ")"
@@ -522,7 +533,8 @@ def _overlap(record: Record, launch: Launch, kernel: str) -> Diagnostic:
     dtype = buffer.data.dtype if buffer else np.dtype(np.float32)
     element = record.int("element")
     first, second = record.dim("first"), record.dim("second")
-    before, after = (_value(filled(record.int(k), dtype)) for k in ("before", "after"))
+    # the fill words are 32 bits; a forged record may give any number
+    before, after = (_value(filled(record.int(k) & 0xFFFFFFFF, dtype)) for k in ("before", "after"))
     count = record.int("count")
     others = f"; {count:,} elements were written by more than one block" if count > 1 else ""
     return Diagnostic(

@@ -39,15 +39,30 @@ class Symbol:
     size: int
 
 
+READ_LIMIT = 1 << 16  # bytes of a symbol read: the grader's descriptors are far smaller
+
+# What reading a truncated or inconsistent file raises: offsets past its end, indices of
+# sections or strings it does not have.
+_MALFORMED = (struct.error, IndexError, ValueError, OverflowError)
+
+
 class ElfError(Exception):
-    """The file is not an ELF file this reader understands."""
+    """The file is not an ELF file this reader understands, or a symbol the grader reads
+    is not what the grader wrote. The message is a sentence about the module."""
 
 
 class Elf:
     def __init__(self, path: Path):
         self.data = path.read_bytes()
-        if self.data[:4] != b"\x7fELF" or self.data[4] != 2 or self.data[5] != 1:
-            raise ElfError(f"{path.name} is not a 64-bit little-endian ELF file")
+        if self.data[:4] != b"\x7fELF" or self.data[4:6] != b"\x02\x01":
+            raise ElfError(f"{path.name} is not a 64-bit little-endian ELF file.")
+        try:
+            self._parse()
+        except _MALFORMED as error:
+            why = f"{path.name} is not an ELF file the grader can read ({error})."
+            raise ElfError(why) from None
+
+    def _parse(self) -> None:
         shoff = struct.unpack_from("<Q", self.data, 0x28)[0]
         shentsize, shnum, shstrndx = struct.unpack_from("<HHH", self.data, 0x3A)
         raw = [
@@ -83,6 +98,12 @@ class Elf:
         """Names the module needs from elsewhere without a symbol version: not from the C
         or C++ libraries (whose symbols are versioned), so from the runner or nowhere.
         Weak references are left out."""
+        try:
+            return self._undefined()
+        except _MALFORMED as error:
+            raise ElfError(f"The module's dynamic symbols cannot be read ({error}).") from None
+
+    def _undefined(self) -> list[str]:
         dynsym = next((s for s in self.sections if s.type == SHT_DYNSYM), None)
         if dynsym is None:
             return []
@@ -103,12 +124,17 @@ class Elf:
         return out
 
     def read(self, symbol: Symbol) -> bytes:
-        """The initial bytes of a data symbol (zeros for .bss)."""
+        """The initial bytes of a data symbol (zeros for .bss), at most READ_LIMIT."""
+        size = min(symbol.size, READ_LIMIT)
+        if not 0 < symbol.section < len(self.sections):  # undefined, absolute or common
+            raise ElfError(f"The module's {symbol.name} is not data the module holds.")
         section = self.sections[symbol.section]
         if section.type == SHT_NOBITS:
-            return bytes(symbol.size)
+            return bytes(size)
         start = section.offset + symbol.value - section.addr
-        return self.data[start : start + symbol.size]
+        if not 0 <= start <= len(self.data) - size:
+            raise ElfError(f"The module's {symbol.name} lies outside the file.")
+        return self.data[start : start + size]
 
 
 # -- the libraries a module needs, found as the dynamic loader finds them ----------------------
@@ -133,8 +159,15 @@ def dynamic(path: Path) -> Dynamic:
     """The dynamic section of a 64-bit little-endian ELF file (through its program
     headers, as the loader reads it: section headers may be stripped)."""
     data = path.read_bytes()
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise ElfError(f"{path.name} is not a 64-bit little-endian ELF file")
+    if data[:4] != b"\x7fELF" or data[4:6] != b"\x02\x01":
+        raise ElfError(f"{path.name} is not a 64-bit little-endian ELF file.")
+    try:
+        return _dynamic(data)
+    except _MALFORMED as error:
+        raise ElfError(f"{path.name}'s dynamic section cannot be read ({error}).") from None
+
+
+def _dynamic(data: bytes) -> Dynamic:
     machine = struct.unpack_from("<H", data, 0x12)[0]
     phoff = struct.unpack_from("<Q", data, 0x20)[0]
     phentsize, phnum = struct.unpack_from("<HH", data, 0x36)

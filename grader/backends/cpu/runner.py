@@ -59,13 +59,22 @@ class Record:
         return self.fields.get(key, default)
 
     def int(self, key: str, default: int = 0) -> int:
-        """A number field; `default` when absent or not a number (records after the
-        "load" record may be the submission's own, malformed ones too)."""
+        """A number field; `default` when absent or not a 64-bit number (records after
+        the "load" record may be the submission's own, malformed ones too)."""
         value = self.fields.get(key)
         try:
-            return int(value, 16) if value.startswith("0x") else int(value)
+            number = int(value, 16) if value.startswith("0x") else int(value)
         except (AttributeError, ValueError):
             return default
+        return number if -(1 << 63) <= number < 1 << 64 else default
+
+    def sizes(self, key: str) -> list[int]:
+        """A list of sizes ("16,16"), or none where any of them is not a positive number."""
+        try:
+            values = [int(v) for v in self.fields.get(key, "").split(",")]
+        except ValueError:
+            return []
+        return values if all(v > 0 for v in values) else []
 
     def dim(self, key: str) -> tuple[int, int, int] | None:
         try:

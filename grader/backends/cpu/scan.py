@@ -9,10 +9,12 @@ macro definition is not mistaken for a kernel."""
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from dataclasses import dataclass
 
-from grader.source import line_of, strip_comments
+from grader.source import SEPARATED_NUMBER, last_before, line_of, next_of, strip_comments
 
 REGISTRATION_FILE = "<grader registration>"
 
@@ -46,30 +48,48 @@ def _blank(token: str) -> str:
     return re.sub(r"[^\n]", " ", token)
 
 
-_STRINGS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+# a quote left open runs to the end of its line, as in strip_comments
+_STRINGS = re.compile(
+    rf"{SEPARATED_NUMBER}"
+    r'|(")((?:\\.|[^"\\\n])*)("?)|(\')((?:\\.|[^\'\\\n])*)(\'?)'
+)
 _DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
+
+
+def _blank_string(match: re.Match) -> str:
+    if not match[1] and not match[4]:
+        return match[0]  # a number
+    quote, inside, close = match.groups()[:3] if match[1] else match.groups()[3:]
+    return quote + _blank(inside) + close
 
 
 def code_only(text: str) -> str:
     """Comments, string and character contents, and preprocessor lines become spaces."""
     text = strip_comments(text)
-    text = _STRINGS.sub(lambda m: m.group(0)[0] + _blank(m.group(0)[1:-1]) + m.group(0)[-1], text)
+    text = _STRINGS.sub(_blank_string, text)
     return _DIRECTIVE.sub(lambda m: _blank(m.group(0)), text)
 
 
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+
+
 def _balanced(text: str, open_at: int) -> int:
-    """Index just past the bracket that closes the one at `open_at`."""
-    pairs = {"(": ")", "[": "]", "{": "}"}
-    closing = pairs[text[open_at]]
-    depth = 0
-    for i in range(open_at, len(text)):
-        if text[i] == text[open_at]:
-            depth += 1
-        elif text[i] == closing:
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return len(text)
+    """Index just past the bracket that closes the one at `open_at` (brackets of other
+    kinds do not count), or the end of the text."""
+    return _closers(text, text[open_at]).get(open_at, len(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _closers(text: str, opening: str) -> dict[int, int]:
+    """Every `opening` bracket's closing index, plus one, in one pass."""
+    closing = _PAIRS[opening]
+    out, stack = {}, []
+    for match in re.finditer(re.escape(opening) + "|" + re.escape(closing), text):
+        if match[0] == opening:
+            stack.append(match.start())
+        elif stack:
+            out[stack.pop()] = match.end()
+    return out
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
@@ -89,71 +109,98 @@ def _split_top(text: str, sep: str = ",") -> list[str]:
 # -- scopes ---------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Scope:
-    kind: str  # "namespace", "linkage" (extern "C" {), or "block"
+    """What a brace opens, and everything around it: each scope points to the one it is
+    in, so entering one costs the same at any depth."""
+
+    names: _Scope | None  # the innermost named namespace around this one
     name: str
+    at_file: bool  # no function or class body around it
+    depth: int = 0  # named namespaces
+
+    def namespaces(self) -> tuple[str, ...]:
+        out, scope = [], self if self.name else self.names
+        while scope is not None:
+            out.append(scope.name)
+            scope = scope.names
+        return tuple(reversed(out))
 
 
-def _scope_at(code: str) -> list[tuple[int, tuple[str, ...], bool]]:
-    """Checkpoints (offset, namespaces, at file scope) at every brace."""
-    points: list[tuple[int, tuple[str, ...], bool]] = [(0, (), True)]
-    stack: list[_Scope] = []
+_FILE = _Scope(None, "", True)
+
+
+def _scope_at(code: str) -> list[tuple[int, _Scope]]:
+    """Checkpoints (offset, scope) at every brace."""
+    points: list[tuple[int, _Scope]] = [(0, _FILE)]
+    stack: list[_Scope] = [_FILE]
+    openers = _scope_openers(code)
     for match in re.finditer(r"[{}]", code):
         if match.group(0) == "{":
-            before = code[max(0, match.start() - 200) : match.start()]
-            ns = re.search(r"\bnamespace\s*([A-Za-z_]\w*)?\s*$", before)
-            if ns:
-                stack.append(_Scope("namespace", ns.group(1) or ""))
-            elif re.search(r'\bextern\s*"\s*"\s*$', before):
-                stack.append(_Scope("linkage", ""))
+            outer = stack[-1]
+            named = outer if outer.name else outer.names
+            name = openers.get(match.start())
+            if name:
+                depth = (named.depth if named else 0) + 1
+                stack.append(_Scope(named, name, outer.at_file, depth))
+            elif name is not None:
+                stack.append(_Scope(named, "", outer.at_file))
             else:
-                stack.append(_Scope("block", ""))
-        elif stack:
+                stack.append(_Scope(named, "", False))
+        elif len(stack) > 1:
             stack.pop()
-        names = tuple(s.name for s in stack if s.kind == "namespace" and s.name)
-        at_file = all(s.kind != "block" for s in stack)
-        points.append((match.end(), names, at_file))
+        points.append((match.end(), stack[-1]))
     return points
 
 
-def _context(points, offset: int) -> tuple[tuple[str, ...], bool]:
-    found = points[0]
-    for point in points:
-        if point[0] > offset:
-            break
-        found = point
-    return found[1], found[2]
+@functools.lru_cache(maxsize=4)
+def _scope_openers(code: str) -> dict[int, str]:
+    """The braces that open a namespace (its name, "" for an unnamed one) or an
+    `extern "C"` block (""), read in one pass; every other brace opens a block."""
+    found = re.finditer(r'\b(?:namespace\s*([A-Za-z_]\w*)?|extern\s*"\s*")\s*\{', code)
+    return {m.end() - 1: m[1] or "" for m in found}
+
+
+def _context(points: list[tuple[int, _Scope]], offset: int) -> _Scope:
+    """The scope at `offset`: that of the last checkpoint at or before it."""
+    return points[bisect.bisect_right(points, offset, key=lambda p: p[0]) - 1][1]
 
 
 # -- kernels --------------------------------------------------------------------------
 
 _SKIP_CALLS = {"__launch_bounds__", "__attribute__", "__declspec", "alignas", "__align__"}
+_TOKEN = re.compile(r"\s*([A-Za-z_]\w*|\S)")
+_CALL = re.compile(r"\s*\(")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def _statement_start(code: str, offset: int) -> int:
-    cut = max(code.rfind(";", 0, offset), code.rfind("}", 0, offset), code.rfind("{", 0, offset))
-    return cut + 1
+    """Just past the last `;`, `{` or `}` before `offset`."""
+    return last_before(code, ";{}", offset) + 1
 
 
 def kernels(text: str) -> list[KernelDecl]:
     """Every `__global__` function the file declares, in order, each name once."""
     code = code_only(text)
     out: dict[str, KernelDecl] = {}
+    pos = 0
     for match in re.finditer(r"\b__global__\b", code):
-        start = _statement_start(code, match.start())
+        if match.start() < pos:
+            continue  # read as part of the declaration before it, which ends alike
+        # no declaration starts inside the one before it
+        start = max(_statement_start(code, match.start()), pos)
         pos = match.end()
         name = None
         while pos < len(code):
-            token = re.compile(r"\s*([A-Za-z_]\w*|\S)").match(code, pos)
+            token = _TOKEN.match(code, pos)
             if not token:
                 break
             word = token.group(1)
             pos = token.end()
             if word in (";", "{"):
                 break
-            after = re.compile(r"\s*\(").match(code, pos)
-            if re.fullmatch(r"[A-Za-z_]\w*", word) and after:
+            after = _CALL.match(code, pos)
+            if _IDENTIFIER.fullmatch(word) and after:
                 if word in _SKIP_CALLS:
                     pos = _balanced(code, after.end() - 1)
                     continue
@@ -206,6 +253,23 @@ def _declarator_name(part: str) -> str | None:
     return words[-1] if words else None
 
 
+MAX_NAMESPACES = 64  # nested namespaces around a variable the footer names; deeper is left out
+_NESTING = re.compile(r"[()\[\]{};]")
+
+
+def _declaration_end(code: str, pos: int) -> int:
+    """The `;` that ends the declaration going on at `pos`, outside any brackets."""
+    depth = 0
+    for match in _NESTING.finditer(code, pos):
+        if match[0] in "([{":
+            depth += 1
+        elif match[0] in ")]}":
+            depth -= 1
+        elif depth == 0:
+            return match.start()
+    return len(code)
+
+
 def variables(text: str) -> list[VariableDecl]:
     """File-scope `__constant__` and `__device__` variables (static ones too). Functions,
     `extern` declarations and `__shared__` arrays are left out."""
@@ -213,28 +277,19 @@ def variables(text: str) -> list[VariableDecl]:
     points = _scope_at(code)
     seen_statements: set[int] = set()
     out: dict[str, VariableDecl] = {}
+    read_to = 0  # the end of the last statement read: a word inside it is part of it
     for match in re.finditer(r"\b(__constant__|__device__|__managed__)\b", code):
-        namespaces, at_file = _context(points, match.start())
-        if not at_file:
+        scope = _context(points, match.start())
+        if match.start() < read_to or not scope.at_file or scope.depth > MAX_NAMESPACES:
             continue
         start = _statement_start(code, match.start())
         if start in seen_statements:
             continue
         seen_statements.add(start)
-        stop = re.compile(r"[(=;{]").search(code, match.end())
-        if not stop or stop.group(0) in "({":
+        stop = next_of(code, "(=;{", match.end())
+        if stop < 0 or code[stop] in "({":
             continue  # a function (or a function body follows)
-        end = match.end()
-        depth = 0
-        while end < len(code):
-            ch = code[end]
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                depth -= 1
-            elif ch == ";" and depth == 0:
-                break
-            end += 1
+        end = read_to = _declaration_end(code, match.end())
         statement = code[start:end]
         if re.search(r"\b(extern|typedef|__shared__|template|using)\b", statement):
             continue
@@ -244,7 +299,7 @@ def variables(text: str) -> list[VariableDecl]:
         for part in _split_top(head + body):
             name = _declarator_name(part)
             if name and name not in out:
-                qualified = "::".join((*namespaces, name))
+                qualified = "::".join((*scope.namespaces(), name))
                 out[name] = VariableDecl(name, qualified, space, line_of(code, match.start()))
     return list(out.values())
 
@@ -259,10 +314,10 @@ _UNSUPPORTED = (
         "kernel launching kernels (dynamic parallelism) cannot run on the CPU backend",
     ),
     (
-        r"\btexture\s*<|\btex[123]D\w*\s*(<[^>]*>)?\s*\(|\btex1Dfetch\b|\bcudaTextureObject_t\b",
+        r"\btexture\s*<|\btex[123]D\w*\s*[<(]|\btex1Dfetch\b|\bcudaTextureObject_t\b",
         "textures",
     ),
-    (r"\bsurf[123]D\w*\s*(<[^>]*>)?\s*\(|\bcudaSurfaceObject_t\b", "surfaces"),
+    (r"\bsurf[123]D\w*\s*[<(]|\bcudaSurfaceObject_t\b", "surfaces"),
     (r"\bcooperative_groups\b|\bthis_grid\s*\(", "cooperative groups"),
     (r"\b__half2?\b|\b__nv_bfloat16\b", "half-precision types"),
     (r"\bwmma\s*::", "tensor-core matrix operations (wmma)"),
@@ -312,9 +367,12 @@ def _sentence(what: str, word: str, line: int) -> Unsupported:
 
 # -- the rewrite: extern __shared__ --------------------------------------------------------
 
+# Bounded, so that each `extern` is read a few hundred characters on at most, however many
+# there are: a real declaration is far shorter.
 _EXTERN_SHARED = re.compile(
-    r"\bextern\b(?P<pre>[^;{}()]*?(?:\([^;{}()]*\)[^;{}()]*?)*)\b__shared__\b"
-    r"(?P<post>[^;{}]*?)\b(?P<name>[A-Za-z_]\w*)\s*\[\s*\]\s*;"
+    r"\bextern\b(?P<pre>[^;{}()]{0,200}?(?:\([^;{}()]{0,200}\)[^;{}()]{0,200}?){0,4})"
+    r"\b__shared__\b(?=[^;{}\[]{0,400}+\[)(?P<post>[^;{}\[]{0,400}?)"
+    r"\b(?P<name>[A-Za-z_]\w*+)\s*+\[\s*+\]\s*+;"
 )
 _ATTRIBUTES = re.compile(r"__align__\s*\([^)]*\)|__attribute__\s*\(\(.*?\)\)|alignas\s*\([^)]*\)")
 
@@ -332,8 +390,7 @@ def rewrite_dynamic_shared(text: str) -> str:
         cast = " ".join(_ATTRIBUTES.sub(" ", type_text).split()) or "char"
         name = match["name"]
         newlines = code.count("\n", match.start(), match.end())
-        _, at_file = _context(points, match.start())
-        if at_file:
+        if _context(points, match.start()).at_file:
             end_line = line_of(code, match.end())
             replacement = (
                 f"\n#define {name} (reinterpret_cast<{cast} *>(grader_rt_dynamic_shared()))\n"
@@ -394,7 +451,9 @@ def _open_braces(code: str, pos: int) -> list[int]:
             stack.append(match.start())
         elif stack:
             stack.pop()
-    return [b for b in stack if not re.search(r'\b(namespace\s*\w*|extern\s*"\s*")\s*$', code[:b])]
+    # what opens a brace is just before it, as _scope_at reads it
+    openers = _scope_openers(code)
+    return [b for b in stack if b not in openers]
 
 
 def _branch_around(code: str, pos: int, opens: list[int]) -> int | None:
@@ -418,6 +477,7 @@ def _header_branch(header: str) -> re.Match | None:
 # -- the rewrite: static __shared__ ----------------------------------------------------------
 
 _SHARED = re.compile(r"\b__shared__\b")
+_SPACES = re.compile(r"\s*")
 _DECLARATOR = re.compile(
     r"^(?P<stars>[\s*&]*)(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$"
 )
@@ -463,18 +523,20 @@ def rewrite_static_shared(text: str) -> tuple[str, list[SharedDecl]]:
     points = _scope_at(code)
     pieces: list[str] = []
     found: list[SharedDecl] = []
-    last = 0
+    last = read = 0
     for match in _SHARED.finditer(code):
-        start = _statement_start(code, match.start())
-        start += len(code[start:]) - len(code[start:].lstrip())
-        if start < last:
-            continue
-        end = code.find(";", match.end())
-        parsed = _shared_declarators(code[start:end]) if end >= 0 else None
+        start = _SPACES.match(code, _statement_start(code, match.start())).end()
+        if start < max(last, read):
+            continue  # a statement read already
+        read = match.end()
+        end = next_of(code, ";{}", match.end())
+        if end < 0 or code[end] != ";":
+            continue  # not a declaration this can read: it stays thread_local
+        parsed = _shared_declarators(code[start:end])
         if parsed is None or len(found) + len(parsed[1]) > MAX_SHARED_SLOTS:
             continue
         base, declarators = parsed
-        _, at_file = _context(points, start)
+        at_file = _context(points, start).at_file
         statements, macros = [], []
         for stars, name, dims in declarators:
             slot = len(found)
@@ -512,18 +574,20 @@ def rewrite_static_shared(text: str) -> tuple[str, list[SharedDecl]]:
 def registration(entries: list[str]) -> str:
     """C++ appended after everything else, one entry per line: line N of
     REGISTRATION_FILE is entries[N - 1], so an entry the compiler rejects can be dropped."""
-    lines = ["", f'#line 1 "{REGISTRATION_FILE}"', *entries, "GRADER_TLS_ANCHOR"]
+    # its macros are defined here, after the submission, which sees none of them
+    lines = ["", "#include <grader_register.h>", f'#line 1 "{REGISTRATION_FILE}"', *entries]
+    lines.append("__GRADER_TLS_ANCHOR")
     return "\n".join(lines) + "\n"
 
 
 def registration_entries(
     kernel_decls: list[KernelDecl], variable_decls: list[VariableDecl], shared_slots: int = 0
 ) -> list[str]:
-    entries = [f"GRADER_SHARED_SLOTS({shared_slots})"] if shared_slots else []
+    entries = [f"__GRADER_SHARED_SLOTS({shared_slots})"] if shared_slots else []
     for k in kernel_decls:
         if not k.template:
-            entries.append(f"GRADER_KERNEL({k.name}, ({k.bounds or 0}))")
+            entries.append(f"__GRADER_KERNEL({k.name}, ({k.bounds or 0}))")
     for v in variable_decls:
         space = 1 if v.space == "const" else 2
-        entries.append(f"GRADER_VARIABLE({v.name}, {v.qualified}, {space})")
+        entries.append(f"__GRADER_VARIABLE({v.name}, {v.qualified}, {space})")
     return entries

@@ -38,6 +38,7 @@ RUNNER_SOURCES = (
     "report.cpp",
     "sandbox.cpp",
     "fiber.cpp",
+    "counts.cpp",
 )
 # The student's module: optimised like nvcc's host side, with the line tables addr2line
 # needs, frame pointers for finding the kernel's frame from a library function, no
@@ -58,11 +59,26 @@ MODULE_FLAGS = (
     "-fno-finite-loops",
     "-w",
     "-Wl,-z,now",
+    # printf is the runner's by assembler name (include/grader_cuda.h): no call of it may
+    # become puts, or __printf_chk under _FORTIFY_SOURCE
+    "-fno-builtin-printf",
+    "-U_FORTIFY_SOURCE",
 )
 # An integer division by zero traps on x86-64 but silently gives 0 on aarch64; there the
 # compiler inserts a trap before each division, which the runner reports as one.
 if platform.machine().lower() in ("aarch64", "arm64"):
     MODULE_FLAGS += ("-fsanitize=integer-divide-by-zero", "-fsanitize-undefined-trap-on-error")
+# A module that counts the shared-memory loads it executes: a call to the runner's
+# __asan_loadN_noabort before every load (runtime/counts.cpp); nothing else of a
+# sanitizer (no shadow memory, no red zones).
+_CENSUS_FLAGS = {
+    "g++": ("-fsanitize=kernel-address",
+            "--param", "asan-instrumentation-with-call-threshold=0",
+            "--param", "asan-stack=0", "--param", "asan-globals=0"),
+    "clang++": ("-fsanitize=kernel-address",
+                "-mllvm", "-asan-instrumentation-with-call-threshold=0",
+                "-mllvm", "-asan-stack=0", "-mllvm", "-asan-globals=0"),
+}  # fmt: skip
 RUNNER_FLAGS = ("-std=gnu++17", "-O2", "-g", "-pthread", "-fno-omit-frame-pointer")
 
 
@@ -96,6 +112,15 @@ def _version(path: str) -> str:
     number = re.search(r"\d+\.\d+(\.\d+)?", first)
     kind = "clang++" if "clang" in first.lower() else Path(path).name
     return f"{kind} {number.group(0)}" if number else first.strip() or kind
+
+
+def module_flags(census: bool) -> tuple[str, ...]:
+    """How the student's module is compiled; with `census`, so that it counts its
+    shared-memory loads."""
+    if not census:
+        return MODULE_FLAGS
+    kind = "clang++" if compiler().version.startswith("clang++") else "g++"
+    return (*MODULE_FLAGS, *_CENSUS_FLAGS[kind])
 
 
 def fiber_source() -> str | None:

@@ -32,12 +32,13 @@ from grader.backends.base import (
     Timing,
 )
 from grader.backends.cpu import toolchain
+from grader.backends.cuda import census as counting
 from grader.backends.cuda import errors, sanitizer, vmm
 from grader.backends.cuda.client import Reply, WorkerProcess
 from grader.backends.cuda.probe import describe, device_info
 from grader.backends.cuda.protocol import ArrayTable, encode_launch
 from grader.backends.timed import TimingCheck
-from grader.interface import LaunchDefaults
+from grader.interface import Executed, LaunchDefaults
 from grader.result import Diagnostic, Kind
 
 TIMING_GRACE = 10.0  # seconds past the budget before a timing worker is killed
@@ -66,9 +67,10 @@ class ModuleSpec:
     arch: str
     nvcc: str  # the compiler PyCUDA runs: nvcc.inspect's, sandboxed (nvcc.sandboxed_nvcc)
     variables: tuple[str, ...] = ()  # __device__ symbols every run starts from as loaded
+    census: tuple[str, str] | None = None  # the counters' name and the instrumented PTX
 
     def load_request(self) -> dict:
-        return {
+        request = {
             "op": "load",
             "key": self.key,
             "source": self.source,
@@ -77,6 +79,9 @@ class ModuleSpec:
             "nvcc": self.nvcc,
             "variables": list(self.variables),
         }
+        if self.census is not None:
+            request["census"] = {"name": self.census[0], "ptx": self.census[1]}
+        return request
 
 
 def sanitizer_available() -> bool:
@@ -112,7 +117,11 @@ class CudaBackend(Backend):
     # -- build ----------------------------------------------------------------------------
 
     def build(
-        self, submission: Submission, macros: dict[str, int], launch_defaults: LaunchDefaults
+        self,
+        submission: Submission,
+        macros: dict[str, int],
+        launch_defaults: LaunchDefaults,
+        census: bool = False,
     ) -> Build:
         arch = self.info["arch"]
         self.note(toolchain.compile_isolation(self.allow_unsandboxed))
@@ -120,11 +129,16 @@ class CudaBackend(Backend):
         spec = None
         if inspection.compile.ok and inspection.interface is not None:
             options = ("-lineinfo", *nvcc.macro_flags(macros))
-            blob = json.dumps([inspection.source, options, arch]).encode()
+            # with a census, the PTX nvcc.inspect made (the same compile) with counters
+            counted = None
+            if census:
+                name = counting.symbol()
+                counted = (name, counting.instrument(inspection.ptx, name))
+            blob = json.dumps([inspection.source, options, arch, counted]).encode()
             key = hashlib.sha256(blob).hexdigest()
             variables = tuple(inspection.interface.device_variables())
             compiler = nvcc.sandboxed_nvcc()
-            spec = ModuleSpec(key, inspection.source, options, arch, compiler, variables)
+            spec = ModuleSpec(key, inspection.source, options, arch, compiler, variables, counted)
         return Build(
             submission,
             dict(macros),
@@ -149,6 +163,8 @@ class CudaBackend(Backend):
                     outcome, fault = first, False  # the judge names the writes past the end
             else:
                 outcome = first
+            if spec.census is not None and outcome.completed:
+                outcome.executed = self._census(spec, symbols, launch, timeout)
             if fault and self._guarded:
                 side = vmm.START if not first.completed else vmm.END
                 if (spec.key, side) not in self._located:
@@ -183,6 +199,32 @@ class CudaBackend(Backend):
         outcome = self._outcome(worker, reply, launch, timeout)
         known = errors.lookup(reply.error.get("message", "")) if reply.message else None
         return outcome, known is not None and known.name == _FAULT
+
+    def _census(
+        self, spec: ModuleSpec, symbols: list[str], launch: Launch, timeout: float
+    ) -> dict[str, Executed]:
+        """What each kernel executed, counted by one more run of the launch on the census
+        module (census.py), with room around every buffer; nothing where that run fails,
+        and then the module's instructions decide the rules (grader.rules)."""
+        worker, failure = self._ready(spec, launch.kernel)
+        if failure is not None:
+            return {}
+        table = ArrayTable()
+        header = {
+            "op": "run",
+            "key": spec.key,
+            "launch": encode_launch(launch, symbols, table),
+            "sides": {b.name: vmm.ROOMY for b in launch.buffers()},
+            "census": spec.census[0],
+        }
+        reply = worker.call(header, table.arrays, timeout)
+        worker.take_output()  # the case's own run showed its printf
+        if not reply.ok:
+            if reply.timed_out or reply.died or reply.error.get("sticky", True):
+                self._discard()
+            return {}
+        counted = reply.message.header.get("executed", {})
+        return {k: Executed(shared_loads=v[0], atomics=v[1]) for k, v in counted.items()}
 
     def _locate(
         self,

@@ -134,6 +134,26 @@ class Gpu:
                 raise CudaFailure("load", f"PyCUDA could not compile the module: {err}") from err
         self.modules[key] = module
 
+    def load_ptx(self, key: str, text: str) -> None:
+        """A module from PTX the grader made (the census's), compiled by the driver."""
+        if key in self.modules:
+            return
+        with failures("load"):
+            self.modules[key] = self.cuda.module_from_buffer(text.encode())
+
+    def counters(self, key: str, name: str) -> int:
+        """The address of the census's counters in module `key` (census.py)."""
+        with failures("load"):
+            return int(self.modules[key].get_global(name)[0])
+
+    def take_counters(self, address: int) -> list[int]:
+        """The census's two counters, which start again from 0."""
+        counts = np.zeros(2, np.uint64)
+        with failures("copy"):
+            self.cuda.memcpy_dtoh(counts, address)
+            self.cuda.memset_d8(address, 0, counts.nbytes)
+        return [int(c) for c in counts]
+
     def snapshot(self, key: str, names: list[str]) -> None:
         """The named variables' bytes, once, as the module loaded them."""
         if key in self.initial:

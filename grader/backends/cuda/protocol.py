@@ -55,17 +55,33 @@ def encode(message: Message) -> bytes:
 
 
 def decode(head: bytes, payload: bytes) -> Message:
-    header = json.loads(head)
-    arrays, offset = [], 0
-    for spec in header.pop("arrays", []):
-        dtype = np.dtype(spec["dtype"])
-        count = int(np.prod(spec["shape"], dtype=np.int64))
-        end = offset + count * dtype.itemsize
-        if end > len(payload):
-            raise ChannelClosed("a message's arrays are longer than its payload")
-        arrays.append(np.frombuffer(payload[offset:end], dtype).reshape(spec["shape"]).copy())
-        offset = end
+    """Raises ChannelClosed, and nothing else, for bytes that are not a message of ours."""
+    try:
+        header = json.loads(head)
+        arrays, offset = [], 0
+        for spec in header.pop("arrays", []):
+            array = _array(spec, payload, offset)
+            arrays.append(array)
+            offset += array.nbytes
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as err:
+        raise ChannelClosed(f"a message that is not one of ours ({err})") from None
     return Message(header, arrays)
+
+
+def _array(spec: dict, payload: bytes, offset: int) -> np.ndarray:
+    """One array of a message: plain numbers only (no objects, no structures), with a
+    shape that fits what is left of the payload."""
+    dtype = np.dtype(spec["dtype"])
+    shape = [int(n) for n in spec["shape"]]
+    if dtype.kind not in "biuf" or any(n < 0 for n in shape):
+        raise ValueError(f"an array of {dtype} in shape {shape}")
+    count = 1
+    for n in shape:  # exact: numpy's product would wrap around
+        count *= n
+    end = offset + count * dtype.itemsize
+    if end > len(payload):
+        raise ValueError("arrays longer than the payload")
+    return np.frombuffer(payload[offset:end], dtype).reshape(shape).copy()
 
 
 def send(fd: int, message: Message) -> None:

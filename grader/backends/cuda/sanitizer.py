@@ -114,17 +114,19 @@ _PREFIX = re.compile(r"^=+(?P<rest>.*)$")
 _CONTINUATION = re.compile(
     r"^(at |by thread|Address |Access to |and |in |Device Frame|Host Frame|Saved host)"
 )
-_LOCATION = re.compile(r"\bin\s+(?P<file>\S+?\.(?:cu|cuh|h|hpp|cpp|cc|c|inl)):(?P<line>\d+)")
-_DIM = r"\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)"
+# Numbers of at most 9 digits (counts with commas, 20): the log names the student's
+# kernel, and int() refuses thousands of digits.
+_LOCATION = re.compile(r"\bin\s+(?P<file>\S+?\.(?:cu|cuh|h|hpp|cpp|cc|c|inl)):(?P<line>\d{1,9})")
+_DIM = r"\(\s*(\d{1,9})\s*,\s*(\d{1,9})\s*,\s*(\d{1,9})\s*\)"
 _THREAD_BLOCK = re.compile(rf"by thread {_DIM} in block {_DIM}")
-_ADDRESS = re.compile(r"(?:Address|Access to) (0x[0-9a-fA-F]+)")
-_NEAREST = re.compile(r"nearest allocation at (0x[0-9a-fA-F]+)")
+_ADDRESS = re.compile(r"(?:Address|Access to) (0x[0-9a-fA-F]{1,16})")
+_NEAREST = re.compile(r"nearest allocation at (0x[0-9a-fA-F]{1,16})")
 _INVALID = re.compile(
-    r"^Invalid __(?P<space>\w+?)__ (?P<access>read|write) of size (?P<size>[\d,]+)"
+    r"^Invalid __(?P<space>\w+?)__ (?P<access>read|write) of size (?P<size>[\d,]{1,20})"
 )
 _RACE = re.compile(r"^(?:Error|Warning): Race reported between (?P<access>Read|Write) access")
 _AND = re.compile(r"^and (?P<access>Read|Write) access(?P<rest>.*)$")
-_HAZARDS = re.compile(r"\[([\d,]+) hazards?\]")
+_HAZARDS = re.compile(r"\[([\d,]{1,20}) hazards?\]")
 _BARRIER = re.compile(r"^Barrier error detected\.?\s*(?P<why>.*)$")
 # Headlines that only echo a consequence or a total.
 _IGNORED = re.compile(
@@ -162,7 +164,7 @@ def parse(log: str, tool: str) -> list[Finding]:
 
 
 def _number(text: str) -> int:
-    return int(text.replace(",", ""))
+    return int(text.replace(",", "") or 0)
 
 
 def _dim(groups: Iterable[str]) -> Dim3:

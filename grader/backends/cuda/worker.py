@@ -6,12 +6,15 @@ student's printf output, which the grader captures to a file, so nothing else is
 printed there. Requests:
 
     load  {key, source, options, arch,      compile once per distinct build; keep the
-           nvcc, variables}                 named __device__ variables' load-time bytes
-    run   {key, launch, sides}              one launch (its kernels in order), from those
+           nvcc, variables, census}         named __device__ variables' load-time bytes;
+                                            with census {ptx, name}, load its PTX too
+    run   {key, launch, sides, census}      one launch (its kernels in order), from those
                                             bytes, each buffer flush against unmapped
                                             memory on its side (vmm.START, END, ROOMY);
                                             buffers back with their canaries (without
-                                            sides: exact sizes, apart, for the sanitizer)
+                                            sides: exact sizes, apart, for the sanitizer);
+                                            with census, on the census module, and what
+                                            each kernel executed ("executed")
     time  {student, reference, budget,      interleaved timing of two loaded launches, the
            check, helpers}                  student's checked (grader.backends.timed);
                                             with the machine's ceilings
@@ -32,7 +35,7 @@ import time
 import traceback
 
 from grader.backends import timed
-from grader.backends.cuda import checked, timing, vmm
+from grader.backends.cuda import census, checked, timing, vmm
 from grader.backends.cuda.gpu import CudaFailure, Gpu
 from grader.backends.cuda.protocol import ChannelClosed, Message, decode_launch, receive, send
 
@@ -56,18 +59,28 @@ class Worker:
         head = message.header
         self.gpu.load(head["key"], head["source"], head["options"], head["arch"], head["nvcc"])
         self.gpu.snapshot(head["key"], head["variables"])
+        if head.get("census"):
+            counted = census.module_key(head["key"])
+            self.gpu.load_ptx(counted, head["census"]["ptx"])
+            self.gpu.snapshot(counted, head["variables"])
         checked.helper_module(self.gpu, head["nvcc"], head["arch"])  # for fill_shared
         return Message({"ok": True, "seconds": time.monotonic() - started})
 
     def op_run(self, message: Message) -> Message:
         head = message.header
         launch, symbols = decode_launch(head["launch"], message.arrays)
-        functions = [self.gpu.function(head["key"], symbol) for symbol in symbols]
+        counted = head.get("census")  # the counters' name: run the census module
+        key = census.module_key(head["key"]) if counted else head["key"]
+        functions = [self.gpu.function(key, symbol) for symbol in symbols]
         # A case never sees what earlier runs left in the module, as on the CPU. Timed
         # launches are not reset: checked timing catches a kernel that remembers results.
-        self.gpu.restore(head["key"])
+        self.gpu.restore(key)
         self.gpu.fill_shared()  # reads of shared memory no thread wrote see NaN, as on the CPU
-        self.gpu.set_constants(head["key"], launch.constants)
+        self.gpu.set_constants(key, launch.constants)
+        counters = self.gpu.counters(key, counted) if counted else None
+        if counters is not None:
+            self.gpu.take_counters(counters)  # from 0
+        executed: dict[str, list[int]] = {}
         placed = self.place(launch, head.get("sides"))
         addresses = {p.name: [p.address, p.nbytes] for p in placed}
         by_name = {p.name: p for p in placed}
@@ -77,6 +90,10 @@ class Worker:
             for step, function in zip(launch.steps, functions, strict=True):
                 self.gpu.launch(function, step, self.gpu.arguments(step, by_name))
                 self.gpu.finish()  # after each kernel, so that a failure names its own
+                if counters is not None:
+                    counts = self.gpu.take_counters(counters)
+                    before = executed.get(step.kernel, [0, 0])
+                    executed[step.kernel] = [a + b for a, b in zip(before, counts, strict=True)]
             seconds = time.monotonic() - started
             states = [self.gpu.download(p) for p in placed]
         except CudaFailure as failure:
@@ -92,6 +109,7 @@ class Worker:
             "seconds": seconds,
             "addresses": addresses,
             "buffers": [{k: v for k, v in s.items() if k != "data"} for s in states],
+            "executed": executed,
         }
         return Message(header, [s["data"] for s in states])
 

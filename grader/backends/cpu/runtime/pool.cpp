@@ -93,6 +93,8 @@ int pool_size() { return (int)g_workers.size(); }
 
 pthread_t pool_thread(int i) { return g_workers[(size_t)i]->thread; }
 
+Worker* pool_worker(int i) { return g_workers[(size_t)i]; }
+
 void pool_run(Launch* launch) {
     /* Chunks small enough that every thread gets several, so uneven blocks even out. */
     long per_thread = launch->nblocks / (8 * (long)(g_workers.size() ? g_workers.size() : 1));

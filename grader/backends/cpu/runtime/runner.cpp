@@ -365,10 +365,13 @@ static void run_pass(const Job& job, const std::vector<void*>& loop_call, const 
         writers_begin(outputs, job.grid);
     }
     watchdog_arm(writers ? job.timeout / 2 : job.timeout, "kernel");
+    Counts counts;
+    counts_take(&counts); /* from zero: nothing before this pass counts */
     double t0 = now();
     pool_run(&L);
     double seconds = now() - t0;
     watchdog_disarm();
+    counts_take(&counts);
     if (writers) writers_end();
     Divergence d = divergence_take();
     if (d.set) {
@@ -387,6 +390,7 @@ static void run_pass(const Job& job, const std::vector<void*>& loop_call, const 
     l.str("pass").kv("n", pass).kv("ms", (long long)(seconds * 1e6) / 1000);
     l.kv("us", (long long)(seconds * 1e6));
     l.kv("fibers", L.needs_fibers.load() ? 1 : 0).kv("float_atomics", grader_rt_float_atomics);
+    l.kv("shared_loads", (long long)counts.shared_loads).kv("atomics", (long long)counts.atomics);
     l.write();
 }
 

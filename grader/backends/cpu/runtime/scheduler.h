@@ -71,6 +71,8 @@ struct Worker {
     char* dyn_base = nullptr;
     size_t dyn_span = 0;
     StaticSlots statics;
+    /* what its blocks executed (counts.cpp) */
+    unsigned long long shared_loads = 0, atomics = 0;
     /* for the watchdog and the fault handler */
     volatile int busy = 0;
     char* altstack = nullptr;
@@ -92,6 +94,14 @@ constexpr size_t STATIC_GUARD_BYTES = 64u << 10;
 /* Readies `w` for launches shaped like `L`; false when it could not get its fiber stacks. */
 bool worker_prepare(Worker& w, Launch& L);
 void run_block(Worker& w, long linear);
+/* A member of the pool, 0 <= i < pool_size(). */
+Worker* pool_worker(int i);
+
+/* What the blocks of a pass executed (counts.cpp); taking them resets them. */
+struct Counts {
+    unsigned long long shared_loads, atomics;
+};
+void counts_take(Counts* c);
 
 }  // namespace rt
 

@@ -13,11 +13,19 @@
    - barriers and warp intrinsics call the fiber scheduler, passing __LINE__ so that
      diagnostics name the student's line;
    - the end of this file holds the templates the grader's registration footer uses to
-     describe and launch each kernel.
+     describe and launch each kernel (its macros are in grader_register.h, which only the
+     footer includes).
 
    Written for the grader; no NVIDIA header text is copied. */
-#ifndef GRADER_CUDA_H
-#define GRADER_CUDA_H
+#pragma once
+
+/* Device printf goes to the runner (runtime/output.cpp), which keeps a capped copy: the
+   module's printf is the runner's grader_device_printf, by assembler name, so that printf
+   stays a function as in CUDA, not a macro a file could test for (the module is built
+   with -fno-builtin-printf, so no call becomes puts). Declared before the C library's
+   headers, whose declarations keep this name. */
+extern "C" int printf(const char* __restrict, ...) __asm__("grader_device_printf")
+    __attribute__((format(printf, 1, 2)));
 
 #include <assert.h>
 #include <float.h>
@@ -38,13 +46,12 @@
 #include <type_traits>
 #include <utility>
 
-/* -- what this compiler is -------------------------------------------------------------- */
-#define GRADER_CPU_BACKEND 1
+/* -- what this compiler is: CUDA's own macros, as nvcc's device pass defines them; the
+   build sets __CUDA_ARCH__ to the architecture nvcc targets (grader.defaults.ARCH). No
+   macro of the grader's own is left defined for the submission to test: the header's
+   helpers are #undef'd after use, and the footer's have reserved names. */
 #ifndef __CUDACC__
 #define __CUDACC__ 1
-#endif
-#ifndef __CUDA_ARCH__
-#define __CUDA_ARCH__ 800
 #endif
 #define CUDART_VERSION 12000
 
@@ -67,36 +74,41 @@
    CUDA aligns float4 and friends to their size. Here they keep their element's alignment:
    a buffer's first element sits wherever its last one must touch a guard page, so a
    student's reinterpret_cast<float4*> must not become an aligned SSE load. */
-#define GRADER_VEC1(T, N)                                                                    \
+#define __GRADER_VEC1(T, N)                                                                    \
     struct N##1 { T x; };                                                                    \
     static __inline__ N##1 make_##N##1(T x) { N##1 v; v.x = x; return v; }
-#define GRADER_VEC2(T, N)                                                                    \
+#define __GRADER_VEC2(T, N)                                                                    \
     struct N##2 { T x, y; };                                                                 \
     static __inline__ N##2 make_##N##2(T x, T y) { N##2 v; v.x = x; v.y = y; return v; }
-#define GRADER_VEC3(T, N)                                                                    \
+#define __GRADER_VEC3(T, N)                                                                    \
     struct N##3 { T x, y, z; };                                                              \
     static __inline__ N##3 make_##N##3(T x, T y, T z) {                                      \
         N##3 v; v.x = x; v.y = y; v.z = z; return v;                                         \
     }
-#define GRADER_VEC4(T, N)                                                                    \
+#define __GRADER_VEC4(T, N)                                                                    \
     struct N##4 { T x, y, z, w; };                                                           \
     static __inline__ N##4 make_##N##4(T x, T y, T z, T w) {                                 \
         N##4 v; v.x = x; v.y = y; v.z = z; v.w = w; return v;                                \
     }
-#define GRADER_VEC(T, N) GRADER_VEC1(T, N) GRADER_VEC2(T, N) GRADER_VEC3(T, N) GRADER_VEC4(T, N)
+#define __GRADER_VEC(T, N) __GRADER_VEC1(T, N) __GRADER_VEC2(T, N) __GRADER_VEC3(T, N) __GRADER_VEC4(T, N)
 
-GRADER_VEC(signed char, char)
-GRADER_VEC(unsigned char, uchar)
-GRADER_VEC(short, short)
-GRADER_VEC(unsigned short, ushort)
-GRADER_VEC(int, int)
-GRADER_VEC(unsigned int, uint)
-GRADER_VEC(long, long)
-GRADER_VEC(unsigned long, ulong)
-GRADER_VEC(long long, longlong)
-GRADER_VEC(unsigned long long, ulonglong)
-GRADER_VEC(float, float)
-GRADER_VEC(double, double)
+__GRADER_VEC(signed char, char)
+__GRADER_VEC(unsigned char, uchar)
+__GRADER_VEC(short, short)
+__GRADER_VEC(unsigned short, ushort)
+__GRADER_VEC(int, int)
+__GRADER_VEC(unsigned int, uint)
+__GRADER_VEC(long, long)
+__GRADER_VEC(unsigned long, ulong)
+__GRADER_VEC(long long, longlong)
+__GRADER_VEC(unsigned long long, ulonglong)
+__GRADER_VEC(float, float)
+__GRADER_VEC(double, double)
+#undef __GRADER_VEC
+#undef __GRADER_VEC1
+#undef __GRADER_VEC2
+#undef __GRADER_VEC3
+#undef __GRADER_VEC4
 
 struct dim3 {
     unsigned int x, y, z;
@@ -107,14 +119,15 @@ struct dim3 {
 };
 
 /* -- the runner's side: built-in variables and entry points ------------------------------ */
-#define GRADER_TLS __attribute__((tls_model("initial-exec")))
+#define __GRADER_TLS __attribute__((tls_model("initial-exec")))
 extern "C" {
-extern __thread uint3 threadIdx GRADER_TLS;
-extern __thread uint3 blockIdx GRADER_TLS;
+extern __thread uint3 threadIdx __GRADER_TLS;
+extern __thread uint3 blockIdx __GRADER_TLS;
 extern dim3 blockDim;
 extern dim3 gridDim;
-extern __thread int grader_rt_cur GRADER_TLS;       /* linear index of the running thread */
-extern __thread int grader_rt_loop_stop GRADER_TLS; /* set when a loop must hand over */
+extern __thread int grader_rt_cur __GRADER_TLS;       /* linear index of the running thread */
+extern __thread int grader_rt_loop_stop __GRADER_TLS; /* set when a loop must hand over */
+#undef __GRADER_TLS
 extern int grader_rt_float_atomics;                 /* float atomics make sums order-dependent */
 
 struct grader_loop_ctl {
@@ -128,7 +141,6 @@ unsigned long long grader_rt_warp(int op, unsigned int mask, unsigned long long 
 void grader_rt_loop_exit(void) __attribute__((noreturn));
 void* grader_rt_dynamic_shared(void);
 /* One static __shared__ declaration; keep in step with rt::SharedDecl (runtime/rt.h). */
-#define GRADER_SHARED_MAGIC 0x47525331
 struct grader_shared_decl {
     int magic;
     int slot;
@@ -144,7 +156,7 @@ void* grader_rt_static_shared(const struct grader_shared_decl* decl);
 unsigned int grader_rt_active_mask(void);
 void grader_rt_trap(int line) __attribute__((noreturn));
 unsigned long long grader_rt_clock64(void);
-int grader_device_printf(const char* format, ...) __attribute__((format(printf, 1, 2)));
+void __grader_rt_atomic(void);
 }
 enum { warpSize = 32 };
 
@@ -241,20 +253,42 @@ static __inline__ void syncwarp(int line, unsigned mask = 0xffffffffu) {
 static __inline__ unsigned int __activemask(void) { return grader_rt_active_mask(); }
 
 /* -- atomics ------------------------------------------------------------------------------
-   Blocks run at the same time on several cores, so these are real atomic instructions. */
-#define GRADER_ATOMIC_INT(T)                                                                 \
-    static __inline__ T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); } \
-    static __inline__ T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); } \
-    static __inline__ T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); } \
-    static __inline__ T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); } \
-    static __inline__ T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); } \
-    static __inline__ T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); } \
+   Blocks run at the same time on several cores, so these are real atomic instructions.
+   Each counts itself (__grader_rt_atomic, runtime/counts.cpp) for the labs whose rules
+   ask for atomics. */
+#define __GRADER_ATOMIC_INT(T)                                                               \
+    static __inline__ T atomicAdd(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
+        return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                   \
+    }                                                                                        \
+    static __inline__ T atomicSub(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
+        return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                   \
+    }                                                                                        \
+    static __inline__ T atomicExch(T* a, T v) {                                              \
+        __grader_rt_atomic();                                                                \
+        return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                  \
+    }                                                                                        \
+    static __inline__ T atomicAnd(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
+        return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                   \
+    }                                                                                        \
+    static __inline__ T atomicOr(T* a, T v) {                                                \
+        __grader_rt_atomic();                                                                \
+        return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                    \
+    }                                                                                        \
+    static __inline__ T atomicXor(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
+        return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                   \
+    }                                                                                        \
     static __inline__ T atomicCAS(T* a, T expected, T desired) {                             \
+        __grader_rt_atomic();                                                                \
         __atomic_compare_exchange_n(a, &expected, desired, false, __ATOMIC_SEQ_CST,          \
                                     __ATOMIC_SEQ_CST);                                       \
         return expected;                                                                     \
     }                                                                                        \
     static __inline__ T atomicMin(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
         T old = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                        \
         while (v < old && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_SEQ_CST,  \
                                                        __ATOMIC_SEQ_CST)) {                  \
@@ -262,6 +296,7 @@ static __inline__ unsigned int __activemask(void) { return grader_rt_active_mask
         return old;                                                                          \
     }                                                                                        \
     static __inline__ T atomicMax(T* a, T v) {                                               \
+        __grader_rt_atomic();                                                                \
         T old = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                        \
         while (v > old && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_SEQ_CST,  \
                                                        __ATOMIC_SEQ_CST)) {                  \
@@ -269,12 +304,14 @@ static __inline__ unsigned int __activemask(void) { return grader_rt_active_mask
         return old;                                                                          \
     }
 
-GRADER_ATOMIC_INT(int)
-GRADER_ATOMIC_INT(unsigned int)
-GRADER_ATOMIC_INT(unsigned long long)
-GRADER_ATOMIC_INT(long long)
+__GRADER_ATOMIC_INT(int)
+__GRADER_ATOMIC_INT(unsigned int)
+__GRADER_ATOMIC_INT(unsigned long long)
+__GRADER_ATOMIC_INT(long long)
+#undef __GRADER_ATOMIC_INT
 
 static __inline__ unsigned short atomicCAS(unsigned short* a, unsigned short e, unsigned short d) {
+    __grader_rt_atomic();
     __atomic_compare_exchange_n(a, &e, d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return e;
 }
@@ -283,6 +320,7 @@ namespace grader {
 /* Floating-point atomics: a compare-and-swap loop on the bits. */
 template <class F, class I, class Op>
 static __inline__ F atomic_float(F* a, F v, Op op) {
+    __grader_rt_atomic();
     __atomic_store_n(&grader_rt_float_atomics, 1, __ATOMIC_RELAXED);
     I* bits = reinterpret_cast<I*>(a);
     I old = __atomic_load_n(bits, __ATOMIC_SEQ_CST);
@@ -323,6 +361,7 @@ static __inline__ float atomicMax(float* a, float v) {
     return grader::atomic_float<float, unsigned int>(a, v, grader::max_op());
 }
 static __inline__ float atomicExch(float* a, float v) {
+    __grader_rt_atomic();
     unsigned int bits;
     memcpy(&bits, &v, 4);
     bits = __atomic_exchange_n(reinterpret_cast<unsigned int*>(a), bits, __ATOMIC_SEQ_CST);
@@ -330,6 +369,7 @@ static __inline__ float atomicExch(float* a, float v) {
     return v;
 }
 static __inline__ unsigned int atomicInc(unsigned int* a, unsigned int limit) {
+    __grader_rt_atomic();
     unsigned int old = __atomic_load_n(a, __ATOMIC_SEQ_CST);
     while (!__atomic_compare_exchange_n(a, &old, old >= limit ? 0u : old + 1u, true,
                                         __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
@@ -337,35 +377,32 @@ static __inline__ unsigned int atomicInc(unsigned int* a, unsigned int limit) {
     return old;
 }
 static __inline__ unsigned int atomicDec(unsigned int* a, unsigned int limit) {
+    __grader_rt_atomic();
     unsigned int old = __atomic_load_n(a, __ATOMIC_SEQ_CST);
     while (!__atomic_compare_exchange_n(a, &old, (old == 0u || old > limit) ? limit : old - 1u,
                                         true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
     }
     return old;
 }
-/* The _block and _system scopes are the same operation on a CPU. */
-#define atomicAdd_block atomicAdd
-#define atomicAdd_system atomicAdd
-#define atomicSub_block atomicSub
-#define atomicSub_system atomicSub
-#define atomicExch_block atomicExch
-#define atomicExch_system atomicExch
-#define atomicMin_block atomicMin
-#define atomicMin_system atomicMin
-#define atomicMax_block atomicMax
-#define atomicMax_system atomicMax
-#define atomicInc_block atomicInc
-#define atomicInc_system atomicInc
-#define atomicDec_block atomicDec
-#define atomicDec_system atomicDec
-#define atomicCAS_block atomicCAS
-#define atomicCAS_system atomicCAS
-#define atomicAnd_block atomicAnd
-#define atomicAnd_system atomicAnd
-#define atomicOr_block atomicOr
-#define atomicOr_system atomicOr
-#define atomicXor_block atomicXor
-#define atomicXor_system atomicXor
+/* The _block and _system scopes are the same operation on a CPU; functions, as in CUDA,
+   not macros a file could test for. */
+#define __GRADER_SCOPES(OP)                                                                  \
+    template <class... A>                                                                    \
+    static __inline__ auto OP##_block(A... a) -> decltype(OP(a...)) { return OP(a...); }     \
+    template <class... A>                                                                    \
+    static __inline__ auto OP##_system(A... a) -> decltype(OP(a...)) { return OP(a...); }
+__GRADER_SCOPES(atomicAdd)
+__GRADER_SCOPES(atomicSub)
+__GRADER_SCOPES(atomicExch)
+__GRADER_SCOPES(atomicMin)
+__GRADER_SCOPES(atomicMax)
+__GRADER_SCOPES(atomicInc)
+__GRADER_SCOPES(atomicDec)
+__GRADER_SCOPES(atomicCAS)
+__GRADER_SCOPES(atomicAnd)
+__GRADER_SCOPES(atomicOr)
+__GRADER_SCOPES(atomicXor)
+#undef __GRADER_SCOPES
 
 /* -- min / max, as CUDA's overloads: mixed arguments take the common type ---------------- */
 template <class A, class B,
@@ -439,19 +476,20 @@ static __inline__ float norm4df(float a, float b, float c, float d) {
     return sqrtf(a * a + b * b + c * c + d * d);
 }
 static __inline__ float rhypotf(float a, float b) { return 1.0f / hypotf(a, b); }
-#define GRADER_ROUNDED(name, op, T)                                                          \
+#define __GRADER_ROUNDED(name, op, T)                                                          \
     static __inline__ T name##_rn(T a, T b) { return a op b; }                               \
     static __inline__ T name##_rz(T a, T b) { return a op b; }                               \
     static __inline__ T name##_ru(T a, T b) { return a op b; }                               \
     static __inline__ T name##_rd(T a, T b) { return a op b; }
-GRADER_ROUNDED(__fadd, +, float)
-GRADER_ROUNDED(__fsub, -, float)
-GRADER_ROUNDED(__fmul, *, float)
-GRADER_ROUNDED(__fdiv, /, float)
-GRADER_ROUNDED(__dadd, +, double)
-GRADER_ROUNDED(__dsub, -, double)
-GRADER_ROUNDED(__dmul, *, double)
-GRADER_ROUNDED(__ddiv, /, double)
+__GRADER_ROUNDED(__fadd, +, float)
+__GRADER_ROUNDED(__fsub, -, float)
+__GRADER_ROUNDED(__fmul, *, float)
+__GRADER_ROUNDED(__fdiv, /, float)
+__GRADER_ROUNDED(__dadd, +, double)
+__GRADER_ROUNDED(__dsub, -, double)
+__GRADER_ROUNDED(__dmul, *, double)
+__GRADER_ROUNDED(__ddiv, /, double)
+#undef __GRADER_ROUNDED
 static __inline__ float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 static __inline__ float __fmaf_rz(float a, float b, float c) { return fmaf(a, b, c); }
 static __inline__ double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
@@ -587,12 +625,6 @@ static __inline__ void __nanosleep(unsigned int) {}
 #define __trap() grader_rt_trap(__LINE__)
 #define __brkpt() grader_rt_trap(__LINE__)
 
-/* Device printf goes to the runner, which keeps a capped copy. <cstdio> is included above,
-   so later includes of it do not see the macro. */
-#define printf grader_device_printf
-namespace std {
-using ::grader_device_printf;
-}
 
 /* -- host-side names a kernel file may mention in helper signatures ------------------------ */
 typedef enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1 } cudaError_t;
@@ -625,18 +657,11 @@ static __inline__ cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) {
     return r;
 }
 
-/* -- what the registration footer uses ------------------------------------------------------
-   For each kernel K the footer defines, with C linkage:
-     grader_sig_K   constant data: parameter count and type codes, __launch_bounds__
-     grader_loop_K  runs every thread of one block as a plain loop
-     grader_call_K  runs one thread (inside a fiber)
-   and for each __constant__ or __device__ variable V:
-     grader_var_V   constant data: size and memory space
-     grader_addr_V  returns its address
-   The grader reads the constant data straight from the ELF file, so describing a module
-   never runs student code. */
+/* -- what the registration footer uses -------------------------------------------------------
+   The templates behind the footer's macros (grader_register.h, which says what they
+   define). */
 namespace grader {
-enum { SIG_MAGIC = 0x47524431, VAR_MAGIC = 0x47525631 };
+enum { SIG_MAGIC = 0x47524431, VAR_MAGIC = 0x47525631, SHARED_MAGIC = 0x47525331 };
 enum Base {
     T_OTHER = 0, T_VOID, T_BOOL, T_CHAR, T_SCHAR, T_UCHAR, T_SHORT, T_USHORT, T_INT, T_UINT,
     T_LONG, T_ULONG, T_LLONG, T_ULLONG, T_FLOAT, T_DOUBLE, T_LDOUBLE,
@@ -644,35 +669,36 @@ enum Base {
     T_DOUBLE2, T_CHAR4, T_UCHAR4
 };
 template <class T> struct base_of { enum { value = T_OTHER }; };
-#define GRADER_BASE(T, V) template <> struct base_of<T> { enum { value = V }; };
-GRADER_BASE(void, T_VOID)
-GRADER_BASE(bool, T_BOOL)
-GRADER_BASE(char, T_CHAR)
-GRADER_BASE(signed char, T_SCHAR)
-GRADER_BASE(unsigned char, T_UCHAR)
-GRADER_BASE(short, T_SHORT)
-GRADER_BASE(unsigned short, T_USHORT)
-GRADER_BASE(int, T_INT)
-GRADER_BASE(unsigned int, T_UINT)
-GRADER_BASE(long, T_LONG)
-GRADER_BASE(unsigned long, T_ULONG)
-GRADER_BASE(long long, T_LLONG)
-GRADER_BASE(unsigned long long, T_ULLONG)
-GRADER_BASE(float, T_FLOAT)
-GRADER_BASE(double, T_DOUBLE)
-GRADER_BASE(long double, T_LDOUBLE)
-GRADER_BASE(float2, T_FLOAT2)
-GRADER_BASE(float3, T_FLOAT3)
-GRADER_BASE(float4, T_FLOAT4)
-GRADER_BASE(int2, T_INT2)
-GRADER_BASE(int3, T_INT3)
-GRADER_BASE(int4, T_INT4)
-GRADER_BASE(uint2, T_UINT2)
-GRADER_BASE(uint3, T_UINT3)
-GRADER_BASE(uint4, T_UINT4)
-GRADER_BASE(double2, T_DOUBLE2)
-GRADER_BASE(char4, T_CHAR4)
-GRADER_BASE(uchar4, T_UCHAR4)
+#define __GRADER_BASE(T, V) template <> struct base_of<T> { enum { value = V }; };
+__GRADER_BASE(void, T_VOID)
+__GRADER_BASE(bool, T_BOOL)
+__GRADER_BASE(char, T_CHAR)
+__GRADER_BASE(signed char, T_SCHAR)
+__GRADER_BASE(unsigned char, T_UCHAR)
+__GRADER_BASE(short, T_SHORT)
+__GRADER_BASE(unsigned short, T_USHORT)
+__GRADER_BASE(int, T_INT)
+__GRADER_BASE(unsigned int, T_UINT)
+__GRADER_BASE(long, T_LONG)
+__GRADER_BASE(unsigned long, T_ULONG)
+__GRADER_BASE(long long, T_LLONG)
+__GRADER_BASE(unsigned long long, T_ULLONG)
+__GRADER_BASE(float, T_FLOAT)
+__GRADER_BASE(double, T_DOUBLE)
+__GRADER_BASE(long double, T_LDOUBLE)
+__GRADER_BASE(float2, T_FLOAT2)
+__GRADER_BASE(float3, T_FLOAT3)
+__GRADER_BASE(float4, T_FLOAT4)
+__GRADER_BASE(int2, T_INT2)
+__GRADER_BASE(int3, T_INT3)
+__GRADER_BASE(int4, T_INT4)
+__GRADER_BASE(uint2, T_UINT2)
+__GRADER_BASE(uint3, T_UINT3)
+__GRADER_BASE(uint4, T_UINT4)
+__GRADER_BASE(double2, T_DOUBLE2)
+__GRADER_BASE(char4, T_CHAR4)
+__GRADER_BASE(uchar4, T_UCHAR4)
+#undef __GRADER_BASE
 
 /* code = base | pointer depth << 8 | (pointee const) << 12 */
 template <class T> struct type_code {
@@ -790,7 +816,7 @@ template <class P> static __inline__ P dynamic_shared() {
 template <class T, unsigned I> constexpr int extent_of() { return (int)std::extent<T, I>::value; }
 template <class T>
 constexpr grader_shared_decl shared_decl(int slot, int line, const char* name) {
-    return grader_shared_decl{GRADER_SHARED_MAGIC,
+    return grader_shared_decl{SHARED_MAGIC,
                               slot,
                               (long long)sizeof(T),
                               (int)sizeof(typename std::remove_all_extents<T>::type),
@@ -805,27 +831,3 @@ template <class T> static __inline__ T& static_shared(const grader_shared_decl* 
     return *static_cast<T*>(grader_rt_static_shared(decl));
 }
 }  // namespace grader
-
-#define GRADER_EXPORT extern "C" __attribute__((used, visibility("default")))
-#define GRADER_KERNEL(K, BOUNDS)                                                             \
-    GRADER_EXPORT const auto grader_sig_##K = ::grader::make_sig(&K, (int)(BOUNDS));         \
-    GRADER_EXPORT void grader_call_##K(void** a) { ::grader::kernel<decltype(&K), &K>::call(a); } \
-    GRADER_EXPORT void grader_loop_##K(void** a, const grader_loop_ctl* c) {                 \
-        ::grader::kernel<decltype(&K), &K>::loop(a, c);                                      \
-    }
-#define GRADER_VARIABLE(NAME, QUALIFIED, SPACE)                                              \
-    GRADER_EXPORT const ::grader::var_info grader_var_##NAME =                               \
-        ::grader::make_var<decltype(QUALIFIED)>(SPACE);                                      \
-    GRADER_EXPORT void* grader_addr_##NAME(void) {                                           \
-        return const_cast<void*>(static_cast<const volatile void*>(&QUALIFIED));             \
-    }
-/* How many slots the rewritten __shared__ declarations use. */
-#define GRADER_SHARED_SLOTS(N) GRADER_EXPORT const int grader_shared_slots = (N);
-/* A thread_local the runner touches to find this module's block of static shared memory. */
-#define GRADER_TLS_ANCHOR                                                                    \
-    GRADER_EXPORT void* grader_tls_anchor(void) {                                            \
-        static thread_local char anchor;                                                     \
-        return &anchor;                                                                      \
-    }
-
-#endif /* GRADER_CUDA_H */

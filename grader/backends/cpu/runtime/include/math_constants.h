@@ -1,6 +1,5 @@
 /* Part of the grader's CUDA shim: CUDA's named floating-point constants. */
-#ifndef GRADER_MATH_CONSTANTS_H
-#define GRADER_MATH_CONSTANTS_H
+#pragma once
 #include "grader_cuda.h"
 #define CUDART_INF_F __builtin_inff()
 #define CUDART_NAN_F __builtin_nanf("")
@@ -18,4 +17,3 @@
 #define CUDART_MIN_DENORM_F 1.40129846e-45f
 #define CUDART_ONE_F 1.0f
 #define CUDART_ZERO_F 0.0f
-#endif

@@ -1,0 +1,86 @@
+"""One program on both backends: the CPU build shows the submission no macro of the
+grader's own, so a file cannot test for the CPU backend by a name the grader defines
+(issue 17). CUDA's own names stay (`__CUDACC__`, `CUDART_VERSION`), as nvcc defines
+them, and the shim's helpers have reserved names or are #undef'd after use."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from cpu_kit import integer, out
+
+from grader import defaults
+from grader.backends.cpu import toolchain
+
+# Macros the shim defines that nvcc's device pass defines too; all others are reserved.
+CUDA_MACROS = {"CUDART_VERSION", "CUDART_CB"}
+GRADER_NAME = re.compile(r"\b_*(?:GRADER|grader)\w*")
+
+
+def _macros(source: str, shim: bool) -> set[str]:
+    """The macros defined after `source`, preprocessed as the CPU build compiles a
+    module (with the shim) or with the standard headers alone."""
+    flags = ["-I", str(toolchain.INCLUDE), "-include", toolchain.SHIM] if shim else []
+    arch = f"-D__CUDA_ARCH__={defaults.ARCH.removeprefix('sm_')}0"
+    done = subprocess.run(
+        [toolchain.compiler().path, "-std=gnu++17", *flags, arch, "-dM", "-E", "-x", "c++", "-"],
+        input=source,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {line.split()[1].split("(")[0] for line in done.stdout.splitlines()}
+
+
+def _shim_headers() -> tuple[str, str]:
+    """The standard headers the shim includes, and the CUDA headers it stands in for."""
+    shim = (toolchain.INCLUDE / toolchain.SHIM).read_text()
+    standard = re.findall(r"^#include <[\w./]+>$", shim, re.MULTILINE)
+    cuda = [
+        f"#include <{p.name}>"
+        for p in sorted(toolchain.INCLUDE.glob("*.h"))
+        if "#error" not in p.read_text() and p.name != "grader_register.h"  # the footer's
+    ]
+    return "\n".join(standard) + "\n", "\n".join(cuda) + "\n"
+
+
+def test_the_shim_defines_no_macro_a_file_could_test_for_but_cudas_and_reserved_ones():
+    standard, cuda = _shim_headers()
+    added = _macros(standard + cuda, shim=True) - _macros(standard, shim=False)
+    assert "__CUDACC__" in added and "__syncthreads" in added  # the check sees the shim's
+    public = {
+        name
+        for name in added
+        if not re.match(r"__|_[A-Z]", name)
+        and name not in CUDA_MACROS
+        and not name.startswith("CUDART_")  # math_constants.h, as CUDA's own
+    }
+    assert public == set()
+    assert {name for name in added if GRADER_NAME.fullmatch(name)} == set()
+
+
+def _names_in_the_runtime() -> list[str]:
+    """Every grader_* or GRADER_* word of the shim's headers, reserved or not."""
+    words = set()
+    for path in toolchain.INCLUDE.glob("*.h"):
+        words |= set(GRADER_NAME.findall(path.read_text()))
+    return sorted(words | {"GRADER_CPU_BACKEND", "printf", "atomicAdd_block"})
+
+
+def test_a_kernel_that_tests_for_every_grader_name_sees_none_of_them(kit):
+    names = _names_in_the_runtime()
+    tests = "\n".join(f"#ifdef {name}\n    seen += 1;\n#endif" for name in names)
+    source = (
+        "__global__ void probe(float* out, int n) {\n"
+        "    int seen = 0;\n"
+        f"{tests}\n"
+        '    if (threadIdx.x == 0) printf("hello\\n");\n'
+        "    out[threadIdx.x] = seen + n;\n"
+        "}\n"
+    )
+    outcome = kit.run(kit.built(source), "probe", 1, 4, [out("out", 4), integer("n", 0)])
+    assert outcome.completed, outcome.diagnostics
+    assert outcome.buffers["out"].data.tolist() == [0.0] * 4  # none of `names` is defined
+    # printf is still the runner's, even where the compiler would have made it puts
+    assert outcome.output == "hello\n"
