@@ -110,6 +110,13 @@ def lab_model() -> str:
         "those `Lab.draw` and `Lab.derive` add, and once a module is built its launch macros",
         "BLOCK_X .. TILE_Z).",
         "",
+        "Examples are the grader's own labs, `reference_kernels/*/lab.py`; one whose inputs",
+        "are drawn together and whose sampler follows indices is `spmv-csr`, with the library",
+        "`grader/labs/sparse.py`, and the smallest such lab is the gather that",
+        "`tests/test_course_author.py` writes. `grader new-lab` starts a lab from a copy of",
+        "another, with a README skeleton; `grader validate-lab` grades it as its folders",
+        "promise (known-wrong kernels: [expected-toml.md](expected-toml.md)).",
+        "",
         inspect.cleandoc(ast.get_docstring(tree) or ""),
         "",
     ]
