@@ -228,33 +228,31 @@ def reader(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray], launch:
     def read(name: str, coords) -> np.ndarray:
         shape = lab.array_shape(name, case.sizes)
         if name in host:
-            values = _widened(np.asarray(host[name]).reshape(shape))
-            return values if coords is None else _at(values, coords, values.dtype)
+            values = np.asarray(host[name]).reshape(shape)
+            return _widened(values if coords is None else _at(values, coords))
         lay = layout(lab, lab.buffers[name], case.sizes)
-        drawn = _Drawn(timed.launch_key(seed, launch, name), lay)
+        key = timed.launch_key(seed, launch, name)
         if coords is None:
-            return drawn[None]
-        return _at(drawn, coords, np.float64 if lay.dtype.startswith("float") else lay.dtype)
+            return _widened(lay.unpack(timed.drawn_array(key, lay.elements, lay.dtype)))
+        return _widened(_at(_DrawnBuffer(key, lay), coords))
 
     return read
 
 
-class _Drawn:
-    """A buffer as the GPU draws it, read element by element: drawn[coords]."""
+class _DrawnBuffer:
+    """A buffer as the GPU draws it, element by element: drawn[coords]."""
 
     def __init__(self, key: tuple[int, int], lay) -> None:
-        self.key, self.lay, self.shape = key, lay, lay.shape
+        self.key, self.lay = key, lay
+        self.shape, self.dtype = lay.shape, np.dtype(lay.dtype)
 
     def __getitem__(self, coords) -> np.ndarray:
-        lay = self.lay
-        if coords is None:
-            return _widened(lay.unpack(timed.drawn_array(self.key, lay.elements, lay.dtype)))
-        flat = timed.flat_indices(lay.strides, coords)
-        return _widened(timed.drawn_elements(self.key, flat, lay.dtype))
+        flat = timed.flat_indices(self.lay.strides, coords)
+        return timed.drawn_elements(self.key, flat, self.dtype)
 
 
-def _at(values, coords, dtype) -> np.ndarray:
-    """values[coords] (an array, or a _Drawn), 0 where a coordinate lies outside.
+def _at(values, coords) -> np.ndarray:
+    """values[coords] (an array, or a _DrawnBuffer), 0 where a coordinate lies outside.
     Most axes' coordinates are small until they broadcast, and most are all inside:
     test and clip them first, and only those that need it."""
     shape = values.shape
@@ -264,7 +262,7 @@ def _at(values, coords, dtype) -> np.ndarray:
         if np.size(c) and (np.min(c) < 0 or np.max(c) >= extent)
     ]
     if 0 in shape:  # an empty input: every coordinate lies outside
-        return np.zeros(np.broadcast_shapes(*(np.shape(c) for c in coords)), dtype)
+        return np.zeros(np.broadcast_shapes(*(np.shape(c) for c in coords)), values.dtype)
     if outside:
         coords = [np.clip(c, 0, n - 1) for c, n in zip(coords, shape, strict=True)]
     got = np.array(values[tuple(coords)], copy=True)

@@ -43,8 +43,6 @@ def row_lengths(rng: np.random.Generator, sizes) -> np.ndarray:
     long_row = sizes.get("long_row", 0)
     if long_row and rows:
         lengths[rng.integers(rows)] = long_row
-    if sizes["num_cols"] < 1:
-        lengths[:] = 0  # no column to put an entry in
     return lengths
 
 
@@ -52,7 +50,7 @@ def draw_csr(rng: np.random.Generator, sizes) -> tuple[dict, dict]:
     """A CSR structure: row_ptr (num_rows + 1) and col_idx (nnz)."""
     lengths = row_lengths(rng, sizes)
     row_ptr = np.concatenate([[0], np.cumsum(lengths)])
-    col_idx = rng.integers(0, max(sizes["num_cols"], 1), int(row_ptr[-1]))
+    col_idx = rng.integers(0, sizes["num_cols"], int(row_ptr[-1]))
     return {"row_ptr": row_ptr, "col_idx": col_idx}, {"nnz": int(row_ptr[-1])}
 
 
