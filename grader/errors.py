@@ -7,6 +7,9 @@ class ExitCode(IntEnum):
     OK = 0  # every case passed
     FAILED = 1  # graded, with failures
     USAGE = 2  # a usage or setup error: nothing was graded
+    # stopped by a signal, after cleaning up: 128 + its number, as shells report it
+    INTERRUPTED = 130  # SIGINT (Ctrl-C)
+    TERMINATED = 143  # SIGTERM
 
 
 class GraderError(Exception):

@@ -58,8 +58,19 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be, so that the same cleanup runs."""
+
+
 def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    raise Terminated
+
+
+def _interrupted(args: argparse.Namespace, stop: KeyboardInterrupt) -> int:
+    """Say that the run stopped, and how to finish it where the verb resumes."""
+    resume = "; run the same command again to resume" if getattr(args, "resumable", False) else ""
+    print(f"grader: interrupted{resume}.", file=sys.stderr)
+    return ExitCode.TERMINATED if isinstance(stop, Terminated) else ExitCode.INTERRUPTED
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -74,9 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GraderError as error:
         print(f"grader: {error}", file=sys.stderr)
         return int(error.exit_code)
-    except KeyboardInterrupt:
-        print("grader: interrupted.", file=sys.stderr)
-        return ExitCode.USAGE
+    except KeyboardInterrupt as stop:  # cleanup ran on the way up
+        return _interrupted(args, stop)
     except Exception as error:  # a bug: one sentence, the traceback only on request
         if os.environ.get(DEBUG_ENV) == "1":
             traceback.print_exc()

@@ -19,13 +19,14 @@ from grader.errors import ExitCode
 def run_batch(args: argparse.Namespace) -> int:
     from grader.batch import parse_shard
     from grader.batch import run_batch as grade_course
-    from grader.batch.gpus import parse_gpus
+    from grader.batch.gpus import parse_gpus, require_gpus
 
     out = check_out_folder(args.out, [Path(args.dir)])
     shard = parse_shard(args.shard) if args.shard else None
     gpus = parse_gpus(args.gpus)
     if args.slurm:
         return _write_slurm(args, shard, gpus)
+    require_gpus(gpus, args.backend)
     report = grade_course(
         args.lab,
         Path(args.dir),
@@ -52,7 +53,7 @@ def run_batch(args: argparse.Namespace) -> int:
     if report.ignored:
         print(f"Not submissions, left alone: {', '.join(report.ignored)}")
     print(f"Gradebook: {out / 'gradebook.csv'}\nSummary:   {out / 'summary.html'}")
-    return ExitCode.OK
+    return ExitCode.FAILED if counts.errors else ExitCode.OK  # a verdict for everyone, or not
 
 
 def _write_slurm(args: argparse.Namespace, shard, gpus: list[int]) -> int:
@@ -163,7 +164,7 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write OUT/grader-batch.sbatch, a Slurm job array of shards, and grade nothing",
     )
-    batch.set_defaults(run=run_batch)
+    batch.set_defaults(run=run_batch, resumable=True)
 
     merge = verbs.add_parser(
         "merge",
