@@ -17,6 +17,7 @@ import grader
 from grader import labs
 from grader.cli.args import add_lab_roots
 from grader.cli.authoring import add_authoring_verbs
+from grader.cli.parser import Parser
 from grader.cli.staff import add_staff_verbs
 from grader.cli.student import add_student_verbs
 from grader.errors import ExitCode, GraderError
@@ -30,7 +31,7 @@ INTERNAL_ERROR = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="grader",
         description="Grade CUDA lab kernels, on an NVIDIA GPU or on the CPU without one.",
     )
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_authoring_verbs(verbs)  # new-lab, validate-lab
     for verb in verbs.choices.values():
         add_lab_roots(verb)
+        verb.set_defaults(parser=verb)  # its usage errors name it, not the grader
     return parser
 
 

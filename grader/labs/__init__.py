@@ -23,6 +23,7 @@ from pathlib import Path
 from grader import paths
 from grader.errors import SetupError, UsageError
 from grader.labs.model import Lab
+from grader.suggest import did_you_mean
 
 ENV = "GRADER_LABS"
 DEFINITION = "lab.py"
@@ -78,7 +79,9 @@ def all_labs() -> dict[str, Lab]:
 def get(name: str) -> Lab:
     labs = all_labs()
     if name not in labs:
-        raise UsageError(f"There is no lab named {name!r}. Labs: {', '.join(labs)}.")
+        guess = did_you_mean(name, labs)
+        also = " `grader labs` lists them all." if guess else f" Labs: {', '.join(labs)}."
+        raise UsageError(f"There is no lab named {name!r}.{guess}{also}")
     return labs[name]
 
 
