@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grader.cli.args import add_case_timeout, secret
@@ -76,9 +77,19 @@ def markdown_table(infos: list[LabInfo]) -> str:
     return "\n".join(rows) + "\n"
 
 
+def labs_json(infos: list[LabInfo]) -> str:
+    """The labs as `grader labs --json` writes them (grader/schema/labs.schema.json)."""
+    from grader import schema
+
+    data = {"schema_version": schema.version(schema.LABS), "labs": [asdict(i) for i in infos]}
+    return json.dumps(data, indent=2) + "\n"
+
+
 def run_labs(args: argparse.Namespace) -> int:
     infos = list_labs()
-    if args.markdown:
+    if args.json:
+        sys.stdout.write(labs_json(infos))
+    elif args.markdown:
         sys.stdout.write(markdown_table(infos))
     else:
         print("\n\n".join(format_lab(info) for info in infos))
@@ -142,7 +153,11 @@ def run_check(args: argparse.Namespace) -> int:
 def add_student_verbs(verbs: argparse._SubParsersAction) -> None:
     """Add labs, template and check to the `grader` command."""
     labs = verbs.add_parser("labs", help="list the labs", description="List the labs.")
-    labs.add_argument("--markdown", action="store_true", help="as a Markdown table")
+    form = labs.add_mutually_exclusive_group()
+    form.add_argument("--markdown", action="store_true", help="as a Markdown table")
+    form.add_argument(
+        "--json", action="store_true", help="as JSON, with its schema_version (for programs)"
+    )
     labs.set_defaults(run=run_labs)
 
     template = verbs.add_parser(
