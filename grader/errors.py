@@ -10,6 +10,7 @@ class ExitCode(IntEnum):
     # stopped by a signal, after cleaning up: 128 + its number, as shells report it
     INTERRUPTED = 130  # SIGINT (Ctrl-C)
     TERMINATED = 143  # SIGTERM
+    PIPE_CLOSED = 141  # SIGPIPE: the reader went away (grader labs | head)
 
 
 class GraderError(Exception):

@@ -15,8 +15,10 @@ from contextlib import contextmanager
 
 import grader
 from grader import labs
-from grader.cli.args import add_lab_roots
+from grader.cli import config
+from grader.cli.args import add_color_and_config, add_lab_roots, painter
 from grader.cli.authoring import add_authoring_verbs
+from grader.cli.config import add_config_verb
 from grader.cli.parser import Parser
 from grader.cli.staff import add_staff_verbs
 from grader.cli.student import add_student_verbs
@@ -40,8 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_student_verbs(verbs)  # labs, template, check
     add_staff_verbs(verbs)  # batch, merge, gradescope, init-ci
     add_authoring_verbs(verbs)  # new-lab, validate-lab
+    add_config_verb(verbs)  # config
     for verb in verbs.choices.values():
         add_lab_roots(verb)
+        add_color_and_config(verb)
         verb.set_defaults(parser=verb)  # its usage errors name it, not the grader
     return parser
 
@@ -81,14 +85,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as stop:  # --help, --version, or a usage error argparse printed
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     try:
+        config.apply(args)  # flags > environment > file > defaults
         labs.add_roots(args.labs)
         with _sigterm_interrupts():
             return args.run(args)
     except GraderError as error:
-        print(f"grader: {error}", file=sys.stderr)
+        prefix = painter(args, sys.stderr)("grader:", "red", "bold")
+        print(f"{prefix} {error}", file=sys.stderr)
         return int(error.exit_code)
     except KeyboardInterrupt as stop:  # cleanup ran on the way up
         return _interrupted(args, stop)
+    except BrokenPipeError:  # as a shell tool does when `| head` has read enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error
+        return ExitCode.PIPE_CLOSED
     except Exception as error:  # a bug: one sentence, the traceback only on request
         if os.environ.get(DEBUG_ENV) == "1":
             traceback.print_exc()

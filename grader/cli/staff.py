@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from grader import defaults, machine
-from grader.cli.args import add_case_timeout, positive_int, seconds_up_to, secret
+from grader.cli.args import add_case_timeout, painter, positive_int, seconds_up_to, secret
 from grader.cli.outputs import check_out_folder
 from grader.defaults import MAX_SUBMISSION_TIMEOUT, SECRET_ENV
 from grader.errors import ExitCode
@@ -40,11 +40,12 @@ def run_batch(args: argparse.Namespace) -> int:
         shard=shard,
         log=sys.stderr,
     )
-    out, counts = report.out, report.counts
+    out, counts, paint = report.out, report.counts, painter(args)
     print(
         f"{counts.submissions} submissions ({report.layout} layout"
-        f"{f', shard {shard}' if shard else ''}): {counts.passed} passed, {counts.failed} "
-        f"failed, {counts.errors} could not be graded."
+        f"{f', shard {shard}' if shard else ''}): {paint(f'{counts.passed} passed', 'green')}, "
+        f"{paint(f'{counts.failed} failed', 'red')}, "
+        f"{paint(f'{counts.errors} could not be graded', 'magenta')}."
     )
     print(
         f"This run graded {report.graded}, kept {report.reused} graded before"
@@ -139,7 +140,9 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
     )
     batch.add_argument("lab", metavar="LAB")
     batch.add_argument("dir", metavar="DIR", help="the folder of submissions")
-    batch.add_argument("--out", required=True, metavar="OUT", help="the folder to grade into")
+    batch.add_argument(
+        "--out", metavar="OUT", help="the folder to grade into (or out in grader.toml)"
+    )
     batch.add_argument("--secret", help=f"the course's secret (or set {SECRET_ENV})")
     batch.add_argument(
         "--jobs",
@@ -157,7 +160,11 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         help="seconds one submission may take in all (default: its compiles and cases at "
         "their own limits)",
     )
-    batch.add_argument("--backend", choices=("auto", "cuda", "cpu"), default="auto")
+    batch.add_argument(
+        "--backend",
+        choices=("auto", "cuda", "cpu"),
+        help="as for check: auto (default) grades on the GPU when one is usable",
+    )
     batch.add_argument("--shard", metavar="I/N", help="grade only shard I of N")
     batch.add_argument(
         "--slurm",
@@ -171,8 +178,12 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         help="combine the outputs of shards",
         description="Combine the OUT folders of `grader batch --shard` runs into one.",
     )
-    merge.add_argument("shards", nargs="+", metavar="OUT_SHARD")
-    merge.add_argument("--out", required=True, metavar="OUT")
+    merge.add_argument(
+        "shards", nargs="+", metavar="OUT_SHARD", help="the --out folder of each shard's batch"
+    )
+    merge.add_argument(
+        "--out", metavar="OUT", help="the folder to merge into (or out in grader.toml)"
+    )
     merge.set_defaults(run=run_merge)
 
 

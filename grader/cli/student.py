@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader.cli.args import add_case_timeout, secret
+from grader.cli.args import add_case_timeout, painter, secret
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 from grader.report import FORMATS
@@ -50,9 +51,9 @@ def list_labs() -> list[LabInfo]:
     ]
 
 
-def format_lab(info: LabInfo) -> str:
+def format_lab(info: LabInfo, paint: Callable[..., str] = lambda text, *styles: text) -> str:
     pad = " " * 4
-    lines = [f"{info.name}: {info.title}", f"{pad}{info.summary}"]
+    lines = [f"{paint(info.name, 'bold')}: {info.title}", f"{pad}{info.summary}"]
     lines += [f"{pad}{signature}" for signature in info.signatures]
     if info.constants:
         lines.append(f"{pad}constants: {'; '.join(info.constants)}")
@@ -92,7 +93,8 @@ def run_labs(args: argparse.Namespace) -> int:
     elif args.markdown:
         sys.stdout.write(markdown_table(infos))
     else:
-        print("\n\n".join(format_lab(info) for info in infos))
+        paint = painter(args)
+        print("\n\n".join(format_lab(info, paint) for info in infos))
     return ExitCode.OK
 
 
@@ -185,7 +187,6 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
     check.add_argument(
         "--backend",
         choices=("auto", "cuda", "cpu"),
-        default="auto",
         help="cuda needs an NVIDIA GPU; cpu checks correctness without one; "
         "auto picks cuda when a GPU is usable (default)",
     )
@@ -210,10 +211,4 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
             f"--{name}", metavar="PATH", help=f"write {what} to PATH (- for standard output)"
         )
     check.add_argument("--quiet", "-q", action="store_true", help="print only the score line")
-    check.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="colour the summary: auto means on a terminal, unless NO_COLOR is set",
-    )
     check.set_defaults(run=run_check)

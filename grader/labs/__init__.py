@@ -34,10 +34,10 @@ _added: list[Path] = []  # roots from --labs, in the order given
 _loaded: dict[tuple[Path, ...], dict[str, Lab]] = {}
 
 
-def add_roots(roots) -> None:
-    """Add course lab roots (--labs) for the rest of this process."""
+def add_roots(roots, given: str = "--labs") -> None:
+    """Add course lab roots (--labs, or what `given` names) for the rest of this process."""
     for root in roots:
-        path = _root(Path(root), "--labs")
+        path = _root(Path(root), given)
         if path not in _added:
             _added.append(path)
 
