@@ -19,7 +19,8 @@ from grader.cli import config
 from grader.cli.args import add_color_and_config, add_lab_roots, painter
 from grader.cli.authoring import add_authoring_verbs
 from grader.cli.config import add_config_verb
-from grader.cli.parser import Parser
+from grader.cli.examples import epilog
+from grader.cli.parser import Formatter, Parser
 from grader.cli.staff import add_staff_verbs
 from grader.cli.student import add_student_verbs
 from grader.errors import ExitCode, GraderError
@@ -36,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="grader",
         description="Grade CUDA lab kernels, on an NVIDIA GPU or on the CPU without one.",
+        epilog=epilog(""),
+        formatter_class=Formatter,
     )
     parser.add_argument("--version", action="version", version=f"grader {grader.__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", required=True)
@@ -43,9 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_staff_verbs(verbs)  # batch, merge, gradescope, init-ci
     add_authoring_verbs(verbs)  # new-lab, validate-lab
     add_config_verb(verbs)  # config
-    for verb in verbs.choices.values():
+    for name, verb in verbs.choices.items():
         add_lab_roots(verb)
         add_color_and_config(verb)
+        verb.epilog, verb.formatter_class = epilog(name), Formatter
         verb.set_defaults(parser=verb)  # its usage errors name it, not the grader
     return parser
 

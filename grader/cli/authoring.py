@@ -83,7 +83,7 @@ def add_authoring_verbs(verbs: argparse._SubParsersAction) -> None:
         "DIR or GRADER_LABS=DIR.",
     )
     new.add_argument("name", metavar="NAME", help="the new lab's name")
-    new.add_argument("--from", dest="source", required=True, metavar="LAB")
+    new.add_argument("--from", dest="source", required=True, metavar="LAB", help="the lab to copy")
     new.add_argument("--into", required=True, metavar="DIR", help="the lab root to write")
     new.set_defaults(run=run_new_lab)
 
@@ -96,7 +96,7 @@ def add_authoring_verbs(verbs: argparse._SubParsersAction) -> None:
         "kernel in wrong/ (it must get what wrong/EXPECTED.toml names), on every backend "
         "this machine has. Exit code 0 when every check holds, 1 otherwise.",
     )
-    validate.add_argument("lab", metavar="LAB")
+    validate.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
     validate.add_argument(
         "--backend",
         choices=("all", "cpu", "cuda"),

@@ -11,6 +11,15 @@ from typing import Any
 from grader.suggest import closest, did_you_mean
 
 
+class Formatter(argparse.HelpFormatter):
+    """argparse's wrapping, except for an examples section, whose lines stay as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 class Parser(argparse.ArgumentParser):
     """The grader's parser and each command's (add_subparsers makes them of this class)."""
 

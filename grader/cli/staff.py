@@ -138,7 +138,7 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         "and GitHub Classroom exports as they are) into OUT: gradebook.csv, summary.html "
         "and a report folder per student. Resumable: run it again to finish or update.",
     )
-    batch.add_argument("lab", metavar="LAB")
+    batch.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
     batch.add_argument("dir", metavar="DIR", help="the folder of submissions")
     batch.add_argument(
         "--out", metavar="OUT", help="the folder to grade into (or out in grader.toml)"
@@ -193,8 +193,10 @@ def _staff_parsers(verbs: argparse._SubParsersAction) -> None:
         help="build a Gradescope autograder.zip",
         description="Build the autograder.zip of LAB for a Gradescope programming assignment.",
     )
-    gradescope.add_argument("lab", metavar="LAB")
-    gradescope.add_argument("--out", default="autograder.zip", metavar="ZIP")
+    gradescope.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
+    gradescope.add_argument(
+        "--out", default="autograder.zip", metavar="ZIP", help="the zip to write (autograder.zip)"
+    )
     gradescope.add_argument(
         "--backend",
         choices=("cpu", "cuda"),
@@ -212,9 +214,15 @@ def _staff_parsers(verbs: argparse._SubParsersAction) -> None:
         description="Write a GitHub Actions workflow that runs `grader check` on every push "
         "and reports to the run's page and to GitHub Classroom.",
     )
-    ci.add_argument("lab", metavar="LAB")
+    ci.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
     ci.add_argument("--gpu-runner", metavar="LABEL", help="run on this GPU runner, cuda backend")
-    ci.add_argument("--out", default=".github/workflows/grader.yml", metavar="PATH")
+    ci.add_argument(
+        "--out",
+        default=".github/workflows/grader.yml",
+        metavar="PATH",
+        help="the workflow to write, in a repository's .github/workflows/ "
+        "(.github/workflows/grader.yml)",
+    )
     ci.add_argument("--force", action="store_true", help="overwrite an existing file")
     ci.add_argument(
         "--grader-source",

@@ -167,7 +167,7 @@ def add_student_verbs(verbs: argparse._SubParsersAction) -> None:
         help="copy a lab's starting template",
         description="Copy LAB's template (kernel.cu and README.md) into DIR.",
     )
-    template.add_argument("lab", metavar="LAB")
+    template.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
     template.add_argument("dir", metavar="DIR", help="the folder to create or fill")
     template.add_argument("--force", action="store_true", help="overwrite existing files")
     template.set_defaults(run=run_template)
