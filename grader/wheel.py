@@ -59,6 +59,12 @@ def requirements(wheel: Path, extra: str | None = None) -> list[str]:
     return out
 
 
+def normalized_name(requirement: str) -> str:
+    """The name a requirement (`Jinja2>=3.1`) installs, as pip compares names (PEP 503)."""
+    name = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return re.sub(r"[-_.]+", "-", name.group(1) if name else requirement.strip()).lower()
+
+
 def _build_checkout(root: Path, folder: Path) -> Path:
     """setuptools' own build, on a copy of the checkout's sources, so that the build's
     leftovers (build/, *.egg-info) never land in the checkout."""
