@@ -12,6 +12,7 @@ import base64
 import csv
 import hashlib
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -110,6 +111,15 @@ def _installed() -> metadata.Distribution:
             "no wheel can be made of it. Install it with pip from a wheel or a checkout."
         )
     return dist
+
+
+def installed_from() -> dict | None:
+    """Where pip installed the running grader from (its direct_url.json, PEP 610), or None
+    when it runs from a checkout or was installed from an index."""
+    if paths.builtin_root() == paths.CHECKOUT_ROOT:
+        return None
+    text = _installed().read_text("direct_url.json")
+    return json.loads(text) if text else None
 
 
 def _packed(path: PurePosixPath) -> bool:

@@ -39,6 +39,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "grader init-ci matmul-naive --out template-repo/.github/workflows/grader.yml",
         "grader init-ci matmul-tiled --gpu-runner h100 "
         "--grader-source git+https://github.com/COURSE/grader@<commit>",
+        "grader init-ci conv2d --vendor-wheel      # commit a wheel of this grader",
     ),
     "new-lab": (
         "grader new-lab matmul-rect --from matmul-naive --into course-labs/",

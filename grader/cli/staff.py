@@ -117,9 +117,12 @@ def run_init_ci(args: argparse.Namespace) -> int:
         out=Path(args.out),
         force=args.force,
         grader_source=args.grader_source,
+        vendor_wheel=args.vendor_wheel,
     )
     where = f"the runner labelled {args.gpu_runner}" if args.gpu_runner else "ubuntu-latest"
     print(f"Wrote {written[0]}: on every push it runs `grader check` on {where}.")
+    if not any(path.suffix == ".whl" for path in written):
+        print("It installs the grader from the pinned source its GRADER_PACKAGE names.")
     for path in written[1:]:
         what = "the grader the workflow installs" if path.suffix == ".whl" else "the lab's own"
         print(f"Wrote {path}: {what}; commit it with the workflow.")
@@ -224,11 +227,18 @@ def _staff_parsers(verbs: argparse._SubParsersAction) -> None:
         "(.github/workflows/grader.yml)",
     )
     ci.add_argument("--force", action="store_true", help="overwrite an existing file")
-    ci.add_argument(
+    source = ci.add_mutually_exclusive_group()
+    source.add_argument(
         "--grader-source",
         metavar="SPEC",
-        help="install the grader from this pip requirement instead of a wheel of this "
-        "grader written beside the workflow: a git URL pinned to a commit, or a wheel's URL",
+        help="install the grader from this pip requirement: a git URL pinned to a commit, "
+        "or a wheel's URL with #sha256= (default: where this grader was installed from, "
+        "when that is such a pin; else a wheel of it written beside the workflow)",
+    )
+    source.add_argument(
+        "--vendor-wheel",
+        action="store_true",
+        help="commit a wheel of this grader beside the workflow and install that",
     )
     ci.set_defaults(run=run_init_ci)
 
