@@ -69,6 +69,21 @@ def test_gpus_are_refused_with_the_cpu_backend_even_where_there_is_one(capsys, t
     assert "--gpus 0,1 is for the cuda backend" in err
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not _gpu_usable(), reason="needs a usable NVIDIA GPU")
+def test_gpus_on_a_gpu_machine_grade_there_and_exit_0(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("GRADER_SECRET", raising=False)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "ann.cu").write_bytes((paths.reference_dir(LAB) / "reference.cu").read_bytes())
+    argv = ["batch", LAB, str(subs), "--out", str(tmp_path / "out"), "--gpus", "0"]
+    code, out, err = run(capsys, *argv, "--jobs", "1")
+    assert code == ExitCode.OK, out + err
+    assert "1 passed, 0 failed, 0 could not be graded" in out
+    report = (tmp_path / "out" / "students" / "ann" / "report.json").read_text()
+    assert '"backend": "cuda"' in report
+
+
 def test_a_slurm_script_may_name_gpus_on_a_machine_without_any(capsys, tmp_path):
     """A login node writes the script for GPU nodes: nothing is graded here."""
     subs = tmp_path / "subs"
