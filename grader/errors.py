@@ -7,6 +7,10 @@ class ExitCode(IntEnum):
     OK = 0  # every case passed
     FAILED = 1  # graded, with failures
     USAGE = 2  # a usage or setup error: nothing was graded
+    # stopped by a signal, after cleaning up: 128 + its number, as shells report it
+    INTERRUPTED = 130  # SIGINT (Ctrl-C)
+    TERMINATED = 143  # SIGTERM
+    PIPE_CLOSED = 141  # SIGPIPE: the reader went away (grader labs | head)
 
 
 class GraderError(Exception):

@@ -187,7 +187,7 @@ def not_graded(
     name and device): every case an error, no points, and the maximum it would have
     had, so that it adds up like the others."""
     cases = [
-        CaseResult(c.name, c.visibility, dict(c.sizes), Status.ERROR, hint=reason)
+        CaseResult(c.name, c.visibility, c.shown_sizes, Status.ERROR, hint=reason)
         for c in casegen.cases_for(lab, secret)
     ]
     most = scoring.total(lab.scoring, cases, bool(secret), None, speed, False).max_points
@@ -308,7 +308,7 @@ class Grading:
             result = CaseResult(
                 case.name,
                 case.visibility,
-                case.sizes,
+                case.shown_sizes,
                 Status.TIMEOUT,
                 hint=f"Not run: the kernel already hung in {hangs} cases.",
             )
@@ -480,7 +480,7 @@ def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:
         why = f"The kernel did not compile{f' with {macros}' if macros else ''}."
     else:
         why = blocked[0].message if blocked else "The kernel could not be launched."
-    return CaseResult(case.name, case.visibility, case.sizes, Status.ERROR, hint=why)
+    return CaseResult(case.name, case.visibility, case.shown_sizes, Status.ERROR, hint=why)
 
 
 # -- judging one run -------------------------------------------------------------------
@@ -497,13 +497,16 @@ def judge(
     outcome: RunOutcome,
     build: Build,
 ) -> CaseResult:
-    result = CaseResult(case.name, case.visibility, case.sizes, Status.FAILED)
+    result = CaseResult(case.name, case.visibility, case.shown_sizes, Status.FAILED)
     result.diagnostics = list(outcome.diagnostics)
     result.output = outcome.output
     if not outcome.completed:
         result.status = Status.TIMEOUT if outcome.timed_out else Status.ERROR
-        found = _fault_hint(lab, case, inputs, expected, outcome.diagnostics, build)
-        result.hint_kind, result.hint = found or (None, None)
+        fault = hints.Fault(
+            lab, sized.sizes, inputs, build.interface.tile(), outcome.diagnostics,
+            build.submission.text,
+        )  # fmt: skip
+        result.hint_kind, result.hint = hints.fault_hint(fault) or (None, None)
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
     allowed = allowances(lab, sized, inputs)
@@ -539,38 +542,10 @@ def judge(
             lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile(),
             tuple(result.diagnostics),
         )  # fmt: skip
-        # the lab's patterns are of wrong elements; lower precision may have none
-        detectors = lab.hints if cmp.bad.any() else ()
-        found = hints.first_match((*detectors, hints.lower_precision), ctx)
-        result.hint_kind, result.hint = found or (None, None)
+        result.hint_kind, result.hint = hints.output_hint(ctx) or (None, None)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED
     return result
-
-
-def _fault_hint(
-    lab: Lab,
-    case: Case,
-    inputs: dict[str, np.ndarray],
-    expected: dict[str, np.ndarray],
-    found: list[Diagnostic],
-    build: Build,
-) -> tuple[str, str] | None:
-    """Why a run stopped at an access past a buffer, with its family: a bounds check in
-    the text that lets the size through, or a size no multiple of the tile."""
-    hint = hints.lax_bounds_check(lab, build.submission.text, found)
-    if hint:
-        return hints.kind_of(hints.lax_bounds_check), hint
-    extent = lab.extent(case.sizes)
-    spans = [e for e in extent if e > 1]
-    covers = next(
-        (f"input {name}" if what == "input" and name != "input" else what
-         for what, arrays in (("output", expected), ("input", inputs))
-         for name, a in arrays.items() if [n for n in a.shape if n > 1] == spans),
-        "grid",
-    )  # fmt: skip
-    hint = hints.partial_tile_fault(extent, build.interface.tile(), found, covers)
-    return (hints.kind_of(hints.partial_tile_fault), hint) if hint else None
 
 
 def _error_order(error: float) -> float:
@@ -717,25 +692,22 @@ def measure(
     """The student's speed against the reference's, with every timed student launch
     checked (grader.timing_check); and what makes the timing untrustworthy, which costs
     the speed points."""
-    case = casegen.timing_case(lab)
+    seed = options.timing_seed if options.timing_seed is not None else secrets.randbits(63)
+    case, host = casegen.timing_inputs(lab, seed)
     macros = lab.macro_values(case.sizes)
     ref_path = lab.home / "reference.cu"
     reference_sub, _ = read_submission(ref_path)
     student = backend.build(submission, macros, lab.launch_defaults)
     reference = backend.build(reference_sub, macros, lab.launch_defaults)
-    seed = options.timing_seed if options.timing_seed is not None else secrets.randbits(63)
-    constants = casegen.timing_constants(lab, case, seed)
     # One set of buffers for both kernels, so both read the same device memory.
-    launch_s, launch_r = timing_launches(
-        lab, case, constants, student.interface, reference.interface
-    )
+    launch_s, launch_r = timing_launches(lab, case, host, student.interface, reference.interface)
     sized = at_launch(lab, case, student.interface)
-    check = timing_check.plan(lab, sized, seed)
-    with timing_check.Expected(lab, sized, check, constants) as expected:
+    check = timing_check.plan(lab, sized, seed, host)
+    with timing_check.Expected(lab, sized, check, host) as expected:
         timing = backend.time(
             student, reference, (launch_s, launch_r), options.timing_budget, check
         )
-        performance = performance_of(lab, case.sizes, timing)
+        performance = performance_of(lab, case, timing)
         untrusted = timing_check.judge(expected, timing, performance.student_ms)
     if untrusted:
         performance.score = 0.0
@@ -748,7 +720,9 @@ def measure(
     return performance, untrusted
 
 
-def performance_of(lab: Lab, sizes: dict[str, int], timing) -> Performance:
+def performance_of(lab: Lab, case: Case, timing) -> Performance:
+    """The speed of `timing` at the timing case's sizes (those shown)."""
+    sizes = case.shown_sizes
     if not timing.student_ms:
         return Performance(
             0.0,

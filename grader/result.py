@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from grader import schema
 from grader.errors import ExitCode
 
 
@@ -347,6 +348,7 @@ class Result:
     def to_json(self) -> dict[str, Any]:
         launch = {"launch": self.launch.to_json()} if self.launch else {}
         return {
+            "schema_version": schema.version(schema.REPORT),
             "lab": self.lab,
             "submission": self.submission,
             "backend": self.backend,

@@ -12,6 +12,7 @@ import base64
 import csv
 import hashlib
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -59,6 +60,12 @@ def requirements(wheel: Path, extra: str | None = None) -> list[str]:
     return out
 
 
+def normalized_name(requirement: str) -> str:
+    """The name a requirement (`Jinja2>=3.1`) installs, as pip compares names (PEP 503)."""
+    name = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return re.sub(r"[-_.]+", "-", name.group(1) if name else requirement.strip()).lower()
+
+
 def _build_checkout(root: Path, folder: Path) -> Path:
     """setuptools' own build, on a copy of the checkout's sources, so that the build's
     leftovers (build/, *.egg-info) never land in the checkout."""
@@ -104,6 +111,15 @@ def _installed() -> metadata.Distribution:
             "no wheel can be made of it. Install it with pip from a wheel or a checkout."
         )
     return dist
+
+
+def installed_from() -> dict | None:
+    """Where pip installed the running grader from (its direct_url.json, PEP 610), or None
+    when it runs from a checkout or was installed from an index."""
+    if paths.builtin_root() == paths.CHECKOUT_ROOT:
+        return None
+    text = _installed().read_text("direct_url.json")
+    return json.loads(text) if text else None
 
 
 def _packed(path: PurePosixPath) -> bool:

@@ -5,6 +5,7 @@ workflow that `grader init-ci` writes installs the wheel it committed and prints
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import zipfile
@@ -94,24 +95,38 @@ def test_an_installed_grader_makes_a_wheel_of_itself(installed_grader, tmp_path)
     assert requirements(again) == requirements(build_running_wheel(tmp_path / "src"))
 
 
+def _upload_artifact(step: dict, env_vars: dict[str, str], artifacts: Path) -> None:
+    """A stand-in for actions/upload-artifact: the file `with.path` names, after GitHub's
+    `${{ env.X }}` expressions, copied to artifacts/NAME (nothing when it is missing, as
+    `if-no-files-found: warn` does)."""
+    path = re.sub(r"\$\{\{ env\.(\w+) \}\}", lambda m: env_vars.get(m[1], ""), step["with"]["path"])
+    if Path(path).is_file():
+        (artifacts / step["with"]["name"]).write_bytes(Path(path).read_bytes())
+
+
 def _run_steps(workflow: dict, repo: Path, runner: Path) -> dict[str, subprocess.CompletedProcess]:
     """Each `run:` step of the job as GitHub would run it (bash -e, in the checkout, with the
-    workflow's env, RUNNER_TEMP, and what earlier steps wrote to GITHUB_ENV), skipping
-    `uses:` actions and the GitHub API call; a failed step skips the next ones unless they
-    run `if: always()`."""
+    workflow's env, RUNNER_TEMP, and what earlier steps wrote to GITHUB_ENV); of the
+    actions, checkout and setup-python are what the test already made (the repository and
+    the runner's venv) and upload-artifact copies into ../artifacts; the GitHub API call
+    is skipped. A failed step skips the next ones unless they run `if: always()`."""
     env_vars = {k: str(v) for k, v in workflow["env"].items()}
     env_vars["GITHUB_STEP_SUMMARY"] = str(repo.parent / "step-summary.md")
     env_vars["RUNNER_TEMP"] = str(repo.parent / "runner-temp")
     github_env = repo.parent / "github-env"
     env_vars["GITHUB_ENV"] = str(github_env)
     Path(env_vars["RUNNER_TEMP"]).mkdir(exist_ok=True)
+    artifacts = repo.parent / "artifacts"
+    artifacts.mkdir(exist_ok=True)
     done: dict[str, subprocess.CompletedProcess] = {}
     failed = False
     for step in workflow["jobs"]["grade"]["steps"]:
         script = step.get("run")
-        if script is None or "gh api" in script:
-            continue
         if failed and step.get("if") != "always()":
+            continue
+        if step.get("uses", "").startswith("actions/upload-artifact@"):
+            _upload_artifact(step, env_vars, artifacts)
+        if script is None or "gh api" in script:
             continue
         path = repo.parent / "step.sh"
         path.write_text(script)
@@ -144,6 +159,8 @@ def test_the_init_ci_workflow_installs_its_wheel_and_prints_points(
     assert steps["Grade"].returncode == 0, steps["Grade"].stdout + steps["Grade"].stderr
     assert "Points 3/3" in steps["Points"].stdout
     assert f"## {LAB}: 3/3" in (tmp_path / "step-summary.md").read_text()
+    junit = (tmp_path / "artifacts" / "grader-junit").read_text()  # the uploaded report
+    assert "<testsuite" in junit and 'failures="0"' in junit
     which = run_in(runner, ["python", "-c", "import grader; print(grader.__file__)"], cwd=repo)
     assert Path(which.stdout.strip()).is_relative_to(site_packages(runner))
 
@@ -204,6 +221,9 @@ def test_the_workflow_counts_only_the_report_this_run_wrote(
         assert f"## {LAB}: 0/3" in (tmp_path / "step-summary.md").read_text()
     assert "forged" not in (tmp_path / "step-summary.md").read_text()
     assert ta_file.read_text() == "the TA's own file\n"
+    uploaded = tmp_path / "artifacts" / "grader-junit"  # never the repository's link
+    assert not uploaded.exists() or "the TA's own file" not in uploaded.read_text()
+    assert uploaded.exists() == bool(kernel and not package)
     sent = json.loads((tmp_path / "runner-temp" / "grader-points.json").read_text())
     assert sent["output"]["summary"].startswith("Points 0/3")
     if "Grade" in steps:  # the stop token is the workflow's, not the planted module's

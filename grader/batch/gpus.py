@@ -18,7 +18,7 @@ from pathlib import Path
 
 from grader.backends.base import Backend, Build, Launch, RunOutcome, Timing
 from grader.backends.timed import TimingCheck
-from grader.errors import UsageError
+from grader.errors import SetupError, UsageError
 from grader.interface import LaunchDefaults
 from grader.result import Diagnostic
 
@@ -36,6 +36,28 @@ def parse_gpus(text: str | None) -> list[int]:
     if any(g < 0 for g in gpus) or len(set(gpus)) != len(gpus):
         raise UsageError(f"--gpus takes distinct GPU numbers separated by commas, not {text!r}.")
     return gpus
+
+
+def require_gpus(gpus: list[int], backend: str) -> None:
+    """Refuse GPUs that a batch would not use: --gpus with the cpu backend, or on a machine
+    without a usable GPU (where auto would quietly grade on the CPU)."""
+    if not gpus:
+        return
+    asked = f"--gpus {','.join(map(str, gpus))}"
+    if backend == "cpu":
+        raise UsageError(
+            f"{asked} is for the cuda backend; --backend cpu grades without a GPU. Leave out "
+            "--gpus, or use --backend cuda."
+        )
+    from grader.backends import gpu_status
+
+    usable, why = gpu_status()
+    if not usable:
+        raise SetupError(
+            f"{asked} asks for GPUs, but this machine has no usable NVIDIA GPU: "
+            f"{why.rstrip('.')}. Leave out --gpus to grade on the CPU, or run the batch on a "
+            "machine with a GPU (nvidia-smi should list it)."
+        )
 
 
 def physical_device(index: int) -> str:

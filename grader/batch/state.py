@@ -14,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grader
+from grader import schema
 from grader.batch.discover import Entry, Person
 from grader.files import write_atomically
 
@@ -46,6 +47,8 @@ class Settings:
     timing: bool
     secret: str  # the fingerprint, never the secret
     grader_version: str = grader.__version__
+    # a report of another schema cannot be read back, so a new schema grades again
+    schema_version: int = field(default_factory=lambda: schema.version(schema.REPORT))
 
     def key(self, content: bytes) -> str:
         digest = hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode())

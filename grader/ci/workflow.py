@@ -3,11 +3,16 @@ Classroom), which runs `grader check` on every push and reports to the run's pag
 Classroom. With a GPU runner label it runs there on the cuda backend; otherwise on a
 GitHub-hosted Ubuntu runner with the CPU backend.
 
-The workflow installs a grader that exists and that the course chose: by default a wheel
-of the running grader, written into the repository beside the workflow, or else the pip
-requirement given as --grader-source (a git URL pinned to a commit, a wheel's URL or
-path). It never installs a bare package name, which whoever registers it on an index
-would control.
+The workflow installs a grader that exists and that the course chose, pinned to one
+build: the pip requirement given as --grader-source (a git URL pinned to a commit, a
+wheel's URL with its sha256, or a wheel's path), else the place the running grader was
+installed from where it is such a pin, else (or with --vendor-wheel) a wheel of the
+running grader, written into the repository beside the workflow. It never installs a bare
+package name, which whoever registers it on an index would control.
+
+It is hardened as GitHub advises: actions pinned by commit, no token left in the checkout,
+permissions only for the job and only what it uses, a pip cache, and a concurrency group
+that cancels the run of a superseded push. actionlint checks it in the grader's tests.
 
 It fails closed: the student controls every file of the checkout, so the reports go to a
 fresh folder the run makes outside it (REPORT_DIR, `mktemp -d` in $RUNNER_TEMP), and the
@@ -33,7 +38,7 @@ from grader.batch.discover import TEMPLATE_FILE
 from grader.errors import UsageError
 from grader.files import refuse_unsafe, write_atomically
 from grader.labroot import export, portable
-from grader.wheel import DISTRIBUTION, build_running_wheel
+from grader.wheel import DISTRIBUTION, build_running_wheel, installed_from
 
 TEMPLATES = Path(__file__).parent / "templates"
 WORKFLOWS = Path(".github/workflows")  # the only folder GitHub runs workflows from
@@ -50,9 +55,11 @@ _DIRECT = re.compile(
 _PINNED_GIT = re.compile(
     r"git\+[a-z]+://[^@\s]+(?:@[^@\s]+)?@[0-9a-f]{40}(?:[0-9a-f]{24})?(?:#\S*)?"
 )
+_HASHED = re.compile(r"#(?:.*&)?sha256=[0-9a-f]{64}(?:&|$)")
 _SOURCE_HELP = (
     "a git URL pinned to a commit (git+https://github.com/COURSE/grader@<40-digit commit>), "
-    "or the URL or path of a wheel (.whl)"
+    "a wheel's URL with its hash (https://.../cuda_lab_grader-...whl#sha256=<64 hex "
+    "digits>), or a wheel's path in the repository"
 )
 
 
@@ -60,7 +67,8 @@ def check_command(lab: str, submission: str, backend: str, lab_root: str | None 
     """The `grader check` line the workflow runs (and the README documents), writing its
     reports into the Grade step's fresh folder $REPORT_DIR; `lab_root` is the
     repository's copy of a course's own lab root."""
-    argv = ["grader", "check", lab, submission, "--backend", backend]
+    # --no-config: a grader.toml the student commits changes nothing here
+    argv = ["grader", "check", lab, submission, "--backend", backend, "--no-config"]
     argv += ["--labs", lab_root] if lab_root else []
     outputs = [f'{option} "$REPORT_DIR/{name}"' for option, name in OUTPUTS]
     return " ".join([shlex.join(argv), *outputs])
@@ -97,6 +105,12 @@ def grader_requirement(source: str, gpu: bool = False) -> str:
             raise UsageError(
                 f"--grader-source {source!r} is not a wheel's https URL. Give {_SOURCE_HELP}."
             )
+        if not _HASHED.search(url):
+            raise UsageError(
+                f"--grader-source {source!r} has no hash: a file at a URL can be replaced. "
+                "Add the wheel's #sha256=<64 hex digits> (sha256sum prints it), which pip "
+                "checks."
+            )
     elif not url.endswith(".whl"):
         raise UsageError(
             f"--grader-source {source!r} is not a place: a bare package name or version could "
@@ -110,6 +124,26 @@ def grader_requirement(source: str, gpu: bool = False) -> str:
     return f"{DISTRIBUTION}[gpu] @ {url}" if "://" in url else f"{url}[gpu]"
 
 
+def pinned_source(direct: dict | None) -> str | None:
+    """The pip requirement that installs again what PEP 610's `direct` describes, where a
+    runner can reach it and it names one build: a git commit over https, or an https wheel
+    with its sha256. None otherwise (a local file, a checkout, an index)."""
+    direct = direct or {}
+    url, vcs = direct.get("url", ""), direct.get("vcs_info") or {}
+    if not url.startswith("https://"):
+        return None
+    if vcs.get("vcs") == "git" and re.fullmatch(r"[0-9a-f]{40}", vcs.get("commit_id", "")):
+        sub = f"#subdirectory={direct['subdirectory']}" if direct.get("subdirectory") else ""
+        return f"{DISTRIBUTION} @ git+{url}@{vcs['commit_id']}{sub}"
+    archive = direct.get("archive_info") or {}
+    digest = (
+        archive.get("hashes", {}).get("sha256") or archive.get("hash", "").partition("sha256=")[2]
+    )
+    if url.endswith(".whl") and re.fullmatch(r"[0-9a-f]{64}", digest or ""):
+        return f"{DISTRIBUTION} @ {url}#sha256={digest}"
+    return None
+
+
 def _check_runner(gpu_runner: str | None) -> None:
     if gpu_runner is not None and not _LABEL.fullmatch(gpu_runner):
         raise UsageError(f"{gpu_runner!r} is not a runner label (letters, digits, . _ -).")
@@ -121,8 +155,10 @@ def workflow(
     gpu_runner: str | None = None,
     submission: str = TEMPLATE_FILE,
     lab_root: str | None = None,
+    workflow_path: str = DEFAULT_OUT.as_posix(),
 ) -> str:
-    """The workflow's YAML text; it installs the grader with `pip install PACKAGE`."""
+    """The workflow's YAML text; it installs the grader with `pip install PACKAGE`, and
+    lies at `workflow_path` in the repository (the key of its pip cache)."""
     spec = labs.get(lab)
     _check_runner(gpu_runner)
     backend = "cuda" if gpu_runner else "cpu"
@@ -141,6 +177,7 @@ def workflow(
             junit=JUNIT,
             summary=MARKDOWN,
             report=REPORT,
+            workflow_path=workflow_path,
         )
     )
 
@@ -163,11 +200,13 @@ def init_ci(
     out: Path = DEFAULT_OUT,
     force: bool = False,
     grader_source: str | None = None,
+    vendor_wheel: bool = False,
 ) -> list[Path]:
-    """Write the workflow to `out` and, without `grader_source`, a wheel of the running
-    grader into the repository's .github/grader/ for it to install. Returns the files
-    written. Refuses to overwrite an existing workflow without `force`; refuses before it
-    writes anything."""
+    """Write the workflow to `out`, installing the grader from `grader_source`, else from
+    the pinned place the running grader was installed from (a git commit, an https wheel
+    with its hash), else, or with `vendor_wheel`, from a wheel of the running grader
+    written into the repository's .github/grader/. Returns the files written. Refuses to
+    overwrite an existing workflow without `force`; refuses before it writes anything."""
     _check_runner(gpu_runner)
     out = Path(out)
     repository = repository_of(out)
@@ -175,6 +214,8 @@ def init_ci(
     if out.exists() and not force:
         raise UsageError(f"{out} already exists; add --force to overwrite it.")
     spec = labs.get(lab)
+    if grader_source is None and not vendor_wheel:
+        grader_source = pinned_source(installed_from())
     package = None if grader_source is None else grader_requirement(grader_source, bool(gpu_runner))
     written, lab_root = [], None
     if portable(spec):  # a course's own lab travels with the repository
@@ -187,7 +228,8 @@ def init_ci(
         written.append(wheel)
         local = f"./{(WHEEL_DIR / wheel.name).as_posix()}"
         package = f"{local}[gpu]" if gpu_runner else local
-    write_atomically(out, workflow(lab, package, gpu_runner, lab_root=lab_root))
+    path = (WORKFLOWS / out.name).as_posix()
+    write_atomically(out, workflow(lab, package, gpu_runner, lab_root=lab_root, workflow_path=path))
     return [out, *written]
 
 

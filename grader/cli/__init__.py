@@ -15,8 +15,12 @@ from contextlib import contextmanager
 
 import grader
 from grader import labs
-from grader.cli.args import add_lab_roots
+from grader.cli import config
+from grader.cli.args import add_color_and_config, add_lab_roots, painter
 from grader.cli.authoring import add_authoring_verbs
+from grader.cli.config import add_config_verb
+from grader.cli.examples import epilog
+from grader.cli.parser import Formatter, Parser
 from grader.cli.staff import add_staff_verbs
 from grader.cli.student import add_student_verbs
 from grader.errors import ExitCode, GraderError
@@ -30,17 +34,23 @@ INTERNAL_ERROR = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="grader",
         description="Grade CUDA lab kernels, on an NVIDIA GPU or on the CPU without one.",
+        epilog=epilog(""),
+        formatter_class=Formatter,
     )
     parser.add_argument("--version", action="version", version=f"grader {grader.__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", required=True)
     add_student_verbs(verbs)  # labs, template, check
     add_staff_verbs(verbs)  # batch, merge, gradescope, init-ci
     add_authoring_verbs(verbs)  # new-lab, validate-lab
-    for verb in verbs.choices.values():
+    add_config_verb(verbs)  # config
+    for name, verb in verbs.choices.items():
         add_lab_roots(verb)
+        add_color_and_config(verb)
+        verb.epilog, verb.formatter_class = epilog(name), Formatter
+        verb.set_defaults(parser=verb)  # its usage errors name it, not the grader
     return parser
 
 
@@ -58,8 +68,19 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be, so that the same cleanup runs."""
+
+
 def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    raise Terminated
+
+
+def _interrupted(args: argparse.Namespace, stop: KeyboardInterrupt) -> int:
+    """Say that the run stopped, and how to finish it where the verb resumes."""
+    resume = "; run the same command again to resume" if getattr(args, "resumable", False) else ""
+    print(f"grader: interrupted{resume}.", file=sys.stderr)
+    return ExitCode.TERMINATED if isinstance(stop, Terminated) else ExitCode.INTERRUPTED
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,17 +89,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as stop:  # --help, --version, or a usage error argparse printed
         return stop.code if isinstance(stop.code, int) else ExitCode.USAGE
     try:
+        config.apply(args)  # flags > environment > file > defaults
         labs.add_roots(args.labs)
         with _sigterm_interrupts():
             return args.run(args)
     except GraderError as error:
         from grader.report.common import printable  # the sentence may name the student's file
 
-        print(f"grader: {printable(str(error))}", file=sys.stderr)
+        prefix = painter(args, sys.stderr)("grader:", "red", "bold")
+        print(f"{prefix} {printable(str(error))}", file=sys.stderr)
         return int(error.exit_code)
-    except KeyboardInterrupt:
-        print("grader: interrupted.", file=sys.stderr)
-        return ExitCode.USAGE
+    except KeyboardInterrupt as stop:  # cleanup ran on the way up
+        return _interrupted(args, stop)
+    except BrokenPipeError:  # as a shell tool does when `| head` has read enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error
+        return ExitCode.PIPE_CLOSED
     except Exception as error:  # a bug: one sentence, the traceback only on request
         if os.environ.get(DEBUG_ENV) == "1":
             traceback.print_exc()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 from collections.abc import Callable
+from typing import TextIO
 
 from grader.defaults import CASE_TIMEOUT, MAX_CASE_TIMEOUT, MAX_SUBMISSION_TIMEOUT, SECRET_ENV
 from grader.labs import ENV as LABS_ENV
@@ -14,6 +16,15 @@ from grader.labs import ENV as LABS_ENV
 def secret(args: argparse.Namespace) -> str | None:
     """--secret, else the environment's, else None (public cases only)."""
     return args.secret or os.environ.get(SECRET_ENV) or None
+
+
+def painter(args: argparse.Namespace, stream: TextIO | None = None) -> Callable[..., str]:
+    """`paint(text, *styles)` for what a command writes to `stream` (standard output), as
+    --color, NO_COLOR and FORCE_COLOR say."""
+    from grader.report import terminal
+
+    stream = stream or sys.stdout
+    return terminal.painter(terminal.use_color(stream, getattr(args, "color", None) or "auto"))
 
 
 def seconds_up_to(maximum: float) -> Callable[[str], float]:
@@ -43,8 +54,7 @@ def add_case_timeout(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         type=seconds_up_to(MAX_CASE_TIMEOUT),
-        default=CASE_TIMEOUT,
-        metavar="S",
+        metavar="S",  # no default here: grader.cli.config resolves it
         help=f"seconds one case may run before it counts as hung (default {CASE_TIMEOUT:g}, "
         f"at most {MAX_CASE_TIMEOUT:g})",
     )
@@ -69,4 +79,19 @@ def add_lab_roots(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a lab root of your course (reference_kernels/LAB/ and student_template/LAB/ "
         f"for each of its labs); repeatable, and {LABS_ENV} adds more",
+    )
+
+
+def add_color_and_config(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        help="colour what goes to a terminal: auto (default) means on a terminal, unless "
+        "NO_COLOR is set; FORCE_COLOR colours a pipe too",
+    )
+    parser.add_argument(
+        "--no-config",
+        action="store_true",
+        help="ignore grader.toml and [tool.grader] in pyproject.toml (flags, the "
+        "environment and the defaults still apply)",
     )

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.cli.args import add_case_timeout
+from grader.cli.args import add_case_timeout, painter
 from grader.errors import ExitCode
 
 # -- new-lab ----------------------------------------------------------------------------
@@ -37,7 +37,7 @@ def run_validate_lab(args: argparse.Namespace) -> int:
     labs.get(args.lab)  # an unknown lab is a usage error before any backend starts
     backends = _backends(args.backend)
     try:
-        failed = validate(args.lab, backends, args.timeout, _print)
+        failed = validate(args.lab, backends, args.timeout, _printer(painter(args)))
     finally:
         for backend in backends:
             backend.close()
@@ -59,12 +59,15 @@ def _backends(choice: str) -> list:
     return [get_backend(name) for name in names]
 
 
-def _print(check, backend, problems: list[str]) -> None:
-    mark = "ok  " if not problems else "FAIL"
-    print(f"{mark} {backend.name:4} {check.role:9} {check.path.name}")
-    for problem in problems:
-        print(f"       {problem}")
-    sys.stdout.flush()
+def _printer(paint):
+    def show(check, backend, problems: list[str]) -> None:
+        mark = paint("ok  ", "green") if not problems else paint("FAIL", "red", "bold")
+        print(f"{mark} {backend.name:4} {check.role:9} {check.path.name}")
+        for problem in problems:
+            print(f"       {problem}")
+        sys.stdout.flush()
+
+    return show
 
 
 # -- parsing ----------------------------------------------------------------------------
@@ -80,7 +83,7 @@ def add_authoring_verbs(verbs: argparse._SubParsersAction) -> None:
         "DIR or GRADER_LABS=DIR.",
     )
     new.add_argument("name", metavar="NAME", help="the new lab's name")
-    new.add_argument("--from", dest="source", required=True, metavar="LAB")
+    new.add_argument("--from", dest="source", required=True, metavar="LAB", help="the lab to copy")
     new.add_argument("--into", required=True, metavar="DIR", help="the lab root to write")
     new.set_defaults(run=run_new_lab)
 
@@ -93,7 +96,7 @@ def add_authoring_verbs(verbs: argparse._SubParsersAction) -> None:
         "kernel in wrong/ (it must get what wrong/EXPECTED.toml names), on every backend "
         "this machine has. Exit code 0 when every check holds, 1 otherwise.",
     )
-    validate.add_argument("lab", metavar="LAB")
+    validate.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
     validate.add_argument(
         "--backend",
         choices=("all", "cpu", "cuda"),

@@ -40,9 +40,14 @@ def check_reports(reports: dict[str, str | None], inputs: list[Path]) -> None:
         seen.append((name, path))
 
 
-def check_out_folder(out: str, inputs: list[Path]) -> Path:
+def check_out_folder(out: str | None, inputs: list[Path]) -> Path:
     """The folder a batch or merge writes: a folder of its own (not a link, a file or a
     device), neither one of the `inputs` nor inside one. Returns it as a Path."""
+    if out is None:
+        raise UsageError(
+            'Say which folder to write into: --out OUT, GRADER_OUT=OUT, or out = "OUT" in '
+            "grader.toml."
+        )
     if out == STDOUT:
         raise UsageError("--out names the folder to write reports into; it cannot be - .")
     path = Path(out)

@@ -11,6 +11,7 @@ from grader import defaults, machine
 from grader.cli.args import (
     add_case_timeout,
     add_submission_timeout,
+    painter,
     positive_int,
     secret,
 )
@@ -24,13 +25,14 @@ from grader.errors import ExitCode
 def run_batch(args: argparse.Namespace) -> int:
     from grader.batch import parse_shard
     from grader.batch import run_batch as grade_course
-    from grader.batch.gpus import parse_gpus
+    from grader.batch.gpus import parse_gpus, require_gpus
 
     out = check_out_folder(args.out, [Path(args.dir)])
     shard = parse_shard(args.shard) if args.shard else None
     gpus = parse_gpus(args.gpus)
     if args.slurm:
         return _write_slurm(args, shard, gpus)
+    require_gpus(gpus, args.backend)
     report = grade_course(
         args.lab,
         Path(args.dir),
@@ -45,11 +47,12 @@ def run_batch(args: argparse.Namespace) -> int:
         log=sys.stderr,
         regrade=args.regrade,
     )
-    out, counts = report.out, report.counts
+    out, counts, paint = report.out, report.counts, painter(args)
     print(
         f"{counts.submissions} submissions ({report.layout} layout"
-        f"{f', shard {shard}' if shard else ''}): {counts.passed} passed, {counts.failed} "
-        f"failed, {counts.errors} could not be graded."
+        f"{f', shard {shard}' if shard else ''}): {paint(f'{counts.passed} passed', 'green')}, "
+        f"{paint(f'{counts.failed} failed', 'red')}, "
+        f"{paint(f'{counts.errors} could not be graded', 'magenta')}."
     )
     print(
         f"This run graded {report.graded}, kept {report.reused} graded before"
@@ -64,7 +67,7 @@ def run_batch(args: argparse.Namespace) -> int:
 
         print(f"Not submissions, left alone: {printable(', '.join(report.ignored))}")
     print(f"Gradebook: {out / 'gradebook.csv'}\nSummary:   {out / 'summary.html'}")
-    return ExitCode.OK
+    return ExitCode.FAILED if counts.errors else ExitCode.OK  # a verdict for everyone, or not
 
 
 def _write_slurm(args: argparse.Namespace, shard, gpus: list[int]) -> int:
@@ -127,9 +130,12 @@ def run_init_ci(args: argparse.Namespace) -> int:
         out=Path(args.out),
         force=args.force,
         grader_source=args.grader_source,
+        vendor_wheel=args.vendor_wheel,
     )
     where = f"the runner labelled {args.gpu_runner}" if args.gpu_runner else "ubuntu-latest"
     print(f"Wrote {written[0]}: on every push it runs `grader check` on {where}.")
+    if not any(path.suffix == ".whl" for path in written):
+        print("It installs the grader from the pinned source its GRADER_PACKAGE names.")
     for path in written[1:]:
         what = "the grader the workflow installs" if path.suffix == ".whl" else "the lab's own"
         print(f"Wrote {path}: {what}; commit it with the workflow.")
@@ -148,9 +154,11 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         "and GitHub Classroom exports as they are) into OUT: gradebook.csv, summary.html "
         "and a report folder per student. Resumable: run it again to finish or update.",
     )
-    batch.add_argument("lab", metavar="LAB")
+    batch.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
     batch.add_argument("dir", metavar="DIR", help="the folder of submissions")
-    batch.add_argument("--out", required=True, metavar="OUT", help="the folder to grade into")
+    batch.add_argument(
+        "--out", metavar="OUT", help="the folder to grade into (or out in grader.toml)"
+    )
     batch.add_argument("--secret", help=f"the course's secret (or set {SECRET_ENV})")
     batch.add_argument(
         "--jobs",
@@ -162,7 +170,11 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
     batch.add_argument("--gpus", metavar="0,1", help="GPUs to use; timing runs alone on each")
     add_case_timeout(batch)
     add_submission_timeout(batch)
-    batch.add_argument("--backend", choices=("auto", "cuda", "cpu"), default="auto")
+    batch.add_argument(
+        "--backend",
+        choices=("auto", "cuda", "cpu"),
+        help="as for check: auto (default) grades on the GPU when one is usable",
+    )
     batch.add_argument("--shard", metavar="I/N", help="grade only shard I of N")
     batch.add_argument(
         "--regrade",
@@ -174,15 +186,19 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write OUT/grader-batch.sbatch, a Slurm job array of shards, and grade nothing",
     )
-    batch.set_defaults(run=run_batch)
+    batch.set_defaults(run=run_batch, resumable=True)
 
     merge = verbs.add_parser(
         "merge",
         help="combine the outputs of shards",
         description="Combine the OUT folders of `grader batch --shard` runs into one.",
     )
-    merge.add_argument("shards", nargs="+", metavar="OUT_SHARD")
-    merge.add_argument("--out", required=True, metavar="OUT")
+    merge.add_argument(
+        "shards", nargs="+", metavar="OUT_SHARD", help="the --out folder of each shard's batch"
+    )
+    merge.add_argument(
+        "--out", metavar="OUT", help="the folder to merge into (or out in grader.toml)"
+    )
     merge.set_defaults(run=run_merge)
 
 
@@ -192,8 +208,10 @@ def _staff_parsers(verbs: argparse._SubParsersAction) -> None:
         help="build a Gradescope autograder.zip",
         description="Build the autograder.zip of LAB for a Gradescope programming assignment.",
     )
-    gradescope.add_argument("lab", metavar="LAB")
-    gradescope.add_argument("--out", default="autograder.zip", metavar="ZIP")
+    gradescope.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
+    gradescope.add_argument(
+        "--out", default="autograder.zip", metavar="ZIP", help="the zip to write (autograder.zip)"
+    )
     gradescope.add_argument(
         "--backend",
         choices=("cpu", "cuda"),
@@ -211,15 +229,28 @@ def _staff_parsers(verbs: argparse._SubParsersAction) -> None:
         description="Write a GitHub Actions workflow that runs `grader check` on every push "
         "and reports to the run's page and to GitHub Classroom.",
     )
-    ci.add_argument("lab", metavar="LAB")
+    ci.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
     ci.add_argument("--gpu-runner", metavar="LABEL", help="run on this GPU runner, cuda backend")
-    ci.add_argument("--out", default=".github/workflows/grader.yml", metavar="PATH")
-    ci.add_argument("--force", action="store_true", help="overwrite an existing file")
     ci.add_argument(
+        "--out",
+        default=".github/workflows/grader.yml",
+        metavar="PATH",
+        help="the workflow to write, in a repository's .github/workflows/ "
+        "(.github/workflows/grader.yml)",
+    )
+    ci.add_argument("--force", action="store_true", help="overwrite an existing file")
+    source = ci.add_mutually_exclusive_group()
+    source.add_argument(
         "--grader-source",
         metavar="SPEC",
-        help="install the grader from this pip requirement instead of a wheel of this "
-        "grader written beside the workflow: a git URL pinned to a commit, or a wheel's URL",
+        help="install the grader from this pip requirement: a git URL pinned to a commit, "
+        "or a wheel's URL with #sha256= (default: where this grader was installed from, "
+        "when that is such a pin; else a wheel of it written beside the workflow)",
+    )
+    source.add_argument(
+        "--vendor-wheel",
+        action="store_true",
+        help="commit a wheel of this grader beside the workflow and install that",
     )
     ci.set_defaults(run=run_init_ci)
 

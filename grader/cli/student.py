@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader.cli.args import add_case_timeout, add_submission_timeout, secret
+from grader.cli.args import add_case_timeout, add_submission_timeout, painter, secret
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 from grader.report import FORMATS
@@ -49,9 +51,9 @@ def list_labs() -> list[LabInfo]:
     ]
 
 
-def format_lab(info: LabInfo) -> str:
+def format_lab(info: LabInfo, paint: Callable[..., str] = lambda text, *styles: text) -> str:
     pad = " " * 4
-    lines = [f"{info.name}: {info.title}", f"{pad}{info.summary}"]
+    lines = [f"{paint(info.name, 'bold')}: {info.title}", f"{pad}{info.summary}"]
     lines += [f"{pad}{signature}" for signature in info.signatures]
     if info.constants:
         lines.append(f"{pad}constants: {'; '.join(info.constants)}")
@@ -76,12 +78,23 @@ def markdown_table(infos: list[LabInfo]) -> str:
     return "\n".join(rows) + "\n"
 
 
+def labs_json(infos: list[LabInfo]) -> str:
+    """The labs as `grader labs --json` writes them (grader/schema/labs.schema.json)."""
+    from grader import schema
+
+    data = {"schema_version": schema.version(schema.LABS), "labs": [asdict(i) for i in infos]}
+    return json.dumps(data, indent=2) + "\n"
+
+
 def run_labs(args: argparse.Namespace) -> int:
     infos = list_labs()
-    if args.markdown:
+    if args.json:
+        sys.stdout.write(labs_json(infos))
+    elif args.markdown:
         sys.stdout.write(markdown_table(infos))
     else:
-        print("\n\n".join(format_lab(info) for info in infos))
+        paint = painter(args)
+        print("\n\n".join(format_lab(info, paint) for info in infos))
     return ExitCode.OK
 
 
@@ -145,7 +158,11 @@ def run_check(args: argparse.Namespace) -> int:
 def add_student_verbs(verbs: argparse._SubParsersAction) -> None:
     """Add labs, template and check to the `grader` command."""
     labs = verbs.add_parser("labs", help="list the labs", description="List the labs.")
-    labs.add_argument("--markdown", action="store_true", help="as a Markdown table")
+    form = labs.add_mutually_exclusive_group()
+    form.add_argument("--markdown", action="store_true", help="as a Markdown table")
+    form.add_argument(
+        "--json", action="store_true", help="as JSON, with its schema_version (for programs)"
+    )
     labs.set_defaults(run=run_labs)
 
     template = verbs.add_parser(
@@ -153,7 +170,7 @@ def add_student_verbs(verbs: argparse._SubParsersAction) -> None:
         help="copy a lab's starting template",
         description="Copy LAB's template (kernel.cu and README.md) into DIR.",
     )
-    template.add_argument("lab", metavar="LAB")
+    template.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
     template.add_argument("dir", metavar="DIR", help="the folder to create or fill")
     template.add_argument("--force", action="store_true", help="overwrite existing files")
     template.set_defaults(run=run_template)
@@ -173,7 +190,6 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
     check.add_argument(
         "--backend",
         choices=("auto", "cuda", "cpu"),
-        default="auto",
         help="cuda needs an NVIDIA GPU; cpu checks correctness without one; "
         "auto picks cuda when a GPU is usable (default)",
     )
@@ -199,10 +215,4 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
             f"--{name}", metavar="PATH", help=f"write {what} to PATH (- for standard output)"
         )
     check.add_argument("--quiet", "-q", action="store_true", help="print only the score line")
-    check.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="colour the summary: auto means on a terminal, unless NO_COLOR is set",
-    )
     check.set_defaults(run=run_check)

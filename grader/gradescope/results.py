@@ -23,6 +23,7 @@ from typing import Any
 
 import grader
 from grader import cases as casegen
+from grader import schema
 from grader.batch import points
 from grader.labs.model import Lab
 from grader.report import common
@@ -165,6 +166,7 @@ def results_json(
         "stdout_visibility": "hidden",
         "tests": tests,
         "extra_data": {
+            "schema_version": schema.version(schema.GRADESCOPE_EXTRA),
             "grader_version": grader.__version__,
             "backend": result.backend,
             "device": result.device,

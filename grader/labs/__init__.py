@@ -23,6 +23,7 @@ from pathlib import Path
 from grader import paths
 from grader.errors import SetupError, UsageError
 from grader.labs.model import Lab
+from grader.suggest import did_you_mean
 
 ENV = "GRADER_LABS"
 DEFINITION = "lab.py"
@@ -33,10 +34,10 @@ _added: list[Path] = []  # roots from --labs, in the order given
 _loaded: dict[tuple[Path, ...], dict[str, Lab]] = {}
 
 
-def add_roots(roots) -> None:
-    """Add course lab roots (--labs) for the rest of this process."""
+def add_roots(roots, given: str = "--labs") -> None:
+    """Add course lab roots (--labs, or what `given` names) for the rest of this process."""
     for root in roots:
-        path = _root(Path(root), "--labs")
+        path = _root(Path(root), given)
         if path not in _added:
             _added.append(path)
 
@@ -78,7 +79,9 @@ def all_labs() -> dict[str, Lab]:
 def get(name: str) -> Lab:
     labs = all_labs()
     if name not in labs:
-        raise UsageError(f"There is no lab named {name!r}. Labs: {', '.join(labs)}.")
+        guess = did_you_mean(name, labs)
+        also = " `grader labs` lists them all." if guess else f" Labs: {', '.join(labs)}."
+        raise UsageError(f"There is no lab named {name!r}.{guess}{also}")
     return labs[name]
 
 

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from grader import schema
 from grader.errors import GraderError
 from grader.result import (
     CaseResult,
@@ -129,6 +130,12 @@ def result_from_json(data: dict[str, Any]) -> Result:
     """The Result a report object describes: `result_from_json(d).to_json()` equals `d`
     (non-finite values in either spelling). What the report leaves out (per-round timing
     samples, total seconds) stays at its default. Raises ReportFormatError."""
+    if isinstance(data, dict) and data.get("schema_version") != schema.version(schema.REPORT):
+        raise ReportFormatError(
+            f"This is not a grader report of schema version {schema.version(schema.REPORT)} "
+            f"(its schema_version is {data.get('schema_version', 'missing')}); grade the "
+            "submission again to update it."
+        )
     try:
         compile_info, kernel = _compile(data["compile"])
         return Result(

@@ -6,7 +6,7 @@ either way, so tests and pipes see exactly what a tty sees, minus the escapes.""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -28,12 +28,21 @@ _STATUS_STYLE = {
 
 def use_color(stream: TextIO, mode: str = "auto") -> bool:
     """Whether to colour `stream`: "always", "never", or "auto" (a tty, unless NO_COLOR is
-    set or the terminal is dumb, as no-color.org asks)."""
+    set or the terminal is dumb, as no-color.org asks; any stream when FORCE_COLOR is set,
+    as force-color.org asks, NO_COLOR winning over it)."""
     if mode != "auto":
         return mode == "always"
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+    if os.environ.get("NO_COLOR"):
         return False
-    return hasattr(stream, "isatty") and stream.isatty()
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return os.environ.get("TERM") != "dumb" and hasattr(stream, "isatty") and stream.isatty()
+
+
+def painter(enabled: bool) -> Callable[..., str]:
+    """`paint(text, *styles)` for other commands' output: the text in bold, red, green,
+    yellow, magenta or dim where `enabled`, else as it is."""
+    return _Paint(enabled)
 
 
 @dataclass(frozen=True)

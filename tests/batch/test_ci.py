@@ -16,6 +16,7 @@ from grader.errors import UsageError
 DOCS = Path(__file__).resolve().parents[2] / "README.md"
 WHEEL = "./.github/grader/cuda_lab_grader-0.1.0-py3-none-any.whl"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+HASHED_URL = f"https://example.edu/g-1.0-py3-none-any.whl#sha256={'0' * 64}"
 
 
 def steps(text: str) -> list[dict]:
@@ -33,7 +34,7 @@ def test_the_cpu_workflow_parses_and_runs_grader_check():
     job = data["jobs"]["grade"]
     assert job["name"] == "Autograding Tests"  # the check run GitHub Classroom reads
     assert job["runs-on"] == "ubuntu-latest"
-    assert data["permissions"]["checks"] == "write"
+    assert job["permissions"]["checks"] == "write"
     assert data["env"]["GRADER_PACKAGE"] == WHEEL
     assert "python -I -m pip install" in step(text, "Install the grader")["run"]
     grade = step(text, "Grade")["run"]
@@ -125,7 +126,7 @@ def test_a_refused_option_writes_nothing(tmp_path, options, why):
     [
         (f"git+https://github.com/c/g@{COMMIT}", False, f"git+https://github.com/c/g@{COMMIT}"),
         (f"git+https://github.com/c/g@{COMMIT}", True, f"cuda-lab-grader[gpu] @ git+https://github.com/c/g@{COMMIT}"),
-        ("https://example.edu/g-1.0-py3-none-any.whl", False, "https://example.edu/g-1.0-py3-none-any.whl"),
+        (HASHED_URL, False, HASHED_URL),
         (f"mygrader @ git+ssh://git@host/g@{COMMIT}", True, f"mygrader[gpu] @ git+ssh://git@host/g@{COMMIT}"),
         ("./vendor/g-1.0-py3-none-any.whl", True, "./vendor/g-1.0-py3-none-any.whl[gpu]"),
     ],

@@ -52,8 +52,9 @@ def batch(capsys, course: Path, out: Path, *extra: str) -> tuple[int, str, str]:
 def test_batch_grades_a_folder_then_resumes(capsys, course, tmp_path, monkeypatch):
     monkeypatch.delenv("GRADER_SECRET", raising=False)
     code, out, err = batch(capsys, course, tmp_path / "out")
+    # dee's kernel does not compile: a graded failure, as grader check says (exit 1), so
+    # every submission was graded
     assert code == ExitCode.OK, err
-    # dee's kernel does not compile: a graded failure, as grader check says (exit 1)
     statuses = "2 passed, 4 failed, 0 could not be graded"
     assert f"6 submissions (plain layout): {statuses}." in out
     assert "This run graded 6, kept 0 graded before." in out
@@ -104,7 +105,7 @@ def test_a_source_over_the_limit_is_refused_from_its_size(capsys, tmp_path):
     (subs / "two" / "a.cu").write_text(BASELINE)
     (subs / "two" / "b.cu").write_text(BASELINE)
     code, out, err = batch(capsys, subs, tmp_path / "out")
-    assert code == ExitCode.OK, err
+    assert code == ExitCode.FAILED, err
     assert "4 submissions (plain layout): 1 passed, 0 failed, 3 could not be graded." in out
     assert "This run graded 2, kept 0 graded before, and found no one .cu file to grade in 2" in out
     assert "no .cu file in" not in out
@@ -136,7 +137,7 @@ def test_folders_that_once_stopped_a_batch_are_their_students_rows(capsys, tmp_p
         code, out, err = batch(capsys, subs, tmp_path / "out")
     finally:
         remove_deep(subs / "deep")
-    assert code == ExitCode.OK, err
+    assert code == ExitCode.FAILED, err
     assert "8 submissions (plain layout): 4 passed, 0 failed, 4 could not be graded." in out
     with open(tmp_path / "out" / "gradebook.csv", newline="", encoding="utf-8") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
@@ -151,11 +152,12 @@ def test_folders_that_once_stopped_a_batch_are_their_students_rows(capsys, tmp_p
 
 def test_three_shards_graded_apart_merge_into_one_run(capsys, course, tmp_path, monkeypatch):
     monkeypatch.delenv("GRADER_SECRET", raising=False)
-    assert batch(capsys, course, tmp_path / "whole")[0] == ExitCode.OK
+    assert batch(capsys, course, tmp_path / "whole")[0] == ExitCode.OK  # dee did not compile
     shards = [str(tmp_path / f"shard-{i}") for i in (1, 2, 3)]
     for i, shard in enumerate(shards, start=1):
         code, out, err = batch(capsys, course, Path(shard), "--shard", f"{i}/3")
-        assert code == ExitCode.OK, err
+        ungraded = " 0 could not be graded." not in out
+        assert code == (ExitCode.FAILED if ungraded else ExitCode.OK), out + err
         assert f"shard {i}/3" in out
     code, out, _ = run(capsys, "merge", *shards, "--out", str(tmp_path / "merged"))
     assert code == ExitCode.OK
@@ -164,8 +166,18 @@ def test_three_shards_graded_apart_merge_into_one_run(capsys, course, tmp_path, 
     assert (tmp_path / "merged" / "gradebook.csv").read_bytes() == whole
 
 
+def test_a_batch_exits_0_when_every_submission_got_a_verdict(capsys, tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name in ("ada", "cy"):  # one passes, one fails: both graded
+        (subs / f"{name}.cu").write_text(KERNELS[name])
+    code, out, err = batch(capsys, subs, tmp_path / "out")
+    assert code == ExitCode.OK, err
+    assert "2 submissions (plain layout): 1 passed, 1 failed, 0 could not be graded." in out
+
+
 def test_merge_without_every_shard_is_a_usage_error(capsys, course, tmp_path):
-    assert batch(capsys, course, tmp_path / "s1", "--shard", "1/2")[0] == ExitCode.OK
+    assert batch(capsys, course, tmp_path / "s1", "--shard", "1/2")[0] in (0, 1)
     code, _, err = run(capsys, "merge", str(tmp_path / "s1"), "--out", str(tmp_path / "m"))
     assert code == ExitCode.USAGE
     assert "grader: Shard 2/2 is missing; merge all 2 shards." in err

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
 from decimal import Decimal
+from importlib import metadata
 from pathlib import Path
 
 import jsonschema
@@ -20,6 +22,7 @@ from packaging_kit import pip_environment, site_packages
 
 from grader import labs, paths
 from grader.gradescope import build_autograder
+from grader.gradescope.autograder import LOCKS
 from grader.labroot import new_lab
 
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
@@ -63,6 +66,27 @@ def run_autograder(zip_path: Path, root: Path, files: dict[str, str | int]) -> d
     return json.loads((root / "results" / "results.json").read_text())
 
 
+def _unlike_the_lock() -> list[str]:
+    """The locked packages whose version here is not the lock's: setup.sh, run without an
+    index, finds those already installed only when their versions are the lock's."""
+    lock = LOCKS["cpu"].read_text()
+    pinned = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)", lock, re.MULTILINE)
+    found = []
+    for name, version in pinned:
+        try:
+            here = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            here = "none"
+        found += [f"{name} {here} (the lock: {version})"] if here != version else []
+    return found
+
+
+@pytest.mark.skipif(
+    bool(_unlike_the_lock()),
+    reason=f"this environment's packages are not the lock's: {', '.join(_unlike_the_lock())}; "
+    "lock again (the command is in grader/gradescope/files/requirements-cpu.txt) or "
+    "install the locked versions",
+)
 def test_setup_installs_the_zips_own_grader_and_run_autograder_uses_it(
     autograder_zip, venv_factory, tmp_path
 ):

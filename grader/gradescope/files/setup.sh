@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, while it builds the autograder's image (Ubuntu).
 # It installs a C++ compiler for the CPU backend and a Python of at least 3.11, makes the
-# virtual environment /autograder/venv, and installs there the grader's dependencies and
-# the grader itself from the wheel in this zip (never from a package index).
+# virtual environment /autograder/venv, and installs there the grader's dependencies, at
+# the versions and with the file hashes requirements.txt locks (so every build of this
+# zip installs the same packages), and the grader itself from the wheel in this zip
+# (never from a package index).
 # AUTOGRADER_ROOT exists so that the grader's own tests can run this script against a
 # folder laid out like /autograder, with a compiler and a virtual environment of theirs.
 set -euo pipefail
@@ -25,5 +27,5 @@ if [ ! -x "$VENV/bin/python" ]; then
     fi
     "$PYTHON" -m venv "$VENV"
 fi
-"$VENV/bin/python" -m pip install -q --no-cache-dir -r "$ROOT/source/requirements.txt"
+"$VENV/bin/python" -m pip install -q --no-cache-dir --require-hashes --no-deps -r "$ROOT/source/requirements.txt"
 "$VENV/bin/python" -m pip install -q --no-cache-dir --no-index --no-deps "$ROOT"/source/wheel/*.whl

@@ -1,0 +1,266 @@
+"""The course's settings: from the command line, the environment, a config file, or the
+defaults, in that order of precedence, as ruff and pytest users expect.
+
+The file is the nearest `grader.toml` (its keys at the top level) or `pyproject.toml` with
+a `[tool.grader]` table, looking from the working folder up; paths in it are relative to
+its folder. It may set the lab roots, jobs, timeouts, backend, colour and output folder.
+The secret is never read from a file (a course repository is shared and committed): only
+--secret and GRADER_SECRET give it, and it is never printed. The lab roots add up rather
+than override, as they always have: --labs adds to GRADER_LABS, or to the file's `labs`
+when GRADER_LABS is not set.
+
+A setting applies to the commands whose option has no default of its own (None): the
+file's backend is check's and batch's, not gradescope's, whose default is the CPU."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader import defaults, labs
+from grader.cli.args import painter, positive_int, seconds_up_to
+from grader.errors import UsageError
+from grader.labs import ENV as LABS_ENV
+from grader.suggest import did_you_mean
+
+FILE = "grader.toml"
+PYPROJECT = "pyproject.toml"
+BACKENDS = ("auto", "cuda", "cpu")
+COLORS = ("auto", "always", "never")
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in choices:
+            listed = ", ".join(choices)
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of {listed}")
+        return text
+
+    return parse
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str  # the key in the file, and the option's dest
+    env: str | None  # the environment variable that sets it
+    parse: Callable[[str], Any]  # text to value; raises argparse.ArgumentTypeError
+    default: Any
+    what: str  # the commands it applies to
+    unset: str = ""  # what a default of None means
+    path: bool = False  # a path: relative to the file's folder when the file gives it
+
+
+SETTINGS = (
+    Setting("backend", "GRADER_BACKEND", _choice(BACKENDS), "auto", "check and batch"),
+    Setting("color", None, _choice(COLORS), "auto", "every command"),
+    Setting("jobs", "GRADER_JOBS", positive_int, None, "batch", "as the CPUs and memory allow"),
+    Setting("out", "GRADER_OUT", str, None, "batch and merge", "none: give --out", path=True),
+    Setting(
+        "submission_timeout",
+        "GRADER_SUBMISSION_TIMEOUT",
+        seconds_up_to(defaults.MAX_SUBMISSION_TIMEOUT),
+        None,
+        "check and batch",
+        "each compile and case at its own limit",
+    ),
+    Setting(
+        "timeout",
+        "GRADER_TIMEOUT",
+        seconds_up_to(defaults.MAX_CASE_TIMEOUT),
+        defaults.CASE_TIMEOUT,
+        "check, batch and validate-lab",
+    ),
+)
+LABS = "labs"  # a list of folders, which adds up (the module's docstring)
+KEYS = (LABS, *(s.name for s in SETTINGS))
+SECRET_KEYS = ("secret", defaults.SECRET_ENV.lower(), defaults.SECRET_ENV)
+
+
+@dataclass(frozen=True)
+class Value:
+    value: Any
+    source: str  # "--jobs", "GRADER_JOBS", the file's path, or "default"
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    path: Path
+    values: dict[str, Any]  # validated, paths resolved
+
+
+def find(start: Path) -> Path | None:
+    """The nearest grader.toml, or pyproject.toml with [tool.grader], from `start` up."""
+    for folder in [start, *start.parents]:
+        if (folder / FILE).is_file():
+            return folder / FILE
+        if (folder / PYPROJECT).is_file() and "grader" in _tools(folder / PYPROJECT):
+            return folder / PYPROJECT
+    return None
+
+
+def _tools(path: Path) -> dict[str, Any]:
+    tool = _read(path).get("tool", {})
+    return tool if isinstance(tool, dict) else {}
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"{path}: the config file could not be read: {error}.") from error
+    except tomllib.TOMLDecodeError as error:
+        raise UsageError(f"{path}: the config file is not valid TOML: {error}.") from error
+
+
+def load(path: Path) -> ConfigFile:
+    """The settings of the config file at `path`, checked. Raises UsageError naming the file
+    and the key for an unknown key, a secret, or a value that the option would refuse."""
+    table = _tools(path).get("grader", {}) if path.name == PYPROJECT else _read(path)
+    where = f"{path} ([tool.grader])" if path.name == PYPROJECT else str(path)
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: [tool.grader] must be a table of settings.")
+    values: dict[str, Any] = {}
+    for key, raw in table.items():
+        if key in SECRET_KEYS:
+            raise UsageError(
+                f"{where} sets {key}: the secret is never read from a file, which would be "
+                f"shared with the course's repository. Set {defaults.SECRET_ENV} in the "
+                "environment instead, and remove it from the file."
+            )
+        if key not in KEYS:
+            guess = did_you_mean(key, KEYS)
+            raise UsageError(
+                f"{where}: there is no setting {key!r}.{guess} Settings: {', '.join(KEYS)}."
+            )
+        values[key] = _file_value(where, path.parent, key, raw)
+    return ConfigFile(path, values)
+
+
+def _file_value(where: str, folder: Path, key: str, raw: Any) -> Any:
+    if key == LABS:
+        roots = [raw] if isinstance(raw, str) else raw
+        if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
+            raise UsageError(f"{where}: labs is a folder or a list of folders, not {raw!r}.")
+        return [str(folder / Path(r).expanduser()) for r in roots]
+    setting = next(s for s in SETTINGS if s.name == key)
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        raise UsageError(f"{where}: {key} = {raw!r} is not a value {key} takes.")
+    try:
+        value = setting.parse(str(raw))
+    except argparse.ArgumentTypeError as error:
+        raise UsageError(f"{where}: {key} = {raw!r}: {error}.") from None
+    return str(folder / Path(value).expanduser()) if setting.path else value
+
+
+def _from_env(setting: Setting, env: Mapping[str, str]) -> Value | None:
+    if setting.name == "color":  # no-color.org and force-color.org; NO_COLOR wins
+        if env.get("NO_COLOR"):
+            return Value("never", "NO_COLOR")
+        return Value("always", "FORCE_COLOR") if env.get("FORCE_COLOR") else None
+    text = env.get(setting.env or "")
+    if not text:
+        return None
+    try:
+        return Value(setting.parse(text), setting.env)
+    except argparse.ArgumentTypeError as error:
+        raise UsageError(f"{setting.env}={text}: {error}.") from None
+
+
+def resolve(
+    args: argparse.Namespace, env: Mapping[str, str], file: ConfigFile | None
+) -> dict[str, Value]:
+    """Each setting the command has (an option whose value is None when not given), from
+    its flag, else the environment, else the file, else the default."""
+    found: dict[str, Value] = {}
+    for setting in SETTINGS:
+        if not hasattr(args, setting.name):
+            continue
+        given = getattr(args, setting.name)
+        flag = f"--{setting.name.replace('_', '-')}"
+        value = Value(given, flag) if given is not None else _from_env(setting, env)
+        if value is None and file is not None and setting.name in file.values:
+            value = Value(file.values[setting.name], str(file.path))
+        found[setting.name] = value or Value(setting.default, "default")
+    return found
+
+
+def file_roots(env: Mapping[str, str], file: ConfigFile | None) -> list[str]:
+    """The file's lab roots, which count only while GRADER_LABS is not set."""
+    if env.get(LABS_ENV) or file is None:
+        return []
+    return list(file.values.get(LABS, []))
+
+
+def apply(args: argparse.Namespace) -> None:
+    """Fill in `args` the settings its command has, and add the file's lab roots."""
+    file = None if args.no_config else nearest()
+    for name, value in resolve(args, os.environ, file).items():
+        setattr(args, name, value.value)
+    if file is not None:
+        labs.add_roots(file_roots(os.environ, file), f"labs in {file.path}")
+
+
+def nearest() -> ConfigFile | None:
+    """The config file that applies in the working folder, loaded, or None."""
+    path = find(Path.cwd())
+    return load(path) if path else None
+
+
+def _shown(setting: Setting, value: Any) -> str:
+    if value is None:
+        return setting.unset
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def report(
+    env: Mapping[str, str], file: ConfigFile | None, flag_roots: list[str]
+) -> list[tuple[str, str, str]]:
+    """(setting, value, source) rows for `grader config`: every setting as a command with
+    no flags would resolve it, the lab roots, the build cache, and whether a secret is
+    set, which is all it says of the secret."""
+    blank = argparse.Namespace(**{s.name: None for s in SETTINGS})
+    resolved = resolve(blank, env, file)
+    rows = [(s.name, _shown(s, resolved[s.name].value), resolved[s.name].source) for s in SETTINGS]
+    listed = [r for r in env.get(LABS_ENV, "").split(os.pathsep) if r]
+    roots = [(r, LABS_ENV) for r in listed] + [(r, str(file.path)) for r in file_roots(env, file)]
+    roots += [(r, "--labs") for r in flag_roots]
+    rows += [(LABS, root, source) for root, source in roots] or [(LABS, "none", "default")]
+    cache = "GRADER_CACHE" if env.get("GRADER_CACHE") else "default"
+    rows.append(("cache", str(defaults.cache_dir()), cache))
+    secret = "set, not shown" if env.get(defaults.SECRET_ENV) else "not set"
+    rows.append(("secret", secret, f"--secret or {defaults.SECRET_ENV}, never a file"))
+    return sorted(rows, key=lambda row: row[0])
+
+
+# -- the verb ---------------------------------------------------------------------------
+
+
+def run_config(args: argparse.Namespace) -> int:
+    file = None if args.no_config else nearest()
+    print(f"Config file: {file.path if file else 'none'} (flags > environment > file > default)")
+    rows = report(os.environ, file, args.labs)
+    width = max(len(name) for name, _, _ in rows)
+    value_width = max(len(value) for _, value, _ in rows)
+    paint = painter(args)
+    for name, value, source in rows:
+        name = paint(f"{name:{width}}", "bold")
+        print(f"  {name}  {value:{value_width}}  {paint(source, 'dim')}")
+    return 0
+
+
+def add_config_verb(verbs: argparse._SubParsersAction) -> None:
+    """Add `grader config` to the `grader` command."""
+    verb = verbs.add_parser(
+        "config",
+        help="show each setting and where it comes from",
+        description="Print each setting (backend, color, jobs, out, submission_timeout, "
+        "timeout, labs) as a command here would use it, and where it comes from: a flag, "
+        "the environment, the config file (the nearest grader.toml, or pyproject.toml with "
+        "[tool.grader]), or the default. The secret is only said to be set or not.",
+    )
+    verb.set_defaults(run=run_config)
