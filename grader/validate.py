@@ -56,6 +56,8 @@ KEYS = {
         "number",
         "the most points the grading may give (what its honest part earns)",
     ),
+    "lines": ("table: kind = integer", "a diagnostic of that kind names that line"),
+    "timeout": ("number", "seconds each case may run, for a kernel that hangs"),
 }
 
 
