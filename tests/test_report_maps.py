@@ -258,6 +258,21 @@ def test_html_tiles_too_small_to_draw_are_said_not_drawn():
     assert drawn.planes[0].tile_xs == [] and "too small" in drawn.tiles
 
 
+def test_one_finding_on_a_line_in_every_case_is_one_note():
+    """The same access past the end, found by another thread in each of six cases, is one
+    note on its line with how many more there were (issue 20: it was said six times)."""
+    cases = []
+    for i in range(6):
+        case = _failing_case(f"c{i}", None)
+        case.diagnostics = [
+            Diagnostic(Kind.OUT_OF_BOUNDS, f"Thread ({i},0,0) read N[{100 + i}]", line=2)
+        ]
+        cases.append(case)
+    source = annotate.annotate(_result(*cases, source="a\nb = N[i];\nc\n"))
+    (note,) = source.lines[1].notes
+    assert note.message == "Thread (0,0,0) read N[100] (and 5 more like it, in other cases)"
+
+
 def test_html_annotated_source_marks_the_lines_findings_name():
     doc = lxml_html.fromstring(_report_of_fixture())
     marked = doc.xpath("//table[@class='source']//tr[@class='marked']")
