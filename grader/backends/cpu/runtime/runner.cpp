@@ -12,11 +12,12 @@
    with every buffer starting on a guard page and the threads in reverse order. Each pass
    writes every buffer back with the fill around it (DIR/out.PASS.K.bin), for the parent
    to check. The first pass's printf output goes to DIR/printf.txt. Each pass record
-   counts the output elements that two blocks stored into (stores.cpp). On one pool
-   thread, when the two passes left different outputs or blocks stored into one element,
-   a third runs the blocks one at a time to find elements that two blocks wrote
-   ("overlap", "lost"); on several, blocks that stored into one element leave it to the
-   parent to run the launch again on one.
+   counts the output elements that two blocks stored into (stores.cpp); on several pool
+   threads, blocks that did leave it to the parent to run the launch again on one. When
+   the two passes left different outputs, a third runs the blocks one at a time to find
+   elements that two blocks wrote ("overlap"); an output blocks add to that a second block
+   updated with a plain store is found by the store hooks of a pass on one pool thread
+   ("lost").
 
    A launch of several kernels runs each in a worker of its own. Its __device__ variables
    go from one to the next: the job names them ("carry"), the first pass writes each back
@@ -468,11 +469,12 @@ static int run(const char* dir, int records) {
         float_atomics = float_atomics || grader_rt_float_atomics;
     }
     /* Blocks that store into one element, run at once, leave whatever the timing left:
-       the parent runs such a launch again on one pool thread, which alone finds who
-       wrote what. */
-    bool alone = pool_size() == 1;
+       the parent runs such a launch again on one pool thread, where the blocks' order
+       alone decides, and where outputs that differ between the two orders are the
+       blocks' doing (a last block that rewrites what the others stored, after an atomic
+       says it is last, leaves the same either way). */
     bool differ = !float_atomics && passes_differ(job);
-    if (job.passes == 2 && (alone ? conflicts || differ : !conflicts && differ)) {
+    if (job.passes == 2 && differ && (pool_size() == 1 || !conflicts)) {
         module_restore();
         run_pass(job, fns, sig->codes, job.passes, {});
     }

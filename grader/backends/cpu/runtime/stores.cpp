@@ -11,6 +11,10 @@
    (backend.py). An atomic function of the shim names its target first
    (__grader_rt_atomic), and a store to that address is the atomic's own.
 
+   A census module (backend.py: the smallest public case) has its loads hooked too, and
+   gcc then leaves the store of a read-modify-write (bins[v]++) unhooked, the load's check
+   covering it: the backend runs that one on a single pool thread from the start.
+
    In a pass that runs the blocks one at a time the entries also keep the module offset
    of the store that last wrote each element, for the line of an overlap, and the first
    element of an output blocks add to (a histogram's bins) that a second block updated
