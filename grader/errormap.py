@@ -19,6 +19,7 @@ from grader.launch import Layout
 from grader.result import MAP_CLASSES, ErrorMap, MapSlice
 
 MAX_CELLS = 256
+MIN_ELEMENTS = 16  # a smaller output's map is a block or two of colour: its numbers say more
 SEVERITY = "".join(MAP_CLASSES)  # letters from the least severe to the most
 CODE = {letter: code for code, letter in enumerate(SEVERITY)}
 _LETTERS = np.frombuffer(SEVERITY.encode(), np.uint8)
@@ -97,14 +98,17 @@ def _slices(planes: np.ndarray) -> list[tuple[int, str]]:
 
 
 def build(
-    cmp: Comparison, layout: Layout, data: np.ndarray, tile: tuple[int, ...]
+    cmp: Comparison, layout: Layout, data: np.ndarray, tile: tuple[int, ...] | None
 ) -> ErrorMap | None:
     """The map of output `cmp`, whose buffer held `data` laid out as `layout`, for a kernel
-    with TILE_X, TILE_Y = tile[:2]; None when every element is right."""
+    with TILE_X, TILE_Y = tile[:2] (None: an output not laid out in the kernel's tiles,
+    one element per block, say); None when every element is right, or there are too few
+    to draw."""
     padding = layout.padding(data) if layout.row_stride != layout.shape[-1] else None
     codes = classify(cmp, padding)
-    if codes.max() <= CODE["r"]:
+    if codes.max() <= CODE["r"] or cmp.bad.size < MIN_ELEMENTS:
         return None
+    tile = tile or tuple(reversed(codes.shape)) + (1,) * (3 - codes.ndim)
     planes = _planes(codes, tile[0])
     tile_yx = (tile[1] if codes.ndim > 1 else planes.shape[1], tile[0])
     cy = cell_size(-(-planes.shape[1] // MAX_CELLS), tile_yx[0])
@@ -128,9 +132,9 @@ def of_run(
     comparisons: list[Comparison],
     layouts: dict[str, Layout],
     buffers: dict,
-    tile: tuple[int, ...],
+    tile: tuple[int, ...] | None,
 ) -> ErrorMap | None:
-    """The map of the first output that has something to show."""
+    """The map of the first output that has something to show (`tile`: as for build)."""
     for cmp in comparisons:
         found = build(cmp, layouts[cmp.name], buffers[cmp.name].data, tile)
         if found:

@@ -56,7 +56,7 @@ from grader.result import (
     Result,
     Status,
 )
-from grader.source import link_on_the_way, read_submission, static_checks
+from grader.source import link_on_the_way, no_code, read_submission, static_checks
 
 # Diagnostics that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
@@ -224,6 +224,8 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
         source=submission.text,  # empty for a file too large to read
     )
     problems += static_checks(submission.text, lab.forbidden)
+    empty = no_code(submission.text, submission.name, [k.name for k in lab.kernels])
+    problems += [empty] if empty and not problems else []
     if problems:
         result.diagnostics = problems
         return _finish(lab, result, options, started, speed_graded=False)
@@ -374,9 +376,23 @@ class Grading:
             )
 
     def executed_rules(self) -> None:
-        """The lab's rules against what the kernel executed in the cases (grader.rules)."""
+        """The lab's rules against what the kernel executed in the cases (grader.rules).
+        Where the census case hung, the rules about what it executes are not judged: a
+        loop that never ends lets the compiler drop the code after it, and the run
+        counted nothing, so the hang is what the report says."""
         built = next((b.interface for b in self.builds.values() if b.ok), None)
         if built is None:
+            return
+        census = next((c for c in self.result.cases if c.name == self.census), None)
+        if census is not None and census.status == Status.TIMEOUT:
+            kernel = self.lab.kernel.name
+            for rule in (r for r in self.lab.requirements if r.executes):
+                said = rule.check(built, kernel)
+                self.result.diagnostics = [d for d in self.result.diagnostics if d.message != said]
+                self.result.notes.append(
+                    f"Not judged: the lab's rule that {rule.says}, since the kernel hung in "
+                    f"case {census.name}, where the grader counts what it executes."
+                )
             return
         found, notes = rules.judge(self.lab, built, self.counted)
         known = {(d.kind, d.message) for d in self.result.diagnostics}
@@ -486,7 +502,10 @@ def judge(
     result.output = outcome.output
     if not outcome.completed:
         result.status = Status.TIMEOUT if outcome.timed_out else Status.ERROR
-        fault = hints.Fault(lab, sized.sizes, inputs, build.interface.tile(), outcome.diagnostics)
+        fault = hints.Fault(
+            lab, sized.sizes, inputs, build.interface.tile(), outcome.diagnostics,
+            build.submission.text,
+        )  # fmt: skip
         result.hint_kind, result.hint = hints.fault_hint(fault) or (None, None)
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
@@ -509,13 +528,20 @@ def judge(
     if Kind.RACE not in seen:
         result.diagnostics += unsteady(comparisons, layouts, outcome, tol, lab.kernel.name)
     _summarise(result, comparisons)
+    # an output laid out in the kernel's tiles covers the grid's extent (a reduction's
+    # one sum per block does not)
+    spans = [n for n in lab.extent(case.sizes) if n > 1]
+    tiled = all([n for n in e.shape if n > 1] == spans for e in expected.values())
     result.error_map = errormap.of_run(
-        comparisons, layouts, outcome.buffers, build.interface.tile()
+        comparisons, layouts, outcome.buffers, build.interface.tile() if tiled else None
     )
     failing = [c for c in comparisons if not c.ok]
     if failing:
         cmp = failing[0]
-        ctx = hints.Context(lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile())
+        ctx = hints.Context(
+            lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile(),
+            tuple(result.diagnostics),
+        )  # fmt: skip
         result.hint_kind, result.hint = hints.output_hint(ctx) or (None, None)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED

@@ -29,6 +29,7 @@ from grader.cases import widened
 from grader.compare import PRECISION, Comparison, close
 from grader.labs.model import Lab, Role
 from grader.result import CaseResult, Diagnostic, Kind
+from grader.source import line_of, strip_comments
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Context:
     cmp: Comparison  # the first failing output: expected, got, bad, unwritten, nan
     tol: np.ndarray  # the tolerance of each of its elements
     tile: tuple[int, int, int]  # the submission's TILE_X, TILE_Y, TILE_Z
+    findings: tuple[Diagnostic, ...] = ()  # what the run itself reported
 
 
 @dataclass
@@ -54,6 +56,7 @@ class Fault:
     inputs: dict[str, np.ndarray]  # the case's inputs, by array name, as the kernel got them
     tile: tuple[int, int, int]  # the submission's TILE_X, TILE_Y, TILE_Z
     diagnostics: list[Diagnostic]  # what the backend found: out_of_bounds, crash, timeout
+    source: str = ""  # the submission's text, for a detector that reads a check in it
 
 
 Detector = Callable[[Context], str | None]
@@ -142,10 +145,20 @@ def last_partial_tile(ctx: Context) -> str | None:
     if (bad & ~edge).any():
         return None
     dims = _dims(shape)
-    return (
+    where = (
         f"Only the last, partial tile is wrong: every wrong element lies beyond "
         f"{_dims(full)} of the {dims} output, and {dims} is not a multiple "
-        f"of the tile {_dims(tile)}. Threads there need boundary checks: "
+        f"of the tile {_dims(tile)}."
+    )
+    if any(d.kind == Kind.BARRIER_DIVERGENCE for d in ctx.findings):
+        return (
+            f"{where} There, threads past the edge left before a __syncthreads() (the "
+            "barrier finding), so they never stored their share of the tile the others "
+            "read. Keep every thread of the block in the loop: instead of returning, load 0 "
+            "for elements past the edge and skip only the final store."
+        )
+    return (
+        f"{where} Threads there need boundary checks: "
         "load 0 for elements past the edge and store only inside the output."
     )
 
@@ -207,6 +220,90 @@ def swapped(first: str, second: str) -> Detector:
         return None
 
     return detect
+
+
+def tiles_transposed(a: np.ndarray, tile: int) -> np.ndarray:
+    """`a` (2D) with each `tile` x `tile` block transposed in its place; a partial block
+    is transposed as a whole one padded with 0, and cut back to `a`'s shape."""
+    rows, cols = a.shape
+    high, wide = -(-rows // tile) * tile, -(-cols // tile) * tile
+    padded = np.zeros((high, wide), np.float64)
+    padded[:rows, :cols] = a
+    blocks = padded.reshape(high // tile, tile, wide // tile, tile).transpose(0, 3, 2, 1)
+    return blocks.reshape(high, wide)[:rows, :cols]
+
+
+def _square_tiles(ctx: Context) -> list[int]:
+    """Tile sizes to try, the submission's own first where it is square."""
+    own = [ctx.tile[0]] if ctx.tile[0] == ctx.tile[1] else []
+    return [t for t in dict.fromkeys([*own, 16, 32, 8]) if 1 < t < max(ctx.cmp.got.shape)]
+
+
+def index_rearranged(first: str, second: str) -> Detector:
+    """For P = first second: the result of an operand read with its two indices exchanged,
+    all of it (a load indexed [col][row]) or inside each tile (tx and ty exchanged where a
+    tile is stored into shared memory or read back), or an output whose tiles hold their
+    right values transposed. Each is recomputed and compared."""
+
+    def detect(ctx: Context) -> str | None:
+        got = ctx.cmp.got
+        if got.ndim != 2 or got.shape[0] != got.shape[1] or got.shape[0] < 2:
+            return None
+        operands = {name: ctx.inputs[name].astype(np.float64) for name in (first, second)}
+        if any(a.ndim != 2 or a.shape[0] != a.shape[1] for a in operands.values()):
+            return None
+        size = size_named(ctx.lab, ctx.sizes, got.shape[0]) or "the width"
+        for name, a in operands.items():
+            if close(got, reference_with(ctx, **{name: a.T}), ctx.tol):
+                return (
+                    f"Your result is the product with {name} transposed: where you read "
+                    f"{name}, its row and column are exchanged. {name} is row-major: element "
+                    f"(row, k) is {name}[row * {size} + k], and the row index steps by a "
+                    "whole row."
+                )
+        for tile in _square_tiles(ctx):
+            for name, a in operands.items():
+                changed = reference_with(ctx, **{name: tiles_transposed(a, tile)})
+                if close(got, changed, ctx.tol):
+                    return (
+                        f"Your result is the product with every {tile} x {tile} tile of "
+                        f"{name} transposed: inside a tile, {name}'s row and column are "
+                        "exchanged where a thread stores it into shared memory or reads it "
+                        "back (tile[tx][ty] for tile[ty][tx], or tile[k][ty] for "
+                        "tile[ty][k]). Thread (tx, ty) stores the element of the tile's row "
+                        f"ty and column tx at [ty][tx]; the product reads {first}'s tile "
+                        f"along a row, [ty][k], and {second}'s down a column, [k][tx]."
+                    )
+            want = tiles_transposed(ctx.cmp.expected, tile)
+            if close(got, want, tiles_transposed(ctx.tol, tile)):
+                return (
+                    f"Each {tile} x {tile} tile of {ctx.cmp.name} holds its right values, "
+                    "transposed: inside its tile, a thread's row and column are exchanged "
+                    "(threadIdx.x where threadIdx.y belongs). The row is blockIdx.y * TILE + "
+                    "threadIdx.y, the column blockIdx.x * TILE + threadIdx.x."
+                )
+        return None
+
+    return detect
+
+
+def same_block_index(ctx: Context) -> str | None:
+    """Right on the diagonal tiles and never written elsewhere: the row and the column
+    both come from one block index, so every block stores into a diagonal tile."""
+    missing = ctx.cmp.unwritten
+    if missing.ndim != 2 or not missing.any() or missing.all():
+        return None
+    rows, cols = np.indices(missing.shape)
+    diagonal = rows // ctx.tile[1] == cols // ctx.tile[0]
+    if (missing == diagonal).any() or ctx.cmp.bad[diagonal].any():
+        return None
+    return (
+        f"Only the tiles on the diagonal of {ctx.cmp.name} were written, and they are right: "
+        "the row and the column of a thread come from the same block index, so every block "
+        "stores into a diagonal tile and the others stay empty. The row comes from the y "
+        "index (blockIdx.y * TILE_Y + threadIdx.y), the column from x (blockIdx.x * TILE_X "
+        "+ threadIdx.x)."
+    )
 
 
 def _mask_changes(ndim: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -362,25 +459,77 @@ def strayed(fault: Fault) -> dict[str, str]:
     return found
 
 
-def partial_tile_fault(fault: Fault) -> str | None:
-    """For a run stopped by an access past a buffer: whether the output's size, no
-    multiple of the tile, explains it. An access past a __shared__ array is about the
-    array's size, not the output's."""
-    buffers = [
-        d
-        for d in fault.diagnostics
-        if d.kind == Kind.OUT_OF_BOUNDS and "__shared__" not in d.message
+def _past_a_buffer(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Accesses past a buffer; one past a __shared__ array is about the array's size."""
+    return [
+        d for d in diagnostics if d.kind == Kind.OUT_OF_BOUNDS and "__shared__" not in d.message
     ]
-    if not buffers:
+
+
+def partial_tile_fault(fault: Fault) -> str | None:
+    """For a run stopped by an access past a buffer: whether the size the grid covers, no
+    multiple of the tile, explains it, named as the array of that size (the output, or
+    the input of a reduction)."""
+    if not _past_a_buffer(fault.diagnostics):
         return None
     extent, tile = fault.lab.extent(fault.sizes), fault.tile
     axes = [(e, t) for e, t in zip(extent, tile, strict=True) if e > 1 or t > 1]
     if all(e % t == 0 for e, t in axes):
         return None
     return (
-        f"The output ({_dims(e for e, _ in axes)}) is not a multiple of your tile "
+        f"The {_covered(fault)} ({_dims(e for e, _ in axes)}) is not a multiple of your tile "
         f"({_dims(t for _, t in axes)}), so the last blocks have threads past the edge. Guard "
         "every load with a bounds check (load 0 outside) and store only inside the output."
+    )
+
+
+def _covered(fault: Fault) -> str:
+    """What the grid's extent is the size of: "output", "input" (the input named input),
+    "input N", or "grid"."""
+    lab, sizes = fault.lab, fault.lab.full_sizes(fault.sizes)
+    spans = [n for n in lab.extent(fault.sizes) if n > 1]
+    for what, arrays in (("output", lab.outputs), ("input", lab.inputs)):
+        for array in arrays:
+            if [n for n in array.shape(sizes) if n > 1] == spans:
+                return what if what == "output" or array.name == "input" else f"input {array.name}"
+    return "grid"
+
+
+# `x > Width`, `i <= (unsigned int)n`, and the same the other way round (`Width < x`):
+# a check that lets the size itself through. SIZE is a size parameter's name.
+_LAX_CHECK = (
+    r"(?<![\w\]\)])(?P<var>[A-Za-z_]\w*)\s*(?P<op>(?<![<>=!-])>(?![>=])|(?<!<)<=)\s*"
+    r"(?:\(\s*(?:unsigned\s+)?\w+\s*\)\s*)?(?P<size>SIZE)\b(?!\s*[-+*/%(\[.])"
+    r"|(?<![\w.])(?P<size2>SIZE)\s*(?P<op2>(?<![<>=!])<(?![<=])|>=)\s*(?P<var2>[A-Za-z_]\w*)\b"
+    r"(?!\s*[-+*/%(\[.])"
+)
+
+
+def lax_bounds_check(fault: Fault) -> str | None:
+    """For a run stopped by an access past a buffer: a bounds check in the text that lets
+    the size itself through (`row > Width` to leave, `i <= n` to go on), the classic
+    reason a guarded kernel still reads one past the end; the check on the faulting line
+    first."""
+    if not _past_a_buffer(fault.diagnostics) or not fault.source:
+        return None
+    code = strip_comments(fault.source)
+    sizes = "|".join(re.escape(name) for name in _size_params(fault.lab))
+    if not sizes:
+        return None
+    found = list(re.finditer(_LAX_CHECK.replace("SIZE", f"(?:{sizes})"), code))
+    faulted = {d.line for d in fault.diagnostics if d.line}
+    match = next((m for m in found if line_of(code, m.start()) in faulted), None)
+    match = match or (found[0] if found else None)
+    if match is None:
+        return None
+    var, size = match["var"] or match["var2"], match["size"] or match["size2"]
+    check = " ".join(match.group(0).split())
+    leaves = (match["op"] or match["op2"]) in (">", "<")  # true for an index past the end
+    right = f"{var} >= {size}" if leaves else f"{var} < {size}"
+    return (
+        f"The bounds check `{check}` at line {line_of(code, match.start())} lets {var} = "
+        f"{size} through, one past the last index (indices run from 0 to {size} - 1), and "
+        f"that is the access past the end below. Write it `{right}`."
     )
 
 
@@ -565,22 +714,22 @@ def _macro_only(lab: Lab, cases: list[CaseResult], macro: str) -> str | None:
         listing([str(v) for v in sorted(passing)]),
     )
     if min(failing) > max(passing):
-        cause = f"sized for a smaller {macro}"
+        cause, block = f"sized for a smaller {macro}", "too small"
     elif max(failing) < min(passing):
-        cause = f"sized for a larger {macro}"
+        cause, block = f"sized for a larger {macro}", "too large"
     else:
-        cause = f"written for {macro} {good} only"
+        cause, block = f"written for {macro} {good} only", "of the wrong size"
     return (
         f"Only the cases with {macro} {bad} fail, and every case with {macro} {good} passes: "
         f"something in the kernel is {cause}. Look for a __shared__ tile or array of fixed "
-        f"size, a block too small for the tile and its halo, or a loop bound or offset "
+        f"size, a block {block} for the tile and its halo, or a loop bound or offset "
         f"written as a number; derive each from {macro}, which the grader sets for every case."
     )
 
 
 # The detectors a lab gets where it names none of its own (Lab.fault_hints,
 # Lab.precision_hints, Lab.cross_case_hints).
-FAULT_HINTS: tuple[Callable[[Fault], str | None], ...] = (partial_tile_fault,)
+FAULT_HINTS: tuple[Callable[[Fault], str | None], ...] = (lax_bounds_check, partial_tile_fault)
 PRECISION_HINTS: tuple[Detector, ...] = (lower_precision,)
 CROSS_CASE_HINTS: tuple[Callable[[Lab, list[CaseResult]], str | None], ...] = (
     macro_only,

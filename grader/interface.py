@@ -184,10 +184,27 @@ def check_kernel(expected, sig: KernelSig | None, defined: list[str]) -> list[Di
 def check_constants(constants, interface: Interface, sizes) -> list[Diagnostic]:
     """`constants` are the lab's grader.labs.model.Constant entries."""
     out = []
+    filled = {const.name for const in constants}
+    # the file's own __constant__ arrays, which may be the one it meant (mangled: no name)
+    own = [
+        c for name, c in interface.constants.items()
+        if c.space == "const" and name not in filled and not name.startswith("_Z")
+    ]  # fmt: skip
     for const in constants:
         want_bytes = 4 * const.elements(sizes)
         got = interface.constants.get(const.name)
-        if got is None:
+        if got is None and own:
+            yours = ", ".join(c.name for c in own)
+            out.append(
+                Diagnostic(
+                    Kind.INTERFACE,
+                    f"The grader fills the __constant__ array {const.name} by its name, and "
+                    f"your file declares no {const.name}; its own __constant__: {yours}. "
+                    f"Name the array the lab fills {const.name}: "
+                    f"`__constant__ float {const.declaration};` at file scope.",
+                )
+            )
+        elif got is None:
             out.append(
                 Diagnostic(
                     Kind.INTERFACE,

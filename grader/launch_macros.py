@@ -48,7 +48,8 @@ def describe(text: str, launch: Mapping[str, int], macros: Mapping[str, int]) ->
     defined = [m for m in LAUNCH_MACROS if m in defines]
     known = _Values(defines, {**macros, **launch})
     steps = _steps(code, known, launch, defined)
-    tiles = _tiles(code, defines, known, launch, defined, set(steps))
+    # a step that disagrees already says the launch is not the file's: once is enough
+    tiles = [] if steps else _tiles(code, defines, known, launch, defined)
     return LaunchMacros(dict(launch), defined, [*steps.values(), *tiles])
 
 
@@ -123,8 +124,9 @@ def _steps(
     code: str, known: _Values, launch: Mapping[str, int], defined: list[str]
 ) -> dict[str, str]:
     """`blockIdx.y * TILE_WIDTH` where TILE_WIDTH is neither TILE_Y nor BLOCK_Y: the first
-    such line for each size."""
+    such line for each size, one warning for each value (TILE_H and TILE_W both 32)."""
     out: dict[str, str] = {}
+    values: set[int] = set()
     for match in _STEP.finditer(code):
         axis = (match.group(1) or match.group(4)).upper()
         factor = (match.group(2) or match.group(3)).strip("() \t")
@@ -135,15 +137,16 @@ def _steps(
             second = more.group(1).strip("() \t")
             times = block if second.startswith("blockDim") else known.of(second)
             value = value * times if times is not None else None
-        if value is None or value in (tile, block) or factor in LAUNCH_MACROS or factor in out:
+        if value is None or value in (tile, block) or factor in LAUNCH_MACROS or value in values:
             continue
+        values.add(value)
         named = factor if not factor.isdigit() else f"the number {factor}"
         shown = f"{named} = {value}" if not factor.isdigit() else named
         out[factor] = (
             f"Line {line_of(code, match.start())} steps blockIdx.{axis.lower()} by {shown}, "
             f"but the grader's blocks each cover TILE_{axis} = {tile} elements along "
             f"{axis.lower()} (BLOCK_{axis} = {block} threads){_defaults(defined)}. "
-            + _advice(factor if not factor.isdigit() else None, value)
+            + _advice(factor if not factor.isdigit() else None, value, _axes(launch, code))
         )
     return out
 
@@ -154,25 +157,25 @@ def _tiles(
     known: _Values,
     launch: Mapping[str, int],
     defined: list[str],
-    said: set[str],
 ) -> list[str]:
     """Tile-size macros bigger than anything the launch covers, or else __shared__ tiles
     that are: only when the file sets none of the launch macros (the launch is all
-    defaults) and the macro was not named already."""
+    defaults), one warning for each value."""
     if defined:
         return []
     largest = max(launch.values())
-    out = []
+    out: dict[int, str] = {}
     for name in defines:
         value = known.name(name)
-        tile_like = _TILE_LIKE.search(name) and name not in LAUNCH_MACROS and name not in said
-        if tile_like and value and value > largest:
-            out.append(
+        tile_like = _TILE_LIKE.search(name) and name not in LAUNCH_MACROS
+        if tile_like and value and value > largest and value not in out:
+            out[value] = (
                 f"{name} is {value} in your file, but it defines none of the launch macros, so "
                 f"the grader launches its default {_shape(launch, 'BLOCK')} blocks, each "
-                f"covering a {_shape(launch, 'TILE')} tile. " + _advice(name, value)
+                f"covering a {_shape(launch, 'TILE')} tile. "
+                + _advice(name, value, _axes(launch, code))
             )
-    return out or ([] if said else _shared_tiles(code, known, launch))
+    return list(out.values()) or _shared_tiles(code, known, launch)
 
 
 def _shared_tiles(code: str, known: _Values, launch: Mapping[str, int]) -> list[str]:
@@ -203,10 +206,21 @@ def _defaults(defined: list[str]) -> str:
     return f" (your file does not define {', '.join(unset)}: the defaults)" if unset else ""
 
 
-def _advice(name: str | None, value: int) -> str:
+def _axes(launch: Mapping[str, int], code: str) -> str:
+    """The axes a block spans: z too where the launch or the code uses it."""
+    deep = launch["BLOCK_Z"] > 1 or launch["TILE_Z"] > 1 or re.search(r"\bblockIdx\s*\.\s*z", code)
+    return "XYZ" if deep else "XY"
+
+
+def _advice(name: str | None, value: int, axes: str) -> str:
     size = name or str(value)
+    blocks = _both([f"#define BLOCK_{a} {size}" for a in axes])
+    tiles = _both([f"TILE_{a}" for a in axes])
     return (
-        f"If each block covers {value} elements per axis, say so: #define BLOCK_X {size} and "
-        f"#define BLOCK_Y {size} (one thread per element), or also TILE_X and TILE_Y when "
-        "threads compute several elements or load a halo."
+        f"If each block covers {value} elements per axis, say so: {blocks} (one thread per "
+        f"element), or also {tiles} when threads compute several elements or load a halo."
     )
+
+
+def _both(words: list[str]) -> str:
+    return f"{', '.join(words[:-1])} and {words[-1]}"

@@ -38,6 +38,7 @@ from grader.interface import (
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.source import (
     LAUNCH_SYMBOL,
+    footer_errors,
     last_before,
     launch_values,
     line_of,
@@ -149,7 +150,8 @@ def inspect(
         if not raw["stopped"]:  # a timeout may not repeat on a quieter machine
             _cache_store(key, raw)
     result = _read(raw, submission.name, arch)
-    result.diagnostics = grader_macros(result.diagnostics, submission.text, macros, submission.name)
+    found = footer_errors(result.diagnostics, submission.text, submission.name)
+    result.diagnostics = grader_macros(found, submission.text, macros, submission.name)
     result.source = source
     result.ptx = raw["ptx"]
     return result
@@ -374,8 +376,11 @@ def _macro_diagnostic(shown: str, line: int, name: str, how: str, lines: list[st
         else f"declares {name}, which the grader sets as a macro: the compiler sees a number "
         "where you wrote the name"
     )
+    # a #define compiles (compilers warn), but the file then ignores the lab's value: the
+    # file against the lab, as a misnamed __constant__ is; a declaration does not compile
+    kind = Kind.INTERFACE if how == "#define" else Kind.COMPILE_ERROR
     return Diagnostic(
-        Kind.COMPILE_ERROR,
+        kind,
         f"{shown}:{line}: this line {what} (-D{name}=...). The grader sets {name} for every "
         f"case, and hidden cases use other values: use it as it is, and guard a default for "
         f"your own builds with #ifndef {name} / #define {name} {default} / #endif.",

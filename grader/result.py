@@ -323,6 +323,14 @@ class Result:
     launch: LaunchMacros | None = None
 
     @property
+    def graded(self) -> bool:
+        """Whether this is a verdict on the kernel: any status but error, or an error a
+        compiler found (it did not compile, or the lab cannot launch what it built), as
+        `grader check` says with exit code 1. Not one where nothing was compiled: a file
+        refused before that, or a grading stopped or lost."""
+        return self.status != Status.ERROR or self.compile.arch is not None
+
+    @property
     def exit_code(self) -> int:
         return ExitCode.OK if self.status == Status.PASSED else ExitCode.FAILED
 

@@ -228,6 +228,19 @@ def static_checks(text: str, forbidden: tuple[tuple[str, str], ...]) -> list[Dia
     return out
 
 
+def no_code(text: str, shown: str, kernels: list[str]) -> Diagnostic | None:
+    """An empty file, or one of comments alone: nothing to compile, and no kernel."""
+    if strip_comments(text).strip():
+        return None
+    holds = "holds only comments" if text.strip() else "is empty"
+    names = " and ".join(kernels)
+    return Diagnostic(
+        Kind.INTERFACE,
+        f"{shown} {holds}: there is no kernel named {names} in it, so nothing was compiled. "
+        "Write the kernel in this file (`grader template` gives a skeleton to start from).",
+    )
+
+
 def launch_footer(defaults: LaunchDefaults | tuple[int, int, int]) -> str:
     """C++ appended to the submission: launch macro defaults and their values. A bare
     block stands for LaunchDefaults(block)."""
@@ -247,6 +260,56 @@ def launch_footer(defaults: LaunchDefaults | tuple[int, int, int]) -> str:
 def with_footer(submission: Submission, defaults: LaunchDefaults | tuple[int, int, int]) -> str:
     text = submission.text if submission.text.endswith("\n") else submission.text + "\n"
     return text + launch_footer(defaults)
+
+
+def footer_errors(found: list[Diagnostic], text: str, shown: str) -> list[Diagnostic]:
+    """`found` with the errors a compiler placed in the grader's footer, past the
+    student's last line, replaced by one that says what nearly always puts them there:
+    something the student's file leaves open at its end."""
+    inside = [d for d in found if d.line is not None and d.line > last_line(text)]
+    mine = [d for d in found if d not in inside]
+    if not inside or (mine and open_at_end(text) is None):  # the errors in the file say it
+        return mine
+    return [*mine, left_open(text, shown)]
+
+
+def last_line(text: str) -> int:
+    """The number of the student's last line; the footer starts after it."""
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def left_open(text: str, shown: str) -> Diagnostic:
+    """A compile error for a file that leaves something open at its end, where the
+    compiler failed in what follows it (the footer), whatever it said there."""
+    last = last_line(text)
+    message = (
+        f"{shown}:{last}: the compiler reached the end of your file (line {last}) with "
+        f"{open_at_end(text) or 'something still open (a bracket, parenthesis or declaration)'}"
+        ", so it read the text the grader appends after your last line "
+        "as part of it, and failed there. Close it in your file: every { needs its }, every "
+        "/* its */."
+    )
+    return Diagnostic(Kind.COMPILE_ERROR, message, line=last)
+
+
+def open_at_end(text: str) -> str | None:
+    """What `text` leaves open at its end: a /* comment, or a { (the outermost one not
+    closed), with its line; None when neither is."""
+    for match in _TOKENS.finditer(text):
+        token = match.group(0)
+        if token.startswith("/*") and (len(token) < 4 or not token.endswith("*/")):
+            return f"a /* comment still open (it starts at line {line_of(text, match.start())})"
+    code = _TOKENS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    opened: list[int] = []
+    for match in re.finditer(r"[{}]", code):
+        if match.group(0) == "{":
+            opened.append(match.start())
+        elif opened:
+            opened.pop()
+    if opened:
+        count = f"{len(opened)} {{ without their }}" if len(opened) > 1 else "a { without its }"
+        return f"{count} (the first opens at line {line_of(text, opened[0])})"
+    return None
 
 
 def launch_values(raw: list[int]) -> dict[str, int]:

@@ -10,7 +10,9 @@
   or access out of bounds, and every case says why;
 - each known-wrong kernel in `wrong/` gets what `wrong/EXPECTED.toml` names for it: the
   verdict, and any diagnostic kinds, keywords, absent words, case hints and the most
-  points it may score (`points_at_most`: what its honest part earns). A table
+  points it may score (`points_at_most`: what its honest part earns), the line a
+  diagnostic of a kind names (`lines`, {kind = line}) and a shorter case timeout for a
+  kernel that hangs (`timeout`). A table
   ["file.cu".cpu] or ["file.cu".cuda] replaces the file's entry on that backend, and
   `sanitize` or `timing` there grade it with --sanitize or with timing on a GPU (KEYS;
   docs/expected-toml.md);
@@ -54,6 +56,8 @@ KEYS = {
         "number",
         "the most points the grading may give (what its honest part earns)",
     ),
+    "lines": ("table: kind = integer", "a diagnostic of that kind names that line"),
+    "timeout": ("number", "seconds each case may run, for a kernel that hangs"),
 }
 
 
@@ -107,7 +111,7 @@ def run(check: Check, backend: Backend, timeout: float) -> list[str]:
     options = Options(
         backend=backend.name,
         secret=SECRET,
-        timeout=timeout,
+        timeout=min(timeout, wanted.get("timeout", timeout)),
         timing=gpu and (check.role == "reference" or bool(wanted.get("timing"))),
         sanitize=gpu and bool(wanted.get("sanitize")),
     )
@@ -180,6 +184,10 @@ def _known_wrong(result: Result, wanted: dict) -> list[str]:
     most = wanted.get("points_at_most")
     if most is not None and result.score > most + 1e-9:
         problems.append(f"scored {result.score:g} points, more than {most:g}")
+    for kind, line in wanted.get("lines", {}).items():
+        named = sorted({d.line for d in result.all_diagnostics() if str(d.kind) == kind} - {None})
+        if line not in named:
+            problems.append(f"no {kind} diagnostic names line {line} (lines named: {named})")
     hints = {c.name: c.hint or "" for c in result.cases}
     for case, hint in wanted.get("case_hints", {}).items():
         if hint not in hints.get(case, ""):

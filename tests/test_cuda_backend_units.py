@@ -281,13 +281,16 @@ def test_memcheck_findings_name_the_buffer_thread_block_and_line():
     assert "wrote 4 bytes at P[-4], before the start of P" in write.message
     assert write.line == 9
     assert "__shared__" in shared.message and shared.line == 4
+    # the array is the one the line indexes; memcheck gives its address in the window
+    assert "at __shared__ address 0x4400, outside the __shared__ memory" in shared.message
+    assert (shared.thread, shared.block) == ((1, 0, 0), (0, 0, 0))
 
 
 def test_an_address_far_from_every_buffer_is_said_so():
     log = MEMCHECK_LOG.replace("nearest allocation at 0x7f0000000000", "nearest allocation at 0x1")
     log = log.replace("0x7f0000004000", "0x100").replace("0x7f0000004004", "0x104")
     diags = _diagnostics(log, "memcheck", BUFFERS)
-    assert "an address outside every buffer" in diags[0].message
+    assert "address 0x100, outside every buffer" in diags[0].message
 
 
 def test_lines_of_the_grader_footer_are_not_reported_as_the_students():

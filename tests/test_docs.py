@@ -41,7 +41,7 @@ def test_the_lab_model_page_documents_every_field_of_every_class():
         for field in fields(cls):
             assert f"| `{field.name}` |" in page, f"{cls.__name__}.{field.name}"
     assert "| `strayed(fault: Fault) -> dict[str, str]` |" in page
-    assert "- `FAULT_HINTS`: `partial_tile_fault`" in page
+    assert "- `FAULT_HINTS`: `lax_bounds_check`, `partial_tile_fault`" in page
 
 
 def test_an_undocumented_field_stops_the_page():

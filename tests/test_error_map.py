@@ -16,6 +16,7 @@ from grader.backends.base import POISON_BITS, bits_as_float
 from grader.compare import compare
 from grader.grading import Options, check
 from grader.launch import Layout
+from grader.report import maps
 from grader.result import MAP_CLASSES, CaseResult, ErrorMap, MapSlice, decode_row, encode_row
 from grader.validate import wrong_dir
 
@@ -40,6 +41,23 @@ def _cells(emap: ErrorMap, plane: int = 0) -> np.ndarray:
 def test_a_right_output_has_no_map():
     want = np.ones((20, 20))
     assert _map(want.astype(np.float32), want) is None
+
+
+def test_an_output_too_small_to_draw_has_no_map():
+    """A map of a few elements is a block or two of colour (issue 20); the first mismatch
+    and the counts say more."""
+    want = np.ones(2, np.float32)
+    assert _map(np.zeros(2, np.float32), want, tile=(512, 1, 1)) is None
+    assert _map(np.zeros((4, 4), np.float32), np.ones((4, 4))) is not None
+
+
+def test_an_output_not_laid_out_in_tiles_has_no_tile_lines():
+    """One sum per block (a reduction's 64 outputs with TILE_X 512): no tile edge, no tile
+    caption, where the grid's tiles are another array's."""
+    emap = _map(np.zeros(64, np.float32), np.ones(64), tile=None)
+    assert emap is not None and not maps.tiled(emap)
+    assert "tiles" not in maps.text_map(emap)[-1] and maps.svg_map(emap).tiles == ""
+    assert maps.tiled(_map(np.zeros((64, 64), np.float32), np.ones((64, 64))))
 
 
 def test_each_element_class_gets_its_letter():

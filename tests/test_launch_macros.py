@@ -29,6 +29,33 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
     assert "TILE_Y = 16" in warning and "#define BLOCK_X TILE_WIDTH" in warning
 
 
+def test_one_wrong_size_is_said_once():
+    """Two names for one size, and a halo block beside the step that already said the
+    launch is not the file's: one warning (issue 20: the TILE warning twice)."""
+    text = """#define TILE_H 32
+#define TILE_W 32
+#define O_TILE 32
+#define BLOCK_WIDTH (O_TILE + 4)
+__global__ void k(float* P) {
+    int row = blockIdx.y * TILE_H + threadIdx.y;
+    int col = blockIdx.x * TILE_W + threadIdx.x;
+}
+"""
+    (warning,) = launch_macros.describe(text, DEFAULTS, {}).warnings
+    assert warning.startswith("Line 6 steps blockIdx.y by TILE_H = 32")
+
+
+def test_a_3d_launch_is_advised_on_every_axis():
+    """The advice names BLOCK_Z and TILE_Z where the launch is 3D (issue 20)."""
+    launch = {"BLOCK_X": 8, "BLOCK_Y": 8, "BLOCK_Z": 8, "TILE_X": 8, "TILE_Y": 8, "TILE_Z": 8}
+    text = "#define T 4\n__global__ void k(float* P) { int z = blockIdx.z * T + threadIdx.z; }\n"
+    (warning,) = launch_macros.describe(text, launch, {}).warnings
+    assert "#define BLOCK_X T, #define BLOCK_Y T and #define BLOCK_Z T" in warning
+    assert "TILE_X, TILE_Y and TILE_Z" in warning
+    (flat,) = launch_macros.describe(text.replace(".z", ".y"), DEFAULTS, {}).warnings
+    assert "#define BLOCK_Z" not in flat and "TILE_X and TILE_Y when" in flat
+
+
 def test_a_shared_tile_bigger_than_the_default_launch_is_named():
     text = "__global__ void k(float* p) { __shared__ float Ms[32][32]; p[0] = Ms[0][0]; }"
     (warning,) = launch_macros.describe(text, DEFAULTS, {}).warnings

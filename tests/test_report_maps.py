@@ -17,7 +17,16 @@ from grader.report import annotate, maps, terminal
 from grader.report import html as html_report
 from grader.report import json as json_report
 from grader.report import markdown as markdown_report
-from grader.result import CaseResult, Diagnostic, ErrorMap, Kind, MapSlice, Result, Status
+from grader.result import (
+    CaseResult,
+    Diagnostic,
+    ErrorMap,
+    Kind,
+    MapSlice,
+    Mismatch,
+    Result,
+    Status,
+)
 
 FIXTURE = Path(__file__).parent / "data" / "reports" / "failing.json"
 SCRIPT = "<script>alert('pwned')</script>"
@@ -209,6 +218,23 @@ def test_html_map_is_inline_svg_with_tiles_and_legend():
     assert "1 cell = 4 x 4 elements" in box.text_content()
 
 
+def test_html_counts_one_as_one_and_keeps_numbers_whole():
+    """ "1 mismatch" and "wrong: 1 element" (issue 20), and a number's cell never wraps
+    inside it (4.363e- / 06)."""
+    emap = _map(["r" * 15 + "w"] * 1 + ["r" * 16] * 15, (16, 16))
+    case = _failing_case("c", emap)
+    case.mismatches = 1
+    case.first_mismatch = Mismatch((0, 15), 1.0, 2.0)
+    page = html_report.render(_result(case))
+    doc = lxml_html.fromstring(page)
+    text = " ".join(doc.text_content().split())
+    assert "1 mismatch;" in text and "1 mismatches" not in text
+    legend = " ".join(li.text_content() for li in doc.xpath("//ul[@class='legend']/li"))
+    assert "wrong: 1 element" in legend and "wrong: 1 elements" not in legend
+    rule = re.search(r"td\.num \{[^}]*\}", page).group(0)
+    assert "white-space: nowrap" in rule
+
+
 def test_html_map_merges_runs_into_rectangles():
     plane = maps.svg_map(_right_half_wrong()).planes[0]
     assert plane.paths == [("w", "M32 0h32v64h-32z")]
@@ -230,6 +256,21 @@ def test_html_tiles_too_small_to_draw_are_said_not_drawn():
     emap = _map(["r" * 128 + "w" * 128] * 256, (1024, 1024), cell=(4, 4), tile=(4, 4))
     drawn = maps.svg_map(emap)
     assert drawn.planes[0].tile_xs == [] and "too small" in drawn.tiles
+
+
+def test_one_finding_on_a_line_in_every_case_is_one_note():
+    """The same access past the end, found by another thread in each of six cases, is one
+    note on its line with how many more there were (issue 20: it was said six times)."""
+    cases = []
+    for i in range(6):
+        case = _failing_case(f"c{i}", None)
+        case.diagnostics = [
+            Diagnostic(Kind.OUT_OF_BOUNDS, f"Thread ({i},0,0) read N[{100 + i}]", line=2)
+        ]
+        cases.append(case)
+    source = annotate.annotate(_result(*cases, source="a\nb = N[i];\nc\n"))
+    (note,) = source.lines[1].notes
+    assert note.message == "Thread (0,0,0) read N[100] (and 5 more like it, in other cases)"
 
 
 def test_html_annotated_source_marks_the_lines_findings_name():

@@ -608,9 +608,25 @@ def test_terminal_details_at_most_a_few_failing_cases():
         CaseResult(f"w{i}", "hidden", {"Width": i}, Status.FAILED, 1.0, 1, boundary.first_mismatch)
         for i in range(terminal.DETAILED_CASES + 3)
     ]
+    result.cases[0].mismatches = 2  # says something of its own
     text = terminal.render(result)
-    assert text.count("1 mismatch; first mismatch") == terminal.DETAILED_CASES
+    # the four that say the same are one block under their four names
+    assert text.count("1 mismatch; first mismatch") == 1
+    assert "w1, w2, w3, w4 (hidden): failed" in text
+    assert text.count("2 mismatches; first mismatch") == 1
     assert "... and 3 more failing: w5, w6, w7" in text
+
+
+def test_terminal_says_once_why_no_case_could_run():
+    result = failing()
+    reason = "The lab launches a kernel named matmul, but your file does not define one."
+    result.diagnostics = [Diagnostic(Kind.INTERFACE, reason)]
+    result.cases = [
+        CaseResult(f"w{i}", "public", {"Width": i}, Status.ERROR, hint=reason) for i in range(3)
+    ]
+    text = terminal.render(result)
+    assert text.count(reason) == 1
+    assert "w0, w1, w2 (public): error" in text and "not run, for the finding" in text
 
 
 def test_terminal_shows_one_passing_case_output_when_no_failure_has_any():

@@ -55,6 +55,8 @@ class Row:
     diagnostics: list[str]
     reason: str
     parts: dict[str, float] = field(default_factory=dict)
+    # Result.graded: an error a compiler found is a graded failure; None: by the status
+    graded: bool | None = None
 
 
 def reason_of(record: Record, result: Result) -> str:
@@ -87,6 +89,7 @@ def rows_for(lab: Lab, record: Record, result: Result, hidden_run: bool) -> list
             diagnostics=kinds,
             reason=reason_of(record, result),
             parts=split,
+            graded=result.graded,
         )
         for person in record.people
     ]

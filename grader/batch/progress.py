@@ -42,9 +42,11 @@ class Progress:
         rate = (time.monotonic() - self.started) / self.done
         return f"{clock(rate * (self.total - self.done))} left"
 
-    def graded(self, student: str, score: str, status: str, seconds: float) -> None:
+    def graded(
+        self, student: str, score: str, status: str, seconds: float, ungraded: bool = False
+    ) -> None:
         self.done += 1
-        self.failed += status == "error"
+        self.failed += ungraded
         if self.live:
             self._redraw()
             return

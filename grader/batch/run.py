@@ -19,7 +19,7 @@ from grader.batch.discover import Entry, discover
 from grader.batch.gpus import physical_device
 from grader.batch.gradebook import Row
 from grader.batch.isolated import failure_result, result_of
-from grader.batch.outputs import Manifest
+from grader.batch.outputs import MANIFEST, Manifest, read_manifest
 from grader.batch.progress import Progress
 from grader.batch.runner import BackendInfo, Job, Outcome, Pool, WorkerSpec
 from grader.batch.shard import Shard
@@ -35,7 +35,8 @@ from grader.batch.state import (
     student_dir,
     write_record,
 )
-from grader.errors import GraderError
+from grader.defaults import SECRET_ENV
+from grader.errors import GraderError, UsageError
 from grader.grading import default_submission_timeout
 from grader.report import write_reports
 from grader.result import Kind, Result
@@ -49,7 +50,7 @@ class BatchReport:
     counts: summary.Counts  # by status, of the submissions in this shard
     graded: int  # handed to a grading worker in this run
     reused: int  # already graded with the same key
-    unsourced: int  # with no .cu file to grade (counted among the errors)
+    unsourced: int  # with no one .cu file to grade: none, several, a link (among the errors)
     layout: str
     ignored: list[str]
     seconds: float
@@ -86,6 +87,27 @@ def _content(source: Path) -> bytes:
     return raw if raw is not None else why.encode()
 
 
+def _same_secret(out: Path, settings: Settings) -> None:
+    """Refuse to grade into an `out` whose batch record (batch.json) says it was graded
+    with another secret, or without one: a rerun would quietly grade every submission
+    again and replace its reports."""
+    if not (out / MANIFEST).is_file():
+        return
+    earlier = read_manifest(out).settings.secret
+    if earlier == settings.secret:
+        return
+    how = {
+        (True, False): "without a secret, and this run has one",
+        (False, True): "with a secret, and this run has none",
+    }.get((earlier == "none", settings.secret == "none"), "with another secret")
+    raise UsageError(
+        f"{out} was graded {how} (its batch.json says so). Running again would grade every "
+        "submission again and replace its reports. Give the secret it was graded with "
+        f"(--secret or {SECRET_ENV}), grade into another --out, or add --regrade to grade "
+        "them all again with this one."
+    )
+
+
 def _plan(out: Path, entries: list[Entry], settings: Settings) -> tuple[list[Plan], int]:
     todo, reused = [], 0
     for entry in entries:
@@ -113,10 +135,12 @@ def run_batch(
     shard: Shard | None = None,
     timing: bool = True,
     log: TextIO | None = None,
+    regrade: bool = False,
 ) -> BatchReport:
     """Grade the submissions in `folder` (the slice `shard` of them) into `out`.
     Raises GraderError for problems of usage or setup; a submission's own problems,
-    crashes and hangs end up in its row."""
+    crashes and hangs end up in its row. An `out` graded with another secret is refused
+    unless `regrade`: every submission would be graded again."""
     started = time.monotonic()
     spec = labs.get(lab)
     gpus = list(gpus or [])
@@ -126,6 +150,8 @@ def run_batch(
     entries = [e for e in found.entries if shard is None or shard.holds(e.id)]
     settings = Settings(spec.name, backend, timeout, timing, secret_fingerprint(secret))
     out = Path(out)
+    if not regrade:
+        _same_secret(out, settings)
     out.mkdir(parents=True, exist_ok=True)
     if secret:
         isolation.make_undumpable()  # this process holds the secret from here on
@@ -145,7 +171,9 @@ def run_batch(
         store(out, plan.entry, plan.key, result, reason)
         if progress:
             score = f"{result.score:g}/{result.max_score:g}"
-            progress.graded(plan.entry.id, score, str(result.status), outcome.seconds)
+            progress.graded(
+                plan.entry.id, score, str(result.status), outcome.seconds, not result.graded
+            )
 
     with tempfile.TemporaryDirectory(prefix="grader-gates-") as gates:
         worker_spec = WorkerSpec(

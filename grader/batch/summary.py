@@ -100,18 +100,23 @@ class Counts:
     submissions: int
     students: int
     passed: int
-    failed: int
-    errors: int  # status error: could not be graded
+    failed: int  # graded with failures, a kernel that did not compile among them
+    errors: int  # could not be graded (Result.graded)
+
+
+def ungraded(row: Row) -> bool:
+    """A submission that could not be graded; one that did not compile was graded."""
+    return row.status == "error" and not row.graded
 
 
 def counts(rows: list[Row]) -> Counts:
-    statuses = Counter(r.status for r in by_submission(rows))
+    statuses = Counter("ungraded" if ungraded(r) else r.status for r in by_submission(rows))
     return Counts(
         submissions=sum(statuses.values()),
         students=len({r.student for r in rows}),
         passed=statuses["passed"],
-        failed=statuses["failed"],
-        errors=statuses["error"],
+        failed=statuses["failed"] + statuses["error"],
+        errors=statuses["ungraded"],
     )
 
 
@@ -230,7 +235,7 @@ def render(
             speedups=speedup_chart(speedups) if speedups else None,
             speedup_count=len(speedups),
             diagnostics=common_diagnostics(graded),
-            errors=[r for r in graded if r.status == "error"],
+            errors=[r for r in graded if ungraded(r)],
             causes=causes(results),
             table=submissions(rows, results),
         )

@@ -45,6 +45,7 @@ def run_batch(args: argparse.Namespace) -> int:
         backend=args.backend,
         shard=shard,
         log=sys.stderr,
+        regrade=args.regrade,
     )
     out, counts, paint = report.out, report.counts, painter(args)
     print(
@@ -55,7 +56,11 @@ def run_batch(args: argparse.Namespace) -> int:
     )
     print(
         f"This run graded {report.graded}, kept {report.reused} graded before"
-        + (f", and found no .cu file in {report.unsourced}." if report.unsourced else ".")
+        + (
+            f", and found no one .cu file to grade in {report.unsourced} (each one's row says why)."
+            if report.unsourced
+            else "."
+        )
     )
     if report.ignored:
         from grader.report.common import printable  # the names are the students' choosing
@@ -171,6 +176,11 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         help="as for check: auto (default) grades on the GPU when one is usable",
     )
     batch.add_argument("--shard", metavar="I/N", help="grade only shard I of N")
+    batch.add_argument(
+        "--regrade",
+        action="store_true",
+        help="grade into an OUT graded with another secret, grading every submission again",
+    )
     batch.add_argument(
         "--slurm",
         action="store_true",

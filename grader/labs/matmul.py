@@ -63,11 +63,13 @@ def matmul_lab(title: str, summary: str, scoring: Scoring, **extra) -> Lab:
         requirements=(common.no_library(), *extra.pop("requirements", ())),
         hints=(
             hints.nothing_written,
+            hints.same_block_index,
             hints.last_partial_tile,
             hints.partly_unwritten,
             hints.truncated_sum("M", "N"),
             hints.transposed,
             hints.swapped("M", "N"),
+            hints.index_rearranged("M", "N"),
         ),
         scoring=scoring,
         bound="compute",

@@ -36,12 +36,21 @@ class Source:
 
 
 def _notes(result: Result) -> dict[int, list[Note]]:
-    """Findings by line: the build's and every case's, each once (all_diagnostics)."""
-    found: dict[int, list[Note]] = {}
+    """Findings by line: the build's and every case's, one of each kind on a line (the
+    same access past the end, found by another thread in each case, is one finding), with
+    how many more there were."""
+    found: dict[int, dict[str, list[Diagnostic]]] = {}
     for diag in result.all_diagnostics():
         if diag.line is not None:
-            found.setdefault(diag.line, []).append(Note(str(diag.kind), _message(diag)))
-    return found
+            found.setdefault(diag.line, {}).setdefault(str(diag.kind), []).append(diag)
+    return {
+        line: [Note(kind, _message(same[0]) + _more(len(same) - 1)) for kind, same in kinds.items()]
+        for line, kinds in found.items()
+    }
+
+
+def _more(count: int) -> str:
+    return f" (and {count} more like it, in other cases)" if count else ""
 
 
 def _message(diag: Diagnostic) -> str:

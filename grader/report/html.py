@@ -110,6 +110,7 @@ def _environment() -> jinja2.Environment:
     env.filters.update(
         location=common.location,
         mismatch=common.mismatch,
+        mismatch_count=common.mismatch_count,
         printable=common.printable,
         byte_count=common.byte_count,
         svg_map=maps.svg_map,

@@ -122,14 +122,24 @@ def text_map(emap: ErrorMap, unicode: bool = True, paint: Paint | None = None) -
         f"{glyphs[letter].strip() or '(blank)'} {title} ({n})" for letter, title, n in legend(emap)
     )
     ticks = TICKS[unicode]
+    tiles = (
+        f"; {ticks[0]} and {ticks[1]} mark where {emap.tile[1]} x {emap.tile[0]} tiles start"
+        if tiled(emap)
+        else ""
+    )
     return [
         f"Error map of {emap.output} ({size_text(emap)}): x across, y down",
         *body,
         f"Legend: {keys}",
         f"1 character = {scale.elements_x} x {scale.elements_y} elements (x by y), shown as "
-        f"the worst element in it; {ticks[0]} and {ticks[1]} mark where "
-        f"{emap.tile[1]} x {emap.tile[0]} tiles start.",
+        f"the worst element in it{tiles}.",
     ]
+
+
+def tiled(emap: ErrorMap) -> bool:
+    """Whether a tile edge falls inside the output: when none does, the tiles have
+    nothing to say (one tile covers it, or it is not laid out in tiles)."""
+    return emap.tile[1] < emap.columns or emap.tile[0] < emap.height
 
 
 # -- SVG geometry -----------------------------------------------------------------------
@@ -163,7 +173,7 @@ class SvgMap:
     legend: list[tuple[str, str, int]]
     size: str
     cell: str  # "1 cell = 4 x 4 elements"
-    tiles: str  # what the lines are, or why there are none
+    tiles: str  # what the lines are, or why there are none; empty where none fall inside
 
 
 def _rectangles(rows: list[str]) -> dict[str, list[str]]:
@@ -220,7 +230,9 @@ def svg_map(emap: ErrorMap, target_px: int = 480) -> SvgMap:
         cell = "each cell is one element"
     else:
         cell = f"1 cell = {cx} x {cy} elements (x by y), shown as the worst element in it"
-    if show:
+    if not tiled(emap):
+        tiles = ""
+    elif show:
         tiles = f"lines mark the kernel's {tx} x {ty} tiles (TILE_X x TILE_Y)"
     else:
         tiles = f"the kernel's {tx} x {ty} tiles are too small at this scale to draw"

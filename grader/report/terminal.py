@@ -126,9 +126,15 @@ def _cases(result: Result, paint: _Paint) -> list[str]:
     return ["", title, *_table(rows, painted)]
 
 
-def _case_details(case: CaseResult, paint: _Paint) -> list[str]:
-    lines = [f"  {paint(case.name, 'bold')} ({case.visibility}): {paint.status(case.status)}"]
-    lines += [f"    {line}" for line in common.case_details(case)]
+def _case_details(case: CaseResult, paint: _Paint, names: list[str], said: set[str]) -> list[str]:
+    """`case`'s details, under the names of every case that had the same to say; a reason
+    already listed under Diagnostics (a case that could not run) is not said again."""
+    shown = ", ".join(paint(name, "bold") for name in names)
+    lines = [f"  {shown} ({case.visibility}): {paint.status(case.status)}"]
+    details = common.case_details(case)
+    if details == [f"hint: {case.hint}"] and case.hint in said:
+        details = ["not run, for the finding under Diagnostics above"]
+    lines += [f"    {line}" for line in details]
     if case.output:
         shown, left = common.excerpt(case.output, OUTPUT_LINES)
         lines.append("    printf output:")
@@ -154,14 +160,35 @@ def _details(result: Result, paint: _Paint) -> list[str]:
     if not shown:
         return []
     lines = ["", paint("Details", "bold")]
-    for case in shown:
-        lines += _case_details(case, paint)
+    said = {d.message for d in result.diagnostics}
+    for case, names in _alike(shown):
+        lines += _case_details(case, paint, names, said)
         if case is mapped:
             lines += _error_map(case, paint)
     rest = [c.name for c in failing[DETAILED_CASES:]]
     if rest:
         lines.append(f"  ... and {len(rest)} more failing: {', '.join(rest)}")
     return lines
+
+
+def _alike(cases: list[CaseResult]) -> list[tuple[CaseResult, list[str]]]:
+    """Consecutive cases with the same visibility, status and details as one, with the
+    names of all of them: a kernel that could not run says so once, not once per case."""
+    groups: list[tuple[CaseResult, list[str]]] = []
+    for case in cases:
+        if groups and _same_details(groups[-1][0], case):
+            groups[-1][1].append(case.name)
+        else:
+            groups.append((case, [case.name]))
+    return groups
+
+
+def _same_details(a: CaseResult, b: CaseResult) -> bool:
+    """Whether `b` says what `a` says; a case with an error map stands alone."""
+    if a.error_map is not None or b.error_map is not None:
+        return False
+    same = (a.visibility, a.status, a.output) == (b.visibility, b.status, b.output)
+    return same and common.case_details(a) == common.case_details(b)
 
 
 def _performance_line(perf: Performance) -> str:

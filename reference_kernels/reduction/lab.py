@@ -70,6 +70,31 @@ def last_block_only(ctx: hints.Context) -> str | None:
     )
 
 
+def block_start(ctx: hints.Context) -> str | None:
+    """Each block sums TILE_X inputs, from a start off by a factor: block b from
+    b * TILE_X / 2 (blockIdx.x * blockDim.x where each thread adds two), or the like."""
+    if not ctx.cmp.bad.any() or ctx.cmp.unwritten.any():
+        return None
+    values = np.asarray(ctx.inputs["input"], np.float64)
+    tile, blocks = ctx.sizes["TILE_X"], ctx.cmp.got.size
+    running = np.concatenate([[0.0], np.cumsum(values)])
+    magnitude = np.concatenate([[0.0], np.cumsum(np.abs(values))])
+    for stride in (tile // 2, 2 * tile, tile // 4):
+        starts = np.minimum(np.arange(blocks) * stride, values.size)
+        ends = np.minimum(starts + tile, values.size)
+        sums = running[ends] - running[starts]
+        # the float32 bound of sums of up to `tile` terms (grader.compare), for these sums
+        bound = 5 * np.sqrt(tile) * 2.0**-24 * (magnitude[ends] - magnitude[starts]) + 1e-6
+        if stride and close(ctx.cmp.got, sums, np.maximum(ctx.tol, bound)):
+            return (
+                f"Each block sums {tile} inputs, but from the wrong place: block b starts at "
+                f"b * {stride} instead of b * {tile}, so the blocks' inputs overlap or leave "
+                f"gaps. A block covers TILE_X = {tile} inputs: its first is blockIdx.x * "
+                "TILE_X, twice blockDim.x when each thread adds two."
+            )
+    return None
+
+
 def half_the_inputs(ctx: hints.Context) -> str | None:
     if not ctx.cmp.bad.any() or ctx.cmp.unwritten.any():
         return None
@@ -106,7 +131,13 @@ LAB = Lab(
     limits={"TILE_X": MAX_TILE},
     forbidden=common.FORBIDDEN,
     requirements=(common.no_library(),),
-    hints=(hints.nothing_written, hints.partly_unwritten, last_block_only, half_the_inputs),
+    hints=(
+        hints.nothing_written,
+        hints.partly_unwritten,
+        block_start,
+        last_block_only,
+        half_the_inputs,
+    ),
     scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),
     bound="memory",
     sampler=SAMPLER,

@@ -52,26 +52,46 @@ def batch(capsys, course: Path, out: Path, *extra: str) -> tuple[int, str, str]:
 def test_batch_grades_a_folder_then_resumes(capsys, course, tmp_path, monkeypatch):
     monkeypatch.delenv("GRADER_SECRET", raising=False)
     code, out, err = batch(capsys, course, tmp_path / "out")
-    assert code == ExitCode.FAILED, err  # one submission could not be graded
-    statuses = "2 passed, 3 failed, 1 could not be graded"
+    # dee's kernel does not compile: a graded failure, as grader check says (exit 1), so
+    # every submission was graded
+    assert code == ExitCode.OK, err
+    statuses = "2 passed, 4 failed, 0 could not be graded"
     assert f"6 submissions (plain layout): {statuses}." in out
     assert "This run graded 6, kept 0 graded before." in out
     assert "Not submissions, left alone: README.txt" in out
     assert f"Gradebook: {tmp_path / 'out' / 'gradebook.csv'}" in out
     assert "[6/6]" in err  # plain progress lines off a terminal
-    assert "Finished 6 submissions" in err and "; 1 could not be graded." in err
+    assert "Finished 6 submissions" in err and "could not be graded" not in err
     page = (tmp_path / "out" / "summary.html").read_text()
     assert "6 submissions &middot;" in page
     assert all(f">{n} {what}<" in page for n, what in (
-        (2, "passed"), (3, "failed"), (1, "could not be graded")))  # fmt: skip
+        (2, "passed"), (4, "failed"), (0, "could not be graded")))  # fmt: skip
     with open(tmp_path / "out" / "gradebook.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert Counter(r["status"] for r in rows) == {"passed": 2, "failed": 3, "error": 1}
     code, out, err = batch(capsys, course, tmp_path / "out")
-    assert code == ExitCode.FAILED
+    assert code == ExitCode.OK
     assert f"6 submissions (plain layout): {statuses}." in out
     assert "This run graded 0, kept 6 graded before." in out
     assert "6 submissions already graded" in err
+    # a secret now, where there was none: every row would quietly be graded again
+    before = (tmp_path / "out" / "gradebook.csv").read_text()
+    code, out, err = batch(capsys, course, tmp_path / "out", "--secret", "s")
+    assert code == ExitCode.USAGE and "was graded without a secret" in err and "--regrade" in err
+    assert (tmp_path / "out" / "gradebook.csv").read_text() == before
+
+
+def test_regrade_grades_into_a_folder_graded_with_another_secret(capsys, tmp_path):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    subs.mkdir()
+    code, _, err = batch(capsys, subs, out, "--secret", "first")
+    assert code == ExitCode.OK, err
+    code, _, err = batch(capsys, subs, out, "--secret", "second")
+    assert code == ExitCode.USAGE and "was graded with another secret" in err
+    code, _, err = batch(capsys, subs, out, "--secret", "second", "--regrade")
+    assert code == ExitCode.OK, err
+    code, _, err = batch(capsys, subs, out, "--secret", "second")  # the record says second now
+    assert code == ExitCode.OK, err
 
 
 def test_a_source_over_the_limit_is_refused_from_its_size(capsys, tmp_path):
@@ -81,12 +101,18 @@ def test_a_source_over_the_limit_is_refused_from_its_size(capsys, tmp_path):
     with open(subs / "huge.cu", "wb") as f:
         f.truncate(8 << 30)  # sparse: 8 GiB that a read would have to allocate
     (subs / "empty").mkdir()
+    (subs / "two").mkdir()  # two files and no kernel.cu: a folder with .cu files, not none
+    (subs / "two" / "a.cu").write_text(BASELINE)
+    (subs / "two" / "b.cu").write_text(BASELINE)
     code, out, err = batch(capsys, subs, tmp_path / "out")
     assert code == ExitCode.FAILED, err
-    assert "3 submissions (plain layout): 1 passed, 0 failed, 2 could not be graded." in out
-    assert "This run graded 2, kept 0 graded before, and found no .cu file in 1." in out
+    assert "4 submissions (plain layout): 1 passed, 0 failed, 3 could not be graded." in out
+    assert "This run graded 2, kept 0 graded before, and found no one .cu file to grade in 2" in out
+    assert "no .cu file in" not in out
     with open(tmp_path / "out" / "gradebook.csv", newline="") as f:
-        huge = next(r for r in csv.DictReader(f) if r["student"] == "huge")
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    assert rows["two"]["reason"].startswith("two holds several .cu files (a.cu, b.cu)")
+    huge = rows["huge"]
     assert huge["status"] == "error"
     assert f"huge.cu is {8 << 30} bytes; a submission may be at most 262144" in huge["reason"]
 
@@ -126,7 +152,7 @@ def test_folders_that_once_stopped_a_batch_are_their_students_rows(capsys, tmp_p
 
 def test_three_shards_graded_apart_merge_into_one_run(capsys, course, tmp_path, monkeypatch):
     monkeypatch.delenv("GRADER_SECRET", raising=False)
-    assert batch(capsys, course, tmp_path / "whole")[0] == ExitCode.FAILED
+    assert batch(capsys, course, tmp_path / "whole")[0] == ExitCode.OK  # dee did not compile
     shards = [str(tmp_path / f"shard-{i}") for i in (1, 2, 3)]
     for i, shard in enumerate(shards, start=1):
         code, out, err = batch(capsys, course, Path(shard), "--shard", f"{i}/3")

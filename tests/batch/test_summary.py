@@ -55,7 +55,7 @@ def test_progress_is_plain_lines_off_a_terminal():
     progress = Progress(stream, total=2, reused=3)
     progress.start()
     progress.graded("ann", "10/10", "passed", 1.5)
-    progress.graded("dan", "0/10", "error", 60.0)
+    progress.graded("dan", "0/10", "error", 60.0, ungraded=True)
     progress.finish()
     lines = stream.getvalue().splitlines()
     assert lines[0] == "3 submissions already graded; reusing their reports."
@@ -74,7 +74,7 @@ def test_progress_redraws_one_line_on_a_terminal():
     progress = Progress(stream, total=4)
     progress.start()
     progress.graded("ann", "10/10", "passed", 1.0)
-    progress.graded("dan", "0/10", "error", 1.0)
+    progress.graded("dan", "0/10", "error", 1.0, ungraded=True)
     text = stream.getvalue()
     assert "\r[############............] 2/4 done, 1 could not be graded, 0:0" in text
     assert "left" in text

@@ -135,7 +135,7 @@ def test_a_landlock_failure_is_reported_in_the_runners_own_words():
         toolchain._ended(status, "")
 
 
-def fake_addr2line(tmp_path, monkeypatch, script: str) -> diagnose._Locator:
+def fake_addr2line(tmp_path, monkeypatch, script: str) -> diagnose.Locator:
     """A locator whose addr2line (found first on PATH) is `script`, for a module of no
     importance: what the sandbox lets the tool do is what is tried."""
     tool = tmp_path / "tool" / "bin" / "addr2line"
@@ -146,7 +146,7 @@ def fake_addr2line(tmp_path, monkeypatch, script: str) -> diagnose._Locator:
     module = tmp_path / "mod-0" / "module.so"
     module.parent.mkdir()
     module.write_bytes(os.urandom(64))
-    return diagnose._Locator(Artifact(module, "kernel.cu"), Shelf())
+    return diagnose.Locator(Artifact(module, "kernel.cu"), Shelf())
 
 
 @needs_landlock

@@ -88,7 +88,16 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
 ILLEGAL_ADDRESS = """\
 __global__ void matmul(const float* M, const float* N, float* P, int Width) {
     float* wild = P + (1ull << 40);
-    wild[threadIdx.x] = 1.0f;
+    wild[threadIdx.x] = 1.0f;  // @wild
+}
+"""
+
+SHARED_FAR_READ = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    __shared__ float tile[16];
+    tile[threadIdx.x % 16] = M[threadIdx.x % 16];
+    __syncthreads();
+    P[threadIdx.x] = tile[threadIdx.x + (1 << 20)];  // @far-read
 }
 """
 

@@ -25,7 +25,7 @@ from grader.backends.cpu.describe import Variable, describe
 from grader.backends.cpu.elf import Elf, ElfError
 from grader.interface import Interface, LaunchDefaults, module_size
 from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
-from grader.source import LAUNCH_SYMBOL, with_footer
+from grader.source import LAUNCH_SYMBOL, last_line, left_open, open_at_end, with_footer
 
 ARCH = "cpu"
 # Part of every build's cache key: raise it when what a build produces changes (4: the
@@ -97,6 +97,7 @@ def build(
                 d.message = f"nvcc compiles this file, but the CPU backend does not: {d.message}"
         found = compiled.diagnostics
         if inspection is None:
+            found = _footer_reached(found, compiled.log, submission)
             found = nvcc.grader_macros(found, submission.text, macros, submission.name)
         return _failed(submission, macros, found, compiled.log)
     missing = _undefined(compiled.module, source, submission.name)
@@ -144,7 +145,8 @@ RUNTIME_SYMBOLS = frozenset(
         "grader_rt_trap", "grader_rt_clock64", "grader_device_printf",
         # counts.cpp: what a kernel executed (a kernel that calls them itself forges
         # nothing the rules would not take from one real load or atomic)
-        "__grader_rt_atomic", "__asan_handle_no_return",
+        "__grader_rt_atomic", "__asan_handle_no_return", "__asan_before_dynamic_init",
+        "__asan_after_dynamic_init",
         *(f"__asan_{op}{n}_noabort" for op in ("load", "store") for n in (1, 2, 4, 8, 16, "N")),
     }
 )  # fmt: skip
@@ -366,6 +368,18 @@ def _errors(log: str, shown: str) -> list[Diagnostic]:
             Diagnostic(Kind.COMPILE_ERROR, f"{shown}:{line}: {match['msg'].strip()}", line=line)
         )
     return out[: defaults.MAX_COMPILE_ERRORS]
+
+
+def _footer_reached(found: list[Diagnostic], log: str, submission: Submission) -> list[Diagnostic]:
+    """`found`, or the one error that explains them where g++ failed in the footer (an
+    error on a line past the student's last, or in what a line there includes)."""
+    shown, last = submission.name, last_line(submission.text)
+    places = rf"^(?:In file included from )?{re.escape(shown)}:(\d{{1,9}})[:,]"
+    if not any(int(m.group(1)) > last for m in re.finditer(places, log, re.MULTILINE)):
+        return found
+    if open_at_end(submission.text) is None and any(d.line <= last for d in _errors(log, shown)):
+        return found  # the errors on the student's lines say it
+    return [left_open(submission.text, shown)]
 
 
 def _registration_errors(log: str) -> dict[int, str]:

@@ -83,7 +83,7 @@ def outcome(
     report = _checked_passes(report)
     out = RunOutcome(output=report.printf)
     kernel = launch.kernel
-    locate = _Locator(artifact, shelf)
+    locate = Locator(artifact, shelf)
     passes = {r.int("n"): r for r in report.all("pass")}
     if 0 in passes:
         out.seconds = passes[0].int("us") / 1e6
@@ -115,9 +115,11 @@ def outcome(
             # a "pass" record may be the submission's: pass 0's is not there for certain
             said = any(passes[p].int("float_atomics") for p in (0, 1) if p in passes)
             atomics = bool(said) and artifact.float_atomics
-            overlap = report.first("overlap")
+            overlap, lost = report.first("overlap"), report.first("lost")
             if overlap is not None:
-                race = _overlap(overlap, launch, kernel)
+                race = _overlap(overlap, launch, kernel, locate)
+            elif lost is not None:
+                race = _lost(lost, launch, kernel, locate)
             else:
                 race = _race(report, launch, kernel, atomics)
             if race:
@@ -153,7 +155,7 @@ def _checked_passes(report: Report) -> Report:
 # -- lines ----------------------------------------------------------------------------
 
 
-class _Locator:
+class Locator:
     """The student's line for a program counter inside the module."""
 
     def __init__(self, artifact: Artifact, shelf: Shelf):
@@ -205,7 +207,7 @@ def _xyz(v) -> str:
 # -- the kinds of findings ------------------------------------------------------------------
 
 
-def _fault(record: Record, launch: Launch, locate: _Locator) -> Diagnostic:
+def _fault(record: Record, launch: Launch, locate: Locator) -> Diagnostic:
     kind = record.get("kind")
     who, thread, block = _who(record)
     line = record.int("line") or locate.line(record.int("pc"))
@@ -320,7 +322,7 @@ def _buffer_at(launch: Launch, index: int) -> Buffer | None:
     return buffers[index] if 0 <= index < len(buffers) else None
 
 
-def _timeout(record: Record | None, kernel: str, timeout: float, locate: _Locator) -> Diagnostic:
+def _timeout(record: Record | None, kernel: str, timeout: float, locate: Locator) -> Diagnostic:
     if record is None:
         return Diagnostic(
             Kind.TIMEOUT,
@@ -330,6 +332,9 @@ def _timeout(record: Record | None, kernel: str, timeout: float, locate: _Locato
         )
     line = locate.line(record.int("pc"))
     thread, block = record.dim("thread"), record.dim("block")
+    # the probes found the block at several places: its loop, by the first line
+    lines = [locate.line(pc) for pc in dict.fromkeys(_numbers(record.get("pcs")))]
+    line = min((n for n in lines if n), default=line)
     if record.get("phase") == "load":
         return Diagnostic(
             Kind.TIMEOUT,
@@ -338,8 +343,20 @@ def _timeout(record: Record | None, kernel: str, timeout: float, locate: _Locato
             kernel,
             line=line,
         )
-    if thread is not None and block is not None:
+    barriers = sorted(set(_numbers(record.get("barriers"))))
+    if block is not None and barriers:
+        # threads that keep meeting at barriers: the loop around them, whoever ran last
+        lines = " and ".join(str(n) for n in barriers)
+        plural = "s" if len(barriers) > 1 else ""
+        line = barriers[0]
+        running = (
+            f": the threads of block {_xyz(block)} kept meeting at the __syncthreads() at "
+            f"line{plural} {lines}, so a loop around {'them' if plural else 'it'} never ended"
+        )
+    elif thread is not None and block is not None:
         running = f": thread {_xyz(thread)} of block {_xyz(block)} was still running{_at(line)}"
+    elif block is not None:
+        running = f": the threads of block {_xyz(block)} were still running{_at(line)}"
     else:
         running = ""
     return Diagnostic(
@@ -351,6 +368,19 @@ def _timeout(record: Record | None, kernel: str, timeout: float, locate: _Locato
         block,
         line,
     )
+
+
+def _numbers(text: str) -> list[int]:
+    """A record's list of numbers ("0x1a,0x2b"), at most a few, each of 64 bits."""
+    out = []
+    for word in text.split(",")[:16]:
+        try:
+            value = int(word, 0)
+        except ValueError:
+            continue
+        if 0 <= value < 1 << 64:
+            out.append(value)
+    return out
 
 
 def _divergence(record: Record, kernel: str, source: str) -> Diagnostic:
@@ -526,8 +556,55 @@ def _race(report: Report, launch: Launch, kernel: str, atomics: bool) -> Diagnos
     return None
 
 
-def _overlap(record: Record, launch: Launch, kernel: str) -> Diagnostic:
-    """Two blocks stored different values into the same element (runner.cpp's third pass)."""
+def among_threads(found: Diagnostic) -> bool:
+    """Whether `found` is the race _race names: the threads of a block, in two orders."""
+    return found.kind == Kind.RACE and found.block is None and found.thread is None
+
+
+def hazard(record: Record, race: Diagnostic, launch: Launch, locate: Locator) -> Diagnostic:
+    """`race` (two thread orders, two results) with the access that shows why, from a
+    "hazard" record (runtime/hazards.cpp): a thread read a shared element another thread
+    of its block wrote since the last barrier, or wrote one another had read since then."""
+    thread, other, block = record.dim("thread"), record.dim("other"), record.dim("block")
+    line, other_line = locate.line(record.int("pc")), locate.line(record.int("other_pc"))
+    element = _shared_element(record)
+    if record.get("what") == "war":
+        what = (
+            f"thread {_xyz(thread)} of block {_xyz(block)} wrote {element}{_at(line)} after "
+            f"thread {_xyz(other)} of the same block had read it{_at(other_line)}"
+        )
+        read_line = other_line
+    else:
+        what = (
+            f"thread {_xyz(thread)} of block {_xyz(block)} read {element}{_at(line)} after "
+            f"thread {_xyz(other)} of the same block had written it{_at(other_line)}"
+        )
+        read_line = line
+    return Diagnostic(
+        Kind.RACE,
+        f"{race.message} The first such access: {what}, with no __syncthreads() between "
+        "them, so what the reader sees depends on which thread runs first. "
+        "Put a __syncthreads() between the writes of a shared array and the reads of them "
+        "by other threads, and another after the last read, before the next writes.",
+        launch.kernel,
+        thread,
+        block,
+        read_line,
+    )
+
+
+def _shared_element(record: Record) -> str:
+    """A shared element as the student indexes it (Ms[0][3]), or its byte."""
+    name, dims = record.text("name"), record.sizes("dims")
+    if record.get("kind") == "static_shared" and name:
+        index = record.int("offset") // max(1, record.int("element", 4))
+        return f"__shared__ {name}{_subscript(index, dims) if dims else f'[{index}]'}"
+    return f"byte {record.int('offset')} of the shared memory"
+
+
+def _overlap(record: Record, launch: Launch, kernel: str, locate: Locator) -> Diagnostic:
+    """Two blocks stored different values into the same element (runner.cpp's third pass),
+    the second by the store at the record's program counter."""
     buffer = _buffer_at(launch, record.int("index"))
     name = buffer.name if buffer else "an output"
     dtype = buffer.data.dtype if buffer else np.dtype(np.float32)
@@ -537,10 +614,13 @@ def _overlap(record: Record, launch: Launch, kernel: str) -> Diagnostic:
     before, after = (_value(filled(record.int(k) & 0xFFFFFFFF, dtype)) for k in ("before", "after"))
     count = record.int("count")
     others = f"; {count:,} elements were written by more than one block" if count > 1 else ""
+    line = locate.line(record.int("pc"))
+    store = f" by the store at line {line}" if line else ""
     return Diagnostic(
         Kind.RACE,
         f"Blocks {_xyz(first)} and {_xyz(second)} both wrote {name}[{element}]: block "
-        f"{_xyz(first)} stored {before}, then block {_xyz(second)} stored {after}{others}. "
+        f"{_xyz(first)} stored {before}, then block {_xyz(second)} stored {after}{store}"
+        f"{others}. "
         "Blocks run in any order, so which value is left differs from run to run. Each "
         "output element must be stored by exactly one thread of one block: check the index "
         "each thread stores to (every size in its place, the block offset stepping by the "
@@ -548,6 +628,26 @@ def _overlap(record: Record, launch: Launch, kernel: str) -> Diagnostic:
         "load a tile's halo store nothing.",
         kernel,
         block=second,
+        line=line,
+    )
+
+
+def _lost(record: Record, launch: Launch, kernel: str, locate: Locator) -> Diagnostic:
+    """A second block updated an element of an output that blocks add to (a histogram's
+    bins) with a plain store, where an atomic was needed (runtime/stores.cpp)."""
+    buffer = _buffer_at(launch, record.int("index"))
+    name = buffer.name if buffer else "an output"
+    first, second = record.dim("first"), record.dim("second")
+    line = locate.line(record.int("pc"))
+    return Diagnostic(
+        Kind.RACE,
+        f"Blocks {_xyz(first)} and {_xyz(second)} both updated {name}[{record.int('element')}] "
+        f"with a plain store{_at(line)}, not an atomic. Blocks run at the same time on a GPU, "
+        "so two such updates of one element collide and one of them is lost: use "
+        "atomicAdd for every element other blocks may update too.",
+        kernel,
+        block=second,
+        line=line,
     )
 
 

@@ -123,6 +123,7 @@ class Report:
 class Settings:
     jobs: int
     require_isolation: bool  # False only with allow_unsandboxed
+    hazards: bool = False  # find the shared-memory access a missing barrier exposes
 
 
 def execute(
@@ -229,6 +230,7 @@ def _write_job(
         f"jobs {settings.jobs}",
         f"timeout {timeout}",
         f"passes {PASSES}",
+        f"hazards {int(settings.hazards)}",
         f"output_limit {defaults.OUTPUT_LIMIT}",
         f"memory_headroom {MEMORY_ALLOWANCE + RUNNER_SLACK}",
         f"cpu {math.ceil(settings.jobs * PASSES * timeout) + 5}",

@@ -39,6 +39,8 @@ RUNNER_SOURCES = (
     "sandbox.cpp",
     "fiber.cpp",
     "counts.cpp",
+    "stores.cpp",
+    "hazards.cpp",
 )
 # The student's module: optimised like nvcc's host side, with the line tables addr2line
 # needs, frame pointers for finding the kernel's frame from a library function, no
@@ -68,10 +70,11 @@ MODULE_FLAGS = (
 # compiler inserts a trap before each division, which the runner reports as one.
 if platform.machine().lower() in ("aarch64", "arm64"):
     MODULE_FLAGS += ("-fsanitize=integer-divide-by-zero", "-fsanitize-undefined-trap-on-error")
-# A module that counts the shared-memory loads it executes: a call to the runner's
-# __asan_loadN_noabort before every load (runtime/counts.cpp); nothing else of a
-# sanitizer (no shadow memory, no red zones).
-_CENSUS_FLAGS = {
+# Every module calls the runner's __asan_storeN_noabort before each store it makes
+# (runtime/stores.cpp: which block stored each output element), and a census module also
+# __asan_loadN_noabort before every load (runtime/counts.cpp); nothing else of a sanitizer
+# (no shadow memory, no red zones).
+_HOOK_FLAGS = {
     "g++": ("-fsanitize=kernel-address",
             "--param", "asan-instrumentation-with-call-threshold=0",
             "--param", "asan-stack=0", "--param", "asan-globals=0"),
@@ -79,6 +82,14 @@ _CENSUS_FLAGS = {
                 "-mllvm", "-asan-instrumentation-with-call-threshold=0",
                 "-mllvm", "-asan-stack=0", "-mllvm", "-asan-globals=0"),
 }  # fmt: skip
+# Stores of an if and its else into the same place stay in their branches, so that a
+# fault names the store's own line, not the line after the if (gcc sinks them into one;
+# clang's equivalent is left as it is, untried).
+_OWN_LINES = {"g++": ("-fno-tree-cselim",), "clang++": ()}
+_NO_LOAD_HOOKS = {
+    "g++": ("--param", "asan-instrument-reads=0"),
+    "clang++": ("-mllvm", "-asan-instrument-reads=0"),
+}
 RUNNER_FLAGS = ("-std=gnu++17", "-O2", "-g", "-pthread", "-fno-omit-frame-pointer")
 
 
@@ -115,12 +126,11 @@ def _version(path: str) -> str:
 
 
 def module_flags(census: bool) -> tuple[str, ...]:
-    """How the student's module is compiled; with `census`, so that it counts its
-    shared-memory loads."""
-    if not census:
-        return MODULE_FLAGS
+    """How the student's module is compiled: with its store hooks, and with `census` its
+    load hooks too, so that it counts its shared-memory loads."""
     kind = "clang++" if compiler().version.startswith("clang++") else "g++"
-    return (*MODULE_FLAGS, *_CENSUS_FLAGS[kind])
+    loads = () if census else _NO_LOAD_HOOKS[kind]
+    return (*MODULE_FLAGS, *_OWN_LINES[kind], *_HOOK_FLAGS[kind], *loads)
 
 
 def fiber_source() -> str | None:

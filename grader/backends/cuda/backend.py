@@ -173,6 +173,10 @@ class CudaBackend(Backend):
                 name = self._located[(spec.key, side)]
                 if name is not None:
                     found = self._explain(build, spec, symbols, outcome, launch, name, side)
+                else:  # shared memory, or an address far from every buffer
+                    key = (spec.key, "", side)
+                    found = self._memcheck(build, spec, symbols, launch, key, launch.kernel)
+                if found:
                     others = [d for d in outcome.diagnostics if d.kind != Kind.CRASH]
                     outcome.diagnostics = [*found, *others]
         outcome.seconds = time.monotonic() - started
@@ -278,23 +282,37 @@ class CudaBackend(Backend):
             f"unmapped memory. {errors.SANITIZE_HINT}",
             kernel=kernel,
         )
-        executable = sanitizer.find()
         key = (spec.key, name, side)
+        return self._memcheck(build, spec, symbols, launch, key, kernel) or [located]
+
+    def _memcheck(
+        self,
+        build: Build,
+        spec: ModuleSpec,
+        symbols: list[str],
+        launch: Launch,
+        key: tuple[str, str, str],
+        kernel: str,
+    ) -> list[Diagnostic]:
+        """compute-sanitizer memcheck's out_of_bounds findings for the launch, naming the
+        buffer, the __shared__ memory or the address, the thread and the line; none where
+        it is not installed, fails, or `key` (build, buffer or "" for none, side) was
+        explained already: each costs a run under the tool."""
+        executable = sanitizer.find()
         if executable is None or key in self._sanitized:
-            return [located]
+            return []
         self._sanitized.add(key)
         try:
             found = _sanitize_one(executable, "memcheck", spec, launch, symbols, SANITIZE_TIMEOUT)
         except BackendUnavailable:
-            return [located]
+            return []
         context = sanitizer.Context(
             kernel=kernel,
             submission=build.submission.name,
             student_lines=len(build.submission.text.splitlines()),
             sizes=tuple(launch.sizes()),
         )
-        named = [d for d in sanitizer.diagnostics(found, context) if d.kind == Kind.OUT_OF_BOUNDS]
-        return named or [located]
+        return [d for d in sanitizer.diagnostics(found, context) if d.kind == Kind.OUT_OF_BOUNDS]
 
     def _ready(self, spec: ModuleSpec, kernel: str) -> tuple[WorkerProcess, RunOutcome | None]:
         """A live worker with `spec` loaded, or the outcome that says why there is none."""

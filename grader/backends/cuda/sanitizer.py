@@ -317,7 +317,7 @@ def _place(finding: Finding) -> tuple[str | None, str]:
         return None, ""
     buffer = _buffer_for(finding, finding.buffers)
     if buffer is None:
-        return None, "an address outside every buffer the grader passed"
+        return None, f"address {finding.address:#x}, outside every buffer the grader passed"
     elements = buffer.nbytes // 4
     index = (finding.address - buffer.start) // 4
     holds = (
@@ -362,7 +362,8 @@ def _memory_message(finding: Finding, line: int | None, context: Context, count:
         against = f" ({', '.join(context.sizes)})" if context.sizes else ""
         advice = f"Check every index against the sizes{against} before the access."
     elif space == "shared":
-        target = "outside the __shared__ memory of its block"
+        at = f"__shared__ address {finding.address:#x}, " if finding.address is not None else ""
+        target = f"{at}outside the __shared__ memory of its block"
         advice = "Check the index into the shared tile against its declared size."
     else:
         target = f"outside the thread's {space} memory"

@@ -6,8 +6,9 @@
    Loads: a module built for counting (build.py, -fsanitize=kernel-address with calls)
    calls __asan_loadN_noabort(address) before every load it makes; a load counts when the
    address lies in the shared memory of the block the calling pool thread runs (its static
-   slots, its dynamic area, or the module's thread_local block). Stores are not counted.
-   Atomics: every atomic function of the shim calls __grader_rt_atomic once.
+   slots, its dynamic area, or the module's thread_local block). Stores are not counted
+   here (stores.cpp watches them). Atomics: every atomic function of the shim calls
+   __grader_rt_atomic (stores.cpp) before its operation.
 
    The counts reach the parent in the "pass" record, written after the submission's code
    ran, and a kernel can call these hooks itself or write such a record: believing them
@@ -24,9 +25,10 @@ static inline bool in_shared(const Worker& w, uintptr_t a) {
     return w.tls_block && a - (uintptr_t)w.tls_block < module.tls_size;
 }
 
-static inline void load(uintptr_t a) {
+static inline void load(uintptr_t a, uintptr_t ret) {
     Worker* w = tw;
     if (w && w->busy && in_shared(*w, a)) ++w->shared_loads;
+    if (g_hazards) hazard_access(a, false, ret);
 }
 
 void counts_take(Counts* c) {
@@ -44,20 +46,14 @@ void counts_take(Counts* c) {
 using rt::load;
 
 #define GRADER_HOOK extern "C" __attribute__((visibility("default")))
-GRADER_HOOK void __asan_load1_noabort(uintptr_t a) { load(a); }
-GRADER_HOOK void __asan_load2_noabort(uintptr_t a) { load(a); }
-GRADER_HOOK void __asan_load4_noabort(uintptr_t a) { load(a); }
-GRADER_HOOK void __asan_load8_noabort(uintptr_t a) { load(a); }
-GRADER_HOOK void __asan_load16_noabort(uintptr_t a) { load(a); }
-GRADER_HOOK void __asan_loadN_noabort(uintptr_t a, size_t) { load(a); }
-GRADER_HOOK void __asan_store1_noabort(uintptr_t) {}
-GRADER_HOOK void __asan_store2_noabort(uintptr_t) {}
-GRADER_HOOK void __asan_store4_noabort(uintptr_t) {}
-GRADER_HOOK void __asan_store8_noabort(uintptr_t) {}
-GRADER_HOOK void __asan_store16_noabort(uintptr_t) {}
-GRADER_HOOK void __asan_storeN_noabort(uintptr_t, size_t) {}
+#define GRADER_RETURN (uintptr_t) __builtin_return_address(0)
+GRADER_HOOK void __asan_load1_noabort(uintptr_t a) { load(a, GRADER_RETURN); }
+GRADER_HOOK void __asan_load2_noabort(uintptr_t a) { load(a, GRADER_RETURN); }
+GRADER_HOOK void __asan_load4_noabort(uintptr_t a) { load(a, GRADER_RETURN); }
+GRADER_HOOK void __asan_load8_noabort(uintptr_t a) { load(a, GRADER_RETURN); }
+GRADER_HOOK void __asan_load16_noabort(uintptr_t a) { load(a, GRADER_RETURN); }
+GRADER_HOOK void __asan_loadN_noabort(uintptr_t a, size_t) { load(a, GRADER_RETURN); }
 GRADER_HOOK void __asan_handle_no_return(void) {}
-GRADER_HOOK void __grader_rt_atomic(void) {
-    rt::Worker* w = rt::tw;
-    if (w && w->busy) ++w->atomics;
-}
+/* around a global constructor of the module */
+GRADER_HOOK void __asan_before_dynamic_init(const char*) {}
+GRADER_HOOK void __asan_after_dynamic_init(void) {}

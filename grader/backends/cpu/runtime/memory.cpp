@@ -174,6 +174,7 @@ void writers_after_block(long block) {
                         block_xyz(g_first, "second", block);
                         g_first.kvhex("before", element_bits(w.before.data() + at, width));
                         g_first.kvhex("after", element_bits(w.data + at, width));
+                        g_first.kvhex("pc", stores_pc(w.index, e));
                     }
                 }
                 w.owner[e] = block;

@@ -133,6 +133,29 @@ void writers_begin(const std::vector<Tracked>& outputs, GUint3 grid);
 void writers_after_block(long block);
 void writers_end(); /* writes the "overlap" record, if any */
 
+/* -- which block stored each output element (stores.cpp) ------------------------------ */
+struct Stored {
+    size_t elements;
+    size_t width;     /* bytes per element */
+    bool accumulates; /* blocks add to it (atomics) */
+    int index;        /* buffer ordinal */
+};
+/* Before the sandbox: a table for each output. */
+void stores_prepare(const std::vector<Stored>& outputs);
+/* Watch this pass's outputs (their data, in the order prepared), from empty tables;
+   `serial`: the blocks run one at a time, so lines and lost updates are kept. */
+void stores_arm(const std::vector<char*>& data, bool serial);
+/* Stop watching: the pass's conflicts (elements two blocks stored into, one of them
+   plainly), after writing the "lost" record of a serial pass, if any. */
+long long stores_disarm();
+/* The module offset of the last store into an output element, in a serial pass; or 0. */
+uint32_t stores_pc(int index, size_t element);
+
+/* -- shared-memory accesses a missing barrier exposes (hazards.cpp) -------------------- */
+extern bool g_hazards; /* the job asks for them */
+void hazard_access(uintptr_t address, bool write, uintptr_t return_address);
+void hazards_report(); /* the "hazard" record, if any */
+
 /* -- the launch ----------------------------------------------------------------------- */
 typedef void (*LoopFn)(void**, const grader_loop_ctl*);
 typedef void (*CallFn)(void**);

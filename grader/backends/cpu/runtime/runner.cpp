@@ -11,9 +11,13 @@
    buffer ending on a guard page and the threads of each block in forward order, pass 1
    with every buffer starting on a guard page and the threads in reverse order. Each pass
    writes every buffer back with the fill around it (DIR/out.PASS.K.bin), for the parent
-   to check. The first pass's printf output goes to DIR/printf.txt. When the two passes
-   left different outputs, a third runs the blocks one at a time to find elements that
-   two blocks wrote ("overlap").
+   to check. The first pass's printf output goes to DIR/printf.txt. Each pass record
+   counts the output elements that two blocks stored into (stores.cpp); on several pool
+   threads, blocks that did leave it to the parent to run the launch again on one. When
+   the two passes left different outputs, a third runs the blocks one at a time to find
+   elements that two blocks wrote ("overlap"); an output blocks add to that a second block
+   updated with a plain store is found by the store hooks of a pass on one pool thread
+   ("lost").
 
    A launch of several kernels runs each in a worker of its own. Its __device__ variables
    go from one to the next: the job names them ("carry"), the first pass writes each back
@@ -112,6 +116,7 @@ static bool read_job(const char* path, Job* job) {
         else if (key == "jobs") in >> job->jobs;
         else if (key == "timeout") in >> job->timeout;
         else if (key == "passes") in >> job->passes;
+        else if (key == "hazards") in >> g_hazards;
         else if (key == "output_limit") in >> job->output_limit;
         else if (key == "memory") in >> job->policy.memory;
         else if (key == "cpu") in >> job->policy.cpu;
@@ -299,9 +304,9 @@ static void shape_of(const Job& job, Launch* L) {
 }
 
 /* One pass over `areas`, its buffers (made here for the writers' pass, whose memory the
-   checked passes have given back by then). */
-static void run_pass(const Job& job, const std::vector<void*>& loop_call, const int* codes,
-                     int pass, std::vector<Area> areas) {
+   checked passes have given back by then); returns its conflicts (stores.cpp). */
+static long long run_pass(const Job& job, const std::vector<void*>& loop_call, const int* codes,
+                          int pass, std::vector<Area> areas) {
     current_pass = pass;
     /* past the checked passes: the blocks one at a time, to learn who wrote what */
     bool writers = pass >= job.passes;
@@ -314,6 +319,11 @@ static void run_pass(const Job& job, const std::vector<void*>& loop_call, const 
                                  REGION_BUFFER, (int)k});
     }
     regions_set(regions);
+    std::vector<char*> outputs;
+    for (const Arg& a : job.args) {
+        if (a.buffer && a.output) outputs.push_back(areas[(size_t)a.index].data);
+    }
+    stores_arm(outputs, writers || pool_size() == 1);
     /* Argument slots: 8 bytes each, read by the module as the parameter's own type. */
     std::vector<unsigned long long> slots(job.args.size() + 1);
     std::vector<void*> argv(job.args.size() + 1);
@@ -372,6 +382,7 @@ static void run_pass(const Job& job, const std::vector<void*>& loop_call, const 
     double seconds = now() - t0;
     watchdog_disarm();
     counts_take(&counts);
+    long long conflicts = stores_disarm();
     if (writers) writers_end();
     Divergence d = divergence_take();
     if (d.set) {
@@ -391,7 +402,9 @@ static void run_pass(const Job& job, const std::vector<void*>& loop_call, const 
     l.kv("us", (long long)(seconds * 1e6));
     l.kv("fibers", L.needs_fibers.load() ? 1 : 0).kv("float_atomics", grader_rt_float_atomics);
     l.kv("shared_loads", (long long)counts.shared_loads).kv("atomics", (long long)counts.atomics);
+    l.kv("conflicts", conflicts);
     l.write();
+    return conflicts;
 }
 
 static int run(const char* dir, int records) {
@@ -416,6 +429,11 @@ static int run(const char* dir, int records) {
     if (threads == 0) fail("threads", "no thread of the pool could start", EXIT_SETUP);
     std::vector<std::vector<Area>> buffers;
     for (int pass = 0; pass < job.passes; ++pass) buffers.push_back(make_buffers(job, pass));
+    std::vector<Stored> outputs;
+    for (const Arg& a : job.args) {
+        if (a.buffer && a.output) outputs.push_back(Stored{a.elements, a.width, a.accumulates, a.index});
+    }
+    stores_prepare(outputs);
     std::vector<std::vector<char>> constants = read_constants(job);
     if (!sandbox_after_threads(job.policy, &state)) {
         sandbox_report(state);
@@ -442,13 +460,21 @@ static int run(const char* dir, int records) {
     set_constants(job, constants);
     module_snapshot();
     bool float_atomics = false; /* sums in another order differ without a mistake */
+    long long conflicts = 0;
     for (int pass = 0; pass < job.passes; ++pass) {
         if (pass) module_restore();
-        run_pass(job, fns, sig->codes, pass, std::move(buffers[(size_t)pass]));
+        conflicts += run_pass(job, fns, sig->codes, pass, std::move(buffers[(size_t)pass]));
         if (pass == 0) write_carried(job);
+        if (pass == 0) hazards_report();
         float_atomics = float_atomics || grader_rt_float_atomics;
     }
-    if (job.passes == 2 && !float_atomics && passes_differ(job)) {
+    /* Blocks that store into one element, run at once, leave whatever the timing left:
+       the parent runs such a launch again on one pool thread, where the blocks' order
+       alone decides, and where outputs that differ between the two orders are the
+       blocks' doing (a last block that rewrites what the others stored, after an atomic
+       says it is last, leaves the same either way). */
+    bool differ = !float_atomics && passes_differ(job);
+    if (job.passes == 2 && differ && (pool_size() == 1 || !conflicts)) {
         module_restore();
         run_pass(job, fns, sig->codes, job.passes, {});
     }

@@ -41,9 +41,15 @@ Launch* g_launch = nullptr;
 static std::mutex g_div_lock;
 static Divergence g_div;
 
+static unsigned long long linear(GUint3 b) {
+    return b.x + (unsigned long long)gridDim.x * (b.y + (unsigned long long)gridDim.y * b.z);
+}
+
+/* The pass keeps the finding of the first block in grid order that had one (within it,
+   the first), which is the same whatever thread ran which block when. */
 void divergence_record(const Divergence& d) {
     std::lock_guard<std::mutex> hold(g_div_lock);
-    if (!g_div.set) {
+    if (!g_div.set || linear(d.block) < linear(g_div.block)) {
         g_div = d;
         g_div.set = true;
     }
@@ -458,6 +464,7 @@ static void release_barrier(Worker& w) {
     }
     w.n_runnable += waiting;
     w.bar_count = 0;
+    ++w.epoch;
     if (first && (other_line || done)) {
         Divergence d;
         d.what = other_line ? "lines" : "returned";
@@ -549,6 +556,10 @@ static void check_shared_tail(Worker& w, Launch& L) {
 
 void run_block(Worker& w, long b) {
     Launch& L = *g_launch;
+    w.block = b;
+    w.atomic_target = nullptr;
+    ++w.epoch;
+    for (long& count : w.met_count) count = 0;
     blockIdx.x = (unsigned)(b % L.grid.x);
     blockIdx.y = (unsigned)((b / L.grid.x) % L.grid.y);
     blockIdx.z = (unsigned)(b / ((long)L.grid.x * L.grid.y));
@@ -606,6 +617,12 @@ extern "C" __attribute__((visibility("default"))) int grader_rt_barrier(int kind
     f.state = AT_BARRIER;
     f.bar_kind = kind;
     f.bar_line = line;
+    for (int k = 0; k < 4; ++k) {
+        if (w->met_count[k] && w->met_line[k] != line) continue;
+        w->met_line[k] = line;
+        ++w->met_count[k];
+        break;
+    }
     --w->n_runnable;
     w->bar_count += pred ? 1 : 0;
     yield(*w, f);

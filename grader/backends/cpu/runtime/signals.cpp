@@ -185,31 +185,72 @@ static void on_probe(int, siginfo_t*, void* ucv) {
     p.ready = 1;
 }
 
+static const int ROUNDS = 16; /* probes of each thread, 10 ms apart */
+
+/* The barriers the block's threads met at more than once each, at most four: threads
+   that keep meeting there are in a loop around them, whichever of them runs now. */
+static void barrier_lines(Line& l, const Worker* w) {
+    int found = 0;
+    for (int k = 0; k < 4; ++k) {
+        if (w->met_count[k] <= (long)w->n) continue;
+        l.str(found++ ? "," : " barriers=").num(w->met_line[k]);
+    }
+}
+
+static unsigned long long linear_block(const GUint3& b) {
+    return b.x + (unsigned long long)gridDim.x * (b.y + (unsigned long long)gridDim.y * b.z);
+}
+
+/* The kernel is stopped where it was: the first block in grid order that was still
+   running (the same whatever pool thread ran it), its thread where every probe found the
+   same one (a block of fibers takes turns), and every place the probes found it at, so
+   that the parent names the loop by its first line and not by one moment in it. */
 static void fire() {
     if (g_stopping.exchange(1)) return;
     int n = pool_size();
-    pthread_kill(g_main, SIGUSR2);
-    for (int i = 0; i < n; ++i) pthread_kill(pool_thread(i), SIGUSR2);
-    struct timespec pause_ts = {0, 100 * 1000 * 1000};
-    nanosleep(&pause_ts, nullptr);
+    Probe seen[ROUNDS][64];
+    int threads = n + 1 < 64 ? n + 1 : 64;
+    for (int round = 0; round < ROUNDS; ++round) {
+        for (int i = 0; i < threads; ++i) g_probes[i].ready = 0;
+        pthread_kill(g_main, SIGUSR2);
+        for (int i = 0; i < n && i + 1 < threads; ++i) pthread_kill(pool_thread(i), SIGUSR2);
+        struct timespec pause_ts = {0, 10 * 1000 * 1000};
+        nanosleep(&pause_ts, nullptr);
+        for (int i = 0; i < threads; ++i) seen[round][i] = g_probes[i];
+    }
     Line l;
     l.str("timeout").kv("phase", g_wd_phase).kv("pass", current_pass);
     l.kv("ms", (long long)(g_wd_seconds * 1000));
-    int pick = -1;
-    for (int i = 1; i <= n && i < 1024; ++i) {
-        if (g_probes[i].ready && g_probes[i].in_kernel) {
-            pick = i;
-            break;
+    unsigned long long first = ~0ull;
+    for (int round = 0; round < ROUNDS; ++round) {
+        for (int i = 1; i < threads; ++i) {
+            const Probe& p = seen[round][i];
+            if (p.ready && p.in_kernel && linear_block(p.block) < first) first = linear_block(p.block);
         }
     }
-    if (pick < 0 && g_probes[0].ready) pick = 0;
-    if (pick >= 0) {
-        Probe& p = g_probes[pick];
-        if (p.in_kernel) {
-            l.kv3("thread", p.thread.x, p.thread.y, p.thread.z);
-            l.kv3("block", p.block.x, p.block.y, p.block.z);
+    const Probe* one = nullptr;
+    int slot = 0;
+    bool same_thread = true;
+    for (int round = 0; round < ROUNDS; ++round) {
+        for (int i = 1; i < threads; ++i) {
+            const Probe& p = seen[round][i];
+            if (!p.ready || !p.in_kernel || linear_block(p.block) != first) continue;
+            slot = i;
+            if (one && (p.thread.x != one->thread.x || p.thread.y != one->thread.y ||
+                        p.thread.z != one->thread.z)) {
+                same_thread = false;
+            }
+            l.str(one ? "," : " pcs=").hex(p.pc);
+            if (!one) one = &p;
         }
-        l.kvhex("pc", p.pc);
+    }
+    if (one) {
+        barrier_lines(l, pool_worker(slot - 1));
+        l.kvhex("pc", one->pc);
+        if (same_thread) l.kv3("thread", one->thread.x, one->thread.y, one->thread.z);
+        l.kv3("block", one->block.x, one->block.y, one->block.z);
+    } else if (seen[0][0].ready) {
+        l.kvhex("pc", seen[0][0].pc);
     }
     l.write();
     output_flush("printf.txt");

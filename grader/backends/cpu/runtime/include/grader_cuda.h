@@ -156,7 +156,7 @@ void* grader_rt_static_shared(const struct grader_shared_decl* decl);
 unsigned int grader_rt_active_mask(void);
 void grader_rt_trap(int line) __attribute__((noreturn));
 unsigned long long grader_rt_clock64(void);
-void __grader_rt_atomic(void);
+void __grader_rt_atomic(const void* target);
 }
 enum { warpSize = 32 };
 
@@ -258,37 +258,37 @@ static __inline__ unsigned int __activemask(void) { return grader_rt_active_mask
    ask for atomics. */
 #define __GRADER_ATOMIC_INT(T)                                                               \
     static __inline__ T atomicAdd(T* a, T v) {                                               \
-        __grader_rt_atomic();                                                                \
+        __grader_rt_atomic(a);                                                                \
         return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                   \
     }                                                                                        \
     static __inline__ T atomicSub(T* a, T v) {                                               \
-        __grader_rt_atomic();                                                                \
+        __grader_rt_atomic(a);                                                                \
         return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                   \
     }                                                                                        \
     static __inline__ T atomicExch(T* a, T v) {                                              \
-        __grader_rt_atomic();                                                                \
+        __grader_rt_atomic(a);                                                                \
         return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                  \
     }                                                                                        \
     static __inline__ T atomicAnd(T* a, T v) {                                               \
-        __grader_rt_atomic();                                                                \
+        __grader_rt_atomic(a);                                                                \
         return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                   \
     }                                                                                        \
     static __inline__ T atomicOr(T* a, T v) {                                                \
-        __grader_rt_atomic();                                                                \
+        __grader_rt_atomic(a);                                                                \
         return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                    \
     }                                                                                        \
     static __inline__ T atomicXor(T* a, T v) {                                               \
-        __grader_rt_atomic();                                                                \
+        __grader_rt_atomic(a);                                                                \
         return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                   \
     }                                                                                        \
     static __inline__ T atomicCAS(T* a, T expected, T desired) {                             \
-        __grader_rt_atomic();                                                                \
+        __grader_rt_atomic(a);                                                                \
         __atomic_compare_exchange_n(a, &expected, desired, false, __ATOMIC_SEQ_CST,          \
                                     __ATOMIC_SEQ_CST);                                       \
         return expected;                                                                     \
     }                                                                                        \
     static __inline__ T atomicMin(T* a, T v) {                                               \
-        __grader_rt_atomic();                                                                \
+        __grader_rt_atomic(a);                                                                \
         T old = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                        \
         while (v < old && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_SEQ_CST,  \
                                                        __ATOMIC_SEQ_CST)) {                  \
@@ -296,7 +296,7 @@ static __inline__ unsigned int __activemask(void) { return grader_rt_active_mask
         return old;                                                                          \
     }                                                                                        \
     static __inline__ T atomicMax(T* a, T v) {                                               \
-        __grader_rt_atomic();                                                                \
+        __grader_rt_atomic(a);                                                                \
         T old = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                        \
         while (v > old && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_SEQ_CST,  \
                                                        __ATOMIC_SEQ_CST)) {                  \
@@ -311,7 +311,7 @@ __GRADER_ATOMIC_INT(long long)
 #undef __GRADER_ATOMIC_INT
 
 static __inline__ unsigned short atomicCAS(unsigned short* a, unsigned short e, unsigned short d) {
-    __grader_rt_atomic();
+    __grader_rt_atomic(a);
     __atomic_compare_exchange_n(a, &e, d, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return e;
 }
@@ -320,7 +320,7 @@ namespace grader {
 /* Floating-point atomics: a compare-and-swap loop on the bits. */
 template <class F, class I, class Op>
 static __inline__ F atomic_float(F* a, F v, Op op) {
-    __grader_rt_atomic();
+    __grader_rt_atomic(a);
     __atomic_store_n(&grader_rt_float_atomics, 1, __ATOMIC_RELAXED);
     I* bits = reinterpret_cast<I*>(a);
     I old = __atomic_load_n(bits, __ATOMIC_SEQ_CST);
@@ -361,7 +361,7 @@ static __inline__ float atomicMax(float* a, float v) {
     return grader::atomic_float<float, unsigned int>(a, v, grader::max_op());
 }
 static __inline__ float atomicExch(float* a, float v) {
-    __grader_rt_atomic();
+    __grader_rt_atomic(a);
     unsigned int bits;
     memcpy(&bits, &v, 4);
     bits = __atomic_exchange_n(reinterpret_cast<unsigned int*>(a), bits, __ATOMIC_SEQ_CST);
@@ -369,7 +369,7 @@ static __inline__ float atomicExch(float* a, float v) {
     return v;
 }
 static __inline__ unsigned int atomicInc(unsigned int* a, unsigned int limit) {
-    __grader_rt_atomic();
+    __grader_rt_atomic(a);
     unsigned int old = __atomic_load_n(a, __ATOMIC_SEQ_CST);
     while (!__atomic_compare_exchange_n(a, &old, old >= limit ? 0u : old + 1u, true,
                                         __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
@@ -377,7 +377,7 @@ static __inline__ unsigned int atomicInc(unsigned int* a, unsigned int limit) {
     return old;
 }
 static __inline__ unsigned int atomicDec(unsigned int* a, unsigned int limit) {
-    __grader_rt_atomic();
+    __grader_rt_atomic(a);
     unsigned int old = __atomic_load_n(a, __ATOMIC_SEQ_CST);
     while (!__atomic_compare_exchange_n(a, &old, (old == 0u || old > limit) ? limit : old - 1u,
                                         true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
