@@ -4,6 +4,7 @@ which lab it runs."""
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,6 +215,9 @@ class BackendUnavailable(Exception):
     """This backend cannot run here; the message says why, as a sentence."""
 
 
+_NOTING = threading.Lock()
+
+
 class Backend(ABC):
     name: str
     notes: list[str]  # sentences every report from this backend must carry
@@ -222,9 +226,15 @@ class Backend(ABC):
         self.notes = []
 
     def note(self, sentence: str) -> None:
-        """Add a sentence every report must carry, once."""
-        if sentence and sentence not in self.notes:
-            self.notes.append(sentence)
+        """Add a sentence every report must carry, once (builds made at once may each)."""
+        with _NOTING:
+            if sentence and sentence not in self.notes:
+                self.notes.append(sentence)
+
+    def concurrent_builds(self) -> int:
+        """How many calls of `build` may run at once, each in a thread of its own: 1
+        unless the backend's build is safe to call so."""
+        return 1
 
     @abstractmethod
     def device(self) -> str:

@@ -135,6 +135,9 @@ class GatedBackend(Backend):
     ) -> Build:
         return self.inner.build(submission, macros, launch_defaults, census)
 
+    def concurrent_builds(self) -> int:
+        return self.inner.concurrent_builds()
+
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         with self.gate.shared():
             return self.inner.run(build, launch, timeout)

@@ -74,6 +74,10 @@ class CpuBackend(Backend):
         missing = layers.missing()
         return f"{text}. {missing}" if missing else text
 
+    def concurrent_builds(self) -> int:
+        """A build is compilers in processes of their own: as many at once as cores."""
+        return self.jobs
+
     def build(
         self,
         submission: Submission,

@@ -301,20 +301,19 @@ def _compile_in(
 ) -> Compiled:
     entries = list(entries)
     dropped: dict[str, str] = {}
+    shim, reads = toolchain.shim_include()
     for _ in range(3):
         (tmp / name).write_text(text + scan.registration(entries))
         cmd = [
             toolchain.compiler().path,
             *flags,
-            "-I", str(toolchain.INCLUDE),
-            "-include", toolchain.SHIM,
-            f"-D__CUDA_ARCH__={defaults.ARCH.removeprefix('sm_')}0",
+            *shim,
             *nvcc.macro_flags(macros),
             "-MD", "-MF", str(tmp / "module.d"),
             "-o", str(tmp / "module.so"),
             "-x", "c++", str(tmp / name),
         ]  # fmt: skip
-        run = toolchain.run_compiler(cmd, tmp)
+        run = toolchain.run_compiler(cmd, tmp, reads=reads)
         if run.stopped:
             message = f"The CPU backend could not compile {shown}: {run.stopped}."
             diags = [Diagnostic(Kind.COMPILE_ERROR, message)]

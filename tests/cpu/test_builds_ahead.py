@@ -1,0 +1,37 @@
+"""A grading on several cores compiles its later builds while its first cases run
+(grading.Grading with grader.ahead); what it reports is what a grading on one core,
+building each in turn, reports: the same builds, findings in the same order."""
+
+from __future__ import annotations
+
+import time
+
+from grader import grading, paths
+from grader.report.json import to_dict
+from grader.result import Kind
+
+NO_MASK_OF_7 = 'static_assert(MASK_WIDTH != 7, "this kernel takes no mask of width 7");\n'
+
+
+def _graded(path, jobs: int) -> dict:
+    options = grading.Options(backend="cpu", secret="ahead", timing=False, jobs=jobs)
+    report = to_dict(grading.check("conv2d", path, options))
+    report.pop("device")  # names the cores used
+    for case in report["cases"]:
+        case.pop("seconds")
+    return report
+
+
+def test_builds_made_ahead_give_the_report_builds_made_in_turn_give(tmp_path):
+    path = tmp_path / "kernel.cu"
+    reference = (paths.reference_dir("conv2d") / "reference.cu").read_text()
+    path.write_text(f"// {time.time_ns()}\n{reference}{NO_MASK_OF_7}")
+    ahead = _graded(path, 2)  # cold: the file is new
+    in_turn = _graded(path, 1)
+    assert ahead == in_turn
+    statuses = {c["sizes"]["MASK_WIDTH"]: set() for c in ahead["cases"]}
+    for case in ahead["cases"]:
+        statuses[case["sizes"]["MASK_WIDTH"]].add(case["status"])
+    assert statuses == {3: {"passed"}, 5: {"passed"}, 7: {"error"}}
+    assert [d["kind"] for d in ahead["diagnostics"]] == [Kind.COMPILE_ERROR.value]
+    assert "no mask of width 7" in ahead["compile"]["log"]
