@@ -88,21 +88,21 @@ def rate(lab, sizes, ms: float) -> float:
     return flops / ms / 1e9 if lab.bound == "compute" else moved / ms / 1e6
 
 
-def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float, dict]:
-    """Milliseconds of the baseline and the reference, and the grader's ceilings."""
-    case = cases.timing_case(lab)
+def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float, dict, dict]:
+    """Milliseconds of the baseline and the reference, the grader's ceilings, and the
+    timed sizes (those the lab's own draw defines included)."""
+    case, constants = cases.timing_inputs(lab, seed=1)
     macros = lab.macro_values(case.sizes)
     folder = paths.reference_dir(lab.name)
     built = [
         backend.build(read_submission(folder / name)[0], macros, lab.launch_defaults)
         for name in ("baseline.cu", "reference.cu")
     ]
-    constants = cases.timing_constants(lab, case, seed=1)
     launches = timing_launches(lab, case, constants, built[0].interface, built[1].interface)
-    plan = timing_check.plan(lab, at_launch(lab, case, built[0].interface), seed=1)
+    plan = timing_check.plan(lab, at_launch(lab, case, built[0].interface), 1, constants)
     timing = backend.time(built[0], built[1], launches, budget=6.0, check=plan)
-    perf = performance_of(lab, case.sizes, timing)
-    return perf.student_ms, perf.reference_ms, timing.ceilings
+    perf = performance_of(lab, case, timing)
+    return perf.student_ms, perf.reference_ms, timing.ceilings, case.sizes
 
 
 def gradings(lab, count: int) -> tuple[list[float], list[float]]:
@@ -155,12 +155,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_lab(backend: CudaBackend, lab, peak: float, count: int) -> None:
-    sizes = cases.timing_case(lab).sizes
-    base_ms, ref_ms, ceilings = baseline_vs_reference(backend, lab)
+    base_ms, ref_ms, ceilings, sizes = baseline_vs_reference(backend, lab)
     unit, hardware, ceiling = "TFLOP/s", peak, ceilings["flops"] / 1e12
-    if lab.bound == "memory":  # against a copy of the lab's (first) input
-        first = lab.inputs[0]
-        nbytes = math.prod(first.shape(sizes)) * np.dtype(first.dtype).itemsize
+    if lab.bound == "memory":  # against a copy of the lab's largest input
+        nbytes = max(math.prod(a.shape(sizes)) * np.dtype(a.dtype).itemsize for a in lab.inputs)
         unit, hardware, ceiling = "GB/s", copy_gbps(nbytes), ceilings["bytes"] / 1e9
     found, checking = gradings(lab, count)
     warm = warm_check_seconds(lab)

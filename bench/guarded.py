@@ -46,15 +46,14 @@ def straying(names: list[str]) -> list[tuple[str, Path]]:
 
 def reference_ms(lab, budget: float) -> float:
     """Median milliseconds of the reference timed against itself, in a fresh backend."""
-    case = cases.timing_case(lab)
+    case, constants = cases.timing_inputs(lab, seed=3)
     with CudaBackend() as backend:
         path = paths.reference_dir(lab.name) / "reference.cu"
         built = backend.build(
             read_submission(path)[0], lab.macro_values(case.sizes), lab.launch_defaults
         )
-        constants = cases.timing_constants(lab, case, seed=3)
         launches = timing_launches(lab, case, constants, built.interface, built.interface)
-        plan = timing_check.plan(lab, at_launch(lab, case, built.interface), seed=3)
+        plan = timing_check.plan(lab, at_launch(lab, case, built.interface), 3, constants)
         timing = backend.time(built, built, launches, budget, plan)
     return statistics.median(timing.reference_ms)
 

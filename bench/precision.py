@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,7 +112,8 @@ def case_rows(lab: Lab, rng) -> list[list[str]]:
             axes = tuple(spread(n, t) for n, t in zip(a.magnitude.shape, top, strict=True))
             at = np.ix_(*axes)
             picked = Allowance(a.tolerance[at], a.magnitude[at])
-            values = tk.values_at(inputs, lab.sampler.needs(case.sizes, axes))
+            needs = lab.sampler.needs(case.sizes, axes, tk.reader(inputs))
+            values = tk.values_at(inputs, needs)
             whole = lambda v: cases.expected_outputs(lab, case, v)[out]  # noqa: E731, B023
             rows.append(
                 [
@@ -128,11 +130,10 @@ def case_rows(lab: Lab, rng) -> list[list[str]]:
 
 def timed_rows(lab: Lab, rng, seed: int = 5) -> list[list[str]]:
     rows = []
-    timing = cases.timing_case(lab)
-    constants = cases.timing_constants(lab, timing, seed)
+    timing, constants = cases.timing_inputs(lab, seed)
     for label, launch in launches(lab).items():
-        case = Case(timing.name, lab.full_sizes({**timing.sizes, **launch}), seed=timing.seed)
-        check = timing_check.plan(lab, case, seed)
+        case = replace(timing, sizes=lab.full_sizes({**timing.sizes, **launch}))
+        check = timing_check.plan(lab, case, seed, constants)
         for sample in (s for s in check.samples if not lab.array(s.buffer).exact):
             out = sample.buffer
             axes = timed.sample_axes(sample, seed, 0)

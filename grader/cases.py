@@ -3,15 +3,19 @@
 Public cases ship with the lab. Hidden cases are the lab's fixed hidden sizes plus random
 sizes, and every hidden seed comes from an HMAC of the secret, so nobody without the
 secret can compute the hidden inputs. Float inputs are random signed values, never zero,
-unless the lab draws its own (an array's `draw`)."""
+unless the lab draws its own (an array's `draw`). A lab's own `Lab.draw` gives inputs
+that must agree with one another (a sparse matrix's structure) and the sizes they
+define: a case made here has drawn them once to know its sizes."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+from dataclasses import replace
 
 import numpy as np
 
+from grader.errors import SetupError
 from grader.labs.model import Array, Case, Lab
 
 PUBLIC_KEY = b"cuda-lab-grader/public"
@@ -25,7 +29,7 @@ def derive_seed(key: bytes, lab: str, name: str) -> int:
 
 def public_cases(lab: Lab) -> list[Case]:
     return [
-        Case(c.name, lab.full_sizes(c.sizes), "public", derive_seed(PUBLIC_KEY, lab.name, c.name))
+        _case(lab, c.name, c.sizes, "public", derive_seed(PUBLIC_KEY, lab.name, c.name))
         for c in lab.public_cases
     ]
 
@@ -33,15 +37,51 @@ def public_cases(lab: Lab) -> list[Case]:
 def hidden_cases(lab: Lab, secret: str) -> list[Case]:
     key = secret.encode()
     cases = [
-        Case(c.name, lab.full_sizes(c.sizes), "hidden", derive_seed(key, lab.name, c.name))
+        _case(lab, c.name, c.sizes, "hidden", derive_seed(key, lab.name, c.name))
         for c in lab.hidden_cases
     ]
     for i in range(1, lab.random_cases + 1):
         name = f"random-{i}"
         rng = np.random.default_rng(derive_seed(key, lab.name, f"{name}/sizes"))
-        sizes = lab.full_sizes(lab.random_sizes(rng))
-        cases.append(Case(name, sizes, "hidden", derive_seed(key, lab.name, name)))
+        sizes = lab.random_sizes(rng)
+        cases.append(_case(lab, name, sizes, "hidden", derive_seed(key, lab.name, name)))
     return cases
+
+
+def _case(lab: Lab, name: str, sizes, visibility: str, seed: int) -> Case:
+    """A case with its full sizes, those the lab's own draw defines included."""
+    case = Case(name, lab.full_sizes(sizes), visibility, seed)
+    if lab.draw is None:
+        return case
+    return with_drawn(lab, case, given(lab, np.random.default_rng(seed), case)[1])
+
+
+def with_drawn(lab: Lab, case: Case, drawn) -> Case:
+    """`case` with the sizes the lab's draw defined among its sizes."""
+    sizes = lab.full_sizes({**case.sizes, **drawn})
+    return replace(case, sizes=sizes, drawn=tuple(dict.fromkeys((*case.drawn, *drawn))))
+
+
+def given(lab: Lab, rng: np.random.Generator, case: Case) -> tuple[dict[str, np.ndarray], dict]:
+    """The inputs the lab's own draw gives for `case` (none without one), each as its
+    array's type, and the sizes they define. A draw that gives what the lab does not
+    declare is the lab's error, said in a sentence."""
+    if lab.draw is None:
+        return {}, {}
+    arrays, drawn = lab.draw(rng, case.sizes)
+    sizes = lab.full_sizes({**case.sizes, **drawn})
+    out = {}
+    for name, values in arrays.items():
+        if not lab.is_input(name):
+            raise SetupError(f"Lab {lab.name}'s draw gives {name!r}, which is no input of it.")
+        shape, values = lab.array_shape(name, sizes), np.asarray(values)
+        if values.shape != shape:
+            raise SetupError(
+                f"Lab {lab.name}'s draw gives {name} of shape {values.shape} in case "
+                f"{case.name}, where its Array's shape is {shape}."
+            )
+        out[name] = values.astype(lab.array(name).dtype, copy=False)
+    return out, {k: int(v) for k, v in drawn.items()}
 
 
 def hidden_count(lab: Lab) -> int:
@@ -60,6 +100,8 @@ def find_case(lab: Lab, name: str, secret: str | None) -> Case:
 
 
 def timing_case(lab: Lab) -> Case:
+    """The timing case before any draw: the sizes the lab's own draw defines come with
+    the inputs (timing_inputs)."""
     return Case(
         "timing",
         lab.full_sizes(lab.timing_sizes),
@@ -84,17 +126,33 @@ def draw(rng: np.random.Generator, array: Array, sizes) -> np.ndarray:
 
 
 def make_inputs(lab: Lab, case: Case) -> dict[str, np.ndarray]:
+    """The case's inputs from its seed: the lab's own draw first, then the others."""
     rng = np.random.default_rng(case.seed)
-    return {arr.name: draw(rng, arr, case.sizes) for arr in lab.inputs}
+    inputs = given(lab, rng, case)[0]
+    for arr in lab.inputs:
+        if arr.name not in inputs:
+            inputs[arr.name] = draw(rng, arr, case.sizes)
+    return {arr.name: inputs[arr.name] for arr in lab.inputs}
 
 
-def timing_constants(lab: Lab, case: Case, seed: int) -> dict[str, np.ndarray]:
-    """The timing inputs the host draws, from the grading's timing seed: those that are no
-    kernel buffer (a mask in constant memory). The GPU draws the buffers itself, afresh
-    before every timed launch (grader.backends.timed)."""
-    buffers = lab.buffers
+def timing_inputs(
+    lab: Lab, seed: int, case: Case | None = None
+) -> tuple[Case, dict[str, np.ndarray]]:
+    """The timing case (or `case`, timed as if it were), with the sizes the lab's own
+    draw defines, and the inputs the host draws from the grading's timing seed: those
+    of the lab's own draw (a sparse matrix's structure, the same for every launch) and
+    those that are no kernel buffer (a mask in constant memory). The GPU draws the
+    other buffers itself, afresh before every timed launch (grader.backends.timed)."""
+    case = case or timing_case(lab)
     rng = np.random.default_rng(seed)
-    return {arr.name: draw(rng, arr, case.sizes) for arr in lab.inputs if arr.name not in buffers}
+    host, drawn = given(lab, rng, case)
+    if lab.draw is not None:
+        case = with_drawn(lab, case, drawn)
+    buffers = lab.buffers
+    for arr in lab.inputs:
+        if arr.name not in buffers:
+            host[arr.name] = draw(rng, arr, case.sizes)
+    return case, host
 
 
 def widened(values: np.ndarray) -> np.ndarray:

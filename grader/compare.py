@@ -97,7 +97,7 @@ def allowance(lab: Lab, sizes, bound: np.ndarray, terms: np.ndarray, output: str
     if lab.array(output).exact:
         return Allowance(np.zeros(np.shape(bound)))
     if lab.tolerance is not None:
-        return Allowance(np.asarray(lab.tolerance(sizes, bound), np.float64))
+        return Allowance(np.asarray(lab.tolerance(sizes, bound, terms), np.float64))
     k = np.asarray(terms, np.float64)
     factor = np.minimum(SAFETY * gamma(k), LAMBDA * np.sqrt(k) * UNIT_ROUNDOFF)
     bound = np.asarray(bound, np.float64)

@@ -190,7 +190,7 @@ def not_graded(
     name and device): every case an error, no points, and the maximum it would have
     had, so that it adds up like the others."""
     cases = [
-        CaseResult(c.name, c.visibility, dict(c.sizes), Status.ERROR, hint=reason)
+        CaseResult(c.name, c.visibility, c.shown_sizes, Status.ERROR, hint=reason)
         for c in casegen.cases_for(lab, secret)
     ]
     most = scoring.total(lab.scoring, cases, bool(secret), None, speed, False).max_points
@@ -319,7 +319,7 @@ class Grading:
             result = CaseResult(
                 case.name,
                 case.visibility,
-                case.sizes,
+                case.shown_sizes,
                 Status.TIMEOUT,
                 hint=f"Not run: the kernel already hung in {hangs} cases.",
             )
@@ -477,7 +477,7 @@ def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:
         why = f"The kernel did not compile{f' with {macros}' if macros else ''}."
     else:
         why = blocked[0].message if blocked else "The kernel could not be launched."
-    return CaseResult(case.name, case.visibility, case.sizes, Status.ERROR, hint=why)
+    return CaseResult(case.name, case.visibility, case.shown_sizes, Status.ERROR, hint=why)
 
 
 # -- judging one run -------------------------------------------------------------------
@@ -494,15 +494,13 @@ def judge(
     outcome: RunOutcome,
     build: Build,
 ) -> CaseResult:
-    result = CaseResult(case.name, case.visibility, case.sizes, Status.FAILED)
+    result = CaseResult(case.name, case.visibility, case.shown_sizes, Status.FAILED)
     result.diagnostics = list(outcome.diagnostics)
     result.output = outcome.output
     if not outcome.completed:
         result.status = Status.TIMEOUT if outcome.timed_out else Status.ERROR
-        result.hint = hints.partial_tile_fault(
-            lab.extent(case.sizes), build.interface.tile(), outcome.diagnostics
-        )
-        result.hint_kind = hints.kind_of(hints.partial_tile_fault) if result.hint else None
+        fault = hints.Fault(lab, sized.sizes, inputs, build.interface.tile(), outcome.diagnostics)
+        result.hint_kind, result.hint = hints.fault_hint(fault) or (None, None)
         return result
     result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
     allowed = allowances(lab, sized, inputs)
@@ -531,10 +529,7 @@ def judge(
     if failing:
         cmp = failing[0]
         ctx = hints.Context(lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile())
-        # the lab's patterns are of wrong elements; lower precision may have none
-        detectors = lab.hints if cmp.bad.any() else ()
-        found = hints.first_match((*detectors, hints.lower_precision), ctx)
-        result.hint_kind, result.hint = found or (None, None)
+        result.hint_kind, result.hint = hints.output_hint(ctx) or (None, None)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED
     return result
@@ -684,25 +679,22 @@ def measure(
     """The student's speed against the reference's, with every timed student launch
     checked (grader.timing_check); and what makes the timing untrustworthy, which costs
     the speed points."""
-    case = casegen.timing_case(lab)
+    seed = options.timing_seed if options.timing_seed is not None else secrets.randbits(63)
+    case, host = casegen.timing_inputs(lab, seed)
     macros = lab.macro_values(case.sizes)
     ref_path = lab.home / "reference.cu"
     reference_sub, _ = read_submission(ref_path)
     student = backend.build(submission, macros, lab.launch_defaults)
     reference = backend.build(reference_sub, macros, lab.launch_defaults)
-    seed = options.timing_seed if options.timing_seed is not None else secrets.randbits(63)
-    constants = casegen.timing_constants(lab, case, seed)
     # One set of buffers for both kernels, so both read the same device memory.
-    launch_s, launch_r = timing_launches(
-        lab, case, constants, student.interface, reference.interface
-    )
+    launch_s, launch_r = timing_launches(lab, case, host, student.interface, reference.interface)
     sized = at_launch(lab, case, student.interface)
-    check = timing_check.plan(lab, sized, seed)
-    with timing_check.Expected(lab, sized, check, constants) as expected:
+    check = timing_check.plan(lab, sized, seed, host)
+    with timing_check.Expected(lab, sized, check, host) as expected:
         timing = backend.time(
             student, reference, (launch_s, launch_r), options.timing_budget, check
         )
-        performance = performance_of(lab, case.sizes, timing)
+        performance = performance_of(lab, case, timing)
         untrusted = timing_check.judge(expected, timing, performance.student_ms)
     if untrusted:
         performance.score = 0.0
@@ -715,7 +707,9 @@ def measure(
     return performance, untrusted
 
 
-def performance_of(lab: Lab, sizes: dict[str, int], timing) -> Performance:
+def performance_of(lab: Lab, case: Case, timing) -> Performance:
+    """The speed of `timing` at the timing case's sizes (those shown)."""
+    sizes = case.shown_sizes
     if not timing.student_ms:
         return Performance(
             0.0,

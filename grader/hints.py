@@ -2,20 +2,30 @@
 
 Each detector looks at one failing case and returns a sentence for the student, or None.
 Labs list the detectors that make sense for them, most specific first; the first one
-that recognises the pattern gives the case its hint. `cross_case` then looks at which
-cases failed: a kernel right only for square inputs, or only for some mask sizes.
+that recognises the pattern gives the case its hint. Four lists, each a field of the lab
+(grader.labs.model.Lab), the last three with defaults here that a lab may replace:
+- `hints`, for wrong elements: each detector gets a Context;
+- `fault_hints`, for a run a fault stopped: each gets a Fault (FAULT_HINTS);
+- `precision_hints`, after those of `hints` (PRECISION_HINTS);
+- `cross_case_hints`, across cases: each gets the lab and every case's result, and
+  speaks of which cases failed, a kernel right only for square inputs or only for some
+  mask sizes (CROSS_CASE_HINTS).
+A detector's family, the stable identifier a class view counts, is its name (kind_of).
 
 A hint speaks of the failing case's own sizes, and names arrays, parameters and macros as
-the lab defines them: nothing here knows which lab it is looking at."""
+the lab defines them: nothing here knows which lab it is looking at. The helpers without
+a leading underscore are for a lab's own detectors too."""
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
+from grader.cases import widened
 from grader.compare import PRECISION, Comparison, close
 from grader.labs.model import Lab, Role
 from grader.result import CaseResult, Diagnostic, Kind
@@ -23,12 +33,27 @@ from grader.result import CaseResult, Diagnostic, Kind
 
 @dataclass
 class Context:
-    lab: Lab
-    sizes: dict[str, int]
-    inputs: dict[str, np.ndarray]
-    cmp: Comparison  # the lab's (first) output
-    tol: np.ndarray
+    """A case whose output has wrong elements, as a detector of Lab.hints sees it."""
+
+    lab: Lab  # the lab being graded
+    sizes: dict[str, int]  # the case's, with the submission's launch macros
+    inputs: dict[str, np.ndarray]  # the case's inputs, by array name, as the kernel got them
+    cmp: Comparison  # the first failing output: expected, got, bad, unwritten, nan
+    tol: np.ndarray  # the tolerance of each of its elements
     tile: tuple[int, int, int]  # the submission's TILE_X, TILE_Y, TILE_Z
+
+
+@dataclass
+class Fault:
+    """A case a fault stopped before it ended, as a detector of Lab.fault_hints sees
+    it: no output, only what the backend found (`diagnostics`; `strayed` reads which
+    buffers an access left)."""
+
+    lab: Lab  # the lab being graded
+    sizes: dict[str, int]  # the case's, with the submission's launch macros
+    inputs: dict[str, np.ndarray]  # the case's inputs, by array name, as the kernel got them
+    tile: tuple[int, int, int]  # the submission's TILE_X, TILE_Y, TILE_Z
+    diagnostics: list[Diagnostic]  # what the backend found: out_of_bounds, crash, timeout
 
 
 Detector = Callable[[Context], str | None]
@@ -38,8 +63,11 @@ Detector = Callable[[Context], str | None]
 DENSE = 0.5
 
 
-def _reference_with(ctx: Context, **changed: np.ndarray) -> np.ndarray:
-    inputs = {k: v.astype(np.float64) for k, v in ctx.inputs.items()}
+def reference_with(ctx: Context, **changed: np.ndarray) -> np.ndarray:
+    """The failing output as the lab's reference computes it from the case's inputs with
+    some of them `changed` (name=values): what a kernel with a given bug would give.
+    Compare it with ctx.cmp.got within ctx.tol (grader.compare.close)."""
+    inputs = {k: widened(v) for k, v in ctx.inputs.items()}
     inputs.update(changed)
     return ctx.lab.reference(inputs, ctx.sizes)[ctx.cmp.name]
 
@@ -57,11 +85,12 @@ def _axis(ndim: int, axis: int) -> str:
     return "xyz"[ndim - 1 - axis]
 
 
-def _listing(words: list[str]) -> str:
+def listing(words: list[str]) -> str:
+    """Words as a sentence lists them: "a", "a and b", "a, b and c"."""
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def _size_named(lab: Lab, sizes: dict[str, int], value: int) -> str | None:
+def size_named(lab: Lab, sizes: dict[str, int], value: int) -> str | None:
     """The kernel's first scalar parameter that holds `value` in this case."""
     for p in lab.kernel.params:
         if p.role == Role.SCALAR and sizes.get(p.value_name) == value:
@@ -70,6 +99,7 @@ def _size_named(lab: Lab, sizes: dict[str, int], value: int) -> str | None:
 
 
 def nothing_written(ctx: Context) -> str | None:
+    """Every element still holds the poison: the kernel stored nothing."""
     if not ctx.cmp.unwritten.all():
         return None
     return (
@@ -80,6 +110,7 @@ def nothing_written(ctx: Context) -> str | None:
 
 
 def partly_unwritten(ctx: Context) -> str | None:
+    """Some elements, not all, were never written: named by the box they span."""
     missing = ctx.cmp.unwritten
     if not missing.any() or missing.all():
         return None
@@ -140,6 +171,7 @@ def ghost_border(rule: str) -> Detector:
 
 
 def transposed(ctx: Context) -> str | None:
+    """A square output that is the transpose of the right one."""
     got, want = ctx.cmp.got, ctx.cmp.expected
     if got.ndim != 2 or got.shape[0] != got.shape[1] or got.shape[0] < 2:
         return None
@@ -159,7 +191,7 @@ def swapped(first: str, second: str) -> Detector:
     def detect(ctx: Context) -> str | None:
         if ctx.inputs[first].shape != ctx.inputs[second].shape or ctx.cmp.got.size < 4:
             return None
-        other = _reference_with(
+        other = reference_with(
             ctx,
             **{
                 first: ctx.inputs[second].astype(np.float64),
@@ -202,7 +234,7 @@ def _describe_change(ndim: int, order: tuple[int, ...], flipped: tuple[int, ...]
         )
     if flipped:
         names = [_axis(ndim, a) for a in flipped]
-        return f"flipped along {_listing(names)}"
+        return f"flipped along {listing(names)}"
     moved = [a for a in range(ndim) if order[a] != a]
     if len(moved) == 2:
         a, b = sorted((_axis(ndim, m) for m in moved), key="xyz".index)
@@ -224,7 +256,7 @@ def mask_rearranged(array: str) -> Detector:
                 changed = np.flip(changed, flips)
             if changed.shape != mask.shape or np.array_equal(changed, mask):
                 continue
-            if close(ctx.cmp.got, _reference_with(ctx, **{array: changed}), ctx.tol):
+            if close(ctx.cmp.got, reference_with(ctx, **{array: changed}), ctx.tol):
                 how = _describe_change(mask.ndim, order, flips)
                 return (
                     f"Your result is the right one for the mask {how}. Mask element "
@@ -259,7 +291,7 @@ def shifted(ctx: Context) -> str | None:
         if close(got[inner], moved[inner], np.roll(tol, shift, axis=axes)[inner]):
             along = [f"{step} along {_axis(got.ndim, a)}" for a, step in enumerate(shift) if step]
             return (
-                f"Your output is the right answer moved by {_listing(along[::-1])}: each "
+                f"Your output is the right answer moved by {listing(along[::-1])}: each "
                 "element holds the value of a neighbour. Check the offset between an output "
                 "position and the input it reads (the halo offset), where you load the "
                 "tile and where you index it."
@@ -277,7 +309,7 @@ def truncated_sum(first: str, second: str) -> Detector:
 
     def detect(ctx: Context) -> str | None:
         width = ctx.inputs[first].shape[1]
-        name = _size_named(ctx.lab, ctx.sizes, width) or "the size"
+        name = size_named(ctx.lab, ctx.sizes, width) or "the size"
         own = [ctx.tile[0], ctx.tile[1]]
         for tile in dict.fromkeys([*own, 8, 16, 32]):  # the student's own tile first
             kept = (width // tile) * tile
@@ -285,7 +317,7 @@ def truncated_sum(first: str, second: str) -> Detector:
                 continue
             m = ctx.inputs[first].astype(np.float64).copy()
             m[:, kept:] = 0.0
-            if close(ctx.cmp.got, _reference_with(ctx, **{first: m}), ctx.tol):
+            if close(ctx.cmp.got, reference_with(ctx, **{first: m}), ctx.tol):
                 return (
                     f"Every element is missing the products for k >= {kept}: your loop over "
                     f"tiles stops after {width // tile} whole tiles of {tile}, but {name} is "
@@ -298,10 +330,11 @@ def truncated_sum(first: str, second: str) -> Detector:
 
 
 def pitch_ignored(ctx: Context) -> str | None:
+    """NaN read from, or elements left in, the padding of pitched rows."""
     if not (ctx.cmp.nan.any() or ctx.cmp.unwritten.any()):
         return None
     pitched = [p for p in ctx.lab.kernel.params if p.pitch]
-    rows = _listing([f"a row of {p.name} is {p.pitch} bytes long" for p in pitched])
+    rows = listing([f"a row of {p.name} is {p.pitch} bytes long" for p in pitched])
     return (
         f"Rows are padded: {rows}. Step from one row to the next by the pitch, which is in "
         "bytes (cast to char* or divide by sizeof(float)), not by the width"
@@ -309,16 +342,38 @@ def pitch_ignored(ctx: Context) -> str | None:
     )
 
 
-def partial_tile_fault(
-    extent: tuple[int, ...], tile: tuple[int, ...], diagnostics: list[Diagnostic]
-) -> str | None:
-    """For a run stopped by an access past a buffer: whether the size explains it. An
-    access past a __shared__ array is about the array's size, not the output's."""
+# What both backends say of an access outside a buffer: "past the end of x", "before the
+# start of x".
+_STRAYED = re.compile(r"\b(past the end|before the start) of (\w+)")
+
+
+def strayed(fault: Fault) -> dict[str, str]:
+    """The kernel buffers an access of the faulting run left, each with its side ("past
+    the end" or "before the start"), from what the backends found: {"x": "past the end"}.
+    Accesses outside __shared__ memory are not among them."""
+    names = set(fault.lab.buffers)
+    found: dict[str, str] = {}
+    for d in fault.diagnostics:
+        if d.kind != Kind.OUT_OF_BOUNDS:
+            continue
+        for side, name in _STRAYED.findall(d.message):
+            if name in names:
+                found.setdefault(name, side)
+    return found
+
+
+def partial_tile_fault(fault: Fault) -> str | None:
+    """For a run stopped by an access past a buffer: whether the output's size, no
+    multiple of the tile, explains it. An access past a __shared__ array is about the
+    array's size, not the output's."""
     buffers = [
-        d for d in diagnostics if d.kind == Kind.OUT_OF_BOUNDS and "__shared__" not in d.message
+        d
+        for d in fault.diagnostics
+        if d.kind == Kind.OUT_OF_BOUNDS and "__shared__" not in d.message
     ]
     if not buffers:
         return None
+    extent, tile = fault.lab.extent(fault.sizes), fault.tile
     axes = [(e, t) for e, t in zip(extent, tile, strict=True) if e > 1 or t > 1]
     if all(e % t == 0 for e, t in axes):
         return None
@@ -367,23 +422,38 @@ def first_match(detectors, ctx: Context) -> tuple[str, str] | None:
 
 
 def first_hint(detectors, ctx: Context) -> str | None:
+    """The first hint a detector gives, without its family."""
     match = first_match(detectors, ctx)
     return match[1] if match else None
+
+
+def fault_hint(fault: Fault) -> tuple[str, str] | None:
+    """The hint of a run a fault stopped, from the lab's fault_hints (or FAULT_HINTS)."""
+    lab = fault.lab
+    return first_match(FAULT_HINTS if lab.fault_hints is None else lab.fault_hints, fault)
+
+
+def output_hint(ctx: Context) -> tuple[str, str] | None:
+    """The hint of a wrong output: the lab's hints where some element is wrong (their
+    patterns are of wrong elements), then its precision_hints (or PRECISION_HINTS)."""
+    lab = ctx.lab
+    own = lab.hints if ctx.cmp.bad.any() else ()
+    closing = PRECISION_HINTS if lab.precision_hints is None else lab.precision_hints
+    return first_match((*own, *closing), ctx)
 
 
 # -- across cases ---------------------------------------------------------------------------
 
 
 def cross_case(lab: Lab, cases: list[CaseResult]) -> tuple[str, str] | None:
-    """A sentence for every failing case when which cases fail says why, with its family
-    (as kind_of names a detector's): a kernel right only for some values of a macro
-    ("macro_only"), only when two sizes are equal ("square_only") or all are
-    ("cubic_only")."""
+    """A sentence for every failing case when which cases fail says why, with the family
+    of the first detector that found one: the sentences of every detector of the lab's
+    cross_case_hints (or CROSS_CASE_HINTS), each of which gets (lab, cases)."""
     failing = [c for c in cases if not c.passed]
     if not failing or len(failing) == len(cases):
         return None
-    found = [("macro_only", _macro_only(lab, cases, macro)) for macro in lab.macros]
-    found.append(_equal_sizes_only(lab, cases))
+    detectors = CROSS_CASE_HINTS if lab.cross_case_hints is None else lab.cross_case_hints
+    found = [(kind_of(d), d(lab, cases)) for d in detectors]
     found = [(kind, sentence) for kind, sentence in found if sentence]
     if not found:
         return None
@@ -400,27 +470,38 @@ def _explains(cases: list[CaseResult], right: Callable[[dict[str, int]], bool]) 
     )
 
 
-def _equal_sizes_only(lab: Lab, cases: list[CaseResult]) -> tuple[str, str | None]:
-    """Right exactly where two sizes are equal, or where all are: when the cases cannot
-    tell a cube from two equal sides, the cube is named, with every size to check."""
-    axes = _axis_names(lab)
-    if len(set(axes)) < 2:
-        return "square_only", None
+def cubic_only(lab: Lab, cases: list[CaseResult]) -> str | None:
+    """Right exactly where all sizes of the lab's main input are equal: the sizes are used
+    in the wrong order. When the cases cannot tell a cube from two equal sides, the cube
+    is named, with every size to check."""
+    axes = _main_axes(lab)
     shape = lab.inputs[0].shape
-    if len(axes) > 2 and _explains(cases, lambda s: len(set(shape(s))) == 1):
-        names = _listing(_size_params(lab))
-        return "cubic_only", (
-            f"Right for every cubic volume and wrong for all the others: the sizes are used "
-            f"in the wrong order somewhere. Check the order of {names}: the kernel receives "
-            "them in this order, x is the fastest axis (consecutive in memory), then y, then "
-            "z. A kernel written for sizes in (z, y, x) order, as some courses' labs have "
-            "them, is right only when all three are equal."
-        )
+    if len(set(axes)) < 2 or len(axes) < 3:
+        return None
+    if not _explains(cases, lambda s: len(set(shape(s))) == 1):
+        return None
+    names = listing(_size_params(lab))
+    return (
+        f"Right for every cubic volume and wrong for all the others: the sizes are used "
+        f"in the wrong order somewhere. Check the order of {names}: the kernel receives "
+        "them in this order, x is the fastest axis (consecutive in memory), then y, then "
+        "z. A kernel written for sizes in (z, y, x) order, as some courses' labs have "
+        "them, is right only when all three are equal."
+    )
+
+
+def square_only(lab: Lab, cases: list[CaseResult]) -> str | None:
+    """Right exactly where two sizes of the lab's main input are equal: those two are
+    exchanged somewhere (unless cubic_only names the cube)."""
+    axes = _main_axes(lab)
+    shape = lab.inputs[0].shape
+    if len(set(axes)) < 2 or cubic_only(lab, cases):
+        return None
     for a, b in itertools.combinations(range(len(axes)), 2):
         if axes[a] != axes[b] and _explains(cases, lambda s, a=a, b=b: _sides(shape, s, a, b)):
             first, second = sorted((axes[a], axes[b]), key=_size_params(lab).index)
-            return "square_only", _swapped_sentence(first, second, flat=len(axes) == 2)
-    return "square_only", None
+            return _swapped_sentence(first, second, flat=len(axes) == 2)
+    return None
 
 
 def _sides(shape: Callable, sizes: dict[str, int], a: int, b: int) -> bool:
@@ -440,14 +521,18 @@ def _swapped_sentence(first: str, second: str, flat: bool) -> str:
     )
 
 
-def _axis_names(lab: Lab) -> list[str]:
+def _main_axes(lab: Lab) -> list[str]:
     """The size parameter behind each axis of the lab's main input, found by giving each
-    size a value of its own."""
+    size a value of its own; none where the shape needs a size only a draw defines."""
     names = _size_params(lab)
     probe = dict(lab.public_cases[0].sizes)
     probe.update({name: 1009 + 2 * i for i, name in enumerate(names)})
     by_value = {probe[name]: name for name in names}
-    return [by_value.get(v, "?") for v in lab.inputs[0].shape(lab.full_sizes(probe))]
+    try:
+        shape = lab.inputs[0].shape(lab.full_sizes(probe))
+    except KeyError:
+        return []
+    return [by_value.get(v, "?") for v in shape]
 
 
 def _size_params(lab: Lab) -> list[str]:
@@ -463,14 +548,21 @@ def _size_params(lab: Lab) -> list[str]:
     ]
 
 
+def macro_only(lab: Lab, cases: list[CaseResult]) -> str | None:
+    """Right exactly for some values of a macro the grader sets (MASK_WIDTH): something
+    is sized or written for those values only."""
+    found = [_macro_only(lab, cases, macro) for macro in lab.macros]
+    return " ".join(f for f in found if f) or None
+
+
 def _macro_only(lab: Lab, cases: list[CaseResult], macro: str) -> str | None:
     failing = {c.sizes[macro] for c in cases if not c.passed and macro in c.sizes}
     passing = {c.sizes[macro] for c in cases if c.passed and macro in c.sizes}
     if not failing or not passing or failing & passing:
         return None
     bad, good = (
-        _listing([str(v) for v in sorted(failing)]),
-        _listing([str(v) for v in sorted(passing)]),
+        listing([str(v) for v in sorted(failing)]),
+        listing([str(v) for v in sorted(passing)]),
     )
     if min(failing) > max(passing):
         cause = f"sized for a smaller {macro}"
@@ -484,3 +576,14 @@ def _macro_only(lab: Lab, cases: list[CaseResult], macro: str) -> str | None:
         f"size, a block too small for the tile and its halo, or a loop bound or offset "
         f"written as a number; derive each from {macro}, which the grader sets for every case."
     )
+
+
+# The detectors a lab gets where it names none of its own (Lab.fault_hints,
+# Lab.precision_hints, Lab.cross_case_hints).
+FAULT_HINTS: tuple[Callable[[Fault], str | None], ...] = (partial_tile_fault,)
+PRECISION_HINTS: tuple[Detector, ...] = (lower_precision,)
+CROSS_CASE_HINTS: tuple[Callable[[Lab, list[CaseResult]], str | None], ...] = (
+    macro_only,
+    cubic_only,
+    square_only,
+)

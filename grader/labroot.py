@@ -3,7 +3,8 @@ part of a course's lab that travels with a Gradescope zip or a student's CI work
 
 A copied lab is renamed where its files name it as a lab (`grader check LAB`, `grader
 template LAB`, "Lab `LAB`"), never in code: a lab's kernel may bear its name,
-and its definition takes its name from its folder (grader.labs)."""
+and its definition takes its name from its folder (grader.labs). Its README is not the
+source lab's: a skeleton that states what validate-lab checks (grader.lab_readme)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import re
 import shutil
 from pathlib import Path
 
-from grader import labs
+from grader import lab_readme, labs
 from grader.errors import UsageError
 from grader.labs.model import Lab
 
@@ -40,6 +41,7 @@ def new_lab(name: str, source: str, into: Path) -> list[Path]:
     for origin, target in zip((lab.home, lab.template_home), targets, strict=True):
         shutil.copytree(origin, target, ignore=JUNK)
         _rename(target, lab.name, name)
+    lab_readme.write_skeleton(lab, name, targets[1])
     return targets
 
 

@@ -132,15 +132,17 @@ def make_launch(lab: Lab, case: Case, inputs: dict[str, np.ndarray], interface: 
 def timing_launches(
     lab: Lab,
     case: Case,
-    constants: dict[str, np.ndarray],
+    host: dict[str, np.ndarray],
     student: Interface,
     reference: Interface,
 ) -> tuple[Launch, Launch]:
     """The student's and the reference's Launch for timing, on one set of buffers: each
-    as large as the larger of the two needs (their tiles may size outputs differently)."""
+    as large as the larger of the two needs (their tiles may size outputs differently).
+    A buffer the host drew is one array in both, so it crosses to the GPU once."""
+    packed: dict[str, np.ndarray] = {}
     launches = (
-        timing_launch(lab, case, constants, student),
-        timing_launch(lab, case, constants, reference),
+        timing_launch(lab, case, host, student, packed),
+        timing_launch(lab, case, host, reference, packed),
     )
     largest: dict[str, int] = {}
     for launch in launches:
@@ -148,24 +150,35 @@ def timing_launches(
             largest[buffer.name] = max(largest.get(buffer.name, 0), buffer.data.size)
     for launch in launches:
         for buffer in launch.buffers():
-            buffer.data = replace(buffer.data, size=largest[buffer.name])
+            if buffer.name not in packed:
+                buffer.data = replace(buffer.data, size=largest[buffer.name])
     return launches
 
 
 def timing_launch(
-    lab: Lab, case: Case, constants: dict[str, np.ndarray], interface: Interface
+    lab: Lab,
+    case: Case,
+    host: dict[str, np.ndarray],
+    interface: Interface,
+    packed: dict[str, np.ndarray] | None = None,
 ) -> Launch:
     """The Launch for timing: the GPU draws every input buffer, row padding included,
-    before each timed launch (grader.backends.timed); outputs start as the poison (or
-    zero) repeated; `constants` (cases.timing_constants) fill the __constant__ symbols.
-    Nothing large is built here."""
+    before each timed launch (grader.backends.timed), but those the host drew (`host`,
+    cases.timing_inputs: a sparse matrix's structure), which it uploads; outputs start
+    as the poison (or zero) repeated; `host` fills the __constant__ symbols too. Nothing
+    large is built here but the host's buffers, packed into `packed` once."""
+    packed = {} if packed is None else packed
 
-    def contents(array: Array, lay: Layout) -> Repeated | Drawn:
+    def contents(array: Array, lay: Layout) -> np.ndarray | Repeated | Drawn:
+        if array.name in host:
+            if array.name not in packed:
+                packed[array.name] = lay.pack(host[array.name], filled(PADDING_BITS, array.dtype))
+            return packed[array.name]
         if lab.is_input(array.name):
             return Drawn(lay.elements, np.dtype(array.dtype))
         return Repeated(np.array([_initial(array)], array.dtype), lay.elements)
 
-    return _assemble(lab, case, interface, contents, constant_values(lab, case.sizes, constants))[0]
+    return _assemble(lab, case, interface, contents, constant_values(lab, case.sizes, host))[0]
 
 
 def _initial(array: Array) -> np.generic:

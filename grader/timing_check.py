@@ -16,7 +16,7 @@ from grader import defaults, hints, machine
 from grader.backends import timed
 from grader.backends.base import Timing
 from grader.compare import Allowance, Comparison, allowance, compare, counted, magnitudes
-from grader.labs.model import Case, Lab
+from grader.labs.model import Case, Lab, Read
 from grader.launch import layout
 from grader.result import Diagnostic, Kind
 
@@ -28,19 +28,21 @@ GRADING_INPUTS = 1 << 24  # input elements all of a grading's samples may read
 SMALLEST_SAMPLE = 256  # output elements, however many inputs each one reads
 
 
-def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
-    """Draw every input buffer and poison (or zero) every output and scratch buffer
-    before each student launch; sample the outputs after it, where the lab can compute a
-    sample; time no more rounds than the host can check. `case` has the student's launch
-    macros among its sizes."""
-    inputs, outputs, zeroed, samples, cost = [], [], [], [], 0
+def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> timed.TimingCheck:
+    """Draw every input buffer but those the host drew (`host`, cases.timing_inputs),
+    which are restored, and poison (or zero) every output and scratch buffer before
+    each student launch; sample the outputs after it, where the lab can compute a
+    sample; time no more rounds than the host can check. `case` has the student's
+    launch macros among its sizes."""
+    inputs, restored, outputs, zeroed, samples, cost = [], [], [], [], [], 0
     for name, param in lab.buffers.items():
         if lab.is_input(name):
-            inputs.append(name)
+            (restored if name in host else inputs).append(name)
             continue
         (zeroed if lab.array(name).initial == "zero" else outputs).append(name)
         if lab.sampler is not None and any(o.name == name for o in lab.outputs):
-            sample, read = _sample(lab, case, name, layout(lab, param, case.sizes), seed)
+            lay = layout(lab, param, case.sizes)
+            sample, read = _sample(lab, case, name, lay, seed, host)
             samples.append(sample)
             cost += read
     rounds = max(
@@ -53,30 +55,38 @@ def plan(lab: Lab, case: Case, seed: int) -> timed.TimingCheck:
         tuple(samples),
         zeroed=tuple(zeroed),
         rounds=rounds,
+        restored=tuple(restored),
     )
 
 
-def _sample(lab: Lab, case: Case, name: str, lay, seed: int) -> tuple[timed.Sample, int]:
+def _sample(
+    lab: Lab, case: Case, name: str, lay, seed: int, host: dict[str, np.ndarray]
+) -> tuple[timed.Sample, int]:
     """A sample of about SAMPLE_ELEMENTS outputs, fewer where they would read more than
     LAUNCH_INPUTS inputs (a block's sum reads thousands), but never under SMALLEST_SAMPLE;
     and the inputs it reads."""
     sample = timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape))
-    cost = inputs_read(lab, case, sample, seed)
+    cost = inputs_read(lab, case, sample, seed, host)
     if cost <= LAUNCH_INPUTS:
         return sample, cost
     total = max(SMALLEST_SAMPLE, timed.SAMPLE_ELEMENTS * LAUNCH_INPUTS // cost)
     sample = timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape, total))
-    return sample, inputs_read(lab, case, sample, seed)
+    return sample, inputs_read(lab, case, sample, seed, host)
 
 
-def inputs_read(lab: Lab, case: Case, sample: timed.Sample, seed: int) -> int:
-    """Input elements the host draws to compute one launch's `sample`."""
-    needs = lab.sampler.needs(case.sizes, timed.sample_axes(sample, seed, 0))
+def inputs_read(
+    lab: Lab, case: Case, sample: timed.Sample, seed: int, host: dict[str, np.ndarray]
+) -> int:
+    """Input elements the host draws to compute one launch's `sample` (those it drew
+    once, `host`, cost nothing more)."""
+    read = reader(lab, case, seed, host, 0)
+    needs = lab.sampler.needs(case.sizes, timed.sample_axes(sample, seed, 0), read)
     return sum(
         math.prod(lab.array_shape(name, case.sizes))
         if coords is None
         else math.prod(np.broadcast_shapes(*(np.shape(c) for c in coords)))
         for name, coords in needs.items()
+        if name not in host
     )
 
 
@@ -84,12 +94,13 @@ class Expected:
     """What each checked launch's samples must hold: per sample, the float64 values and
     their Allowance. Threads compute them in launch order while the GPU times, as many
     as the timing can make (numpy releases the interpreter's lock in its loops), and
-    drop those past the launches it made."""
+    drop those past the launches it made. `host` holds the inputs the host drew
+    (cases.timing_inputs)."""
 
     def __init__(
-        self, lab: Lab, case: Case, check: timed.TimingCheck, constants: dict[str, np.ndarray]
+        self, lab: Lab, case: Case, check: timed.TimingCheck, host: dict[str, np.ndarray]
     ) -> None:
-        self.lab, self.case, self.check, self.constants = lab, case, check, constants
+        self.lab, self.case, self.check, self.host = lab, case, check, host
         threads = min(THREADS, max(1, machine.cores() - SPARE_CORES))
         self._pool = ThreadPoolExecutor(max_workers=threads)
         self._futures: dict[int, Future] = {}
@@ -126,7 +137,7 @@ class Expected:
                 self.lab,
                 self.case,
                 self.check,
-                self.constants,
+                self.host,
                 sample,
                 timed.sample_axes(sample, self.check.seed, launch),
                 launch,
@@ -172,7 +183,7 @@ def expected_sample(
     lab: Lab,
     case: Case,
     check: timed.TimingCheck,
-    constants: dict[str, np.ndarray],
+    host: dict[str, np.ndarray],
     sample: timed.Sample,
     axes: tuple[np.ndarray, ...],
     launch: int,
@@ -180,7 +191,7 @@ def expected_sample(
     """The float64 values of `sample`'s grid at the student's launch `launch`, and their
     Allowance."""
     sizes = case.sizes
-    values = sample_inputs(lab, case, check, constants, axes, launch)
+    values = sample_inputs(lab, case, check, host, axes, launch)
     output = sample.buffer
     expected = lab.sampler.combine(sizes, values, axes)[output]
     if lab.array(output).exact:  # no tolerance, so no bound to compute
@@ -195,46 +206,69 @@ def sample_inputs(
     lab: Lab,
     case: Case,
     check: timed.TimingCheck,
-    constants: dict[str, np.ndarray],
+    host: dict[str, np.ndarray],
     axes: tuple[np.ndarray, ...],
     launch: int,
 ) -> dict[str, np.ndarray]:
     """The inputs the elements on the grid `axes` read at the student's launch `launch`,
     shaped as the lab's sampler needs them."""
-    needs = lab.sampler.needs(case.sizes, axes)
+    read = reader(lab, case, check.seed, host, launch)
     return {
-        name: _fetch(lab, case, check, constants, name, coords, launch)
-        for name, coords in needs.items()
+        name: read(name, coords)
+        for name, coords in lab.sampler.needs(case.sizes, axes, read).items()
     }
 
 
-def _fetch(lab, case, check, constants, name: str, coords, launch: int) -> np.ndarray:
-    """Input `name` at `coords` (None: all of it, as its logical array): what the GPU drew
-    for this launch, or the host's constant; 0 outside the array. Floats come as float64,
+def reader(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray], launch: int) -> Read:
+    """read(name, coords) for the lab's sampler: input `name` at `coords` (None: all of
+    it, as its logical array) at the student's launch `launch`, what the host drew or
+    what the GPU drew for that launch; 0 outside the array. Floats come as float64,
     integers in their own type."""
-    param = lab.buffers.get(name)
-    if param is None:
+
+    def read(name: str, coords) -> np.ndarray:
         shape = lab.array_shape(name, case.sizes)
-        values = np.asarray(constants[name], np.float64).reshape(shape)
-        return values if coords is None else values[coords]
-    lay = layout(lab, param, case.sizes)
-    key = timed.launch_key(check.seed, launch, name)
-    if coords is None:
-        return _widened(lay.unpack(timed.drawn_array(key, lay.elements, lay.dtype)))
-    # Most axes' coordinates are small until they broadcast, and most are all inside:
-    # test and clip them first, and only those that need it.
+        if name in host:
+            values = np.asarray(host[name]).reshape(shape)
+            return _widened(values if coords is None else _at(values, coords))
+        lay = layout(lab, lab.buffers[name], case.sizes)
+        key = timed.launch_key(seed, launch, name)
+        if coords is None:
+            return _widened(lay.unpack(timed.drawn_array(key, lay.elements, lay.dtype)))
+        return _widened(_at(_DrawnBuffer(key, lay), coords))
+
+    return read
+
+
+class _DrawnBuffer:
+    """A buffer as the GPU draws it, element by element: drawn[coords]."""
+
+    def __init__(self, key: tuple[int, int], lay) -> None:
+        self.key, self.lay = key, lay
+        self.shape, self.dtype = lay.shape, np.dtype(lay.dtype)
+
+    def __getitem__(self, coords) -> np.ndarray:
+        flat = timed.flat_indices(self.lay.strides, coords)
+        return timed.drawn_elements(self.key, flat, self.dtype)
+
+
+def _at(values, coords) -> np.ndarray:
+    """values[coords] (an array, or a _DrawnBuffer), 0 where a coordinate lies outside.
+    Most axes' coordinates are small until they broadcast, and most are all inside:
+    test and clip them first, and only those that need it."""
+    shape = values.shape
     outside = [
         (c < 0) | (c >= extent)
-        for c, extent in zip(coords, lay.shape, strict=True)
+        for c, extent in zip(coords, shape, strict=True)
         if np.size(c) and (np.min(c) < 0 or np.max(c) >= extent)
     ]
+    if 0 in shape:  # an empty input: every coordinate lies outside
+        return np.zeros(np.broadcast_shapes(*(np.shape(c) for c in coords)), values.dtype)
     if outside:
-        coords = [np.clip(c, 0, extent - 1) for c, extent in zip(coords, lay.shape, strict=True)]
-    flat = timed.flat_indices(lay.strides, coords)
-    drawn = _widened(timed.drawn_elements(key, flat, lay.dtype))
+        coords = [np.clip(c, 0, n - 1) for c, n in zip(coords, shape, strict=True)]
+    got = np.array(values[tuple(coords)], copy=True)
     if outside:
-        drawn[np.logical_or.reduce(np.broadcast_arrays(*outside))] = 0
-    return drawn
+        got[np.logical_or.reduce(np.broadcast_arrays(*outside))] = 0
+    return got
 
 
 def _widened(values: np.ndarray) -> np.ndarray:

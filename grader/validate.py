@@ -12,7 +12,10 @@
   verdict, and any diagnostic kinds, keywords, absent words, case hints and the most
   points it may score (`points_at_most`: what its honest part earns). A table
   ["file.cu".cpu] or ["file.cu".cuda] replaces the file's entry on that backend, and
-  `sanitize` or `timing` there grade it with --sanitize or with timing on a GPU."""
+  `sanitize` or `timing` there grade it with --sanitize or with timing on a GPU (KEYS;
+  docs/expected-toml.md);
+- `student_template/LAB/README.md` states the kernels' signatures, the cases and the
+  scoring (grader.lab_readme)."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import labs
+from grader import lab_readme, labs
 from grader.backends.base import Backend
 from grader.grading import Options, grade
 from grader.labs.model import Lab
@@ -33,6 +36,25 @@ VARIANTS = "variants"
 EXPECTED = "EXPECTED.toml"
 SPEEDUP = (0.85, 1.15)  # the reference timed against itself
 CRASHES = {Kind.CRASH, Kind.TIMEOUT, Kind.OUT_OF_BOUNDS}
+BACKENDS = ("cpu", "cuda")  # the tables that replace an entry on one backend
+# What an EXPECTED.toml entry may hold (docs/build_reference.py writes
+# docs/expected-toml.md from this table): key -> (TOML type, meaning).
+KEYS = {
+    "verdict": ("string", 'the report\'s status: "passed", "failed" or "error" (required)'),
+    "kinds": ("array of strings", "diagnostic kinds that must all appear (out_of_bounds, race...)"),
+    "keywords": ("array of strings", "words that must appear in some diagnostic or case hint"),
+    "absent": ("array of strings", "words that must appear in no diagnostic or case hint"),
+    "case_hints": (
+        "table: case name = string",
+        "text that the named case's own hint must hold",
+    ),
+    "sanitize": ("boolean", "on the cuda backend, grade with --sanitize"),
+    "timing": ("boolean", "on the cuda backend, time the kernel too (its timed launches checked)"),
+    "points_at_most": (
+        "number",
+        "the most points the grading may give (what its honest part earns)",
+    ),
+}
 
 
 def wrong_dir(lab: str) -> Path:
@@ -45,7 +67,7 @@ class Check:
     """One kernel of a lab and what its grading must show."""
 
     lab: str
-    role: str  # "reference", "baseline", "template", "wrong" or "variant"
+    role: str  # "reference", "baseline", "template", "wrong", "variant" or "readme"
     path: Path
     expected: dict  # a known-wrong kernel's EXPECTED.toml entry
 
@@ -67,13 +89,19 @@ def checks(lab: Lab) -> list[Check]:
             found.append(Check(lab.name, WRONG, table.parent / name, expected))
     for path in sorted((lab.home / VARIANTS).glob("*.cu")):
         found.append(Check(lab.name, "variant", path, {}))
+    found.append(Check(lab.name, "readme", lab.template_home / lab_readme.README, {}))
     return found
 
 
 def run(check: Check, backend: Backend, timeout: float) -> list[str]:
     """What is wrong with `check` graded on `backend`: sentences, none when it holds."""
+    if check.role == "readme":
+        return lab_readme.problems(labs.get(check.lab))
     if not check.path.is_file():
         return [f"{check.path} does not exist."]
+    unknown = _unknown_keys(check)
+    if unknown:
+        return unknown
     wanted = check.expected.get(backend.name, check.expected)
     gpu = backend.measures_speed()
     options = Options(
@@ -91,6 +119,20 @@ def run(check: Check, backend: Backend, timeout: float) -> list[str]:
     if check.role == "reference" and gpu and not problems:
         problems = _timed_against_itself(result)
     return problems
+
+
+def _unknown_keys(check: Check) -> list[str]:
+    """A sentence for each key of the kernel's EXPECTED.toml entry that validate-lab does
+    not know (a misspelt key would silently check nothing)."""
+    entries = [("", check.expected)]
+    entries += [(f".{b}", check.expected[b]) for b in BACKENDS if b in check.expected]
+    return [
+        f'{EXPECTED}\'s entry ["{check.path.name}"{where}] has the key {key!r}, which is '
+        f"none of {', '.join(KEYS)} (docs/expected-toml.md)."
+        for where, entry in entries
+        for key in entry
+        if key not in KEYS and not (where == "" and key in BACKENDS)
+    ]
 
 
 def _passes(result: Result, wanted: dict) -> list[str]:

@@ -99,25 +99,35 @@ def terms(element) -> tuple[np.ndarray, np.ndarray]:
             stack += (node.right, node.left)
         elif type(node) is Term:
             factors.append(node.factors)
+    if not factors:  # an element that sums nothing (an empty row)
+        return np.zeros(0), np.zeros(0, np.float32)
     table = np.array(factors, np.float64).reshape(len(factors), -1)
     return table.prod(axis=1), table.astype(np.float32).prod(axis=1, dtype=np.float32)
 
 
 def values_at(inputs: dict[str, np.ndarray], needs) -> dict[str, np.ndarray]:
     """The inputs at the coordinates the sampler needs (None: all), 0 outside."""
-    out = {}
-    for name, coords in needs.items():
+    read = reader(inputs)
+    return {name: read(name, coords) for name, coords in needs.items()}
+
+
+def reader(inputs: dict[str, np.ndarray]):
+    """read(name, coords) over whole inputs, as the sampler's `needs` gets it."""
+
+    def read(name: str, coords) -> np.ndarray:
         values = widened(inputs[name])
         if coords is None:
-            out[name] = values
-            continue
+            return values
         shape = values.shape
         inside = np.logical_and.reduce(
             np.broadcast_arrays(*((c >= 0) & (c < n) for c, n in zip(coords, shape, strict=True)))
         )
+        if 0 in shape:
+            return np.zeros(inside.shape, values.dtype)
         clipped = tuple(np.clip(c, 0, n - 1) for c, n in zip(coords, shape, strict=True))
-        out[name] = np.where(inside, values[clipped], 0)
-    return out
+        return np.where(inside, values[clipped], 0)
+
+    return read
 
 
 @dataclass
@@ -149,8 +159,9 @@ def sums_of(lab: Lab, sizes, values: dict[str, np.ndarray], axes, output: str, r
 
 
 def padded(rows: list[np.ndarray], dtype) -> np.ndarray:
-    """Rows of different lengths as one array, padded with zeros (adding 0 is exact)."""
-    out = np.zeros((len(rows), max((len(r) for r in rows), default=0)), dtype)
+    """Rows of different lengths as one array, padded with zeros (adding 0 is exact), at
+    least one column wide."""
+    out = np.zeros((len(rows), max((len(r) for r in rows), default=1) or 1), dtype)
     for i, row in enumerate(rows):
         out[i, : len(row)] = row
     return out

@@ -135,3 +135,27 @@ def test_zeros_are_wrong_sums_and_not_lower_precision():
     found = compared(lab, case, inputs, want, np.zeros(want.shape, np.float32))
     assert found.mismatches > 0.99 * want.size  # all but the sums that come out near 0
     assert found.imprecise and not found.like_lower_precision
+
+
+@pytest.mark.parametrize("name", ["spmv-csr", "spmv-jds"])
+def test_each_sparse_row_is_held_to_its_own_entries(name):
+    """A row's tolerance follows its own count of entries and sum of |a x|: the long row
+    gets its own, the short rows theirs, an empty row only the absolute slack."""
+    lab = get(name)
+    case = cases.find_case(lab, "long-row-517x4096", "secret")
+    inputs = cases.make_inputs(lab, case)
+    allowed = allowances(lab, case, inputs)["y"]
+    widened = {k: cases.widened(v) for k, v in inputs.items()}
+
+    def y_of(values, x):
+        return lab.reference({**widened, "values": values, "x": x}, case.sizes)["y"]
+
+    lengths = y_of(np.ones_like(widened["values"]), np.ones_like(widened["x"]))
+    longest = int(np.argmax(lengths))
+    assert lengths[longest] == case.sizes["long_row"] == lengths.max() > 10 * np.median(lengths)
+    tol = allowed.tolerance
+    short = (lengths > 0) & (lengths <= 4)
+    assert tol[longest] > 20 * tol[short].max()
+    assert np.all(tol[lengths == 0] == tol[lengths == 0][0]) and (lengths == 0).any()
+    magnitude = y_of(np.abs(widened["values"]), np.abs(widened["x"]))
+    np.testing.assert_allclose(allowed.magnitude, magnitude)

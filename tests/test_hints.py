@@ -1,5 +1,7 @@
 """Each hint recognises its bug from the wrong elements, and only that bug."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -8,7 +10,7 @@ from grader.backends.base import POISON_BITS, bits_as_float
 from grader.compare import PRECISION, allowances, compare
 from grader.labs import get
 from grader.labs.model import Case
-from grader.result import CaseResult, Status
+from grader.result import CaseResult, Diagnostic, Kind, Status
 
 
 def context(lab_name, sizes, mutate, tile=(16, 16, 1)):
@@ -282,3 +284,65 @@ def test_lower_precision_is_named_even_with_every_element_within_its_bound():
 def test_wrong_sums_are_not_lower_precision():
     lab, ctx = context("matmul-naive", {"Width": 64}, lambda got, *_: got * 0)
     assert hints.lower_precision(ctx) is None
+
+
+# -- the built-in hints are the lab's to keep, replace or drop ---------------------------
+
+
+def gathered(fault):
+    return f"Strayed from {hints.listing(sorted(hints.strayed(fault)))}."
+
+
+def sizes_differ(lab, cases):
+    return "The failing cases are the oblong ones."
+
+
+def fault_of(lab, sizes, messages: list[str], tile=(16, 16, 1)) -> hints.Fault:
+    found = [Diagnostic(Kind.OUT_OF_BOUNDS, m) for m in messages]
+    return hints.Fault(lab, lab.full_sizes(sizes), {}, tile, found)
+
+
+def test_a_fault_past_a_buffer_blames_the_partial_tile_unless_the_lab_says_otherwise():
+    lab = get("conv2d")
+    sizes = {"Width": 100, "Height": 90, "MASK_WIDTH": 5}
+    fault = fault_of(
+        lab,
+        sizes,
+        [
+            "thread (3,0,0) of block (6,0,0) read N[9000], 1 element "
+            "past the end of N (9000 elements), at line 12."
+        ],
+    )
+    assert hints.fault_hint(fault)[0] == "partial_tile_fault"
+    assert hints.strayed(fault) == {"N": "past the end"}
+    own = replace(lab, fault_hints=(gathered,))
+    assert hints.fault_hint(replace(fault, lab=own)) == ("gathered", "Strayed from N.")
+    assert hints.fault_hint(replace(fault, lab=replace(lab, fault_hints=()))) is None
+
+
+def test_strayed_reads_both_backends_and_leaves_shared_memory_out():
+    lab = get("conv2d")
+    sizes = {"Width": 64, "Height": 64, "MASK_WIDTH": 5}
+    gpu = "conv2d read or wrote before the start of P (4096 elements): the GPU stopped it"
+    shared = "thread (0,0,0) of block (0,0,0) wrote tile[20][3], 2 elements past the end of"
+    fault = fault_of(lab, sizes, [gpu, shared + " __shared__ tile[20][20]"])
+    assert hints.strayed(fault) == {"P": "before the start"}
+
+
+def test_a_lab_replaces_the_cross_case_and_precision_hints():
+    lab = get("conv2d")
+    square = results("conv2d", lambda s: s["Width"] == s["Height"])
+    assert hints.cross_case(replace(lab, cross_case_hints=()), square) is None
+    own = replace(lab, cross_case_hints=(sizes_differ, hints.square_only))
+    kind, found = hints.cross_case(own, square)
+    assert kind == "sizes_differ" and found.startswith("The failing cases are the oblong")
+    assert "Width and Height are exchanged" in found
+
+    def off_in_precision(got, inputs, lab, case):
+        off = 4 * PRECISION * 2.0**-24 * allowances(lab, case, inputs)["P"].magnitude
+        return got + np.where(np.arange(got.size).reshape(got.shape) % 2, off, -off)
+
+    lab, ctx = context("matmul-naive", {"Width": 64}, off_in_precision)
+    assert hints.output_hint(ctx)[0] == "lower_precision"
+    ctx.lab = replace(lab, precision_hints=())
+    assert hints.output_hint(ctx) is None

@@ -204,13 +204,15 @@ def test_integer_outputs_have_no_tolerance():
     assert launch_sizes(LAB, case.sizes, interface())["TILE_X"] == 256
 
 
-def test_a_lab_may_set_its_own_tolerance():
-    lab = replace(get("matmul-naive"), tolerance=lambda sizes, bound: 0.5 * bound + sizes["Width"])
+def test_a_lab_may_set_its_own_tolerance_from_each_elements_terms():
+    lab = replace(
+        get("matmul-naive"), tolerance=lambda sizes, bound, terms: 0.5 * bound + terms / 17
+    )
     case = Case("w17", {"Width": 17}, seed=17)
     inputs = cases.make_inputs(lab, case)
     bound = np.abs(inputs["M"].astype(np.float64)) @ np.abs(inputs["N"].astype(np.float64))
     allowed = allowances(lab, case, inputs)["P"]
-    assert np.allclose(allowed.tolerance, 0.5 * bound + 17, rtol=1e-12, atol=0)
+    assert np.allclose(allowed.tolerance, 0.5 * bound + 1, rtol=1e-12, atol=0)
     assert allowed.magnitude is None  # the lab's own model has no precision test
 
 

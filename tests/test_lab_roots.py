@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, labs
+from grader import cli, lab_readme, labs
 from grader.errors import ExitCode
 
 SOURCE = "histogram"  # the quickest lab to grade on the CPU
@@ -58,6 +58,23 @@ def test_new_lab_writes_a_renamed_copy_ready_to_edit(root):
     assert f"__global__ void {SOURCE}(" in kernel  # code keeps the kernel's own name
 
 
+def test_new_lab_writes_a_readme_skeleton_that_states_what_validate_lab_checks(root):
+    """Not the source lab's README, which tells of another lab: a skeleton with the
+    signatures, cases and scoring, and TODO where the course writes."""
+    readme = (root / "student_template" / NAME / "README.md").read_text()
+    source = (labs.get(SOURCE).template_home / "README.md").read_text()
+    assert "TODO" in readme and "## Going faster" in source and "Going faster" not in readme
+    labs.add_roots([root])
+    lab = labs.get(NAME)
+    assert lab_readme.problems(lab) == []
+    path = lab.template_home / "README.md"
+    path.write_text(readme.replace("`uniform-517`", "uniform-517").replace("| speed | 3 |", ""))
+    found = lab_readme.problems(lab)
+    assert len(found) == 2 and all(str(path) in f for f in found)
+    assert "does not state case uniform-517: it must hold '`uniform-517`'." in found[1]
+    assert "the scoring table's row for speed" in found[0]
+
+
 def test_the_scaffolded_reference_grades_through_labs_and_through_the_environment(
     root, capsys, monkeypatch
 ):
@@ -76,7 +93,7 @@ def test_the_scaffolded_reference_grades_through_labs_and_through_the_environmen
 def test_labs_and_template_see_the_course_root(root, capsys, tmp_path):
     code, out, _ = run(capsys, "labs", "--labs", str(root))
     assert code == ExitCode.OK
-    assert len([line for line in out.splitlines() if line[:1].isalnum()]) == 12
+    assert len([line for line in out.splitlines() if line[:1].isalnum()]) == 14
     assert f"from the lab root {root}" in out
     code, _, err = run(capsys, "template", NAME, str(tmp_path / "work"), "--labs", str(root))
     assert code == ExitCode.OK, err
@@ -148,13 +165,20 @@ def test_validate_lab_says_which_check_fails(root, capsys):
     for path in wrong.glob("*.cu"):
         if path.name != "never_merged.cu":
             path.unlink()
-    (wrong / "EXPECTED.toml").write_text('["never_merged.cu"]\nverdict = "passed"\n')
+    shutil.copy(wrong / "never_merged.cu", wrong / "typo.cu")
+    (wrong / "EXPECTED.toml").write_text(
+        '["never_merged.cu"]\nverdict = "passed"\n'
+        '["typo.cu"]\nverdict = "failed"\n["typo.cu".cpu]\nkeyword = ["still 0"]\n'
+    )
     argv = ["validate-lab", NAME, "--labs", str(root), "--backend", "cpu"]
     code, out, _ = run(capsys, *argv)
     assert code == ExitCode.FAILED, out
     assert "ok   cpu  reference reference.cu" in out
     assert "ok   cpu  baseline  baseline.cu" in out
     assert "ok   cpu  template  kernel.cu" in out
+    assert "ok   cpu  readme    README.md" in out
     assert "FAIL cpu  wrong     never_merged.cu" in out
     assert "verdict failed, not passed" in out
-    assert f"{NAME}: 1 check failed on cpu." in out
+    assert "FAIL cpu  wrong     typo.cu" in out
+    assert """EXPECTED.toml's entry ["typo.cu".cpu] has the key 'keyword', which is none""" in out
+    assert f"{NAME}: 2 checks failed on cpu." in out

@@ -8,10 +8,18 @@ from lab_kit import default_interface
 
 from grader import cases
 from grader.backends.base import POISON_BITS, Buffer, Drawn, Repeated, Scalar, as_bits, filled
+from grader.backends.cuda import protocol
 from grader.compare import poisoned
 from grader.interface import Interface
 from grader.labs import all_labs, get
-from grader.launch import PADDING_BITS, Layout, launch_sizes, make_launch, timing_launch
+from grader.launch import (
+    PADDING_BITS,
+    Layout,
+    launch_sizes,
+    make_launch,
+    timing_launch,
+    timing_launches,
+)
 
 
 def interface(block=(16, 16, 1), tile=None):
@@ -82,15 +90,17 @@ def test_pitched_buffers_pad_rows():
 
 
 @pytest.mark.parametrize("name", sorted(all_labs()))
-def test_timing_launch_has_the_gpu_draw_its_inputs_and_sends_only_the_mask(name):
+def test_timing_launch_has_the_gpu_draw_its_inputs_and_sends_only_the_host_draws(name):
+    """The host sends the mask, and what the lab's own draw gives (a sparse matrix's
+    structure); the GPU draws every other input."""
     lab = get(name)
-    case = cases.timing_case(lab)
-    constants = cases.timing_constants(lab, case, seed=7)
+    case, constants = cases.timing_inputs(lab, seed=7)
     iface = default_interface(lab)
     sizes = launch_sizes(lab, case.sizes, iface)
     launch = timing_launch(lab, case, constants, iface)
     buffers = {p.array_name for k in lab.kernels for p in k.params if p.is_pointer}
-    assert set(constants) == {a.name for a in lab.inputs} - buffers
+    own = set(lab.draw(np.random.default_rng(7), case.sizes)[0]) if lab.draw else set()
+    assert set(constants) == ({a.name for a in lab.inputs} - buffers) | own
     for kernel, step in zip(lab.kernels, launch.steps, strict=True):
         for param, arg in zip(kernel.params, step.args, strict=True):
             if not param.is_pointer:
@@ -102,7 +112,9 @@ def test_timing_launch_has_the_gpu_draw_its_inputs_and_sends_only_the_mask(name)
             stride = sizes[param.pitch] // itemsize if param.pitch else shape[-1]
             assert arg.data.size == math.prod(shape[:-1]) * stride
             assert np.dtype(arg.data.dtype) == np.dtype(array.dtype)
-            if lab.is_input(array.name):
+            if array.name in own:
+                assert np.array_equal(arg.data, constants[array.name].reshape(-1))
+            elif lab.is_input(array.name):
                 assert isinstance(arg.data, Drawn)
             else:
                 assert isinstance(arg.data, Repeated) and arg.output
@@ -115,11 +127,26 @@ def test_timing_launch_has_the_gpu_draw_its_inputs_and_sends_only_the_mask(name)
         assert np.array_equal(values[: mask.size], mask) and np.isnan(values[mask.size :]).all()
 
 
+def test_a_structure_the_host_drew_crosses_to_the_gpu_once_for_both_kernels():
+    """spmv-csr's row_ptr and col_idx are one array each in the student's and the
+    reference's launch (tiles of their own), so the message to the GPU holds them once."""
+    lab = get("spmv-csr")
+    case, host = cases.timing_inputs(lab, 3, cases.public_cases(lab)[1])
+    student, reference = interface((256, 1, 1)), interface((128, 1, 1), (4, 1, 1))
+    launches = timing_launches(lab, case, host, student, reference)
+    table = protocol.ArrayTable()
+    for launch in launches:
+        protocol.encode_launch(launch, ["spmv_csr"], table)
+    sizes = [a.size for a in table.arrays]
+    assert sizes.count(case.sizes["nnz"]) == 1 and sizes.count(case.sizes["num_rows"] + 1) == 1
+    assert sum(sizes) == case.sizes["nnz"] + case.sizes["num_rows"] + 1 + 2  # and y's poison
+    assert launches[0].grid != launches[1].grid
+
+
 def test_timing_constants_come_from_the_seed():
     lab = get("conv2d")
-    case = cases.timing_case(lab)
-    one, again = (cases.timing_constants(lab, case, seed=1) for _ in range(2))
-    other = cases.timing_constants(lab, case, seed=2)
+    one, again = (cases.timing_inputs(lab, seed=1)[1] for _ in range(2))
+    other = cases.timing_inputs(lab, seed=2)[1]
     assert np.array_equal(one["mask"], again["mask"])
     assert not np.array_equal(one["mask"], other["mask"])
 

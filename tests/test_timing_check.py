@@ -5,6 +5,7 @@ verdicts on wrong and impossible timings, the two-run race verdict, and the VMM 
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -118,7 +119,9 @@ def test_sample_elements_step_over_the_pitch():
 
 
 def test_check_round_trips_through_json():
-    check = timing_check.plan(get("conv3d-pitched"), cases.timing_case(get("conv3d-pitched")), 3)
+    check = timing_check.plan(
+        get("conv3d-pitched"), cases.timing_case(get("conv3d-pitched")), 3, {}
+    )
     assert timed.TimingCheck.from_json(check.to_json()) == check
     assert check.inputs == ("N",) and check.outputs == ("P",)
     [sample] = check.samples
@@ -130,10 +133,10 @@ def test_what_the_host_recomputes_per_launch_and_per_grading_is_bounded(name):
     """A sample reads at most LAUNCH_INPUTS inputs unless it is already the smallest, and
     the rounds times that at most GRADING_INPUTS unless they are already the fewest."""
     lab = get(name)
-    case = cases.timing_case(lab)
-    case = Case("timing", launch_sizes(lab, case.sizes, default_interface(lab)), "public")
-    check = timing_check.plan(lab, case, seed=7)
-    costs = [timing_check.inputs_read(lab, case, s, 7) for s in check.samples]
+    case, host = cases.timing_inputs(lab, 7)
+    case = replace(case, sizes=launch_sizes(lab, case.sizes, default_interface(lab)))
+    check = timing_check.plan(lab, case, 7, host)
+    costs = [timing_check.inputs_read(lab, case, s, 7, host) for s in check.samples]
     for sample, cost in zip(check.samples, costs, strict=True):
         assert cost <= timing_check.LAUNCH_INPUTS or (
             np.prod(sample.counts) < 2 * timing_check.SMALLEST_SAMPLE
@@ -149,9 +152,10 @@ def test_what_the_host_recomputes_per_launch_and_per_grading_is_bounded(name):
 # -- each lab's sampler against its whole reference --------------------------------------
 
 
-def _drawn_inputs(lab, case, check, launch):
-    """Every input as the GPU would draw it at `launch`, in its logical shape."""
-    out = dict(cases.timing_constants(lab, case, check.seed))
+def _drawn_inputs(lab, case, check, host, launch):
+    """Every input as the GPU would draw it at `launch` (or the host drew it), in its
+    logical shape."""
+    out = dict(host)
     params = {p.array_name: p for k in lab.kernels for p in k.params if p.is_pointer}
     for name in check.inputs:
         lay = layout(lab, params[name], case.sizes)
@@ -160,22 +164,21 @@ def _drawn_inputs(lab, case, check, launch):
     return out
 
 
-def _small_case(lab) -> Case:
+def _small_case(lab, seed: int) -> tuple[Case, dict]:
     """The largest public case, timed as if it were the timing size, with the lab's
-    default launch macros."""
+    default launch macros; and the inputs the host draws for it."""
     public = max(cases.public_cases(lab), key=lambda c: np.prod(lab.extent(c.sizes)))
-    sizes = launch_sizes(lab, public.sizes, default_interface(lab))
-    return Case("timing", sizes, "public", public.seed)
+    case, host = cases.timing_inputs(lab, seed, replace(public, name="timing"))
+    return replace(case, sizes=launch_sizes(lab, case.sizes, default_interface(lab))), host
 
 
 @pytest.mark.parametrize("name", sorted(all_labs()))
 def test_the_sample_matches_the_whole_reference(name):
     lab = get(name)
-    case = _small_case(lab)
-    check = timing_check.plan(lab, case, seed=11)
-    constants = cases.timing_constants(lab, case, check.seed)
+    case, constants = _small_case(lab, 11)
+    check = timing_check.plan(lab, case, 11, constants)
     for launch in (0, 3):
-        inputs = _drawn_inputs(lab, case, check, launch)
+        inputs = _drawn_inputs(lab, case, check, constants, launch)
         want = lab.reference({k: cases.widened(v) for k, v in inputs.items()}, case.sizes)
         whole = allowances(lab, case, inputs)
         for sample in check.samples:
@@ -220,9 +223,8 @@ def _verdict(verdict, lab, case, check, constants, *args, **kwargs):
 
 def _setup(name="matmul-tiled"):
     lab = get(name)
-    case = _small_case(lab)
-    check = timing_check.plan(lab, case, seed=5)
-    return lab, case, check, cases.timing_constants(lab, case, check.seed)
+    case, host = _small_case(lab, 5)
+    return lab, case, timing_check.plan(lab, case, 5, host), host
 
 
 def test_right_samples_pass():

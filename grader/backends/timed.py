@@ -6,7 +6,10 @@ element i is word i made into a float in +-[0.5, 1.0) by bit operations alone; a
 integer element is word i itself; a 1-byte element i is byte i % 4 of word i / 4 (little
 endian), so the host recomputes any element exactly. Each launch gets its own keys,
 derived with SHA-256 from a seed drawn for the grading, so no output can be remembered
-from an earlier launch or computed beforehand. After the launch, a sample of output
+from an earlier launch or computed beforehand. Inputs whose values matter (a sparse
+matrix's indices) are the exception: the host draws them with the lab's own generator,
+once per grading, and they are uploaded, then restored before every launch, so that a
+kernel that changes them changes nothing for the next. After the launch, a sample of output
 elements (a grid of random rows and columns, the first and last always among them) is
 read back; its coordinates come from the same seed and reach the GPU only once the
 launch is over.
@@ -50,8 +53,10 @@ class Sample:
 @dataclass(frozen=True)
 class TimingCheck:
     """How timing keeps the student honest. Before each student launch the `inputs`
-    are drawn afresh and the outputs are poisoned (`poison`); after it, each of
-    `samples` is read back. Without samples, timing still draws its inputs."""
+    are drawn afresh, the `restored` inputs (which the host drew and uploaded: a sparse
+    matrix's structure) get their uploaded values back, and the outputs are poisoned;
+    after it, each of `samples` is read back. Without samples, timing still draws its
+    inputs."""
 
     seed: int
     inputs: tuple[str, ...] = ()
@@ -59,6 +64,7 @@ class TimingCheck:
     samples: tuple[Sample, ...] = field(default_factory=tuple)
     zeroed: tuple[str, ...] = ()  # outputs that start at zero (accumulators), not poisoned
     rounds: int = defaults.TIMING_MAX_ROUNDS  # at most: what the host can check in time
+    restored: tuple[str, ...] = ()
 
     @property
     def launches(self) -> int:
@@ -72,6 +78,7 @@ class TimingCheck:
             "outputs": list(self.outputs),
             "zeroed": list(self.zeroed),
             "rounds": self.rounds,
+            "restored": list(self.restored),
             "samples": [
                 {
                     "buffer": s.buffer,
@@ -96,6 +103,7 @@ class TimingCheck:
             samples,
             tuple(data.get("zeroed", ())),
             int(data.get("rounds", defaults.TIMING_MAX_ROUNDS)),
+            tuple(data.get("restored", ())),
         )
 
 

@@ -14,7 +14,7 @@ def same_sampler(shape, mask_shape, ghost: str) -> Sampler:
     """P at a grid of elements of N (`shape`): each element's window of N the size of
     the mask (`mask_shape`), centred on it, ghost cells following `ghost`."""
 
-    def needs(sizes, axes):
+    def needs(sizes, axes, read):
         mask = mask_shape(sizes)
         start = tuple(-(m // 2) for m in mask)
         return {

@@ -34,7 +34,7 @@ def square(sizes):
     return (sizes["Width"], sizes["Width"])
 
 
-def _needs(sizes, axes):
+def _needs(sizes, axes, read):
     rows, cols = axes
     k = np.arange(sizes["Width"])
     return {"M": (rows[:, None], k[None, :]), "N": (k[:, None], cols[None, :])}

@@ -78,7 +78,7 @@ def _dynamic_shared(sizes, launch):
     return 4 * rows * cols
 
 
-def _needs(sizes, axes):
+def _needs(sizes, axes, read):
     taps = (sizes["kernel_rows"], sizes["kernel_cols"])
     extents = (sizes["input_rows"], sizes["input_cols"])
     return {

@@ -82,7 +82,7 @@ def _random_sizes(rng: np.random.Generator) -> dict[str, int]:
 
 # Every bin depends on every byte: the sample recomputes the whole histogram.
 SAMPLER = Sampler(
-    lambda sizes, axes: {"input": None},
+    lambda sizes, axes, read: {"input": None},
     lambda sizes, v, axes: {"bins": _reference(v, sizes)["bins"][axes[0]]},
 )
 

@@ -49,7 +49,7 @@ def _sums(values: np.ndarray, tile: int) -> np.ndarray:
     return padded.reshape(-1, tile).sum(axis=1)
 
 
-def _needs(sizes, axes):
+def _needs(sizes, axes, read):
     tile = sizes["TILE_X"]
     return {"input": (axes[0][:, None] * tile + np.arange(tile)[None, :],)}
 

@@ -72,7 +72,7 @@ def _derive(sizes) -> dict[str, int]:
 
 # output[i] needs every input up to i, and the last element is always sampled
 SAMPLER = Sampler(
-    lambda sizes, axes: {"input": None},
+    lambda sizes, axes, read: {"input": None},
     lambda sizes, v, axes: {"output": np.cumsum(v["input"])[axes[0]]},
 )
 

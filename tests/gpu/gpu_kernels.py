@@ -219,6 +219,25 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
 """
 
 
+# spmv-csr, right, but each thread zeroes the column of every entry it has read (only it
+# reads them): right in one launch, and wrong in the next unless the grader restores the
+# structure it uploaded.
+CONSUMES_COL_IDX = """\
+__global__ void spmv_csr(const int* row_ptr, const int* col_idx, const float* values,
+                         const float* x, float* y, int num_rows) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < num_rows) {
+        float sum = 0.0f;
+        for (int j = row_ptr[row]; j < row_ptr[row + 1]; ++j) {
+            sum += values[j] * x[col_idx[j]];
+            ((int*)col_idx)[j] = 0;
+        }
+        y[row] = sum;
+    }
+}
+"""
+
+
 def submission(text: str, name: str = "kernel_under_test.cu") -> Submission:
     return Submission(Path(name), text)
 

@@ -5,18 +5,21 @@ the device, every timed output sampled, impossible speeds flagged)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import gpu_kernels as k  # tests/gpu is on sys.path (pytest's rootdir-less import)
 import numpy as np
 import pytest
 
-from grader import paths
+from grader import cases, labs, paths, timing_check
 from grader.backends import timed
 from grader.backends.base import POISON_BITS, Buffer, Drawn, Launch, Repeated, Scalar
 from grader.backends.base import bits_as_float as as_float
 from grader.grading import Options, check
+from grader.launch import at_launch, timing_launches
 from grader.result import Kind, Status
+from grader.source import read_submission
 from grader.validate import wrong_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,6 +119,26 @@ def test_timing_draws_fresh_inputs_on_the_device_and_reads_the_sample_back(backe
         assert np.array_equal(timing.samples["P"][n].view(np.uint32), drawn.view(np.uint32))
     first, second = timing.samples["P"][:2]
     assert not np.array_equal(first, second)  # every launch has its own inputs
+
+
+def test_a_structure_the_host_drew_is_restored_before_every_timed_launch(backend):
+    """spmv-csr's row_ptr and col_idx come from the host, once; a kernel that zeroes
+    col_idx as it goes is right in every timed launch only if each starts from them."""
+    lab = labs.get("spmv-csr")
+    public = next(c for c in cases.public_cases(lab) if c.name == "power-law-1000x800")
+    case, host = cases.timing_inputs(lab, 77, replace(public, name="timing"))
+    student = backend.build(k.submission(k.CONSUMES_COL_IDX), {}, lab.launch_defaults)
+    path = paths.reference_dir(lab.name) / "reference.cu"
+    reference = backend.build(read_submission(path)[0], {}, lab.launch_defaults)
+    launches = timing_launches(lab, case, host, student.interface, reference.interface)
+    sized = at_launch(lab, case, student.interface)
+    plan = timing_check.plan(lab, sized, 77, host)
+    assert plan.restored == ("row_ptr", "col_idx") and plan.inputs == ("values", "x")
+    with timing_check.Expected(lab, sized, plan, host) as expected:
+        timing = backend.time(student, reference, launches, 1.0, plan)
+        print(timing.note, timing.checked)
+        assert timing.checked >= 3
+        assert timing_check.first_wrong(expected, timing) is None
 
 
 def test_the_measured_ceilings_are_physical(backend):

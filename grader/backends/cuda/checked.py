@@ -1,5 +1,7 @@
 """Checked timing on the GPU (see grader.backends.timed): before each timed launch, draw
-the inputs afresh and poison the outputs; after each of the student's, read a sample of
+the inputs afresh (or restore those the host drew and uploaded: a kernel that changes a
+sparse matrix's structure changes it for itself alone) and poison the outputs; after
+each of the student's, read a sample of
 its outputs back. The reference's launches get the same preparation (with inputs of
 their own), so that both kernels start from the same state of the GPU. And the ceilings
 the grader holds student times against: the fp32 peak and the copy bandwidth, measured
@@ -65,6 +67,14 @@ class Checker:
         with failures("alloc"):
             self.index = gpu.cuda.mem_alloc(max(4 * largest, 4))
             self.picked = gpu.cuda.mem_alloc(max(4 * largest, 4))
+            # a copy of each buffer the host uploaded, as uploaded
+            self.kept = [
+                (placed[n], gpu.cuda.mem_alloc(max(placed[n].nbytes, 1))) for n in check.restored
+            ]
+        with failures("copy"):
+            for buffer, copy in self.kept:
+                if buffer.nbytes:
+                    gpu.cuda.memcpy_dtod(copy, buffer.address, buffer.nbytes)
 
     def before(self, student: bool) -> None:
         """Fresh inputs and poisoned outputs for the next launch, outside its timing."""
@@ -83,6 +93,10 @@ class Checker:
                     grid=(self.blocks, 1, 1),
                     block=(THREADS, 1, 1),
                 )
+        for placed, copy in self.kept:
+            if placed.nbytes:
+                with failures("copy"):
+                    self.gpu.cuda.memcpy_dtod(placed.address, copy, placed.nbytes)
         for placed, zero in self.outputs:
             self.gpu.prepare(placed, zero)
         self.seconds += time.perf_counter() - started
@@ -134,6 +148,8 @@ class Checker:
     def free(self) -> None:
         self.index.free()
         self.picked.free()
+        for _, copy in self.kept:
+            copy.free()
 
 
 def _draw_kind(dtype: np.dtype) -> str:
