@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import defaults, machine
+from grader import defaults, machine, waiting
 from grader import scratch as scratch_folders
 from grader.backends.base import CANARY_BITS, Buffer, Launch, Scalar
 from grader.backends.cpu import elf, sandbox, toolchain
@@ -193,7 +193,7 @@ def _run(cmd: list[str], cwd: Path, stderr, deadline: float) -> tuple[int | None
         os.close(write_end)
     reader.start()
     try:
-        returncode: int | None = proc.wait(timeout=deadline)
+        returncode: int | None = waiting.wait(proc, deadline)
     except subprocess.TimeoutExpired:
         returncode = None
     finally:

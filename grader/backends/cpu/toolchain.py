@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from grader import build_cache, defaults, machine
+from grader import build_cache, defaults, machine, waiting
 from grader.errors import SetupError
 
 RUNTIME = Path(__file__).parent / "runtime"
@@ -283,20 +283,24 @@ def run_compiler(
     seconds (COMPILE_TIMEOUT unless given), reading besides the toolchain only `reads`."""
     timeout = timeout or defaults.COMPILE_TIMEOUT
     status_r, status_w = os.pipe()
-    with tempfile.TemporaryFile() as out:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as stdin:
+        stdin.write((stdin_text or "").encode())
+        stdin.seek(0)
         try:
-            subprocess.run(
+            with subprocess.Popen(
                 sandboxed(cmd, str(folder), status_w, timeout, reads),
                 cwd=folder,
-                input=stdin_text.encode() if stdin_text is not None else None,
-                stdin=None if stdin_text is not None else subprocess.DEVNULL,
+                stdin=stdin if stdin_text is not None else subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=compiler_env(),
                 pass_fds=(status_w,),
-                # the runner's own deadline comes first; killing it kills the compiler
-                timeout=timeout + 30,
-            )
+            ) as proc:
+                try:  # the runner's own deadline comes first; killing it kills the compiler
+                    waiting.wait(proc, timeout + 30)
+                except BaseException:
+                    proc.kill()
+                    raise
         except subprocess.TimeoutExpired:
             pass
         finally:
