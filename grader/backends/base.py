@@ -294,3 +294,52 @@ class Backend(ABC):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class Wrapper(Backend):
+    """A backend that hands every call to `inner`; a subclass changes the calls it wraps
+    (a batch's gate around GPU work, its clock around each stage)."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.notes = inner.notes
+
+    def device(self) -> str:
+        return self.inner.device()
+
+    def concurrent_builds(self) -> int:
+        return self.inner.concurrent_builds()
+
+    def build(
+        self,
+        submission: Submission,
+        macros: dict[str, int],
+        launch_defaults: LaunchDefaults,
+        census: bool = False,
+    ) -> Build:
+        return self.inner.build(submission, macros, launch_defaults, census)
+
+    def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+        return self.inner.run(build, launch, timeout)
+
+    def measures_speed(self) -> bool:
+        return self.inner.measures_speed()
+
+    def time(
+        self,
+        student: Build,
+        reference: Build,
+        launches: tuple[Launch, Launch],
+        budget: float,
+        check: TimingCheck | None = None,
+    ) -> Timing:
+        return self.inner.time(student, reference, launches, budget, check)
+
+    def sanitize(
+        self, build: Build, launches: list[Launch], timeout: float
+    ) -> list[list[Diagnostic]]:
+        return self.inner.sanitize(build, launches, timeout)
+
+    def close(self) -> None:
+        self.inner.close()

@@ -63,3 +63,5 @@ def test_bad_kernels_cost_only_themselves(tmp_path, jobs):
         assert 0.8 < float(rows[name]["speedup"]) < 1.25, rows[name]
     assert rows["b-illegal"]["status"] == "failed" and "crash" in rows["b-illegal"]["diagnostics"]
     assert rows["d-hang"]["status"] == "failed" and "timeout" in rows["d-hang"]["diagnostics"]
+    # where the time went: every stage of a GPU batch, timing included (grader.batch.stages)
+    assert all(seconds > 0 for seconds in report.stages.values()), report.stages
