@@ -1,6 +1,7 @@
 """Work done ahead of need: the values of known keys made in background threads, in the
 order given, while the caller uses those made first. A grading knows from its cases every
-build it will need, and compiles the later ones while the earlier ones' cases run.
+build it will need, and compiles the later ones while the earlier ones' cases run; a
+build starts its C++ compile while nvcc runs (`in_background`).
 
 The threads are daemons, and `close` cancels what has not started: a caller stopped by
 its deadline or Ctrl-C does not wait for them (a compiler has a deadline of its own)."""
@@ -11,10 +12,30 @@ import threading
 from collections import deque
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
+from functools import partial
 from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+
+
+def in_background(make: Callable[[], V]) -> Future[V]:
+    """`make()`, made in a daemon thread of its own."""
+    future: Future[V] = Future()
+
+    def work() -> None:
+        if future.set_running_or_notify_cancel():
+            _settle(future, make)
+
+    threading.Thread(target=work, daemon=True).start()
+    return future
+
+
+def _settle(future: Future[V], make: Callable[[], V]) -> None:
+    try:
+        future.set_result(make())
+    except BaseException as error:  # noqa: BLE001 - whoever asks for the result raises it
+        future.set_exception(error)
 
 
 class Ahead(Generic[K, V]):
@@ -57,9 +78,5 @@ class Ahead(Generic[K, V]):
             except IndexError:
                 return
             future = self._futures[key]
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(self._make(key))
-            except BaseException as error:  # noqa: BLE001 - the caller of get() raises it
-                future.set_exception(error)
+            if future.set_running_or_notify_cancel():
+                _settle(future, partial(self._make, key))

@@ -1,12 +1,19 @@
 """A grading on several cores compiles its later builds while its first cases run
-(grading.Grading with grader.ahead); what it reports is what a grading on one core,
-building each in turn, reports: the same builds, findings in the same order."""
+(grading.Grading with grader.ahead), and each build's C++ compile while nvcc runs; what
+it reports is what a grading on one core, building each in turn, reports: the same
+builds, findings in the same order."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
-from grader import grading, paths
+import pytest
+from cpu_kit import out
+
+from grader import grading, nvcc, paths
+from grader.backends.base import Submission
+from grader.backends.cpu import build as building
 from grader.report.json import to_dict
 from grader.result import Kind
 
@@ -35,3 +42,18 @@ def test_builds_made_ahead_give_the_report_builds_made_in_turn_give(tmp_path):
     assert statuses == {3: {"passed"}, 5: {"passed"}, 7: {"error"}}
     assert [d["kind"] for d in ahead["diagnostics"]] == [Kind.COMPILE_ERROR.value]
     assert "no mask of width 7" in ahead["compile"]["log"]
+
+
+@pytest.mark.skipif(nvcc.find() is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("overlap", [False, True], ids=["in-turn", "overlapping-nvcc"])
+def test_a_kernel_only_nvcc_sees_is_registered_however_the_compile_started(kit, overlap):
+    """The text shows no kernel (a macro makes it); nvcc finds it, so a compile started
+    before nvcc ended, on the text's declarations, is made again with it."""
+    source = (
+        f"// {time.time_ns()}\n#define KERNEL(name) __global__ void name(float* p) "
+        "{ p[threadIdx.x] = 2; }\nKERNEL(from_a_macro)\n"
+    )
+    built = building.build(Submission(Path("k.cu"), source), {}, (16, 16, 1), overlap=overlap)
+    assert built.ok, built.compile.log
+    ran = kit.run(built, "from_a_macro", 1, 4, [out("p", 4)])
+    assert ran.completed and ran.buffers["p"].data.tolist() == [2.0] * 4

@@ -85,9 +85,10 @@ class CpuBackend(Backend):
         launch_defaults: LaunchDefaults,
         census: bool = False,
     ) -> Build:
-        """Atomics are always counted; shared-memory loads only with `census`."""
+        """Atomics are always counted; shared-memory loads only with `census`. With more
+        than one core, the C++ compile overlaps nvcc's."""
         self.note(toolchain.compile_isolation(self.allow_unsandboxed))
-        return building.build(submission, macros, launch_defaults, census)
+        return building.build(submission, macros, launch_defaults, census, self.jobs > 1)
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         """Each kernel of the launch in a worker of its own, in order, each on the
