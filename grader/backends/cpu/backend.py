@@ -48,6 +48,7 @@ class CpuBackend(Backend):
 
     def close(self) -> None:
         self._shelf.close()
+        scratch.settle()  # the cases' folders, removed meanwhile
 
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float

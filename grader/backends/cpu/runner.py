@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -161,7 +160,7 @@ def execute(
             _read_state(scratch, artifact, report)
         return report
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        scratch_folders.discard(folder)
 
 
 def _run(cmd: list[str], cwd: Path, stderr, deadline: float) -> tuple[int | None, bytes]:
