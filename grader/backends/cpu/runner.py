@@ -17,6 +17,7 @@ declared size."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import subprocess
@@ -160,7 +161,9 @@ def execute(
             _read_state(scratch, artifact, report)
         return report
     finally:
-        scratch_folders.discard(folder)
+        with contextlib.suppress(OSError):  # at once: a case's link is the module's last
+            (scratch / MODULE).unlink()
+        scratch_folders.discard(folder)  # the rest while the next case runs
 
 
 def _run(cmd: list[str], cwd: Path, stderr, deadline: float) -> tuple[int | None, bytes]:
