@@ -57,3 +57,19 @@ def test_a_kernel_only_nvcc_sees_is_registered_however_the_compile_started(kit, 
     assert built.ok, built.compile.log
     ran = kit.run(built, "from_a_macro", 1, 4, [out("p", 4)])
     assert ran.completed and ran.buffers["p"].data.tolist() == [2.0] * 4
+
+
+@pytest.mark.skipif(nvcc.find() is None, reason="nvcc is not installed")
+def test_a_compile_started_early_has_ended_when_nvcc_refuses_the_file(tmp_path, monkeypatch):
+    """Its compiler writes into the build cache: none is left running (or half-written)
+    once the build has said that nvcc refuses the file."""
+    monkeypatch.setenv("GRADER_CACHE", str(tmp_path))
+    source = (
+        f"// {time.time_ns()}\n#ifdef __NVCC__\n#error only nvcc stops here\n#endif\n"
+        "__global__ void k(float* p) { p[threadIdx.x] = 1; }\n"
+    )
+    built = building.build(Submission(Path("k.cu"), source), {}, (16, 16, 1), overlap=True)
+    assert not built.ok and "only nvcc stops here" in built.compile.log
+    stored = [p.name for p in (tmp_path / "cpu").iterdir()]
+    assert len([n for n in stored if n.startswith("mod-")]) == 1  # the early compile's
+    assert [n for n in stored if n.startswith("grader-cc-")] == []  # none still staging

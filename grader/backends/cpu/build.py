@@ -89,19 +89,21 @@ def build(
     if overlap and nvcc.find() and not problems:
         guess = scan.registration_entries(*_declarations(source, None), len(shared))
         early = in_background(lambda: _compile(prepared, guess, macros, submission.name, census))
-    inspection = None
-    if nvcc.find():
-        inspection = nvcc.inspect(submission, macros, launch_defaults)
-        if not inspection.compile.ok:
+    try:
+        inspection = nvcc.inspect(submission, macros, launch_defaults) if nvcc.find() else None
+        if inspection is not None and not inspection.compile.ok:
             return Build(submission, macros, inspection.compile, None, inspection.diagnostics)
-    if problems:
-        diags = [Diagnostic(Kind.COMPILE_ERROR, p.sentence, line=p.line) for p in problems]
-        return _failed(submission, macros, diags)
-    entries = scan.registration_entries(*_declarations(source, inspection), len(shared))
-    if early is not None and entries == guess:
-        compiled = early.result()
-    else:
-        compiled = _compile(prepared, entries, macros, submission.name, census)
+        if problems:
+            diags = [Diagnostic(Kind.COMPILE_ERROR, p.sentence, line=p.line) for p in problems]
+            return _failed(submission, macros, diags)
+        entries = scan.registration_entries(*_declarations(source, inspection), len(shared))
+        if early is not None and entries == guess:
+            compiled = early.result()
+        else:
+            compiled = _compile(prepared, entries, macros, submission.name, census)
+    finally:
+        if early is not None:  # never left running: its compiler writes into the build cache
+            early.exception()
     if not compiled.ok:
         if inspection is not None:
             for d in compiled.diagnostics:
