@@ -1,5 +1,6 @@
 """Batch throughput: submissions graded per minute, end to end (discovery, compiles, every
-case, timing on a GPU, reports, gradebook).
+case, timing on a GPU, reports, gradebook), and where the time went, stage by stage
+(grader.batch.stages), with the stages that hold the GPU on the cuda backend.
 
 The course is the lab's reference and baseline kernels, each copy made distinct by a
 comment so that no compile is served from the cache, as with real students' files.
@@ -21,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from grader import defaults, machine, paths  # noqa: E402
-from grader.batch import run_batch  # noqa: E402
+from grader.batch import run_batch, stages  # noqa: E402
 from grader.batch.gpus import parse_gpus  # noqa: E402
 
 
@@ -72,7 +73,29 @@ def main() -> int:
         f"timing {'off' if args.no_timing else 'on'}, {timed} timed, "
         f"hidden cases {'on' if args.secret else 'off'}, statuses {', '.join(statuses)})"
     )
+    print_stages(report, args.jobs, args.backend)
     return 0 if report.counts.errors == 0 else 1
+
+
+def print_stages(report, jobs: int, backend: str) -> None:
+    """The stages' seconds, summed over the workers (so more than the wall time when they
+    run side by side), per submission, and their share."""
+    total = sum(report.stages.values()) or 1.0
+    count = max(1, report.graded)
+    print(
+        f"where the time went, summed over up to {jobs} workers at once "
+        f"({report.seconds:.1f} s wall):"
+    )
+    print(f"  {'stage':<16} {'seconds':>8} {'per submission':>15} {'share':>6}  GPU (cuda)")
+    for name in stages.STAGES:
+        seconds = report.stages.get(name, 0.0)
+        gpu = f"held {stages.GPU[name]}" if name in stages.GPU else "-"
+        print(
+            f"  {name:<16} {seconds:8.1f} {seconds / count:15.2f} "
+            f"{100 * seconds / total:5.0f}%  {gpu}"
+        )
+    if backend == "cpu":
+        print("  (the cpu backend has no GPU: its cases hold none)")
 
 
 if __name__ == "__main__":

@@ -9,8 +9,10 @@ Prints one table:
     the backend on every core);
   - every lab's reference kernel graded on all public and hidden cases
     (grader.grading.check, secret fixed, nvcc first where it is installed), with a cold
-    build cache and a warm one.
-Targets: switch <= 30 ns; barrier-free <= 3x plain C++; all labs <= 60 s in total."""
+    build cache and a warm one; what is built once per machine (the runner, the shim's
+    precompiled header) is built first, and timed apart.
+Targets: switch <= 30 ns; barrier-free <= 3x plain C++; all labs <= 20 s cold and
+<= 11 s warm on 2 cores (`taskset -c 0,1`, issue 21)."""
 
 from __future__ import annotations
 
@@ -243,7 +245,10 @@ def lab_costs(labs: list[str]) -> tuple[list[tuple[str, str, str]], float, float
     from grader import grading
     from grader.backends.cpu import toolchain
 
-    toolchain.runner()  # built once per machine, outside the timings
+    start = time.monotonic()
+    toolchain.runner()  # built once per machine, outside the labs' timings
+    toolchain.precompiled_shim()
+    once = time.monotonic() - start
     rows, totals = [], {}
     for phase in ("cold", "warm"):
         totals[phase] = 0.0
@@ -260,7 +265,8 @@ def lab_costs(labs: list[str]) -> tuple[list[tuple[str, str, str]], float, float
             else:
                 row = next(r for r in rows if r[0] == lab)
                 row[2] = (row[2], seconds)
-    table = [
+    table = [("built once per machine: runner, precompiled shim", f"{once:.1f} s", "")]
+    table += [
         (f"lab {lab}: {cases}", f"{cold:.1f} s cold, {warm:.1f} s warm", "")
         for lab, cases, (cold, warm) in rows
     ]
@@ -282,12 +288,13 @@ def main() -> None:
             from grader.backends.cpu import toolchain
 
             toolchain.runner.cache_clear()
+            toolchain.precompiled_shim.cache_clear()
             from grader.labs import all_labs
 
             table, cold, warm = lab_costs(args.labs or list(all_labs()))
             rows += table
             total = f"{cold:.1f} s cold, {warm:.1f} s warm"
-            rows.append(("all labs, public and hidden cases", total, "<= 60 s"))
+            rows.append(("all labs, public and hidden cases", total, "<= 20 s, <= 11 s"))
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  {'result':<34}  target")
     for what, result, target in rows:

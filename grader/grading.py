@@ -31,6 +31,7 @@ from grader import (
     scoring,
     timing_check,
 )
+from grader.ahead import Ahead
 from grader.backends import get_backend
 from grader.backends.base import (
     Backend,
@@ -69,6 +70,8 @@ SANITIZER_FOUND = (
 )
 
 
+# A build is made for each set of macro values, and apart for the census case.
+BuildKey = tuple[tuple[tuple[str, int], ...], bool]
 SLACK = 60.0  # seconds of a submission's deadline beyond what its compiles and cases need
 
 
@@ -242,7 +245,8 @@ class Grading:
     backend: Backend
     options: Options
     result: Result
-    builds: dict[tuple, Build] = field(default_factory=dict)
+    builds: dict[BuildKey, Build] = field(default_factory=dict)
+    ahead: Ahead[BuildKey, Build] = field(init=False)  # run(): later builds made meanwhile
     census: str | None = None  # the case whose run counts what the kernel executed
     stopping: set[str] = field(default_factory=set)  # findings of rules that block cases
     counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
@@ -250,8 +254,10 @@ class Grading:
     def run(self) -> None:
         all_cases = casegen.cases_for(self.lab, self.options.secret)
         self.census = rules.census_case(self.lab, all_cases)
-        for case in all_cases:
-            self.result.cases.append(self.grade_case(case))
+        keys = [self.build_key(case) for case in all_cases]
+        with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
+            for case in all_cases:
+                self.result.cases.append(self.grade_case(case))
         if not self.options.secret:
             self.result.hidden_not_run = casegen.hidden_count(self.lab)
         self.cross_case_hints()
@@ -263,15 +269,22 @@ class Grading:
 
     # -- builds ---------------------------------------------------------------------------
 
-    def build_for(self, case: Case) -> Build:
+    def build_key(self, case: Case) -> BuildKey:
         macros = self.lab.macro_values(case.sizes)
-        census = case.name == self.census
-        key = (*sorted(macros.items()), census)
+        return tuple(sorted(macros.items())), case.name == self.census
+
+    def make_build(self, key: BuildKey) -> Build:
+        macros, census = key
+        return self.backend.build(
+            self.submission, dict(macros), self.lab.launch_defaults, census=census
+        )
+
+    def build_for(self, case: Case) -> Build:
+        """The case's build; its compile info and diagnostics go on the result in the
+        order the cases come, wherever it was made."""
+        key = self.build_key(case)
         if key not in self.builds:
-            build = self.backend.build(
-                self.submission, macros, self.lab.launch_defaults, census=census
-            )
-            self.builds[key] = build
+            self.builds[key] = build = self.ahead.get(key)
             self.absorb(build, case)
         return self.builds[key]
 

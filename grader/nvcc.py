@@ -15,6 +15,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -143,12 +144,13 @@ def inspect(
     """Compile with nvcc and read everything the grader needs from the result."""
     source = with_footer(submission, launch_defaults)
     key = _cache_key(source, macros, arch, submission.name)
-    raw = _cache_load(key)
-    if raw is None:
-        with tempfile.TemporaryDirectory(prefix=scratch.prefix("nvcc")) as tmp:
-            raw = _compile(Path(tmp), submission.name, source, macros, arch)
-        if not raw["stopped"]:  # a timeout may not repeat on a quieter machine
-            _cache_store(key, raw)
+    with _compiling(key):  # a census build and its plain twin, made at once, share one
+        raw = _cache_load(key)
+        if raw is None:
+            with tempfile.TemporaryDirectory(prefix=scratch.prefix("nvcc")) as tmp:
+                raw = _compile(Path(tmp), submission.name, source, macros, arch)
+            if not raw["stopped"]:  # a timeout may not repeat on a quieter machine
+                _cache_store(key, raw)
     result = _read(raw, submission.name, arch)
     found = footer_errors(result.diagnostics, submission.text, submission.name)
     result.diagnostics = grader_macros(found, submission.text, macros, submission.name)
@@ -565,6 +567,19 @@ def parse_ptxas(log: str) -> dict[str, KernelResources]:
 # Part of every cache key: raise it when what a compile produces changes (2: sandboxed,
 # 4: the dependency list).
 CACHE_VERSION = 4
+
+
+_locks: dict[str, threading.Lock] = {}
+_locks_lock = threading.Lock()
+
+
+@contextmanager
+def _compiling(key: str) -> Iterator[None]:
+    """Held by the one thread of this process that compiles `key`; others wait for it."""
+    with _locks_lock:
+        lock = _locks.setdefault(key, threading.Lock())
+    with lock:
+        yield
 
 
 def _cache_key(source: str, macros, arch: str, shown: str) -> str:

@@ -7,16 +7,21 @@ PID is told apart, and HOST stands for this boot and PID namespace, the only one
 processes /proc shows. A grader killed by SIGKILL cannot remove its folders; the next one
 sweeps them. It removes only folders of this naming and HOST, owned by this user, that
 are folders and not links, whose process is gone: no process has the PID, or the one that
-has it started at another time. Nothing is followed through a link while removing."""
+has it started at another time. Nothing is followed through a link while removing.
+
+A folder done with is removed in a thread of its own (`discard`): deleting the files a
+worker just wrote takes as long as a small case's run, which need not wait for it."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import re
 import shutil
 import stat
 import tempfile
+import threading
 from functools import cache
 from pathlib import Path
 
@@ -31,6 +36,33 @@ def prefix(kind: str) -> str:
     if started is None:
         return f"grader-{kind}-"
     return f"grader-{kind}-{pid}-{started}-{host}-"
+
+
+_discarded: queue.Queue[Path] = queue.Queue()
+_remover_started = threading.Lock()
+_remover: threading.Thread | None = None
+
+
+def discard(folder: Path) -> None:
+    """Remove `folder` soon, in the background; `settle` waits until it is gone."""
+    global _remover
+    with _remover_started:
+        if _remover is None:
+            _remover = threading.Thread(target=_remove, name="grader-discard", daemon=True)
+            _remover.start()
+    _discarded.put(folder)
+
+
+def settle() -> None:
+    """Wait until every folder discarded so far is gone."""
+    _discarded.join()
+
+
+def _remove() -> None:
+    while True:
+        folder = _discarded.get()
+        shutil.rmtree(folder, ignore_errors=True)
+        _discarded.task_done()
 
 
 def sweep() -> None:

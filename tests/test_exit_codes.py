@@ -96,6 +96,15 @@ def test_a_slurm_script_may_name_gpus_on_a_machine_without_any(capsys, tmp_path)
     assert "Nothing was graded" in out
 
 
+def test_a_cpu_slurm_script_naming_gpus_is_refused(capsys, tmp_path):
+    """Its tasks would refuse --gpus on the cpu backend, so the script is not written."""
+    (tmp_path / "subs").mkdir()
+    argv = ["batch", LAB, str(tmp_path / "subs"), "--out", str(tmp_path / "o"), "--slurm"]
+    code, _, err = run(capsys, *argv, "--backend", "cpu", "--gpus", "0")
+    assert code == ExitCode.USAGE and "--gpus 0 is for the cuda backend" in err
+    assert not (tmp_path / "o" / "grader-batch.sbatch").exists()
+
+
 def _wait_for(stream_path: Path, text: str, process: subprocess.Popen, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while text not in stream_path.read_text():

@@ -1,5 +1,5 @@
 """Scratch folders a killed grader left: swept when their process is gone, and nothing
-else ever touched."""
+else ever touched; and a folder a grader is done with, removed in the background."""
 
 from __future__ import annotations
 
@@ -82,3 +82,13 @@ def test_another_users_folder_is_never_touched(tmp, monkeypatch):
         monkeypatch.setattr(os, "geteuid", lambda: os.getuid() + 1)  # as another user
     scratch.sweep()
     assert (others / "job" / "module.so").exists()
+
+
+def test_a_discarded_folder_is_gone_once_settled(tmp_path):
+    for i in range(3):
+        folder = tmp_path / f"grader-cpu-{i}"
+        (folder / "job").mkdir(parents=True)
+        (folder / "job" / "out.0.0.bin").write_bytes(b"\0" * 4096)
+        scratch.discard(folder)
+    scratch.settle()
+    assert list(tmp_path.iterdir()) == []

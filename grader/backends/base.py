@@ -4,6 +4,7 @@ which lab it runs."""
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,6 +215,9 @@ class BackendUnavailable(Exception):
     """This backend cannot run here; the message says why, as a sentence."""
 
 
+_NOTING = threading.Lock()
+
+
 class Backend(ABC):
     name: str
     notes: list[str]  # sentences every report from this backend must carry
@@ -222,9 +226,15 @@ class Backend(ABC):
         self.notes = []
 
     def note(self, sentence: str) -> None:
-        """Add a sentence every report must carry, once."""
-        if sentence and sentence not in self.notes:
-            self.notes.append(sentence)
+        """Add a sentence every report must carry, once (builds made at once may each)."""
+        with _NOTING:
+            if sentence and sentence not in self.notes:
+                self.notes.append(sentence)
+
+    def concurrent_builds(self) -> int:
+        """How many calls of `build` may run at once, each in a thread of its own: 1
+        unless the backend's build is safe to call so."""
+        return 1
 
     @abstractmethod
     def device(self) -> str:
@@ -284,3 +294,52 @@ class Backend(ABC):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class Wrapper(Backend):
+    """A backend that hands every call to `inner`; a subclass changes the calls it wraps
+    (a batch's gate around GPU work, its clock around each stage)."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.notes = inner.notes
+
+    def device(self) -> str:
+        return self.inner.device()
+
+    def concurrent_builds(self) -> int:
+        return self.inner.concurrent_builds()
+
+    def build(
+        self,
+        submission: Submission,
+        macros: dict[str, int],
+        launch_defaults: LaunchDefaults,
+        census: bool = False,
+    ) -> Build:
+        return self.inner.build(submission, macros, launch_defaults, census)
+
+    def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+        return self.inner.run(build, launch, timeout)
+
+    def measures_speed(self) -> bool:
+        return self.inner.measures_speed()
+
+    def time(
+        self,
+        student: Build,
+        reference: Build,
+        launches: tuple[Launch, Launch],
+        budget: float,
+        check: TimingCheck | None = None,
+    ) -> Timing:
+        return self.inner.time(student, reference, launches, budget, check)
+
+    def sanitize(
+        self, build: Build, launches: list[Launch], timeout: float
+    ) -> list[list[Diagnostic]]:
+        return self.inner.sanitize(build, launches, timeout)
+
+    def close(self) -> None:
+        self.inner.close()

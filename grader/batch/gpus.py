@@ -16,10 +16,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from grader.backends.base import Backend, Build, Launch, RunOutcome, Timing
+from grader.backends.base import Backend, Build, Launch, RunOutcome, Timing, Wrapper
 from grader.backends.timed import TimingCheck
 from grader.errors import SetupError, UsageError
-from grader.interface import LaunchDefaults
 from grader.result import Diagnostic
 
 DEVICES_ENV = "CUDA_VISIBLE_DEVICES"
@@ -114,33 +113,16 @@ class Gate:
         os.close(self._lock)
 
 
-class GatedBackend(Backend):
+class GatedBackend(Wrapper):
     """A backend whose GPU work passes through a Gate; everything else is delegated."""
 
     def __init__(self, inner: Backend, gate: Gate) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.gate = gate
-        self.name = inner.name
-        self.notes = inner.notes
-
-    def device(self) -> str:
-        return self.inner.device()
-
-    def build(
-        self,
-        submission,
-        macros: dict[str, int],
-        launch_defaults: LaunchDefaults,
-        census: bool = False,
-    ) -> Build:
-        return self.inner.build(submission, macros, launch_defaults, census)
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         with self.gate.shared():
             return self.inner.run(build, launch, timeout)
-
-    def measures_speed(self) -> bool:
-        return self.inner.measures_speed()
 
     def time(
         self,

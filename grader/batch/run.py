@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from grader import defaults, labs, machine
-from grader.batch import isolation, outputs, summary
+from grader.batch import isolation, outputs, stages, summary
 from grader.batch.discover import Entry, discover
 from grader.batch.gpus import physical_device
 from grader.batch.gradebook import Row
@@ -54,6 +55,7 @@ class BatchReport:
     layout: str
     ignored: list[str]
     seconds: float
+    stages: dict[str, float] = field(default_factory=dict)  # grader.batch.stages, summed
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,7 @@ def run_batch(
     deadline = submission_timeout or default_submission_timeout(spec, timeout, timing, secret)
     slots = max(1, jobs, len(gpus))
     plans = {p.entry.id: p for p in todo}
+    spent: Counter[str] = Counter()
 
     def done(outcome: Outcome) -> None:
         plan = plans[outcome.job.id]
@@ -168,7 +171,9 @@ def run_batch(
             result = failure_result(
                 spec, plan.entry, reason, outcome.kind, pool.backend, secret, timing
             )
+        storing = time.monotonic()
         store(out, plan.entry, plan.key, result, reason)
+        spent.update({**outcome.stages, stages.REPORTS: time.monotonic() - storing})
         if progress:
             score = f"{result.score:g}/{result.max_score:g}"
             progress.graded(
@@ -193,6 +198,7 @@ def run_batch(
             pool.run([Job(p.entry.id, p.entry.source) for p in todo], done)
         finally:
             pool.close()
+    spent[stages.WORKER_START] = pool.start_seconds
     if progress:
         progress.finish()
     info = pool.backend if pool.backend.name else BackendInfo(backend)
@@ -223,4 +229,5 @@ def run_batch(
         layout=found.layout,
         ignored=found.ignored,
         seconds=time.monotonic() - started,
+        stages={name: spent[name] for name in stages.STAGES},
     )

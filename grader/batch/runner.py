@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import labs, scratch, spawn
-from grader.batch import isolation
+from grader.batch import isolation, stages
 from grader.batch.gpus import DEVICES_ENV, gate_name, physical_device
 from grader.errors import SetupError
 from grader.result import Kind
@@ -51,6 +51,7 @@ class Outcome:
     failure: str = ""
     kind: Kind = Kind.CRASH
     seconds: float = 0.0
+    stages: dict[str, float] = field(default_factory=dict)  # grader.batch.stages
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class Pool:
         self.backend = BackendInfo()
         self.start_failures = 0
         self.graded = 0  # submissions handed to a worker
+        self.start_seconds = 0.0  # from each worker's start to its being ready, summed
 
     # -- workers ---------------------------------------------------------------------------
 
@@ -259,6 +261,7 @@ class Pool:
             raise SetupError(message.get("message", "A grading worker could not start."))
         if kind == "ready":
             worker.ready = True
+            self.start_seconds += time.monotonic() - worker.started
             self.start_failures = 0
             self.backend = BackendInfo(message["backend"], message["device"], message["speed"])
             return
@@ -270,7 +273,8 @@ class Pool:
         worker.leaving = bool(message.get("last"))
         worker.deadline = time.monotonic() + EXIT_TIMEOUT  # for leaving: to be gone by then
         if kind == "result":
-            done(Outcome(job, report=message["result"], seconds=seconds))
+            spent = stages.read(message.get("stages"))
+            done(Outcome(job, report=message["result"], seconds=seconds, stages=spent))
         else:  # "failed": the grader itself broke on this submission
             reason = f"The grader failed on this submission: {message.get('message', '')}"
             done(Outcome(job, failure=reason, kind=Kind.CRASH, seconds=seconds))

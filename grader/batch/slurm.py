@@ -60,7 +60,8 @@ def write_slurm_script(
     cpus: int = CPUS_PER_TASK,
 ) -> Path:
     """Write OUT/grader-batch.sbatch and return its path. The shards grade into
-    OUT/shards/shard-I; `grader merge` writes the course's files into OUT."""
+    OUT/shards/shard-I; `grader merge` writes the course's files into OUT. Each task asks
+    for `gpus` GPUs (none on the cpu backend)."""
     spec = labs.get(lab)
     folder, out = Path(folder).resolve(), Path(out).resolve()
     submissions = len(discover(folder).entries)
@@ -68,7 +69,9 @@ def write_slurm_script(
     # the tasks and the merge find the course's labs as this run does
     lab_roots = [arg for root in labs.course_roots() for arg in ("--labs", str(root))]
     argv = ["grader", "batch", spec.name, str(folder), "--backend", backend, *lab_roots]
-    argv += ["--jobs", str(cpus), "--gpus", ",".join(str(i) for i in range(gpus))]
+    argv += ["--jobs", str(cpus)]
+    if gpus:
+        argv += ["--gpus", ",".join(str(i) for i in range(gpus))]
     if timeout is not None:
         argv += ["--timeout", f"{timeout:g}"]
     if submission_timeout is not None:

@@ -13,15 +13,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import IO, Any
 
 from grader import labs
 from grader.backends import get_backend
-from grader.backends.base import Backend
 from grader.batch import isolation
 from grader.batch.gpus import Gate, GatedBackend
+from grader.batch.stages import Clocked
 from grader.errors import GraderError
 from grader.grading import Options, grade
 from grader.report import json as json_report
@@ -36,11 +37,11 @@ def send(outbox: IO[str], message: dict[str, Any]) -> None:
     outbox.flush()
 
 
-def open_backend(start: dict[str, Any]) -> Backend:
+def open_backend(start: dict[str, Any]) -> Clocked:
     backend = get_backend(start["backend"], jobs=start["backend_jobs"])
     if backend.measures_speed():
         backend = GatedBackend(backend, Gate(Path(start["gates"]), start["gate"]))
-    return backend
+    return Clocked(backend)
 
 
 def needs_fresh_worker(result: Result) -> bool:
@@ -67,6 +68,7 @@ def serve(inbox: IO[str], outbox: IO[str]) -> int:
         send(outbox, {"type": "ready", **ready, "speed": backend.measures_speed()})
         for line in inbox:
             job = json.loads(line)
+            started = time.monotonic()
             try:
                 result = grade(lab, Path(job["path"]), backend, options)
             except Exception as error:  # a grader bug or a broken backend: say so, stop
@@ -74,7 +76,8 @@ def serve(inbox: IO[str], outbox: IO[str]) -> int:
                 send(outbox, {"type": "failed", "nonce": job["nonce"], "message": detail})
                 return 1
             last = needs_fresh_worker(result)
-            message = {"type": "result", "nonce": job["nonce"], "last": last}
+            stages = backend.take(time.monotonic() - started)
+            message = {"type": "result", "nonce": job["nonce"], "last": last, "stages": stages}
             send(outbox, {**message, "result": json_report.to_dict(result)})
             if last:
                 return 0

@@ -31,6 +31,8 @@ def run_batch(args: argparse.Namespace) -> int:
     shard = parse_shard(args.shard) if args.shard else None
     gpus = parse_gpus(args.gpus)
     if args.slurm:
+        if args.backend == "cpu":
+            require_gpus(gpus, "cpu")  # GPUs of the cluster's nodes are not this machine's
         return _write_slurm(args, shard, gpus)
     require_gpus(gpus, args.backend)
     report = grade_course(
@@ -79,7 +81,7 @@ def _write_slurm(args: argparse.Namespace, shard, gpus: list[int]) -> int:
         Path(args.out),
         shard=shard,
         backend="cuda" if args.backend == "auto" else args.backend,
-        gpus=max(1, len(gpus)),
+        gpus=0 if args.backend == "cpu" else max(1, len(gpus)),
         timeout=args.timeout,
         submission_timeout=args.submission_timeout,
     )
@@ -88,7 +90,7 @@ def _write_slurm(args: argparse.Namespace, shard, gpus: list[int]) -> int:
     print(f"  jobid=$(sbatch --parsable {script})")
     shards = script.parent / "shards"
     print(
-        f'  sbatch --dependency=afterok:$jobid --wrap "grader merge {shards}/shard-* '
+        f'  sbatch --dependency=afterany:$jobid --wrap "grader merge {shards}/shard-* '
         f'--out {script.parent}"'
     )
     return ExitCode.OK

@@ -24,7 +24,7 @@ import course_data
 import pytest
 
 from grader import defaults
-from grader.batch import merge, parse_shard
+from grader.batch import merge, parse_shard, stages
 from grader.batch.outputs import GRADEBOOK, SUMMARY
 from grader.grading import Options, check
 from grader.report import json as json_report
@@ -43,7 +43,8 @@ report = run_batch(lab, Path(folder), Path(out), secret=secret or None, jobs=2,
                    timeout=float(sys.argv[6]), submission_timeout=float(sys.argv[7]),
                    backend="cpu", shard=parse_shard(shard) if shard else None, timing=False)
 errors = report.counts.errors
-print(json.dumps({"graded": report.graded, "reused": report.reused, "errors": errors}))
+print(json.dumps({"graded": report.graded, "reused": report.reused, "errors": errors,
+                  "stages": report.stages, "seconds": report.seconds}))
 """
 
 
@@ -98,6 +99,17 @@ def test_the_course_is_big_enough_and_every_submission_has_its_row_and_reports(r
         folder = run.out / "students" / student
         for name in ("report.html", "report.json", "junit.xml"):
             assert (folder / name).is_file(), f"{student}/{name}"
+
+
+def test_the_batch_says_where_its_time_went(run):
+    """Each stage (grader.batch.stages) timed, summed over the two workers; the CPU
+    backend times nothing."""
+    spent = run.counts["stages"]
+    assert list(spent) == list(stages.STAGES)
+    assert spent[stages.TIMING] == 0
+    for name in (stages.WORKER_START, stages.COMPILE, stages.CASES, stages.REPORTS):
+        assert spent[name] > 0, name
+    assert sum(spent.values()) < 2 * run.counts["seconds"]
 
 
 # nvcc, which the CPU backend runs first as the judge of CUDA syntax, reads any file the
@@ -239,7 +251,7 @@ def test_with_the_secret_hidden_cases_run_and_the_secret_stays_out(run, tmp_path
         shutil.copy(run.course.folder / f"{student}.cu", folder)
     out = tmp_path / "out"
     counts = run_batch(folder, out, secret=SECRET)
-    assert counts == {"graded": 2, "reused": 0, "errors": 0}
+    assert (counts["graded"], counts["reused"], counts["errors"]) == (2, 0, 0)
     with open(out / GRADEBOOK, newline="") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
     assert rows["reference"]["status"] == "passed" and rows["reference"]["max"] == "7"

@@ -66,3 +66,5 @@ def test_bad_kernels_cost_only_themselves(tmp_path, jobs):
     assert illegal["status"] == "failed"
     assert {"crash", "out_of_bounds"} & set(illegal["diagnostics"].split()), illegal
     assert rows["d-hang"]["status"] == "failed" and "timeout" in rows["d-hang"]["diagnostics"]
+    # where the time went: every stage of a GPU batch, timing included (grader.batch.stages)
+    assert all(seconds > 0 for seconds in report.stages.values()), report.stages

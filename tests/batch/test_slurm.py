@@ -30,7 +30,7 @@ def test_the_script_runs_one_shard_per_array_task(course, tmp_path):
     assert f"grader batch matmul-tiled '{course}' --backend cuda" in text
     assert '--shard "$shard/3"' in text
     assert "--gpus 0" in text and "--timeout 5" in text
-    assert "grader merge" in text and "--dependency=afterok" in text
+    assert "grader merge" in text and "--dependency=afterany" in text
     assert "GRADER_SECRET=" not in text.replace("export GRADER_SECRET=...", "")
     assert (out / "logs").is_dir()
     if shutil.which("bash"):
@@ -42,3 +42,9 @@ def test_the_shard_count_can_be_chosen(course, tmp_path):
     text = script.read_text()
     assert "#SBATCH --array=1-8" in text and "--gpus 0,1" in text
     assert "#SBATCH --gres=gpu:2" in text
+
+
+def test_a_cpu_script_asks_for_no_gpu(course, tmp_path):
+    text = write_slurm_script("conv2d", course, tmp_path / "o", backend="cpu", gpus=0).read_text()
+    assert "--gres" not in text and "--gpus" not in text and "GPU(s)" not in text
+    assert "--backend cpu" in text

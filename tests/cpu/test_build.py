@@ -1,14 +1,19 @@
 """Building for the CPU backend: reading kernels and variables from the text, the one
-rewrite, the registration footer, the ELF description, and the build cache."""
+rewrite, the registration footer, the ELF description, the build cache, and the shim's
+precompiled header."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from cpu_kit import integer, out
 
-from grader.backends.cpu import describe, scan
+from grader.backends.cpu import describe, scan, toolchain
 from grader.result import Kind
 
 
@@ -174,3 +179,60 @@ def test_rewritten_shared_arrays_are_counted_as_the_kernels_shared_memory(kit, n
         }"""
     )
     assert build.interface.kernels["k"].resources.shared_bytes == 4 * 256 + 8 * 4 + 4 * 8
+
+
+needs_gxx = pytest.mark.skipif(
+    toolchain.compiler().version.startswith("clang++"),
+    reason="the shim is precompiled for g++ only",
+)
+SHARED_LOADS = """#include <cuda_runtime.h>
+__global__ void k(const float* in, float* out) {
+    __shared__ float tile[64];
+    tile[threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = tile[63 - threadIdx.x] + sinf(tile[threadIdx.x]);
+}
+"""
+
+
+def _code(module) -> list[str]:
+    """The module's instructions, without their addresses."""
+    dump = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(module)], text=True,
+                          capture_output=True, check=True).stdout  # fmt: skip
+    return [line.split("\t", 1)[-1] for line in dump.splitlines()[3:]]
+
+
+@needs_gxx
+@pytest.mark.parametrize("census", [False, True], ids=["plain", "census"])
+def test_modules_compile_against_the_precompiled_shim_in_their_sandbox(tmp_path, census):
+    """g++ takes the shim from its precompiled header, for a census module too, and the
+    code is what the header itself gives: a change of the module's flags that made the
+    header unusable would silently make every compile slower."""
+    shim, reads = toolchain.shim_include()
+    assert reads, "the shim was not precompiled"
+    (tmp_path / "k.cu").write_text(SHARED_LOADS)
+    cxx = [toolchain.compiler().path, *toolchain.module_flags(census)]
+    source = ["-x", "c++", str(tmp_path / "k.cu")]
+    pch = [*cxx, *shim, "-H", "-o", str(tmp_path / "pch.so"), *source]
+    run = toolchain.run_compiler(pch, tmp_path, reads=reads)
+    assert run.code == 0, run.log
+    assert f"! {reads[0]}/{toolchain.SHIM}.gch" in run.log.splitlines()
+    plain = [*cxx, *shim[shim.index("-I") :], "-o", str(tmp_path / "plain.so"), *source]
+    assert toolchain.run_compiler(plain, tmp_path).code == 0
+    assert _code(tmp_path / "pch.so") == _code(tmp_path / "plain.so")
+
+
+@needs_gxx
+def test_graders_starting_at_once_precompile_the_shim_once(tmp_path):
+    script = "from grader.backends.cpu import toolchain; print(toolchain.precompiled_shim())"
+    env = {**os.environ, "GRADER_CACHE": str(tmp_path)}
+    started = [
+        subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    folders = {p.communicate()[0].strip() for p in started}
+    assert len(folders) == 1
+    folder = Path(folders.pop())
+    assert (folder / f"{toolchain.SHIM}.gch").is_file()
+    # nothing else: no second build, no staging folder left behind
+    assert [p for p in (tmp_path / "cpu").iterdir() if not p.name.startswith(".")] == [folder]

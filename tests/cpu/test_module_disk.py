@@ -87,7 +87,8 @@ def test_a_module_over_the_cap_is_a_compile_error(tmp_path, monkeypatch, no_nvcc
     assert all(c.status == "error" for c in result.cases)
     assert modules(tmp_path / "cache") == []
     left = [p for p in tmp_path.rglob("*") if p.is_file() and p.stat().st_size > 1 << 20]
-    assert left == []
+    # but what a first grading in a cache builds once per machine, whatever it grades
+    assert [p for p in left if not p.parent.name.startswith(("runner-", "shim-"))] == []
 
 
 @pytest.mark.skipif(nvcc.find() is None, reason="nvcc is not installed")

@@ -10,7 +10,6 @@ import subprocess
 
 from cpu_kit import integer, out
 
-from grader import defaults
 from grader.backends.cpu import toolchain
 
 # Macros the shim defines that nvcc's device pass defines too; all others are reserved.
@@ -22,7 +21,7 @@ def _macros(source: str, shim: bool) -> set[str]:
     """The macros defined after `source`, preprocessed as the CPU build compiles a
     module (with the shim) or with the standard headers alone."""
     flags = ["-I", str(toolchain.INCLUDE), "-include", toolchain.SHIM] if shim else []
-    arch = f"-D__CUDA_ARCH__={defaults.ARCH.removeprefix('sm_')}0"
+    arch = toolchain.ARCH_MACRO
     done = subprocess.run(
         [toolchain.compiler().path, "-std=gnu++17", *flags, arch, "-dM", "-E", "-x", "c++", "-"],
         input=source,

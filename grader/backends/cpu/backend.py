@@ -51,6 +51,7 @@ class CpuBackend(Backend):
 
     def close(self) -> None:
         self._shelf.close()
+        scratch.settle()  # the cases' folders, removed meanwhile
 
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float
@@ -77,6 +78,10 @@ class CpuBackend(Backend):
         missing = layers.missing()
         return f"{text}. {missing}" if missing else text
 
+    def concurrent_builds(self) -> int:
+        """A build is compilers in processes of their own: as many at once as cores."""
+        return self.jobs
+
     def build(
         self,
         submission: Submission,
@@ -84,9 +89,10 @@ class CpuBackend(Backend):
         launch_defaults: LaunchDefaults,
         census: bool = False,
     ) -> Build:
-        """Atomics are always counted; shared-memory loads only with `census`."""
+        """Atomics are always counted; shared-memory loads only with `census`. With more
+        than one core, the C++ compile overlaps nvcc's."""
         self.note(toolchain.compile_isolation(self.allow_unsandboxed))
-        made = building.build(submission, macros, launch_defaults, census)
+        made = building.build(submission, macros, launch_defaults, census, self.jobs > 1)
         if isinstance(made.artifact, building.Artifact):
             self._made[made.artifact.module] = (submission, macros, launch_defaults)
         return made

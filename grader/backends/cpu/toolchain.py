@@ -1,13 +1,17 @@
-"""The system C++ compiler, and the runner executable built with it.
+"""The system C++ compiler, and what is built with it once per machine: the runner
+executable, and the CUDA shim as a precompiled header.
 
 The runner (runtime/*.cpp) is compiled once per machine and cached under
 `grader.defaults.cache_dir()/cpu/runner-HASH/`, where HASH covers every runtime source
-and the compiler's version: editing the runtime or changing compilers rebuilds it."""
+and the compiler's version: editing the runtime or changing compilers rebuilds it. The
+shim's precompiled header sits beside it in `cpu/shim-HASH/`, HASH covering the same and
+the flags it was built with."""
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import math
 import os
 import platform
@@ -16,12 +20,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from grader import build_cache, defaults, machine
+from grader import build_cache, defaults, machine, waiting
 from grader.errors import SetupError
 
 RUNTIME = Path(__file__).parent / "runtime"
@@ -70,6 +75,8 @@ MODULE_FLAGS = (
 # compiler inserts a trap before each division, which the runner reports as one.
 if platform.machine().lower() in ("aarch64", "arm64"):
     MODULE_FLAGS += ("-fsanitize=integer-divide-by-zero", "-fsanitize-undefined-trap-on-error")
+# CUDA's macro for the architecture nvcc targets, which a module is compiled for.
+ARCH_MACRO = f"-D__CUDA_ARCH__={defaults.ARCH.removeprefix('sm_')}0"
 # Every module calls the runner's __asan_storeN_noabort before each store it makes
 # (runtime/stores.cpp: which block stored each output element), and a census module also
 # __asan_loadN_noabort before every load (runtime/counts.cpp); nothing else of a sanitizer
@@ -90,6 +97,16 @@ _NO_LOAD_HOOKS = {
     "g++": ("--param", "asan-instrument-reads=0"),
     "clang++": ("-mllvm", "-asan-instrument-reads=0"),
 }
+# The shim parsed once into a precompiled header (g++ only): a module's compile then
+# parses the student's file alone, half its time. Built with a module's flags less the
+# linker's; a census module's extra load hooks change no parse, so it uses it too.
+PCH_FLAGS = (
+    *(f for f in MODULE_FLAGS if f != "-shared" and not f.startswith("-Wl,")),
+    *_OWN_LINES["g++"],
+    *_HOOK_FLAGS["g++"],
+    *_NO_LOAD_HOOKS["g++"],
+    ARCH_MACRO,
+)
 RUNNER_FLAGS = ("-std=gnu++17", "-O2", "-g", "-pthread", "-fno-omit-frame-pointer")
 
 
@@ -227,13 +244,17 @@ def compiler_reads(program: str) -> list[str]:
 
 
 def sandboxed(
-    cmd: list[str], folder: str, status_fd: int | None = None, timeout: float | None = None
+    cmd: list[str],
+    folder: str,
+    status_fd: int | None = None,
+    timeout: float | None = None,
+    reads: Sequence[str] = (),
 ) -> list[str]:
     """`cmd` (a compiler run on student source) wrapped by `runner exec` (runtime/runner.cpp
-    says what that does): it may read only the toolchain, the shim and `folder`, where its
-    copy of the source is; it has no network, limits on memory, CPU time and file size,
-    and a process group that is killed whole at the timeout (COMPILE_TIMEOUT unless
-    given). `folder` may be a shell expansion the program's caller gives (see
+    says what that does): it may read only the toolchain, the shim, `reads` and `folder`,
+    where its copy of the source is; it has no network, limits on memory, CPU time and
+    file size, and a process group that is killed whole at the timeout (COMPILE_TIMEOUT
+    unless given). `folder` may be a shell expansion the program's caller gives (see
     sandboxed_script)."""
     from grader.backends.cpu import sandbox
 
@@ -242,7 +263,7 @@ def sandboxed(
         wrapped.append("--require-files")
     if status_fd is not None:
         wrapped += ["--status", str(status_fd)]
-    for path in compiler_reads(cmd[0]):
+    for path in [*compiler_reads(cmd[0]), *reads]:
         wrapped += ["--read", path]
     return [*wrapped, "--", cmd[0], *cmd[1:]]
 
@@ -263,27 +284,35 @@ def compiler_env() -> dict[str, str]:
 
 
 def run_compiler(
-    cmd: list[str], folder: Path, stdin_text: str | None = None, timeout: float | None = None
+    cmd: list[str],
+    folder: Path,
+    stdin_text: str | None = None,
+    timeout: float | None = None,
+    reads: Sequence[str] = (),
 ) -> CompilerRun:
     """Run `cmd` sandboxed in `folder` (absolute paths only: a name that starts with "-"
     would be an option, and nvcc, ptxas and g++ know no "--"), stopped after `timeout`
-    seconds (COMPILE_TIMEOUT unless given)."""
+    seconds (COMPILE_TIMEOUT unless given), reading besides the toolchain only `reads`."""
     timeout = timeout or defaults.COMPILE_TIMEOUT
     status_r, status_w = os.pipe()
-    with tempfile.TemporaryFile() as out:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as stdin:
+        stdin.write((stdin_text or "").encode())
+        stdin.seek(0)
         try:
-            subprocess.run(
-                sandboxed(cmd, str(folder), status_w, timeout),
+            with subprocess.Popen(
+                sandboxed(cmd, str(folder), status_w, timeout, reads),
                 cwd=folder,
-                input=stdin_text.encode() if stdin_text is not None else None,
-                stdin=None if stdin_text is not None else subprocess.DEVNULL,
+                stdin=stdin if stdin_text is not None else subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=compiler_env(),
                 pass_fds=(status_w,),
-                # the runner's own deadline comes first; killing it kills the compiler
-                timeout=timeout + 30,
-            )
+            ) as proc:
+                try:  # the runner's own deadline comes first; killing it kills the compiler
+                    waiting.wait(proc, timeout + 30)
+                except BaseException:
+                    proc.kill()
+                    raise
         except subprocess.TimeoutExpired:
             pass
         finally:
@@ -363,19 +392,61 @@ def runner() -> Path:
             "sandbox it; on this system, grade inside a Linux container or virtual machine."
         )
     folder = defaults.cache_dir() / "cpu" / f"runner-{runtime_hash()}"
-    exe = folder / "runner"
-    if exe.exists():
-        build_cache.hold(folder)  # every case runs it: never evicted while this process lives
-        if exe.exists():
-            return exe
+    return _built_once(folder / "runner", _build_runner)
+
+
+def shim_include() -> tuple[list[str], list[str]]:
+    """The flags that force the shim into a module's compile, from its precompiled header
+    where there is one (g++ looks in that folder first), and the folders the compile
+    reads for them besides the toolchain's."""
+    flags = ["-I", str(INCLUDE), "-include", SHIM, ARCH_MACRO]
+    precompiled = precompiled_shim()
+    if precompiled is None:
+        return flags, []
+    return [f"-I{precompiled}", *flags], [str(precompiled)]
+
+
+@cache
+def precompiled_shim() -> Path | None:
+    """The folder of the shim's precompiled header, built on first use; None with clang++
+    (which does not look for one in an include folder), or where it could not be built
+    (a module then compiles from the header)."""
+    if compiler().version.startswith("clang++"):
+        return None
+    key = json.dumps([runtime_hash(), str(INCLUDE), PCH_FLAGS])  # a foreign INCLUDE: its logs
+    folder = defaults.cache_dir() / "cpu" / f"shim-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    header = _built_once(folder / f"{SHIM}.gch", _build_shim)
+    return folder if header.exists() else None
+
+
+def _built_once(product: Path, make: Callable[[Path], None]) -> Path:
+    """`product`, made with its folder by `make(folder)` (which stages it and renames the
+    folder into place) under a lock, unless another process made it first; then held, so
+    that it is never evicted while this process lives."""
+    folder = product.parent
+    if product.exists():
+        build_cache.hold(folder)
+        if product.exists():
+            return product
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(folder.parent / ".runner.lock", "w") as lock:
+    with open(folder.parent / f".{product.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not exe.exists():
-            _build_runner(folder)
+        if not product.exists():
+            make(folder)
     build_cache.hold(folder)
     build_cache.stored()
-    return exe
+    return product
+
+
+def _build_shim(folder: Path) -> None:
+    """The grader's own header, so not sandboxed; a failure leaves no folder."""
+    with tempfile.TemporaryDirectory(prefix="grader-shim-", dir=folder.parent) as tmp:
+        staged = Path(tmp) / "out"
+        staged.mkdir()
+        cmd = [compiler().path, *PCH_FLAGS, "-I", str(INCLUDE), "-x", "c++-header"]
+        cmd += [str(INCLUDE / SHIM), "-o", str(staged / f"{SHIM}.gch")]
+        if subprocess.run(cmd, capture_output=True, env=clean_env()).returncode == 0:
+            os.replace(staged, folder)
 
 
 def _build_runner(folder: Path) -> None:
