@@ -12,8 +12,8 @@ import subprocess
 import numpy as np
 import pytest
 
+from grader.model.result import CaseResult, CompileInfo, ErrorMap, MapSlice, Result, Status
 from grader.report import html as html_report
-from grader.result import CaseResult, CompileInfo, ErrorMap, MapSlice, Result, Status
 
 BROWSER = next(
     (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None

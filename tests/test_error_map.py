@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import errormap
-from grader.backends.base import POISON_BITS, bits_as_float
-from grader.compare import compare
-from grader.grading import Options, check
-from grader.launch import Layout
+from grader.grading.pipeline import Options, check
+from grader.judge import errormap
+from grader.judge.compare import compare
+from grader.judge.launch import Layout
+from grader.model.launch import POISON_BITS, bits_as_float
+from grader.model.result import MAP_CLASSES, CaseResult, ErrorMap, MapSlice, decode_row, encode_row
 from grader.report import maps
-from grader.result import MAP_CLASSES, CaseResult, ErrorMap, MapSlice, decode_row, encode_row
 from grader.validate import wrong_dir
 
 POISON = bits_as_float(POISON_BITS)

@@ -20,20 +20,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader import launch_macros, nvcc, paths, source
-from grader.backends.base import Buffer, Launch, RunOutcome, Scalar, Submission
+from grader import labs
 from grader.backends.cpu import blame, build, diagnose, elf, runner, scan
 from grader.backends.cpu.describe import describe
 from grader.backends.cpu.shelf import Shelf
 from grader.backends.cuda import errors, protocol, sanitizer
-from grader.batch.discover import Entry
-from grader.batch.isolated import result_of
-from grader.batch.runner import Job, Outcome
+from grader.course.discover import Entry
+from grader.course.isolated import result_of
+from grader.course.pool import Job, Outcome
 from grader.errors import SetupError
+from grader.judge import launch_macros
 from grader.labs import common as lab_rules
 from grader.labs import get as get_lab
+from grader.model import source
+from grader.model.launch import Buffer, Launch, RunOutcome, Scalar
+from grader.model.result import Diagnostic, Kind
+from grader.model.source import Submission
 from grader.report import common, markdown
-from grader.result import Diagnostic, Kind
+from grader.toolchain import nvcc
 
 EXAMPLES = 150
 DEADLINE = timedelta(seconds=5)
@@ -364,7 +368,7 @@ def compiled_module() -> bytes:
     from grader.backends.cpu import CpuBackend
 
     lab = get_lab("conv2d")
-    text = (paths.reference_dir(lab.name) / "reference.cu").read_text()
+    text = (labs.get(lab.name).home / "reference.cu").read_text()
     macros = lab.macro_values(lab.public_cases[0].sizes)
     built = CpuBackend().build(Submission(Path("kernel.cu"), text), macros, lab.launch_defaults)
     assert built.ok, built.diagnostics

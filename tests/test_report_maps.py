@@ -13,11 +13,7 @@ from pathlib import Path
 from lxml import etree
 from lxml import html as lxml_html
 
-from grader.report import annotate, maps, terminal
-from grader.report import html as html_report
-from grader.report import json as json_report
-from grader.report import markdown as markdown_report
-from grader.result import (
+from grader.model.result import (
     CaseResult,
     Diagnostic,
     ErrorMap,
@@ -27,6 +23,10 @@ from grader.result import (
     Result,
     Status,
 )
+from grader.report import annotate, maps, terminal
+from grader.report import html as html_report
+from grader.report import json as json_report
+from grader.report import markdown as markdown_report
 
 FIXTURE = Path(__file__).parent / "data" / "reports" / "failing.json"
 SCRIPT = "<script>alert('pwned')</script>"
@@ -65,7 +65,7 @@ def _failing_case(name: str, emap: ErrorMap | None) -> CaseResult:
 
 
 def _result(*cases: CaseResult, source: str = "") -> Result:
-    from grader.result import CompileInfo
+    from grader.model.result import CompileInfo
 
     return Result(
         "matmul-tiled",

@@ -14,12 +14,7 @@ import pytest
 from lxml import etree
 from lxml import html as lxml_html
 
-from grader.report import ReportWriteError, common, terminal, write_reports
-from grader.report import html as html_report
-from grader.report import json as json_report
-from grader.report import junit as junit_report
-from grader.report import markdown as markdown_report
-from grader.result import (
+from grader.model.result import (
     CaseResult,
     CompileInfo,
     Diagnostic,
@@ -31,6 +26,11 @@ from grader.result import (
     Result,
     Status,
 )
+from grader.report import ReportWriteError, common, terminal, write_reports
+from grader.report import html as html_report
+from grader.report import json as json_report
+from grader.report import junit as junit_report
+from grader.report import markdown as markdown_report
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data" / "reports"

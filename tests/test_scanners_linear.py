@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import launch_macros, nvcc, source
 from grader.backends.cpu import build, scan
+from grader.judge import launch_macros
+from grader.model import source
+from grader.model.result import CompileInfo, Diagnostic, Kind, Result, Status
 from grader.report import annotate, common, markdown
-from grader.result import CompileInfo, Diagnostic, Kind, Result, Status
+from grader.toolchain import nvcc
 
 SMALL, LARGE = 16 * 1024, 256 * 1024  # 256 KiB: the largest submission read
 LIMIT = 40  # linear is 16; quadratic would be 256

@@ -7,7 +7,7 @@ Run from the repository root:
 
 What the words mean here (tests/test_imports.py holds the package to them):
 
-- A *room* is one entry at the top of grader/: a module (`grader/result.py`) or a folder with
+- A *room* is one entry at the top of grader/: a module (`grader/errors.py`) or a folder with
   everything below it (`grader/backends/`).
 - An *import* is every `import`/`from ... import` of a grader module anywhere in a file, at its
   top or inside a function: a lazy import is still a dependency.

@@ -16,8 +16,8 @@ import jinja2
 
 import grader
 from grader import labs
-from grader.batch.discover import discover
 from grader.batch.shard import Shard
+from grader.course.discover import discover
 
 TEMPLATES = Path(__file__).parent / "templates"
 SCRIPT = "grader-batch.sbatch"

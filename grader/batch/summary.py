@@ -16,8 +16,8 @@ from pathlib import Path
 import jinja2
 
 from grader.batch.gradebook import Row
+from grader.model.result import Result
 from grader.report.common import environment
-from grader.result import Result
 
 TEMPLATES = Path(__file__).parent / "templates"
 WIDTH, HEIGHT = 640, 200
@@ -150,7 +150,7 @@ CAUSE_TITLES = {
 
 @dataclass(frozen=True)
 class Cause:
-    """A hint family (grader.hints.kind_of) and the submissions whose cases got one."""
+    """A hint family (grader.judge.hints.kind_of) and the submissions whose cases got one."""
 
     kind: str
     example: str  # one of its hints, as a student read it

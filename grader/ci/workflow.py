@@ -34,7 +34,7 @@ import jinja2
 
 import grader
 from grader import labs
-from grader.batch.discover import TEMPLATE_FILE
+from grader.course.discover import TEMPLATE_FILE
 from grader.errors import UsageError
 from grader.files import refuse_unsafe, write_atomically
 from grader.labroot import export, portable

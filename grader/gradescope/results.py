@@ -22,12 +22,12 @@ from dataclasses import replace
 from typing import Any
 
 import grader
-from grader import cases as casegen
 from grader import schema
-from grader.batch import points
-from grader.labs.model import Lab
+from grader.course import points
+from grader.judge import cases as casegen
+from grader.model.lab import Lab
+from grader.model.result import CaseResult, Result, Status
 from grader.report import common
-from grader.result import CaseResult, Result, Status
 
 VISIBILITIES = ("after_due_date", "hidden", "after_published")
 OUTPUT_LINES = 60  # lines of a log or of printf output shown in one test

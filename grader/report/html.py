@@ -11,8 +11,8 @@ from pathlib import Path
 
 import jinja2
 
+from grader.model.result import Performance, Result
 from grader.report import annotate, common, maps
-from grader.result import Performance, Result
 
 TEMPLATES = Path(__file__).parent / "templates"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from grader import schema
 from grader.errors import GraderError
-from grader.result import (
+from grader.model.result import (
     CaseResult,
     CompileInfo,
     Diagnostic,

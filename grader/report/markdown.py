@@ -12,8 +12,8 @@ from pathlib import Path
 
 import jinja2
 
+from grader.model.result import Result
 from grader.report import common, maps
-from grader.result import Result
 
 TEMPLATES = Path(__file__).parent / "templates"
 OUTPUT_LINES = 40  # printf lines per case; a job summary is read, not archived

@@ -1,11 +1,12 @@
 """Results of the real model for tests that need a grading's outcome without grading:
-every case of the lab (public, and hidden with a secret), scored by grader.scoring."""
+every case of the lab (public, and hidden with a secret), scored by grader.judge.scoring."""
 
 from __future__ import annotations
 
-from grader import cases as casegen
-from grader import labs, scoring
-from grader.result import (
+from grader import labs
+from grader.judge import cases as casegen
+from grader.judge import scoring
+from grader.model.result import (
     CaseResult,
     CompileInfo,
     Diagnostic,

@@ -8,8 +8,8 @@ import pytest
 from cpu_kit import inp, integer, kinds, only, out
 
 from grader import defaults, labs
-from grader.interface import check
-from grader.result import Kind
+from grader.model.interface import check
+from grader.model.result import Kind
 
 # The tiled matrix multiply every case below starts from; LINE marks are looked up.
 TILED = r"""
@@ -361,11 +361,11 @@ BROKEN = """__global__ void matmul(const float* M, const float* N, float* P, int
 
 @pytest.mark.parametrize("with_nvcc", [False, True])
 def test_a_compile_error_is_reported_on_the_students_line(kit, with_nvcc, monkeypatch):
-    if not with_nvcc:
-        from grader import nvcc
+    from grader.toolchain import nvcc
 
+    if not with_nvcc:
         monkeypatch.setattr(nvcc, "find", lambda: None)
-    elif not __import__("grader").nvcc.find():
+    elif not nvcc.find():
         pytest.skip("nvcc is not installed; the no-nvcc variant covers the CPU compiler")
     build = kit.build(BROKEN, name="student kernel.cu")
     assert not build.ok and not build.compile.ok

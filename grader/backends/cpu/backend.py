@@ -11,23 +11,18 @@ import os
 import platform
 from pathlib import Path
 
-from grader import machine, scratch
-from grader.backends.base import (
-    Backend,
-    BackendUnavailable,
-    Buffer,
-    Build,
-    Launch,
-    RunOutcome,
-    Submission,
-)
-from grader.backends.cpu import blame, diagnose, sandbox, toolchain
+from grader import machine
+from grader.backends.base import Backend, BackendUnavailable
+from grader.backends.cpu import blame, diagnose
 from grader.backends.cpu import build as building
 from grader.backends.cpu.runner import PASSES, Report, Settings, execute
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
-from grader.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
-from grader.result import Diagnostic, Kind
+from grader.model.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
+from grader.model.launch import Buffer, Build, Launch, RunOutcome
+from grader.model.result import Diagnostic, Kind
+from grader.model.source import Submission
+from grader.toolchain import cxx, sandbox, scratch
 
 MAX_DYNAMIC_SHARED = 227 * 1024
 MAX_GRID_YZ = 65535
@@ -68,7 +63,7 @@ class CpuBackend(Backend):
         used += f" core{plural}"
         return (
             f"CPU: {used} used ({platform.machine()}), "
-            f"{toolchain.compiler().version}; speed is not scored on the CPU"
+            f"{cxx.compiler().version}; speed is not scored on the CPU"
         )
 
     def sandbox_report(self) -> str:
@@ -91,7 +86,7 @@ class CpuBackend(Backend):
     ) -> Build:
         """Atomics are always counted; shared-memory loads only with `census`. With more
         than one core, the C++ compile overlaps nvcc's."""
-        self.note(toolchain.compile_isolation(self.allow_unsandboxed))
+        self.note(sandbox.compile_isolation(self.allow_unsandboxed))
         made = building.build(submission, macros, launch_defaults, census, self.jobs > 1)
         if isinstance(made.artifact, building.Artifact):
             self._made[made.artifact.module] = (submission, macros, launch_defaults)

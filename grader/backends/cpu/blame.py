@@ -14,7 +14,7 @@ from __future__ import annotations
 import signal
 
 from grader.backends.cpu.runner import EXIT_SANDBOX, Report
-from grader.result import Diagnostic, Kind
+from grader.model.result import Diagnostic, Kind
 
 QUOTE_LIMIT = 300
 

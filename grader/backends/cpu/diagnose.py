@@ -18,17 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import scratch
-from grader.backends.base import (
-    SHARED_FILL_BITS,
-    Buffer,
-    BufferState,
-    Launch,
-    RunOutcome,
-    as_bits,
-    filled,
-)
-from grader.backends.cpu import blame, scan, toolchain
+from grader.backends.cpu import blame, scan
 from grader.backends.cpu.build import Artifact
 from grader.backends.cpu.runner import (
     EXIT_FAULT,
@@ -40,8 +30,18 @@ from grader.backends.cpu.runner import (
 )
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
-from grader.interface import Executed
-from grader.result import Diagnostic, Kind
+from grader.model.interface import Executed
+from grader.model.launch import (
+    SHARED_FILL_BITS,
+    Buffer,
+    BufferState,
+    Launch,
+    RunOutcome,
+    as_bits,
+    filled,
+)
+from grader.model.result import Diagnostic, Kind
+from grader.toolchain import sandbox, scratch
 
 LINES_TIMEOUT = 10.0  # seconds for addr2line; it answers a well-formed module at once
 # Shared memory is filled with this NaN at every block start (runtime/scheduler.h).
@@ -183,7 +183,7 @@ class Locator:
             try:
                 self.shelf.place(self.artifact.module, module)
                 cmd = [self.tool, "-e", str(module), "-i", "-f", "-C", hex(pc)]
-                run = toolchain.run_compiler(cmd, Path(tmp), timeout=LINES_TIMEOUT)
+                run = sandbox.run_compiler(cmd, Path(tmp), timeout=LINES_TIMEOUT)
             except (OSError, SetupError):
                 return []
         return run.log.splitlines() if run.code == 0 else []

@@ -30,12 +30,13 @@ from pathlib import Path
 import numpy as np
 
 from grader import defaults, machine, waiting
-from grader import scratch as scratch_folders
-from grader.backends.base import CANARY_BITS, Buffer, Launch, Scalar
-from grader.backends.cpu import elf, sandbox, toolchain
+from grader.backends.cpu import elf
 from grader.backends.cpu.build import Artifact
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
+from grader.model.launch import CANARY_BITS, Buffer, Launch, Scalar
+from grader.toolchain import cxx, sandbox
+from grader.toolchain import scratch as scratch_folders
 
 PASSES = 2  # forward order, buffers ending on guards; reverse order, starting on guards
 EXIT_SANDBOX = 3
@@ -137,9 +138,9 @@ def execute(
     """With `state` (a kernel of a launch of several), the kernel starts from those
     __device__ values (the load-time ones where absent) and the report holds its own.
     The module comes from `shelf`."""
-    runner = toolchain.runner()
+    runner = cxx.runner()
     # The worker's folder sits in one of ours: a later grader sweeps only its own user's
-    # (grader.scratch), and a worker started by root runs as another user.
+    # (grader.toolchain.scratch), and a worker started by root runs as another user.
     folder = Path(tempfile.mkdtemp(prefix=scratch_folders.prefix("cpu")))
     scratch = folder / "job"
     user = sandbox.worker_user()
@@ -183,7 +184,7 @@ def _run(cmd: list[str], cwd: Path, stderr, deadline: float) -> tuple[int | None
         proc = subprocess.Popen(
             [*cmd, str(write_end)],
             cwd=cwd,
-            env=toolchain.clean_env(),
+            env=cxx.clean_env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=stderr,

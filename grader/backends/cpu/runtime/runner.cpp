@@ -58,7 +58,7 @@ void module_restore();
 using namespace rt;
 
 /* Fill of the unused bytes around each buffer; keep in sync with CANARY_BITS in
-   grader/backends/base.py. */
+   grader/model/launch.py. */
 static const uint32_t CANARY = 0x7FC0DEADu;
 
 struct Arg {

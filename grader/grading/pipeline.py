@@ -6,9 +6,7 @@ kernel in isolated workers and hand back only what the buffers held."""
 from __future__ import annotations
 
 import math
-import secrets
 import signal
-import statistics
 import threading
 import time
 from collections.abc import Iterator
@@ -16,39 +14,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 import grader
-from grader import cases as casegen
-from grader import (
-    defaults,
-    errormap,
-    hints,
-    interface,
-    labs,
-    launch_macros,
-    rules,
-    scoring,
-    timing_check,
-)
+from grader import defaults, labs
 from grader.ahead import Ahead
 from grader.backends import get_backend
-from grader.backends.base import (
-    Backend,
-    BackendUnavailable,
-    Build,
-    Launch,
-    RunOutcome,
-    Submission,
-    as_bits,
-)
-from grader.compare import Comparison, allowances, compare
+from grader.backends.base import Backend, BackendUnavailable
 from grader.errors import UsageError
 from grader.files import readable
-from grader.interface import LAUNCH_MACROS
-from grader.labs.model import Case, Lab
-from grader.launch import Layout, at_launch, make_launch, timing_launches
-from grader.result import (
+from grader.grading.speed import measure
+from grader.judge import cases as casegen
+from grader.judge import hints, launch_macros, rules, scoring
+from grader.judge.launch import at_launch, make_launch
+from grader.judge.verdict import INFORMATIVE, judge
+from grader.model import interface
+from grader.model.interface import LAUNCH_MACROS
+from grader.model.lab import Case, Lab
+from grader.model.launch import Build, Launch
+from grader.model.result import (
     CaseResult,
     CompileInfo,
     Diagnostic,
@@ -57,12 +39,10 @@ from grader.result import (
     Result,
     Status,
 )
-from grader.source import link_on_the_way, no_code, read_submission, static_checks
+from grader.model.source import Submission, link_on_the_way, no_code, read_submission, static_checks
 
 # Diagnostics that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
-# Diagnostics that do not fail a case by themselves.
-INFORMATIVE = {Kind.OUTPUT}
 SANITIZE_FACTOR = 10  # a case under a sanitizer may take this many times its timeout
 SANITIZER_FOUND = (
     "The output matched, but the sanitizer saw the kernel do something undefined (below): "
@@ -389,7 +369,7 @@ class Grading:
             )
 
     def executed_rules(self) -> None:
-        """The lab's rules against what the kernel executed in the cases (grader.rules).
+        """The lab's rules against what the kernel executed in the cases (grader.judge.rules).
         Where the census case hung, the rules about what it executes are not judged: a
         loop that never ends lets the compiler drop the code after it, and the run
         counted nothing, so the hang is what the report says."""
@@ -460,7 +440,13 @@ class Grading:
         if not self.result.cases or not all(c.passed for c in self.result.cases):
             self.result.notes.append("Speed is measured once every case passes; it earns 0 now.")
             return None
-        performance, untrusted = measure(self.lab, self.submission, self.backend, self.options)
+        performance, untrusted = measure(
+            self.lab,
+            self.submission,
+            self.backend,
+            self.options.timing_budget,
+            self.options.timing_seed,
+        )
         self.result.diagnostics += untrusted
         return performance
 
@@ -494,273 +480,6 @@ def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:
     else:
         why = blocked[0].message if blocked else "The kernel could not be launched."
     return CaseResult(case.name, case.visibility, case.shown_sizes, Status.ERROR, hint=why)
-
-
-# -- judging one run -------------------------------------------------------------------
-
-
-def judge(
-    lab: Lab,
-    case: Case,
-    sized: Case,  # `case` with the launch macros among its sizes (at_launch)
-    inputs: dict[str, np.ndarray],
-    expected: dict[str, np.ndarray],
-    launch: Launch,
-    layouts: dict[str, Layout],
-    outcome: RunOutcome,
-    build: Build,
-) -> CaseResult:
-    result = CaseResult(case.name, case.visibility, case.shown_sizes, Status.FAILED)
-    result.diagnostics = list(outcome.diagnostics)
-    result.output = outcome.output
-    if not outcome.completed:
-        result.status = Status.TIMEOUT if outcome.timed_out else Status.ERROR
-        fault = hints.Fault(
-            lab, sized.sizes, inputs, build.interface.tile(), outcome.diagnostics,
-            build.submission.text,
-        )  # fmt: skip
-        result.hint_kind, result.hint = hints.fault_hint(fault) or (None, None)
-        return result
-    result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
-    allowed = allowances(lab, sized, inputs)
-    tol = {name: a.tolerance for name, a in allowed.items()}
-    comparisons = [
-        compare(
-            name,
-            want,
-            layouts[name].unpack(outcome.buffers[name].data),
-            allowed[name].tolerance,
-            allowed[name].magnitude,
-        )
-        for name, want in expected.items()
-    ]
-    seen = {d.kind for d in outcome.diagnostics}
-    result.diagnostics += [
-        d for d in output_diagnostics(comparisons, lab.kernel.name) if d.kind not in seen
-    ]
-    if Kind.RACE not in seen:
-        result.diagnostics += unsteady(comparisons, layouts, outcome, tol, lab.kernel.name)
-    _summarise(result, comparisons)
-    # an output laid out in the kernel's tiles covers the grid's extent (a reduction's
-    # one sum per block does not)
-    spans = [n for n in lab.extent(case.sizes) if n > 1]
-    tiled = all([n for n in e.shape if n > 1] == spans for e in expected.values())
-    result.error_map = errormap.of_run(
-        comparisons, layouts, outcome.buffers, build.interface.tile() if tiled else None
-    )
-    failing = [c for c in comparisons if not c.ok]
-    if failing:
-        cmp = failing[0]
-        ctx = hints.Context(
-            lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile(),
-            tuple(result.diagnostics),
-        )  # fmt: skip
-        result.hint_kind, result.hint = hints.output_hint(ctx) or (None, None)
-    failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
-    result.status = Status.FAILED if failed else Status.PASSED
-    return result
-
-
-def _error_order(error: float) -> float:
-    """NaN above every number, so the largest error of a case with NaN is NaN."""
-    return math.inf if math.isnan(error) else error
-
-
-def _summarise(result: CaseResult, comparisons: list[Comparison]) -> None:
-    result.mismatches = sum(c.mismatches for c in comparisons)
-    errors = [c.max_abs_error for c in comparisons if c.max_abs_error is not None]
-    result.max_abs_error = max(errors, key=_error_order) if errors else None
-    result.first_mismatch = next((c.first_mismatch() for c in comparisons if not c.ok), None)
-
-
-def buffer_diagnostics(
-    launch: Launch, layouts: dict[str, Layout], outcome: RunOutcome, kernel: str
-) -> list[Diagnostic]:
-    """Writes outside an output (canaries, row padding) and writes into an input."""
-    out = []
-    for buf in launch.buffers():
-        state = outcome.buffers.get(buf.name)
-        if state is None:
-            continue
-        size = buf.data.size
-        if state.written_after:
-            first = (
-                f" (first at {buf.name}[{size + state.first_after}])"
-                if (state.first_after is not None)
-                else ""
-            )
-            out.append(
-                Diagnostic(
-                    Kind.OUT_OF_BOUNDS,
-                    f"The kernel wrote {state.written_after} elements past the end of {buf.name}, "
-                    f"which has {size} elements{first}. Threads outside the output must not store: "
-                    f"check each index against the sizes ({', '.join(launch.sizes())}) before "
-                    "writing.",
-                    kernel=kernel,
-                )
-            )
-        if state.written_before:
-            out.append(
-                Diagnostic(
-                    Kind.OUT_OF_BOUNDS,
-                    f"The kernel wrote {state.written_before} elements before the start of "
-                    f"{buf.name} (a negative index).",
-                    kernel=kernel,
-                )
-            )
-        lay = layouts[buf.name]
-        if not buf.output and not np.array_equal(as_bits(state.data), as_bits(buf.data)):
-            changed = int(np.sum(as_bits(state.data) != as_bits(buf.data)))
-            out.append(
-                Diagnostic(
-                    Kind.OUT_OF_BOUNDS,
-                    f"The kernel changed {changed} elements of the input {buf.name}; only the "
-                    "output may be written.",
-                    kernel=kernel,
-                )
-            )
-        elif buf.output and lay.row_stride != lay.shape[-1]:
-            pad = lay.padding(state.data)
-            written = int(np.sum(as_bits(pad) != as_bits(lay.padding(buf.data))))
-            if written:
-                out.append(
-                    Diagnostic(
-                        Kind.OUT_OF_BOUNDS,
-                        f"The kernel wrote {written} elements into the row padding of {buf.name}, "
-                        "past the end of a row: rows are a pitch apart, and the pitch is in bytes.",
-                        kernel=kernel,
-                    )
-                )
-    return out
-
-
-def unsteady(
-    comparisons: list[Comparison],
-    layouts: dict[str, Layout],
-    outcome: RunOutcome,
-    tol: dict[str, np.ndarray],
-    kernel: str,
-) -> list[Diagnostic]:
-    """A likely race, where the backend ran the case twice (the GPU does) and the wrong
-    elements differ between the runs."""
-    for cmp in comparisons:
-        again = outcome.again.get(cmp.name)
-        if again is None:
-            continue
-        other = compare(cmp.name, cmp.expected, layouts[cmp.name].unpack(again), tol[cmp.name])
-        if np.array_equal(cmp.bad, other.bad):
-            continue
-        return [
-            Diagnostic(
-                Kind.RACE,
-                f"Two runs of this case gave different results: {cmp.mismatches} and "
-                f"{other.mismatches} of the {cmp.bad.size} elements of {cmp.name} were wrong. "
-                "A result that changes from run to run is likely a race: threads that read "
-                "shared memory before the threads that fill it have passed a __syncthreads(), "
-                "or blocks that write the same element. Run `grader check` again with "
-                "--sanitize to find it (racecheck), or with --backend cpu.",
-                kernel=kernel,
-            )
-        ]
-    return []
-
-
-def output_diagnostics(comparisons: list[Comparison], kernel: str) -> list[Diagnostic]:
-    out = []
-    for cmp in comparisons:
-        missing = int(cmp.unwritten.sum())
-        if missing:
-            index = tuple(int(i) for i in np.argwhere(cmp.unwritten)[0])
-            whole = " (all of it)" if missing == cmp.unwritten.size else ""
-            out.append(
-                Diagnostic(
-                    Kind.UNWRITTEN_OUTPUT,
-                    f"{missing} of {cmp.unwritten.size} elements of {cmp.name} were never "
-                    f"written{whole}; the first is {cmp.name}{list(index)}.",
-                    kernel=kernel,
-                )
-            )
-        nans = int(cmp.nan.sum())
-        if nans:
-            index = tuple(int(i) for i in np.argwhere(cmp.nan)[0])
-            out.append(
-                Diagnostic(
-                    Kind.NAN,
-                    f"{nans} elements of {cmp.name} are NaN, the first {cmp.name}{list(index)} "
-                    f"where {float(cmp.expected[index]):.6g} was expected. NaN comes from reading "
-                    "memory nobody wrote: shared memory before a __syncthreads, a tile element "
-                    "that was never loaded, or the padding of a pitched row.",
-                    kernel=kernel,
-                )
-            )
-    return out
-
-
-# -- timing ----------------------------------------------------------------------------
-
-
-def measure(
-    lab: Lab, submission: Submission, backend: Backend, options: Options
-) -> tuple[Performance, list[Diagnostic]]:
-    """The student's speed against the reference's, with every timed student launch
-    checked (grader.timing_check); and what makes the timing untrustworthy, which costs
-    the speed points."""
-    seed = options.timing_seed if options.timing_seed is not None else secrets.randbits(63)
-    case, host = casegen.timing_inputs(lab, seed)
-    macros = lab.macro_values(case.sizes)
-    ref_path = lab.home / "reference.cu"
-    reference_sub, _ = read_submission(ref_path)
-    student = backend.build(submission, macros, lab.launch_defaults)
-    reference = backend.build(reference_sub, macros, lab.launch_defaults)
-    # One set of buffers for both kernels, so both read the same device memory.
-    launch_s, launch_r = timing_launches(lab, case, host, student.interface, reference.interface)
-    sized = at_launch(lab, case, student.interface)
-    check = timing_check.plan(lab, sized, seed, host)
-    with timing_check.Expected(lab, sized, check, host) as expected:
-        timing = backend.time(
-            student, reference, (launch_s, launch_r), options.timing_budget, check
-        )
-        performance = performance_of(lab, case, timing)
-        untrusted = timing_check.judge(expected, timing, performance.student_ms)
-    if untrusted:
-        performance.score = 0.0
-        performance.note = f"{performance.note} Not scored: {untrusted[0].message}".strip()
-    elif timing.checked:
-        performance.note += (
-            f" Each of the {timing.checked} timed launches of the kernel ran on fresh random "
-            "inputs and its output was checked."
-        )
-    return performance, untrusted
-
-
-def performance_of(lab: Lab, case: Case, timing) -> Performance:
-    """The speed of `timing` at the timing case's sizes (those shown)."""
-    sizes = case.shown_sizes
-    if not timing.student_ms:
-        return Performance(
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-            lab.scoring.performance,
-            dict(sizes),
-            note=timing.note or "Timing failed.",
-        )
-    speedup, spread = scoring.speedup_statistics(timing.student_ms, timing.reference_ms)
-    return Performance(
-        student_ms=statistics.median(timing.student_ms),
-        reference_ms=statistics.median(timing.reference_ms),
-        speedup=speedup,
-        spread=spread,
-        score=lab.scoring.performance_points(speedup),
-        max_score=lab.scoring.performance,
-        sizes=dict(sizes),
-        rounds=len(timing.student_ms),
-        student_samples=list(timing.student_ms),
-        reference_samples=list(timing.reference_ms),
-        note=timing.note,
-    )
 
 
 # -- the end -----------------------------------------------------------------------------

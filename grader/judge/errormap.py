@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from grader.compare import Comparison, poisoned
-from grader.launch import Layout
-from grader.result import MAP_CLASSES, ErrorMap, MapSlice
+from grader.judge.compare import Comparison, poisoned
+from grader.judge.launch import Layout
+from grader.model.result import MAP_CLASSES, ErrorMap, MapSlice
 
 MAX_CELLS = 256
 MIN_ELEMENTS = 16  # a smaller output's map is a block or two of colour: its numbers say more

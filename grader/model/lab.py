@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.interface import LaunchDefaults
+from grader.model.interface import LaunchDefaults
 from grader.paths import LAB_FOLDERS
 
 Sizes = Mapping[str, int]
@@ -125,7 +125,7 @@ class Array:
     `dtype` is one of DTYPES; integer outputs are compared exactly. An output or scratch
     array starts `initial`: "poison" (a value no kernel computes, so unwritten elements
     show) or "zero" (an accumulator). `draw(rng, shape, sizes)` gives an input's values;
-    without it, floats in +-[0.5, 1.0) (grader.cases.random_signed)."""
+    without it, floats in +-[0.5, 1.0) (grader.judge.cases.random_signed)."""
 
     name: str
     """The array's name; kernel parameters carry it by this name."""
@@ -207,7 +207,7 @@ class Requirement:
     text: a string that spells `__shared__` is not shared memory.
 
     A rule that asks the kernel to do something is decided by what it executed, where the
-    backend counts it: `executes` names the count (grader.interface.Executed) that must
+    backend counts it: `executes` names the count (grader.model.interface.Executed) that must
     be above 0 in every case, and `not_executed(kernel, case)` is the sentence when it is
     0. `known(interface, kernel)` says whether the module alone decides `check` (without
     nvcc the CPU build shows no instructions); a rule decided neither way is reported as
@@ -222,7 +222,7 @@ class Requirement:
     says: str = ""
     """What the rule asks, as a clause, for a report that could not check it."""
     executes: str | None = None
-    """The executed count (grader.interface.Executed) that must be above 0 in every case."""
+    """The executed count (grader.model.interface.Executed) that must be above 0 in every case."""
     not_executed: Callable[[str, str], str] | None = None
     """not_executed(kernel, case): the sentence when that count is 0."""
     known: Callable[..., bool] | None = None
@@ -271,7 +271,7 @@ class Lab:
     reference: Callable[[Arrays, Sizes], dict[str, np.ndarray]]
     """reference(inputs, sizes): each output, computed in float64 numpy (int64 for
     integer outputs). Each float output element must be a sum of products of inputs:
-    grader.compare counts each element's own terms, and sums their magnitudes, by
+    grader.judge.compare counts each element's own terms, and sums their magnitudes, by
     running it on the inputs made 1 and made positive (integers stay as they are), so
     every element's tolerance follows from what it really sums (a sparse row's own
     entries)."""
@@ -315,21 +315,21 @@ class Lab:
     """(regex, sentence) pairs the comment-free source must not match."""
     hints: tuple[Callable, ...] = ()
     """Detectors for a case whose output has wrong elements, most specific first: each
-    gets a grader.hints.Context and gives a sentence or None; the first sentence is the
+    gets a grader.judge.hints.Context and gives a sentence or None; the first sentence is the
     case's hint."""
     fault_hints: tuple[Callable, ...] | None = None
     """Detectors for a case a fault stopped (an access outside a buffer, a crash): each
-    gets a grader.hints.Fault. None: grader.hints.FAULT_HINTS, which blame a partial
+    gets a grader.judge.hints.Fault. None: grader.judge.hints.FAULT_HINTS, which blame a partial
     last tile of the output; a lab whose threads gather through indices gives its own,
     or ()."""
     precision_hints: tuple[Callable, ...] | None = None
     """Detectors run after `hints`, and alone for an output whose elements are all
     within tolerance but that fails the precision test. None:
-    grader.hints.PRECISION_HINTS (arithmetic in lower precision than float32)."""
+    grader.judge.hints.PRECISION_HINTS (arithmetic in lower precision than float32)."""
     cross_case_hints: tuple[Callable, ...] | None = None
     """Detectors that look at which cases failed: each gets (lab, case results) and gives
     a sentence added to every failing case's hint, or None. None:
-    grader.hints.CROSS_CASE_HINTS (right only for some values of a macro, or only where
+    grader.judge.hints.CROSS_CASE_HINTS (right only for some values of a macro, or only where
     two sizes are equal)."""
     scoring: Scoring = field(default_factory=Scoring)
     """Points for public cases, hidden cases and speed."""
@@ -350,10 +350,10 @@ class Lab:
     """tolerance(sizes, bound, terms): the error allowed for each element, from its own
     sum of |terms| (`bound`) and count of terms (`terms`), both computed from the case's
     inputs (a sparse row's own entries); None: what float32 summation of those terms can
-    be off by (grader.compare), with a precision test over the output."""
+    be off by (grader.judge.compare), with a precision test over the output."""
     limits: Mapping[str, int] = field(default_factory=dict)
     """The largest launch macros the lab accepts ({"TILE_X": 65536}): a file that
-    defines a larger one is not run (grader.interface.check_limits)."""
+    defines a larger one is not run (grader.model.interface.check_limits)."""
     name: str = field(default="", kw_only=True)
     """Set by the registry: the lab's folder name."""
     home: Path | None = field(default=None, kw_only=True)

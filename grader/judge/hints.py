@@ -3,7 +3,7 @@
 Each detector looks at one failing case and returns a sentence for the student, or None.
 Labs list the detectors that make sense for them, most specific first; the first one
 that recognises the pattern gives the case its hint. Four lists, each a field of the lab
-(grader.labs.model.Lab), the last three with defaults here that a lab may replace:
+(grader.model.lab.Lab), the last three with defaults here that a lab may replace:
 - `hints`, for wrong elements: each detector gets a Context;
 - `fault_hints`, for a run a fault stopped: each gets a Fault (FAULT_HINTS);
 - `precision_hints`, after those of `hints` (PRECISION_HINTS);
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.cases import widened
-from grader.compare import PRECISION, Comparison, close
-from grader.labs.model import Lab, Role
-from grader.result import CaseResult, Diagnostic, Kind
-from grader.source import line_of, strip_comments
+from grader.judge.cases import widened
+from grader.judge.compare import PRECISION, Comparison, close
+from grader.model.lab import Lab, Role
+from grader.model.result import CaseResult, Diagnostic, Kind
+from grader.model.source import line_of, strip_comments
 
 
 @dataclass
@@ -69,7 +69,7 @@ DENSE = 0.5
 def reference_with(ctx: Context, **changed: np.ndarray) -> np.ndarray:
     """The failing output as the lab's reference computes it from the case's inputs with
     some of them `changed` (name=values): what a kernel with a given bug would give.
-    Compare it with ctx.cmp.got within ctx.tol (grader.compare.close)."""
+    Compare it with ctx.cmp.got within ctx.tol (grader.judge.compare.close)."""
     inputs = {k: widened(v) for k, v in ctx.inputs.items()}
     inputs.update(changed)
     return ctx.lab.reference(inputs, ctx.sizes)[ctx.cmp.name]

@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from grader.errors import SetupError
-from grader.labs.model import Array, Case, Lab
+from grader.model.lab import Array, Case, Lab
 
 PUBLIC_KEY = b"cuda-lab-grader/public"
 MAGNITUDE = (0.5, 1.0)  # every input value is +-[0.5, 1.0): no zeros, no cancellation to 0

@@ -1,4 +1,4 @@
-"""The submission's text: reading it, static checks, and the footer the grader appends.
+"""The submission and its text: reading it, static checks, and the footer the grader appends.
 
 The footer goes after the student's last line, so compiler messages keep the student's
 own line numbers. It fills in the launch macros the student did not define and exposes
@@ -11,16 +11,28 @@ import functools
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
-from grader.backends.base import Submission
 from grader.errors import UsageError
 from grader.files import readable
-from grader.interface import LAUNCH_MACROS, LaunchDefaults
-from grader.result import Diagnostic, Kind
+from grader.model.interface import LAUNCH_MACROS, LaunchDefaults
+from grader.model.result import Diagnostic, Kind
 
 MAX_BYTES = 256 * 1024  # the README's limit; a larger file is refused from its size alone
 LAUNCH_SYMBOL = "grader_launch_config"
+
+
+@dataclass
+class Submission:
+    """A student's source file as the grader read it."""
+
+    path: Path
+    text: str
+
+    @property
+    def name(self) -> str:
+        return readable(self.path.name)
 
 
 def read_source(path: Path) -> tuple[bytes | None, str]:

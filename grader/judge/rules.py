@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
-from grader.interface import Executed, Interface
-from grader.labs.model import Case, Lab
-from grader.result import Diagnostic, Kind
+from grader.model.interface import Executed, Interface
+from grader.model.lab import Case, Lab
+from grader.model.result import Diagnostic, Kind
 
 # One case's counts, by kernel name, with the case's name.
 Counted = tuple[str, dict[str, Executed]]

@@ -13,9 +13,9 @@ import operator
 import re
 from collections.abc import Mapping
 
-from grader.interface import LAUNCH_MACROS
-from grader.result import LaunchMacros
-from grader.source import line_of, strip_comments
+from grader.model.interface import LAUNCH_MACROS
+from grader.model.result import LaunchMacros
+from grader.model.source import line_of, strip_comments
 
 _DEFINE = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)$")
 _STEP = re.compile(

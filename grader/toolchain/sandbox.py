@@ -1,4 +1,5 @@
-"""The sandbox around student code on the CPU backend.
+"""The sandbox around student code: the CPU backend's worker, and every compiler that reads
+a submission (nvcc too, on a GPU machine), both inside the runner executable.
 
 On the CPU backend a submission is native code, so the worker that runs it (the runner
 executable, runtime/runner.cpp) locks itself in before it loads the student's module:
@@ -48,14 +49,20 @@ needed."""
 
 from __future__ import annotations
 
+import math
 import os
+import re
+import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from grader.backends.cpu import toolchain
+from grader import defaults, waiting
+from grader.errors import SetupError
+from grader.toolchain import cxx
 
 # Who a worker started by root becomes: the overflow user ("nobody" on most systems),
 # which owns no files, so its landlocked worker can change nothing outside its folder.
@@ -197,7 +204,7 @@ def hand_over(folder: Path, user: tuple[int, int] | None) -> None:
 @cache
 def probe() -> Layers:
     """Which layers work here, found by a runner that applies them all to itself."""
-    runner = toolchain.runner()
+    runner = cxx.runner()
     user = worker_user()
     with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
         hand_over(Path(tmp), user)
@@ -207,7 +214,7 @@ def probe() -> Layers:
                 capture_output=True,
                 text=True,
                 timeout=30,
-                env=toolchain.clean_env(),
+                env=cxx.clean_env(),
                 stdin=subprocess.DEVNULL,
             )
         except (OSError, subprocess.TimeoutExpired) as err:
@@ -216,3 +223,202 @@ def probe() -> Layers:
     if not line:
         return Layers(error=f"the sandbox probe printed nothing (exit {proc.returncode})")
     return Layers.from_record(parse_fields(line)[1])
+
+
+# -- compilers, sandboxed ------------------------------------------------------------------
+
+# What a compiler may read besides its build folder: the system's toolchain and headers.
+COMPILER_READS = (
+    "/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives",
+)  # fmt: skip
+LOG_LIMIT = 256 * 1024  # bytes of a compiler's messages kept
+# How compilers say that a limit stopped them, on lines of their own (a quoted source
+# line starts with a space, so the submission cannot write these).
+_MEMORY_WORDS = re.compile(
+    r"^(\S+: out of memory|virtual memory exhausted|LLVM ERROR: out of memory"
+    r"|terminate called after throwing an instance of 'std::bad_alloc'"
+    r"|Loop in catastrophic error processing)",
+    re.MULTILINE,
+)
+_CPU_WORDS = re.compile(r"^\S.*(CPU time limit exceeded|died due to signal 24\b)", re.MULTILINE)
+_FSIZE_WORDS = re.compile(r"^\S.*(File size limit exceeded|died due to signal 25\b)", re.MULTILINE)
+
+
+@dataclass
+class CompilerRun:
+    """How a sandboxed compiler run ended: its exit code and messages, and a sentence
+    when a limit of the sandbox stopped it (then nothing about the file is known)."""
+
+    code: int
+    log: str
+    stopped: str = ""
+
+
+def compile_isolation(allow_unsandboxed: bool) -> str:
+    """Whether compilers can run here with their files isolated (landlock). Raises
+    SetupError when they cannot and that was not allowed; returns the note a report
+    must carry when they run anyway, else ""."""
+    layers = probe()
+    if layers.files_isolated:
+        return ""
+    missing = (
+        "The compilers cannot be sandboxed on this machine: it lacks file isolation "
+        "(landlock, Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK and landlock in the "
+        "lsm= boot list), so an #include in a submission could read any file of yours."
+    )
+    if not allow_unsandboxed:
+        raise SetupError(
+            f"{missing} Run on a Linux kernel that has it, or pass --allow-unsandboxed if "
+            "you trust the submissions."
+        )
+    network = "seccomp (no sockets)" if layers.seccomp else "no seccomp (sockets allowed)"
+    return (
+        "The compilers ran without file isolation (no landlock; allowed by "
+        f"--allow-unsandboxed), with {network}, limits on memory, CPU time and file size, "
+        "and a process group of their own killed at the deadline."
+    )
+
+
+def compiler_reads(program: str) -> list[str]:
+    """Folders a compiler may read: the system's, the CUDA shim, and the installation
+    of `program`, nvcc's CUDA toolkit and the host compiler wherever they are."""
+    roots = [program, cxx.compiler().path, shutil.which("gcc"), shutil.which("g++")]
+    reads = [p for p in COMPILER_READS if Path(p).exists()] + [str(cxx.INCLUDE)]
+    reads += [str(Path(os.path.realpath(p)).parent.parent) for p in roots if p]
+    if os.environ.get("CUDA_HOME"):
+        reads.append(os.environ["CUDA_HOME"])
+    return list(dict.fromkeys(reads))
+
+
+def sandboxed(
+    cmd: list[str],
+    folder: str,
+    status_fd: int | None = None,
+    timeout: float | None = None,
+    reads: Sequence[str] = (),
+) -> list[str]:
+    """`cmd` (a compiler run on student source) wrapped by `runner exec` (runtime/runner.cpp
+    says what that does): it may read only the toolchain, the shim, `reads` and `folder`,
+    where its copy of the source is; it has no network, limits on memory, CPU time and
+    file size, and a process group that is killed whole at the timeout (COMPILE_TIMEOUT
+    unless given). `folder` may be a shell expansion the program's caller gives (see
+    sandboxed_script)."""
+    wrapped = [str(cxx.runner()), "exec", folder, *_limits(timeout or defaults.COMPILE_TIMEOUT)]
+    if probe().files_isolated:
+        wrapped.append("--require-files")
+    if status_fd is not None:
+        wrapped += ["--status", str(status_fd)]
+    for path in [*compiler_reads(cmd[0]), *reads]:
+        wrapped += ["--read", path]
+    return [*wrapped, "--", cmd[0], *cmd[1:]]
+
+
+def _limits(timeout: float) -> list[str]:
+    return [
+        "--timeout", f"{timeout:g}",
+        "--cpu", f"{math.ceil(timeout)}",
+        "--memory", str(defaults.COMPILE_MEMORY),
+        "--fsize", str(defaults.COMPILE_FILE_SIZE),
+    ]  # fmt: skip
+
+
+def compiler_env() -> dict[str, str]:
+    """The runner's environment: the user's PATH (nvcc finds its host compiler there) and
+    nothing else; the runner gives the compiler PATH, LC_ALL, HOME and TMPDIR only."""
+    return {**cxx.clean_env(), "PATH": os.environ.get("PATH") or cxx.clean_env()["PATH"]}
+
+
+def run_compiler(
+    cmd: list[str],
+    folder: Path,
+    stdin_text: str | None = None,
+    timeout: float | None = None,
+    reads: Sequence[str] = (),
+) -> CompilerRun:
+    """Run `cmd` sandboxed in `folder` (absolute paths only: a name that starts with "-"
+    would be an option, and nvcc, ptxas and g++ know no "--"), stopped after `timeout`
+    seconds (COMPILE_TIMEOUT unless given), reading besides the toolchain only `reads`."""
+    timeout = timeout or defaults.COMPILE_TIMEOUT
+    status_r, status_w = os.pipe()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as stdin:
+        stdin.write((stdin_text or "").encode())
+        stdin.seek(0)
+        try:
+            with subprocess.Popen(
+                sandboxed(cmd, str(folder), status_w, timeout, reads),
+                cwd=folder,
+                stdin=stdin if stdin_text is not None else subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=compiler_env(),
+                pass_fds=(status_w,),
+            ) as proc:
+                try:  # the runner's own deadline comes first; killing it kills the compiler
+                    waiting.wait(proc, timeout + 30)
+                except BaseException:
+                    proc.kill()
+                    raise
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            os.close(status_w)
+        status = _read_status(status_r)
+        out.seek(0)
+        log = out.read(LOG_LIMIT).decode("utf-8", "replace")
+    return _ended(status, log)
+
+
+def _read_status(fd: int) -> dict[str, str]:
+    os.set_blocking(fd, False)
+    try:
+        text = os.read(fd, 4096).decode("utf-8", "replace")
+    except BlockingIOError:
+        text = ""
+    finally:
+        os.close(fd)
+    line = next((ln for ln in text.splitlines() if ln.startswith("exec ")), "")
+    return parse_fields(line)[1]
+
+
+def _ended(status: dict[str, str], log: str) -> CompilerRun:
+    if not status:
+        return CompilerRun(-1, log, "the compiler's sandbox did not report how it ended")
+    code = int(status["code"]) if status.get("code", "-1") != "-1" else 128 + int(status["signal"])
+    if code == 125 and status.get("landlock") == "0":
+        raise SetupError(
+            "The compiler's sandbox could not apply landlock, although the sandbox probe "
+            f"found it works ({unhex(status.get('error', ''))}). Report this as a bug."
+        )
+    run = CompilerRun(code, log)
+    if status.get("timeout") == "1":
+        run.stopped = (
+            f"compilation took longer than {defaults.COMPILE_TIMEOUT:.0f} s and was stopped"
+        )
+    elif code != 0:
+        run.stopped = _limit_hit(status, log)
+    return run
+
+
+def _limit_hit(status: dict[str, str], log: str) -> str:
+    """The sentence for a limit that stopped a failed compile, or ""."""
+    peak = int(status.get("peak_kb", "0")) * 1024
+    if _MEMORY_WORDS.search(log) or peak >= 0.9 * defaults.COMPILE_MEMORY:
+        return (
+            f"the compiler ran out of memory (it may use {defaults.COMPILE_MEMORY >> 30} GiB) "
+            "and was stopped. A template or constexpr computation that grows without end, a "
+            "large __device__ array with an initializer, or an #include of something that is "
+            "not a source file, does this"
+        )
+    if _CPU_WORDS.search(log) or int(status.get("cpu_ms", "0")) >= 1000 * defaults.COMPILE_TIMEOUT:
+        return (
+            f"the compiler used more than {defaults.COMPILE_TIMEOUT:.0f} s of CPU time and "
+            "was stopped"
+        )
+    if _FSIZE_WORDS.search(log):
+        return (
+            f"the compiler's output grew past {defaults.COMPILE_FILE_SIZE >> 20} MiB and was "
+            "stopped. A __device__ array with an initializer is stored whole in the compiled "
+            f"kernel, which may be {defaults.MODULE_BYTES >> 20} MiB: declare a large one "
+            "without an initializer and fill it in a kernel"
+        )
+    return ""

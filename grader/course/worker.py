@@ -20,13 +20,13 @@ from typing import IO, Any
 
 from grader import labs
 from grader.backends import get_backend
-from grader.batch import isolation
-from grader.batch.gpus import Gate, GatedBackend
-from grader.batch.stages import Clocked
+from grader.course import isolation
+from grader.course.gpus import Gate, GatedBackend
+from grader.course.stages import Clocked
 from grader.errors import GraderError
-from grader.grading import Options, grade
+from grader.grading.pipeline import Options, grade
+from grader.model.result import Kind, Result
 from grader.report import json as json_report
-from grader.result import Kind, Result
 
 # After a result with one of these, the worker's backend may be in a bad state.
 FRESH_AFTER = {Kind.CRASH, Kind.TIMEOUT}

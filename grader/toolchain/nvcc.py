@@ -23,10 +23,8 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 
-from grader import build_cache, defaults, libraries, ptx, scratch
-from grader.backends.base import Submission
-from grader.backends.cpu import toolchain
-from grader.interface import (
+from grader import defaults
+from grader.model.interface import (
     LAUNCH_MACROS,
     ConstantSig,
     Interface,
@@ -36,9 +34,10 @@ from grader.interface import (
     canonical_ctype,
     module_size,
 )
-from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
-from grader.source import (
+from grader.model.result import CompileInfo, Diagnostic, KernelResources, Kind
+from grader.model.source import (
     LAUNCH_SYMBOL,
+    Submission,
     footer_errors,
     last_before,
     launch_values,
@@ -47,6 +46,7 @@ from grader.source import (
     strip_comments,
     with_footer,
 )
+from grader.toolchain import build_cache, libraries, ptx, sandbox, scratch
 
 
 @cache
@@ -88,7 +88,7 @@ def sandboxed_nvcc() -> str:
     SourceModule, which runs nvcc itself: inside compile_folder(), the only folder it
     may use is that one, where PyCUDA writes its copy of the source."""
     placeholder = "@FOLDER@"
-    argv = toolchain.sandboxed([find()], placeholder)
+    argv = sandbox.sandboxed([find()], placeholder)
     line = " ".join(shlex.quote(a) for a in argv).replace(
         placeholder, f'"${{{COMPILE_DIR_ENV}:?is not set: use nvcc.compile_folder()}}"'
     )
@@ -167,7 +167,7 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
     (tmp / name).write_text(source)
     flags = ["-arch", arch, "-lineinfo", *macro_flags(macros)]
     ptx, deps = tmp / "module.ptx", tmp / "module.d"
-    run = toolchain.run_compiler(
+    run = sandbox.run_compiler(
         [nvcc, "-ptx", *flags, "-MD", "-MF", str(deps), "-o", str(ptx), str(tmp / name)], tmp
     )
     raw = {
@@ -180,7 +180,7 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
         raw["deps"] = deps.read_text() if deps.exists() else ""
         ptxas = str(Path(nvcc).with_name("ptxas"))
         cubin = str(tmp / "module.cubin")
-        raw["ptxas"] = toolchain.run_compiler(
+        raw["ptxas"] = sandbox.run_compiler(
             [ptxas, f"-arch={arch}", "-v", "-o", cubin, str(ptx)], tmp
         ).log
         raw["module_bytes"] = os.path.getsize(cubin) if os.path.exists(cubin) else 0
@@ -457,7 +457,7 @@ def parse_ptx(text: str, deps: str = "") -> Interface:
 def _reads(code: str, interface: Interface) -> None:
     """Which kernels read shared memory and which __constant__ variables, and which use
     atomics, in their own instructions or those of a device function they call (`code`
-    is clean PTX: grader.ptx says why): the module's word, not the text's."""
+    is clean PTX: grader.toolchain.ptx says why): the module's word, not the text's."""
     table = ptx.functions(code)
     constants = {n for n, c in interface.constants.items() if c.space == "const"}
     interface.dynamic_shared = bool(re.search(r"\.extern\s+\.shared\b", code))
@@ -501,7 +501,7 @@ def demangled(symbols: list[str]) -> list[str]:
     if not filt or not symbols:
         return symbols
     with tempfile.TemporaryDirectory(prefix=scratch.prefix("filt")) as tmp:
-        run = toolchain.run_compiler([filt], Path(tmp), stdin_text="\n".join(symbols))
+        run = sandbox.run_compiler([filt], Path(tmp), stdin_text="\n".join(symbols))
     lines = run.log.splitlines()
     return lines if run.code == 0 and len(lines) == len(symbols) else symbols
 

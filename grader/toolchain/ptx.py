@@ -2,7 +2,7 @@
 first, so that an `asm` statement whose text holds a comment naming `ld.shared` or `atom`
 is no instruction, and statements are split on `;` and braces, each with its guard
 predicate, its opcode and its operands. The lab rules read what the kernel's code holds
-from here (grader.nvcc), and the GPU's census instruments the same instructions
+from here (grader.toolchain.nvcc), and the GPU's census instruments the same instructions
 (grader.backends.cuda.census)."""
 
 from __future__ import annotations

@@ -10,14 +10,14 @@ import tempfile
 from pathlib import Path
 
 from grader import machine
-from grader.batch.discover import Entry
-from grader.batch.runner import BackendInfo, Job, Outcome, Pool, WorkerSpec
+from grader.course.discover import Entry
+from grader.course.pool import BackendInfo, Job, Outcome, Pool, WorkerSpec
 from grader.errors import GraderError
 from grader.files import readable
-from grader.grading import not_graded
-from grader.labs.model import Lab
+from grader.grading.pipeline import not_graded
+from grader.model.lab import Lab
+from grader.model.result import Kind, Result
 from grader.report import json as json_report
-from grader.result import Kind, Result
 
 
 def failure_result(

@@ -4,7 +4,7 @@ A worker times its backend's calls (`Clocked`): compiles, case runs (the sanitiz
 and timing, and the rest of the grading (inputs, expected outputs, judging) is what is
 left of it. The batch times the workers' start-up and the writing of each submission's
 reports. On a GPU, case runs hold the GPU shared and timing holds it alone
-(grader.batch.gpus); a stage's time includes its wait at that gate. Only figures for
+(grader.course.gpus); a stage's time includes its wait at that gate. Only figures for
 `bench/batch.py`: nothing here changes a grade."""
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from grader.backends.base import Backend, Build, Launch, RunOutcome, Submission, Timing, Wrapper
+from grader.backends.base import Backend, Wrapper
 from grader.backends.timed import TimingCheck
-from grader.interface import LaunchDefaults
-from grader.result import Diagnostic
+from grader.model.interface import LaunchDefaults
+from grader.model.launch import Build, Launch, RunOutcome, Timing
+from grader.model.result import Diagnostic
+from grader.model.source import Submission
 
 WORKER_START = "worker start"
 COMPILE = "compile"

@@ -1,5 +1,5 @@
 """A result's score, split into points per case and for speed, for the gradebook's columns
-and Gradescope's tests. The split follows grader.scoring exactly, so the parts always add
+and Gradescope's tests. The split follows grader.judge.scoring exactly, so the parts always add
 up to the result's score: public and hidden cases share their lab's points equally, a
 broken lab rule scales every case by the same factor and forfeits speed."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader import scoring
-from grader.labs.model import Lab
-from grader.result import CaseResult, Kind, Result
+from grader.judge import scoring
+from grader.model.lab import Lab
+from grader.model.result import CaseResult, Kind, Result
 
 SPEED = "speed"
 

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.backends.base import POISON_BITS, as_bits, filled
-from grader.cases import widened
-from grader.labs.model import Case, Lab
-from grader.result import Mismatch
+from grader.judge.cases import widened
+from grader.model.lab import Case, Lab
+from grader.model.launch import POISON_BITS, as_bits, filled
+from grader.model.result import Mismatch
 
 UNIT_ROUNDOFF = 2.0**-24
 SAFETY = 2.0  # times the worst case, gamma_k

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader import stats
-from grader.labs.model import Scoring
-from grader.result import CaseResult, Performance
+from grader.model.lab import Scoring
+from grader.model.result import CaseResult, Performance
 
 REQUIREMENT_FACTOR = 0.5
 
@@ -53,11 +52,3 @@ def total(
         if performance and not rule_broken:
             score.points += performance.score
     return score
-
-
-def speedup_statistics(student_ms: list[float], reference_ms: list[float]) -> tuple[float, float]:
-    """Median of the per-round reference/student ratios, and their relative spread."""
-    found = stats.ratios(student_ms, reference_ms)
-    if not found:
-        return 0.0, 0.0
-    return stats.speedup(student_ms, reference_ms), stats.relative_spread(found)

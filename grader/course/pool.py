@@ -1,7 +1,7 @@
 """Running grading workers in parallel, with a deadline per submission enforced from
 outside.
 
-One loop in the batch's own process hands submissions to workers (grader.batch.worker),
+One loop in the batch's own process hands submissions to workers (grader.course.worker),
 reads their answers and watches the clock. A worker that passes its submission's deadline,
 dies, or sends anything but the answer it was asked for is killed with everything it
 started; its submission gets a failure naming why, and a fresh worker takes the slot. The
@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader import labs, scratch, spawn
-from grader.batch import isolation, stages
-from grader.batch.gpus import DEVICES_ENV, gate_name, physical_device
+from grader import labs, spawn
+from grader.course import isolation, stages
+from grader.course.gpus import DEVICES_ENV, gate_name, physical_device
 from grader.errors import SetupError
-from grader.result import Kind
+from grader.model.result import Kind
+from grader.toolchain import scratch
 
 START_TIMEOUT = 180.0  # seconds for a worker to open its backend
 EXIT_TIMEOUT = 30.0  # seconds for a worker that closed its answers to exit
@@ -51,7 +52,7 @@ class Outcome:
     failure: str = ""
     kind: Kind = Kind.CRASH
     seconds: float = 0.0
-    stages: dict[str, float] = field(default_factory=dict)  # grader.batch.stages
+    stages: dict[str, float] = field(default_factory=dict)  # grader.course.stages
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ class Pool:
         extra = {DEVICES_ENV: physical_device(gpu)} if gpu is not None else {}
         try:
             process = subprocess.Popen(
-                spawn.python_module("grader.batch.worker", str(to_worker_r), str(from_worker_w)),
+                spawn.python_module("grader.course.worker", str(to_worker_r), str(from_worker_w)),
                 stdin=subprocess.DEVNULL,
                 stdout=errors_w,
                 stderr=errors_w,

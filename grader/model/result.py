@@ -125,7 +125,7 @@ class Mismatch:
         return {"index": list(self.index), "expected": self.expected, "got": self.got}
 
 
-# -- error maps: where a case's output is wrong (built by grader.errormap) -----------------
+# -- error maps: where a case's output is wrong (built by grader.judge.errormap) -----------------
 
 # One letter per cell class, from the least to the most severe: a cell that holds elements
 # of several classes shows the most severe. "padding" is the row padding of a pitched
@@ -231,7 +231,7 @@ class CaseResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     output: str = ""  # the kernel's printf output, capped
     seconds: float = 0.0
-    hint_kind: str | None = None  # the hint's family (grader.hints.kind_of)
+    hint_kind: str | None = None  # the hint's family (grader.judge.hints.kind_of)
     error_map: ErrorMap | None = None
 
     @property

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from grader import defaults
-from grader.result import Diagnostic, KernelResources, Kind
+from grader.model.result import Diagnostic, KernelResources, Kind
 
 LAUNCH_MACROS = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "TILE_X", "TILE_Y", "TILE_Z")
 MAX_THREADS_PER_BLOCK = 1024
@@ -84,7 +84,7 @@ class Interface:
     constants: dict[str, ConstantSig] = field(default_factory=dict)
     launch: dict[str, int] = field(default_factory=dict)  # BLOCK_X .. TILE_Z
     dynamic_shared: bool = False  # the module declares extern __shared__ memory
-    # CUDA libraries the module holds, each with what shows it (grader.libraries)
+    # CUDA libraries the module holds, each with what shows it (grader.toolchain.libraries)
     libraries: dict[str, str] = field(default_factory=dict)
 
     def block(self) -> tuple[int, int, int]:
@@ -144,7 +144,7 @@ def _ctype_size(ctype: str) -> int:
 
 
 def check_kernel(expected, sig: KernelSig | None, defined: list[str]) -> list[Diagnostic]:
-    """`expected` is the lab's grader.labs.model.Kernel."""
+    """`expected` is the lab's grader.model.lab.Kernel."""
     want = expected.signature()
     if sig is None:
         others = f" It defines: {', '.join(defined)}." if defined else " It defines no kernel."
@@ -182,7 +182,7 @@ def check_kernel(expected, sig: KernelSig | None, defined: list[str]) -> list[Di
 
 
 def check_constants(constants, interface: Interface, sizes) -> list[Diagnostic]:
-    """`constants` are the lab's grader.labs.model.Constant entries."""
+    """`constants` are the lab's grader.model.lab.Constant entries."""
     out = []
     filled = {const.name for const in constants}
     # the file's own __constant__ arrays, which may be the one it meant (mangled: no name)
@@ -323,7 +323,7 @@ def _mib(size: int) -> str:
 
 
 def check(lab, interface: Interface, sizes) -> list[Diagnostic]:
-    """Every way the module does not fit `lab` (a grader.labs.model.Lab) at `sizes`. The
+    """Every way the module does not fit `lab` (a grader.model.lab.Lab) at `sizes`. The
     lab's rules are read from the module too, never from the text."""
     kernel = lab.kernel.name
     defined = sorted(interface.kernels)

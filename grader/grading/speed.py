@@ -1,24 +1,32 @@
-"""Trusting the timed launches of a grading (see grader.backends.timed for what the GPU
-does): every student launch's sampled output is compared with float64 values computed
-here for exactly those elements, with the lab's own tolerance and the same precision
-test as a case's (grader.compare: a kernel that computes in half, bfloat16 or TF32 at the
-timed size fails it), and the student's time is held against what the machine can do at
-all. Any failure costs the speed points."""
+"""The grader's side of timing: the student's kernel measured against the reference
+(`measure`), its speed and points (`performance_of`, `speedup_statistics`), and the trust
+in the timed launches (see grader.backends.timed for what the GPU does): every student
+launch's sampled output is compared with float64 values computed here for exactly those
+elements, with the lab's own tolerance and the same precision test as a case's
+(grader.judge.compare: a kernel that computes in half, bfloat16 or TF32 at the timed size
+fails it), and the student's time is held against what the machine can do at all. Any
+failure costs the speed points."""
 
 from __future__ import annotations
 
 import math
+import secrets
+import statistics
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from grader import defaults, hints, machine
+from grader import defaults, machine
 from grader.backends import timed
-from grader.backends.base import Timing
-from grader.compare import Allowance, Comparison, allowance, compare, counted, magnitudes
-from grader.labs.model import Case, Lab, Read
-from grader.launch import layout
-from grader.result import Diagnostic, Kind
+from grader.backends.base import Backend
+from grader.judge import cases as casegen
+from grader.judge import hints
+from grader.judge.compare import Allowance, Comparison, allowance, compare, counted, magnitudes
+from grader.judge.launch import at_launch, layout, timing_launches
+from grader.model.lab import Case, Lab, Read
+from grader.model.launch import Timing
+from grader.model.result import Diagnostic, Kind, Performance
+from grader.model.source import Submission, read_submission
 
 IMPOSSIBLE = 1.2  # a rate above this multiple of the machine's ceiling is not real
 THREADS = 8  # at most, computing the samples' expected values
@@ -344,3 +352,76 @@ def impossible(
                 kernel=lab.kernel.name,
             )
     return None
+
+
+# -- measuring ---------------------------------------------------------------------------
+
+
+def measure(
+    lab: Lab, submission: Submission, backend: Backend, budget: float, seed: int | None
+) -> tuple[Performance, list[Diagnostic]]:
+    """The student's speed against the reference's, with every timed student launch
+    checked (above), within `budget` seconds, on inputs drawn from `seed` (a fresh one
+    where None); and what makes the timing untrustworthy, which costs the speed points."""
+    seed = seed if seed is not None else secrets.randbits(63)
+    case, host = casegen.timing_inputs(lab, seed)
+    macros = lab.macro_values(case.sizes)
+    ref_path = lab.home / "reference.cu"
+    reference_sub, _ = read_submission(ref_path)
+    student = backend.build(submission, macros, lab.launch_defaults)
+    reference = backend.build(reference_sub, macros, lab.launch_defaults)
+    # One set of buffers for both kernels, so both read the same device memory.
+    launch_s, launch_r = timing_launches(lab, case, host, student.interface, reference.interface)
+    sized = at_launch(lab, case, student.interface)
+    check = plan(lab, sized, seed, host)
+    with Expected(lab, sized, check, host) as expected:
+        timing = backend.time(student, reference, (launch_s, launch_r), budget, check)
+        performance = performance_of(lab, case, timing)
+        untrusted = judge(expected, timing, performance.student_ms)
+    if untrusted:
+        performance.score = 0.0
+        performance.note = f"{performance.note} Not scored: {untrusted[0].message}".strip()
+    elif timing.checked:
+        performance.note += (
+            f" Each of the {timing.checked} timed launches of the kernel ran on fresh random "
+            "inputs and its output was checked."
+        )
+    return performance, untrusted
+
+
+def performance_of(lab: Lab, case: Case, timing) -> Performance:
+    """The speed of `timing` at the timing case's sizes (those shown)."""
+    sizes = case.shown_sizes
+    if not timing.student_ms:
+        return Performance(
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            lab.scoring.performance,
+            dict(sizes),
+            note=timing.note or "Timing failed.",
+        )
+    speedup, spread = speedup_statistics(timing.student_ms, timing.reference_ms)
+    return Performance(
+        student_ms=statistics.median(timing.student_ms),
+        reference_ms=statistics.median(timing.reference_ms),
+        speedup=speedup,
+        spread=spread,
+        score=lab.scoring.performance_points(speedup),
+        max_score=lab.scoring.performance,
+        sizes=dict(sizes),
+        rounds=len(timing.student_ms),
+        student_samples=list(timing.student_ms),
+        reference_samples=list(timing.reference_ms),
+        note=timing.note,
+    )
+
+
+def speedup_statistics(student_ms: list[float], reference_ms: list[float]) -> tuple[float, float]:
+    """Median of the per-round reference/student ratios, and their relative spread."""
+    found = timed.ratios(student_ms, reference_ms)
+    if not found:
+        return 0.0, 0.0
+    return timed.speedup(student_ms, reference_ms), timed.relative_spread(found)

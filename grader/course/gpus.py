@@ -16,10 +16,11 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from grader.backends.base import Backend, Build, Launch, RunOutcome, Timing, Wrapper
+from grader.backends.base import Backend, Wrapper
 from grader.backends.timed import TimingCheck
 from grader.errors import SetupError, UsageError
-from grader.result import Diagnostic
+from grader.model.launch import Build, Launch, RunOutcome, Timing
+from grader.model.result import Diagnostic
 
 DEVICES_ENV = "CUDA_VISIBLE_DEVICES"
 

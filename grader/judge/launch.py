@@ -15,17 +15,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from grader.backends.base import (
-    POISON_BITS,
-    Buffer,
-    Drawn,
-    Launch,
-    Repeated,
-    Scalar,
-    filled,
-)
-from grader.interface import Interface
-from grader.labs.model import Array, Case, Kernel, Lab, Param, Sizes
+from grader.model.interface import Interface
+from grader.model.lab import Array, Case, Kernel, Lab, Param, Sizes
+from grader.model.launch import POISON_BITS, Buffer, Drawn, Launch, Repeated, Scalar, filled
 
 PADDING_BITS = 0x7FC0BADD  # what an input's row padding holds
 
