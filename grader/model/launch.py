@@ -14,12 +14,13 @@ from grader.model.source import Submission
 
 # Canary elements checked on each side of a device buffer, where it has room for them.
 CANARY_ELEMENTS = 1024
-# The canary value: a NaN with a payload no float arithmetic produces.
+# The canary value: a NaN with a payload no float arithmetic produces (the CPU runtime's
+# CANARY, runtime/runner.cpp; tests/cpu/test_contract.py).
 CANARY_BITS = 0x7FC0DEAD
 # Outputs are poisoned with this NaN before every run, so unwritten elements show.
 POISON_BITS = 0x7FC0FFEE
 # What shared memory holds before a thread writes it, on both backends (also a NaN).
-# Keep in sync with SHARED_FILL in backends/cpu/runtime/scheduler.h.
+# The CPU runtime's SHARED_FILL (runtime/scheduler.h; tests/cpu/test_contract.py).
 SHARED_FILL_BITS = 0x7FC5AB1E
 
 

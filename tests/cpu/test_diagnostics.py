@@ -176,6 +176,20 @@ def test_a_shuffle_waiting_for_a_lane_that_returned(kit, no_nvcc):
     assert diag.line == line_of(source, "full mask")
 
 
+def test_a_warp_reduction_waiting_for_a_lane_that_returned_is_named(kit, no_nvcc):
+    """The warp operations past __match_any_sync() (codes 9-14) are named too."""
+    source = r"""
+    __global__ void lanes(float* P) {
+        if (threadIdx.x >= 16) return;
+        P[threadIdx.x] = __reduce_add_sync(0xffffffff, threadIdx.x);
+    }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "lanes", 1, 32, [out("P", 32)])
+    diag = only(result, Kind.BARRIER_DIVERGENCE)
+    assert "__reduce_add_sync()" in diag.message and "had already returned" in diag.message
+
+
 def test_reading_shared_memory_nobody_wrote(kit, no_nvcc):
     source = r"""
     __global__ void halo(const float* N, float* P) {

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from cpu_kit import inp, integer, kinds, out
 
-from grader.backends.cpu import runner
+from grader.backends.cpu import protocol, runner
 from grader.backends.cpu.shelf import Shelf
 from grader.toolchain import cxx
 
@@ -323,8 +323,8 @@ def test_a_kernel_without_barriers_runs_as_a_loop_and_one_with_them_as_fibers(ki
         launch = Launch(kernel, (3, 1, 1), (64, 1, 1), 0, [out("p", 64)], {})
         with Shelf() as shelf:
             report = runner.execute(build.artifact, launch, 10, settings, shelf)
-        passes = report.all("pass")
-        assert [p.int("fibers") for p in passes] == [fibers, fibers]
+        passes = report.all(protocol.Pass)
+        assert [p.fibers for p in passes] == [fibers, fibers]
 
 
 # -- maths -----------------------------------------------------------------------------------
@@ -416,11 +416,3 @@ def test_warp_and_block_reductions_in_large_3d_blocks(kit, rng, no_nvcc):
     sums = data.reshape(blocks, n).astype(np.float64).sum(axis=1)
     want = [sums[b] * sum(range(1, rounds + b + 1)) for b in range(blocks)]
     np.testing.assert_allclose(result.buffers["out"].data, want, rtol=1e-4, atol=1e-4)
-
-
-def test_the_runtime_fills_shared_memory_with_the_graders_shared_fill():
-    """One fill for both backends: the C++ scheduler's and the one the GPU writes."""
-    from grader.model.launch import SHARED_FILL_BITS
-
-    header = (cxx.RUNTIME / "scheduler.h").read_text()
-    assert f"SHARED_FILL = {SHARED_FILL_BITS:#X}u;".replace("0X", "0x") in header

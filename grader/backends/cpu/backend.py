@@ -15,6 +15,7 @@ from grader import machine
 from grader.backends.base import Backend, BackendUnavailable
 from grader.backends.cpu import blame, diagnose
 from grader.backends.cpu import build as building
+from grader.backends.cpu.protocol import Fault, Hazard, Pass, Sandbox
 from grader.backends.cpu.runner import PASSES, Report, Settings, execute
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
@@ -184,7 +185,7 @@ class CpuBackend(Backend):
             hooked = built.artifact
         seek = dataclasses.replace(settings, jobs=1, hazards=True)
         report = execute(hooked, launch, timeout, seek, self._shelf, state)
-        record = report.first("hazard")
+        record = report.first(Hazard)
         if record is not None:
             found = diagnose.hazard(record, race, launch, diagnose.Locator(hooked, self._shelf))
             out.diagnostics[out.diagnostics.index(race)] = found
@@ -192,10 +193,9 @@ class CpuBackend(Backend):
     def _note_layers(self, report: Report) -> None:
         """Every report names the layers its worker applied, as the worker recorded them
         before any code of the submission ran."""
-        record = report.first_setup("sandbox")
+        record = report.first_setup(Sandbox)
         if record is not None:
-            layers = sandbox.Layers.from_record(record.fields)
-            self.note(f"The CPU backend's sandbox: {layers.describe()}.")
+            self.note(f"The CPU backend's sandbox: {record.layers.describe()}.")
 
     def _check_machine(self, launch: Launch, timeout: float, settings: Settings) -> None:
         """The control run: the same launch, in the same sandbox, of the grader's own
@@ -248,8 +248,8 @@ def _order_dependent(report: Report) -> bool:
     faulted first was a matter of timing. One pool thread runs the blocks in grid order,
     so its findings are the same in every grading; a record that asks for it (the
     submission's own, perhaps) costs only that run."""
-    conflicts = any(r.int("conflicts") for r in report.all("pass"))
-    return conflicts or report.first("fault") is not None
+    conflicts = any(r.conflicts for r in report.all(Pass))
+    return conflicts or report.first(Fault) is not None
 
 
 def _on(step: Launch, contents: dict) -> Launch:

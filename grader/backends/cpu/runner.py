@@ -3,12 +3,11 @@
 The job folder is a fresh scratch directory holding job.txt, the module (a read-only link:
 grader.backends.cpu.shelf), the inputs (raw elements), the __constant__ values, and empty
 files for everything the worker will write (the sandbox lets it write those files and
-create no others). The worker's
-records ("name key=value ...", one per line) come over a pipe. Those before its "load"
-record were written before any code of the submission ran, and are the runner's own; the
-rest may have been written by the submission, so they are only evidence against it. The
-parent reads the outputs and the fill around them from the files itself. Turning a Report
-into diagnostics is grader.backends.cpu.diagnose's job.
+create no others). The worker's records (grader.backends.cpu.protocol) come over a
+pipe. Those before its "load" record were written before any code of the submission ran,
+and are the runner's own; the rest may have been written by the submission, so they are
+only evidence against it. The parent reads the outputs and the fill around them from the
+files itself. Turning a Report into diagnostics is grader.backends.cpu.diagnose's job.
 
 A kernel of a launch of several gets the values of the module's __device__ variables the
 one before it left (`state`; filled as the constants are) and writes back its own: bytes
@@ -26,12 +25,14 @@ import threading
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from grader import defaults, machine, waiting
-from grader.backends.cpu import elf
+from grader.backends.cpu import elf, protocol
 from grader.backends.cpu.build import Artifact
+from grader.backends.cpu.protocol import Record
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 from grader.model.launch import CANARY_BITS, Buffer, Launch, Scalar
@@ -39,53 +40,13 @@ from grader.toolchain import cxx, sandbox
 from grader.toolchain import scratch as scratch_folders
 
 PASSES = 2  # forward order, buffers ending on guards; reverse order, starting on guards
-EXIT_SANDBOX = 3
-EXIT_LOAD = 4
-EXIT_FAULT = 42
-EXIT_TIMEOUT = 43
 # The student's own heap and everything the module maps, past what the runner holds once
 # its threads and buffers exist; less where the machine has little memory.
 MEMORY_ALLOWANCE = min(1 << 30, machine.memory() // 4)
 RUNNER_SLACK = 64 << 20  # the runner's own allocations once the limit is set
 RECORDS_LIMIT = 1 << 20  # bytes of records kept; a flood past it is dropped
 MODULE = "module.so"  # the module's name in a job folder
-
-
-@dataclass
-class Record:
-    name: str
-    fields: dict[str, str]
-
-    def get(self, key: str, default: str = "") -> str:
-        return self.fields.get(key, default)
-
-    def int(self, key: str, default: int = 0) -> int:
-        """A number field; `default` when absent or not a 64-bit number (records after
-        the "load" record may be the submission's own, malformed ones too)."""
-        value = self.fields.get(key)
-        try:
-            number = int(value, 16) if value.startswith("0x") else int(value)
-        except (AttributeError, ValueError):
-            return default
-        return number if -(1 << 63) <= number < 1 << 64 else default
-
-    def sizes(self, key: str) -> list[int]:
-        """A list of sizes ("16,16"), or none where any of them is not a positive number."""
-        try:
-            values = [int(v) for v in self.fields.get(key, "").split(",")]
-        except ValueError:
-            return []
-        return values if all(v > 0 for v in values) else []
-
-    def dim(self, key: str) -> tuple[int, int, int] | None:
-        try:
-            x, y, z = (int(v) for v in self.fields[key].split(","))
-        except (KeyError, ValueError):
-            return None
-        return (x, y, z)
-
-    def text(self, key: str) -> str:
-        return sandbox.unhex(self.fields.get(key, ""))
+R = TypeVar("R", bound=Record)
 
 
 @dataclass
@@ -110,14 +71,14 @@ class Report:
     printf: str = ""
     stderr: str = ""
 
-    def first(self, name: str) -> Record | None:
-        return next((r for r in self.records if r.name == name), None)
+    def first(self, kind: type[R]) -> R | None:
+        return next((r for r in self.records if isinstance(r, kind)), None)
 
-    def all(self, name: str) -> list[Record]:
-        return [r for r in self.records if r.name == name]
+    def all(self, kind: type[R]) -> list[R]:
+        return [r for r in self.records if isinstance(r, kind)]
 
-    def first_setup(self, name: str) -> Record | None:
-        return next((r for r in self.setup if r.name == name), None)
+    def first_setup(self, kind: type[R]) -> R | None:
+        return next((r for r in self.setup if isinstance(r, kind)), None)
 
 
 @dataclass(frozen=True)
@@ -318,10 +279,10 @@ def _read_records(raw: bytes, report: Report) -> None:
     for line in raw.decode("utf-8", "replace").splitlines():
         if not line.strip():
             continue
-        record = Record(*sandbox.parse_fields(line))
+        record, bare = protocol.parse(line)
         if report.loaded:
             report.records.append(record)
-        elif record.name == "load" and not record.fields:
+        elif isinstance(record, protocol.Other) and record.name == "load" and bare:
             report.loaded = True
         else:
             report.setup.append(record)

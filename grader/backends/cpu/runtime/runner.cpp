@@ -57,8 +57,8 @@ void module_restore();
 
 using namespace rt;
 
-/* Fill of the unused bytes around each buffer; keep in sync with CANARY_BITS in
-   grader/model/launch.py. */
+/* Fill of the unused bytes around each buffer: CANARY_BITS in grader/model/launch.py
+   (tests/cpu/test_contract.py ties the two). */
 static const uint32_t CANARY = 0x7FC0DEADu;
 
 struct Arg {
