@@ -130,16 +130,16 @@ def switch_costs(tmp: Path) -> list[tuple[str, str, str]]:
 
 def kernel_seconds(backend, build, kernel, grid, block, args) -> float:
     """Seconds of the first pass's launch alone, as the worker measured it."""
-    from grader.backends.cpu import runner
+    from grader.backends.cpu import job
     from grader.backends.cpu.shelf import Shelf
     from grader.model.launch import Launch
 
     launch = Launch(kernel, grid, block, 0, args, {})
-    settings = runner.Settings(backend.jobs, require_isolation=False)
+    settings = job.Settings(backend.jobs, require_isolation=False)
     best = float("inf")
     for _ in range(3):
         with Shelf() as shelf:
-            report = runner.execute(build.artifact, launch, 60, settings, shelf)
+            report = job.execute(build.artifact, launch, 60, settings, shelf)
         passes = report.all("pass")
         if not passes:
             raise RuntimeError(f"{kernel} did not run: {report.records} {report.stderr}")

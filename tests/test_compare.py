@@ -123,7 +123,7 @@ def test_a_case_with_nan_in_any_output_has_a_nan_max_error_whatever_the_order():
     holed[2] = np.nan
     nan = compare("Q", want, holed, np.full(4, 1e-6))
     for order in ([clean, nan], [nan, clean]):
-        case = CaseResult("c", "public", {}, Status.FAILED)
+        case = CaseResult(name="c", visibility="public", sizes={}, status=Status.FAILED)
         _summarise(case, order)
         assert math.isnan(case.max_abs_error)
     _summarise(case, [clean])

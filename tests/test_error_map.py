@@ -149,8 +149,16 @@ def test_rows_are_run_length_encoded_and_back():
 
 
 def test_a_map_survives_the_json_report():
-    emap = ErrorMap("P", (3, 5), 5, (1, 1), (16, 16), {"wrong": 2}, [MapSlice(["rrwwr"] * 3)])
-    case = CaseResult("c", "public", {}, "failed", error_map=emap)
+    emap = ErrorMap(
+        output="P",
+        shape=(3, 5),
+        columns=5,
+        cell=(1, 1),
+        tile=(16, 16),
+        counts={"wrong": 2},
+        slices=[MapSlice(rows=["rrwwr"] * 3)],
+    )
+    case = CaseResult(name="c", visibility="public", sizes={}, status="failed", error_map=emap)
     assert ErrorMap.from_json(case.to_json()["error_map"]) == emap
 
 

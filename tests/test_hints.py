@@ -222,7 +222,9 @@ def results(lab_name: str, passed) -> list[CaseResult]:
     out = []
     for case in cases.cases_for(lab, "secret"):
         status = Status.PASSED if passed(case.sizes) else Status.FAILED
-        out.append(CaseResult(case.name, case.visibility, case.sizes, status))
+        out.append(
+            CaseResult(name=case.name, visibility=case.visibility, sizes=case.sizes, status=status)
+        )
     return out
 
 

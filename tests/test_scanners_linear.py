@@ -52,10 +52,19 @@ def barrier_context(text: str) -> scan.BarrierContext:
 
 def annotated(text: str) -> object:
     marks = [Diagnostic(Kind.RACE, "a race", line=n) for n in range(1, 4000, 9)]
-    info = CompileInfo(True)
+    info = CompileInfo(ok=True)
     return annotate.annotate(
         Result(
-            "lab", "k.cu", "cpu", "cpu", Status.FAILED, 0, 1, info, source=text, diagnostics=marks
+            lab="lab",
+            submission="k.cu",
+            backend="cpu",
+            device="cpu",
+            status=Status.FAILED,
+            score=0,
+            max_score=1,
+            compile=info,
+            source=text,
+            diagnostics=marks,
         )
     )
 

@@ -19,7 +19,7 @@ from grader.batch.gradebook import Row
 from grader.model.result import Result
 from grader.report.common import environment
 
-TEMPLATES = Path(__file__).parent / "templates"
+JINJA = Path(__file__).parent / "jinja"
 WIDTH, HEIGHT = 640, 200
 LEFT, RIGHT, TOP, BOTTOM = 40, 8, 16, 40
 SCORE_BINS = 10  # by tenths of the maximum
@@ -208,7 +208,7 @@ def submissions(rows: list[Row], results: Mapping[str, Result]) -> list[Submissi
 
 @cache
 def _environment() -> jinja2.Environment:
-    return environment(TEMPLATES)
+    return environment(JINJA)
 
 
 def render(

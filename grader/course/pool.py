@@ -1,7 +1,7 @@
 """Running grading workers in parallel, with a deadline per submission enforced from
 outside.
 
-One loop in the batch's own process hands submissions to workers (grader.course.worker),
+One loop in the batch's own process hands submissions to workers (grader.course.grading_worker),
 reads their answers and watches the clock. A worker that passes its submission's deadline,
 dies, or sends anything but the answer it was asked for is killed with everything it
 started; its submission gets a failure naming why, and a fresh worker takes the slot. The
@@ -122,7 +122,9 @@ class Pool:
         extra = {DEVICES_ENV: physical_device(gpu)} if gpu is not None else {}
         try:
             process = subprocess.Popen(
-                spawn.python_module("grader.course.worker", str(to_worker_r), str(from_worker_w)),
+                spawn.python_module(
+                    "grader.course.grading_worker", str(to_worker_r), str(from_worker_w)
+                ),
                 stdin=subprocess.DEVNULL,
                 stdout=errors_w,
                 stderr=errors_w,

@@ -105,7 +105,13 @@ def _with_every_case(lab: Lab, result: Result, secret: str | None) -> Result:
     why = common.build_diagnostics(result) or result.diagnostics
     hint = why[0].message if why else "The case was not run."
     missing = [
-        CaseResult(c.name, c.visibility, dict(c.sizes), Status.ERROR, hint=hint)
+        CaseResult(
+            name=c.name,
+            visibility=c.visibility,
+            sizes=dict(c.sizes),
+            status=Status.ERROR,
+            hint=hint,
+        )
         for c in casegen.cases_for(lab, secret)
         if (c.visibility, c.name) not in have
     ]

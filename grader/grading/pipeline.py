@@ -170,7 +170,13 @@ def not_graded(
     name and device): every case an error, no points, and the maximum it would have
     had, so that it adds up like the others."""
     cases = [
-        CaseResult(c.name, c.visibility, c.shown_sizes, Status.ERROR, hint=reason)
+        CaseResult(
+            name=c.name,
+            visibility=c.visibility,
+            sizes=c.shown_sizes,
+            status=Status.ERROR,
+            hint=reason,
+        )
         for c in casegen.cases_for(lab, secret)
     ]
     most = scoring.total(lab.scoring, cases, bool(secret), None, speed, False).max_points
@@ -299,10 +305,10 @@ class Grading:
             result = _not_run(case, blocked, build)
         elif hangs >= defaults.MAX_TIMEOUTS:
             result = CaseResult(
-                case.name,
-                case.visibility,
-                case.shown_sizes,
-                Status.TIMEOUT,
+                name=case.name,
+                visibility=case.visibility,
+                sizes=case.shown_sizes,
+                status=Status.TIMEOUT,
                 hint=f"Not run: the kernel already hung in {hangs} cases.",
             )
         else:
@@ -479,7 +485,13 @@ def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:
         why = f"The kernel did not compile{f' with {macros}' if macros else ''}."
     else:
         why = blocked[0].message if blocked else "The kernel could not be launched."
-    return CaseResult(case.name, case.visibility, case.shown_sizes, Status.ERROR, hint=why)
+    return CaseResult(
+        name=case.name,
+        visibility=case.visibility,
+        sizes=case.shown_sizes,
+        status=Status.ERROR,
+        hint=why,
+    )
 
 
 # -- the end -----------------------------------------------------------------------------

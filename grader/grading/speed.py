@@ -394,13 +394,13 @@ def performance_of(lab: Lab, case: Case, timing) -> Performance:
     sizes = case.shown_sizes
     if not timing.student_ms:
         return Performance(
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-            0.0,
-            lab.scoring.performance,
-            dict(sizes),
+            student_ms=0.0,
+            reference_ms=0.0,
+            speedup=0.0,
+            spread=0.0,
+            score=0.0,
+            max_score=lab.scoring.performance,
+            sizes=dict(sizes),
             note=timing.note or "Timing failed.",
         )
     speedup, spread = speedup_statistics(timing.student_ms, timing.reference_ms)

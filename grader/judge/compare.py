@@ -165,7 +165,9 @@ class Comparison:
             return None
         index = tuple(int(i) for i in np.argwhere(self.bad)[0])
         got = float(self.got[index])
-        return Mismatch(index, float(self.expected[index]), None if np.isnan(got) else got)
+        return Mismatch(
+            index=index, expected=float(self.expected[index]), got=None if np.isnan(got) else got
+        )
 
 
 def compare(

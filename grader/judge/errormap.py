@@ -122,7 +122,11 @@ def build(
         tile=tile_yx,
         counts={MAP_CLASSES[s]: int(n) for s, n in zip(SEVERITY, counts, strict=True)},
         slices=[
-            MapSlice(letters(coarsen(planes[z], cy, cx)), z if codes.ndim == 3 else None, label)
+            MapSlice(
+                rows=letters(coarsen(planes[z], cy, cx)),
+                z=z if codes.ndim == 3 else None,
+                label=label,
+            )
             for z, label in _slices(planes)
         ],
     )

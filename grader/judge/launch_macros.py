@@ -50,7 +50,7 @@ def describe(text: str, launch: Mapping[str, int], macros: Mapping[str, int]) ->
     steps = _steps(code, known, launch, defined)
     # a step that disagrees already says the launch is not the file's: once is enough
     tiles = [] if steps else _tiles(code, defines, known, launch, defined)
-    return LaunchMacros(dict(launch), defined, [*steps.values(), *tiles])
+    return LaunchMacros(values=dict(launch), defined=defined, warnings=[*steps.values(), *tiles])
 
 
 class _Values:

@@ -13,7 +13,7 @@ from grader.model.result import CaseResult, Performance
 REQUIREMENT_FACTOR = 0.5
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Score:
     points: float
     max_points: float
@@ -33,7 +33,7 @@ def correctness(scoring: Scoring, cases: list[CaseResult], hidden_run: bool) -> 
     if hidden_run:
         points += _share(hidden, scoring.hidden)
         max_points += scoring.hidden
-    return Score(points, max_points)
+    return Score(points=points, max_points=max_points)
 
 
 def total(

@@ -30,7 +30,9 @@ def judge(
     outcome: RunOutcome,
     build: Build,
 ) -> CaseResult:
-    result = CaseResult(case.name, case.visibility, case.shown_sizes, Status.FAILED)
+    result = CaseResult(
+        name=case.name, visibility=case.visibility, sizes=case.shown_sizes, status=Status.FAILED
+    )
     result.diagnostics = list(outcome.diagnostics)
     result.output = outcome.output
     if not outcome.completed:

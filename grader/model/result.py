@@ -6,7 +6,7 @@ JUnit, Gradescope, gradebook) reads these dataclasses; none of them adds to it.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -50,6 +50,7 @@ class Diagnostic:
 
     kind: Kind
     message: str
+    _: KW_ONLY  # the rest by name
     kernel: str | None = None
     thread: Dim3 | None = None
     block: Dim3 | None = None
@@ -77,7 +78,7 @@ class Diagnostic:
         )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class KernelResources:
     """What ptxas (or the CPU build) says one kernel uses."""
 
@@ -89,7 +90,7 @@ class KernelResources:
     constant_bytes: int = 0
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CompileInfo:
     ok: bool
     log: str = ""
@@ -115,7 +116,7 @@ class CompileInfo:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Mismatch:
     index: tuple[int, ...]
     expected: float
@@ -153,7 +154,7 @@ def decode_row(text: str) -> str:
     return "".join(letter * int(count or 1) for count, letter in _RUN.findall(text))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class MapSlice:
     """One drawn plane of the output: all of a 2D output, or one z-slice of a 3D one."""
 
@@ -166,10 +167,10 @@ class MapSlice:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> MapSlice:
-        return cls([decode_row(r) for r in data["rows"]], data["z"], data["label"])
+        return cls(rows=[decode_row(r) for r in data["rows"]], z=data["z"], label=data["label"])
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ErrorMap:
     """A failing case's output drawn as a grid of cells, each `cell` elements (y, x) of the
     buffer, classified once when the case was judged so that every renderer draws the
@@ -218,7 +219,7 @@ class ErrorMap:
         )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CaseResult:
     name: str
     visibility: str  # "public" | "hidden"
@@ -256,7 +257,7 @@ class CaseResult:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Performance:
     student_ms: float
     reference_ms: float
@@ -284,7 +285,7 @@ class Performance:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class LaunchMacros:
     """The launch the grader used: BLOCK_X .. TILE_Z, which of them the submission defines
     (the rest are the grader's defaults), and sizes in its code the launch does not match."""
@@ -301,7 +302,7 @@ class LaunchMacros:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Result:
     lab: str
     submission: str

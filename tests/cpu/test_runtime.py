@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from cpu_kit import inp, integer, kinds, out
 
-from grader.backends.cpu import protocol, runner
+from grader.backends.cpu import job, protocol
 from grader.backends.cpu.shelf import Shelf
 from grader.toolchain import cxx
 
@@ -316,13 +316,13 @@ def test_a_kernel_without_barriers_runs_as_a_loop_and_one_with_them_as_fibers(ki
         __global__ void synced(float* p) { p[threadIdx.x] = threadIdx.x; __syncthreads(); }
         """
     )
-    settings = runner.Settings(jobs=2, require_isolation=True)
+    settings = job.Settings(jobs=2, require_isolation=True)
     from grader.model.launch import Launch
 
     for kernel, fibers in (("plain", 0), ("synced", 1)):
         launch = Launch(kernel, (3, 1, 1), (64, 1, 1), 0, [out("p", 64)], {})
         with Shelf() as shelf:
-            report = runner.execute(build.artifact, launch, 10, settings, shelf)
+            report = job.execute(build.artifact, launch, 10, settings, shelf)
         passes = report.all(protocol.Pass)
         assert [p.fibers for p in passes] == [fibers, fibers]
 

@@ -17,7 +17,7 @@ import pytest
 from cpu_kit import integer, out
 
 from grader.backends.cpu import CpuBackend
-from grader.backends.cpu.runner import MEMORY_ALLOWANCE
+from grader.backends.cpu.job import MEMORY_ALLOWANCE
 from grader.errors import SetupError
 from grader.model.result import Kind
 from grader.toolchain import sandbox

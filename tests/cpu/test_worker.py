@@ -17,7 +17,7 @@ import pytest
 from cpu_kit import Kit, inp, integer, out
 
 from grader import cli, labs
-from grader.backends.cpu import CpuBackend, elf, runner
+from grader.backends.cpu import CpuBackend, elf, job
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import ExitCode
 from grader.model.result import Kind
@@ -137,7 +137,7 @@ def grade(tmp_path: Path, capsys) -> tuple[int, str, dict]:
 def test_a_worker_that_fails_before_the_submission_ran_is_a_setup_error(
     tmp_path, capsys, monkeypatch
 ):
-    monkeypatch.setattr(runner, "_libraries", lambda module: ("/nonexistent/libgrader-gone.so.1",))
+    monkeypatch.setattr(job, "_libraries", lambda module: ("/nonexistent/libgrader-gone.so.1",))
     code, err, _ = grade(tmp_path, capsys)
     assert code == ExitCode.USAGE
     assert "cannot run kernels on this machine" in err
@@ -160,14 +160,14 @@ def test_a_module_that_no_module_can_load_is_a_setup_error(tmp_path, capsys, mon
 
 @needs_isolation
 def test_outputs_gone_after_the_run_are_the_kernels_failure(tmp_path, capsys, monkeypatch):
-    read = runner._read_outputs
+    read = job._read_outputs
 
     def gone(scratch, *args):
         if "kernel matmul" in (scratch / "job.txt").read_text():  # not the control run
             (scratch / "out.1.2.bin").unlink()
         read(scratch, *args)
 
-    monkeypatch.setattr(runner, "_read_outputs", gone)
+    monkeypatch.setattr(job, "_read_outputs", gone)
     code, err, report = grade(tmp_path, capsys)
     assert code == ExitCode.FAILED, err
     found = [d for c in report["cases"] for d in c["diagnostics"]]

@@ -15,8 +15,8 @@ from grader import machine
 from grader.backends.base import Backend, BackendUnavailable
 from grader.backends.cpu import blame, diagnose
 from grader.backends.cpu import build as building
+from grader.backends.cpu.job import PASSES, Report, Settings, execute
 from grader.backends.cpu.protocol import Fault, Hazard, Pass, Sandbox
-from grader.backends.cpu.runner import PASSES, Report, Settings, execute
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 from grader.model.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
@@ -129,7 +129,7 @@ class CpuBackend(Backend):
                         Kind.INTERFACE,
                         f"The CPU backend found no kernel named {launch.kernel} it can "
                         f"launch.{detail}",
-                        launch.kernel,
+                        kernel=launch.kernel,
                     )
                 ],
                 crashed=True,
@@ -297,7 +297,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"The launch of {k} has an empty grid or block: grid "
                 f"{'x'.join(map(str, launch.grid))}, block {shape}.",
-                k,
+                kernel=k,
             )
         )
         return out
@@ -307,7 +307,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"A block of {shape} = {threads} threads is more than a GPU allows "
                 f"({MAX_THREADS_PER_BLOCK} threads, at most 64 along z).",
-                k,
+                kernel=k,
             )
         )
     sig = build.interface.kernels.get(k) if build.interface else None
@@ -317,7 +317,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"{k} is declared __launch_bounds__({sig.max_threads}), but it is launched "
                 f"with blocks of {shape} = {threads} threads.",
-                k,
+                kernel=k,
             )
         )
     if launch.grid[1] > MAX_GRID_YZ or launch.grid[2] > MAX_GRID_YZ:
@@ -326,7 +326,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"A grid of {'x'.join(map(str, launch.grid))} blocks has more than "
                 f"{MAX_GRID_YZ} blocks along y or z.",
-                k,
+                kernel=k,
             )
         )
     static = sig.resources.shared_bytes if sig and sig.resources else 0
@@ -336,7 +336,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"{k} declares {static} bytes of static shared memory; a block may have at "
                 f"most {MAX_STATIC_SHARED} (48 KB).",
-                k,
+                kernel=k,
             )
         )
     if (
@@ -348,7 +348,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"{k} is launched with {launch.shared_bytes} bytes of dynamic shared memory "
                 f"(and {static} static); a block may have at most {MAX_DYNAMIC_SHARED} (227 KB).",
-                k,
+                kernel=k,
             )
         )
     constant = sum(c.size for c in build.interface.constants.values() if c.space == "const")
@@ -358,7 +358,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"The __constant__ variables take {constant} bytes; constant memory holds "
                 f"{MAX_CONSTANT} (64 KB).",
-                k,
+                kernel=k,
             )
         )
     return out

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import signal
 
+from grader.backends.cpu.job import Report
 from grader.backends.cpu.protocol import EXIT_SANDBOX, Error, Sandbox
-from grader.backends.cpu.runner import Report
 from grader.model.result import Diagnostic, Kind
 
 QUOTE_LIMIT = 300
@@ -111,7 +111,7 @@ def submission_crash(err: Unexplained, kernel: str) -> Diagnostic:
         "same sandbox here, so the cause is in the submission (a global constructor, or "
         "code that ends, changes or signals its own process)."
         + (f" Before it ended, it wrote {said}." if said else ""),
-        kernel,
+        kernel=kernel,
     )
 
 

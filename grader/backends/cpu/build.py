@@ -147,13 +147,13 @@ def build(
             artifact,
         )
     kernels = {n: k.resources or KernelResources() for n, k in own.interface.kernels.items()}
-    info = CompileInfo(True, compiled.log, kernels=kernels, arch=ARCH)
+    info = CompileInfo(ok=True, log=compiled.log, kernels=kernels, arch=ARCH)
     found = nvcc.grader_macros([], submission.text, macros, submission.name)
     return Build(submission, macros, info, own.interface, found, artifact)
 
 
 def _failed(submission: Submission, macros, diags: list[Diagnostic], log: str = "") -> Build:
-    info = CompileInfo(False, log or "\n".join(d.message for d in diags), arch=ARCH)
+    info = CompileInfo(ok=False, log=log or "\n".join(d.message for d in diags), arch=ARCH)
     return Build(submission, macros, info, None, diags)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from grader.backends.cpu import blame, scan
 from grader.backends.cpu.build import Artifact
+from grader.backends.cpu.job import PASSES, Report
 from grader.backends.cpu.protocol import (
     BARRIERS,
     EXIT_FAULT,
@@ -36,7 +37,6 @@ from grader.backends.cpu.protocol import (
     Printf,
     Timeout,
 )
-from grader.backends.cpu.runner import PASSES, Report
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 from grader.model.interface import Executed
@@ -206,12 +206,18 @@ def _fault(record: Fault, launch: Launch, locate: Locator) -> Diagnostic:
         return _out_of_bounds(record, launch, who, thread, block, line)
     if kind == "shared":
         message = _shared_message(record, who, _at(line))
-        return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
+        return Diagnostic(
+            Kind.OUT_OF_BOUNDS, message, kernel=launch.kernel, thread=thread, block=block, line=line
+        )
     if kind == "static_shared":
         message = _static_shared_message(record, who, line)
-        return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
+        return Diagnostic(
+            Kind.OUT_OF_BOUNDS, message, kernel=launch.kernel, thread=thread, block=block, line=line
+        )
     message = _crash_message(record, who, _at(line))
-    return Diagnostic(Kind.CRASH, message, launch.kernel, thread, block, line)
+    return Diagnostic(
+        Kind.CRASH, message, kernel=launch.kernel, thread=thread, block=block, line=line
+    )
 
 
 def _shared_message(record: Fault, who: str, where: str) -> str:
@@ -304,7 +310,9 @@ def _out_of_bounds(record: Fault, launch: Launch, who, thread, block, line) -> D
     side = _outside(element, length, name)
     at = f", at line {line}" if line else ""
     message = f"{who} {access} {name}[{element}], {side} ({length} elements){at}."
-    return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
+    return Diagnostic(
+        Kind.OUT_OF_BOUNDS, message, kernel=launch.kernel, thread=thread, block=block, line=line
+    )
 
 
 def _buffer_at(launch: Launch, index: int) -> Buffer | None:
@@ -319,7 +327,7 @@ def _timeout(record: Timeout | None, kernel: str, timeout: float, locate: Locato
             Kind.TIMEOUT,
             f"{kernel} did not finish within {timeout:g} s and was stopped. Look for a loop "
             "whose condition never becomes false, or a thread waiting for another forever.",
-            kernel,
+            kernel=kernel,
         )
     line = locate.line(record.pc)
     thread, block = record.thread, record.block
@@ -331,7 +339,7 @@ def _timeout(record: Timeout | None, kernel: str, timeout: float, locate: Locato
             Kind.TIMEOUT,
             f"Loading the module took longer than {timeout:g} s: a global constructor"
             f"{_at(line)} never finished.",
-            kernel,
+            kernel=kernel,
             line=line,
         )
     barriers = sorted(set(record.barriers))
@@ -354,10 +362,10 @@ def _timeout(record: Timeout | None, kernel: str, timeout: float, locate: Locato
         Kind.TIMEOUT,
         f"{kernel} did not finish within {timeout:g} s{running}. Look for a loop whose "
         "condition never becomes false, or a thread waiting for another forever.",
-        kernel,
-        thread,
-        block,
-        line,
+        kernel=kernel,
+        thread=thread,
+        block=block,
+        line=line,
     )
 
 
@@ -373,7 +381,7 @@ def _divergence(record: Divergence, kernel: str, source: str) -> Diagnostic:
             f"A thread of block {_xyz(block)} wrote past the end of the dynamic shared memory "
             f"(extern __shared__): byte {record.line} changed, but the launch gives each "
             "block only the bytes passed as the third <<<>>> argument.",
-            kernel,
+            kernel=kernel,
             block=block,
         )
     if what == "warp":
@@ -388,10 +396,10 @@ def _divergence(record: Divergence, kernel: str, source: str) -> Diagnostic:
             f"Thread {_xyz(thread)} of block {_xyz(block)} waits in {name}{_at(line)} for "
             f"thread {_xyz(other)}, which {state}. Every lane named in the mask must reach the "
             "same warp operation.",
-            kernel,
-            thread,
-            block,
-            line,
+            kernel=kernel,
+            thread=thread,
+            block=block,
+            line=line,
         )
     barrier = BARRIERS.get(op, "__syncthreads()")
     if what == "lines":
@@ -401,19 +409,19 @@ def _divergence(record: Divergence, kernel: str, source: str) -> Diagnostic:
             f"at {barrier}{_at(line)}, thread {_xyz(other)} at line {other_line}. Every "
             "thread of a block must reach the same __syncthreads(); one inside an if that not "
             "all threads take hangs or corrupts results on a GPU.",
-            kernel,
-            thread,
-            block,
-            line,
+            kernel=kernel,
+            thread=thread,
+            block=block,
+            line=line,
         )
     message = f"Thread {_xyz(thread)} of block {_xyz(block)} waits at {barrier}{_at(line)}"
     return Diagnostic(
         Kind.BARRIER_DIVERGENCE,
         message + _why_not_there(source, line, other),
-        kernel,
-        thread,
-        block,
-        line,
+        kernel=kernel,
+        thread=thread,
+        block=block,
+        line=line,
     )
 
 
@@ -471,7 +479,7 @@ def _error(record: Error, launch: Launch) -> Diagnostic:
         message = (
             f"The compiled module has no kernel named {kernel} that the CPU backend can launch."
         )
-    return Diagnostic(Kind.INTERFACE, message, kernel)
+    return Diagnostic(Kind.INTERFACE, message, kernel=kernel)
 
 
 def _flood(record: Printf, kernel: str) -> Diagnostic:
@@ -481,7 +489,7 @@ def _flood(record: Printf, kernel: str) -> Diagnostic:
         f"{kernel} printed {total:,} bytes with printf; the first {kept:,} are kept and "
         f"{total - kept:,} were dropped. Printing from every thread floods the output and "
         "slows the kernel down: print from one thread, or remove the printf.",
-        kernel,
+        kernel=kernel,
     )
 
 
@@ -529,7 +537,7 @@ def _race(report: Report, launch: Launch, kernel: str, atomics: bool) -> Diagnos
             f"other; {count:,} element{'s' if count != 1 else ''} differ). Threads of a block "
             "read what other threads write without a __syncthreads() between the write and "
             "the read.",
-            kernel,
+            kernel=kernel,
         )
     return None
 
@@ -564,10 +572,10 @@ def hazard(record: Hazard, race: Diagnostic, launch: Launch, locate: Locator) ->
         "them, so what the reader sees depends on which thread runs first. "
         "Put a __syncthreads() between the writes of a shared array and the reads of them "
         "by other threads, and another after the last read, before the next writes.",
-        launch.kernel,
-        thread,
-        block,
-        read_line,
+        kernel=launch.kernel,
+        thread=thread,
+        block=block,
+        line=read_line,
     )
 
 
@@ -604,7 +612,7 @@ def _overlap(record: Overlap, launch: Launch, kernel: str, locate: Locator) -> D
         "each thread stores to (every size in its place, the block offset stepping by the "
         "tile each block covers, TILE, not by the block size), and that threads which only "
         "load a tile's halo store nothing.",
-        kernel,
+        kernel=kernel,
         block=second,
         line=line,
     )
@@ -623,7 +631,7 @@ def _lost(record: Lost, launch: Launch, kernel: str, locate: Locator) -> Diagnos
         f"with a plain store{_at(line)}, not an atomic. Blocks run at the same time on a GPU, "
         "so two such updates of one element collide and one of them is lost: use "
         "atomicAdd for every element other blocks may update too.",
-        kernel,
+        kernel=kernel,
         block=second,
         line=line,
     )
@@ -649,6 +657,6 @@ def _uninitialised_shared(buffers: dict[str, BufferState], launch: Launch, kerne
                 "thread wrote (the grader fills shared memory with NaN at the start of every "
                 "block). Check that every element a thread reads from a __shared__ array is "
                 "written first, with a __syncthreads() between the writes and the reads.",
-                kernel,
+                kernel=kernel,
             )
     return None

@@ -258,7 +258,7 @@ static std::vector<Area> make_buffers(const Job& job, int pass) {
     return areas;
 }
 
-/* The file pass `pass` writes buffer `k` back to (runner.py makes it). */
+/* The file pass `pass` writes buffer `k` back to (grader/backends/cpu/job.py makes it). */
 static std::string out_name(int pass, size_t k) {
     return "out." + std::to_string(pass) + "." + std::to_string(k) + ".bin";
 }

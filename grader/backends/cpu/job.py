@@ -1,4 +1,5 @@
-"""One launch in a worker process: the job folder, the process, and what it left.
+"""One launch as a job of the runner (runtime/runner.cpp) in a worker process: the job folder,
+the process, and what it left.
 
 The job folder is a fresh scratch directory holding job.txt, the module (a read-only link:
 grader.backends.cpu.shelf), the inputs (raw elements), the __constant__ values, and empty
