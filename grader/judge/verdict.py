@@ -37,13 +37,14 @@ def judge(
     result.output = outcome.output
     if not outcome.completed:
         result.status = Status.TIMEOUT if outcome.timed_out else Status.ERROR
-        fault = hints.Fault(
-            lab, sized.sizes, inputs, build.interface.tile(), outcome.diagnostics,
-            build.submission.text,
-        )  # fmt: skip
-        result.hint_kind, result.hint = hints.fault_hint(fault) or (None, None)
+        found = _fault_hint(lab, sized, inputs, build, result.diagnostics)
+        result.hint_kind, result.hint = found or (None, None)
         return result
-    result.diagnostics += buffer_diagnostics(launch, layouts, outcome, lab.kernel.name)
+    past = overruns(launch, outcome, lab.kernel.name)
+    result.diagnostics += past + stray_writes(launch, layouts, outcome, lab.kernel.name)
+    # a write past a buffer that landed in the guard after it (on the GPU) is what stops
+    # the run where it is unmapped (on the CPU): the same hint, whichever backend ran
+    overrun = _fault_hint(lab, sized, inputs, build, past) if past else None
     allowed = allowances(lab, sized, inputs)
     tol = {name: a.tolerance for name, a in allowed.items()}
     comparisons = [
@@ -77,10 +78,25 @@ def judge(
             lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile(),
             tuple(result.diagnostics),
         )  # fmt: skip
-        result.hint_kind, result.hint = hints.output_hint(ctx) or (None, None)
+        result.hint_kind, result.hint = overrun or hints.output_hint(ctx) or (None, None)
+    elif overrun:
+        result.hint_kind, result.hint = overrun
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED
     return result
+
+
+def _fault_hint(
+    lab: Lab,
+    sized: Case,
+    inputs: dict[str, np.ndarray],
+    build: Build,
+    diagnostics: list[Diagnostic],
+) -> tuple[str, str] | None:
+    fault = hints.Fault(
+        lab, sized.sizes, inputs, build.interface.tile(), diagnostics, build.submission.text
+    )
+    return hints.fault_hint(fault)
 
 
 def _error_order(error: float) -> float:
@@ -95,10 +111,8 @@ def _summarise(result: CaseResult, comparisons: list[Comparison]) -> None:
     result.first_mismatch = next((c.first_mismatch() for c in comparisons if not c.ok), None)
 
 
-def buffer_diagnostics(
-    launch: Launch, layouts: dict[str, Layout], outcome: RunOutcome, kernel: str
-) -> list[Diagnostic]:
-    """Writes outside an output (canaries, row padding) and writes into an input."""
+def overruns(launch: Launch, outcome: RunOutcome, kernel: str) -> list[Diagnostic]:
+    """Writes past the end or before the start of a buffer (its canaries)."""
     out = []
     for buf in launch.buffers():
         state = outcome.buffers.get(buf.name)
@@ -130,6 +144,18 @@ def buffer_diagnostics(
                     kernel=kernel,
                 )
             )
+    return out
+
+
+def stray_writes(
+    launch: Launch, layouts: dict[str, Layout], outcome: RunOutcome, kernel: str
+) -> list[Diagnostic]:
+    """Writes into an input, and into the row padding of a pitched output."""
+    out = []
+    for buf in launch.buffers():
+        state = outcome.buffers.get(buf.name)
+        if state is None:
+            continue
         lay = layouts[buf.name]
         if not buf.output and not np.array_equal(as_bits(state.data), as_bits(buf.data)):
             changed = int(np.sum(as_bits(state.data) != as_bits(buf.data)))

@@ -53,6 +53,9 @@ def course(tmp_path) -> Path:
     for i, name in enumerate(KERNELS):
         text = (labs.get(LAB).home / name).read_text()
         (folder / f"student{i}.cu").write_text(f"// student {i}\n{text}")
+    # a folder with no kernel in it cannot be graded: its task exits 1
+    (folder / "student6").mkdir()
+    (folder / "student6" / "notes.txt").write_text("I ran out of time.\n")
     return folder
 
 
@@ -82,7 +85,8 @@ def test_a_two_task_job_array_grades_the_course_as_a_local_batch_does(cluster, c
     merged = queued.stdout.strip()
     states = cluster.wait(job, JOB_SECONDS)
     logs = "\n".join(p.read_text() for p in sorted((out / "logs").glob("*.log")))
-    # the compile error could not be graded: its task exits 1 (FAILED), and the merge runs
+    # the folder without a kernel could not be graded: its task exits 1 (FAILED), and the
+    # merge runs all the same
     assert sorted(states) == ["COMPLETED", "FAILED"], logs
     assert "1 could not be graded" in logs
     assert cluster.wait(merged, JOB_SECONDS) == ["COMPLETED"], cluster.logs()
@@ -90,7 +94,7 @@ def test_a_two_task_job_array_grades_the_course_as_a_local_batch_does(cluster, c
     shards = sorted(p.name for p in (out / "shards").iterdir())
     assert shards == ["shard-1", "shard-2"]
     graded = [json.loads(p.read_text()) for p in (out / "shards").glob(f"*/{MANIFEST}")]
-    assert sorted(len(m["students"]) for m in graded) == [3, 3]  # the course split in two
+    assert sorted(len(m["students"]) for m in graded) == [3, 4]  # the course split in two
 
     done = cluster.run("grader", "batch", LAB, str(course), "--out", str(local), "--backend",
                        "cpu", env=env, check=False)  # fmt: skip
@@ -101,6 +105,7 @@ def test_a_two_task_job_array_grades_the_course_as_a_local_batch_does(cluster, c
     assert rows["student0"]["status"] == "passed"
     compile_error = rows["student3"]
     assert (compile_error["status"], compile_error["diagnostics"]) == ("error", "compile_error")
+    assert rows["student6"]["status"] == "error" and "no .cu file" in rows["student6"]["reason"]
     for student in (f"student{i}" for i in range(len(KERNELS))):
         ours = json.loads((out / "students" / student / "report.json").read_text())
         theirs = json.loads((local / "students" / student / "report.json").read_text())
