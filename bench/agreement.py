@@ -32,10 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader import paths  # noqa: E402
-from grader.interface import canonical_ctype  # noqa: E402
-from grader.labs import all_labs  # noqa: E402
-from grader.source import strip_comments  # noqa: E402
+from grader.labs import all_labs, get  # noqa: E402
+from grader.model.interface import canonical_ctype  # noqa: E402
+from grader.model.source import strip_comments  # noqa: E402
 from grader.validate import wrong_dir  # noqa: E402
 
 SECRET = "agreement-secret"
@@ -79,7 +78,7 @@ class Graded:
 
 def kernels(labs: list[str]) -> Iterator[Kernel]:
     for lab in labs:
-        folder = paths.reference_dir(lab)
+        folder = get(lab).home
         for path in [folder / "reference.cu", folder / "baseline.cu"]:
             if path.exists():
                 yield Kernel(lab, f"{lab}/{path.name}", path)
@@ -122,7 +121,7 @@ def _parameter_types(text: str, kernel: str) -> list[str] | None:
 def grade_one(lab: str, source: Path, backend: str, out: Path, jobs: int) -> None:
     """In a child process: grade and write the JSON report (or a line saying why not)."""
     from grader.errors import GraderError
-    from grader.grading import Options, check
+    from grader.grading.pipeline import Options, check
     from grader.report import json as json_report
 
     options = Options(backend=backend, secret=SECRET, timing=False, jobs=jobs)

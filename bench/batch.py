@@ -1,6 +1,6 @@
 """Batch throughput: submissions graded per minute, end to end (discovery, compiles, every
 case, timing on a GPU, reports, gradebook), and where the time went, stage by stage
-(grader.batch.stages), with the stages that hold the GPU on the cuda backend.
+(grader.course.stages), with the stages that hold the GPU on the cuda backend.
 
 The course is the lab's reference and baseline kernels, each copy made distinct by a
 comment so that no compile is served from the cache, as with real students' files.
@@ -21,13 +21,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from grader import defaults, machine, paths  # noqa: E402
-from grader.batch import run_batch, stages  # noqa: E402
-from grader.batch.gpus import parse_gpus  # noqa: E402
+from grader import defaults, labs, machine  # noqa: E402
+from grader.batch import run_batch  # noqa: E402
+from grader.course import stages  # noqa: E402
+from grader.course.gpus import parse_gpus  # noqa: E402
 
 
 def make_course(lab: str, count: int, folder: Path) -> None:
-    kernels = sorted(paths.reference_dir(lab).glob("*.cu"))
+    kernels = sorted(labs.get(lab).home.glob("*.cu"))
     for i in range(count):
         source = kernels[i % len(kernels)].read_text()
         (folder / f"student{i:03d}.cu").write_text(f"// student {i}\n{source}")

@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GRADE = """
 import sys
-import grader.nvcc
+import grader.toolchain.nvcc
 if sys.argv[1] == "no-nvcc":
-    grader.nvcc.find = lambda: None
+    grader.toolchain.nvcc.find = lambda: None
 from grader.cli import main
 main(sys.argv[2:])
 """

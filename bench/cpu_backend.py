@@ -8,7 +8,7 @@ Prints one table:
   - barrier-free kernels against the same loop written in plain C++ (one core each, and
     the backend on every core);
   - every lab's reference kernel graded on all public and hidden cases
-    (grader.grading.check, secret fixed, nvcc first where it is installed), with a cold
+    (grader.grading.pipeline.check, secret fixed, nvcc first where it is installed), with a cold
     build cache and a warm one; what is built once per machine (the runner, the shim's
     precompiled header) is built first, and timed apart.
 Targets: switch <= 30 ns; barrier-free <= 3x plain C++; all labs <= 20 s cold and
@@ -103,22 +103,22 @@ __global__ void rounds(float* P, int n) {
 
 
 def compile_cpp(text: str, tmp: Path, name: str, extra: list[str]) -> Path:
-    from grader.backends.cpu import toolchain
+    from grader.toolchain import cxx
 
     (tmp / f"{name}.cpp").write_text(text)
     exe = tmp / name
-    cmd = [toolchain.compiler().path, "-O2", "-I", str(toolchain.RUNTIME), *extra]
+    cmd = [cxx.compiler().path, "-O2", "-I", str(cxx.RUNTIME), *extra]
     subprocess.run([*cmd, str(tmp / f"{name}.cpp"), "-o", str(exe)], check=True)
     return exe
 
 
 def switch_costs(tmp: Path) -> list[tuple[str, str, str]]:
-    from grader.backends.cpu import toolchain
+    from grader.toolchain import cxx
 
     rows = []
-    fiber = [str(toolchain.RUNTIME / "fiber.cpp")]
-    if toolchain.fiber_source():
-        asm = fiber + [str(toolchain.RUNTIME / toolchain.fiber_source())]
+    fiber = [str(cxx.RUNTIME / "fiber.cpp")]
+    if cxx.fiber_source():
+        asm = fiber + [str(cxx.RUNTIME / cxx.fiber_source())]
         exe = compile_cpp(PING_PONG, tmp, "pingpong", asm)
         ns = min(float(subprocess.check_output([str(exe)])) for _ in range(3))
         rows.append(("fiber switch, assembly (2 fibers)", f"{ns:.1f} ns", "<= 30 ns"))
@@ -130,16 +130,16 @@ def switch_costs(tmp: Path) -> list[tuple[str, str, str]]:
 
 def kernel_seconds(backend, build, kernel, grid, block, args) -> float:
     """Seconds of the first pass's launch alone, as the worker measured it."""
-    from grader.backends.base import Launch
-    from grader.backends.cpu import runner
+    from grader.backends.cpu import job
     from grader.backends.cpu.shelf import Shelf
+    from grader.model.launch import Launch
 
     launch = Launch(kernel, grid, block, 0, args, {})
-    settings = runner.Settings(backend.jobs, require_isolation=False)
+    settings = job.Settings(backend.jobs, require_isolation=False)
     best = float("inf")
     for _ in range(3):
         with Shelf() as shelf:
-            report = runner.execute(build.artifact, launch, 60, settings, shelf)
+            report = job.execute(build.artifact, launch, 60, settings, shelf)
         passes = report.all("pass")
         if not passes:
             raise RuntimeError(f"{kernel} did not run: {report.records} {report.stderr}")
@@ -148,7 +148,7 @@ def kernel_seconds(backend, build, kernel, grid, block, args) -> float:
 
 
 def kernel_costs(tmp: Path) -> list[tuple[str, str, str]]:
-    from grader import nvcc
+    from grader.toolchain import nvcc
 
     rows = []
     found = nvcc.find
@@ -161,8 +161,9 @@ def kernel_costs(tmp: Path) -> list[tuple[str, str, str]]:
 
 def _kernel_costs(tmp: Path, rows: list) -> list[tuple[str, str, str]]:
     from grader import machine
-    from grader.backends.base import Buffer, Scalar, Submission
     from grader.backends.cpu import CpuBackend
+    from grader.model.launch import Buffer, Scalar
+    from grader.model.source import Submission
 
     n, width = 1 << 24, 384
     plain = compile_cpp(PLAIN, tmp, "plain", [])
@@ -242,21 +243,21 @@ def _kernel_costs(tmp: Path, rows: list) -> list[tuple[str, str, str]]:
 
 
 def lab_costs(labs: list[str]) -> tuple[list[tuple[str, str, str]], float, float]:
-    from grader import grading
-    from grader.backends.cpu import toolchain
+    from grader.grading import pipeline
+    from grader.toolchain import cxx
 
     start = time.monotonic()
-    toolchain.runner()  # built once per machine, outside the labs' timings
-    toolchain.precompiled_shim()
+    cxx.runner()  # built once per machine, outside the labs' timings
+    cxx.precompiled_shim()
     once = time.monotonic() - start
     rows, totals = [], {}
     for phase in ("cold", "warm"):
         totals[phase] = 0.0
         for lab in labs:
             path = ROOT / "reference_kernels" / lab / "reference.cu"
-            options = grading.Options(backend="cpu", secret="bench-secret", timing=False)
+            options = pipeline.Options(backend="cpu", secret="bench-secret", timing=False)
             start = time.monotonic()
-            result = grading.check(lab, path, options)
+            result = pipeline.check(lab, path, options)
             seconds = time.monotonic() - start
             totals[phase] += seconds
             if phase == "cold":
@@ -285,10 +286,10 @@ def main() -> None:
     if not args.skip_labs:
         with tempfile.TemporaryDirectory(prefix="grader-bench-cache-") as cache:
             os.environ["GRADER_CACHE"] = cache  # cold: nothing compiled yet but the runner
-            from grader.backends.cpu import toolchain
+            from grader.toolchain import cxx
 
-            toolchain.runner.cache_clear()
-            toolchain.precompiled_shim.cache_clear()
+            cxx.runner.cache_clear()
+            cxx.precompiled_shim.cache_clear()
             from grader.labs import all_labs
 
             table, cold, warm = lab_costs(args.labs or list(all_labs()))

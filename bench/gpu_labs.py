@@ -24,12 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import cases, paths, timing_check
+from grader import labs
 from grader.backends.cuda import CudaBackend
-from grader.grading import Options, check, performance_of
+from grader.grading import speed
+from grader.grading.pipeline import Options, check
+from grader.grading.speed import performance_of
+from grader.judge import cases
+from grader.judge.launch import at_launch, timing_launches
 from grader.labs import all_labs
-from grader.launch import at_launch, timing_launches
-from grader.source import read_submission
+from grader.model.source import read_submission
 
 CHECK_SECONDS: list[float] = []  # spent checking timed launches, per grading
 
@@ -93,13 +96,13 @@ def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float, dict
     timed sizes (those the lab's own draw defines included)."""
     case, constants = cases.timing_inputs(lab, seed=1)
     macros = lab.macro_values(case.sizes)
-    folder = paths.reference_dir(lab.name)
+    folder = labs.get(lab.name).home
     built = [
         backend.build(read_submission(folder / name)[0], macros, lab.launch_defaults)
         for name in ("baseline.cu", "reference.cu")
     ]
     launches = timing_launches(lab, case, constants, built[0].interface, built[1].interface)
-    plan = timing_check.plan(lab, at_launch(lab, case, built[0].interface), 1, constants)
+    plan = speed.plan(lab, at_launch(lab, case, built[0].interface), 1, constants)
     timing = backend.time(built[0], built[1], launches, budget=6.0, check=plan)
     perf = performance_of(lab, case, timing)
     return perf.student_ms, perf.reference_ms, timing.ceilings, case.sizes
@@ -108,7 +111,7 @@ def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float, dict
 def gradings(lab, count: int) -> tuple[list[float], list[float]]:
     """Speedups of the reference graded `count` times in this process, and the seconds
     each grading spent checking its timed launches."""
-    path = paths.reference_dir(lab.name) / "reference.cu"
+    path = labs.get(lab.name).home / "reference.cu"
     found = []
     CHECK_SECONDS.clear()
     for _ in range(count):
@@ -120,7 +123,7 @@ def gradings(lab, count: int) -> tuple[list[float], list[float]]:
 
 def warm_check_seconds(lab) -> float:
     """Wall time of the `grader check` command on the reference, its compiles cached."""
-    path = paths.reference_dir(lab.name) / "reference.cu"
+    path = labs.get(lab.name).home / "reference.cu"
     command = [sys.executable, "-m", "grader", "check", lab.name, str(path), "--quiet"]
     start = time.monotonic()
     subprocess.run(command, capture_output=True, check=False)
@@ -133,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gradings", type=int, default=5)
     args = parser.parse_args(argv)
     CudaBackend.time = _counted(CudaBackend.time, gpu_side=True)
-    timing_check.judge = _counted(timing_check.judge, gpu_side=False)
+    speed.judge = _counted(speed.judge, gpu_side=False)
     backend = CudaBackend()
     print(f"device: {backend.device()}", flush=True)
     peak = cublas_tflops(4096)

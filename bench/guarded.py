@@ -19,13 +19,15 @@ import sys
 import time
 from pathlib import Path
 
-from grader import cases, paths, timing_check, validate
+from grader import labs, validate
 from grader.backends.cuda import CudaBackend, vmm
-from grader.grading import Options, check
+from grader.grading import speed
+from grader.grading.pipeline import Options, check
+from grader.judge import cases
+from grader.judge.launch import at_launch, timing_launches
 from grader.labs import all_labs
-from grader.launch import at_launch, timing_launches
-from grader.result import Kind
-from grader.source import read_submission
+from grader.model.result import Kind
+from grader.model.source import read_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,12 +50,12 @@ def reference_ms(lab, budget: float) -> float:
     """Median milliseconds of the reference timed against itself, in a fresh backend."""
     case, constants = cases.timing_inputs(lab, seed=3)
     with CudaBackend() as backend:
-        path = paths.reference_dir(lab.name) / "reference.cu"
+        path = labs.get(lab.name).home / "reference.cu"
         built = backend.build(
             read_submission(path)[0], lab.macro_values(case.sizes), lab.launch_defaults
         )
         launches = timing_launches(lab, case, constants, built.interface, built.interface)
-        plan = timing_check.plan(lab, at_launch(lab, case, built.interface), 3, constants)
+        plan = speed.plan(lab, at_launch(lab, case, built.interface), 3, constants)
         timing = backend.time(built, built, launches, budget, plan)
     return statistics.median(timing.reference_ms)
 

@@ -1,5 +1,5 @@
 """How far float32 sums in the orders kernels add in, and sums in lower precision, are
-from the exact sums, in the unit of grader.compare's precision test: R, the root mean
+from the exact sums, in the unit of grader.judge.compare's precision test: R, the root mean
 square of error / (u sum|terms|) over an output's elements (u = 2^-24; a case fails, and
 a timed launch earns no speed points, above compare.PRECISION).
 
@@ -29,11 +29,12 @@ import numpy as np  # noqa: E402
 import terms_kit as tk  # noqa: E402
 from lab_kit import default_interface  # noqa: E402
 
-from grader import cases, timing_check  # noqa: E402
 from grader.backends import timed  # noqa: E402
-from grader.compare import Allowance, allowances, compare, counted  # noqa: E402
+from grader.grading import speed  # noqa: E402
+from grader.judge import cases  # noqa: E402
+from grader.judge.compare import Allowance, allowances, compare, counted  # noqa: E402
 from grader.labs import all_labs  # noqa: E402
-from grader.labs.model import Case, Lab  # noqa: E402
+from grader.model.lab import Case, Lab  # noqa: E402
 
 SECRET = "bench-precision"
 PER_AXIS = 8
@@ -133,16 +134,16 @@ def timed_rows(lab: Lab, rng, seed: int = 5) -> list[list[str]]:
     timing, constants = cases.timing_inputs(lab, seed)
     for label, launch in launches(lab).items():
         case = replace(timing, sizes=lab.full_sizes({**timing.sizes, **launch}))
-        check = timing_check.plan(lab, case, seed, constants)
+        check = speed.plan(lab, case, seed, constants)
         for sample in (s for s in check.samples if not lab.array(s.buffer).exact):
             out = sample.buffer
             axes = timed.sample_axes(sample, seed, 0)
-            want, a = timing_check.expected_sample(lab, case, check, constants, sample, axes, 0)
-            values = timing_check.sample_inputs(lab, case, check, constants, axes, 0)
+            want, a = speed.expected_sample(lab, case, check, constants, sample, axes, 0)
+            values = speed.sample_inputs(lab, case, check, constants, axes, 0)
             top = np.unravel_index(int(np.argmax(a.magnitude)), a.magnitude.shape)
             few = tuple(ax[spread(len(ax), t)] for ax, t in zip(axes, top, strict=True))
             at = np.ix_(*(np.searchsorted(ax, f) for ax, f in zip(axes, few, strict=True)))
-            few_values = timing_check.sample_inputs(lab, case, check, constants, few, 0)
+            few_values = speed.sample_inputs(lab, case, check, constants, few, 0)
             picked = Allowance(a.tolerance[at], a.magnitude[at])
             sampled = lambda v, s: lab.sampler.combine(s, v, axes)  # noqa: E731, B023
             rows.append(

@@ -7,7 +7,7 @@
 For every lab it compiles `reference_kernels/LAB/reference.cu`, `baseline.cu`, every
 file under `reference_kernels/LAB/variants/`, and the reference with some launch
 macros overridden (the lab folder's tune.toml), exactly as the grader would: the grader's
-launch footer appended (grader.source.with_footer), the lab's macros at the timing size,
+launch footer appended (grader.model.source.with_footer), the lab's macros at the timing size,
 no extern "C". Then, per variant:
 
   - correct: the grader's own comparison (float64 numpy reference, float32 error bound)
@@ -52,16 +52,21 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 
 from grader import defaults, machine  # noqa: E402
-from grader import nvcc as gnvcc  # noqa: E402
-from grader.backends.base import Buffer, Submission  # noqa: E402
 from grader.backends.cuda.probe import device_info  # noqa: E402
-from grader.cases import cases_for, expected_outputs, make_inputs  # noqa: E402
-from grader.compare import allowances, compare  # noqa: E402
-from grader.interface import LAUNCH_MACROS, Interface  # noqa: E402
+from grader.judge.cases import cases_for, expected_outputs, make_inputs  # noqa: E402
+from grader.judge.compare import allowances, compare  # noqa: E402
+from grader.judge.launch import grid_for, layout, make_launch  # noqa: E402
 from grader.labs import all_labs  # noqa: E402
-from grader.labs.model import Case, Lab  # noqa: E402
-from grader.launch import grid_for, layout, make_launch  # noqa: E402
-from grader.source import LAUNCH_SYMBOL, launch_values, with_footer  # noqa: E402
+from grader.model.interface import LAUNCH_MACROS, Interface  # noqa: E402
+from grader.model.lab import Case, Lab  # noqa: E402
+from grader.model.launch import Buffer  # noqa: E402
+from grader.model.source import (  # noqa: E402
+    LAUNCH_SYMBOL,
+    Submission,  # noqa: E402
+    launch_values,
+    with_footer,
+)
+from grader.toolchain import nvcc as gnvcc  # noqa: E402
 
 BUDGET_S = 235.0  # the whole run, compiles included
 FLUSH_BYTES = 256 << 20

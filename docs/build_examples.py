@@ -22,7 +22,7 @@ from pathlib import Path
 from PIL import Image
 
 from grader.batch import run_batch
-from grader.grading import Options, check
+from grader.grading.pipeline import Options, check
 from grader.report import html as html_report
 from grader.validate import wrong_dir
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader import cases
-from grader.labs.model import Lab
+from grader.judge import cases
+from grader.model.lab import Lab
 
 README = "README.md"
 

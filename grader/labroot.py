@@ -14,7 +14,7 @@ from pathlib import Path
 
 from grader import lab_readme, labs
 from grader.errors import UsageError
-from grader.labs.model import Lab
+from grader.model.lab import Lab
 
 JUNK = shutil.ignore_patterns("__pycache__", "*.py[co]", ".*")
 _TEXT = (".md", ".cu", ".cuh", ".toml", ".txt")

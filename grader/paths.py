@@ -31,17 +31,3 @@ def builtin_root() -> Path:
         "holds reference_kernels/ and student_template/. Reinstall the grader from its "
         "source checkout (pip install .) or from a wheel built there."
     )
-
-
-def reference_dir(lab: str) -> Path:
-    """The lab's reference_kernels/LAB folder, in whichever lab root defines it."""
-    from grader import labs
-
-    return labs.get(lab).home
-
-
-def template_dir(lab: str) -> Path:
-    """The lab's student_template/LAB folder."""
-    from grader import labs
-
-    return labs.get(lab).template_home

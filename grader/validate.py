@@ -28,9 +28,9 @@ from pathlib import Path
 
 from grader import lab_readme, labs
 from grader.backends.base import Backend
-from grader.grading import Options, grade
-from grader.labs.model import Lab
-from grader.result import Kind, Result, Status
+from grader.grading.pipeline import Options, grade
+from grader.model.lab import Lab
+from grader.model.result import Kind, Result, Status
 
 SECRET = "validate-lab"  # hidden cases are derived from it, as from a course's secret
 WRONG = "wrong"

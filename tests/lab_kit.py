@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from grader.interface import LAUNCH_MACROS, Interface
+from grader.model.interface import LAUNCH_MACROS, Interface
 
 
 def interface(block=(16, 16, 1), tile=None) -> Interface:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.backends.base import Buffer, Launch
+from grader.model.launch import Buffer, Launch
 
 SLOTS = 8
 SOURCE = """\

@@ -1,7 +1,7 @@
 """The terms each output element sums, listed by running a lab's sampler on symbols;
 float32 sums of them in the orders kernels add in; and inputs in lower precisions.
 
-A float output element is a sum of products of inputs (grader.compare). Given symbols
+A float output element is a sum of products of inputs (grader.judge.compare). Given symbols
 instead of numbers, the sampler's own numpy arithmetic builds each element's sum as a
 tree whose leaves are those products, whatever the lab; no lab has to list its terms.
 """
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.cases import widened
-from grader.labs.model import Lab
+from grader.judge.cases import widened
+from grader.model.lab import Lab
 
 
 class Term:

@@ -12,8 +12,8 @@ import subprocess
 import numpy as np
 import pytest
 
+from grader.model.result import CaseResult, CompileInfo, ErrorMap, MapSlice, Result, Status
 from grader.report import html as html_report
-from grader.result import CaseResult, CompileInfo, ErrorMap, MapSlice, Result, Status
 
 BROWSER = next(
     (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
@@ -30,11 +30,30 @@ def _report() -> str:
     rows = ["r" * 32 + "w" * 32] * 64
     counts = {"padding": 0, "right": 2048, "wrong": 2048, "nan": 0, "unwritten": 0}
     emap = ErrorMap(
-        "P", (64, 64), 64, (1, 1), (16, 16), {**counts, "padding_written": 0}, [MapSlice(rows)]
+        output="P",
+        shape=(64, 64),
+        columns=64,
+        cell=(1, 1),
+        tile=(16, 16),
+        counts={**counts, "padding_written": 0},
+        slices=[MapSlice(rows=rows)],
     )
-    case = CaseResult("width-64", "public", {"Width": 64}, Status.FAILED, error_map=emap)
+    case = CaseResult(
+        name="width-64",
+        visibility="public",
+        sizes={"Width": 64},
+        status=Status.FAILED,
+        error_map=emap,
+    )
     result = Result(
-        "matmul-naive", "kernel.cu", "cpu", "test", Status.FAILED, 0.0, 3.0, CompileInfo(True)
+        lab="matmul-naive",
+        submission="kernel.cu",
+        backend="cpu",
+        device="test",
+        status=Status.FAILED,
+        score=0.0,
+        max_score=3.0,
+        compile=CompileInfo(ok=True),
     )
     result.cases = [case]
     return html_report.render(result)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import build_cache, nvcc
 from grader.errors import SetupError
+from grader.toolchain import build_cache, nvcc
 
 HOUR = 3600
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import defaults, labs, nvcc
-from grader.backends.base import Submission
+from grader import defaults, labs
 from grader.backends.cuda import census
-from grader.source import read_submission
+from grader.model.source import Submission, read_submission
+from grader.toolchain import nvcc
 
 pytestmark = pytest.mark.skipif(nvcc.find() is None, reason="nvcc is not installed")
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, paths
+from grader import cli, labs
 from grader.errors import ExitCode, SetupError, UsageError
 from grader.labs import all_labs
+from grader.model.result import Status
 from grader.report import json as json_report
-from grader.result import Status
 
 DATA = Path(__file__).parent / "data" / "reports"
 
@@ -44,7 +44,7 @@ def graded(monkeypatch):
         calls.append((lab, path, options))
         return json_report.read(DATA / "failing.json")
 
-    monkeypatch.setattr("grader.grading.check", check)
+    monkeypatch.setattr("grader.grading.pipeline.check", check)
     monkeypatch.delenv("GRADER_SECRET", raising=False)
     return calls
 
@@ -64,7 +64,7 @@ def test_labs_lists_every_lab(capsys):
 
 @pytest.fixture
 def fake_template() -> Path:
-    return paths.template_dir("matmul-naive")
+    return labs.get("matmul-naive").template_home
 
 
 def test_template_copies_and_says_what_next(capsys, tmp_path, fake_template):
@@ -98,7 +98,7 @@ def test_template_unknown_lab(capsys, tmp_path):
 
 def _templates_present() -> bool:
     try:
-        return all(paths.template_dir(lab).is_dir() for lab in all_labs())
+        return all(labs.get(lab).template_home.is_dir() for lab in all_labs())
     except SetupError:
         return False
 
@@ -159,7 +159,7 @@ def test_grader_error_is_its_sentence(capsys, kernel_file, monkeypatch):
     def check(lab, path, options):
         raise SetupError("No C++ compiler was found: install g++ or clang++.")
 
-    monkeypatch.setattr("grader.grading.check", check)
+    monkeypatch.setattr("grader.grading.pipeline.check", check)
     code, _, err = run(capsys, "check", "matmul-naive", str(kernel_file))
     assert code == ExitCode.USAGE
     assert err == "grader: No C++ compiler was found: install g++ or clang++.\n"
@@ -169,7 +169,7 @@ def test_internal_error_is_one_line(capsys, kernel_file, monkeypatch):
     def check(lab, path, options):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr("grader.grading.check", check)
+    monkeypatch.setattr("grader.grading.pipeline.check", check)
     monkeypatch.delenv("GRADER_DEBUG", raising=False)
     code, _, err = run(capsys, "check", "matmul-naive", str(kernel_file))
     assert code == ExitCode.USAGE
@@ -225,7 +225,7 @@ def test_check_exit_0_when_passed(capsys, kernel_file, monkeypatch):
     passed = json_report.read(DATA / "failing.json")
     passed.cases = [c for c in passed.cases if c.passed]
     passed.diagnostics, passed.status = [], Status.PASSED
-    monkeypatch.setattr("grader.grading.check", lambda lab, path, options: passed)
+    monkeypatch.setattr("grader.grading.pipeline.check", lambda lab, path, options: passed)
     code, _, _ = run(capsys, "check", "matmul-tiled", str(kernel_file))
     assert code == ExitCode.OK == 0
 
@@ -401,8 +401,8 @@ def test_usage_error_class_is_exit_2():
 
 def _cpu_grading_missing() -> str | None:
     """Why the end-to-end check cannot run here, or None when it can."""
-    if importlib.util.find_spec("grader.grading") is None:
-        return "grader.grading is not written yet"
+    if importlib.util.find_spec("grader.grading.pipeline") is None:
+        return "grader.grading.pipeline is not written yet"
     try:
         from grader.backends.cpu import CpuBackend  # noqa: F401
     except ImportError:
@@ -410,7 +410,7 @@ def _cpu_grading_missing() -> str | None:
     if not shutil.which("g++") and not shutil.which("clang++"):
         return "no C++ compiler for the CPU backend"
     try:
-        if not paths.template_dir("matmul-naive").is_dir():
+        if not labs.get("matmul-naive").template_home.is_dir():
             return "the matmul-naive template is not written yet"
     except SetupError as error:
         return str(error)

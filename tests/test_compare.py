@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import terms_kit as tk  # tests/ is on sys.path
 
-from grader import cases
-from grader.backends.base import POISON_BITS, bits_as_float
-from grader.compare import PRECISION, allowances, compare, gamma, poisoned
+from grader.judge import cases
+from grader.judge.compare import PRECISION, allowances, compare, gamma, poisoned
 from grader.labs import get
-from grader.labs.model import Case
+from grader.model.lab import Case
+from grader.model.launch import POISON_BITS, bits_as_float
 
 
 def matmul_case(width):
@@ -114,8 +114,8 @@ def test_infinity_is_the_largest_error_and_a_clean_output_keeps_its_number():
 
 
 def test_a_case_with_nan_in_any_output_has_a_nan_max_error_whatever_the_order():
-    from grader.grading import _summarise
-    from grader.result import CaseResult, Status
+    from grader.judge.verdict import _summarise
+    from grader.model.result import CaseResult, Status
 
     want = np.arange(4.0)
     clean = compare("P", want, want.astype(np.float32) + 0.25, np.full(4, 1e-6))
@@ -123,7 +123,7 @@ def test_a_case_with_nan_in_any_output_has_a_nan_max_error_whatever_the_order():
     holed[2] = np.nan
     nan = compare("Q", want, holed, np.full(4, 1e-6))
     for order in ([clean, nan], [nan, clean]):
-        case = CaseResult("c", "public", {}, Status.FAILED)
+        case = CaseResult(name="c", visibility="public", sizes={}, status=Status.FAILED)
         _summarise(case, order)
         assert math.isnan(case.max_abs_error)
     _summarise(case, [clean])

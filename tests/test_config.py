@@ -57,7 +57,7 @@ def graded(monkeypatch):
         calls.append(options)
         return json_report.read(data)
 
-    monkeypatch.setattr("grader.grading.check", check)
+    monkeypatch.setattr("grader.grading.pipeline.check", check)
     return calls
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import cases, cli, labs
+from grader import cli, labs
 from grader.errors import ExitCode
+from grader.judge import cases
 
 LAB = '''
 """out[i] = table[index[i]] for i < n: the index array and the table's length are drawn
@@ -21,8 +22,8 @@ together, so every index is inside the table."""
 
 import numpy as np
 
-from grader import hints
-from grader.labs.model import Array, Case, Kernel, Lab, Param, Role, Sampler
+from grader.judge import hints
+from grader.model.lab import Array, Case, Kernel, Lab, Param, Role, Sampler
 
 
 def draw(rng, sizes):

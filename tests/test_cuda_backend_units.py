@@ -11,10 +11,10 @@ import time
 import numpy as np
 import pytest
 
-from grader import stats
-from grader.backends.base import Buffer, Drawn, Launch, Repeated, Scalar
-from grader.backends.cuda import errors, protocol, sanitizer, timing
-from grader.result import Kind
+from grader.backends import timed
+from grader.backends.cuda import errors, protocol, sanitizer
+from grader.model.launch import Buffer, Drawn, Launch, Repeated, Scalar
+from grader.model.result import Kind
 
 # -- protocol -----------------------------------------------------------------------------
 
@@ -173,21 +173,21 @@ def test_configuration_errors_after_the_launch_and_unknown_errors_are_crashes():
 
 
 def test_spread_is_interquartile_range_over_median():
-    assert stats.relative_spread([1.0, 1.0, 1.0, 1.0, 1.0]) == 0.0
+    assert timed.relative_spread([1.0, 1.0, 1.0, 1.0, 1.0]) == 0.0
     values = [0.9, 1.0, 1.0, 1.0, 1.1, 1.0, 1.0, 1.0]
     q1, _, q3 = np.percentile(values, [25, 50, 75], method="weibull")
-    assert stats.relative_spread(values) == pytest.approx((q3 - q1) / 1.0)
-    assert stats.relative_spread([1.0, 1.2]) == pytest.approx(0.2 / 1.1)
-    assert stats.relative_spread([]) == float("inf")
+    assert timed.relative_spread(values) == pytest.approx((q3 - q1) / 1.0)
+    assert timed.relative_spread([1.0, 1.2]) == pytest.approx(0.2 / 1.1)
+    assert timed.relative_spread([]) == float("inf")
 
 
 def test_speedup_is_median_of_per_round_ratios():
-    assert stats.speedup([2.0, 2.0, 4.0], [1.0, 1.0, 1.0]) == 0.5
-    assert stats.speedup([], []) == 0.0
+    assert timed.speedup([2.0, 2.0, 4.0], [1.0, 1.0, 1.0]) == 0.5
+    assert timed.speedup([], []) == 0.0
 
 
 def test_plan_stops_on_spread_only_after_the_minimum_rounds():
-    plan = timing.Plan(budget_s=10, target_spread=0.01, min_rounds=5, max_rounds=50)
+    plan = timed.Plan(budget_s=10, target_spread=0.01, min_rounds=5, max_rounds=50)
     steady = [1.0] * 4
     assert plan.stop_reason(steady, steady, elapsed_s=0.1, round_s=0.01) is None
     steady = [1.0] * 5
@@ -195,7 +195,7 @@ def test_plan_stops_on_spread_only_after_the_minimum_rounds():
 
 
 def test_plan_stops_before_a_round_that_would_overrun_the_budget():
-    plan = timing.Plan(budget_s=2, target_spread=0.01, min_rounds=5, max_rounds=50)
+    plan = timed.Plan(budget_s=2, target_spread=0.01, min_rounds=5, max_rounds=50)
     noisy_s, noisy_r = [1.0, 2.0, 1.0], [1.0, 1.0, 2.0]
     assert plan.stop_reason(noisy_s, noisy_r, elapsed_s=1.0, round_s=0.5) is None
     assert "budget" in plan.stop_reason(noisy_s, noisy_r, elapsed_s=1.6, round_s=0.5)
@@ -204,7 +204,7 @@ def test_plan_stops_before_a_round_that_would_overrun_the_budget():
 
 
 def test_slow_kernels_get_no_extra_warmups():
-    plan = timing.Plan(budget_s=8)
+    plan = timed.Plan(budget_s=8)
     assert plan.warmups(0.001) > 0 and plan.warmups(0.5) == 0
 
 

@@ -15,9 +15,9 @@ import pytest
 
 from grader import validate
 from grader.backends import get_backend
-from grader.grading import Options, grade
+from grader.grading.pipeline import Options, grade
 from grader.labs import all_labs
-from grader.result import Diagnostic, Result, Status
+from grader.model.result import Diagnostic, Result, Status
 
 JOBS = (1, 2, 3)
 TIMEOUT = 5.0  # as the pipeline tests

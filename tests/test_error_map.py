@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import errormap
-from grader.backends.base import POISON_BITS, bits_as_float
-from grader.compare import compare
-from grader.grading import Options, check
-from grader.launch import Layout
+from grader.grading.pipeline import Options, check
+from grader.judge import errormap
+from grader.judge.compare import compare
+from grader.judge.launch import Layout
+from grader.model.launch import POISON_BITS, bits_as_float
+from grader.model.result import MAP_CLASSES, CaseResult, ErrorMap, MapSlice, decode_row, encode_row
 from grader.report import maps
-from grader.result import MAP_CLASSES, CaseResult, ErrorMap, MapSlice, decode_row, encode_row
 from grader.validate import wrong_dir
 
 POISON = bits_as_float(POISON_BITS)
@@ -149,8 +149,16 @@ def test_rows_are_run_length_encoded_and_back():
 
 
 def test_a_map_survives_the_json_report():
-    emap = ErrorMap("P", (3, 5), 5, (1, 1), (16, 16), {"wrong": 2}, [MapSlice(["rrwwr"] * 3)])
-    case = CaseResult("c", "public", {}, "failed", error_map=emap)
+    emap = ErrorMap(
+        output="P",
+        shape=(3, 5),
+        columns=5,
+        cell=(1, 1),
+        tile=(16, 16),
+        counts={"wrong": 2},
+        slices=[MapSlice(rows=["rrwwr"] * 3)],
+    )
+    case = CaseResult(name="c", visibility="public", sizes={}, status="failed", error_map=emap)
     assert ErrorMap.from_json(case.to_json()["error_map"]) == emap
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, paths
+from grader import cli, labs
 from grader.cli import Terminated
 from grader.errors import ExitCode
 
@@ -33,7 +33,7 @@ def test_a_stopped_check_exits_128_plus_the_signal(capsys, tmp_path, monkeypatch
     def check(lab, path, options):
         raise stop
 
-    monkeypatch.setattr("grader.grading.check", check)
+    monkeypatch.setattr("grader.grading.pipeline.check", check)
     kernel = tmp_path / "kernel.cu"
     kernel.write_text("__global__ void matmul(const float*, const float*, float*, int) {}\n")
     got, out, err = run(capsys, "check", LAB, str(kernel))
@@ -75,7 +75,7 @@ def test_gpus_on_a_gpu_machine_grade_there_and_exit_0(capsys, tmp_path, monkeypa
     monkeypatch.delenv("GRADER_SECRET", raising=False)
     subs = tmp_path / "subs"
     subs.mkdir()
-    (subs / "ann.cu").write_bytes((paths.reference_dir(LAB) / "reference.cu").read_bytes())
+    (subs / "ann.cu").write_bytes((labs.get(LAB).home / "reference.cu").read_bytes())
     argv = ["batch", LAB, str(subs), "--out", str(tmp_path / "out"), "--gpus", "0"]
     code, out, err = run(capsys, *argv, "--jobs", "1")
     assert code == ExitCode.OK, out + err
@@ -116,7 +116,7 @@ def _wait_for(stream_path: Path, text: str, process: subprocess.Popen, seconds: 
 def test_ctrl_c_stops_a_batch_with_130_cleans_up_and_says_how_to_resume(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
-    hang = paths.reference_dir(LAB) / "wrong" / "infinite_loop.cu"
+    hang = labs.get(LAB).home / "wrong" / "infinite_loop.cu"
     (subs / "hangs.cu").write_bytes(hang.read_bytes())
     scratch = tmp_path / "tmp"
     scratch.mkdir()

@@ -20,20 +20,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader import launch_macros, nvcc, paths, source
-from grader.backends.base import Buffer, Launch, RunOutcome, Scalar, Submission
-from grader.backends.cpu import blame, build, diagnose, elf, runner, scan
+from grader import labs
+from grader.backends.cpu import blame, build, diagnose, elf, job, scan
 from grader.backends.cpu.describe import describe
 from grader.backends.cpu.shelf import Shelf
 from grader.backends.cuda import errors, protocol, sanitizer
-from grader.batch.discover import Entry
-from grader.batch.isolated import result_of
-from grader.batch.runner import Job, Outcome
+from grader.course.discover import Entry
+from grader.course.isolated import result_of
+from grader.course.pool import Job, Outcome
 from grader.errors import SetupError
+from grader.judge import launch_macros
 from grader.labs import common as lab_rules
 from grader.labs import get as get_lab
+from grader.model import source
+from grader.model.launch import Buffer, Launch, RunOutcome, Scalar
+from grader.model.result import Diagnostic, Kind
+from grader.model.source import Submission
 from grader.report import common, markdown
-from grader.result import Diagnostic, Kind
+from grader.toolchain import nvcc
 
 EXAMPLES = 150
 DEADLINE = timedelta(seconds=5)
@@ -317,16 +321,16 @@ def matmul_launch() -> Launch:
 )
 def test_any_worker_records_give_a_verdict(lines, returncode, outputs, data):
     launch = matmul_launch()
-    report = runner.Report(returncode)
+    report = job.Report(returncode)
     # the runner's own records, then "load", then whatever the submission added
     setup = ["sandbox landlock_abi=3 landlock=1 seccomp=1", "pool threads=2"]
-    runner._read_records("\n".join([*setup, "load", *lines]).encode(), report)
-    for p in range(min(outputs, runner.PASSES)):
+    job._read_records("\n".join([*setup, "load", *lines]).encode(), report)
+    for p in range(min(outputs, job.PASSES)):
         # the output's bits as the kernel left them: NaN, the shared fill, anything
         bits = data.draw(st.binary(min_size=4 * WIDTH * WIDTH, max_size=4 * WIDTH * WIDTH))
         inputs = [b.data.copy() for b in launch.buffers()[:2]]
         report.outputs[p] = [*inputs, np.frombuffer(bits, np.float32).copy()]
-        report.pads[(p, 2)] = runner.Pad(
+        report.pads[(p, 2)] = job.Pad(
             data.draw(st.integers(0, 9)), data.draw(st.none() | st.integers(0, 9))
         )
     artifact = build.Artifact(
@@ -346,8 +350,8 @@ def test_any_worker_records_give_a_verdict(lines, returncode, outputs, data):
     st.lists(st.one_of(record, st.text(max_size=20)), max_size=8), st.sampled_from([1, 3, 4, -9])
 )
 def test_records_before_load_are_a_setup_error(lines, returncode):
-    report = runner.Report(returncode)
-    runner._read_records("\n".join(lines).encode(), report)
+    report = job.Report(returncode)
+    job._read_records("\n".join(lines).encode(), report)
     report.loaded = False
     artifact = build.Artifact(Path("/nonexistent"), "kernel.cu")
     with pytest.raises(SetupError), Shelf() as shelf:
@@ -364,7 +368,7 @@ def compiled_module() -> bytes:
     from grader.backends.cpu import CpuBackend
 
     lab = get_lab("conv2d")
-    text = (paths.reference_dir(lab.name) / "reference.cu").read_text()
+    text = (labs.get(lab.name).home / "reference.cu").read_text()
     macros = lab.macro_values(lab.public_cases[0].sizes)
     built = CpuBackend().build(Submission(Path("kernel.cu"), text), macros, lab.launch_defaults)
     assert built.ok, built.diagnostics

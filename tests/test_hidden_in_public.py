@@ -14,11 +14,11 @@ from functools import cache
 
 import pytest
 
-from grader import labs, paths
+from grader import labs
 from grader.backends import get_backend, gpu_status
 from grader.gradescope.results import results_json
-from grader.grading import Options, grade
-from grader.result import Kind, Result, Status
+from grader.grading.pipeline import Options, grade
+from grader.model.result import Kind, Result, Status
 
 if not sys.platform.startswith("linux"):
     pytest.skip("the CPU backend's sandbox needs Linux", allow_module_level=True)
@@ -46,7 +46,7 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
 
 # The mask's radius written as 1: right for MASK_WIDTH 3, which only hidden cases use.
 RADIUS_ONE = (
-    (paths.reference_dir("conv2d") / "baseline.cu")
+    (labs.get("conv2d").home / "baseline.cu")
     .read_text()
     .replace("#define MASK_RADIUS (MASK_WIDTH / 2)", "#define MASK_RADIUS 1")
 )

@@ -7,8 +7,8 @@ import re
 
 import numpy as np
 
-from grader import hints
-from grader.compare import compare
+from grader.judge import hints
+from grader.judge.compare import compare
 from grader.labs import all_labs, get
 
 

@@ -5,12 +5,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from grader import cases, hints
-from grader.backends.base import POISON_BITS, bits_as_float
-from grader.compare import PRECISION, allowances, compare
+from grader.judge import cases, hints
+from grader.judge.compare import PRECISION, allowances, compare
 from grader.labs import get
-from grader.labs.model import Case
-from grader.result import CaseResult, Diagnostic, Kind, Status
+from grader.model.lab import Case
+from grader.model.launch import POISON_BITS, bits_as_float
+from grader.model.result import CaseResult, Diagnostic, Kind, Status
 
 
 def context(lab_name, sizes, mutate, tile=(16, 16, 1)):
@@ -222,7 +222,9 @@ def results(lab_name: str, passed) -> list[CaseResult]:
     out = []
     for case in cases.cases_for(lab, "secret"):
         status = Status.PASSED if passed(case.sizes) else Status.FAILED
-        out.append(CaseResult(case.name, case.visibility, case.sizes, status))
+        out.append(
+            CaseResult(name=case.name, visibility=case.visibility, sizes=case.sizes, status=status)
+        )
     return out
 
 

@@ -4,11 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import interface, nvcc
-from grader.interface import canonical_ctype
 from grader.labs import get
-from grader.result import Kind
-from grader.source import read_submission, static_checks
+from grader.model import interface
+from grader.model.interface import canonical_ctype
+from grader.model.result import Kind
+from grader.model.source import read_submission, static_checks
+from grader.toolchain import nvcc
 
 pytestmark = pytest.mark.skipif(nvcc.find() is None, reason="nvcc is not installed")
 

@@ -10,18 +10,18 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from grader import cases
-from grader.backends.base import POISON_BITS, Buffer, Drawn, Repeated, filled
 from grader.backends.cpu import CpuBackend
 from grader.backends.cuda import protocol
-from grader.compare import allowances, compare
-from grader.grading import Options, grade
-from grader.interface import Interface, LaunchDefaults
+from grader.grading.pipeline import Options, grade
+from grader.judge import cases
+from grader.judge.compare import allowances, compare
+from grader.judge.launch import launch_sizes, make_launch, timing_launches
 from grader.labs import get
-from grader.labs.model import Array, Case, Kernel, Lab, Param, Role, Scoring
-from grader.launch import launch_sizes, make_launch, timing_launches
-from grader.result import Kind, Status
-from grader.source import launch_footer
+from grader.model.interface import Interface, LaunchDefaults
+from grader.model.lab import Array, Case, Kernel, Lab, Param, Role, Scoring
+from grader.model.launch import POISON_BITS, Buffer, Drawn, Repeated, filled
+from grader.model.result import Kind, Status
+from grader.model.source import launch_footer
 
 
 def _blocks(s):

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from lab_kit import default_interface
 
-from grader import cases, lab_readme
+from grader import lab_readme
+from grader.judge import cases
+from grader.judge.launch import launch_sizes
 from grader.labs import all_labs, get, numerics
-from grader.labs.model import Case
-from grader.launch import launch_sizes
+from grader.model.lab import Case
 
 LABS = sorted(all_labs())
 
@@ -163,7 +164,7 @@ def test_without_a_secret_only_public_cases(name):
 
 @pytest.mark.parametrize("name", LABS)
 def test_reference_and_tolerance_shapes(name):
-    from grader.compare import allowances
+    from grader.judge.compare import allowances
 
     lab = get(name)
     case = cases.public_cases(lab)[0]

@@ -6,13 +6,10 @@ import numpy as np
 import pytest
 from lab_kit import default_interface
 
-from grader import cases
-from grader.backends.base import POISON_BITS, Buffer, Drawn, Repeated, Scalar, as_bits, filled
 from grader.backends.cuda import protocol
-from grader.compare import poisoned
-from grader.interface import Interface
-from grader.labs import all_labs, get
-from grader.launch import (
+from grader.judge import cases
+from grader.judge.compare import poisoned
+from grader.judge.launch import (
     PADDING_BITS,
     Layout,
     launch_sizes,
@@ -20,6 +17,9 @@ from grader.launch import (
     timing_launch,
     timing_launches,
 )
+from grader.labs import all_labs, get
+from grader.model.interface import Interface
+from grader.model.launch import POISON_BITS, Buffer, Drawn, Repeated, Scalar, as_bits, filled
 
 
 def interface(block=(16, 16, 1), tile=None):

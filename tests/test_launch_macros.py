@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import launch_macros, paths
+from grader import labs
+from grader.judge import launch_macros
 from grader.labs import all_labs
 
 DEFAULTS = {"BLOCK_X": 16, "BLOCK_Y": 16, "BLOCK_Z": 1, "TILE_X": 16, "TILE_Y": 16, "TILE_Z": 1}
@@ -113,7 +114,7 @@ def test_a_value_past_64_bits_is_no_value():
 
 @pytest.mark.parametrize("lab", sorted(all_labs()))
 def test_no_reference_baseline_or_variant_gets_a_warning(lab):
-    folder = paths.reference_dir(lab)
+    folder = labs.get(lab).home
     files = [folder / "reference.cu", folder / "baseline.cu", *folder.glob("variants/*.cu")]
     for path in [p for p in files if p.exists()]:
         found = launch_macros.describe(Path(path).read_text(), _launch_of(path, lab), _macros(lab))

@@ -14,8 +14,8 @@ import pytest
 from grader import cli
 from grader.defaults import MAX_CASE_TIMEOUT, MAX_SUBMISSION_TIMEOUT
 from grader.errors import ExitCode, UsageError
+from grader.model.source import MAX_BYTES, read_source, read_submission
 from grader.report import json as json_report
-from grader.source import MAX_BYTES, read_source, read_submission
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 HUGE = 8 << 30
@@ -89,7 +89,7 @@ def test_the_maximum_timeout_is_accepted_and_documented(capsys, monkeypatch):
         seen.append(options)
         return json_report.read(Path(__file__).parent / "data" / "reports" / "failing.json")
 
-    monkeypatch.setattr("grader.grading.check", check)
+    monkeypatch.setattr("grader.grading.pipeline.check", check)
     cli.main(["check", "matmul-naive", "k.cu", "--timeout", f"{MAX_CASE_TIMEOUT:g}", "-q"])
     assert seen[0].timeout == MAX_CASE_TIMEOUT
     assert f"at most {MAX_CASE_TIMEOUT:g} s" in README.read_text()

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from packaging_kit import CHECKOUT, run_in, site_packages
 
-from grader import paths
+from grader import labs, paths
 from grader.ci import workflow as ci_workflow
 from grader.wheel import build_running_wheel, requirements
 
@@ -57,7 +57,7 @@ def test_the_installed_wheel_lists_copies_and_grades_a_template(installed_grader
     assert labs.returncode == 0 and "matmul-tiled" in labs.stdout, labs.stderr
     where = run_in(
         installed_grader,
-        ["python", "-c", f"from grader import paths; print(paths.reference_dir({LAB!r}))"],
+        ["python", "-c", f"from grader import labs; print(labs.get({LAB!r}).home)"],
         cwd=tmp_path,
     )
     reference = Path(where.stdout.strip())
@@ -150,7 +150,7 @@ def test_the_init_ci_workflow_installs_its_wheel_and_prints_points(
     assert len(wheels) == 1
     workflow = yaml.safe_load((repo / ".github" / "workflows" / "grader.yml").read_text())
     assert workflow["env"]["GRADER_PACKAGE"] == f"./.github/grader/{wheels[0].name}"
-    shutil.copyfile(paths.reference_dir(LAB) / "reference.cu", repo / "kernel.cu")
+    shutil.copyfile(labs.get(LAB).home / "reference.cu", repo / "kernel.cu")
     runner = venv_factory("runner")  # stands in for setup-python's fresh Python
     steps = _run_steps(workflow, repo, runner)
     install = steps["Install the grader"]
@@ -205,7 +205,7 @@ def test_the_workflow_counts_only_the_report_this_run_wrote(
     ta_file = tmp_path / "ta-file.txt"
     _forged_repository(repo, ta_file)
     if kernel:
-        shutil.copyfile(paths.template_dir(LAB) / "kernel.cu", repo / "kernel.cu")
+        shutil.copyfile(labs.get(LAB).template_home / "kernel.cu", repo / "kernel.cu")
     stale = tmp_path / "runner-temp" / "grader-0123456789abcdef"  # an earlier run's folder
     stale.mkdir(parents=True)
     (stale / "grader-report.json").write_text(json.dumps(FORGED_REPORT))

@@ -1,9 +1,9 @@
-"""PTX read as instructions (grader.ptx): comments and strings are no instructions, and
+"""PTX read as instructions (grader.toolchain.ptx): comments and strings are no instructions, and
 each instruction keeps its guard and its place, past labels and .loc lines."""
 
 from __future__ import annotations
 
-from grader import ptx
+from grader.toolchain import ptx
 
 PTX = """\
 .version 8.0

@@ -13,11 +13,7 @@ from pathlib import Path
 from lxml import etree
 from lxml import html as lxml_html
 
-from grader.report import annotate, maps, terminal
-from grader.report import html as html_report
-from grader.report import json as json_report
-from grader.report import markdown as markdown_report
-from grader.result import (
+from grader.model.result import (
     CaseResult,
     Diagnostic,
     ErrorMap,
@@ -27,6 +23,10 @@ from grader.result import (
     Result,
     Status,
 )
+from grader.report import annotate, maps, terminal
+from grader.report import html as html_report
+from grader.report import json as json_report
+from grader.report import markdown as markdown_report
 
 FIXTURE = Path(__file__).parent / "data" / "reports" / "failing.json"
 SCRIPT = "<script>alert('pwned')</script>"
@@ -36,7 +36,7 @@ COUNTS = dict.fromkeys(("padding", "right", "wrong", "nan", "unwritten", "paddin
 def _map(rows: list[str] | list[list[str]], shape, cell=(1, 1), tile=(16, 16), columns=None):
     planes = rows if isinstance(rows[0], list) else [rows]
     slices = [
-        MapSlice(p, None if len(shape) < 3 else z, label)
+        MapSlice(rows=p, z=None if len(shape) < 3 else z, label=label)
         for p, (z, label) in zip(planes, _labels(len(planes), shape), strict=True)
     ]
     counts = dict(COUNTS)
@@ -47,7 +47,15 @@ def _map(rows: list[str] | list[list[str]], shape, cell=(1, 1), tile=(16, 16), c
         ("p", "padding"),
     ):
         counts[name] = sum(row.count(letter) for p in planes for row in p)
-    return ErrorMap("P", tuple(shape), columns or shape[-1], cell, tile, counts, slices)
+    return ErrorMap(
+        output="P",
+        shape=tuple(shape),
+        columns=columns or shape[-1],
+        cell=cell,
+        tile=tile,
+        counts=counts,
+        slices=slices,
+    )
 
 
 def _labels(count: int, shape) -> list[tuple[int, str]]:
@@ -61,21 +69,28 @@ def _right_half_wrong(size: int = 64) -> ErrorMap:
 
 
 def _failing_case(name: str, emap: ErrorMap | None) -> CaseResult:
-    return CaseResult(name, "public", {"Width": 64}, Status.FAILED, mismatches=3, error_map=emap)
+    return CaseResult(
+        name=name,
+        visibility="public",
+        sizes={"Width": 64},
+        status=Status.FAILED,
+        mismatches=3,
+        error_map=emap,
+    )
 
 
 def _result(*cases: CaseResult, source: str = "") -> Result:
-    from grader.result import CompileInfo
+    from grader.model.result import CompileInfo
 
     return Result(
-        "matmul-tiled",
-        "kernel.cu",
-        "cpu",
-        "test",
-        Status.FAILED,
-        0.0,
-        3.0,
-        CompileInfo(ok=True),
+        lab="matmul-tiled",
+        submission="kernel.cu",
+        backend="cpu",
+        device="test",
+        status=Status.FAILED,
+        score=0.0,
+        max_score=3.0,
+        compile=CompileInfo(ok=True),
         cases=list(cases),
         kernel="matmul",
         source=source,
@@ -224,7 +239,7 @@ def test_html_counts_one_as_one_and_keeps_numbers_whole():
     emap = _map(["r" * 15 + "w"] * 1 + ["r" * 16] * 15, (16, 16))
     case = _failing_case("c", emap)
     case.mismatches = 1
-    case.first_mismatch = Mismatch((0, 15), 1.0, 2.0)
+    case.first_mismatch = Mismatch(index=(0, 15), expected=1.0, got=2.0)
     page = html_report.render(_result(case))
     doc = lxml_html.fromstring(page)
     text = " ".join(doc.text_content().split())

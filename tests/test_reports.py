@@ -14,12 +14,7 @@ import pytest
 from lxml import etree
 from lxml import html as lxml_html
 
-from grader.report import ReportWriteError, common, terminal, write_reports
-from grader.report import html as html_report
-from grader.report import json as json_report
-from grader.report import junit as junit_report
-from grader.report import markdown as markdown_report
-from grader.result import (
+from grader.model.result import (
     CaseResult,
     CompileInfo,
     Diagnostic,
@@ -31,6 +26,11 @@ from grader.result import (
     Result,
     Status,
 )
+from grader.report import ReportWriteError, common, terminal, write_reports
+from grader.report import html as html_report
+from grader.report import json as json_report
+from grader.report import junit as junit_report
+from grader.report import markdown as markdown_report
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data" / "reports"
@@ -57,7 +57,16 @@ DESIGN_KEYS = {
 
 
 def _compile_ok(**kernels: KernelResources) -> CompileInfo:
-    kernels = kernels or {"matmul": KernelResources(32, 2048, 0, 0, 0, 0)}
+    kernels = kernels or {
+        "matmul": KernelResources(
+            registers=32,
+            shared_bytes=2048,
+            local_bytes=0,
+            spill_stores=0,
+            spill_loads=0,
+            constant_bytes=0,
+        )
+    }
     return CompileInfo(
         ok=True, log="ptxas info    : Used 32 registers", kernels=kernels, arch="sm_90"
     )
@@ -86,7 +95,14 @@ def _result(**changes) -> Result:
 
 
 def _passed_case(name: str, width: int, visibility: str = "public") -> CaseResult:
-    return CaseResult(name, visibility, {"Width": width}, Status.PASSED, 2.4e-7, seconds=0.125)
+    return CaseResult(
+        name=name,
+        visibility=visibility,
+        sizes={"Width": width},
+        status=Status.PASSED,
+        max_abs_error=2.4e-7,
+        seconds=0.125,
+    )
 
 
 def passing() -> Result:
@@ -95,24 +111,35 @@ def passing() -> Result:
 
 def failing() -> Result:
     launch = LaunchMacros(
-        {"BLOCK_X": 16, "BLOCK_Y": 16, "BLOCK_Z": 1, "TILE_X": 16, "TILE_Y": 16, "TILE_Z": 1},
-        [],
-        ["Line 11 steps blockIdx.y by TILE_WIDTH = 32, but the grader's blocks each cover 16."],
+        values={
+            "BLOCK_X": 16,
+            "BLOCK_Y": 16,
+            "BLOCK_Z": 1,
+            "TILE_X": 16,
+            "TILE_Y": 16,
+            "TILE_Z": 1,
+        },
+        defined=[],
+        warnings=[
+            "Line 11 steps blockIdx.y by TILE_WIDTH = 32, but the grader's blocks each cover 16."
+        ],
     )
     boundary = CaseResult(
-        "517",
-        "hidden",
-        {"Width": 517},
-        Status.FAILED,
+        name="517",
+        visibility="hidden",
+        sizes={"Width": 517},
+        status=Status.FAILED,
         max_abs_error=math.nan,
         mismatches=2069,
-        first_mismatch=Mismatch((512, 3), 1.2345678, None),  # grading's spelling of NaN
+        first_mismatch=Mismatch(
+            index=(512, 3), expected=1.2345678, got=None
+        ),  # grading's spelling of NaN
         hint="Only the last partial tile is wrong | check the boundary conditions.",
         diagnostics=[
             Diagnostic(
                 Kind.OUT_OF_BOUNDS,
                 f"read past the end of M {SCRIPT}",
-                "matmul",
+                kernel="matmul",
                 thread=(3, 0, 0),
                 block=(32, 0, 0),
                 line=12,
@@ -123,17 +150,17 @@ def failing() -> Result:
         seconds=0.5,
     )
     hang = CaseResult(
-        "33",
-        "public",
-        {"Width": 33},
-        Status.TIMEOUT,
+        name="33",
+        visibility="public",
+        sizes={"Width": 33},
+        status=Status.TIMEOUT,
         diagnostics=[Diagnostic(Kind.TIMEOUT, "The kernel did not finish within 10 s.")],
     )
     crash = CaseResult(
-        "1",
-        "hidden",
-        {"Width": 1},
-        Status.ERROR,
+        name="1",
+        visibility="hidden",
+        sizes={"Width": 1},
+        status=Status.ERROR,
         diagnostics=[Diagnostic(Kind.CRASH, "an illegal address", block=(0, 0, 0))],
     )
     return _result(
@@ -143,7 +170,14 @@ def failing() -> Result:
         cases=[_passed_case("16", 16), boundary, hang, crash],
         diagnostics=[
             Diagnostic(Kind.REQUIREMENT, "matmul-tiled must stage tiles in shared memory.", line=3),
-            Diagnostic(Kind.RACE, "a race on shared memory", "matmul", (0, 1, 0), (2, 0, 0), 20),
+            Diagnostic(
+                Kind.RACE,
+                "a race on shared memory",
+                kernel="matmul",
+                thread=(0, 1, 0),
+                block=(2, 0, 0),
+                line=20,
+            ),
         ],
         hidden_not_run=0,
         notes=[],
@@ -153,7 +187,7 @@ def failing() -> Result:
 
 def compile_error() -> Result:
     log = f'kernel.cu(7): error: identifier "tile" is undefined {SCRIPT}\n1 error detected'
-    not_run = CaseResult("16", "public", {"Width": 16}, Status.ERROR)
+    not_run = CaseResult(name="16", visibility="public", sizes={"Width": 16}, status=Status.ERROR)
     return _result(
         status=Status.ERROR,
         score=0.0,
@@ -227,7 +261,7 @@ def test_json_writes_non_finite_values_as_strings():
     assert case["max_abs_error"] == "NaN"
     assert case["first_mismatch"] == {"index": [512, 3], "expected": 1.2345678, "got": None}
     result = passing()
-    result.cases[0].first_mismatch = Mismatch((0,), -math.inf, math.inf)
+    result.cases[0].first_mismatch = Mismatch(index=(0,), expected=-math.inf, got=math.inf)
     data = _strict_json(json_report.render(result))
     assert data["cases"][0]["first_mismatch"]["got"] == "Infinity"
     assert data["cases"][0]["first_mismatch"]["expected"] == "-Infinity"
@@ -293,7 +327,7 @@ def test_result_from_json_restores_the_dataclasses():
 def test_result_from_json_keeps_nan_as_float():
     again = json_report.result_from_json(_strict_json(json_report.render(failing())))
     assert math.isnan(again.cases[1].max_abs_error)
-    assert again.cases[1].first_mismatch == Mismatch((512, 3), 1.2345678, None)
+    assert again.cases[1].first_mismatch == Mismatch(index=(512, 3), expected=1.2345678, got=None)
     fixture = json_report.read(DATA / "failing.json")  # spells got as "NaN"
     assert math.isnan(fixture.cases[1].first_mismatch.got)
     assert again.diagnostics[1].thread == (0, 1, 0)
@@ -301,8 +335,17 @@ def test_result_from_json_keeps_nan_as_float():
 
 
 def test_result_from_json_finds_the_kernel_the_report_describes():
-    helper = KernelResources(8, 0, 0, 0, 0, 0)
-    main = KernelResources(40, 4096, 16, 4, 4, 0)
+    helper = KernelResources(
+        registers=8, shared_bytes=0, local_bytes=0, spill_stores=0, spill_loads=0, constant_bytes=0
+    )
+    main = KernelResources(
+        registers=40,
+        shared_bytes=4096,
+        local_bytes=16,
+        spill_stores=4,
+        spill_loads=4,
+        constant_bytes=0,
+    )
     result = _result(compile=_compile_ok(helper=helper, matmul=main), kernel="matmul")
     data = result.to_json()
     assert data["compile"]["registers"] == 40
@@ -605,7 +648,15 @@ def test_terminal_details_at_most_a_few_failing_cases():
     result = failing()
     boundary = result.cases[1]
     result.cases = [
-        CaseResult(f"w{i}", "hidden", {"Width": i}, Status.FAILED, 1.0, 1, boundary.first_mismatch)
+        CaseResult(
+            name=f"w{i}",
+            visibility="hidden",
+            sizes={"Width": i},
+            status=Status.FAILED,
+            max_abs_error=1.0,
+            mismatches=1,
+            first_mismatch=boundary.first_mismatch,
+        )
         for i in range(terminal.DETAILED_CASES + 3)
     ]
     result.cases[0].mismatches = 2  # says something of its own
@@ -622,7 +673,10 @@ def test_terminal_says_once_why_no_case_could_run():
     reason = "The lab launches a kernel named matmul, but your file does not define one."
     result.diagnostics = [Diagnostic(Kind.INTERFACE, reason)]
     result.cases = [
-        CaseResult(f"w{i}", "public", {"Width": i}, Status.ERROR, hint=reason) for i in range(3)
+        CaseResult(
+            name=f"w{i}", visibility="public", sizes={"Width": i}, status=Status.ERROR, hint=reason
+        )
+        for i in range(3)
     ]
     text = terminal.render(result)
     assert text.count(reason) == 1

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, paths
+from grader import cli, labs
 from grader.batch.progress import Progress
+from grader.model.result import Status
 from grader.report import common, terminal
 from grader.report import json as json_report
-from grader.result import Status
 
 DATA = Path(__file__).parent / "data" / "reports"
-BASELINE = (paths.reference_dir("matmul-naive") / "baseline.cu").read_text()
+BASELINE = (labs.get("matmul-naive").home / "baseline.cu").read_text()
 # What a terminal obeys: clear the screen, set the window title, then erase the line and
 # write a fake green score at its start; and the bidi override that shows a name reversed.
 CLEAR, TITLE, FAKE = "\x1b[2J\x1b[H", "\x1b]0;pwned\x07", "\x1b[2K\x1b[G\x1b[32;1mScore 7/7\x1b[0m"

@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from grader import labs, paths
-from grader.backends.base import Scalar
+from grader import labs
 from grader.backends.cpu import CpuBackend
-from grader.grading import SANITIZER_FOUND, Options, grade
-from grader.result import Diagnostic, Kind, Status
+from grader.grading.pipeline import SANITIZER_FOUND, Options, grade
+from grader.model.launch import Scalar
+from grader.model.result import Diagnostic, Kind, Status
 
 if not sys.platform.startswith("linux"):
     pytest.skip("the CPU backend's sandbox needs Linux", allow_module_level=True)
@@ -34,7 +34,7 @@ class FindsAt100(CpuBackend):
 
 def test_a_finding_fails_only_the_case_it_was_found_in():
     lab = labs.get("matmul-naive")
-    reference = paths.reference_dir(lab.name) / "reference.cu"
+    reference = labs.get(lab.name).home / "reference.cu"
     with FindsAt100() as backend:
         result = grade(lab, reference, backend, Options(backend="cpu", sanitize=True))
         assert backend.widths == [64, 100, 256]  # the public cases, smallest first
@@ -61,7 +61,7 @@ class RaceAt100(FindsAt100):
 
 def test_a_race_in_one_case_fails_every_case_whatever_its_numbers():
     lab = labs.get("matmul-naive")
-    reference = paths.reference_dir(lab.name) / "reference.cu"
+    reference = labs.get(lab.name).home / "reference.cu"
     with RaceAt100() as backend:
         result = grade(lab, reference, backend, Options(backend="cpu", sanitize=True))
     assert all(c.status == Status.FAILED for c in result.cases)
@@ -84,7 +84,7 @@ class BlocksOverlapAt100(FindsAt100):
 
 def test_two_blocks_storing_into_one_element_fail_only_that_case():
     lab = labs.get("matmul-naive")
-    reference = paths.reference_dir(lab.name) / "reference.cu"
+    reference = labs.get(lab.name).home / "reference.cu"
     with BlocksOverlapAt100() as backend:
         result = grade(lab, reference, backend, Options(backend="cpu", sanitize=True))
     assert [c.name for c in result.cases if not c.passed] == ["width-100"]

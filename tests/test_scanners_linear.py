@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import launch_macros, nvcc, source
 from grader.backends.cpu import build, scan
+from grader.judge import launch_macros
+from grader.model import source
+from grader.model.result import CompileInfo, Diagnostic, Kind, Result, Status
 from grader.report import annotate, common, markdown
-from grader.result import CompileInfo, Diagnostic, Kind, Result, Status
+from grader.toolchain import nvcc
 
 SMALL, LARGE = 16 * 1024, 256 * 1024  # 256 KiB: the largest submission read
 LIMIT = 40  # linear is 16; quadratic would be 256
@@ -50,10 +52,19 @@ def barrier_context(text: str) -> scan.BarrierContext:
 
 def annotated(text: str) -> object:
     marks = [Diagnostic(Kind.RACE, "a race", line=n) for n in range(1, 4000, 9)]
-    info = CompileInfo(True)
+    info = CompileInfo(ok=True)
     return annotate.annotate(
         Result(
-            "lab", "k.cu", "cpu", "cpu", Status.FAILED, 0, 1, info, source=text, diagnostics=marks
+            lab="lab",
+            submission="k.cu",
+            backend="cpu",
+            device="cpu",
+            status=Status.FAILED,
+            score=0,
+            max_score=1,
+            compile=info,
+            source=text,
+            diagnostics=marks,
         )
     )
 

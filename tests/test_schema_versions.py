@@ -13,8 +13,8 @@ import pytest
 
 from grader import cli, schema
 from grader.labs import all_labs
+from grader.model.result import CompileInfo, Result, Status
 from grader.report import json as json_report
-from grader.result import CompileInfo, Result, Status
 
 SCHEMAS = (schema.REPORT, schema.LABS, schema.GRADESCOPE_EXTRA)
 

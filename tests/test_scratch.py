@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import scratch
+from grader.toolchain import scratch
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="only Linux's /proc tells a grader's process"
@@ -27,7 +27,7 @@ def tmp(tmp_path, monkeypatch) -> Path:
 
 def dead_prefix() -> str:
     """The prefix a grader process that has exited gave its folders."""
-    code = "from grader import scratch; print(scratch.prefix('cpu'))"
+    code = "from grader.toolchain import scratch; print(scratch.prefix('cpu'))"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip()  # fmt: skip
 

@@ -12,16 +12,19 @@ import pytest
 import terms_kit as tk
 from lab_kit import default_interface
 
-from grader import cases, defaults, nvcc, timing_check
+from grader import defaults
 from grader.backends import timed
-from grader.backends.base import RunOutcome, Timing
 from grader.backends.cuda import helpers, vmm
-from grader.compare import allowances, compare
-from grader.grading import unsteady
+from grader.grading import speed
+from grader.judge import cases
+from grader.judge.compare import allowances, compare
+from grader.judge.launch import launch_sizes, layout
+from grader.judge.verdict import unsteady
 from grader.labs import all_labs, get
-from grader.labs.model import Case
-from grader.launch import launch_sizes, layout
-from grader.result import Kind
+from grader.model.lab import Case
+from grader.model.launch import RunOutcome, Timing
+from grader.model.result import Kind
+from grader.toolchain import nvcc
 
 # -- the generator ----------------------------------------------------------------------
 
@@ -119,9 +122,7 @@ def test_sample_elements_step_over_the_pitch():
 
 
 def test_check_round_trips_through_json():
-    check = timing_check.plan(
-        get("conv3d-pitched"), cases.timing_case(get("conv3d-pitched")), 3, {}
-    )
+    check = speed.plan(get("conv3d-pitched"), cases.timing_case(get("conv3d-pitched")), 3, {})
     assert timed.TimingCheck.from_json(check.to_json()) == check
     assert check.inputs == ("N",) and check.outputs == ("P",)
     [sample] = check.samples
@@ -135,15 +136,13 @@ def test_what_the_host_recomputes_per_launch_and_per_grading_is_bounded(name):
     lab = get(name)
     case, host = cases.timing_inputs(lab, 7)
     case = replace(case, sizes=launch_sizes(lab, case.sizes, default_interface(lab)))
-    check = timing_check.plan(lab, case, 7, host)
-    costs = [timing_check.inputs_read(lab, case, s, 7, host) for s in check.samples]
+    check = speed.plan(lab, case, 7, host)
+    costs = [speed.inputs_read(lab, case, s, 7, host) for s in check.samples]
     for sample, cost in zip(check.samples, costs, strict=True):
-        assert cost <= timing_check.LAUNCH_INPUTS or (
-            np.prod(sample.counts) < 2 * timing_check.SMALLEST_SAMPLE
-        )
+        assert cost <= speed.LAUNCH_INPUTS or (np.prod(sample.counts) < 2 * speed.SMALLEST_SAMPLE)
         assert np.prod(sample.counts) >= min(np.prod(sample.extents), 256)
     assert defaults.TIMING_MIN_ROUNDS <= check.rounds <= defaults.TIMING_MAX_ROUNDS
-    assert check.rounds * sum(costs) <= timing_check.GRADING_INPUTS or (
+    assert check.rounds * sum(costs) <= speed.GRADING_INPUTS or (
         check.rounds == defaults.TIMING_MIN_ROUNDS
     )
     assert check.launches == 1 + timed.WARMUPS + check.rounds
@@ -176,14 +175,14 @@ def _small_case(lab, seed: int) -> tuple[Case, dict]:
 def test_the_sample_matches_the_whole_reference(name):
     lab = get(name)
     case, constants = _small_case(lab, 11)
-    check = timing_check.plan(lab, case, 11, constants)
+    check = speed.plan(lab, case, 11, constants)
     for launch in (0, 3):
         inputs = _drawn_inputs(lab, case, check, constants, launch)
         want = lab.reference({k: cases.widened(v) for k, v in inputs.items()}, case.sizes)
         whole = allowances(lab, case, inputs)
         for sample in check.samples:
             axes = timed.sample_axes(sample, check.seed, launch)
-            expected, allowed = timing_check.expected_sample(
+            expected, allowed = speed.expected_sample(
                 lab, case, check, constants, sample, axes, launch
             )
             grid = np.ix_(*axes)
@@ -204,9 +203,7 @@ def _timing_of(lab, case, check, constants, launches, spoil=None) -> Timing:
         rows = []
         for launch in range(launches):
             axes = timed.sample_axes(sample, check.seed, launch)
-            want, _ = timing_check.expected_sample(
-                lab, case, check, constants, sample, axes, launch
-            )
+            want, _ = speed.expected_sample(lab, case, check, constants, sample, axes, launch)
             got = want.astype(np.float32).reshape(-1)
             if spoil is not None:
                 spoil(launch, got)
@@ -217,20 +214,20 @@ def _timing_of(lab, case, check, constants, launches, spoil=None) -> Timing:
 
 def _verdict(verdict, lab, case, check, constants, *args, **kwargs):
     """`verdict` with expectations computed ahead in threads, as grading does."""
-    with timing_check.Expected(lab, case, check, constants) as expected:
+    with speed.Expected(lab, case, check, constants) as expected:
         return verdict(expected, *args, **kwargs)
 
 
 def _setup(name="matmul-tiled"):
     lab = get(name)
     case, host = _small_case(lab, 5)
-    return lab, case, timing_check.plan(lab, case, 5, host), host
+    return lab, case, speed.plan(lab, case, 5, host), host
 
 
 def test_right_samples_pass():
     lab, case, check, constants = _setup("conv2d-wrap")
     timing = _timing_of(lab, case, check, constants, 4)
-    assert _verdict(timing_check.first_wrong, lab, case, check, constants, timing) is None
+    assert _verdict(speed.first_wrong, lab, case, check, constants, timing) is None
 
 
 def test_a_wrong_element_in_one_launch_is_named_with_the_timed_size():
@@ -241,7 +238,7 @@ def test_a_wrong_element_in_one_launch_is_named_with_the_timed_size():
             got[5] += 1.0
 
     timing = _timing_of(lab, case, check, constants, 4, spoil)
-    found = _verdict(timing_check.first_wrong, lab, case, check, constants, timing)
+    found = _verdict(speed.first_wrong, lab, case, check, constants, timing)
     assert found is not None and found.kind == Kind.TIMING
     axes = timed.sample_axes(check.samples[0], check.seed, 2)
     index = np.unravel_index(5, [len(a) for a in axes])
@@ -257,7 +254,7 @@ def test_an_output_left_poisoned_was_never_written():
         got[:] = np.array([0x7FC0FFEE], np.uint32).view(np.float32)[0]
 
     timing = _timing_of(lab, case, check, constants, 3, spoil)
-    found = _verdict(timing_check.first_wrong, lab, case, check, constants, timing)
+    found = _verdict(speed.first_wrong, lab, case, check, constants, timing)
     assert "never wrote P[0, 0]" in found.message and "timed launch 1 of 3" in found.message
 
 
@@ -269,12 +266,12 @@ def test_a_launch_in_lower_precision_is_named_and_costs_the_speed_points(bits, l
     def lower(at, got):
         if at == launch:
             axes = timed.sample_axes(sample, check.seed, at)
-            values = timing_check.sample_inputs(lab, case, check, constants, axes, at)
+            values = speed.sample_inputs(lab, case, check, constants, axes, at)
             rounded = {k: tk.rounded(v, bits) for k, v in values.items()}
             got[:] = lab.sampler.combine(case.sizes, rounded, axes)["P"].reshape(-1)
 
     timing = _timing_of(lab, case, check, constants, 3, lower)
-    found = _verdict(timing_check.first_wrong, lab, case, check, constants, timing)
+    found = _verdict(speed.first_wrong, lab, case, check, constants, timing)
     assert found is not None and found.kind == Kind.TIMING
     assert "less precise than float32" in found.message
     assert f"timed launch {launch + 1} of 3" in found.message and "Width=4096" in found.message
@@ -285,21 +282,21 @@ def test_a_time_beyond_the_ceiling_is_impossible():
     flops, moved = lab.work(case.sizes)
     ceilings = {"flops": 60e12, "bytes": 4e12}
     fastest_ms = flops / ceilings["flops"] * 1e3
-    assert timing_check.impossible(lab, case, fastest_ms, ceilings) is None
-    assert timing_check.impossible(lab, case, fastest_ms / 1.19, ceilings) is None
-    found = timing_check.impossible(lab, case, fastest_ms / 1.3, ceilings)
+    assert speed.impossible(lab, case, fastest_ms, ceilings) is None
+    assert speed.impossible(lab, case, fastest_ms / 1.19, ceilings) is None
+    found = speed.impossible(lab, case, fastest_ms / 1.3, ceilings)
     assert found is not None and found.kind == Kind.TIMING
     assert "60.0 TFLOP/s" in found.message and "Width=4096" in found.message
-    assert timing_check.impossible(lab, case, 0.0, ceilings) is not None
+    assert speed.impossible(lab, case, 0.0, ceilings) is not None
 
 
 def test_a_memory_bound_time_is_held_against_the_copy_bandwidth():
     lab, case = get("conv2d"), cases.timing_case(get("conv2d"))
     _, moved = lab.work(case.sizes)
     ceilings = {"flops": 60e12, "bytes": 4e12}
-    found = timing_check.impossible(lab, case, moved / 6e12 * 1e3, ceilings)
+    found = speed.impossible(lab, case, moved / 6e12 * 1e3, ceilings)
     assert found is not None and "GB/s" in found.message
-    assert timing_check.impossible(lab, case, moved / 4.5e12 * 1e3, ceilings) is None
+    assert speed.impossible(lab, case, moved / 4.5e12 * 1e3, ceilings) is None
 
 
 def test_judge_collects_both_verdicts():
@@ -310,20 +307,18 @@ def test_judge_collects_both_verdicts():
 
     timing = _timing_of(lab, case, check, constants, 2, spoil)
     timing.ceilings = {"flops": 1.0, "bytes": 1.0}
-    found = _verdict(timing_check.judge, lab, case, check, constants, timing, student_ms=1.0)
+    found = _verdict(speed.judge, lab, case, check, constants, timing, student_ms=1.0)
     assert len(found) == 2 and all(d.kind == Kind.TIMING for d in found)
 
 
 def test_expected_values_are_the_same_ahead_and_on_demand():
     lab, case, check, constants = _setup("conv3d")
-    with timing_check.Expected(lab, case, check, constants) as ahead:
+    with speed.Expected(lab, case, check, constants) as ahead:
         ahead.need(3)  # cancels what has not started past the third
         computed = [ahead.of(launch) for launch in (0, 5, check.launches + 1)]
     for launch, found in zip((0, 5, check.launches + 1), computed, strict=True):
         axes = timed.sample_axes(check.samples[0], check.seed, launch)
-        want = timing_check.expected_sample(
-            lab, case, check, constants, check.samples[0], axes, launch
-        )
+        want = speed.expected_sample(lab, case, check, constants, check.samples[0], axes, launch)
         (values, allowed), (want_values, want_allowed) = found[0], want
         assert np.array_equal(values, want_values)
         assert np.array_equal(allowed.tolerance, want_allowed.tolerance)

@@ -27,11 +27,12 @@ import pytest
 import terms_kit as tk  # tests/ is on sys.path
 from lab_kit import default_interface
 
-from grader import cases, timing_check
 from grader.backends import timed
-from grader.compare import Allowance, Comparison, allowances, compare, counted
+from grader.grading import speed
+from grader.judge import cases
+from grader.judge.compare import Allowance, Comparison, allowances, compare, counted
 from grader.labs import all_labs
-from grader.labs.model import Case, Lab
+from grader.model.lab import Case, Lab
 
 SECRET = "tolerance-property"
 # On fewer elements (that sum any term) lower precision can be lucky: one element of 2^16
@@ -57,7 +58,7 @@ def launches(lab: Lab) -> dict[str, dict[str, int]]:
 
 
 def sized(lab: Lab, case: Case, launch: dict[str, int]) -> Case:
-    """`case` with the launch macros among its sizes (grader.launch.at_launch)."""
+    """`case` with the launch macros among its sizes (grader.judge.launch.at_launch)."""
     return replace(case, sizes=lab.full_sizes({**case.sizes, **launch}))
 
 
@@ -200,18 +201,16 @@ def test_at_the_timed_size_float32_passes_and_half_and_bfloat16_do_not(name):
     seen = []
     for launch in launches(lab).values():
         case = sized(lab, timing, launch)
-        check = timing_check.plan(lab, case, seed, constants)
+        check = speed.plan(lab, case, seed, constants)
         for sample in check.samples:
             if lab.array(sample.buffer).exact:
                 continue
             axes = timed.sample_axes(sample, seed, 0)
-            want, allowed = timing_check.expected_sample(
-                lab, case, check, constants, sample, axes, 0
-            )
+            want, allowed = speed.expected_sample(lab, case, check, constants, sample, axes, 0)
             if any(np.array_equal(allowed.magnitude, m) for m in seen):
                 continue  # these launch macros change nothing the outputs sum
             seen.append(allowed.magnitude)
-            values = timing_check.sample_inputs(lab, case, check, constants, axes, 0)
+            values = speed.sample_inputs(lab, case, check, constants, axes, 0)
             terms = lab.sampler.combine(case.sizes, counted(values), axes)[sample.buffer]
             for precision, bits in tk.LOWER.items():
                 if not shows(precision, terms):
@@ -223,7 +222,7 @@ def test_at_the_timed_size_float32_passes_and_half_and_bfloat16_do_not(name):
             # the first, middle and last sampled coordinates of each axis
             few = tuple(np.unique(ax[[0, len(ax) // 2, -1]]) for ax in axes)
             at = np.ix_(*(np.searchsorted(ax, f) for ax, f in zip(axes, few, strict=True)))
-            values = timing_check.sample_inputs(lab, case, check, constants, few, 0)
+            values = speed.sample_inputs(lab, case, check, constants, few, 0)
             check_sums(
                 tk.sums_of(lab, case.sizes, values, few, sample.buffer, rng),
                 want[at],

@@ -87,7 +87,7 @@ def test_the_helper_environment_is_built_not_copied(monkeypatch):
     assert env["NVIDIA_DRIVER_CAPABILITIES"] == "compute"
     assert env["CUDA_VISIBLE_DEVICES"] == "3"
     done = subprocess.run(
-        spawn.python_code("import grader.batch.worker"), env=env, capture_output=True
+        spawn.python_code("import grader.course.grading_worker"), env=env, capture_output=True
     )
     assert done.returncode == 0, done.stderr
 

@@ -1,4 +1,12 @@
-"""What checked timing computes on, and which outputs it reads back.
+"""Timing, the part the grader and a backend's worker share: how long to keep timing a
+pair of launches and what the samples say (Plan, the statistics), and what checked timing
+computes on and which outputs it reads back. The grader's side of timing is
+grader.grading.speed.
+
+Each round times the student and the reference launch once, back to back, so the
+per-round ratio reference/student cancels slow drifts of the clock. Timing stops once
+the ratios' relative spread (interquartile range over the median, as the report shows
+it) is under the target, or when the next round would not fit the budget.
 
 Before every timed launch of the student's kernel, the GPU draws fresh inputs with a
 counter-based generator: word i of an input is a hash of i and a 64-bit key. A float32
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import statistics
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +45,63 @@ EXPONENT_BITS = 126 << 23  # exponent of [0.5, 1.0)
 SAMPLE_ELEMENTS = 4096  # elements read back after each launch (fewer if the output is small)
 CHUNK = 1 << 16  # words the host hashes at a time
 WARMUPS = 2  # untimed launches of each kernel after the first, when it is fast
+
+
+@dataclass(frozen=True)
+class Plan:
+    budget_s: float
+    target_spread: float = defaults.TIMING_TARGET_SPREAD
+    min_rounds: int = defaults.TIMING_MIN_ROUNDS
+    max_rounds: int = defaults.TIMING_MAX_ROUNDS
+
+    def warmups(self, slowest_s: float) -> int:
+        """Warm-up launches of each kernel after the first: none for a slow kernel, whose
+        first run already brought the clocks up and whose repeats would eat the budget."""
+        return 0 if slowest_s > 0.05 else WARMUPS
+
+    def stop_reason(
+        self,
+        student_ms: list[float],
+        reference_ms: list[float],
+        elapsed_s: float,
+        round_s: float,
+    ) -> str | None:
+        """Why to stop now, or None to time another round. `round_s` is what one more
+        round is expected to cost."""
+        rounds = len(student_ms)
+        if rounds >= self.min_rounds:
+            spread = relative_spread(ratios(student_ms, reference_ms))
+            if spread < self.target_spread:
+                return f"spread {spread:.2%} is under {self.target_spread:.0%}"
+        if rounds >= self.max_rounds:
+            return f"reached {self.max_rounds} rounds"
+        if elapsed_s + round_s > self.budget_s:
+            return f"the {self.budget_s:g} s budget is spent"
+        return None
+
+
+def ratios(student_ms: list[float], reference_ms: list[float]) -> list[float]:
+    """Per-round speedups: reference time over student time."""
+    return [r / s for s, r in zip(student_ms, reference_ms, strict=True) if s > 0]
+
+
+def relative_spread(values: list[float]) -> float:
+    """Interquartile range over the median (the range itself below four values)."""
+    if not values:
+        return float("inf")
+    middle = statistics.median(values)
+    if middle <= 0:
+        return float("inf")
+    if len(values) < 4:
+        return (max(values) - min(values)) / middle
+    q1, _, q3 = statistics.quantiles(values, n=4)
+    return (q3 - q1) / middle
+
+
+def speedup(student_ms: list[float], reference_ms: list[float]) -> float:
+    """Median of the per-round reference/student ratios."""
+    found = ratios(student_ms, reference_ms)
+    return statistics.median(found) if found else 0.0
 
 
 @dataclass(frozen=True)

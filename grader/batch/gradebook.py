@@ -22,10 +22,10 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.batch import points
 from grader.batch.state import Record
-from grader.labs.model import Lab
-from grader.result import Result, Status
+from grader.course import points
+from grader.model.lab import Lab
+from grader.model.result import Result, Status
 
 FIXED = (
     "student",

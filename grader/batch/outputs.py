@@ -18,8 +18,8 @@ from grader.batch import gradebook, summary
 from grader.batch.state import REPORT_JSON, Record, Settings, read_record, student_dir
 from grader.errors import UsageError
 from grader.files import write_atomically
+from grader.model.result import Result
 from grader.report import json as json_report
-from grader.result import Result
 
 MANIFEST = "batch.json"
 GRADEBOOK = "gradebook.csv"

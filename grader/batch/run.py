@@ -15,14 +15,10 @@ from pathlib import Path
 from typing import TextIO
 
 from grader import defaults, labs, machine
-from grader.batch import isolation, outputs, stages, summary
-from grader.batch.discover import Entry, discover
-from grader.batch.gpus import physical_device
+from grader.batch import outputs, summary
 from grader.batch.gradebook import Row
-from grader.batch.isolated import failure_result, result_of
 from grader.batch.outputs import MANIFEST, Manifest, read_manifest
 from grader.batch.progress import Progress
-from grader.batch.runner import BackendInfo, Job, Outcome, Pool, WorkerSpec
 from grader.batch.shard import Shard
 from grader.batch.state import (
     RECORD,
@@ -36,12 +32,17 @@ from grader.batch.state import (
     student_dir,
     write_record,
 )
+from grader.course import isolation, stages
+from grader.course.discover import Entry, discover
+from grader.course.gpus import physical_device
+from grader.course.isolated import failure_result, result_of
+from grader.course.pool import BackendInfo, Job, Outcome, Pool, WorkerSpec
 from grader.defaults import SECRET_ENV
 from grader.errors import GraderError, UsageError
-from grader.grading import default_submission_timeout
+from grader.grading.pipeline import default_submission_timeout
+from grader.model.result import Kind, Result
+from grader.model.source import read_source
 from grader.report import write_reports
-from grader.result import Kind, Result
-from grader.source import read_source
 
 
 @dataclass
@@ -55,7 +56,7 @@ class BatchReport:
     layout: str
     ignored: list[str]
     seconds: float
-    stages: dict[str, float] = field(default_factory=dict)  # grader.batch.stages, summed
+    stages: dict[str, float] = field(default_factory=dict)  # grader.course.stages, summed
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ import jinja2
 
 import grader
 from grader import labs
-from grader.batch.discover import discover
 from grader.batch.shard import Shard
+from grader.course.discover import discover
 
-TEMPLATES = Path(__file__).parent / "templates"
+JINJA = Path(__file__).parent / "jinja"
 SCRIPT = "grader-batch.sbatch"
 SHARDS = "shards"
 LOGS = "logs"
@@ -31,7 +31,7 @@ TIME_LIMIT = "02:00:00"
 @cache
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=jinja2.FileSystemLoader(JINJA),
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
         autoescape=False,

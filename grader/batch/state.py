@@ -20,7 +20,7 @@ from typing import Any
 
 import grader
 from grader import schema
-from grader.batch.discover import Entry, Person
+from grader.course.discover import Entry, Person
 from grader.files import write_atomically
 
 RECORD = "grading.json"

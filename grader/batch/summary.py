@@ -16,10 +16,10 @@ from pathlib import Path
 import jinja2
 
 from grader.batch.gradebook import Row
+from grader.model.result import Result
 from grader.report.common import environment
-from grader.result import Result
 
-TEMPLATES = Path(__file__).parent / "templates"
+JINJA = Path(__file__).parent / "jinja"
 WIDTH, HEIGHT = 640, 200
 LEFT, RIGHT, TOP, BOTTOM = 40, 8, 16, 40
 SCORE_BINS = 10  # by tenths of the maximum
@@ -150,7 +150,7 @@ CAUSE_TITLES = {
 
 @dataclass(frozen=True)
 class Cause:
-    """A hint family (grader.hints.kind_of) and the submissions whose cases got one."""
+    """A hint family (grader.judge.hints.kind_of) and the submissions whose cases got one."""
 
     kind: str
     example: str  # one of its hints, as a student read it
@@ -208,7 +208,7 @@ def submissions(rows: list[Row], results: Mapping[str, Result]) -> list[Submissi
 
 @cache
 def _environment() -> jinja2.Environment:
-    return environment(TEMPLATES)
+    return environment(JINJA)
 
 
 def render(

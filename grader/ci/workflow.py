@@ -34,13 +34,13 @@ import jinja2
 
 import grader
 from grader import labs
-from grader.batch.discover import TEMPLATE_FILE
+from grader.course.discover import TEMPLATE_FILE
 from grader.errors import UsageError
 from grader.files import refuse_unsafe, write_atomically
 from grader.labroot import export, portable
 from grader.wheel import DISTRIBUTION, build_running_wheel, installed_from
 
-TEMPLATES = Path(__file__).parent / "templates"
+JINJA = Path(__file__).parent / "jinja"
 WORKFLOWS = Path(".github/workflows")  # the only folder GitHub runs workflows from
 DEFAULT_OUT = WORKFLOWS / "grader.yml"
 WHEEL_DIR = Path(".github/grader")  # where the grader's wheel goes, from the repository root
@@ -78,7 +78,7 @@ def check_command(lab: str, submission: str, backend: str, lab_root: str | None 
 def _environment() -> jinja2.Environment:
     # [[ ]] instead of {{ }}, which GitHub expressions use themselves
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=jinja2.FileSystemLoader(JINJA),
         variable_start_string="[[",
         variable_end_string="]]",
         keep_trailing_newline=True,

@@ -25,7 +25,7 @@ from grader.errors import ExitCode
 def run_batch(args: argparse.Namespace) -> int:
     from grader.batch import parse_shard
     from grader.batch import run_batch as grade_course
-    from grader.batch.gpus import parse_gpus, require_gpus
+    from grader.course.gpus import parse_gpus, require_gpus
 
     out = check_out_folder(args.out, [Path(args.dir)])
     shard = parse_shard(args.shard) if args.shard else None

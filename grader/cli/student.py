@@ -31,7 +31,7 @@ class LabInfo:
 
 
 def list_labs() -> list[LabInfo]:
-    from grader import cases
+    from grader.judge import cases
     from grader.labroot import portable
     from grader.labs import all_labs
 
@@ -119,7 +119,7 @@ def run_template(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     # Grading and the renderers are imported here, so `grader labs` stays quick.
     from grader.cli.outputs import STDOUT, check_reports
-    from grader.grading import Options, check
+    from grader.grading.pipeline import Options, check
     from grader.report import render, terminal, write_reports
     from grader.report.common import printable
 

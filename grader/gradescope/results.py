@@ -22,12 +22,12 @@ from dataclasses import replace
 from typing import Any
 
 import grader
-from grader import cases as casegen
 from grader import schema
-from grader.batch import points
-from grader.labs.model import Lab
+from grader.course import points
+from grader.judge import cases as casegen
+from grader.model.lab import Lab
+from grader.model.result import CaseResult, Result, Status
 from grader.report import common
-from grader.result import CaseResult, Result, Status
 
 VISIBILITIES = ("after_due_date", "hidden", "after_published")
 OUTPUT_LINES = 60  # lines of a log or of printf output shown in one test
@@ -105,7 +105,13 @@ def _with_every_case(lab: Lab, result: Result, secret: str | None) -> Result:
     why = common.build_diagnostics(result) or result.diagnostics
     hint = why[0].message if why else "The case was not run."
     missing = [
-        CaseResult(c.name, c.visibility, dict(c.sizes), Status.ERROR, hint=hint)
+        CaseResult(
+            name=c.name,
+            visibility=c.visibility,
+            sizes=dict(c.sizes),
+            status=Status.ERROR,
+            hint=hint,
+        )
         for c in casegen.cases_for(lab, secret)
         if (c.visibility, c.name) not in have
     ]

@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 from grader import labs
-from grader.batch.discover import Entry, Person, from_folder
-from grader.batch.isolated import grade_isolated
+from grader.course.discover import Entry, Person, from_folder
+from grader.course.isolated import grade_isolated
 from grader.gradescope.autograder import CONFIG, SECRET
 from grader.gradescope.results import results_json
-from grader.grading import default_submission_timeout
+from grader.grading.pipeline import default_submission_timeout
 
 DEFAULT_ROOT = Path("/autograder")
 

@@ -2,7 +2,7 @@
 
 A lab root is a folder holding `reference_kernels/LAB/` and `student_template/LAB/`. A
 lab is defined by `reference_kernels/LAB/lab.py`, which assigns `LAB` (a
-grader.labs.model.Lab); the lab's name is its folder's. The grader's own labs form the
+grader.model.lab.Lab); the lab's name is its folder's. The grader's own labs form the
 built-in root (grader.paths.builtin_root). A course adds roots of its own with `--labs
 DIR`, which the CLI passes to `add_roots`, or with GRADER_LABS (folders separated as in
 PATH). A definition is Python the course wrote, trusted like the grader; one that fails
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from grader import paths
 from grader.errors import SetupError, UsageError
-from grader.labs.model import Lab
+from grader.model.lab import Lab
 from grader.suggest import did_you_mean
 
 ENV = "GRADER_LABS"
@@ -123,7 +123,7 @@ def load(home: Path) -> Lab:
     lab = getattr(module, "LAB", None)
     if not isinstance(lab, Lab):
         raise SetupError(
-            f"The lab definition {path} must assign LAB, a grader.labs.model.Lab; "
+            f"The lab definition {path} must assign LAB, a grader.model.lab.Lab; "
             f"it {'has no LAB' if lab is None else f'assigns a {type(lab).__name__}'}."
         )
     return dataclasses.replace(lab, name=home.name, home=home)

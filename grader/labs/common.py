@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from grader.interface import Interface
-from grader.labs.model import Requirement
+from grader.model.interface import Interface
+from grader.model.lab import Requirement
 
 # Libraries that would do the lab for the student, named early from the text (a courtesy:
 # no_library() reads what the compiled module holds, whatever the include's spelling).
@@ -107,7 +107,7 @@ def _holds_no_library(interface: Interface, kernel: str) -> str | None:
 
 def no_library() -> Requirement:
     """The module holds no CUDA library (CUB, Thrust, CUTLASS, cuBLAS...), by the headers
-    its compile read and the names it holds (grader.libraries); no case runs otherwise."""
+    its compile read and the names it holds (grader.toolchain.libraries); no case runs otherwise."""
     return Requirement(
         "no_library", _holds_no_library, says="the kernel uses no CUDA library", blocks=True
     )

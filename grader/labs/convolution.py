@@ -5,9 +5,9 @@ wrap) or of a volume (3D, ghost cells 0, the mask indexed [z][y][x]; elements at
 
 from __future__ import annotations
 
-from grader import hints
+from grader.judge import hints
 from grader.labs import common, numerics
-from grader.labs.model import Array, Case, Constant, Kernel, Lab, Sampler, Scoring
+from grader.model.lab import Array, Case, Constant, Kernel, Lab, Sampler, Scoring
 
 
 def same_sampler(shape, mask_shape, ghost: str) -> Sampler:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import hints
+from grader.judge import hints
 from grader.labs import common, numerics
-from grader.labs.model import Array, Case, Kernel, Lab, Param, Role, Sampler, Scoring
+from grader.model.lab import Array, Case, Kernel, Lab, Param, Role, Sampler, Scoring
 
 KERNEL = Kernel(
     "matmul",

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import hints
-from grader.compare import close
+from grader.judge import hints
+from grader.judge.compare import close
 from grader.labs import common
-from grader.labs.model import Array, Case, Lab, Sampler, Scoring
+from grader.model.lab import Array, Case, Lab, Sampler, Scoring
 
 CAP = 64  # a power-law row has at most CAP * per_row entries
 EXPONENT = 2.0  # of the power law: P(length > k) = (start / k)^EXPONENT

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from grader.errors import GraderError
 from grader.files import write_atomically
-from grader.result import Result
+from grader.model.result import Result
 
 
 class ReportWriteError(GraderError):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from grader.model.result import Diagnostic, Result
 from grader.report import common
-from grader.result import Diagnostic, Result
 
 MAX_LINES = 400  # a file this long is shown whole
 CONTEXT = 6  # lines kept around each marked line of a longer file

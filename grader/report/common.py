@@ -12,7 +12,7 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from grader.result import (
+from grader.model.result import (
     CaseResult,
     Diagnostic,
     KernelResources,

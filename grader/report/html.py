@@ -11,10 +11,10 @@ from pathlib import Path
 
 import jinja2
 
+from grader.model.result import Performance, Result
 from grader.report import annotate, common, maps
-from grader.result import Performance, Result
 
-TEMPLATES = Path(__file__).parent / "templates"
+JINJA = Path(__file__).parent / "jinja"
 
 # The timing chart, in SVG user units: the plot area, and the room left for axis labels.
 WIDTH, HEIGHT = 560, 200
@@ -106,7 +106,7 @@ def chart(perf: Performance) -> Chart:
 
 @cache  # batch grading renders hundreds of reports from the same compiled template
 def _environment() -> jinja2.Environment:
-    env = common.environment(TEMPLATES)
+    env = common.environment(JINJA)
     env.filters.update(
         location=common.location,
         mismatch=common.mismatch,

@@ -14,7 +14,7 @@ from typing import Any
 
 from grader import schema
 from grader.errors import GraderError
-from grader.result import (
+from grader.model.result import (
     CaseResult,
     CompileInfo,
     Diagnostic,
@@ -83,7 +83,9 @@ def _compile(data: dict[str, Any]) -> tuple[CompileInfo, str | None]:
 def _mismatch(data: dict[str, Any] | None) -> Mismatch | None:
     if data is None:
         return None
-    return Mismatch(tuple(data["index"]), _measure(data["expected"]), _measure(data["got"]))
+    return Mismatch(
+        index=tuple(data["index"]), expected=_measure(data["expected"]), got=_measure(data["got"])
+    )
 
 
 def _case(data: dict[str, Any]) -> CaseResult:
@@ -123,7 +125,9 @@ def _performance(data: dict[str, Any] | None) -> Performance | None:
 def _launch(data: dict[str, Any] | None) -> LaunchMacros | None:
     if data is None:
         return None
-    return LaunchMacros(dict(data["values"]), list(data["defined"]), list(data["warnings"]))
+    return LaunchMacros(
+        values=dict(data["values"]), defined=list(data["defined"]), warnings=list(data["warnings"])
+    )
 
 
 def result_from_json(data: dict[str, Any]) -> Result:

@@ -17,8 +17,8 @@ import xml.etree.ElementTree as ET
 
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
+from grader.model.result import CaseResult, Kind, Result, Status
 from grader.report import common
-from grader.result import CaseResult, Kind, Result, Status
 
 
 def _compile_case(result: Result) -> TestCase:

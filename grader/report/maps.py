@@ -1,6 +1,6 @@
 """Error maps drawn for the renderers: SVG geometry for the HTML report, and a small
 character map (at most TEXT_COLUMNS wide) for the terminal and Markdown. Both draw the
-cells a case's ErrorMap holds (grader.errormap classified them when the case was judged);
+cells a case's ErrorMap holds (grader.judge.errormap classified them when the case was judged);
 coarser maps merge cells the same way, each showing its most severe class."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from grader.errormap import cell_size, coarsen, codes_of, letters
-from grader.result import MAP_CLASSES, ErrorMap, MapSlice
+from grader.judge.errormap import cell_size, coarsen, codes_of, letters
+from grader.model.result import MAP_CLASSES, ErrorMap, MapSlice
 
 # What each class is called in a legend, in the order a legend lists them.
 TITLES = {

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import jinja2
 
+from grader.model.result import Result
 from grader.report import common, maps
-from grader.result import Result
 
-TEMPLATES = Path(__file__).parent / "templates"
+JINJA = Path(__file__).parent / "jinja"
 OUTPUT_LINES = 40  # printf lines per case; a job summary is read, not archived
 LOG_LINES = 60
 MAP_LINES = 40
@@ -56,7 +56,7 @@ def status(value: object) -> str:
 @cache  # batch grading renders hundreds of reports from the same compiled template
 def _environment() -> jinja2.Environment:
     # Markdown, not HTML: the md and code filters do the escaping
-    env = common.environment(TEMPLATES, autoescape=False)
+    env = common.environment(JINJA, autoescape=False)
     env.filters.update(
         md=md,
         code=code,

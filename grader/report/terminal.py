@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
+from grader.model.result import CaseResult, Kind, Performance, Result, Status
 from grader.report import common, maps
-from grader.result import CaseResult, Kind, Performance, Result, Status
 
 OUTPUT_LINES = 8  # printf lines shown per case; the file reports keep the rest
 LOG_LINES = 20  # compiler log lines shown when the build failed

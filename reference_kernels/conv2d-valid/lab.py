@@ -3,19 +3,9 @@ and a halo tile in dynamic shared memory, as in the course's 'valid' convolution
 
 from __future__ import annotations
 
-from grader import hints
+from grader.judge import hints
 from grader.labs import common, numerics
-from grader.labs.model import (
-    Array,
-    Case,
-    Constant,
-    Kernel,
-    Lab,
-    Param,
-    Role,
-    Sampler,
-    Scoring,
-)
+from grader.model.lab import Array, Case, Constant, Kernel, Lab, Param, Role, Sampler, Scoring
 
 CAPACITY = 4096  # floats in c_kernel
 

@@ -1,7 +1,7 @@
 """2D convolution with the mask in constant memory; the image wraps around."""
 
 from grader.labs.convolution import image_lab
-from grader.labs.model import Kernel, Param, Role
+from grader.model.lab import Kernel, Param, Role
 
 KERNEL = Kernel(
     "conv2d",

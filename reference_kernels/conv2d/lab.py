@@ -1,7 +1,7 @@
 """2D convolution with the mask in constant memory; ghost cells count as 0."""
 
 from grader.labs.convolution import image_lab
-from grader.labs.model import Kernel, Param, Role
+from grader.model.lab import Kernel, Param, Role
 
 KERNEL = Kernel(
     "conv2d",

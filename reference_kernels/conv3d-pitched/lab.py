@@ -1,9 +1,9 @@
 """3D convolution over pitched rows: the rows of N and P are padded to pitches in bytes,
 which differ between input and output."""
 
-from grader import hints
+from grader.judge import hints
 from grader.labs.convolution import pitches, volume_lab
-from grader.labs.model import Kernel, Param, Role
+from grader.model.lab import Kernel, Param, Role
 
 LAB = volume_lab(
     Kernel(

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import hints
+from grader.judge import hints
 from grader.labs import common
-from grader.labs.model import Array, Case, Kernel, Lab, Param, Requirement, Role, Sampler, Scoring
+from grader.model.lab import Array, Case, Kernel, Lab, Param, Requirement, Role, Sampler, Scoring
 
 NUM_BINS = 256
 

@@ -1,7 +1,7 @@
 """Simple matrix multiply: one thread per element of P, from global memory."""
 
 from grader.labs.matmul import matmul_lab
-from grader.labs.model import Scoring
+from grader.model.lab import Scoring
 
 LAB = matmul_lab(
     "Simple matrix multiply",

@@ -2,7 +2,7 @@
 
 from grader.labs import common
 from grader.labs.matmul import matmul_lab
-from grader.labs.model import Scoring
+from grader.model.lab import Scoring
 
 LAB = matmul_lab(
     "Tiled matrix multiply",

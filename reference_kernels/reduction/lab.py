@@ -1,7 +1,7 @@
 """Sum reduction: `reduction(const float* input, float* output, int n)`. Block b sums its
 TILE_X inputs (default TILE_X = 2 * BLOCK_X; those past n count as 0) and writes the sum
 to output[b]; the grid is ceil(n / TILE_X), and the grader adds the partial sums itself.
-Each sum is held to float32 over the inputs it really adds (grader.compare). TILE_X may be
+Each sum is held to float32 over the inputs it really adds (grader.judge.compare). TILE_X may be
 at most MAX_TILE, 1024 threads adding 64 inputs each: past that, a sum of inputs
 rounded to half precision would be hard to tell from a float32 sum."""
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import hints
-from grader.compare import close
+from grader.judge import hints
+from grader.judge.compare import close
 from grader.labs import common
-from grader.labs.model import Array, Case, Kernel, Lab, Param, Role, Sampler, Scoring
+from grader.model.lab import Array, Case, Kernel, Lab, Param, Role, Sampler, Scoring
 
 MAX_TILE = 1 << 16
 
@@ -83,7 +83,7 @@ def block_start(ctx: hints.Context) -> str | None:
         starts = np.minimum(np.arange(blocks) * stride, values.size)
         ends = np.minimum(starts + tile, values.size)
         sums = running[ends] - running[starts]
-        # the float32 bound of sums of up to `tile` terms (grader.compare), for these sums
+        # the float32 bound of sums of up to `tile` terms (grader.judge.compare), for these sums
         bound = 5 * np.sqrt(tile) * 2.0**-24 * (magnitude[ends] - magnitude[starts]) + 1e-6
         if stride and close(ctx.cmp.got, sums, np.maximum(ctx.tol, bound)):
             return (

@@ -11,17 +11,17 @@ same buffers:
 `sums` is a scratch buffer of m floats the grader allocates. One block must scan m <=
 TILE_X totals, so the lab asks for TILE_X >= 1024 and BLOCK_X >= 512: every case has
 n <= 1024 * 1024. Element i is held to float32 as a sum of its i + 1 inputs, whatever
-the order (grader.compare). TILE_X may be at most MAX_TILE, 1024 threads scanning 64
+the order (grader.judge.compare). TILE_X may be at most MAX_TILE, 1024 threads scanning 64
 inputs each."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from grader import hints
-from grader.compare import close
+from grader.judge import hints
+from grader.judge.compare import close
 from grader.labs import common
-from grader.labs.model import Array, Case, Kernel, Lab, Param, Requirement, Role, Sampler, Scoring
+from grader.model.lab import Array, Case, Kernel, Lab, Param, Requirement, Role, Sampler, Scoring
 
 MIN_TILE = 1024
 MIN_BLOCK = 512

@@ -4,12 +4,12 @@ values[j] * x[col_idx[j]] for j in [row_ptr[r], row_ptr[r + 1]). x has num_cols
 elements, which may differ from num_rows. The grid is ceil(num_rows / TILE_X) blocks.
 The matrices come from grader.labs.sparse, whose knobs are the cases' sizes: empty rows,
 a single row far longer than the rest, power-law rows, an all-empty matrix. Each y[r] is
-held to float32 over its own row's entries (grader.compare)."""
+held to float32 over its own row's entries (grader.judge.compare)."""
 
 from __future__ import annotations
 
 from grader.labs import sparse
-from grader.labs.model import Array, Kernel, Param, Role
+from grader.model.lab import Array, Kernel, Param, Role
 
 KERNEL = Kernel(
     "spmv_csr",

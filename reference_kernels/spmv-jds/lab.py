@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import hints
-from grader.compare import close
+from grader.judge import hints
+from grader.judge.compare import close
 from grader.labs import sparse
-from grader.labs.model import Array, Kernel, Param, Role
+from grader.model.lab import Array, Kernel, Param, Role
 
 KERNEL = Kernel(
     "spmv_jds",

@@ -1,11 +1,12 @@
 """Results of the real model for tests that need a grading's outcome without grading:
-every case of the lab (public, and hidden with a secret), scored by grader.scoring."""
+every case of the lab (public, and hidden with a secret), scored by grader.judge.scoring."""
 
 from __future__ import annotations
 
-from grader import cases as casegen
-from grader import labs, scoring
-from grader.result import (
+from grader import labs
+from grader.judge import cases as casegen
+from grader.judge import scoring
+from grader.model.result import (
     CaseResult,
     CompileInfo,
     Diagnostic,
@@ -33,18 +34,28 @@ def make_result(
     for case in casegen.cases_for(lab, secret):
         bad = case.name in failing
         result = CaseResult(
-            case.name, case.visibility, dict(case.sizes), Status.FAILED if bad else Status.PASSED
+            name=case.name,
+            visibility=case.visibility,
+            sizes=dict(case.sizes),
+            status=Status.FAILED if bad else Status.PASSED,
         )
         if bad:
             result.mismatches = 3
-            result.first_mismatch = Mismatch((0, 1), 1.0, 0.0)
+            result.first_mismatch = Mismatch(index=(0, 1), expected=1.0, got=0.0)
             result.hint = "Only the last partial tile is wrong: check the bounds."
             result.diagnostics = [Diagnostic(Kind.OUT_OF_BOUNDS, "wrote past the end of P")]
         cases.append(result)
     performance = None
     if speedup is not None:
         points = lab.scoring.performance_points(speedup)
-        performance = Performance(0.5, 0.5 * speedup, speedup, 0.01, points, 3.0)
+        performance = Performance(
+            student_ms=0.5,
+            reference_ms=0.5 * speedup,
+            speedup=speedup,
+            spread=0.01,
+            score=points,
+            max_score=3.0,
+        )
     diagnostics = [Diagnostic(Kind.REQUIREMENT, "no shared memory")] if rule_broken else []
     score = scoring.total(
         lab.scoring, cases, bool(secret), performance, speedup is not None, rule_broken

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import paths
+from grader import labs
 from grader.validate import wrong_dir
 
 LAB = "matmul-naive"
@@ -42,7 +42,7 @@ FAILING = expect("failed|error", allowed=None)
 
 
 def _baseline() -> str:
-    return (paths.reference_dir(LAB) / "baseline.cu").read_text()
+    return (labs.get(LAB).home / "baseline.cu").read_text()
 
 
 def _edit(old: str, new: str) -> str:
@@ -77,7 +77,7 @@ BLOCKS = [(8, 8), (32, 8), (32, 4), (4, 4), (64, 4), (16, 32), (8, 32), (128, 2)
 
 def correct() -> dict[str, str]:
     found = {
-        "reference": (paths.reference_dir(LAB) / "reference.cu").read_text(),
+        "reference": (labs.get(LAB).home / "reference.cu").read_text(),
         "baseline": _baseline(),
         "double-sum": _edit("float sum = 0.0f;", "double sum = 0.0;"),
         "renamed": _baseline().replace("sum", "acc").replace("row", "r").replace("col", "c"),
@@ -217,7 +217,7 @@ def build(folder: Path, out: Path, port: int, tag: str, secret_file: Path) -> Co
     for name, text in known_wrong().items():
         (folder / f"{name}.cu").write_text(text)
         expected[name] = FAILING
-    template = paths.template_dir(LAB) / "kernel.cu"
+    template = labs.get(LAB).template_home / "kernel.cu"
     if template.is_file():
         (folder / "template.cu").write_text(template.read_text())
         expected["template"] = FAILING

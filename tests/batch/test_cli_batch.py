@@ -13,18 +13,18 @@ import pytest
 import yaml
 from folder_kit import deep, remove_deep
 
-from grader import cli, paths
-from grader.batch.discover import MAX_ENTRIES
+from grader import cli, labs
+from grader.course.discover import MAX_ENTRIES
 from grader.errors import ExitCode
 
 LAB = "matmul-naive"
-BASELINE = (paths.reference_dir(LAB) / "baseline.cu").read_text()
+BASELINE = (labs.get(LAB).home / "baseline.cu").read_text()
 KERNELS = {
     "ada": BASELINE,
     "bob": BASELINE.replace("if (row < Width && col < Width) {", "{"),
     "cy": BASELINE.replace("P[row * Width + col]", "P[col * Width + row]"),
     "dee": BASELINE.replace("float sum = 0.0f;", "float sum = 0.0f"),
-    "eve": (paths.reference_dir(LAB) / "reference.cu").read_text(),
+    "eve": (labs.get(LAB).home / "reference.cu").read_text(),
     "fay": BASELINE.replace("k < Width;", "k < Width - 1;"),
 }
 

@@ -24,9 +24,10 @@ import course_data
 import pytest
 
 from grader import defaults
-from grader.batch import merge, parse_shard, stages
+from grader.batch import merge, parse_shard
 from grader.batch.outputs import GRADEBOOK, SUMMARY
-from grader.grading import Options, check
+from grader.course import stages
+from grader.grading.pipeline import Options, check
 from grader.report import json as json_report
 
 TIMEOUT = 2.0  # seconds per case: the infinite loop costs three of them
@@ -102,7 +103,7 @@ def test_the_course_is_big_enough_and_every_submission_has_its_row_and_reports(r
 
 
 def test_the_batch_says_where_its_time_went(run):
-    """Each stage (grader.batch.stages) timed, summed over the two workers; the CPU
+    """Each stage (grader.course.stages) timed, summed over the two workers; the CPU
     backend times nothing."""
     spent = run.counts["stages"]
     assert list(spent) == list(stages.STAGES)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from folder_kit import deep, remove_deep
 
-from grader.batch.discover import (
+from grader.course.discover import (
     GRADESCOPE_METADATA,
     MAX_DEPTH,
     MAX_ENTRIES,

@@ -9,7 +9,7 @@ from functools import cache
 
 import pytest
 
-from grader import paths
+from grader import labs
 from grader.batch import run_batch
 
 LAB = "matmul-tiled"
@@ -46,7 +46,7 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
 
 @pytest.mark.parametrize("jobs", [1, 3])
 def test_bad_kernels_cost_only_themselves(tmp_path, jobs):
-    reference = (paths.reference_dir(LAB) / "reference.cu").read_text()
+    reference = (labs.get(LAB).home / "reference.cu").read_text()
     folder = tmp_path / "course"
     folder.mkdir()
     kernels = {"a1": reference, "b-illegal": ILLEGAL_ADDRESS, "c2": reference, "d-hang": HANG}
@@ -66,5 +66,5 @@ def test_bad_kernels_cost_only_themselves(tmp_path, jobs):
     assert illegal["status"] == "failed"
     assert {"crash", "out_of_bounds"} & set(illegal["diagnostics"].split()), illegal
     assert rows["d-hang"]["status"] == "failed" and "timeout" in rows["d-hang"]["diagnostics"]
-    # where the time went: every stage of a GPU batch, timing included (grader.batch.stages)
+    # where the time went: every stage of a GPU batch, timing included (grader.course.stages)
     assert all(seconds > 0 for seconds in report.stages.values()), report.stages

@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from grader import labs, paths
+from grader import labs
 from grader.backends.cpu import CpuBackend
-from grader.batch.gpus import Gate, GatedBackend, parse_gpus, physical_device
+from grader.course.gpus import Gate, GatedBackend, parse_gpus, physical_device
 from grader.errors import UsageError
-from grader.grading import Options, grade
+from grader.grading.pipeline import Options, grade
 
 
 def test_gpus_parse():
@@ -79,7 +79,7 @@ def test_a_gated_backend_grades_as_its_inner_backend(tmp_path):
     """Batch wraps every backend in a gate: a grading through it must not miss anything
     that grading asks of a backend (the CUDA batch once lost the backend's notes)."""
     lab = labs.get("matmul-naive")
-    reference = paths.reference_dir(lab.name) / "reference.cu"
+    reference = labs.get(lab.name).home / "reference.cu"
     inner = CpuBackend()
     inner.notes.append("A note every report of this backend carries.")
     with GatedBackend(inner, Gate(tmp_path, "gpu-0")) as gated:

@@ -11,9 +11,10 @@ import pytest
 from batch_data import make_result
 
 from grader import labs
-from grader.batch import gradebook, points
-from grader.batch.discover import Person
+from grader.batch import gradebook
 from grader.batch.state import Record
+from grader.course import points
+from grader.course.discover import Person
 
 SECRET = "course-secret"
 

@@ -16,10 +16,10 @@ import pytest
 from batch_data import make_result
 
 from grader import labs
-from grader.batch.points import Part
+from grader.course.points import Part
 from grader.gradescope import build_autograder
 from grader.gradescope.results import maxima, results_json
-from grader.result import Diagnostic, Kind, Status
+from grader.model.result import Diagnostic, Kind, Status
 
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
 SECRET = "course-secret"

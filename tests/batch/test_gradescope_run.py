@@ -20,7 +20,7 @@ import pytest
 from hostile_kit import SPY, imported, plant
 from packaging_kit import pip_environment, site_packages
 
-from grader import labs, paths
+from grader import labs
 from grader.gradescope import build_autograder
 from grader.gradescope.autograder import LOCKS
 from grader.labroot import new_lab
@@ -90,7 +90,7 @@ def _unlike_the_lock() -> list[str]:
 def test_setup_installs_the_zips_own_grader_and_run_autograder_uses_it(
     autograder_zip, venv_factory, tmp_path
 ):
-    reference = (paths.reference_dir(LAB) / "reference.cu").read_text()
+    reference = (labs.get(LAB).home / "reference.cu").read_text()
     unpack(autograder_zip, tmp_path, {"kernel.cu": reference})
     # the test's venv has the compiler and Python setup.sh would install with apt-get
     (tmp_path / "venv").symlink_to(venv_factory("gradescope"))
@@ -114,7 +114,7 @@ def test_setup_installs_the_zips_own_grader_and_run_autograder_uses_it(
 
 
 def test_a_correct_kernel_scores_every_case_and_the_secret_is_gone(autograder_zip, tmp_path):
-    reference = (paths.reference_dir(LAB) / "baseline.cu").read_text()
+    reference = (labs.get(LAB).home / "baseline.cu").read_text()
     data = run_autograder(autograder_zip, tmp_path, {"kernel.cu": reference})
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
     assert not (tmp_path / "source" / "secret").exists()
@@ -136,7 +136,7 @@ def test_a_correct_kernel_scores_every_case_and_the_secret_is_gone(autograder_zi
 
 
 def test_a_buggy_kernel_in_a_folder_loses_the_cases_it_fails(autograder_zip, tmp_path):
-    buggy = (paths.reference_dir(LAB) / "baseline.cu").read_text()
+    buggy = (labs.get(LAB).home / "baseline.cu").read_text()
     buggy = buggy.replace("if (row < Width && col < Width) {", "{")
     data = run_autograder(autograder_zip, tmp_path, {"src/kernel.cu": buggy, "notes.txt": "hi"})
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
@@ -191,7 +191,7 @@ def test_a_zip_without_secret_tells_students_nothing_they_cannot_use(
     grader_wheel, tmp_path_factory, tmp_path
 ):
     zip_path = build_autograder(LAB, tmp_path_factory.mktemp("pub") / "a.zip", wheel=grader_wheel)
-    baseline = (paths.reference_dir(LAB) / "baseline.cu").read_text()
+    baseline = (labs.get(LAB).home / "baseline.cu").read_text()
     data = run_autograder(zip_path, tmp_path, {"kernel.cu": baseline})
     text = json.dumps(data)
     for unasked in ("--no-timing", "--secret", "GRADER_SECRET", "secret"):

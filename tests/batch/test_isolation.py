@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from grader.batch import isolation
+from grader.course import isolation
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux's /proc")
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import paths
-from grader.batch.runner import Job, Outcome, Pool, WorkerSpec
-from grader.result import Kind
+from grader import labs
+from grader.course.pool import Job, Outcome, Pool, WorkerSpec
+from grader.model.result import Kind
 
 LAB = "matmul-naive"
 HANG = """\
@@ -44,7 +44,7 @@ def test_a_submission_past_its_deadline_is_killed_and_the_next_is_graded(tmp_pat
     private_tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(private_tmp))
     monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
-    baseline = (paths.reference_dir(LAB) / "baseline.cu").read_text()
+    baseline = (labs.get(LAB).home / "baseline.cu").read_text()
     pool = Pool(spec(tmp_path, submission_timeout=3.0), 1, [])
     outcomes: list[Outcome] = []
     started = time.monotonic()

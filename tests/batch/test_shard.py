@@ -10,11 +10,11 @@ import pytest
 from batch_data import make_result
 
 from grader.batch import merge, outputs, parse_shard
-from grader.batch.discover import Entry, Person
 from grader.batch.outputs import Manifest
 from grader.batch.run import store
 from grader.batch.shard import Shard
 from grader.batch.state import Settings, secret_fingerprint
+from grader.course.discover import Entry, Person
 from grader.errors import UsageError
 
 STUDENTS = [f"student{i:02d}" for i in range(30)]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import slurm_kit
 
-from grader import paths
+from grader import labs
 from grader.batch.outputs import MANIFEST
 
 LAB = "matmul-naive"
@@ -51,7 +51,7 @@ def course(tmp_path) -> Path:
     folder = tmp_path / "course"
     folder.mkdir()
     for i, name in enumerate(KERNELS):
-        text = (paths.reference_dir(LAB) / name).read_text()
+        text = (labs.get(LAB).home / name).read_text()
         (folder / f"student{i}.cu").write_text(f"// student {i}\n{text}")
     # a folder with no kernel in it cannot be graded: its task exits 1
     (folder / "student6").mkdir()

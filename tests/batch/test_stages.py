@@ -1,4 +1,4 @@
-"""Where a batch's time goes (grader.batch.stages): a worker's clock around its
+"""Where a batch's time goes (grader.course.stages): a worker's clock around its
 backend, and what the batch takes of a worker's figures."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from grader.backends.base import Backend
-from grader.batch import stages
+from grader.course import stages
 
 
 class Slow(Backend):

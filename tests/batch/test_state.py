@@ -7,7 +7,6 @@ from pathlib import Path
 
 from batch_data import make_result
 
-from grader.batch.discover import Entry, Person
 from grader.batch.run import store
 from grader.batch.state import (
     RECORD,
@@ -18,6 +17,7 @@ from grader.batch.state import (
     secret_fingerprint,
     student_dir,
 )
+from grader.course.discover import Entry, Person
 
 SECRET = "correct horse battery staple"
 BASE = Settings("conv2d", "cpu", 10.0, True, secret_fingerprint(SECRET))

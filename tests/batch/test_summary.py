@@ -11,7 +11,7 @@ from lxml import html as lxml_html
 from grader.batch import summary
 from grader.batch.gradebook import Row
 from grader.batch.progress import Progress
-from grader.result import Result
+from grader.model.result import Result
 
 
 def row(student: str, score: float, status: str, speedup=None, kinds=(), reason="") -> Row:

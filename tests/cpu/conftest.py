@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from cpu_kit import Kit
 
-from grader import nvcc
+from grader.toolchain import nvcc
 
 if not sys.platform.startswith("linux"):
     pytest.skip("the CPU backend's sandbox needs Linux", allow_module_level=True)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.backends.base import Buffer, Build, Launch, RunOutcome, Scalar, Submission
-from grader.result import Diagnostic, Kind
+from grader.model.launch import Buffer, Build, Launch, RunOutcome, Scalar
+from grader.model.result import Diagnostic, Kind
+from grader.model.source import Submission
 
 
 class Kit:

@@ -20,8 +20,9 @@ import pytest
 from include_tricks import TRICKS, plant_secret
 
 from grader import cli, defaults
-from grader.backends.cpu import CpuBackend, sandbox
-from grader.source import OTHER_FILE, QUOTED_INCLUDE
+from grader.backends.cpu import CpuBackend
+from grader.model.source import OTHER_FILE, QUOTED_INCLUDE
+from grader.toolchain import sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = sandbox.probe()
@@ -39,7 +40,7 @@ def secret(tmp_path) -> Path:
 @pytest.fixture
 def no_text_check(monkeypatch):
     """Grade as if the text check had missed the trick."""
-    monkeypatch.setattr("grader.grading.static_checks", lambda text, forbidden: [])
+    monkeypatch.setattr("grader.grading.pipeline.static_checks", lambda text, forbidden: [])
 
 
 def grade(
@@ -183,8 +184,8 @@ def test_a_file_name_with_a_backslash_or_bytes_not_utf8_is_graded(
 
 # `grader ARGS...` with the text check off, so that ENDLESS reaches the compiler.
 WITHOUT_TEXT_CHECK = (
-    "import sys, grader.grading\n"
-    "grader.grading.static_checks = lambda text, forbidden: []\n"
+    "import sys, grader.grading.pipeline\n"
+    "grader.grading.pipeline.static_checks = lambda text, forbidden: []\n"
     "from grader import cli\n"
     "raise SystemExit(cli.main(sys.argv[1:]))\n"
 )

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from cpu_kit import integer, out
 
-from grader.backends.cpu import describe, scan, toolchain
-from grader.result import Kind
+from grader.backends.cpu import describe, scan
+from grader.model.result import Kind
+from grader.toolchain import cxx, sandbox
 
 
 def test_kernels_are_found_with_their_launch_bounds_and_not_in_comments_or_macros():
@@ -182,7 +183,7 @@ def test_rewritten_shared_arrays_are_counted_as_the_kernels_shared_memory(kit, n
 
 
 needs_gxx = pytest.mark.skipif(
-    toolchain.compiler().version.startswith("clang++"),
+    cxx.compiler().version.startswith("clang++"),
     reason="the shim is precompiled for g++ only",
 )
 SHARED_LOADS = """#include <cuda_runtime.h>
@@ -208,23 +209,23 @@ def test_modules_compile_against_the_precompiled_shim_in_their_sandbox(tmp_path,
     """g++ takes the shim from its precompiled header, for a census module too, and the
     code is what the header itself gives: a change of the module's flags that made the
     header unusable would silently make every compile slower."""
-    shim, reads = toolchain.shim_include()
+    shim, reads = cxx.shim_include()
     assert reads, "the shim was not precompiled"
     (tmp_path / "k.cu").write_text(SHARED_LOADS)
-    cxx = [toolchain.compiler().path, *toolchain.module_flags(census)]
+    command = [cxx.compiler().path, *cxx.module_flags(census)]
     source = ["-x", "c++", str(tmp_path / "k.cu")]
-    pch = [*cxx, *shim, "-H", "-o", str(tmp_path / "pch.so"), *source]
-    run = toolchain.run_compiler(pch, tmp_path, reads=reads)
+    pch = [*command, *shim, "-H", "-o", str(tmp_path / "pch.so"), *source]
+    run = sandbox.run_compiler(pch, tmp_path, reads=reads)
     assert run.code == 0, run.log
-    assert f"! {reads[0]}/{toolchain.SHIM}.gch" in run.log.splitlines()
-    plain = [*cxx, *shim[shim.index("-I") :], "-o", str(tmp_path / "plain.so"), *source]
-    assert toolchain.run_compiler(plain, tmp_path).code == 0
+    assert f"! {reads[0]}/{cxx.SHIM}.gch" in run.log.splitlines()
+    plain = [*command, *shim[shim.index("-I") :], "-o", str(tmp_path / "plain.so"), *source]
+    assert sandbox.run_compiler(plain, tmp_path).code == 0
     assert _code(tmp_path / "pch.so") == _code(tmp_path / "plain.so")
 
 
 @needs_gxx
 def test_graders_starting_at_once_precompile_the_shim_once(tmp_path):
-    script = "from grader.backends.cpu import toolchain; print(toolchain.precompiled_shim())"
+    script = "from grader.toolchain import cxx; print(cxx.precompiled_shim())"
     env = {**os.environ, "GRADER_CACHE": str(tmp_path)}
     started = [
         subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
@@ -233,6 +234,6 @@ def test_graders_starting_at_once_precompile_the_shim_once(tmp_path):
     folders = {p.communicate()[0].strip() for p in started}
     assert len(folders) == 1
     folder = Path(folders.pop())
-    assert (folder / f"{toolchain.SHIM}.gch").is_file()
+    assert (folder / f"{cxx.SHIM}.gch").is_file()
     # nothing else: no second build, no staging folder left behind
     assert [p for p in (tmp_path / "cpu").iterdir() if not p.name.startswith(".")] == [folder]

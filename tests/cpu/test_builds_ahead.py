@@ -1,5 +1,5 @@
 """A grading on several cores compiles its later builds while its first cases run
-(grading.Grading with grader.ahead), and each build's C++ compile while nvcc runs; what
+(pipeline.Grading with grader.ahead), and each build's C++ compile while nvcc runs; what
 it reports is what a grading on one core, building each in turn, reports: the same
 builds, findings in the same order."""
 
@@ -11,18 +11,20 @@ from pathlib import Path
 import pytest
 from cpu_kit import out
 
-from grader import grading, nvcc, paths
-from grader.backends.base import Submission
+from grader import labs
 from grader.backends.cpu import build as building
+from grader.grading import pipeline
+from grader.model.result import Kind
+from grader.model.source import Submission
 from grader.report.json import to_dict
-from grader.result import Kind
+from grader.toolchain import nvcc
 
 NO_MASK_OF_7 = 'static_assert(MASK_WIDTH != 7, "this kernel takes no mask of width 7");\n'
 
 
 def _graded(path, jobs: int) -> dict:
-    options = grading.Options(backend="cpu", secret="ahead", timing=False, jobs=jobs)
-    report = to_dict(grading.check("conv2d", path, options))
+    options = pipeline.Options(backend="cpu", secret="ahead", timing=False, jobs=jobs)
+    report = to_dict(pipeline.check("conv2d", path, options))
     report.pop("device")  # names the cores used
     for case in report["cases"]:
         case.pop("seconds")
@@ -31,7 +33,7 @@ def _graded(path, jobs: int) -> dict:
 
 def test_builds_made_ahead_give_the_report_builds_made_in_turn_give(tmp_path):
     path = tmp_path / "kernel.cu"
-    reference = (paths.reference_dir("conv2d") / "reference.cu").read_text()
+    reference = (labs.get("conv2d").home / "reference.cu").read_text()
     path.write_text(f"// {time.time_ns()}\n{reference}{NO_MASK_OF_7}")
     ahead = _graded(path, 2)  # cold: the file is new
     in_turn = _graded(path, 1)

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from grader import defaults
-from grader.backends.cpu import diagnose, sandbox, toolchain
+from grader.backends.cpu import diagnose
 from grader.backends.cpu.build import Artifact
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
+from grader.toolchain import sandbox
 
 LAYERS = sandbox.probe()
 needs_landlock = pytest.mark.skipif(
@@ -55,7 +56,7 @@ def test_a_compiler_reads_only_the_toolchain_and_its_own_folder(tmp_path):
     folder = tmp_path / "build"
     folder.mkdir()
     (folder / "kernel.cu").write_text("mine\n")
-    run = toolchain.run_compiler(["/bin/sh", "-c", f"cat {folder}/kernel.cu {secret}"], folder)
+    run = sandbox.run_compiler(["/bin/sh", "-c", f"cat {folder}/kernel.cu {secret}"], folder)
     assert "mine" in run.log
     assert secret.read_text() not in run.log and "Permission denied" in run.log
     assert run.code != 0
@@ -63,7 +64,7 @@ def test_a_compiler_reads_only_the_toolchain_and_its_own_folder(tmp_path):
 
 def test_a_compiler_gets_no_secret_in_its_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADER_SECRET", "s3cret-" + os.urandom(4).hex())
-    run = toolchain.run_compiler(["/usr/bin/env"], tmp_path)
+    run = sandbox.run_compiler(["/usr/bin/env"], tmp_path)
     assert run.code == 0, run.log
     variables = dict(line.split("=", 1) for line in run.log.splitlines())
     assert set(variables) == {"PATH", "LC_ALL", "HOME", "TMPDIR"}
@@ -81,7 +82,7 @@ def test_a_compiler_has_no_sockets_and_cannot_leave_its_process_group(tmp_path):
         "try: os.setsid(); print('left the group')\n"
         "except OSError: print('stayed in the group')\n"
     )
-    run = toolchain.run_compiler([PYTHON, "-c", script], tmp_path)
+    run = sandbox.run_compiler([PYTHON, "-c", script], tmp_path)
     assert run.log.count("socket refused") == 2, run.log
     assert "stayed in the group" in run.log
 
@@ -91,10 +92,10 @@ def test_memory_and_file_size_are_limited(tmp_path, monkeypatch):
     monkeypatch.setattr(defaults, "COMPILE_MEMORY", 512 << 20)
     monkeypatch.setattr(defaults, "COMPILE_FILE_SIZE", 1 << 20)
     grab = "x = bytearray(1 << 30); print('got a GiB')"
-    run = toolchain.run_compiler([PYTHON, "-c", grab], tmp_path)
+    run = sandbox.run_compiler([PYTHON, "-c", grab], tmp_path)
     assert "MemoryError" in run.log and "got a GiB" not in run.log
     write = "open('big', 'wb').write(b'x' * (2 << 20)); print('wrote 2 MiB')"
-    run = toolchain.run_compiler([PYTHON, "-c", write], tmp_path)
+    run = sandbox.run_compiler([PYTHON, "-c", write], tmp_path)
     assert "File too large" in run.log and "wrote 2 MiB" not in run.log
     assert (tmp_path / "big").stat().st_size <= 1 << 20
 
@@ -103,7 +104,7 @@ def test_the_timeout_kills_the_whole_process_group(tmp_path, monkeypatch):
     monkeypatch.setattr(defaults, "COMPILE_TIMEOUT", 1.0)
     marker = f"3{os.getpid() % 1000}"  # a sleep nobody else runs
     started = time.monotonic()
-    run = toolchain.run_compiler(["/bin/sh", "-c", f"sleep {marker} & sleep {marker}"], tmp_path)
+    run = sandbox.run_compiler(["/bin/sh", "-c", f"sleep {marker} & sleep {marker}"], tmp_path)
     assert time.monotonic() - started < 10
     assert run.stopped == "compilation took longer than 1 s and was stopped"
     assert gone(f"sleep {marker}"), "a compiler process outlived the timeout"
@@ -111,8 +112,8 @@ def test_the_timeout_kills_the_whole_process_group(tmp_path, monkeypatch):
 
 def test_a_killed_runner_takes_its_compiler_with_it(tmp_path):
     marker = f"4{os.getpid() % 1000}"
-    cmd = toolchain.sandboxed(["/bin/sh", "-c", f"sleep {marker} & sleep {marker}"], str(tmp_path))
-    runner = subprocess.Popen(cmd, cwd=tmp_path, env=toolchain.compiler_env())
+    cmd = sandbox.sandboxed(["/bin/sh", "-c", f"sleep {marker} & sleep {marker}"], str(tmp_path))
+    runner = subprocess.Popen(cmd, cwd=tmp_path, env=sandbox.compiler_env())
     deadline = time.monotonic() + 10
     while len(running(f"sleep {marker}")) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -130,9 +131,9 @@ def test_a_landlock_failure_is_reported_in_the_runners_own_words():
     read, write = os.pipe()
     os.write(write, line.encode())
     os.close(write)
-    status = toolchain._read_status(read)
+    status = sandbox._read_status(read)
     with pytest.raises(SetupError, match=f"probe found it works \\({why}\\)"):
-        toolchain._ended(status, "")
+        sandbox._ended(status, "")
 
 
 def fake_addr2line(tmp_path, monkeypatch, script: str) -> diagnose.Locator:

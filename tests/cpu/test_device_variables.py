@@ -10,7 +10,7 @@ import pytest
 import state_kit
 from cpu_kit import kinds, only
 
-from grader.result import Kind
+from grader.model.result import Kind
 
 
 def test_a_kernel_reads_what_the_kernel_before_it_stored(kit):

@@ -8,8 +8,8 @@ import pytest
 from cpu_kit import inp, integer, kinds, only, out
 
 from grader import defaults, labs
-from grader.interface import check
-from grader.result import Kind
+from grader.model.interface import check
+from grader.model.result import Kind
 
 # The tiled matrix multiply every case below starts from; LINE marks are looked up.
 TILED = r"""
@@ -174,6 +174,20 @@ def test_a_shuffle_waiting_for_a_lane_that_returned(kit, no_nvcc):
     diag = only(result, Kind.BARRIER_DIVERGENCE)
     assert "__shfl_down_sync()" in diag.message and "had already returned" in diag.message
     assert diag.line == line_of(source, "full mask")
+
+
+def test_a_warp_reduction_waiting_for_a_lane_that_returned_is_named(kit, no_nvcc):
+    """The warp operations past __match_any_sync() (codes 9-14) are named too."""
+    source = r"""
+    __global__ void lanes(float* P) {
+        if (threadIdx.x >= 16) return;
+        P[threadIdx.x] = __reduce_add_sync(0xffffffff, threadIdx.x);
+    }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "lanes", 1, 32, [out("P", 32)])
+    diag = only(result, Kind.BARRIER_DIVERGENCE)
+    assert "__reduce_add_sync()" in diag.message and "had already returned" in diag.message
 
 
 def test_reading_shared_memory_nobody_wrote(kit, no_nvcc):
@@ -361,11 +375,11 @@ BROKEN = """__global__ void matmul(const float* M, const float* N, float* P, int
 
 @pytest.mark.parametrize("with_nvcc", [False, True])
 def test_a_compile_error_is_reported_on_the_students_line(kit, with_nvcc, monkeypatch):
-    if not with_nvcc:
-        from grader import nvcc
+    from grader.toolchain import nvcc
 
+    if not with_nvcc:
         monkeypatch.setattr(nvcc, "find", lambda: None)
-    elif not __import__("grader").nvcc.find():
+    elif not nvcc.find():
         pytest.skip("nvcc is not installed; the no-nvcc variant covers the CPU compiler")
     build = kit.build(BROKEN, name="student kernel.cu")
     assert not build.ok and not build.compile.ok

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import defaults, labs, nvcc
+from grader import defaults, labs
 from grader.backends.cpu import CpuBackend
 from grader.backends.cpu.shelf import KEPT, Shelf
-from grader.grading import Options, grade
-from grader.result import Kind
+from grader.grading.pipeline import Options, grade
+from grader.model.result import Kind
+from grader.toolchain import nvcc
 
 SECRET = "a course secret"
 MATMUL = """

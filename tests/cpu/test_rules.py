@@ -1,6 +1,6 @@
 """Lab rules on the CPU backend, where the module shows no instructions (no nvcc): what
 the kernel executed decides them (runtime/counts.cpp), and a library is found by what
-the module holds (grader.libraries). The GPU's census counts the same
+the module holds (grader.toolchain.libraries). The GPU's census counts the same
 (tests/gpu/test_cuda_backend.py)."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from census_kit import DEAD_SHARED_READ, TILED
 from cpu_kit import inp, integer, out
 
 from grader import labs
-from grader.backends.base import Submission
-from grader.grading import Options, grade
-from grader.result import Kind, Status
+from grader.grading.pipeline import Options, grade
+from grader.model.result import Kind, Status
+from grader.model.source import Submission
 
 
 def _run(kit, source: str, census: bool, width: int = 32):

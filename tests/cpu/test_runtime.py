@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from cpu_kit import inp, integer, kinds, out
 
-from grader.backends.cpu import runner, toolchain
+from grader.backends.cpu import job, protocol
 from grader.backends.cpu.shelf import Shelf
+from grader.toolchain import cxx
 
 # -- the fiber switch itself -------------------------------------------------------------
 
@@ -48,16 +49,16 @@ int main() {
 @pytest.mark.parametrize("variant", ["assembly", "ucontext"])
 def test_fiber_switch_alternates_and_keeps_registers(tmp_path, variant):
     (tmp_path / "main.cpp").write_text(FIBER_TEST)
-    sources = [str(toolchain.RUNTIME / "fiber.cpp"), str(tmp_path / "main.cpp")]
-    flags = ["-O2", "-I", str(toolchain.RUNTIME)]
+    sources = [str(cxx.RUNTIME / "fiber.cpp"), str(tmp_path / "main.cpp")]
+    flags = ["-O2", "-I", str(cxx.RUNTIME)]
     if variant == "ucontext":
         flags.append("-DGRADER_FIBER_UCONTEXT")
-    elif toolchain.fiber_source():
-        sources.append(str(toolchain.RUNTIME / toolchain.fiber_source()))
+    elif cxx.fiber_source():
+        sources.append(str(cxx.RUNTIME / cxx.fiber_source()))
     else:
         pytest.skip("no assembly context switch for this machine; the ucontext one runs")
     exe = tmp_path / "fibers"
-    subprocess.run([toolchain.compiler().path, *flags, *sources, "-o", str(exe)], check=True)
+    subprocess.run([cxx.compiler().path, *flags, *sources, "-o", str(exe)], check=True)
     shown = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
     kind, trace = shown.rsplit(" ", 1)
     assert trace.strip() == "abababB"
@@ -315,15 +316,15 @@ def test_a_kernel_without_barriers_runs_as_a_loop_and_one_with_them_as_fibers(ki
         __global__ void synced(float* p) { p[threadIdx.x] = threadIdx.x; __syncthreads(); }
         """
     )
-    settings = runner.Settings(jobs=2, require_isolation=True)
-    from grader.backends.base import Launch
+    settings = job.Settings(jobs=2, require_isolation=True)
+    from grader.model.launch import Launch
 
     for kernel, fibers in (("plain", 0), ("synced", 1)):
         launch = Launch(kernel, (3, 1, 1), (64, 1, 1), 0, [out("p", 64)], {})
         with Shelf() as shelf:
-            report = runner.execute(build.artifact, launch, 10, settings, shelf)
-        passes = report.all("pass")
-        assert [p.int("fibers") for p in passes] == [fibers, fibers]
+            report = job.execute(build.artifact, launch, 10, settings, shelf)
+        passes = report.all(protocol.Pass)
+        assert [p.fibers for p in passes] == [fibers, fibers]
 
 
 # -- maths -----------------------------------------------------------------------------------
@@ -415,11 +416,3 @@ def test_warp_and_block_reductions_in_large_3d_blocks(kit, rng, no_nvcc):
     sums = data.reshape(blocks, n).astype(np.float64).sum(axis=1)
     want = [sums[b] * sum(range(1, rounds + b + 1)) for b in range(blocks)]
     np.testing.assert_allclose(result.buffers["out"].data, want, rtol=1e-4, atol=1e-4)
-
-
-def test_the_runtime_fills_shared_memory_with_the_graders_shared_fill():
-    """One fill for both backends: the C++ scheduler's and the one the GPU writes."""
-    from grader.backends.base import SHARED_FILL_BITS
-
-    header = (toolchain.RUNTIME / "scheduler.h").read_text()
-    assert f"SHARED_FILL = {SHARED_FILL_BITS:#X}u;".replace("0X", "0x") in header

@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 from cpu_kit import integer, out
 
-from grader.backends.cpu import CpuBackend, sandbox
-from grader.backends.cpu.runner import MEMORY_ALLOWANCE
+from grader.backends.cpu import CpuBackend
+from grader.backends.cpu.job import MEMORY_ALLOWANCE
 from grader.errors import SetupError
-from grader.result import Kind
+from grader.model.result import Kind
+from grader.toolchain import sandbox
 
 LAYERS = sandbox.probe()
 needs_isolation = pytest.mark.skipif(
@@ -184,9 +185,10 @@ GRADER = r"""
 import json, sys
 import numpy as np
 from pathlib import Path
-from grader import nvcc
-from grader.backends.base import Buffer, Launch, Submission
 from grader.backends.cpu import CpuBackend
+from grader.model.launch import Buffer, Launch
+from grader.model.source import Submission
+from grader.toolchain import nvcc
 nvcc.find = lambda: None
 backend = CpuBackend()
 build = backend.build(Submission(Path("spy.cu"), sys.stdin.read()), {}, (16, 16, 1))
@@ -267,7 +269,7 @@ def test_no_isolation_is_a_setup_error_unless_allowed(monkeypatch, kit, no_nvcc)
     build = kit.built("__global__ void k(float* P) { P[threadIdx.x] = 2.0f; }")
     nothing = sandbox.Layers(error="probe says nothing works")
     monkeypatch.setattr(sandbox, "probe", lambda: nothing)
-    from grader.backends.base import Launch
+    from grader.model.launch import Launch
 
     launch = Launch("k", (1, 1, 1), (4, 1, 1), 0, [out("P", 4)], {})
     with pytest.raises(SetupError, match="cannot sandbox student code"):

@@ -14,7 +14,7 @@ import pytest
 from cpu_kit import inp, integer, out, size_t
 
 from grader.labs import numerics
-from grader.result import Kind
+from grader.model.result import Kind
 
 SEEDS = Path(__file__).parents[1] / "data" / "seeds"
 MANIFEST = json.loads((SEEDS / "seeds.json").read_text())

@@ -16,17 +16,18 @@ import numpy as np
 import pytest
 from cpu_kit import Kit, inp, integer, out
 
-from grader import cli, paths
-from grader.backends.cpu import CpuBackend, elf, runner, sandbox, toolchain
+from grader import cli, labs
+from grader.backends.cpu import CpuBackend, elf, job
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import ExitCode
-from grader.result import Kind
+from grader.model.result import Kind
+from grader.toolchain import cxx, sandbox
 
 LAYERS = sandbox.probe()
 needs_isolation = pytest.mark.skipif(
     bool(LAYERS.missing()), reason=f"this machine cannot sandbox: {LAYERS.missing()}"
 )
-NAIVE = (paths.reference_dir("matmul-naive") / "baseline.cu").read_text()
+NAIVE = (labs.get("matmul-naive").home / "baseline.cu").read_text()
 
 
 def matmul_args(width: int) -> list:
@@ -40,9 +41,9 @@ def test_sixteen_threads_with_an_arena_each_run_a_correct_kernel(monkeypatch, no
     address space. They used to be made after the memory limit, which they then
     exhausted, and a thread ran its blocks on a fiber stack that was never mapped: "Thread
     (0,0,0) wrote to address 0x10f98". Here 64 arenas are allowed on any machine."""
-    clean = toolchain.clean_env
+    clean = cxx.clean_env
     tunable = {"GLIBC_TUNABLES": "glibc.malloc.arena_max=64"}
-    monkeypatch.setattr(toolchain, "clean_env", lambda: {**clean(), **tunable})
+    monkeypatch.setattr(cxx, "clean_env", lambda: {**clean(), **tunable})
     sixteen = Kit(CpuBackend(jobs=16))
     args, m = matmul_args(256)
     result = sixteen.run(sixteen.built(NAIVE), "matmul", (16, 16), (16, 16), args)
@@ -66,7 +67,7 @@ def ldd(path: Path) -> dict[str, str]:
 @pytest.mark.skipif(not shutil.which("ldd"), reason="needs ldd to compare with the loader")
 def test_the_libraries_found_are_the_ones_the_loader_finds():
     system = [p for name in ("libstdc++.so.6", "libz.so.1") for p in elf._ld_cache().get(name, [])]
-    for path in (toolchain.runner(), *system[:2]):
+    for path in (cxx.runner(), *system[:2]):
         found, missing = elf.needed_libraries(path)
         assert not missing
         ours = {p.name: str(p.resolve()) for p in found}
@@ -77,7 +78,7 @@ def test_the_libraries_found_are_the_ones_the_loader_finds():
 def test_runpath_and_origin_are_followed_for_libraries_and_not_for_the_module(tmp_path):
     """A library's RUNPATH with $ORIGIN is followed, as the loader does; the module's own
     RUNPATH is not, since the grader never sets one."""
-    cxx = toolchain.compiler().path
+    cc = cxx.compiler().path
     (tmp_path / "sub").mkdir()
     leaf, mid = tmp_path / "sub" / "libleaf.so", tmp_path / "libmid.so"
     (tmp_path / "leaf.c").write_text("int leaf(void) { return 1; }\n")
@@ -85,7 +86,7 @@ def test_runpath_and_origin_are_followed_for_libraries_and_not_for_the_module(tm
     (tmp_path / "top.c").write_text("int mid(void); int top(void) { return mid(); }\n")
 
     def compile_so(source: str, *flags: str) -> None:
-        cmd = [cxx, "-shared", "-fPIC", "-x", "c", str(tmp_path / source), "-x", "none", *flags]
+        cmd = [cc, "-shared", "-fPIC", "-x", "c", str(tmp_path / source), "-x", "none", *flags]
         subprocess.run(cmd, check=True)
 
     compile_so("leaf.c", "-Wl,-soname,libleaf.so", "-o", str(leaf))
@@ -112,8 +113,8 @@ def test_a_module_that_needs_a_library_the_runner_never_loads_still_loads(
     library = next(iter(elf._ld_cache().get("libresolv.so.2", [])), None)
     if library is None:
         pytest.skip("this system has no libresolv.so.2 in ld.so.cache")
-    flags = (*toolchain.MODULE_FLAGS, "-Wl,--no-as-needed", str(library))
-    monkeypatch.setattr(toolchain, "MODULE_FLAGS", flags)
+    flags = (*cxx.MODULE_FLAGS, "-Wl,--no-as-needed", str(library))
+    monkeypatch.setattr(cxx, "MODULE_FLAGS", flags)
     build = kit.built("__global__ void k(float* P) { P[threadIdx.x] = 3.0f; }")
     assert "libresolv.so.2" in elf.dynamic(build.artifact.module).needed
     result = kit.run(build, "k", 1, 4, [out("P", 4)])
@@ -136,7 +137,7 @@ def grade(tmp_path: Path, capsys) -> tuple[int, str, dict]:
 def test_a_worker_that_fails_before_the_submission_ran_is_a_setup_error(
     tmp_path, capsys, monkeypatch
 ):
-    monkeypatch.setattr(runner, "_libraries", lambda module: ("/nonexistent/libgrader-gone.so.1",))
+    monkeypatch.setattr(job, "_libraries", lambda module: ("/nonexistent/libgrader-gone.so.1",))
     code, err, _ = grade(tmp_path, capsys)
     assert code == ExitCode.USAGE
     assert "cannot run kernels on this machine" in err
@@ -159,14 +160,14 @@ def test_a_module_that_no_module_can_load_is_a_setup_error(tmp_path, capsys, mon
 
 @needs_isolation
 def test_outputs_gone_after_the_run_are_the_kernels_failure(tmp_path, capsys, monkeypatch):
-    read = runner._read_outputs
+    read = job._read_outputs
 
     def gone(scratch, *args):
         if "kernel matmul" in (scratch / "job.txt").read_text():  # not the control run
             (scratch / "out.1.2.bin").unlink()
         read(scratch, *args)
 
-    monkeypatch.setattr(runner, "_read_outputs", gone)
+    monkeypatch.setattr(job, "_read_outputs", gone)
     code, err, report = grade(tmp_path, capsys)
     assert code == ExitCode.FAILED, err
     found = [d for c in report["cases"] for d in c["diagnostics"]]

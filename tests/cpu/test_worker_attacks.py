@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, paths
-from grader.backends.cpu import sandbox
+from grader import cli, labs
 from grader.errors import ExitCode
+from grader.toolchain import sandbox
 
 LAB = "matmul-naive"
-BASELINE = (paths.reference_dir(LAB) / "baseline.cu").read_text()
+BASELINE = (labs.get(LAB).home / "baseline.cu").read_text()
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = sandbox.probe()
 pytestmark = pytest.mark.skipif(

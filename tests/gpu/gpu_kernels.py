@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.backends.base import POISON_BITS, Buffer, Launch, Scalar, Submission, bits_as_float
+from grader.model.launch import POISON_BITS, Buffer, Launch, Scalar, bits_as_float
+from grader.model.source import Submission
 
 NAIVE = """\
 __global__ void matmul(const float* M, const float* N, float* P, int Width) {

@@ -12,14 +12,16 @@ import gpu_kernels as k  # tests/gpu is on sys.path (pytest's rootdir-less impor
 import numpy as np
 import pytest
 
-from grader import cases, labs, paths, timing_check
+from grader import labs
 from grader.backends import timed
-from grader.backends.base import POISON_BITS, Buffer, Drawn, Launch, Repeated, Scalar
-from grader.backends.base import bits_as_float as as_float
-from grader.grading import Options, check
-from grader.launch import at_launch, timing_launches
-from grader.result import Kind, Status
-from grader.source import read_submission
+from grader.grading import speed
+from grader.grading.pipeline import Options, check
+from grader.judge import cases
+from grader.judge.launch import at_launch, timing_launches
+from grader.model.launch import POISON_BITS, Buffer, Drawn, Launch, Repeated, Scalar
+from grader.model.launch import bits_as_float as as_float
+from grader.model.result import Kind, Status
+from grader.model.source import read_submission
 from grader.validate import wrong_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,17 +130,17 @@ def test_a_structure_the_host_drew_is_restored_before_every_timed_launch(backend
     public = next(c for c in cases.public_cases(lab) if c.name == "power-law-1000x800")
     case, host = cases.timing_inputs(lab, 77, replace(public, name="timing"))
     student = backend.build(k.submission(k.CONSUMES_COL_IDX), {}, lab.launch_defaults)
-    path = paths.reference_dir(lab.name) / "reference.cu"
+    path = labs.get(lab.name).home / "reference.cu"
     reference = backend.build(read_submission(path)[0], {}, lab.launch_defaults)
     launches = timing_launches(lab, case, host, student.interface, reference.interface)
     sized = at_launch(lab, case, student.interface)
-    plan = timing_check.plan(lab, sized, 77, host)
+    plan = speed.plan(lab, sized, 77, host)
     assert plan.restored == ("row_ptr", "col_idx") and plan.inputs == ("values", "x")
-    with timing_check.Expected(lab, sized, plan, host) as expected:
+    with speed.Expected(lab, sized, plan, host) as expected:
         timing = backend.time(student, reference, launches, 1.0, plan)
         print(timing.note, timing.checked)
         assert timing.checked >= 3
-        assert timing_check.first_wrong(expected, timing) is None
+        assert speed.first_wrong(expected, timing) is None
 
 
 def test_the_measured_ceilings_are_physical(backend):
@@ -171,7 +173,7 @@ def test_a_kernel_that_skips_the_timed_work_earns_no_speed_points(name, launch, 
 
 
 def test_the_reference_times_at_one_with_every_launch_checked(backend):
-    result = _timed_grade(paths.reference_dir("matmul-tiled") / "reference.cu")
+    result = _timed_grade(labs.get("matmul-tiled").home / "reference.cu")
     perf = result.performance
     print(perf.speedup, perf.spread, perf.note)
     assert result.diagnostics == [] and result.status == Status.PASSED

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from include_tricks import TRICKS, plant_secret
 
-from grader import cli, nvcc
+from grader import cli
 from grader.backends.cuda.backend import ModuleSpec
 from grader.backends.cuda.client import Reply, WorkerProcess
 from grader.backends.cuda.probe import device_info
+from grader.toolchain import nvcc
 
 KERNEL = (
     "__global__ void matmul(const float* M, const float* N, float* P, int Width) "
@@ -64,7 +65,7 @@ def test_an_include_trick_leaks_nothing_through_sourcemodule(secret, worker_tmp,
 
 
 def test_check_on_the_gpu_leaks_nothing_past_the_text_check(tmp_path, capsys, secret, monkeypatch):
-    monkeypatch.setattr("grader.grading.static_checks", lambda text, forbidden: [])
+    monkeypatch.setattr("grader.grading.pipeline.static_checks", lambda text, forbidden: [])
     path = tmp_path / "kernel.cu"
     path.write_text(TRICKS["digraph"].replace("SECRET", str(secret)) + KERNEL)
     reports = [tmp_path / "r.json", tmp_path / "r.html", tmp_path / "r.xml"]

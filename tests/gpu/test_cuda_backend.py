@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 import state_kit
 
-from grader.backends.base import BackendUnavailable, Buffer, Launch, Repeated, Scalar
+from grader.backends.base import BackendUnavailable
 from grader.backends.cuda import sanitizer_available
-from grader.result import Kind
-from grader.stats import ratios, relative_spread, speedup
+from grader.backends.timed import ratios, relative_spread, speedup
+from grader.model.launch import Buffer, Launch, Repeated, Scalar
+from grader.model.result import Kind
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

@@ -10,10 +10,10 @@ import re
 import time
 from pathlib import Path
 
-from grader import cli, paths
+from grader import cli, labs
 
-BASELINE = (paths.reference_dir("matmul-naive") / "baseline.cu").read_text()
-INFINITE = (paths.reference_dir("matmul-naive") / "wrong" / "infinite_loop.cu").read_text()
+BASELINE = (labs.get("matmul-naive").home / "baseline.cu").read_text()
+INFINITE = (labs.get("matmul-naive").home / "wrong" / "infinite_loop.cu").read_text()
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x1b[2K\x1b[G\x1b[32;1mScore 7/7\x1b[0m\u202e"
 # A correct kernel that prints the escapes from the GPU, after a #pragma message of them.
 PRINTS = f'#include <cstdio>\n#pragma message("{ESCAPES}")\n' + BASELINE.replace(

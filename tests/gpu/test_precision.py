@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from grader import paths
-from grader.grading import Options, check
-from grader.result import Kind, Status
+from grader import labs
+from grader.grading.pipeline import Options, check
+from grader.model.result import Kind, Status
 from grader.validate import wrong_dir
 
 CHEATS = [
@@ -37,7 +37,7 @@ def test_lower_precision_at_the_timed_size_earns_no_speed_points(lab, name):
 
 @pytest.mark.parametrize("lab", sorted({lab for lab, _ in CHEATS}))
 def test_the_reference_keeps_its_speed_points(lab):
-    result = _timed(lab, paths.reference_dir(lab) / "reference.cu")
+    result = _timed(lab, labs.get(lab).home / "reference.cu")
     perf = result.performance
     print(perf.speedup, perf.score, perf.note)
     assert result.diagnostics == [] and result.status == Status.PASSED

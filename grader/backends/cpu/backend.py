@@ -11,23 +11,19 @@ import os
 import platform
 from pathlib import Path
 
-from grader import machine, scratch
-from grader.backends.base import (
-    Backend,
-    BackendUnavailable,
-    Buffer,
-    Build,
-    Launch,
-    RunOutcome,
-    Submission,
-)
-from grader.backends.cpu import blame, diagnose, sandbox, toolchain
+from grader import machine
+from grader.backends.base import Backend, BackendUnavailable
+from grader.backends.cpu import blame, diagnose
 from grader.backends.cpu import build as building
-from grader.backends.cpu.runner import PASSES, Report, Settings, execute
+from grader.backends.cpu.job import PASSES, Report, Settings, execute
+from grader.backends.cpu.protocol import Fault, Hazard, Pass, Sandbox
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
-from grader.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
-from grader.result import Diagnostic, Kind
+from grader.model.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
+from grader.model.launch import Buffer, Build, Launch, RunOutcome
+from grader.model.result import Diagnostic, Kind
+from grader.model.source import Submission
+from grader.toolchain import cxx, sandbox, scratch
 
 MAX_DYNAMIC_SHARED = 227 * 1024
 MAX_GRID_YZ = 65535
@@ -68,7 +64,7 @@ class CpuBackend(Backend):
         used += f" core{plural}"
         return (
             f"CPU: {used} used ({platform.machine()}), "
-            f"{toolchain.compiler().version}; speed is not scored on the CPU"
+            f"{cxx.compiler().version}; speed is not scored on the CPU"
         )
 
     def sandbox_report(self) -> str:
@@ -91,7 +87,7 @@ class CpuBackend(Backend):
     ) -> Build:
         """Atomics are always counted; shared-memory loads only with `census`. With more
         than one core, the C++ compile overlaps nvcc's."""
-        self.note(toolchain.compile_isolation(self.allow_unsandboxed))
+        self.note(sandbox.compile_isolation(self.allow_unsandboxed))
         made = building.build(submission, macros, launch_defaults, census, self.jobs > 1)
         if isinstance(made.artifact, building.Artifact):
             self._made[made.artifact.module] = (submission, macros, launch_defaults)
@@ -133,7 +129,7 @@ class CpuBackend(Backend):
                         Kind.INTERFACE,
                         f"The CPU backend found no kernel named {launch.kernel} it can "
                         f"launch.{detail}",
-                        launch.kernel,
+                        kernel=launch.kernel,
                     )
                 ],
                 crashed=True,
@@ -189,7 +185,7 @@ class CpuBackend(Backend):
             hooked = built.artifact
         seek = dataclasses.replace(settings, jobs=1, hazards=True)
         report = execute(hooked, launch, timeout, seek, self._shelf, state)
-        record = report.first("hazard")
+        record = report.first(Hazard)
         if record is not None:
             found = diagnose.hazard(record, race, launch, diagnose.Locator(hooked, self._shelf))
             out.diagnostics[out.diagnostics.index(race)] = found
@@ -197,10 +193,9 @@ class CpuBackend(Backend):
     def _note_layers(self, report: Report) -> None:
         """Every report names the layers its worker applied, as the worker recorded them
         before any code of the submission ran."""
-        record = report.first_setup("sandbox")
+        record = report.first_setup(Sandbox)
         if record is not None:
-            layers = sandbox.Layers.from_record(record.fields)
-            self.note(f"The CPU backend's sandbox: {layers.describe()}.")
+            self.note(f"The CPU backend's sandbox: {record.layers.describe()}.")
 
     def _check_machine(self, launch: Launch, timeout: float, settings: Settings) -> None:
         """The control run: the same launch, in the same sandbox, of the grader's own
@@ -253,8 +248,8 @@ def _order_dependent(report: Report) -> bool:
     faulted first was a matter of timing. One pool thread runs the blocks in grid order,
     so its findings are the same in every grading; a record that asks for it (the
     submission's own, perhaps) costs only that run."""
-    conflicts = any(r.int("conflicts") for r in report.all("pass"))
-    return conflicts or report.first("fault") is not None
+    conflicts = any(r.conflicts for r in report.all(Pass))
+    return conflicts or report.first(Fault) is not None
 
 
 def _on(step: Launch, contents: dict) -> Launch:
@@ -302,7 +297,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"The launch of {k} has an empty grid or block: grid "
                 f"{'x'.join(map(str, launch.grid))}, block {shape}.",
-                k,
+                kernel=k,
             )
         )
         return out
@@ -312,7 +307,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"A block of {shape} = {threads} threads is more than a GPU allows "
                 f"({MAX_THREADS_PER_BLOCK} threads, at most 64 along z).",
-                k,
+                kernel=k,
             )
         )
     sig = build.interface.kernels.get(k) if build.interface else None
@@ -322,7 +317,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"{k} is declared __launch_bounds__({sig.max_threads}), but it is launched "
                 f"with blocks of {shape} = {threads} threads.",
-                k,
+                kernel=k,
             )
         )
     if launch.grid[1] > MAX_GRID_YZ or launch.grid[2] > MAX_GRID_YZ:
@@ -331,7 +326,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"A grid of {'x'.join(map(str, launch.grid))} blocks has more than "
                 f"{MAX_GRID_YZ} blocks along y or z.",
-                k,
+                kernel=k,
             )
         )
     static = sig.resources.shared_bytes if sig and sig.resources else 0
@@ -341,7 +336,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"{k} declares {static} bytes of static shared memory; a block may have at "
                 f"most {MAX_STATIC_SHARED} (48 KB).",
-                k,
+                kernel=k,
             )
         )
     if (
@@ -353,7 +348,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"{k} is launched with {launch.shared_bytes} bytes of dynamic shared memory "
                 f"(and {static} static); a block may have at most {MAX_DYNAMIC_SHARED} (227 KB).",
-                k,
+                kernel=k,
             )
         )
     constant = sum(c.size for c in build.interface.constants.values() if c.space == "const")
@@ -363,7 +358,7 @@ def _launch_problems(build: Build, launch: Launch) -> list[Diagnostic]:
                 Kind.RESOURCES,
                 f"The __constant__ variables take {constant} bytes; constant memory holds "
                 f"{MAX_CONSTANT} (64 KB).",
-                k,
+                kernel=k,
             )
         )
     return out

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import signal
 
-from grader.backends.cpu.runner import EXIT_SANDBOX, Report
-from grader.result import Diagnostic, Kind
+from grader.backends.cpu.job import Report
+from grader.backends.cpu.protocol import EXIT_SANDBOX, Error, Sandbox
+from grader.model.result import Diagnostic, Kind
 
 QUOTE_LIMIT = 300
 
@@ -61,18 +62,18 @@ def quoted(text: str) -> str:
 def before_loading(report: Report, fix: str = "") -> str:
     """The setup error for a worker that failed before any code of the submission ran;
     `fix` is added where the sandbox itself failed."""
-    error = report.first_setup("error")
-    sandbox = report.first_setup("sandbox")
+    error = report.first_setup(Error)
+    sandbox = report.first_setup(Sandbox)
     if report.returncode == EXIT_SANDBOX and sandbox is not None:
-        why = sandbox.text("error").strip().rstrip(";") or "a required layer failed"
+        why = sandbox.layers.error.strip().rstrip(";") or "a required layer failed"
         if "could not switch from root" in why:
             fix = "Grade as an ordinary user, or let root change user (CAP_SETUID, CAP_SETGID)"
         elif "scratch folder" in why:
             fix = "Let TMPDIR name a folder the grader can write, such as /tmp"
         cause = f"could not apply its sandbox ({why})"
         return _setup(cause, fix or "Grade on a Linux kernel with landlock and seccomp")
-    if error is not None and error.get("what") in _SETUP:
-        return _setup(_SETUP[error.get("what")].format(detail=error.text("detail")), "")
+    if error is not None and error.what in _SETUP:
+        return _setup(_SETUP[error.what].format(detail=error.detail), "")
     return _setup(f"{_ended(report)} before any code of the submission ran", fix)
 
 
@@ -80,9 +81,9 @@ def control_failed(report: Report) -> str:
     """The setup error when the grader's own module fails in the worker too."""
     if not report.loaded:
         return before_loading(report)
-    error = report.first("error")
-    if error is not None and error.get("what") == "load":
-        cause = f"cannot load even the grader's own compiled module ({error.text('detail')})"
+    error = report.first(Error)
+    if error is not None and error.what == "load":
+        cause = f"cannot load even the grader's own compiled module ({error.detail})"
         return _setup(cause, "Check that the C++ runtime libraries are installed")
     happened = ending(report).happened
     return _setup(f"{happened} even with the grader's own module in place of the kernel", "")
@@ -95,8 +96,8 @@ def ending(report: Report) -> Unexplained:
         happened = f"ended without its outputs: {files} was missing, unreadable or resized"
     else:
         happened = _ended(report)
-    error = report.first("error")
-    said = f"{error.get('what')}: {error.text('detail')}" if error is not None else report.stderr
+    error = report.first(Error)
+    said = f"{error.what}: {error.detail}" if error is not None else report.stderr
     return Unexplained(happened, said)
 
 
@@ -110,7 +111,7 @@ def submission_crash(err: Unexplained, kernel: str) -> Diagnostic:
         "same sandbox here, so the cause is in the submission (a global constructor, or "
         "code that ends, changes or signals its own process)."
         + (f" Before it ended, it wrote {said}." if said else ""),
-        kernel,
+        kernel=kernel,
     )
 
 

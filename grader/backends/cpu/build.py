@@ -18,15 +18,23 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import build_cache, defaults, libraries, nvcc
+from grader import defaults
 from grader.ahead import in_background
-from grader.backends.base import Build, Submission
-from grader.backends.cpu import scan, toolchain
+from grader.backends.cpu import scan
 from grader.backends.cpu.describe import Variable, describe
 from grader.backends.cpu.elf import Elf, ElfError
-from grader.interface import Interface, LaunchDefaults, module_size
-from grader.result import CompileInfo, Diagnostic, KernelResources, Kind
-from grader.source import LAUNCH_SYMBOL, last_line, left_open, open_at_end, with_footer
+from grader.model.interface import Interface, LaunchDefaults, module_size
+from grader.model.launch import Build
+from grader.model.result import CompileInfo, Diagnostic, KernelResources, Kind
+from grader.model.source import (
+    LAUNCH_SYMBOL,
+    Submission,
+    last_line,
+    left_open,
+    open_at_end,
+    with_footer,
+)
+from grader.toolchain import build_cache, cxx, libraries, nvcc, sandbox
 
 ARCH = "cpu"
 # Part of every build's cache key: raise it when what a build produces changes (4: the
@@ -139,13 +147,13 @@ def build(
             artifact,
         )
     kernels = {n: k.resources or KernelResources() for n, k in own.interface.kernels.items()}
-    info = CompileInfo(True, compiled.log, kernels=kernels, arch=ARCH)
+    info = CompileInfo(ok=True, log=compiled.log, kernels=kernels, arch=ARCH)
     found = nvcc.grader_macros([], submission.text, macros, submission.name)
     return Build(submission, macros, info, own.interface, found, artifact)
 
 
 def _failed(submission: Submission, macros, diags: list[Diagnostic], log: str = "") -> Build:
-    info = CompileInfo(False, log or "\n".join(d.message for d in diags), arch=ARCH)
+    info = CompileInfo(ok=False, log=log or "\n".join(d.message for d in diags), arch=ARCH)
     return Build(submission, macros, info, None, diags)
 
 
@@ -184,7 +192,7 @@ def _undefined(module: Path, source: str, shown: str) -> list[Diagnostic]:
 
 def _libraries(compiled: Compiled) -> dict[str, str]:
     """The CUDA libraries the module holds: the headers the compile read, and the names
-    the module defines or uses (grader.libraries)."""
+    the module defines or uses (grader.toolchain.libraries)."""
     names = sorted(Elf(compiled.module).symbols)
     mangled = [n for n in names if n.startswith("_Z")]
     plain = [n for n in names if not n.startswith("_Z")]
@@ -230,8 +238,8 @@ def _merge(theirs: Interface, ours: Interface) -> Interface:
 def _compile(
     text: str, entries: list[str], macros: dict[str, int], shown: str, census: bool
 ) -> Compiled:
-    compiler = toolchain.compiler()
-    flags = toolchain.module_flags(census)
+    compiler = cxx.compiler()
+    flags = cxx.module_flags(census)
     name = nvcc.safe_name(shown)
     key = hashlib.sha256(
         json.dumps(
@@ -240,7 +248,7 @@ def _compile(
                 entries,
                 sorted(macros.items()),
                 compiler.version,
-                toolchain.runtime_hash(),
+                cxx.runtime_hash(),
                 flags,
                 defaults.ARCH,
                 name,
@@ -316,11 +324,11 @@ def _compile_in(
 ) -> Compiled:
     entries = list(entries)
     dropped: dict[str, str] = {}
-    shim, reads = toolchain.shim_include()
+    shim, reads = cxx.shim_include()
     for _ in range(3):
         (tmp / name).write_text(text + scan.registration(entries))
         cmd = [
-            toolchain.compiler().path,
+            cxx.compiler().path,
             *flags,
             *shim,
             *nvcc.macro_flags(macros),
@@ -328,7 +336,7 @@ def _compile_in(
             "-o", str(tmp / "module.so"),
             "-x", "c++", str(tmp / name),
         ]  # fmt: skip
-        run = toolchain.run_compiler(cmd, tmp, reads=reads)
+        run = sandbox.run_compiler(cmd, tmp, reads=reads)
         if run.stopped:
             message = f"The CPU backend could not compile {shown}: {run.stopped}."
             diags = [Diagnostic(Kind.COMPILE_ERROR, message)]
@@ -354,9 +362,7 @@ def _compile_in(
 
 
 def _clean(log: str, tmp: Path, name: str, shown: str) -> str:
-    log = log.replace(str(tmp) + os.sep, "").replace(
-        str(toolchain.INCLUDE) + os.sep, "<cuda shim>/"
-    )
+    log = log.replace(str(tmp) + os.sep, "").replace(str(cxx.INCLUDE) + os.sep, "<cuda shim>/")
     if name != shown:
         log = re.sub(rf"(?m)^{re.escape(name)}:", lambda _: f"{shown}:", log)  # \ as is
     return log.strip()

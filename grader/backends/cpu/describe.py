@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.backends.cpu.elf import STT_TLS, Elf, ElfError
-from grader.interface import ConstantSig, Interface, KernelSig, ParamSig, canonical_ctype
-from grader.result import KernelResources
-from grader.source import LAUNCH_SYMBOL, launch_values
+from grader.model.interface import ConstantSig, Interface, KernelSig, ParamSig, canonical_ctype
+from grader.model.result import KernelResources
+from grader.model.source import LAUNCH_SYMBOL, launch_values
 
 SIG_MAGIC = 0x47524431
 VAR_MAGIC = 0x47525631

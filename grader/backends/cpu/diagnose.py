@@ -18,8 +18,29 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import scratch
-from grader.backends.base import (
+from grader.backends.cpu import blame, scan
+from grader.backends.cpu.build import Artifact
+from grader.backends.cpu.job import PASSES, Report
+from grader.backends.cpu.protocol import (
+    BARRIERS,
+    EXIT_FAULT,
+    EXIT_LOAD,
+    EXIT_TIMEOUT,
+    WARP_OPS,
+    Divergence,
+    Error,
+    Fault,
+    Hazard,
+    Lost,
+    Overlap,
+    Pass,
+    Printf,
+    Timeout,
+)
+from grader.backends.cpu.shelf import Shelf
+from grader.errors import SetupError
+from grader.model.interface import Executed
+from grader.model.launch import (
     SHARED_FILL_BITS,
     Buffer,
     BufferState,
@@ -28,41 +49,10 @@ from grader.backends.base import (
     as_bits,
     filled,
 )
-from grader.backends.cpu import blame, scan, toolchain
-from grader.backends.cpu.build import Artifact
-from grader.backends.cpu.runner import (
-    EXIT_FAULT,
-    EXIT_LOAD,
-    EXIT_TIMEOUT,
-    PASSES,
-    Record,
-    Report,
-)
-from grader.backends.cpu.shelf import Shelf
-from grader.errors import SetupError
-from grader.interface import Executed
-from grader.result import Diagnostic, Kind
+from grader.model.result import Diagnostic, Kind
+from grader.toolchain import sandbox, scratch
 
 LINES_TIMEOUT = 10.0  # seconds for addr2line; it answers a well-formed module at once
-# Shared memory is filled with this NaN at every block start (runtime/scheduler.h).
-_BARRIERS = {
-    0: "__syncthreads()",
-    1: "__syncthreads_count()",
-    2: "__syncthreads_and()",
-    3: "__syncthreads_or()",
-}
-_WARP_OPS = {
-    0: "__syncwarp()",
-    1: "__shfl_sync()",
-    2: "__shfl_up_sync()",
-    3: "__shfl_down_sync()",
-    4: "__shfl_xor_sync()",
-    5: "__ballot_sync()",
-    6: "__any_sync()",
-    7: "__all_sync()",
-    8: "__match_any_sync()",
-}
-
 
 # Errors the runner records about the module's interface, once it is loaded.
 _INTERFACE_ERRORS = ("arity", "kernel_missing", "constant_readonly", "constant_missing")
@@ -84,28 +74,28 @@ def outcome(
     out = RunOutcome(output=report.printf)
     kernel = launch.kernel
     locate = Locator(artifact, shelf)
-    passes = {r.int("n"): r for r in report.all("pass")}
+    passes = {r.n: r for r in report.all(Pass)}
     if 0 in passes:
-        out.seconds = passes[0].int("us") / 1e6
+        out.seconds = passes[0].us / 1e6
     code = report.returncode
-    error = report.first("error")
-    fault = report.first("fault")
+    error = report.first(Error)
+    fault = report.first(Fault)
     if code is None or code == EXIT_TIMEOUT:
         out.timed_out = True
-        out.diagnostics.append(_timeout(report.first("timeout"), kernel, timeout, locate))
+        out.diagnostics.append(_timeout(report.first(Timeout), kernel, timeout, locate))
     elif code == EXIT_FAULT and fault is not None:
         out.crashed = True
         out.diagnostics.append(_fault(fault, launch, locate))
-    elif code == EXIT_LOAD and error is not None and error.get("what") in _INTERFACE_ERRORS:
+    elif code == EXIT_LOAD and error is not None and error.what in _INTERFACE_ERRORS:
         out.crashed = True
         out.diagnostics.append(_error(error, launch))
     elif code != 0 or len(report.outputs) < PASSES or report.unreadable:
         raise blame.ending(report)
-    for record in report.all("divergence"):
+    for record in report.all(Divergence):
         out.diagnostics.append(_divergence(record, kernel, artifact.text))
         break
-    printed = report.first("printf")
-    if printed is not None and printed.int("total") > printed.int("kept"):
+    printed = report.first(Printf)
+    if printed is not None and printed.total > printed.kept:
         out.diagnostics.append(_flood(printed, kernel))
     if out.completed:
         out.buffers = _buffers(report, launch)
@@ -113,9 +103,9 @@ def outcome(
             out.executed[kernel] = _executed(passes[0], artifact)
         if 1 in passes and 1 in report.outputs:
             # a "pass" record may be the submission's: pass 0's is not there for certain
-            said = any(passes[p].int("float_atomics") for p in (0, 1) if p in passes)
+            said = any(passes[p].float_atomics for p in (0, 1) if p in passes)
             atomics = bool(said) and artifact.float_atomics
-            overlap, lost = report.first("overlap"), report.first("lost")
+            overlap, lost = report.first(Overlap), report.first(Lost)
             if overlap is not None:
                 race = _overlap(overlap, launch, kernel, locate)
             elif lost is not None:
@@ -130,25 +120,26 @@ def outcome(
     return out
 
 
-def _executed(record: Record, artifact: Artifact) -> Executed:
+def _executed(record: Pass, artifact: Artifact) -> Executed:
     """What the first pass counted (runtime/counts.cpp says why a kernel's own record may
     be believed here); shared loads only where the module was built to count them."""
-    loads = record.int("shared_loads") if artifact.census else None
-    return Executed(shared_loads=loads, atomics=record.int("atomics"))
+    loads = record.shared_loads if artifact.census else None
+    return Executed(shared_loads=loads, atomics=record.atomics)
 
 
 def _checked_passes(report: Report) -> Report:
     """The report as the checked passes left it. After them the worker may run the blocks
     once more, one at a time, to learn which block wrote what (runner.cpp); whatever stops
     that pass (its shorter deadline, the parent's) does not undo the checked passes."""
-    done = {r.int("n") for r in report.all("pass")}
+    done = {r.n for r in report.all(Pass)}
     if not all(p in done and p in report.outputs for p in range(PASSES)):
         return report
-    late = {id(r) for r in report.records if r.int("pass") >= PASSES and r.name != "pass"}
+    timed = (Fault, Timeout, Divergence)  # the records that say which pass they come from
+    late = {id(r) for r in report.records if isinstance(r, timed) and r.pass_ >= PASSES}
     if not late and report.returncode == 0:
         return report
     kept = [r for r in report.records if id(r) not in late]
-    ended_early = any(r.name in ("fault", "timeout", "error") for r in kept)
+    ended_early = any(isinstance(r, (Fault, Timeout, Error)) for r in kept)
     return replace(report, records=kept, returncode=report.returncode if ended_early else 0)
 
 
@@ -183,7 +174,7 @@ class Locator:
             try:
                 self.shelf.place(self.artifact.module, module)
                 cmd = [self.tool, "-e", str(module), "-i", "-f", "-C", hex(pc)]
-                run = toolchain.run_compiler(cmd, Path(tmp), timeout=LINES_TIMEOUT)
+                run = sandbox.run_compiler(cmd, Path(tmp), timeout=LINES_TIMEOUT)
             except (OSError, SetupError):
                 return []
         return run.log.splitlines() if run.code == 0 else []
@@ -193,8 +184,8 @@ def _at(line: int | None) -> str:
     return f" at line {line}" if line else ""
 
 
-def _who(record: Record) -> tuple[str, tuple | None, tuple | None]:
-    thread, block = record.dim("thread"), record.dim("block")
+def _who(record: Fault) -> tuple[str, tuple | None, tuple | None]:
+    thread, block = record.thread, record.block
     if thread is None or block is None:
         return "A global constructor, while the module was loading,", None, None
     return f"Thread {_xyz(thread)} of block {_xyz(block)}", thread, block
@@ -207,25 +198,31 @@ def _xyz(v) -> str:
 # -- the kinds of findings ------------------------------------------------------------------
 
 
-def _fault(record: Record, launch: Launch, locate: Locator) -> Diagnostic:
-    kind = record.get("kind")
+def _fault(record: Fault, launch: Launch, locate: Locator) -> Diagnostic:
+    kind = record.kind
     who, thread, block = _who(record)
-    line = record.int("line") or locate.line(record.int("pc"))
+    line = record.line or locate.line(record.pc)
     if kind == "buffer":
         return _out_of_bounds(record, launch, who, thread, block, line)
     if kind == "shared":
         message = _shared_message(record, who, _at(line))
-        return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
+        return Diagnostic(
+            Kind.OUT_OF_BOUNDS, message, kernel=launch.kernel, thread=thread, block=block, line=line
+        )
     if kind == "static_shared":
         message = _static_shared_message(record, who, line)
-        return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
+        return Diagnostic(
+            Kind.OUT_OF_BOUNDS, message, kernel=launch.kernel, thread=thread, block=block, line=line
+        )
     message = _crash_message(record, who, _at(line))
-    return Diagnostic(Kind.CRASH, message, launch.kernel, thread, block, line)
+    return Diagnostic(
+        Kind.CRASH, message, kernel=launch.kernel, thread=thread, block=block, line=line
+    )
 
 
-def _shared_message(record: Record, who: str, where: str) -> str:
-    offset, size = record.int("offset"), record.int("bytes")
-    access = {"read": "read", "write": "wrote"}.get(record.get("access"), "accessed")
+def _shared_message(record: Fault, who: str, where: str) -> str:
+    offset, size = record.offset, record.bytes
+    access = {"read": "read", "write": "wrote"}.get(record.access, "accessed")
     side = "past the end of" if offset >= size else "before the start of"
     return (
         f"{who} {access} byte {offset} of the dynamic shared memory (extern __shared__), "
@@ -233,15 +230,15 @@ def _shared_message(record: Record, who: str, where: str) -> str:
     )
 
 
-def _static_shared_message(record: Record, who: str, line: int | None) -> str:
+def _static_shared_message(record: Fault, who: str, line: int | None) -> str:
     """An access past a static __shared__ array: the element as the student indexes it
     (tile[12][3] for element 147 of tile[12][12]), and the declaration."""
-    name = record.text("name") or "a __shared__ array"
-    access = {"read": "read", "write": "wrote"}.get(record.get("access"), "accessed")
-    element = max(1, record.int("element", 4))
-    index, count = record.int("offset") // element, record.int("bytes") // element
-    dims = record.sizes("dims")
-    declared = record.int("decl_line")
+    name = record.name or "a __shared__ array"
+    access = {"read": "read", "write": "wrote"}.get(record.access, "accessed")
+    element = max(1, record.element)
+    index, count = record.offset // element, record.bytes // element
+    dims = record.dims
+    declared = record.decl_line
     array = f"__shared__ {name}{''.join(f'[{d}]' for d in dims)} ({count} elements" + (
         f", declared at line {declared})" if declared else ")"
     )
@@ -264,7 +261,7 @@ def _outside(index: int, length: int, array: str) -> str:
     return f"{count} element{'s' if count != 1 else ''} {side} {array}"
 
 
-def _subscript(index: int, dims: list[int]) -> str:
+def _subscript(index: int, dims: tuple[int, ...]) -> str:
     """Flat element `index` as subscripts of a row-major array of shape `dims`, the first
     subscript taking what does not fit: element 147 of [12][12] is [12][3]."""
     subs = []
@@ -283,37 +280,39 @@ _PLAIN_CRASHES = {
 }
 
 
-def _crash_message(record: Record, who: str, where: str) -> str:
-    kind = record.get("kind")
+def _crash_message(record: Fault, who: str, where: str) -> str:
+    kind = record.kind
     if kind in _PLAIN_CRASHES:
         return f"{who} {_PLAIN_CRASHES[kind].format(where=where)}"
     if kind == "stack_overflow":
-        kb = record.int("stack") // 1024
+        kb = record.stack // 1024
         return (
             f"{who} overflowed its {kb} KB stack{where}: a local array that is too big, or "
             "recursion that does not end."
         )
     if kind == "address":
-        addr = record.int("addr")
-        access = {"read": "read", "write": "wrote to"}.get(record.get("access"), "accessed")
+        addr = record.addr
+        access = {"read": "read", "write": "wrote to"}.get(record.access, "accessed")
         what = "a null pointer" if addr < 4096 else "memory that is not one of the kernel's buffers"
         return f"{who} {access} address {hex(addr)}, {what}{where}."
     if kind == "assert":
-        return f"{who} failed assert({blame.one_line(record.text('text'))}){where}."
-    return f"{who} executed an invalid instruction{where} (signal {record.int('signal')})."
+        return f"{who} failed assert({blame.one_line(record.text)}){where}."
+    return f"{who} executed an invalid instruction{where} (signal {record.signal})."
 
 
-def _out_of_bounds(record: Record, launch: Launch, who, thread, block, line) -> Diagnostic:
-    buffer = _buffer_at(launch, record.int("index"))
+def _out_of_bounds(record: Fault, launch: Launch, who, thread, block, line) -> Diagnostic:
+    buffer = _buffer_at(launch, record.index)
     name = buffer.name if buffer else "a buffer"
     width = buffer.data.dtype.itemsize if buffer else 4
-    length = buffer.data.size if buffer else record.int("bytes") // width
-    element = record.int("offset") // width  # floor: byte -1 is element -1
-    access = {"read": "read", "write": "wrote"}.get(record.get("access"), "accessed")
+    length = buffer.data.size if buffer else record.bytes // width
+    element = record.offset // width  # floor: byte -1 is element -1
+    access = {"read": "read", "write": "wrote"}.get(record.access, "accessed")
     side = _outside(element, length, name)
     at = f", at line {line}" if line else ""
     message = f"{who} {access} {name}[{element}], {side} ({length} elements){at}."
-    return Diagnostic(Kind.OUT_OF_BOUNDS, message, launch.kernel, thread, block, line)
+    return Diagnostic(
+        Kind.OUT_OF_BOUNDS, message, kernel=launch.kernel, thread=thread, block=block, line=line
+    )
 
 
 def _buffer_at(launch: Launch, index: int) -> Buffer | None:
@@ -322,28 +321,28 @@ def _buffer_at(launch: Launch, index: int) -> Buffer | None:
     return buffers[index] if 0 <= index < len(buffers) else None
 
 
-def _timeout(record: Record | None, kernel: str, timeout: float, locate: Locator) -> Diagnostic:
+def _timeout(record: Timeout | None, kernel: str, timeout: float, locate: Locator) -> Diagnostic:
     if record is None:
         return Diagnostic(
             Kind.TIMEOUT,
             f"{kernel} did not finish within {timeout:g} s and was stopped. Look for a loop "
             "whose condition never becomes false, or a thread waiting for another forever.",
-            kernel,
+            kernel=kernel,
         )
-    line = locate.line(record.int("pc"))
-    thread, block = record.dim("thread"), record.dim("block")
+    line = locate.line(record.pc)
+    thread, block = record.thread, record.block
     # the probes found the block at several places: its loop, by the first line
-    lines = [locate.line(pc) for pc in dict.fromkeys(_numbers(record.get("pcs")))]
+    lines = [locate.line(pc) for pc in dict.fromkeys(record.pcs)]
     line = min((n for n in lines if n), default=line)
-    if record.get("phase") == "load":
+    if record.phase == "load":
         return Diagnostic(
             Kind.TIMEOUT,
             f"Loading the module took longer than {timeout:g} s: a global constructor"
             f"{_at(line)} never finished.",
-            kernel,
+            kernel=kernel,
             line=line,
         )
-    barriers = sorted(set(_numbers(record.get("barriers"))))
+    barriers = sorted(set(record.barriers))
     if block is not None and barriers:
         # threads that keep meeting at barriers: the loop around them, whoever ran last
         lines = " and ".join(str(n) for n in barriers)
@@ -363,46 +362,33 @@ def _timeout(record: Record | None, kernel: str, timeout: float, locate: Locator
         Kind.TIMEOUT,
         f"{kernel} did not finish within {timeout:g} s{running}. Look for a loop whose "
         "condition never becomes false, or a thread waiting for another forever.",
-        kernel,
-        thread,
-        block,
-        line,
+        kernel=kernel,
+        thread=thread,
+        block=block,
+        line=line,
     )
 
 
-def _numbers(text: str) -> list[int]:
-    """A record's list of numbers ("0x1a,0x2b"), at most a few, each of 64 bits."""
-    out = []
-    for word in text.split(",")[:16]:
-        try:
-            value = int(word, 0)
-        except ValueError:
-            continue
-        if 0 <= value < 1 << 64:
-            out.append(value)
-    return out
-
-
-def _divergence(record: Record, kernel: str, source: str) -> Diagnostic:
-    what = record.get("what")
-    block = record.dim("block")
-    thread, other = record.dim("thread"), record.dim("other")
-    line, other_line = record.int("line") or None, record.int("other_line") or None
-    op = record.int("op")
+def _divergence(record: Divergence, kernel: str, source: str) -> Diagnostic:
+    what = record.what
+    block = record.block
+    thread, other = record.thread, record.other
+    line, other_line = record.line or None, record.other_line or None
+    op = record.op
     if what == "shared_tail":
         return Diagnostic(
             Kind.OUT_OF_BOUNDS,
             f"A thread of block {_xyz(block)} wrote past the end of the dynamic shared memory "
-            f"(extern __shared__): byte {record.int('line')} changed, but the launch gives each "
+            f"(extern __shared__): byte {record.line} changed, but the launch gives each "
             "block only the bytes passed as the third <<<>>> argument.",
-            kernel,
+            kernel=kernel,
             block=block,
         )
     if what == "warp":
-        name = _WARP_OPS.get(op, "a warp operation")
+        name = WARP_OPS.get(op, "a warp operation")
         state = (
             "had already returned"
-            if record.int("other_state") == 0
+            if record.other_state == 0
             else f"waits at __syncthreads(){_at(other_line)}"
         )
         return Diagnostic(
@@ -410,12 +396,12 @@ def _divergence(record: Record, kernel: str, source: str) -> Diagnostic:
             f"Thread {_xyz(thread)} of block {_xyz(block)} waits in {name}{_at(line)} for "
             f"thread {_xyz(other)}, which {state}. Every lane named in the mask must reach the "
             "same warp operation.",
-            kernel,
-            thread,
-            block,
-            line,
+            kernel=kernel,
+            thread=thread,
+            block=block,
+            line=line,
         )
-    barrier = _BARRIERS.get(op, "__syncthreads()")
+    barrier = BARRIERS.get(op, "__syncthreads()")
     if what == "lines":
         return Diagnostic(
             Kind.BARRIER_DIVERGENCE,
@@ -423,19 +409,19 @@ def _divergence(record: Record, kernel: str, source: str) -> Diagnostic:
             f"at {barrier}{_at(line)}, thread {_xyz(other)} at line {other_line}. Every "
             "thread of a block must reach the same __syncthreads(); one inside an if that not "
             "all threads take hangs or corrupts results on a GPU.",
-            kernel,
-            thread,
-            block,
-            line,
+            kernel=kernel,
+            thread=thread,
+            block=block,
+            line=line,
         )
     message = f"Thread {_xyz(thread)} of block {_xyz(block)} waits at {barrier}{_at(line)}"
     return Diagnostic(
         Kind.BARRIER_DIVERGENCE,
         message + _why_not_there(source, line, other),
-        kernel,
-        thread,
-        block,
-        line,
+        kernel=kernel,
+        thread=thread,
+        block=block,
+        line=line,
     )
 
 
@@ -470,14 +456,14 @@ def _why_not_there(source: str, line: int | None, other) -> str:
     )
 
 
-def _error(record: Record, launch: Launch) -> Diagnostic:
+def _error(record: Error, launch: Launch) -> Diagnostic:
     """An interface error the runner found in the loaded module. The constant's name is
     taken only if it is one the grader fills: the record may be the submission's."""
-    what, kernel = record.get("what"), launch.kernel
-    name = record.text("detail")
+    what, kernel = record.what, launch.kernel
+    name = record.detail
     name = name if name in launch.constants else "a __constant__ variable the lab fills"
     if what == "arity":
-        params = record.int("params")
+        params = record.params
         message = (
             f"{kernel} takes {params} parameter{'s' if params != 1 else ''}, but the grader "
             f"passes {len(launch.args)}."
@@ -493,17 +479,17 @@ def _error(record: Record, launch: Launch) -> Diagnostic:
         message = (
             f"The compiled module has no kernel named {kernel} that the CPU backend can launch."
         )
-    return Diagnostic(Kind.INTERFACE, message, kernel)
+    return Diagnostic(Kind.INTERFACE, message, kernel=kernel)
 
 
-def _flood(record: Record, kernel: str) -> Diagnostic:
-    total, kept = record.int("total"), record.int("kept")
+def _flood(record: Printf, kernel: str) -> Diagnostic:
+    total, kept = record.total, record.kept
     return Diagnostic(
         Kind.OUTPUT,
         f"{kernel} printed {total:,} bytes with printf; the first {kept:,} are kept and "
         f"{total - kept:,} were dropped. Printing from every thread floods the output and "
         "slows the kernel down: print from one thread, or remove the printf.",
-        kernel,
+        kernel=kernel,
     )
 
 
@@ -551,7 +537,7 @@ def _race(report: Report, launch: Launch, kernel: str, atomics: bool) -> Diagnos
             f"other; {count:,} element{'s' if count != 1 else ''} differ). Threads of a block "
             "read what other threads write without a __syncthreads() between the write and "
             "the read.",
-            kernel,
+            kernel=kernel,
         )
     return None
 
@@ -561,14 +547,14 @@ def among_threads(found: Diagnostic) -> bool:
     return found.kind == Kind.RACE and found.block is None and found.thread is None
 
 
-def hazard(record: Record, race: Diagnostic, launch: Launch, locate: Locator) -> Diagnostic:
+def hazard(record: Hazard, race: Diagnostic, launch: Launch, locate: Locator) -> Diagnostic:
     """`race` (two thread orders, two results) with the access that shows why, from a
     "hazard" record (runtime/hazards.cpp): a thread read a shared element another thread
     of its block wrote since the last barrier, or wrote one another had read since then."""
-    thread, other, block = record.dim("thread"), record.dim("other"), record.dim("block")
-    line, other_line = locate.line(record.int("pc")), locate.line(record.int("other_pc"))
+    thread, other, block = record.thread, record.other, record.block
+    line, other_line = locate.line(record.pc), locate.line(record.other_pc)
     element = _shared_element(record)
-    if record.get("what") == "war":
+    if record.what == "war":
         what = (
             f"thread {_xyz(thread)} of block {_xyz(block)} wrote {element}{_at(line)} after "
             f"thread {_xyz(other)} of the same block had read it{_at(other_line)}"
@@ -586,35 +572,35 @@ def hazard(record: Record, race: Diagnostic, launch: Launch, locate: Locator) ->
         "them, so what the reader sees depends on which thread runs first. "
         "Put a __syncthreads() between the writes of a shared array and the reads of them "
         "by other threads, and another after the last read, before the next writes.",
-        launch.kernel,
-        thread,
-        block,
-        read_line,
+        kernel=launch.kernel,
+        thread=thread,
+        block=block,
+        line=read_line,
     )
 
 
-def _shared_element(record: Record) -> str:
+def _shared_element(record: Hazard) -> str:
     """A shared element as the student indexes it (Ms[0][3]), or its byte."""
-    name, dims = record.text("name"), record.sizes("dims")
-    if record.get("kind") == "static_shared" and name:
-        index = record.int("offset") // max(1, record.int("element", 4))
+    name, dims = record.name, record.dims
+    if record.kind == "static_shared" and name:
+        index = record.offset // max(1, record.element)
         return f"__shared__ {name}{_subscript(index, dims) if dims else f'[{index}]'}"
-    return f"byte {record.int('offset')} of the shared memory"
+    return f"byte {record.offset} of the shared memory"
 
 
-def _overlap(record: Record, launch: Launch, kernel: str, locate: Locator) -> Diagnostic:
+def _overlap(record: Overlap, launch: Launch, kernel: str, locate: Locator) -> Diagnostic:
     """Two blocks stored different values into the same element (runner.cpp's third pass),
     the second by the store at the record's program counter."""
-    buffer = _buffer_at(launch, record.int("index"))
+    buffer = _buffer_at(launch, record.index)
     name = buffer.name if buffer else "an output"
     dtype = buffer.data.dtype if buffer else np.dtype(np.float32)
-    element = record.int("element")
-    first, second = record.dim("first"), record.dim("second")
+    element = record.element
+    first, second = record.first, record.second
     # the fill words are 32 bits; a forged record may give any number
-    before, after = (_value(filled(record.int(k) & 0xFFFFFFFF, dtype)) for k in ("before", "after"))
-    count = record.int("count")
+    before, after = (_value(filled(v & 0xFFFFFFFF, dtype)) for v in (record.before, record.after))
+    count = record.count
     others = f"; {count:,} elements were written by more than one block" if count > 1 else ""
-    line = locate.line(record.int("pc"))
+    line = locate.line(record.pc)
     store = f" by the store at line {line}" if line else ""
     return Diagnostic(
         Kind.RACE,
@@ -626,26 +612,26 @@ def _overlap(record: Record, launch: Launch, kernel: str, locate: Locator) -> Di
         "each thread stores to (every size in its place, the block offset stepping by the "
         "tile each block covers, TILE, not by the block size), and that threads which only "
         "load a tile's halo store nothing.",
-        kernel,
+        kernel=kernel,
         block=second,
         line=line,
     )
 
 
-def _lost(record: Record, launch: Launch, kernel: str, locate: Locator) -> Diagnostic:
+def _lost(record: Lost, launch: Launch, kernel: str, locate: Locator) -> Diagnostic:
     """A second block updated an element of an output that blocks add to (a histogram's
     bins) with a plain store, where an atomic was needed (runtime/stores.cpp)."""
-    buffer = _buffer_at(launch, record.int("index"))
+    buffer = _buffer_at(launch, record.index)
     name = buffer.name if buffer else "an output"
-    first, second = record.dim("first"), record.dim("second")
-    line = locate.line(record.int("pc"))
+    first, second = record.first, record.second
+    line = locate.line(record.pc)
     return Diagnostic(
         Kind.RACE,
-        f"Blocks {_xyz(first)} and {_xyz(second)} both updated {name}[{record.int('element')}] "
+        f"Blocks {_xyz(first)} and {_xyz(second)} both updated {name}[{record.element}] "
         f"with a plain store{_at(line)}, not an atomic. Blocks run at the same time on a GPU, "
         "so two such updates of one element collide and one of them is lost: use "
         "atomicAdd for every element other blocks may update too.",
-        kernel,
+        kernel=kernel,
         block=second,
         line=line,
     )
@@ -671,6 +657,6 @@ def _uninitialised_shared(buffers: dict[str, BufferState], launch: Launch, kerne
                 "thread wrote (the grader fills shared memory with NaN at the start of every "
                 "block). Check that every element a thread reads from a __shared__ array is "
                 "written first, with a __syncthreads() between the writes and the reads.",
-                kernel,
+                kernel=kernel,
             )
     return None

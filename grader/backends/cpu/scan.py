@@ -14,7 +14,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from grader.source import SEPARATED_NUMBER, last_before, line_of, next_of, strip_comments
+from grader.model.source import SEPARATED_NUMBER, last_before, line_of, next_of, strip_comments
 
 REGISTRATION_FILE = "<grader registration>"
 

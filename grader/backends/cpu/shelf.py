@@ -18,7 +18,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from grader import scratch
+from grader.toolchain import scratch
 
 KEPT = 16  # copies on the shelf; a grading has a few builds, a batch worker many gradings
 

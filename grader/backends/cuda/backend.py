@@ -20,26 +20,19 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import defaults, nvcc
-from grader.backends.base import (
-    Backend,
-    BackendUnavailable,
-    BufferState,
-    Build,
-    Launch,
-    RunOutcome,
-    Submission,
-    Timing,
-)
-from grader.backends.cpu import toolchain
+from grader import defaults
+from grader.backends.base import Backend, BackendUnavailable
 from grader.backends.cuda import census as counting
 from grader.backends.cuda import errors, sanitizer, vmm
 from grader.backends.cuda.client import Reply, WorkerProcess
 from grader.backends.cuda.probe import describe, device_info
 from grader.backends.cuda.protocol import ArrayTable, encode_launch
 from grader.backends.timed import TimingCheck
-from grader.interface import Executed, LaunchDefaults
-from grader.result import Diagnostic, Kind
+from grader.model.interface import Executed, LaunchDefaults
+from grader.model.launch import BufferState, Build, Launch, RunOutcome, Timing
+from grader.model.result import Diagnostic, Kind
+from grader.model.source import Submission
+from grader.toolchain import nvcc, sandbox
 
 TIMING_GRACE = 10.0  # seconds past the budget before a timing worker is killed
 SANITIZE_TIMEOUT = 60.0  # seconds for one launch under memcheck, to name a fault's line
@@ -124,7 +117,7 @@ class CudaBackend(Backend):
         census: bool = False,
     ) -> Build:
         arch = self.info["arch"]
-        self.note(toolchain.compile_isolation(self.allow_unsandboxed))
+        self.note(sandbox.compile_isolation(self.allow_unsandboxed))
         inspection = nvcc.inspect(submission, macros, launch_defaults, arch=arch)
         spec = None
         if inspection.compile.ok and inspection.interface is not None:
@@ -209,7 +202,7 @@ class CudaBackend(Backend):
     ) -> dict[str, Executed]:
         """What each kernel executed, counted by one more run of the launch on the census
         module (census.py), with room around every buffer; nothing where that run fails,
-        and then the module's instructions decide the rules (grader.rules)."""
+        and then the module's instructions decide the rules (grader.judge.rules)."""
         worker, failure = self._ready(spec, launch.kernel)
         if failure is not None:
             return {}

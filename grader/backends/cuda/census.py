@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import secrets
 
-from grader import ptx
+from grader.toolchain import ptx
 
 SHARED_LOADS, ATOMICS = 0, 1  # the counters' indices
 _SPACES = {"global", "shared", "local", "const", "param", "tex", "surf"}

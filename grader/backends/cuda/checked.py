@@ -16,7 +16,7 @@ import numpy as np
 from grader.backends import timed
 from grader.backends.cuda import helpers
 from grader.backends.cuda.gpu import DeviceBuffer, Gpu, failures
-from grader.nvcc import compile_folder
+from grader.toolchain.nvcc import compile_folder
 
 THREADS = 256
 PEAK_ITERATIONS = 1 << 15  # fma_peak loop trips: a few milliseconds on an H200

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.result import Diagnostic, Kind
+from grader.model.result import Diagnostic, Kind
 
 SANITIZE_HINT = (
     "Run `grader check` again with --sanitize (or with --backend cpu) to see the thread, "

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader import stats
-from grader.backends.base import (
+from grader.backends.cuda import errors, timing, vmm
+from grader.backends.cuda.protocol import scalar_value
+from grader.backends.timed import Plan, ratios, relative_spread
+from grader.model.launch import (
     CANARY_BITS,
     CANARY_ELEMENTS,
     POISON_BITS,
@@ -27,9 +29,7 @@ from grader.backends.base import (
     Launch,
     Repeated,
 )
-from grader.backends.cuda import errors, timing, vmm
-from grader.backends.cuda.protocol import scalar_value
-from grader.nvcc import compile_folder
+from grader.toolchain.nvcc import compile_folder
 
 SHARED_OPT_IN = 48 * 1024  # dynamic shared memory above this needs the kernel's opt-in
 GAP_BYTES = (64 << 10, 64 << 20)  # least and most unallocated space around a sanitized buffer
@@ -387,9 +387,7 @@ class Gpu:
 
     # -- timing ---------------------------------------------------------------------------
 
-    def time_pair(
-        self, runs: list[list[tuple[object, Launch, list]]], plan: timing.Plan, checker
-    ) -> dict:
+    def time_pair(self, runs: list[list[tuple[object, Launch, list]]], plan: Plan, checker) -> dict:
         """Time two runs, each a list of launches (function, launch, args) timed as one,
         interleaved: round r starts with runs[r % 2]. L2 is flushed before every timed
         run. `checker` (a checked.Checker) prepares every run and checks each of runs[0],
@@ -420,7 +418,7 @@ class Gpu:
                 samples = [[first[0]], [first[1]]]
         finally:
             flush.free()
-        spread = stats.relative_spread(stats.ratios(*samples))
+        spread = relative_spread(ratios(*samples))
         return {
             "student_ms": samples[0],
             "reference_ms": samples[1],

@@ -10,7 +10,8 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-from grader import nvcc, spawn
+from grader import spawn
+from grader.toolchain import nvcc
 
 PROBE_TIMEOUT = 60.0
 INSTALL_HINT = "pip install 'cuda-lab-grader[gpu]'"

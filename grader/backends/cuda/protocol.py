@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.backends.base import Buffer, Drawn, Launch, Repeated, Scalar
+from grader.model.launch import Buffer, Drawn, Launch, Repeated, Scalar
 
 _FRAME = struct.Struct("<IQ")
 _CHUNK = 1 << 20

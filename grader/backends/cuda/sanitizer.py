@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.result import Diagnostic, Dim3, Kind
+from grader.model.result import Diagnostic, Dim3, Kind
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 # Racecheck slows a kernel most, and a missing barrier races at any size, so it checks

@@ -35,7 +35,7 @@ import time
 import traceback
 
 from grader.backends import timed
-from grader.backends.cuda import census, checked, timing, vmm
+from grader.backends.cuda import census, checked, vmm
 from grader.backends.cuda.gpu import CudaFailure, Gpu
 from grader.backends.cuda.protocol import ChannelClosed, Message, decode_launch, receive, send
 
@@ -147,7 +147,7 @@ class Worker:
                 )
             checker = checked.Checker(self.gpu, module, check, placed)
             result = self.gpu.time_pair(
-                runs, timing.Plan(head["budget"], max_rounds=check.rounds), checker
+                runs, timed.Plan(head["budget"], max_rounds=check.rounds), checker
             )
             started = time.perf_counter()
             result["ceilings"] = checked.ceilings(self.gpu, module)

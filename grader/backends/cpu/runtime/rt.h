@@ -34,7 +34,7 @@ extern int grader_rt_float_atomics;
 
 namespace rt {
 
-/* Exit codes of the runner, read by grader/backends/cpu/runner.py. */
+/* Exit codes of the runner, read by grader/backends/cpu/protocol.py (EXIT_*). */
 enum Exit {
     EXIT_OK = 0,
     EXIT_USAGE = 2,

@@ -57,8 +57,8 @@ void module_restore();
 
 using namespace rt;
 
-/* Fill of the unused bytes around each buffer; keep in sync with CANARY_BITS in
-   grader/backends/base.py. */
+/* Fill of the unused bytes around each buffer: CANARY_BITS in grader/model/launch.py
+   (tests/cpu/test_contract.py ties the two). */
 static const uint32_t CANARY = 0x7FC0DEADu;
 
 struct Arg {
@@ -258,7 +258,7 @@ static std::vector<Area> make_buffers(const Job& job, int pass) {
     return areas;
 }
 
-/* The file pass `pass` writes buffer `k` back to (runner.py makes it). */
+/* The file pass `pass` writes buffer `k` back to (grader/backends/cpu/job.py makes it). */
 static std::string out_name(int pass, size_t k) {
     return "out." + std::to_string(pass) + "." + std::to_string(k) + ".bin";
 }

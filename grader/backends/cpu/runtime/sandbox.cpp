@@ -1,6 +1,6 @@
 /* The worker's sandbox, applied before the student's module is loaded (its global
    constructors run at dlopen). What each layer does and needs is described in
-   grader/backends/cpu/sandbox.py; in order:
+   grader/toolchain/sandbox.py; in order:
 
    1. no_new_privs, so that nothing can gain privileges by exec or setuid;
    2. new network and IPC namespaces (no interfaces but a down loopback; System V IPC

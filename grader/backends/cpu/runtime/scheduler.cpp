@@ -20,6 +20,7 @@
 
 #include <mutex>
 
+#include "include/grader_ops.h"
 #include "scheduler.h"
 
 extern "C" {
@@ -317,14 +318,14 @@ static unsigned long long warp_result(Worker& w, int lo, unsigned group, int lan
     int seg = lane & ~(width - 1);
     int in_seg = lane & (width - 1);
     switch (f.w_op) {
-        case 1: /* shfl */
+        case GRADER_WARP_SHFL:
             return lane_value(w, lo, group, seg + (f.w_arg & (width - 1)), lane);
-        case 2: /* up */
+        case GRADER_WARP_SHFL_UP:
             return in_seg < f.w_arg ? f.w_value : lane_value(w, lo, group, lane - f.w_arg, lane);
-        case 3: /* down */
+        case GRADER_WARP_SHFL_DOWN:
             return in_seg + f.w_arg >= width ? f.w_value
                                              : lane_value(w, lo, group, lane + f.w_arg, lane);
-        case 4: { /* xor */
+        case GRADER_WARP_SHFL_XOR: {
             int src = lane ^ f.w_arg;
             if (src < seg || src >= seg + width) return f.w_value;
             return lane_value(w, lo, group, src, lane);
@@ -341,7 +342,7 @@ static unsigned long long warp_result(Worker& w, int lo, unsigned group, int lan
         unsigned long long v = w.fibers[(size_t)(lo + l)].w_value;
         unsigned int u = (unsigned int)v;
         if (v) acc |= 1ull << l;
-        if (f.w_op == 8 && v == f.w_value) acc |= 1ull << l;
+        if (f.w_op == GRADER_WARP_MATCH_ANY && v == f.w_value) acc |= 1ull << l;
         all = all && v != 0;
         any = any || v != 0;
         rsum += u;
@@ -352,10 +353,10 @@ static unsigned long long warp_result(Worker& w, int lo, unsigned group, int lan
         rxor ^= u;
     }
     switch (f.w_op) {
-        case 5: return acc & 0xffffffffull; /* ballot */
-        case 6: return any ? 1 : 0;
-        case 7: return all ? 1 : 0;
-        case 8: { /* match_any: lanes holding the same value */
+        case GRADER_WARP_BALLOT: return acc & 0xffffffffull;
+        case GRADER_WARP_ANY: return any ? 1 : 0;
+        case GRADER_WARP_ALL: return all ? 1 : 0;
+        case GRADER_WARP_MATCH_ANY: { /* lanes holding the same value */
             unsigned long long m = 0;
             for (int l = 0; l < 32; ++l) {
                 if (((mask >> l) & 1u) && w.fibers[(size_t)(lo + l)].w_value == f.w_value) {
@@ -364,13 +365,13 @@ static unsigned long long warp_result(Worker& w, int lo, unsigned group, int lan
             }
             return m;
         }
-        case 9: return (unsigned int)rsum;
-        case 10: return rmin;
-        case 11: return rmax;
-        case 12: return rand_;
-        case 13: return ror;
-        case 14: return rxor;
-        default: return 0; /* __syncwarp */
+        case GRADER_WARP_REDUCE_ADD: return (unsigned int)rsum;
+        case GRADER_WARP_REDUCE_MIN: return rmin;
+        case GRADER_WARP_REDUCE_MAX: return rmax;
+        case GRADER_WARP_REDUCE_AND: return rand_;
+        case GRADER_WARP_REDUCE_OR: return ror;
+        case GRADER_WARP_REDUCE_XOR: return rxor;
+        default: return 0; /* GRADER_WARP_SYNC */
     }
 }
 
@@ -455,9 +456,9 @@ static void release_barrier(Worker& w) {
             other_line = &f;
         }
         switch (f.bar_kind) {
-            case 1: f.bar_result = count; break;
-            case 2: f.bar_result = count == waiting ? 1 : 0; break;
-            case 3: f.bar_result = count > 0 ? 1 : 0; break;
+            case GRADER_BAR_COUNT: f.bar_result = count; break;
+            case GRADER_BAR_AND: f.bar_result = count == waiting ? 1 : 0; break;
+            case GRADER_BAR_OR: f.bar_result = count > 0 ? 1 : 0; break;
             default: f.bar_result = 0; break;
         }
         f.state = RUNNABLE;

@@ -90,7 +90,8 @@ extern Launch* g_launch;
 
 /* Fill pattern of shared memory at each block start: a quiet NaN with a payload no
    arithmetic makes, so an output that carries it was computed from shared memory that
-   no thread wrote. Keep in sync with SHARED_FILL_BITS in backends/base.py. */
+   no thread wrote. SHARED_FILL_BITS in grader/model/launch.py
+   (tests/cpu/test_contract.py ties the two). */
 constexpr uint32_t SHARED_FILL = 0x7FC5AB1Eu;
 constexpr size_t FIBER_STACK = 64u << 10;
 constexpr size_t DYN_SHARED_CAPACITY = 232448 + 4096; /* 227 KB, and slack */

@@ -161,12 +161,7 @@ void __grader_rt_atomic(const void* target);
 enum { warpSize = 32 };
 
 /* -- barriers ---------------------------------------------------------------------------- */
-enum {
-    GRADER_BAR_SYNC = 0,
-    GRADER_BAR_COUNT = 1,
-    GRADER_BAR_AND = 2,
-    GRADER_BAR_OR = 3,
-};
+#include "grader_ops.h"
 #define __syncthreads() ((void)grader_rt_barrier(GRADER_BAR_SYNC, 0, __LINE__))
 #define __syncthreads_count(p) grader_rt_barrier(GRADER_BAR_COUNT, (p) ? 1 : 0, __LINE__)
 #define __syncthreads_and(p) grader_rt_barrier(GRADER_BAR_AND, (p) ? 1 : 0, __LINE__)
@@ -178,24 +173,7 @@ static __inline__ void __threadfence_system(void) { __atomic_thread_fence(__ATOM
 
 /* -- warp intrinsics ------------------------------------------------------------------------
    Every lane of the mask must reach the call; the scheduler suspends each lane's fiber
-   until they have, then hands out the results. */
-enum {
-    GRADER_WARP_SYNC = 0,
-    GRADER_WARP_SHFL = 1,
-    GRADER_WARP_SHFL_UP = 2,
-    GRADER_WARP_SHFL_DOWN = 3,
-    GRADER_WARP_SHFL_XOR = 4,
-    GRADER_WARP_BALLOT = 5,
-    GRADER_WARP_ANY = 6,
-    GRADER_WARP_ALL = 7,
-    GRADER_WARP_MATCH_ANY = 8,
-    GRADER_WARP_REDUCE_ADD = 9,
-    GRADER_WARP_REDUCE_MIN = 10,
-    GRADER_WARP_REDUCE_MAX = 11,
-    GRADER_WARP_REDUCE_AND = 12,
-    GRADER_WARP_REDUCE_OR = 13,
-    GRADER_WARP_REDUCE_XOR = 14,
-};
+   until they have, then hands out the results (the codes: grader_ops.h). */
 
 namespace grader {
 template <class T>

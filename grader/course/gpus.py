@@ -1,0 +1,149 @@
+"""Which GPU each grading worker uses, and the gate that keeps timing alone on its GPU.
+
+Several workers may share a GPU for compiling and for the correctness runs, which are
+short and whose results do not depend on what else runs. Timing does: a kernel timed
+while another worker's kernel runs on the same GPU looks slower than it is. So each GPU
+has a gate, a pair of `flock` files: correctness runs hold it shared, timing holds it
+alone. A timing request closes a turnstile first, so that a steady stream of correctness
+runs cannot keep it waiting for ever. The kernel drops a dead worker's locks with its
+file descriptors, so a worker killed mid-run never blocks the others."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from grader.backends.base import Backend, Wrapper
+from grader.backends.timed import TimingCheck
+from grader.errors import SetupError, UsageError
+from grader.model.launch import Build, Launch, RunOutcome, Timing
+from grader.model.result import Diagnostic
+
+DEVICES_ENV = "CUDA_VISIBLE_DEVICES"
+
+
+def parse_gpus(text: str | None) -> list[int]:
+    """`--gpus 0,1,3` as a list of GPU indices; None or "" for none given."""
+    if not text:
+        return []
+    try:
+        gpus = [int(part) for part in text.split(",")]
+    except ValueError:
+        gpus = [-1]
+    if any(g < 0 for g in gpus) or len(set(gpus)) != len(gpus):
+        raise UsageError(f"--gpus takes distinct GPU numbers separated by commas, not {text!r}.")
+    return gpus
+
+
+def require_gpus(gpus: list[int], backend: str) -> None:
+    """Refuse GPUs that a batch would not use: --gpus with the cpu backend, or on a machine
+    without a usable GPU (where auto would quietly grade on the CPU)."""
+    if not gpus:
+        return
+    asked = f"--gpus {','.join(map(str, gpus))}"
+    if backend == "cpu":
+        raise UsageError(
+            f"{asked} is for the cuda backend; --backend cpu grades without a GPU. Leave out "
+            "--gpus, or use --backend cuda."
+        )
+    from grader.backends import gpu_status
+
+    usable, why = gpu_status()
+    if not usable:
+        raise SetupError(
+            f"{asked} asks for GPUs, but this machine has no usable NVIDIA GPU: "
+            f"{why.rstrip('.')}. Leave out --gpus to grade on the CPU, or run the batch on a "
+            "machine with a GPU (nvidia-smi should list it)."
+        )
+
+
+def physical_device(index: int) -> str:
+    """What to put in a worker's CUDA_VISIBLE_DEVICES for GPU `index` of this process.
+    When the batch itself was given a subset (as Slurm does), index counts within it."""
+    visible = os.environ.get(DEVICES_ENV)
+    if not visible:
+        return str(index)
+    names = [name.strip() for name in visible.split(",") if name.strip()]
+    if index >= len(names):
+        raise UsageError(
+            f"--gpus names GPU {index}, but only {len(names)} are visible here "
+            f"({DEVICES_ENV}={visible})."
+        )
+    return names[index]
+
+
+def gate_name(gpu: int | None) -> str:
+    return f"gpu-{gpu}" if gpu is not None else "gpu-default"
+
+
+class Gate:
+    """Shared for correctness runs, alone for timing; see the module's docstring."""
+
+    def __init__(self, folder: Path, name: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self._turnstile = os.open(folder / f"{name}.turnstile", os.O_RDWR | os.O_CREAT, 0o600)
+        self._lock = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        fcntl.flock(self._turnstile, fcntl.LOCK_EX)
+        fcntl.flock(self._lock, fcntl.LOCK_SH)
+        fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def alone(self) -> Iterator[None]:
+        fcntl.flock(self._turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX)
+        finally:
+            fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        os.close(self._turnstile)
+        os.close(self._lock)
+
+
+class GatedBackend(Wrapper):
+    """A backend whose GPU work passes through a Gate; everything else is delegated."""
+
+    def __init__(self, inner: Backend, gate: Gate) -> None:
+        super().__init__(inner)
+        self.gate = gate
+
+    def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+        with self.gate.shared():
+            return self.inner.run(build, launch, timeout)
+
+    def time(
+        self,
+        student: Build,
+        reference: Build,
+        launches: tuple[Launch, Launch],
+        budget: float,
+        check: TimingCheck | None = None,
+    ) -> Timing:
+        with self.gate.alone():
+            return self.inner.time(student, reference, launches, budget, check)
+
+    def sanitize(
+        self, build: Build, launches: list[Launch], timeout: float
+    ) -> list[list[Diagnostic]]:
+        with self.gate.shared():
+            return self.inner.sanitize(build, launches, timeout)
+
+    def close(self) -> None:
+        try:
+            self.inner.close()
+        finally:
+            self.gate.close()

@@ -1,0 +1,53 @@
+"""A result's score, split into points per case and for speed, for the gradebook's columns
+and Gradescope's tests. The split follows grader.judge.scoring exactly, so the parts always add
+up to the result's score: public and hidden cases share their lab's points equally, a
+broken lab rule scales every case by the same factor and forfeits speed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grader.judge import scoring
+from grader.model.lab import Lab
+from grader.model.result import CaseResult, Kind, Result
+
+SPEED = "speed"
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str  # "public/<case>", "hidden/<case>" or "speed"
+    points: float
+    max_points: float
+    case: CaseResult | None = None
+
+
+def column(case: CaseResult) -> str:
+    return f"{case.visibility}/{case.name}"
+
+
+def rule_broken(result: Result) -> bool:
+    return any(d.kind == Kind.REQUIREMENT for d in result.diagnostics)
+
+
+def correctness_max(lab: Lab, hidden_run: bool) -> float:
+    return lab.scoring.public + (lab.scoring.hidden if hidden_run else 0.0)
+
+
+def parts(lab: Lab, result: Result, hidden_run: bool) -> list[Part]:
+    """Points of each case in the result's order, then speed when speed was graded.
+    `hidden_run` says whether the grading had the secret: a result that stopped before
+    its cases (a failed static check) has no hidden case to tell."""
+    factor = scoring.REQUIREMENT_FACTOR if rule_broken(result) else 1.0
+    weights = {"public": lab.scoring.public, "hidden": lab.scoring.hidden}
+    counts = {v: sum(c.visibility == v for c in result.cases) for v in weights}
+    out = []
+    for case in result.cases:
+        share = weights[case.visibility] / counts[case.visibility]
+        out.append(Part(column(case), share * factor if case.passed else 0.0, share, case))
+    speed_max = result.max_score - correctness_max(lab, hidden_run)
+    if speed_max > 1e-9:
+        perf = result.performance
+        earned = perf.score if perf and not rule_broken(result) else 0.0
+        out.append(Part(SPEED, earned, speed_max))
+    return out

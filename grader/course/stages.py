@@ -1,0 +1,102 @@
+"""Where a batch's time goes: each stage of grading a submission, summed over the course.
+
+A worker times its backend's calls (`Clocked`): compiles, case runs (the sanitizer's too)
+and timing, and the rest of the grading (inputs, expected outputs, judging) is what is
+left of it. The batch times the workers' start-up and the writing of each submission's
+reports. On a GPU, case runs hold the GPU shared and timing holds it alone
+(grader.course.gpus); a stage's time includes its wait at that gate. Only figures for
+`bench/batch.py`: nothing here changes a grade."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from grader.backends.base import Backend, Wrapper
+from grader.backends.timed import TimingCheck
+from grader.model.interface import LaunchDefaults
+from grader.model.launch import Build, Launch, RunOutcome, Timing
+from grader.model.result import Diagnostic
+from grader.model.source import Submission
+
+WORKER_START = "worker start"
+COMPILE = "compile"
+CASES = "cases"
+TIMING = "timing"
+GRADING = "rest of grading"
+REPORTS = "reports"
+STAGES = (WORKER_START, COMPILE, CASES, TIMING, GRADING, REPORTS)
+GPU = {CASES: "shared", TIMING: "alone"}  # the stages that hold a GPU, and how
+TIMED = (COMPILE, CASES, TIMING)  # what a worker's backend times
+
+
+class Clocked(Wrapper):
+    """A backend whose builds, runs and timings are timed, by stage. Builds made at
+    once (grader.ahead) add up their own times."""
+
+    def __init__(self, inner: Backend) -> None:
+        super().__init__(inner)
+        self.seconds: Counter[str] = Counter()
+
+    @contextmanager
+    def _stage(self, name: str) -> Iterator[None]:
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[name] += time.monotonic() - start
+
+    def build(
+        self,
+        submission: Submission,
+        macros: dict[str, int],
+        launch_defaults: LaunchDefaults,
+        census: bool = False,
+    ) -> Build:
+        with self._stage(COMPILE):
+            return self.inner.build(submission, macros, launch_defaults, census)
+
+    def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+        with self._stage(CASES):
+            return self.inner.run(build, launch, timeout)
+
+    def time(
+        self,
+        student: Build,
+        reference: Build,
+        launches: tuple[Launch, Launch],
+        budget: float,
+        check: TimingCheck | None = None,
+    ) -> Timing:
+        with self._stage(TIMING):
+            return self.inner.time(student, reference, launches, budget, check)
+
+    def sanitize(
+        self, build: Build, launches: list[Launch], timeout: float
+    ) -> list[list[Diagnostic]]:
+        with self._stage(CASES):
+            return self.inner.sanitize(build, launches, timeout)
+
+    def take(self, graded: float) -> dict[str, float]:
+        """The stages of the grading that took `graded` seconds, since the last take."""
+        stages = {name: self.seconds[name] for name in TIMED}
+        stages[GRADING] = max(0.0, graded - sum(stages.values()))
+        self.seconds.clear()
+        return stages
+
+
+def read(message: object) -> dict[str, float]:
+    """A worker's stages as it sent them, with anything else left out."""
+    if not isinstance(message, Mapping):
+        return {}
+    return {
+        name: float(value)
+        for name, value in message.items()
+        if name in STAGES
+        and isinstance(value, (int, float))
+        and math.isfinite(value)
+        and value >= 0
+    }

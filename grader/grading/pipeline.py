@@ -1,0 +1,533 @@
+"""One grading, end to end: static checks, compile, interface, every case, timing, score.
+
+Expected outputs and hidden cases stay in this process; backends run the student's
+kernel in isolated workers and hand back only what the buffers held."""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grader
+from grader import defaults, labs
+from grader.ahead import Ahead
+from grader.backends import get_backend
+from grader.backends.base import Backend, BackendUnavailable
+from grader.errors import UsageError
+from grader.files import readable
+from grader.grading.speed import measure
+from grader.judge import cases as casegen
+from grader.judge import hints, launch_macros, rules, scoring
+from grader.judge.launch import at_launch, make_launch
+from grader.judge.verdict import INFORMATIVE, judge
+from grader.model import interface
+from grader.model.interface import LAUNCH_MACROS
+from grader.model.lab import Case, Lab
+from grader.model.launch import Build, Launch
+from grader.model.result import (
+    CaseResult,
+    CompileInfo,
+    Diagnostic,
+    Kind,
+    Performance,
+    Result,
+    Status,
+)
+from grader.model.source import Submission, link_on_the_way, no_code, read_submission, static_checks
+
+# Diagnostics that stop a build from being run at all.
+BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
+SANITIZE_FACTOR = 10  # a case under a sanitizer may take this many times its timeout
+SANITIZER_FOUND = (
+    "The output matched, but the sanitizer saw the kernel do something undefined (below): "
+    "a result that is right by luck can be wrong on another GPU, size or run."
+)
+
+
+# A build is made for each set of macro values, and apart for the census case.
+BuildKey = tuple[tuple[tuple[str, int], ...], bool]
+SLACK = 60.0  # seconds of a submission's deadline beyond what its compiles and cases need
+
+
+@dataclass
+class Options:
+    backend: str = "auto"  # "auto" | "cuda" | "cpu"
+    secret: str | None = None
+    timeout: float = defaults.CASE_TIMEOUT
+    timing: bool = True
+    sanitize: bool = False
+    allow_unsandboxed: bool = False
+    timing_budget: float = defaults.TIMING_BUDGET
+    jobs: int | None = None
+    timing_seed: int | None = None  # None: a fresh one for every grading
+    submission_timeout: float | None = None  # check's deadline; None: one no honest grading reaches
+
+
+def default_submission_timeout(
+    lab: Lab, case_timeout: float, timing: bool, secret: str | None, sanitize: bool = False
+) -> float:
+    """A deadline no honest grading reaches: every build at the compile timeout, every
+    case twice at the case timeout (the CPU backend runs two thread orders), timing, and
+    each public case under each sanitizer tool, loaded and run at its own limits."""
+    cases = casegen.cases_for(lab, secret)
+    builds = len({tuple(sorted(lab.macro_values(c.sizes).items())) for c in cases})
+    seconds = (builds + (2 if timing else 0)) * defaults.COMPILE_TIMEOUT
+    seconds += 2 * case_timeout * len(cases) + SLACK
+    if sanitize:
+        public = sum(c.visibility == "public" for c in cases)
+        seconds += 3 * public * (defaults.COMPILE_TIMEOUT + SANITIZE_FACTOR * case_timeout)
+    return seconds + (2 * defaults.TIMING_BUDGET if timing else 0.0)
+
+
+class DeadlinePassed(BaseException):
+    """The whole grading took longer than its deadline. A BaseException, as Ctrl-C is: it
+    unwinds through every `finally` that stops a worker or removes a folder, and no
+    `except Exception` on the way keeps the grading going."""
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raise DeadlinePassed in this thread once `seconds` have passed (SIGALRM, which only
+    the main thread receives; elsewhere there is no deadline)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise DeadlinePassed
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check(lab: str, path: Path, options: Options) -> Result:
+    """Grade the file at `path` for `lab`, within the submission timeout. Raises
+    GraderError only for problems of usage or setup; everything about the submission
+    itself goes into the Result, a grading that passed its deadline too."""
+    spec = labs.get(lab)
+    path = Path(path)
+    link = link_on_the_way(path)
+    if link == path:
+        raise UsageError(f"{path} is a symbolic link; grade the file itself, not a link to it.")
+    if link is not None:
+        raise UsageError(
+            f"{path} is reached through {link}, a symbolic link; grade the file by a path "
+            "with no link in it."
+        )
+    if path.is_dir():
+        kernels = sorted(str(p) for p in path.glob("*.cu")) or [str(path / "kernel.cu")]
+        raise UsageError(
+            f"{path} is a folder; give the kernel file in it: grader check {spec.name} "
+            f"{' or '.join(kernels[:3])}."
+        )
+    if not path.exists():
+        raise UsageError(f"There is no file {path}.")
+    if not path.is_file():
+        raise UsageError(f"{path} is not a regular file (a device or a FIFO); give a .cu file.")
+    seconds = options.submission_timeout or default_submission_timeout(
+        spec, options.timeout, options.timing, options.secret, options.sanitize
+    )
+    with get_backend(
+        options.backend, jobs=options.jobs, allow_unsandboxed=options.allow_unsandboxed
+    ) as backend:
+        device = backend.device()
+        try:
+            with _deadline(seconds):
+                return grade(spec, path, backend, options)
+        except DeadlinePassed:
+            # what ran is lost, as in a batch: its workers were stopped mid-case
+            reason = (
+                f"Grading took longer than {seconds:g} s (--submission-timeout) and was "
+                "stopped; the cases that ran are lost."
+            )
+            speed = options.timing and backend.measures_speed()
+            name = readable(path.name)
+            return not_graded(spec, name, reason, Kind.TIMEOUT, (backend.name, device),
+                              options.secret, speed)  # fmt: skip
+
+
+def not_graded(
+    lab: Lab,
+    submission: str,
+    reason: str,
+    kind: Kind,
+    backend: tuple[str, str],
+    secret: str | None,
+    speed: bool,
+) -> Result:
+    """The result of a submission that could not be graded (`backend` is the backend's
+    name and device): every case an error, no points, and the maximum it would have
+    had, so that it adds up like the others."""
+    cases = [
+        CaseResult(
+            name=c.name,
+            visibility=c.visibility,
+            sizes=c.shown_sizes,
+            status=Status.ERROR,
+            hint=reason,
+        )
+        for c in casegen.cases_for(lab, secret)
+    ]
+    most = scoring.total(lab.scoring, cases, bool(secret), None, speed, False).max_points
+    return Result(
+        lab=lab.name,
+        submission=submission,
+        backend=backend[0],
+        device=backend[1],
+        status=Status.ERROR,
+        score=0.0,
+        max_score=most,
+        compile=CompileInfo(ok=False, log=f"not graded: {reason}"),
+        cases=cases,
+        diagnostics=[Diagnostic(kind, reason)],
+        kernel=lab.kernel.name,
+        grader_version=grader.__version__,
+    )
+
+
+def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
+    started = time.monotonic()
+    submission, problems = read_submission(path)
+    result = Result(
+        lab=lab.name,
+        submission=submission.name,
+        backend=backend.name,
+        device=backend.device(),
+        status=Status.ERROR,
+        score=0.0,
+        max_score=0.0,
+        compile=CompileInfo(ok=False, log="not compiled: the file failed the static checks"),
+        kernel=lab.kernel.name,
+        grader_version=grader.__version__,
+        source=submission.text,  # empty for a file too large to read
+    )
+    problems += static_checks(submission.text, lab.forbidden)
+    empty = no_code(submission.text, submission.name, [k.name for k in lab.kernels])
+    problems += [empty] if empty and not problems else []
+    if problems:
+        result.diagnostics = problems
+        return _finish(lab, result, options, started, speed_graded=False)
+    Grading(lab, submission, backend, options, result).run()
+    result.notes += [n for n in backend.notes if n not in result.notes]
+    speed_graded = options.timing and backend.measures_speed()
+    return _finish(lab, result, options, started, speed_graded)
+
+
+@dataclass
+class Grading:
+    lab: Lab
+    submission: Submission
+    backend: Backend
+    options: Options
+    result: Result
+    builds: dict[BuildKey, Build] = field(default_factory=dict)
+    ahead: Ahead[BuildKey, Build] = field(init=False)  # run(): later builds made meanwhile
+    census: str | None = None  # the case whose run counts what the kernel executed
+    stopping: set[str] = field(default_factory=set)  # findings of rules that block cases
+    counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
+
+    def run(self) -> None:
+        all_cases = casegen.cases_for(self.lab, self.options.secret)
+        self.census = rules.census_case(self.lab, all_cases)
+        keys = [self.build_key(case) for case in all_cases]
+        with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
+            for case in all_cases:
+                self.result.cases.append(self.grade_case(case))
+        if not self.options.secret:
+            self.result.hidden_not_run = casegen.hidden_count(self.lab)
+        self.cross_case_hints()
+        if self.options.sanitize:
+            self.sanitize(all_cases)
+        self.race_fails_every_case()
+        self.executed_rules()
+        self.result.performance = self.performance()
+
+    # -- builds ---------------------------------------------------------------------------
+
+    def build_key(self, case: Case) -> BuildKey:
+        macros = self.lab.macro_values(case.sizes)
+        return tuple(sorted(macros.items())), case.name == self.census
+
+    def make_build(self, key: BuildKey) -> Build:
+        macros, census = key
+        return self.backend.build(
+            self.submission, dict(macros), self.lab.launch_defaults, census=census
+        )
+
+    def build_for(self, case: Case) -> Build:
+        """The case's build; its compile info and diagnostics go on the result in the
+        order the cases come, wherever it was made."""
+        key = self.build_key(case)
+        if key not in self.builds:
+            self.builds[key] = build = self.ahead.get(key)
+            self.absorb(build, case)
+        return self.builds[key]
+
+    def absorb(self, build: Build, case: Case) -> None:
+        """Record a new build's compile info and diagnostics on the result, once."""
+        if len(self.builds) == 1 or not build.compile.ok:
+            self.result.compile = build.compile
+        found = list(build.diagnostics)
+        if build.interface is not None:
+            found += interface.check(self.lab, build.interface, case.sizes)
+            kernel = self.lab.kernel.name
+            for rule in self.lab.requirements:
+                message = rule.check(build.interface, kernel) if rule.blocks else None
+                if message:
+                    self.stopping.add(message)
+            if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
+                self.result.launch = launch_macros.describe(
+                    self.submission.text, build.interface.launch, build.macros
+                )
+        build.diagnostics = found
+        known = {(d.kind, d.message) for d in self.result.diagnostics}
+        self.result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
+
+    # -- cases ----------------------------------------------------------------------------
+
+    def grade_case(self, case: Case) -> CaseResult:
+        start = time.monotonic()
+        build = self.build_for(case)
+        blocked = [d for d in build.diagnostics if d.kind in BLOCKING or d.message in self.stopping]
+        hangs = sum(c.status == Status.TIMEOUT for c in self.result.cases)
+        if not build.ok or blocked:
+            result = _not_run(case, blocked, build)
+        elif hangs >= defaults.MAX_TIMEOUTS:
+            result = CaseResult(
+                name=case.name,
+                visibility=case.visibility,
+                sizes=case.shown_sizes,
+                status=Status.TIMEOUT,
+                hint=f"Not run: the kernel already hung in {hangs} cases.",
+            )
+        else:
+            result = self.run_case(case, build)
+        result.seconds = time.monotonic() - start
+        return result
+
+    def run_case(self, case: Case, build: Build) -> CaseResult:
+        inputs = casegen.make_inputs(self.lab, case)
+        sized = at_launch(self.lab, case, build.interface)
+        expected = casegen.expected_outputs(self.lab, sized, inputs)
+        launch, layouts = make_launch(self.lab, case, inputs, build.interface)
+        outcome = self.backend.run(build, launch, self.options.timeout)
+        if outcome.completed and case.name == self.census:
+            self.counted.append((case.name, outcome.executed))
+        return judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
+
+    def cross_case_hints(self) -> None:
+        """A sentence from what the cases have in common. A public case's comes from the
+        public cases alone: its report is shown before the deadline, and must say nothing
+        of how the hidden cases went."""
+        public = [c for c in self.result.cases if c.visibility == "public"]
+        by_sight = {
+            "public": hints.cross_case(self.lab, public),
+            "hidden": hints.cross_case(self.lab, self.result.cases),
+        }
+        for case in self.result.cases:
+            found = by_sight[case.visibility]
+            if found and not case.passed:
+                kind, sentence = found
+                case.hint = f"{case.hint} {sentence}" if case.hint else sentence
+                case.hint_kind = case.hint_kind or kind
+
+    def race_fails_every_case(self) -> None:
+        """A race among threads found in one case makes the kernel wrong in all of them:
+        where its numbers came out right, that was luck, and a GPU has more of it than
+        the CPU backend, whose threads take turns. So both backends grade it alike. A
+        public case names only a public case that raced: which hidden case did, and so
+        how large it is, stays out of what is shown before the deadline."""
+        found = [(c, d) for c in self.result.cases for d in c.diagnostics if _among_threads(d)]
+        if not found:
+            return
+        for case in self.result.cases:
+            if not case.passed:
+                continue
+            raced, race = next(
+                ((c, d) for c, d in found if _may_name(case, c)), (None, found[0][1])
+            )
+            kernel = race.kernel or self.lab.kernel.name
+            where = (
+                f"Case {raced.name} showed a race in {kernel} (see that case)."
+                if raced is not None
+                else f"A race was found in another case, in {kernel}."
+            )
+            case.status = Status.FAILED
+            case.diagnostics.append(
+                Diagnostic(
+                    Kind.RACE,
+                    f"{where} With a race the results depend on the order the threads happen "
+                    "to run in, so this case's right numbers were luck: it fails until the "
+                    "race is fixed.",
+                    kernel=race.kernel,
+                )
+            )
+
+    def executed_rules(self) -> None:
+        """The lab's rules against what the kernel executed in the cases (grader.judge.rules).
+        Where the census case hung, the rules about what it executes are not judged: a
+        loop that never ends lets the compiler drop the code after it, and the run
+        counted nothing, so the hang is what the report says."""
+        built = next((b.interface for b in self.builds.values() if b.ok), None)
+        if built is None:
+            return
+        census = next((c for c in self.result.cases if c.name == self.census), None)
+        if census is not None and census.status == Status.TIMEOUT:
+            kernel = self.lab.kernel.name
+            for rule in (r for r in self.lab.requirements if r.executes):
+                said = rule.check(built, kernel)
+                self.result.diagnostics = [d for d in self.result.diagnostics if d.message != said]
+                self.result.notes.append(
+                    f"Not judged: the lab's rule that {rule.says}, since the kernel hung in "
+                    f"case {census.name}, where the grader counts what it executes."
+                )
+            return
+        found, notes = rules.judge(self.lab, built, self.counted)
+        known = {(d.kind, d.message) for d in self.result.diagnostics}
+        self.result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
+        self.result.notes += [n for n in notes if n not in self.result.notes]
+
+    # -- sanitizer and timing -------------------------------------------------------------
+
+    def sanitize(self, all_cases: list[Case]) -> None:
+        """The public cases again, under the backend's checker. What it finds in a case
+        fails that case, as the CPU backend's own checks do. Cases that hung are left
+        out: the checker would only hang with them."""
+        results = {c.name: c for c in self.result.cases}
+        public = [
+            c
+            for c in all_cases
+            if c.visibility == "public" and results[c.name].status != Status.TIMEOUT
+        ]
+        groups: dict[int, tuple[Build, list[tuple[CaseResult, Launch]]]] = {}
+        for case in sorted(public, key=lambda c: math.prod(self.lab.extent(c.sizes))):
+            build = self.build_for(case)
+            if not build.ok or any(d.kind in BLOCKING for d in build.diagnostics):
+                continue
+            inputs = casegen.make_inputs(self.lab, case)
+            launch = make_launch(self.lab, case, inputs, build.interface)[0]
+            groups.setdefault(id(build), (build, []))[1].append((results[case.name], launch))
+        if not groups:
+            self.result.notes.append("--sanitize did not run: no public case ran to its end.")
+            return
+        for build, runs in groups.values():
+            launches = [launch for _, launch in runs]
+            try:
+                found = self.backend.sanitize(
+                    build, launches, self.options.timeout * SANITIZE_FACTOR
+                )
+            except BackendUnavailable as why:
+                self.result.notes.append(f"--sanitize did not run: {why}")
+                return
+            for (case_result, _), diagnostics in zip(runs, found, strict=True):
+                _add_findings(case_result, diagnostics)
+
+    def performance(self) -> Performance | None:
+        if not self.options.timing:
+            self.result.notes.append("Speed was not measured (--no-timing).")
+            return None
+        if not self.backend.measures_speed():
+            self.result.notes.append(
+                f"Speed is scored only on a GPU; the {self.backend.name} backend checks "
+                "correctness and memory safety."
+            )
+            return None
+        if not self.result.cases or not all(c.passed for c in self.result.cases):
+            self.result.notes.append("Speed is measured once every case passes; it earns 0 now.")
+            return None
+        performance, untrusted = measure(
+            self.lab,
+            self.submission,
+            self.backend,
+            self.options.timing_budget,
+            self.options.timing_seed,
+        )
+        self.result.diagnostics += untrusted
+        return performance
+
+
+def _may_name(case: CaseResult, other: CaseResult) -> bool:
+    """Whether `case`'s messages may name `other`: a hidden case may name any case, a
+    public one only public ones."""
+    return other.visibility == "public" or case.visibility == "hidden"
+
+
+def _among_threads(found: Diagnostic) -> bool:
+    """A race whose outcome timing decides wherever the code runs; not two blocks storing
+    into one element (the CPU backend names the block and no thread), an index that goes
+    wrong at some sizes only, which fails just the cases it shows in."""
+    return found.kind == Kind.RACE and not (found.block is not None and found.thread is None)
+
+
+def _add_findings(result: CaseResult, found: list[Diagnostic]) -> None:
+    known = {(d.kind, d.message) for d in result.diagnostics}
+    result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
+    if result.passed and any(d.kind not in INFORMATIVE for d in found):
+        result.status = Status.FAILED
+        if not result.hint:
+            result.hint, result.hint_kind = SANITIZER_FOUND, "sanitizer_found"
+
+
+def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:
+    if not build.compile.ok:
+        macros = ", ".join(f"{k}={v}" for k, v in build.macros.items())
+        why = f"The kernel did not compile{f' with {macros}' if macros else ''}."
+    else:
+        why = blocked[0].message if blocked else "The kernel could not be launched."
+    return CaseResult(
+        name=case.name,
+        visibility=case.visibility,
+        sizes=case.shown_sizes,
+        status=Status.ERROR,
+        hint=why,
+    )
+
+
+# -- the end -----------------------------------------------------------------------------
+
+
+def _finish(
+    lab: Lab, result: Result, options: Options, started: float, speed_graded: bool
+) -> Result:
+    rule_broken = any(d.kind == Kind.REQUIREMENT for d in result.diagnostics)
+    score = scoring.total(
+        lab.scoring,
+        result.cases,
+        bool(options.secret),
+        result.performance,
+        speed_graded,
+        rule_broken,
+    )
+    result.score, result.max_score = score.points, score.max_points
+    result.status = _status(result)
+    if result.hidden_not_run:
+        result.notes.append(
+            # said to students too (Gradescope, CI): no flag or secret they cannot have
+            f"{result.hidden_not_run} hidden cases, worth {lab.scoring.hidden:g} points, were "
+            "not run here: the course staff run them when they grade."
+        )
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _status(result: Result) -> Status:
+    """error: nothing could be run; failed: graded with failures; passed: all passed."""
+    if not result.cases or all(
+        c.status == Status.ERROR and not c.diagnostics for c in result.cases
+    ):
+        return Status.ERROR
+    failed = any(not c.passed for c in result.cases) or any(
+        d.kind not in INFORMATIVE for d in result.diagnostics
+    )
+    return Status.FAILED if failed or not result.cases else Status.PASSED

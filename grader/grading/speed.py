@@ -1,0 +1,427 @@
+"""The grader's side of timing: the student's kernel measured against the reference
+(`measure`), its speed and points (`performance_of`, `speedup_statistics`), and the trust
+in the timed launches (see grader.backends.timed for what the GPU does): every student
+launch's sampled output is compared with float64 values computed here for exactly those
+elements, with the lab's own tolerance and the same precision test as a case's
+(grader.judge.compare: a kernel that computes in half, bfloat16 or TF32 at the timed size
+fails it), and the student's time is held against what the machine can do at all. Any
+failure costs the speed points."""
+
+from __future__ import annotations
+
+import math
+import secrets
+import statistics
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+
+from grader import defaults, machine
+from grader.backends import timed
+from grader.backends.base import Backend
+from grader.judge import cases as casegen
+from grader.judge import hints
+from grader.judge.compare import Allowance, Comparison, allowance, compare, counted, magnitudes
+from grader.judge.launch import at_launch, layout, timing_launches
+from grader.model.lab import Case, Lab, Read
+from grader.model.launch import Timing
+from grader.model.result import Diagnostic, Kind, Performance
+from grader.model.source import Submission, read_submission
+
+IMPOSSIBLE = 1.2  # a rate above this multiple of the machine's ceiling is not real
+THREADS = 8  # at most, computing the samples' expected values
+SPARE_CORES = 2  # left to the GPU worker, whose launches a busy CPU would delay
+LAUNCH_INPUTS = 1 << 20  # input elements one launch's sample may read; fewer outputs past it
+GRADING_INPUTS = 1 << 24  # input elements all of a grading's samples may read
+SMALLEST_SAMPLE = 256  # output elements, however many inputs each one reads
+
+
+def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> timed.TimingCheck:
+    """Draw every input buffer but those the host drew (`host`, cases.timing_inputs),
+    which are restored, and poison (or zero) every output and scratch buffer before
+    each student launch; sample the outputs after it, where the lab can compute a
+    sample; time no more rounds than the host can check. `case` has the student's
+    launch macros among its sizes."""
+    inputs, restored, outputs, zeroed, samples, cost = [], [], [], [], [], 0
+    for name, param in lab.buffers.items():
+        if lab.is_input(name):
+            (restored if name in host else inputs).append(name)
+            continue
+        (zeroed if lab.array(name).initial == "zero" else outputs).append(name)
+        if lab.sampler is not None and any(o.name == name for o in lab.outputs):
+            lay = layout(lab, param, case.sizes)
+            sample, read = _sample(lab, case, name, lay, seed, host)
+            samples.append(sample)
+            cost += read
+    rounds = max(
+        defaults.TIMING_MIN_ROUNDS, min(defaults.TIMING_MAX_ROUNDS, GRADING_INPUTS // max(cost, 1))
+    )
+    return timed.TimingCheck(
+        seed,
+        tuple(inputs),
+        tuple(outputs),
+        tuple(samples),
+        zeroed=tuple(zeroed),
+        rounds=rounds,
+        restored=tuple(restored),
+    )
+
+
+def _sample(
+    lab: Lab, case: Case, name: str, lay, seed: int, host: dict[str, np.ndarray]
+) -> tuple[timed.Sample, int]:
+    """A sample of about SAMPLE_ELEMENTS outputs, fewer where they would read more than
+    LAUNCH_INPUTS inputs (a block's sum reads thousands), but never under SMALLEST_SAMPLE;
+    and the inputs it reads."""
+    sample = timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape))
+    cost = inputs_read(lab, case, sample, seed, host)
+    if cost <= LAUNCH_INPUTS:
+        return sample, cost
+    total = max(SMALLEST_SAMPLE, timed.SAMPLE_ELEMENTS * LAUNCH_INPUTS // cost)
+    sample = timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape, total))
+    return sample, inputs_read(lab, case, sample, seed, host)
+
+
+def inputs_read(
+    lab: Lab, case: Case, sample: timed.Sample, seed: int, host: dict[str, np.ndarray]
+) -> int:
+    """Input elements the host draws to compute one launch's `sample` (those it drew
+    once, `host`, cost nothing more)."""
+    read = reader(lab, case, seed, host, 0)
+    needs = lab.sampler.needs(case.sizes, timed.sample_axes(sample, seed, 0), read)
+    return sum(
+        math.prod(lab.array_shape(name, case.sizes))
+        if coords is None
+        else math.prod(np.broadcast_shapes(*(np.shape(c) for c in coords)))
+        for name, coords in needs.items()
+        if name not in host
+    )
+
+
+class Expected:
+    """What each checked launch's samples must hold: per sample, the float64 values and
+    their Allowance. Threads compute them in launch order while the GPU times, as many
+    as the timing can make (numpy releases the interpreter's lock in its loops), and
+    drop those past the launches it made. `host` holds the inputs the host drew
+    (cases.timing_inputs)."""
+
+    def __init__(
+        self, lab: Lab, case: Case, check: timed.TimingCheck, host: dict[str, np.ndarray]
+    ) -> None:
+        self.lab, self.case, self.check, self.host = lab, case, check, host
+        threads = min(THREADS, max(1, machine.cores() - SPARE_CORES))
+        self._pool = ThreadPoolExecutor(max_workers=threads)
+        self._futures: dict[int, Future] = {}
+
+    def __enter__(self) -> Expected:
+        if self.check.samples:
+            self.need(self.check.launches)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)  # what runs still is short
+
+    def need(self, launches: int) -> None:
+        """Compute launches 0 to `launches` - 1, and no later one that has not started."""
+        for launch, future in self._futures.items():
+            if launch >= launches:
+                future.cancel()
+        for launch in range(launches):
+            self._future(launch)
+
+    def of(self, launch: int) -> list[tuple[np.ndarray, Allowance]]:
+        return self._future(launch).result()
+
+    def _future(self, launch: int) -> Future:
+        """The launch's computation, submitted where it never was or was cancelled."""
+        future = self._futures.get(launch)
+        if future is None or future.cancelled():
+            future = self._futures[launch] = self._pool.submit(self._compute, launch)
+        return future
+
+    def _compute(self, launch: int) -> list[tuple[np.ndarray, Allowance]]:
+        return [
+            expected_sample(
+                self.lab,
+                self.case,
+                self.check,
+                self.host,
+                sample,
+                timed.sample_axes(sample, self.check.seed, launch),
+                launch,
+            )
+            for sample in self.check.samples
+        ]
+
+
+def judge(expected: Expected, timing: Timing, student_ms: float) -> list[Diagnostic]:
+    """What makes the timing untrustworthy: a wrong timed output (or one less precise
+    than float32), then a time the machine cannot reach. Empty when the speed may be
+    scored."""
+    found = []
+    wrong = first_wrong(expected, timing)
+    if wrong is not None:
+        found.append(wrong)
+    if timing.student_ms and timing.ceilings:
+        fast = impossible(expected.lab, expected.case, student_ms, timing.ceilings)
+        if fast is not None:
+            found.append(fast)
+    return found
+
+
+def first_wrong(expected: Expected, timing: Timing) -> Diagnostic | None:
+    """The first checked launch whose sample holds a wrong element, or is less precise
+    than float32, as a diagnostic."""
+    check = expected.check
+    expected.need(timing.checked)
+    for launch in range(timing.checked):
+        for sample, (want, allowed) in zip(check.samples, expected.of(launch), strict=True):
+            got = timing.samples[sample.buffer][launch].reshape(want.shape)
+            found = compare(sample.buffer, want, got, allowed.tolerance, allowed.magnitude)
+            if found.ok:
+                continue
+            if found.bad.any() and not found.like_lower_precision:
+                axes = timed.sample_axes(sample, check.seed, launch)
+                return _wrong(expected.lab, found, axes, launch, timing.checked)
+            return _imprecise(expected.lab, found, launch, timing.checked)
+    return None
+
+
+def expected_sample(
+    lab: Lab,
+    case: Case,
+    check: timed.TimingCheck,
+    host: dict[str, np.ndarray],
+    sample: timed.Sample,
+    axes: tuple[np.ndarray, ...],
+    launch: int,
+) -> tuple[np.ndarray, Allowance]:
+    """The float64 values of `sample`'s grid at the student's launch `launch`, and their
+    Allowance."""
+    sizes = case.sizes
+    values = sample_inputs(lab, case, check, host, axes, launch)
+    output = sample.buffer
+    expected = lab.sampler.combine(sizes, values, axes)[output]
+    if lab.array(output).exact:  # no tolerance, so no bound to compute
+        none = np.zeros(np.shape(expected))
+        return expected, allowance(lab, sizes, none, none, output)
+    bound = lab.sampler.combine(sizes, magnitudes(values), axes)[output]
+    terms = lab.sampler.combine(sizes, counted(values), axes)[output]
+    return expected, allowance(lab, sizes, bound, terms, output)
+
+
+def sample_inputs(
+    lab: Lab,
+    case: Case,
+    check: timed.TimingCheck,
+    host: dict[str, np.ndarray],
+    axes: tuple[np.ndarray, ...],
+    launch: int,
+) -> dict[str, np.ndarray]:
+    """The inputs the elements on the grid `axes` read at the student's launch `launch`,
+    shaped as the lab's sampler needs them."""
+    read = reader(lab, case, check.seed, host, launch)
+    return {
+        name: read(name, coords)
+        for name, coords in lab.sampler.needs(case.sizes, axes, read).items()
+    }
+
+
+def reader(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray], launch: int) -> Read:
+    """read(name, coords) for the lab's sampler: input `name` at `coords` (None: all of
+    it, as its logical array) at the student's launch `launch`, what the host drew or
+    what the GPU drew for that launch; 0 outside the array. Floats come as float64,
+    integers in their own type."""
+
+    def read(name: str, coords) -> np.ndarray:
+        shape = lab.array_shape(name, case.sizes)
+        if name in host:
+            values = np.asarray(host[name]).reshape(shape)
+            return _widened(values if coords is None else _at(values, coords))
+        lay = layout(lab, lab.buffers[name], case.sizes)
+        key = timed.launch_key(seed, launch, name)
+        if coords is None:
+            return _widened(lay.unpack(timed.drawn_array(key, lay.elements, lay.dtype)))
+        return _widened(_at(_DrawnBuffer(key, lay), coords))
+
+    return read
+
+
+class _DrawnBuffer:
+    """A buffer as the GPU draws it, element by element: drawn[coords]."""
+
+    def __init__(self, key: tuple[int, int], lay) -> None:
+        self.key, self.lay = key, lay
+        self.shape, self.dtype = lay.shape, np.dtype(lay.dtype)
+
+    def __getitem__(self, coords) -> np.ndarray:
+        flat = timed.flat_indices(self.lay.strides, coords)
+        return timed.drawn_elements(self.key, flat, self.dtype)
+
+
+def _at(values, coords) -> np.ndarray:
+    """values[coords] (an array, or a _DrawnBuffer), 0 where a coordinate lies outside.
+    Most axes' coordinates are small until they broadcast, and most are all inside:
+    test and clip them first, and only those that need it."""
+    shape = values.shape
+    outside = [
+        (c < 0) | (c >= extent)
+        for c, extent in zip(coords, shape, strict=True)
+        if np.size(c) and (np.min(c) < 0 or np.max(c) >= extent)
+    ]
+    if 0 in shape:  # an empty input: every coordinate lies outside
+        return np.zeros(np.broadcast_shapes(*(np.shape(c) for c in coords)), values.dtype)
+    if outside:
+        coords = [np.clip(c, 0, n - 1) for c, n in zip(coords, shape, strict=True)]
+    got = np.array(values[tuple(coords)], copy=True)
+    if outside:
+        got[np.logical_or.reduce(np.broadcast_arrays(*outside))] = 0
+    return got
+
+
+def _widened(values: np.ndarray) -> np.ndarray:
+    return values.astype(np.float64) if values.dtype.kind == "f" else np.array(values)
+
+
+def timed_size(lab: Lab) -> str:
+    return ", ".join(f"{k}={v}" for k, v in lab.timing_sizes.items())
+
+
+def _wrong(
+    lab: Lab,
+    found: Comparison,
+    axes: tuple[np.ndarray, ...],
+    launch: int,
+    launches: int,
+) -> Diagnostic:
+    first = found.first_mismatch()
+    index = [int(ax[i]) for ax, i in zip(axes, first.index, strict=True)]
+    name = f"{found.name}{index}"
+    if found.unwritten[first.index]:
+        what = f"never wrote {name}"
+    elif first.got is None:
+        what = f"wrote NaN to {name}, where {first.expected:.6g} was expected"
+    else:
+        what = f"wrote {first.got:.6g} to {name}, where {first.expected:.6g} was expected"
+    return Diagnostic(
+        Kind.TIMING,
+        f"At the timed size ({timed_size(lab)}), {lab.kernel.name} {what} "
+        f"(timed launch {launch + 1} of {launches}; {found.mismatches} of "
+        f"{found.bad.size} sampled elements were wrong). Every timed launch gets fresh "
+        "random inputs and its output is checked like a case's, so this timing earns no "
+        "speed points. Check the kernel at this size: an index that overflows an int, or "
+        "a loop or tile count that stops short of large sizes.",
+        kernel=lab.kernel.name,
+    )
+
+
+def _imprecise(lab: Lab, found: Comparison, launch: int, launches: int) -> Diagnostic:
+    return Diagnostic(
+        Kind.TIMING,
+        f"At the timed size ({timed_size(lab)}), in timed launch {launch + 1} of {launches} "
+        f"of {lab.kernel.name}: {hints.less_precise_than_float32(found)} The timed "
+        "launches are held to float32 as the cases are, so this timing earns no speed "
+        "points.",
+        kernel=lab.kernel.name,
+    )
+
+
+def impossible(
+    lab: Lab, case: Case, student_ms: float, ceilings: dict[str, float]
+) -> Diagnostic | None:
+    """A diagnostic when the student's time implies more work per second than the GPU's
+    measured fp32 peak or copy bandwidth allow, by more than IMPOSSIBLE."""
+    flops, moved = lab.work(case.sizes)
+    seconds = student_ms / 1e3
+    checks = (
+        ("fp32 arithmetic", flops, ceilings.get("flops", 0.0), 1e12, "TFLOP/s"),
+        ("memory traffic", moved, ceilings.get("bytes", 0.0), 1e9, "GB/s"),
+    )
+    for what, work, ceiling, scale, unit in checks:
+        if ceiling <= 0 or work <= 0:
+            continue
+        if seconds <= 0 or work / seconds > IMPOSSIBLE * ceiling:
+            rate = f"{work / seconds / scale:.1f} {unit}" if seconds > 0 else "an infinite rate"
+            return Diagnostic(
+                Kind.TIMING,
+                f"At the timed size ({timed_size(lab)}), {lab.kernel.name} took "
+                f"{student_ms:.4g} ms: {rate} of {what}, more than {IMPOSSIBLE:g} times "
+                f"this GPU's measured ceiling of {ceiling / scale:.1f} {unit}. No kernel "
+                "can do the lab's work that fast, so the timing cannot be trusted and earns "
+                "no speed points.",
+                kernel=lab.kernel.name,
+            )
+    return None
+
+
+# -- measuring ---------------------------------------------------------------------------
+
+
+def measure(
+    lab: Lab, submission: Submission, backend: Backend, budget: float, seed: int | None
+) -> tuple[Performance, list[Diagnostic]]:
+    """The student's speed against the reference's, with every timed student launch
+    checked (above), within `budget` seconds, on inputs drawn from `seed` (a fresh one
+    where None); and what makes the timing untrustworthy, which costs the speed points."""
+    seed = seed if seed is not None else secrets.randbits(63)
+    case, host = casegen.timing_inputs(lab, seed)
+    macros = lab.macro_values(case.sizes)
+    ref_path = lab.home / "reference.cu"
+    reference_sub, _ = read_submission(ref_path)
+    student = backend.build(submission, macros, lab.launch_defaults)
+    reference = backend.build(reference_sub, macros, lab.launch_defaults)
+    # One set of buffers for both kernels, so both read the same device memory.
+    launch_s, launch_r = timing_launches(lab, case, host, student.interface, reference.interface)
+    sized = at_launch(lab, case, student.interface)
+    check = plan(lab, sized, seed, host)
+    with Expected(lab, sized, check, host) as expected:
+        timing = backend.time(student, reference, (launch_s, launch_r), budget, check)
+        performance = performance_of(lab, case, timing)
+        untrusted = judge(expected, timing, performance.student_ms)
+    if untrusted:
+        performance.score = 0.0
+        performance.note = f"{performance.note} Not scored: {untrusted[0].message}".strip()
+    elif timing.checked:
+        performance.note += (
+            f" Each of the {timing.checked} timed launches of the kernel ran on fresh random "
+            "inputs and its output was checked."
+        )
+    return performance, untrusted
+
+
+def performance_of(lab: Lab, case: Case, timing) -> Performance:
+    """The speed of `timing` at the timing case's sizes (those shown)."""
+    sizes = case.shown_sizes
+    if not timing.student_ms:
+        return Performance(
+            student_ms=0.0,
+            reference_ms=0.0,
+            speedup=0.0,
+            spread=0.0,
+            score=0.0,
+            max_score=lab.scoring.performance,
+            sizes=dict(sizes),
+            note=timing.note or "Timing failed.",
+        )
+    speedup, spread = speedup_statistics(timing.student_ms, timing.reference_ms)
+    return Performance(
+        student_ms=statistics.median(timing.student_ms),
+        reference_ms=statistics.median(timing.reference_ms),
+        speedup=speedup,
+        spread=spread,
+        score=lab.scoring.performance_points(speedup),
+        max_score=lab.scoring.performance,
+        sizes=dict(sizes),
+        rounds=len(timing.student_ms),
+        student_samples=list(timing.student_ms),
+        reference_samples=list(timing.reference_ms),
+        note=timing.note,
+    )
+
+
+def speedup_statistics(student_ms: list[float], reference_ms: list[float]) -> tuple[float, float]:
+    """Median of the per-round reference/student ratios, and their relative spread."""
+    found = timed.ratios(student_ms, reference_ms)
+    if not found:
+        return 0.0, 0.0
+    return timed.speedup(student_ms, reference_ms), timed.relative_spread(found)

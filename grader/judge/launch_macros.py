@@ -1,0 +1,226 @@
+"""The launch macros a submission sets, the defaults the grader filled in, and sizes in
+the submission's own code that disagree with them.
+
+A kernel written for 32 x 32 tiles that never defines BLOCK_X and BLOCK_Y runs with the
+grader's default 16 x 16 blocks; its wrong outputs alone do not say so. This reads the
+file's own `#define`s, evaluates the simple ones, and compares the sizes its blocks step
+by (`blockIdx.y * TILE_WIDTH`) and its shared tiles with the launch."""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Mapping
+
+from grader.model.interface import LAUNCH_MACROS
+from grader.model.result import LaunchMacros
+from grader.model.source import line_of, strip_comments
+
+_DEFINE = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)$")
+_STEP = re.compile(
+    r"\bblockIdx\s*\.\s*([xyz])\s*\*\s*(\(?\s*[A-Za-z_]\w*\s*\)?|\d+)"
+    r"|(\b[A-Za-z_]\w*|\b\d+)\s*\*\s*blockIdx\s*\.\s*([xyz])"
+)
+# A second factor after `2 * blockIdx.x`: `* BLOCK_X`, `* blockDim.x` (2 * BLOCK_X in all)
+_MORE = re.compile(r"\s*\*\s*(blockDim\s*\.\s*[xyz]|\(?\s*[A-Za-z_]\w*\s*\)?|\d+)")
+# Bounded, so that each __shared__ is read a few hundred characters on at most, however
+# many there are: a real declaration is far shorter.
+_SHARED = re.compile(
+    r"\b__shared__\b[^;{}()]{0,200}?\b([A-Za-z_]\w*+)\s*+((?:\[[^\]\[]{1,200}\]\s*+){2,8});"
+)
+_TILE_LIKE = re.compile(r"TILE|BLOCK", re.IGNORECASE)
+_OPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+}
+
+
+def describe(text: str, launch: Mapping[str, int], macros: Mapping[str, int]) -> LaunchMacros:
+    """What `text` sets of the launch, as compiled with the grader's `macros`, and a
+    sentence for each size in it that the launch `launch` (BLOCK_X .. TILE_Z) does not
+    match."""
+    code = strip_comments(text)
+    defines = {name: body.strip() for name, body in _DEFINE.findall(code)}
+    defined = [m for m in LAUNCH_MACROS if m in defines]
+    known = _Values(defines, {**macros, **launch})
+    steps = _steps(code, known, launch, defined)
+    # a step that disagrees already says the launch is not the file's: once is enough
+    tiles = [] if steps else _tiles(code, defines, known, launch, defined)
+    return LaunchMacros(values=dict(launch), defined=defined, warnings=[*steps.values(), *tiles])
+
+
+class _Values:
+    """Values of simple macros: integer arithmetic over numbers and other macros, each
+    macro worked out once (a macro naming another twice, again and again, would double
+    the work at every level), each value within 64 bits."""
+
+    def __init__(self, defines: Mapping[str, str], fixed: Mapping[str, int]):
+        self.defines = defines
+        self.fixed = dict(fixed)
+        self.worked_out: dict[str, int | None] = {}
+
+    def of(self, expression: str, depth: int = 0) -> int | None:
+        if depth > 16:
+            return None
+        text = re.sub(r"\b(\d+)[uUlL]+\b", r"\1", expression.strip())
+
+        def name(match: re.Match) -> str:
+            value = self.name(match.group(0), depth + 1)
+            return "None" if value is None else f"({value})"
+
+        text = re.sub(r"\b[A-Za-z_]\w*\b", name, text)
+        try:
+            return _evaluate(ast.parse(text, mode="eval").body)
+        except (SyntaxError, ValueError, ZeroDivisionError, RecursionError, MemoryError):
+            return None
+
+    def name(self, name: str, depth: int = 0) -> int | None:
+        if name in self.fixed:
+            return self.fixed[name]
+        if name not in self.worked_out:
+            body = self.defines.get(name)
+            self.worked_out[name] = self.of(body, depth) if body else None
+        return self.worked_out[name]
+
+
+def _evaluate(node: ast.AST) -> int:
+    return _within_64_bits(_value(node))
+
+
+def _within_64_bits(value: int) -> int:
+    if not -(1 << 63) <= value < 1 << 64:
+        raise ValueError("not a size")
+    return value
+
+
+def _value(node: ast.AST) -> int:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _evaluate(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp):
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Div | ast.FloorDiv):
+            return int(left / right) if right else _raise()
+        if isinstance(node.op, ast.Mod):
+            return int(left - right * int(left / right)) if right else _raise()
+        if isinstance(node.op, ast.LShift | ast.RShift) and not 0 <= right < 64:
+            raise ValueError("not a shift of a size")
+        if type(node.op) in _OPS:
+            return _OPS[type(node.op)](left, right)
+    raise ValueError("not a constant expression")
+
+
+def _raise() -> int:
+    raise ZeroDivisionError
+
+
+def _steps(
+    code: str, known: _Values, launch: Mapping[str, int], defined: list[str]
+) -> dict[str, str]:
+    """`blockIdx.y * TILE_WIDTH` where TILE_WIDTH is neither TILE_Y nor BLOCK_Y: the first
+    such line for each size, one warning for each value (TILE_H and TILE_W both 32)."""
+    out: dict[str, str] = {}
+    values: set[int] = set()
+    for match in _STEP.finditer(code):
+        axis = (match.group(1) or match.group(4)).upper()
+        factor = (match.group(2) or match.group(3)).strip("() \t")
+        value = known.of(factor)
+        tile, block = launch[f"TILE_{axis}"], launch[f"BLOCK_{axis}"]
+        more = _MORE.match(code, match.end()) if match.group(3) else None
+        if more is not None and value is not None:
+            second = more.group(1).strip("() \t")
+            times = block if second.startswith("blockDim") else known.of(second)
+            value = value * times if times is not None else None
+        if value is None or value in (tile, block) or factor in LAUNCH_MACROS or value in values:
+            continue
+        values.add(value)
+        named = factor if not factor.isdigit() else f"the number {factor}"
+        shown = f"{named} = {value}" if not factor.isdigit() else named
+        out[factor] = (
+            f"Line {line_of(code, match.start())} steps blockIdx.{axis.lower()} by {shown}, "
+            f"but the grader's blocks each cover TILE_{axis} = {tile} elements along "
+            f"{axis.lower()} (BLOCK_{axis} = {block} threads){_defaults(defined)}. "
+            + _advice(factor if not factor.isdigit() else None, value, _axes(launch, code))
+        )
+    return out
+
+
+def _tiles(
+    code: str,
+    defines: Mapping[str, str],
+    known: _Values,
+    launch: Mapping[str, int],
+    defined: list[str],
+) -> list[str]:
+    """Tile-size macros bigger than anything the launch covers, or else __shared__ tiles
+    that are: only when the file sets none of the launch macros (the launch is all
+    defaults), one warning for each value."""
+    if defined:
+        return []
+    largest = max(launch.values())
+    out: dict[int, str] = {}
+    for name in defines:
+        value = known.name(name)
+        tile_like = _TILE_LIKE.search(name) and name not in LAUNCH_MACROS
+        if tile_like and value and value > largest and value not in out:
+            out[value] = (
+                f"{name} is {value} in your file, but it defines none of the launch macros, so "
+                f"the grader launches its default {_shape(launch, 'BLOCK')} blocks, each "
+                f"covering a {_shape(launch, 'TILE')} tile. "
+                + _advice(name, value, _axes(launch, code))
+            )
+    return list(out.values()) or _shared_tiles(code, known, launch)
+
+
+def _shared_tiles(code: str, known: _Values, launch: Mapping[str, int]) -> list[str]:
+    largest = max(launch.values())
+    out = []
+    for match in _SHARED.finditer(code):
+        dims = [known.of(d) for d in re.findall(r"\[([^\]]+)\]", match.group(2))]
+        if all(d is not None and d > largest for d in dims[-2:]):
+            sizes = " x ".join(str(d) for d in dims)
+            out.append(
+                f"__shared__ {match.group(1)} (line {line_of(code, match.start())}) is "
+                f"{sizes}, but the grader launches its default {_shape(launch, 'BLOCK')} "
+                f"blocks over {_shape(launch, 'TILE')} tiles: your file defines none of the "
+                "launch macros (BLOCK_X, BLOCK_Y, TILE_X, TILE_Y ...)."
+            )
+    return out
+
+
+def _shape(launch: Mapping[str, int], kind: str) -> str:
+    axes = [launch[f"{kind}_{a}"] for a in "XYZ"]
+    if axes[2] == 1:
+        axes = axes[:2]
+    return " x ".join(str(a) for a in axes)
+
+
+def _defaults(defined: list[str]) -> str:
+    unset = [m for m in LAUNCH_MACROS if m not in defined]
+    return f" (your file does not define {', '.join(unset)}: the defaults)" if unset else ""
+
+
+def _axes(launch: Mapping[str, int], code: str) -> str:
+    """The axes a block spans: z too where the launch or the code uses it."""
+    deep = launch["BLOCK_Z"] > 1 or launch["TILE_Z"] > 1 or re.search(r"\bblockIdx\s*\.\s*z", code)
+    return "XYZ" if deep else "XY"
+
+
+def _advice(name: str | None, value: int, axes: str) -> str:
+    size = name or str(value)
+    blocks = _both([f"#define BLOCK_{a} {size}" for a in axes])
+    tiles = _both([f"TILE_{a}" for a in axes])
+    return (
+        f"If each block covers {value} elements per axis, say so: {blocks} (one thread per "
+        f"element), or also {tiles} when threads compute several elements or load a halo."
+    )
+
+
+def _both(words: list[str]) -> str:
+    return f"{', '.join(words[:-1])} and {words[-1]}"

@@ -1,0 +1,328 @@
+"""The submission and its text: reading it, static checks, and the footer the grader appends.
+
+The footer goes after the student's last line, so compiler messages keep the student's
+own line numbers. It fills in the launch macros the student did not define and exposes
+their values as `grader_launch_config`, which the grader reads back from the module."""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.errors import UsageError
+from grader.files import readable
+from grader.model.interface import LAUNCH_MACROS, LaunchDefaults
+from grader.model.result import Diagnostic, Kind
+
+MAX_BYTES = 256 * 1024  # the README's limit; a larger file is refused from its size alone
+LAUNCH_SYMBOL = "grader_launch_config"
+
+
+@dataclass
+class Submission:
+    """A student's source file as the grader read it."""
+
+    path: Path
+    text: str
+
+    @property
+    def name(self) -> str:
+        return readable(self.path.name)
+
+
+def read_source(path: Path) -> tuple[bytes | None, str]:
+    """The file's bytes, or (None, why) for a file over MAX_BYTES, which is refused from
+    its size before any byte is read, or for what is not a regular file. At most
+    MAX_BYTES + 1 bytes are ever read, even from a file that grows meanwhile.
+    Raises UsageError when the file cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the grader
+    except OSError as error:
+        raise UsageError(f"{path} cannot be read: {error.strerror or error}.") from error
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None, f"{readable(path.name)} is not a regular file."
+        size = info.st_size
+        raw = file.read(MAX_BYTES + 1) if size <= MAX_BYTES else b""
+    if size > MAX_BYTES or len(raw) > MAX_BYTES:
+        size = max(size, len(raw))
+        return None, (
+            f"{readable(path.name)} is {size} bytes; a submission may be at most {MAX_BYTES} bytes "
+            f"({MAX_BYTES // 1024} KiB), so it was not read."
+        )
+    return raw, ""
+
+
+def link_on_the_way(path: Path) -> Path | None:
+    """The first part of `path`, as it is written, that is a symbolic link: the file itself,
+    or a folder it is reached through; None when there is none (or a part is missing).
+    A repository's `kernel.cu` that links to another file, or its `src` that links to
+    another folder, would otherwise have that file graded, and its text in the reports.
+    The folders the grader is run from and the user's home, and those above them, are the
+    user's own: a system's `/home` that links elsewhere is no part of a submission."""
+    parts = Path(path).parts
+    own = _own_folders()
+    for end in range(1, len(parts) + 1):
+        part = Path(*parts[:end])
+        if part in own:
+            continue
+        try:
+            if stat.S_ISLNK(os.lstat(part).st_mode):
+                return part
+        except OSError:
+            return None
+    return None
+
+
+def _own_folders() -> set[Path]:
+    """The working folder as the shell names it ($PWD, links kept) and the home folder,
+    with every folder above them."""
+    out: set[Path] = set()
+    for name in (os.environ.get("PWD"), os.environ.get("HOME")):
+        if name and os.path.isabs(name):
+            folder = Path(name)
+            out.update((folder, *folder.parents))
+    return out
+
+
+def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:
+    """Read a .cu file. Problems with the file itself come back as diagnostics."""
+    raw, why = read_source(path)
+    if raw is None:
+        return Submission(path, ""), [Diagnostic(Kind.COMPILE_ERROR, why)]
+    shown = readable(path.name)
+    problems: list[Diagnostic] = []
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        text = raw.decode("utf-8", errors="replace")
+        problems.append(
+            Diagnostic(
+                Kind.COMPILE_ERROR,
+                f"{shown} is not UTF-8 text: byte {err.start} (line {line}) cannot be "
+                "decoded. Save the file as UTF-8.",
+                line=line,
+            )
+        )
+    if "\0" in text:
+        problems.append(Diagnostic(Kind.COMPILE_ERROR, f"{shown} contains NUL bytes."))
+    return Submission(path, text.replace("\r\n", "\n")), problems
+
+
+# As a compiler reads them, and so in one pass: a comment or raw string left open runs to
+# the end of the file, a quote left open to the end of its line (gcc: "missing terminating
+# ' character"), so no token is tried again from every later start. A number's digit
+# separators (1'000'000) start no character literal.
+SEPARATED_NUMBER = r"(?<![\w.])\d[\w.]*(?:'[\w.]+)+"
+_TOKENS = re.compile(
+    rf"{SEPARATED_NUMBER}"
+    r"|//[^\n]*|/\*.*?(?:\*/|\Z)"
+    r'|\b(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\(.*?(?:\)(?P=delim)"|\Z)'
+    r'|"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?',
+    re.DOTALL,
+)
+
+
+def strip_comments(text: str) -> str:
+    """Comments become spaces (newlines kept, so offsets keep their line numbers)."""
+
+    def blank(match: re.Match) -> str:
+        token = match.group(0)
+        if token.startswith(("//", "/*")):
+            return re.sub(r"[^\n]", " ", token)
+        return token
+
+    return _TOKENS.sub(blank, text)
+
+
+def line_of(text: str, offset: int) -> int:
+    """The line `offset` is on, in log time, so a scanner that asks for every match's
+    line stays linear."""
+    return bisect.bisect_left(positions(text, "\n"), offset) + 1
+
+
+def last_before(text: str, chars: str, offset: int) -> int:
+    """The last of `chars` before `offset`, or -1."""
+    found = positions(text, chars)
+    before = bisect.bisect_left(found, offset)
+    return found[before - 1] if before else -1
+
+
+def next_of(text: str, chars: str, offset: int) -> int:
+    """The first of `chars` at or after `offset`, or -1."""
+    found = positions(text, chars)
+    after = bisect.bisect_left(found, offset)
+    return found[after] if after < len(found) else -1
+
+
+@functools.lru_cache(maxsize=16)  # a str caches its hash: a hit costs no pass over the text
+def positions(text: str, chars: str) -> list[int]:
+    """Where each of `chars` is in `text`, listed once per text, so that scanners find the
+    one before or after any offset in log time instead of searching the text again."""
+    return [m.start() for m in re.finditer(f"[{re.escape(chars)}]", text)]
+
+
+def logical_lines(text: str) -> list[tuple[int, str]]:
+    """The text as the preprocessor reads it: (first physical line, logical line) with
+    line splices joined and comments blanked."""
+    joined, starts = [], []
+    pending: list[str] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if not pending:
+            starts.append(number)
+        spliced = re.search(r"\\[ \t]*$", line)
+        pending.append(line[: spliced.start()] if spliced else line)
+        if not spliced:
+            joined.append("".join(pending))
+            pending = []
+    if pending:
+        joined.append("".join(pending))
+    return list(zip(starts, strip_comments("\n".join(joined)).split("\n"), strict=True))
+
+
+# A submission is one file: the compilers must never be pointed at any other file, such
+# as the secret, the hidden cases or another student's kernel, whose text a compile
+# error would then quote into this student's report. The compilers' sandbox is what
+# stops that; these rules only say so early, in a sentence. A directive may start with
+# `#`, its digraph `%:` or the trigraph `??=`.
+_DIRECTIVE = re.compile(r"^\s*(?:#|%:|\?\?=)\s*(?P<name>\w+)(?P<rest>.*)$")
+_SYSTEM_HEADER = re.compile(r"^\s*<(?P<path>[^>]*)>")
+QUOTED_INCLUDE = (
+    "A submission is a single file: include only system headers, as "
+    "#include <cstdio>, not files by a quoted or computed name."
+)
+PATH_INCLUDE = "Include system headers by name (#include <cuda_runtime.h>), not by a path."
+OTHER_FILE = "A submission may not pull in other files (#include_next, #import, #embed, .incbin)."
+
+
+def file_rules(text: str) -> list[Diagnostic]:
+    """Each way the text asks a compiler to read another file, once, at its first line."""
+    found: dict[str, int] = {}
+    for line, code in logical_lines(text):
+        directive = _DIRECTIVE.match(code)
+        if directive is not None:
+            sentence = _directive_problem(directive["name"], directive["rest"])
+            if sentence:
+                found.setdefault(sentence, line)
+        if re.search(r"\.incbin\b", code, re.IGNORECASE):
+            found.setdefault(OTHER_FILE, line)
+    return [Diagnostic(Kind.COMPILE_ERROR, s, line=n) for s, n in found.items()]
+
+
+def _directive_problem(name: str, rest: str) -> str | None:
+    if name in ("include_next", "import", "embed"):
+        return OTHER_FILE
+    if name != "include":
+        return None
+    header = _SYSTEM_HEADER.match(rest)
+    if header is None:
+        return QUOTED_INCLUDE
+    if header["path"].strip().startswith("/") or ".." in header["path"]:
+        return PATH_INCLUDE
+    return None
+
+
+def static_checks(text: str, forbidden: tuple[tuple[str, str], ...]) -> list[Diagnostic]:
+    """The file rules and the lab's forbidden constructs, each once at its first line."""
+    out = file_rules(text)
+    code = strip_comments(text)
+    for pattern, sentence in forbidden:
+        match = re.search(pattern, code)
+        if match:
+            out.append(Diagnostic(Kind.REQUIREMENT, sentence, line=line_of(code, match.start())))
+    return out
+
+
+def no_code(text: str, shown: str, kernels: list[str]) -> Diagnostic | None:
+    """An empty file, or one of comments alone: nothing to compile, and no kernel."""
+    if strip_comments(text).strip():
+        return None
+    holds = "holds only comments" if text.strip() else "is empty"
+    names = " and ".join(kernels)
+    return Diagnostic(
+        Kind.INTERFACE,
+        f"{shown} {holds}: there is no kernel named {names} in it, so nothing was compiled. "
+        "Write the kernel in this file (`grader template` gives a skeleton to start from).",
+    )
+
+
+def launch_footer(defaults: LaunchDefaults | tuple[int, int, int]) -> str:
+    """C++ appended to the submission: launch macro defaults and their values. A bare
+    block stands for LaunchDefaults(block)."""
+    if not isinstance(defaults, LaunchDefaults):
+        defaults = LaunchDefaults(tuple(defaults))
+    lines = ["", "/* appended by the grader */"]
+    for axis, default in zip("XYZ", defaults.block, strict=True):
+        lines += [f"#ifndef BLOCK_{axis}", f"#define BLOCK_{axis} {default}", "#endif"]
+    for axis, default in zip("XYZ", defaults.tile, strict=True):
+        expression = default if re.fullmatch(r"BLOCK_[XYZ]", default) else f"({default})"
+        lines += [f"#ifndef TILE_{axis}", f"#define TILE_{axis} {expression}", "#endif"]
+    values = ", ".join(f"(int)({name})" for name in LAUNCH_MACROS)
+    lines.append(f"__constant__ int {LAUNCH_SYMBOL}[{len(LAUNCH_MACROS)}] = {{{values}}};")
+    return "\n".join(lines) + "\n"
+
+
+def with_footer(submission: Submission, defaults: LaunchDefaults | tuple[int, int, int]) -> str:
+    text = submission.text if submission.text.endswith("\n") else submission.text + "\n"
+    return text + launch_footer(defaults)
+
+
+def footer_errors(found: list[Diagnostic], text: str, shown: str) -> list[Diagnostic]:
+    """`found` with the errors a compiler placed in the grader's footer, past the
+    student's last line, replaced by one that says what nearly always puts them there:
+    something the student's file leaves open at its end."""
+    inside = [d for d in found if d.line is not None and d.line > last_line(text)]
+    mine = [d for d in found if d not in inside]
+    if not inside or (mine and open_at_end(text) is None):  # the errors in the file say it
+        return mine
+    return [*mine, left_open(text, shown)]
+
+
+def last_line(text: str) -> int:
+    """The number of the student's last line; the footer starts after it."""
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def left_open(text: str, shown: str) -> Diagnostic:
+    """A compile error for a file that leaves something open at its end, where the
+    compiler failed in what follows it (the footer), whatever it said there."""
+    last = last_line(text)
+    message = (
+        f"{shown}:{last}: the compiler reached the end of your file (line {last}) with "
+        f"{open_at_end(text) or 'something still open (a bracket, parenthesis or declaration)'}"
+        ", so it read the text the grader appends after your last line "
+        "as part of it, and failed there. Close it in your file: every { needs its }, every "
+        "/* its */."
+    )
+    return Diagnostic(Kind.COMPILE_ERROR, message, line=last)
+
+
+def open_at_end(text: str) -> str | None:
+    """What `text` leaves open at its end: a /* comment, or a { (the outermost one not
+    closed), with its line; None when neither is."""
+    for match in _TOKENS.finditer(text):
+        token = match.group(0)
+        if token.startswith("/*") and (len(token) < 4 or not token.endswith("*/")):
+            return f"a /* comment still open (it starts at line {line_of(text, match.start())})"
+    code = _TOKENS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    opened: list[int] = []
+    for match in re.finditer(r"[{}]", code):
+        if match.group(0) == "{":
+            opened.append(match.start())
+        elif opened:
+            opened.pop()
+    if opened:
+        count = f"{len(opened)} {{ without their }}" if len(opened) > 1 else "a { without its }"
+        return f"{count} (the first opens at line {line_of(text, opened[0])})"
+    return None
+
+
+def launch_values(raw: list[int]) -> dict[str, int]:
+    return dict(zip(LAUNCH_MACROS, (int(v) for v in raw), strict=True))

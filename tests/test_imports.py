@@ -1,0 +1,76 @@
+"""The grader package keeps its floors (tools/imports.py draws them from the imports): no
+import climbs, no circle, few floors, and batch/ is a verb that only the CLI calls."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MOST_FLOORS = 10
+
+
+def tool():
+    spec = importlib.util.spec_from_file_location("imports_tool", ROOT / "tools" / "imports.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def house():
+    return tool().read()
+
+
+def test_no_import_climbs(house):
+    climbs = [f"{i.source} -> {i.target} (line {i.line})" for i in house.climbing()]
+    assert not climbs, f"imports that climb to a room at least as high: {', '.join(climbs)}"
+
+
+def test_no_circle(house):
+    circles = house.circles()
+    assert not circles, f"modules that import one another round: {circles}"
+
+
+def test_the_house_has_few_floors(house):
+    floors = house.floors()
+    assert max(floors.values()) + 1 <= MOST_FLOORS, tool().report(house)
+
+
+def test_only_the_cli_calls_batch(house):
+    assert house.importers("batch") == {"cli"}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_tool_finds_a_climb_a_circle_and_the_floors(tmp_path):
+    # low.py imports up into the `top` folder, another of whose modules imports low: the
+    # rooms reach each other, and the import from the lower room climbs
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": "",
+            "pkg/low.py": "import pkg.base\nfrom pkg.top import high\n",
+            "pkg/top/__init__.py": "",
+            "pkg/top/high.py": "",
+            "pkg/top/user.py": "def f():\n    from pkg import low\n",
+            "pkg/top/a.py": "from . import b\n",
+            "pkg/top/b.py": "from .a import x\nfrom ..base import y\n",
+        },
+    )
+    house = tool().read(tmp_path, "pkg")
+    assert [(i.source, i.target) for i in house.climbing()] == [("pkg.low", "pkg.top.high")]
+    assert house.circles() == [["pkg.top.a", "pkg.top.b"]]
+    assert house.floors() == {"__init__": 0, "base": 0, "top": 2, "low": 1}
+    assert house.importers("top") == {"low"}
