@@ -117,6 +117,11 @@ def lab_model() -> str:
         "another, with a README skeleton; `grader validate-lab` grades it as its folders",
         "promise (known-wrong kernels: [expected-toml.md](expected-toml.md)).",
         "",
+        "A lab imports from `grader.model.lab`, `grader.judge.hints`, `grader.judge.compare`",
+        "and `grader.judge.cases`. A definition written before these moved (it imports",
+        "`grader.labs.model`, `grader.hints`, ...) fails to load with a message that names the",
+        "new module (`grader.labs.MOVED`).",
+        "",
         inspect.cleandoc(ast.get_docstring(tree) or ""),
         "",
     ]

@@ -5,6 +5,7 @@ student's CI workflow; definitions that fail, roots that clash; `grader validate
 from __future__ import annotations
 
 import csv
+import importlib
 import os
 import shutil
 from pathlib import Path
@@ -132,6 +133,23 @@ def test_a_definition_that_fails_to_load_names_its_file_and_line(root, capsys):
     assert code == ExitCode.USAGE
     assert f"The lab definition {definition} could not be loaded (line {lines})" in err
     assert "ValueError: half-written" in err
+
+
+def test_a_definition_importing_a_module_that_moved_is_told_where_it_went(root, capsys):
+    definition = root / "reference_kernels" / NAME / "lab.py"
+    definition.write_text(definition.read_text() + "\nfrom grader.labs.model import Scoring\n")
+    code, _, err = run(capsys, "labs", "--labs", str(root))
+    lines = definition.read_text().count("\n")
+    assert code == ExitCode.USAGE
+    assert f"(line {lines}): ModuleNotFoundError" in err
+    assert "grader.labs.model is now grader.model.lab: import from there." in err
+
+
+@pytest.mark.parametrize("old", sorted(labs.MOVED))
+def test_every_moved_module_is_gone_and_its_new_home_imports(old):
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
+    importlib.import_module(labs.MOVED[old])
 
 
 def test_a_definition_without_a_lab_says_so(root, capsys):
