@@ -131,6 +131,7 @@ def switch_costs(tmp: Path) -> list[tuple[str, str, str]]:
 def kernel_seconds(backend, build, kernel, grid, block, args) -> float:
     """Seconds of the first pass's launch alone, as the worker measured it."""
     from grader.backends.cpu import job
+    from grader.backends.cpu.protocol import Pass
     from grader.backends.cpu.shelf import Shelf
     from grader.model.launch import Launch
 
@@ -140,10 +141,10 @@ def kernel_seconds(backend, build, kernel, grid, block, args) -> float:
     for _ in range(3):
         with Shelf() as shelf:
             report = job.execute(build.artifact, launch, 60, settings, shelf)
-        passes = report.all("pass")
+        passes = report.all(Pass)
         if not passes:
             raise RuntimeError(f"{kernel} did not run: {report.records} {report.stderr}")
-        best = min(best, passes[0].int("us") / 1e6)
+        best = min(best, passes[0].us / 1e6)
     return best
 
 
