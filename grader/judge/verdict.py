@@ -72,15 +72,15 @@ def judge(
         comparisons, layouts, outcome.buffers, build.interface.tile() if tiled else None
     )
     failing = [c for c in comparisons if not c.ok]
-    if failing:
+    found = overrun
+    if failing and found is None:
         cmp = failing[0]
         ctx = hints.Context(
             lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile(),
             tuple(result.diagnostics),
         )  # fmt: skip
-        result.hint_kind, result.hint = overrun or hints.output_hint(ctx) or (None, None)
-    elif overrun:
-        result.hint_kind, result.hint = overrun
+        found = hints.output_hint(ctx)
+    result.hint_kind, result.hint = found or (None, None)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)
     result.status = Status.FAILED if failed else Status.PASSED
     return result
