@@ -5,6 +5,7 @@ where two runs differ, and the hint that names the bug."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from grader.judge import errormap, hints
 from grader.judge.compare import Comparison, allowances, compare
 from grader.judge.launch import Layout
 from grader.model.lab import Case, Lab
-from grader.model.launch import Build, Launch, RunOutcome, as_bits
+from grader.model.launch import Buffer, BufferState, Build, Launch, RunOutcome, as_bits
 from grader.model.result import CaseResult, Diagnostic, Kind, Status
 
 # Diagnostics that do not fail a case by themselves.
@@ -111,13 +112,18 @@ def _summarise(result: CaseResult, comparisons: list[Comparison]) -> None:
     result.first_mismatch = next((c.first_mismatch() for c in comparisons if not c.ok), None)
 
 
+def _states(launch: Launch, outcome: RunOutcome) -> Iterator[tuple[Buffer, BufferState]]:
+    """Each buffer of the launch with what the run left in it."""
+    for buf in launch.buffers():
+        state = outcome.buffers.get(buf.name)
+        if state is not None:
+            yield buf, state
+
+
 def overruns(launch: Launch, outcome: RunOutcome, kernel: str) -> list[Diagnostic]:
     """Writes past the end or before the start of a buffer (its canaries)."""
     out = []
-    for buf in launch.buffers():
-        state = outcome.buffers.get(buf.name)
-        if state is None:
-            continue
+    for buf, state in _states(launch, outcome):
         size = buf.data.size
         if state.written_after:
             first = (
@@ -152,10 +158,7 @@ def stray_writes(
 ) -> list[Diagnostic]:
     """Writes into an input, and into the row padding of a pitched output."""
     out = []
-    for buf in launch.buffers():
-        state = outcome.buffers.get(buf.name)
-        if state is None:
-            continue
+    for buf, state in _states(launch, outcome):
         lay = layouts[buf.name]
         if not buf.output and not np.array_equal(as_bits(state.data), as_bits(buf.data)):
             changed = int(np.sum(as_bits(state.data) != as_bits(buf.data)))
