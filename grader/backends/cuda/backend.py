@@ -91,7 +91,8 @@ class CudaBackend(Backend):
         self.info = device_info()
         if not self.info["ok"]:
             raise BackendUnavailable(self.info["reason"])
-        self._worker: WorkerProcess | None = None
+        # started now, so that its CUDA start-up overlaps the compiles and inputs
+        self._worker: WorkerProcess | None = WorkerProcess()
         self._lock = threading.Lock()
         self._guarded = True  # the worker places buffers against unmapped memory
         self._blamed: list[str] = []  # buffers found out of bounds, most recent first
@@ -310,8 +311,9 @@ class CudaBackend(Backend):
     def _ready(self, spec: ModuleSpec, kernel: str) -> tuple[WorkerProcess, RunOutcome | None]:
         """A live worker with `spec` loaded, or the outcome that says why there is none."""
         worker = self._worker
-        if worker is None or not worker.alive:
+        if worker is None or (worker.connected and not worker.alive):
             worker = self._worker = WorkerProcess()
+        if not worker.connected:
             hello = worker.start()
             if not hello.ok:
                 self._discard()
@@ -464,7 +466,7 @@ class CudaBackend(Backend):
     def close(self) -> None:
         with self._lock:
             if self._worker is not None:
-                self._worker.stop()
+                self._worker.release()
                 self._worker = None
 
 
