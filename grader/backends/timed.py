@@ -14,13 +14,14 @@ element i is word i made into a float in +-[0.5, 1.0) by bit operations alone; a
 integer element is word i itself; a 1-byte element i is byte i % 4 of word i / 4 (little
 endian), so the host recomputes any element exactly. Each launch gets its own keys,
 derived with SHA-256 from a seed drawn for the grading, so no output can be remembered
-from an earlier launch or computed beforehand. Inputs whose values matter (a sparse
-matrix's indices) are the exception: the host draws them with the lab's own generator,
-once per grading, and they are uploaded, then restored before every launch, so that a
-kernel that changes them changes nothing for the next. After the launch, a sample of output
-elements (a grid of random rows and columns, the first and last always among them) is
-read back; its coordinates come from the same seed and reach the GPU only once the
-launch is over.
+from an earlier launch or computed beforehand; the reference's launch of the same number
+shares them, and its outputs are poisoned before the student's launch. Inputs whose
+values matter (a sparse matrix's indices) are the exception: the host draws them with the
+lab's own generator, once per grading, and they are uploaded, then restored before every
+launch, so that a kernel that changes them changes nothing for the next. After the
+launch, a sample of output elements (a grid of random rows and columns, the first and
+last always among them) is read back; its coordinates come from the same seed and reach
+the GPU only once the launch is over.
 
 The grader and the GPU worker both import this module: the worker to draw and gather,
 the grader to recompute the sampled elements in float64."""
@@ -185,10 +186,11 @@ def generator_macros() -> dict[str, str]:
     return {name: f"{value:#x}u" for name, value in values.items()}
 
 
-def launch_key(seed: int, launch: int, buffer: str, student: bool = True) -> tuple[int, int]:
-    """The two 32-bit key words of `buffer` at the student's (or the reference's) launch
-    number `launch`."""
-    digest = _digest(seed, "input" if student else "reference input", launch, buffer)
+def launch_key(seed: int, launch: int, buffer: str) -> tuple[int, int]:
+    """The two 32-bit key words of `buffer` at launch number `launch` of either kernel:
+    both kernels of a round compute on the same inputs, so that an input-dependent cost
+    (a histogram's contended bins) weighs on both alike."""
+    digest = _digest(seed, "input", launch, buffer)
     return int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little")
 
 

@@ -390,15 +390,16 @@ class Gpu:
     def time_pair(self, runs: list[list[tuple[object, Launch, list]]], plan: Plan, checker) -> dict:
         """Time two runs, each a list of launches (function, launch, args) timed as one,
         interleaved: round r starts with runs[r % 2]. L2 is flushed before every timed
-        run. `checker` (a checked.Checker) prepares every run and checks each of runs[0],
-        the student's, outside the timed intervals."""
+        run. `checker` (a checked.Checker) prepares and samples every run alike, outside
+        the timed intervals, and keeps the samples of runs[0], the student's."""
         started = time.monotonic()
         with failures("alloc"):
             flush = self.cuda.mem_alloc(timing.FLUSH_BYTES)
+            gate = Gate(self)
         try:
 
             def timed(which: int) -> float:
-                return self._timed(flush, runs[which], checker, which == 0)
+                return self._timed(flush, gate, runs[which], checker, which == 0)
 
             first = [timed(0), timed(1)]  # also loads lazily-loaded code
             for _ in range(plan.warmups(max(first) / 1000)):
@@ -418,6 +419,7 @@ class Gpu:
                 samples = [[first[0]], [first[1]]]
         finally:
             flush.free()
+            gate.free()
         spread = relative_spread(ratios(*samples))
         return {
             "student_ms": samples[0],
@@ -426,27 +428,62 @@ class Gpu:
         }
 
     def _timed(
-        self, flush, run: list[tuple[object, Launch, list]], checker, student: bool
+        self, flush, gate: Gate, run: list[tuple[object, Launch, list]], checker, student: bool
     ) -> float:
-        checking = checker is not None and student
-        if checker is not None:
+        if checker is not None:  # the same work around both kernels' runs
             checker.before(student)
+            checker.prepare(student)
         start, end = self.cuda.Event(), self.cuda.Event()
-        with failures("sync"):
-            self.cuda.memset_d8(flush, 0, timing.FLUSH_BYTES)
-            start.record()
-        for function, launch, args in run:
-            self.launch(function, launch, args)
-        with failures("sync"):
-            end.record()
-        if checking:
-            checker.prepare()  # the CPU's share, while the GPU is busy
+        gate.close()
+        try:
+            with failures("sync"):
+                self.cuda.memset_d8_async(flush, 0, timing.FLUSH_BYTES)
+                start.record()
+            for function, launch, args in run:
+                self.launch(function, launch, args)
+            with failures("sync"):
+                end.record()
+            with failures("sync"):
+                end.query()  # hands the queued launches to the GPU before the gate opens
+        finally:
+            gate.open()
         self.wait(end)
         with failures("sync"):
             ms = end.time_since(start)
-        if checking:
-            checker.after()
+        if checker is not None:
+            checker.after(student)
         return ms
+
+
+class Gate:
+    """The helpers' `hold` kernel and its flag in mapped host memory: closed, the stream
+    waits while a timed run's launches are queued behind it; opened, they run back to
+    back, so the host's time to launch a run of several kernels is never timed."""
+
+    LIMIT_NS = 2_000_000_000  # the hold ends by itself after this, should the host stall
+
+    def __init__(self, gpu: Gpu) -> None:
+        self.gpu = gpu
+        self.flag = gpu.cuda.pagelocked_zeros(
+            1, np.uint32, mem_flags=gpu.cuda.host_alloc_flags.DEVICEMAP
+        )
+        self.hold = gpu.helper.get_function("hold")
+
+    def close(self) -> None:
+        self.flag[0] = 0
+        with failures("launch"):
+            self.hold(
+                np.uintp(self.flag.base.get_device_pointer()),
+                np.uint64(self.LIMIT_NS),
+                grid=(1, 1, 1),
+                block=(1, 1, 1),
+            )
+
+    def open(self) -> None:
+        self.flag[0] = 1
+
+    def free(self) -> None:
+        self.flag.base.free()
 
 
 def _gap_bytes(nbytes: int) -> int:

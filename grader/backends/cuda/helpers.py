@@ -1,7 +1,8 @@
 """The grader's own GPU kernels (never a submission's): the generator that draws timing
 inputs (floats, 4-byte integers or bytes), the gathers that read a sample of an output
-back, the fill of shared memory before a case, and a fused multiply-add loop that
-measures the GPU's fp32 peak. The generator's constants come from
+back, the fill of shared memory before a case, the hold that keeps a timed run's
+launches queued until all of them are, and a fused multiply-add loop that measures the
+GPU's fp32 peak. The generator's constants come from
 grader.backends.timed as -D macros, so the host and the device share one definition."""
 
 from __future__ import annotations
@@ -76,6 +77,17 @@ extern "C" __global__ void fill_shared(unsigned fill, int words) {
     extern __shared__ unsigned shared[];
     volatile unsigned* out = shared;
     for (int i = threadIdx.x; i < words; i += blockDim.x) out[i] = fill;
+}
+
+// Keeps the stream waiting until the host sets *open (mapped host memory), or `limit_ns`
+// has passed: the launches queued behind it then run back to back, so a timed interval
+// never includes the host's time to launch them.
+extern "C" __global__ void hold(volatile unsigned* open, unsigned long long limit_ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (!*open && now - start < limit_ns);
 }
 
 // Eight independent chains per thread keep every fp32 unit busy.
