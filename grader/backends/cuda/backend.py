@@ -25,7 +25,7 @@ from grader.backends.base import Backend, BackendUnavailable
 from grader.backends.cuda import census as counting
 from grader.backends.cuda import errors, sanitizer, vmm
 from grader.backends.cuda.client import Reply, WorkerProcess
-from grader.backends.cuda.probe import describe, device_info
+from grader.backends.cuda.probe import describe, device_info, forget
 from grader.backends.cuda.protocol import ArrayTable, encode_launch
 from grader.backends.timed import TimingCheck
 from grader.model.interface import Executed, LaunchDefaults
@@ -317,6 +317,7 @@ class CudaBackend(Backend):
             hello = worker.start()
             if not hello.ok:
                 self._discard()
+                forget()  # the device said yes before: the next grading asks it again
                 return worker, _crash(kernel, f"The GPU worker could not start: {_why(hello)}")
             self._guarded = bool(hello.message.header["device"].get("guarded"))
             if not self._guarded:

@@ -1,16 +1,23 @@
 """Is a CUDA device usable here? Asked in a subprocess, so that the grader itself never
 imports PyCUDA or creates a CUDA context. `python -m grader.backends.cuda.probe` prints
-one JSON object: the device, or why there is none."""
+one JSON object: the device, or why there is none.
+
+A yes is remembered until the machine restarts or its driver, device list or Python
+changes: asking costs a CUDA start-up (0.4 s on an H200), and the GPU worker's own start
+checks the device again, forgetting the yes (`forget`) when it fails."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 import re
 import subprocess
 from functools import cache
 from pathlib import Path
 
-from grader import spawn
+from grader import defaults, spawn
 from grader.toolchain import nvcc
 
 PROBE_TIMEOUT = 60.0
@@ -26,6 +33,56 @@ def device_info() -> dict:
             "reason": "nvcc is not installed: the CUDA toolkit is needed to "
             "compile kernels (set CUDA_HOME or put nvcc on PATH).",
         }
+    remembered = _remembered()
+    if remembered is not None:
+        return remembered
+    info = _ask()
+    if info.get("ok"):
+        _remember(info)
+    return info
+
+
+def forget() -> None:
+    """Ask again next time: the device that answered yes did not start."""
+    with contextlib.suppress(OSError):
+        _memory().unlink()
+    device_info.cache_clear()
+
+
+def _memory() -> Path:
+    """Where this machine's yes is kept, named for what it depends on."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = ""
+    try:
+        driver = Path("/proc/driver/nvidia/version").read_text()
+    except OSError:
+        driver = ""
+    seen = [boot, driver, os.environ.get("CUDA_VISIBLE_DEVICES", "*"), *spawn.import_path()]
+    digest = hashlib.sha256("\0".join(seen).encode()).hexdigest()[:32]
+    return defaults.cache_dir() / "probe" / f"{digest}.json"
+
+
+def _remembered() -> dict | None:
+    try:
+        info = json.loads(_memory().read_text())
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) and info.get("ok") is True else None
+
+
+def _remember(info: dict) -> None:
+    path = _memory()
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(info))
+        partial.replace(path)
+
+
+def _ask() -> dict:
+    """The probe subprocess's answer."""
     try:
         proc = subprocess.run(
             spawn.python_module("grader.backends.cuda.probe"),
