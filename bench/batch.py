@@ -97,6 +97,12 @@ def print_stages(report, jobs: int, backend: str) -> None:
         )
     if backend == "cpu":
         print("  (the cpu backend has no GPU: its cases hold none)")
+        return
+    alone = report.stages.get(stages.TIMING, 0.0)  # timings hold a GPU one at a time
+    print(
+        f"  a GPU was held alone for timing {alone:.1f} s in all, {alone / count:.2f} s per "
+        f"submission: {100 * alone / max(report.seconds, 1e-9):.0f}% of the wall time on one GPU"
+    )
 
 
 if __name__ == "__main__":

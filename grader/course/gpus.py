@@ -13,11 +13,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 from grader.backends.base import Backend, Wrapper
 from grader.backends.timed import TimingCheck
+from grader.course import stages
 from grader.errors import SetupError, UsageError
 from grader.model.launch import Build, Launch, RunOutcome, Timing
 from grader.model.result import Diagnostic
@@ -80,18 +83,23 @@ def gate_name(gpu: int | None) -> str:
 
 
 class Gate:
-    """Shared for correctness runs, alone for timing; see the module's docstring."""
+    """Shared for correctness runs, alone for timing; see the module's docstring. `waits`
+    adds up the seconds spent waiting for it, by the stage that waited
+    (grader.course.stages)."""
 
-    def __init__(self, folder: Path, name: str) -> None:
+    def __init__(self, folder: Path, name: str, waits: Counter[str] | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self._turnstile = os.open(folder / f"{name}.turnstile", os.O_RDWR | os.O_CREAT, 0o600)
         self._lock = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        self.waits: Counter[str] = waits if waits is not None else Counter()
 
     @contextlib.contextmanager
     def shared(self) -> Iterator[None]:
+        started = time.monotonic()
         fcntl.flock(self._turnstile, fcntl.LOCK_EX)
         fcntl.flock(self._lock, fcntl.LOCK_SH)
         fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+        self.waits[stages.CASES] += time.monotonic() - started
         try:
             yield
         finally:
@@ -99,11 +107,13 @@ class Gate:
 
     @contextlib.contextmanager
     def alone(self) -> Iterator[None]:
+        started = time.monotonic()
         fcntl.flock(self._turnstile, fcntl.LOCK_EX)
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX)
         finally:
             fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+        self.waits[stages.TIMING] += time.monotonic() - started
         try:
             yield
         finally:

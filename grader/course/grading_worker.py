@@ -15,6 +15,7 @@ import os
 import sys
 import time
 import traceback
+from collections import Counter
 from pathlib import Path
 from typing import IO, Any
 
@@ -39,9 +40,10 @@ def send(outbox: IO[str], message: dict[str, Any]) -> None:
 
 def open_backend(start: dict[str, Any]) -> Clocked:
     backend = get_backend(start["backend"], jobs=start["backend_jobs"])
+    waits: Counter[str] = Counter()
     if backend.measures_speed():
-        backend = GatedBackend(backend, Gate(Path(start["gates"]), start["gate"]))
-    return Clocked(backend)
+        backend = GatedBackend(backend, Gate(Path(start["gates"]), start["gate"], waits))
+    return Clocked(backend, waits)
 
 
 def needs_fresh_worker(result: Result) -> bool:

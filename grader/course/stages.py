@@ -4,7 +4,7 @@ A worker times its backend's calls (`Clocked`): compiles, case runs (the sanitiz
 and timing, and the rest of the grading (inputs, expected outputs, judging) is what is
 left of it. The batch times the workers' start-up and the writing of each submission's
 reports. On a GPU, case runs hold the GPU shared and timing holds it alone
-(grader.course.gpus); a stage's time includes its wait at that gate. Only figures for
+(grader.course.gpus); the waits at that gate are a stage of their own. Only figures for
 `bench/batch.py`: nothing here changes a grade."""
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ WORKER_START = "worker start"
 COMPILE = "compile"
 CASES = "cases"
 TIMING = "timing"
+WAITING = "waiting at gate"
 GRADING = "rest of grading"
 REPORTS = "reports"
-STAGES = (WORKER_START, COMPILE, CASES, TIMING, GRADING, REPORTS)
+STAGES = (WORKER_START, COMPILE, CASES, TIMING, WAITING, GRADING, REPORTS)
 GPU = {CASES: "shared", TIMING: "alone"}  # the stages that hold a GPU, and how
 TIMED = (COMPILE, CASES, TIMING)  # what a worker's backend times
 
@@ -37,9 +38,11 @@ class Clocked(Wrapper):
     """A backend whose builds, runs and timings are timed, by stage. Builds made at
     once (grader.ahead) add up their own times."""
 
-    def __init__(self, inner: Backend) -> None:
+    def __init__(self, inner: Backend, waits: Counter[str] | None = None) -> None:
         super().__init__(inner)
         self.seconds: Counter[str] = Counter()
+        # seconds the stages' calls waited at the GPU's gate, by stage (grader.course.gpus)
+        self.waits: Counter[str] = waits if waits is not None else Counter()
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
@@ -82,9 +85,11 @@ class Clocked(Wrapper):
 
     def take(self, graded: float) -> dict[str, float]:
         """The stages of the grading that took `graded` seconds, since the last take."""
-        stages = {name: self.seconds[name] for name in TIMED}
+        stages = {name: self.seconds[name] - self.waits[name] for name in TIMED}
+        stages[WAITING] = sum(self.waits.values())
         stages[GRADING] = max(0.0, graded - sum(stages.values()))
         self.seconds.clear()
+        self.waits.clear()
         return stages
 
 
