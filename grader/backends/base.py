@@ -65,6 +65,11 @@ class Backend(ABC):
         crash or a hang (killed after `timeout` seconds) becomes a RunOutcome with a
         crash or timeout diagnostic; the next call then gets a fresh worker."""
 
+    def load(self, build: Build) -> None:  # noqa: B027 - most backends have nothing to load
+        """Get ready to run `build` (a GPU worker started, its module loaded), so that a
+        caller can do it outside a gate around the runs themselves. A failure is left for
+        `run` to report."""
+
     def measures_speed(self) -> bool:
         """Whether `time` works here: only a GPU's timings are scored."""
         return False
@@ -125,6 +130,9 @@ class Wrapper(Backend):
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         return self.inner.run(build, launch, timeout)
+
+    def load(self, build: Build) -> None:
+        self.inner.load(build)
 
     def measures_speed(self) -> bool:
         return self.inner.measures_speed()

@@ -132,6 +132,7 @@ class GatedBackend(Wrapper):
         self.gate = gate
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+        self.inner.load(build)  # a worker's start holds no gate: it runs no kernel
         with self.gate.shared():
             return self.inner.run(build, launch, timeout)
 
@@ -143,6 +144,8 @@ class GatedBackend(Wrapper):
         budget: float,
         check: TimingCheck | None = None,
     ) -> Timing:
+        self.inner.load(student)
+        self.inner.load(reference)
         with self.gate.alone():
             return self.inner.time(student, reference, launches, budget, check)
 

@@ -3,10 +3,13 @@ backend, and what the batch takes of a worker's figures."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import Counter
 
 from grader.backends.base import Backend
 from grader.course import stages
+from grader.course.gpus import Gate, GatedBackend
 
 
 class Slow(Backend):
@@ -30,9 +33,12 @@ def test_a_workers_clock_splits_a_grading_into_its_stages_and_starts_again():
     clocked.run(None, None, 1.0)
     clocked.run(None, None, 1.0)
     taken = clocked.take(graded=5.0)
-    assert set(taken) == {stages.COMPILE, stages.CASES, stages.TIMING, stages.GRADING}
+    assert set(taken) == {
+        stages.COMPILE, stages.CASES, stages.TIMING, stages.WAITING, stages.GRADING
+    }  # fmt: skip
     assert 0.1 <= taken[stages.COMPILE] < taken[stages.CASES] and taken[stages.CASES] >= 0.4
-    assert taken[stages.TIMING] == 0 and abs(sum(taken.values()) - 5.0) < 1e-9
+    assert taken[stages.TIMING] == taken[stages.WAITING] == 0
+    assert abs(sum(taken.values()) - 5.0) < 1e-9
     assert clocked.take(graded=0.0) == dict.fromkeys(taken, 0.0)
 
 
@@ -40,3 +46,56 @@ def test_the_batch_keeps_only_stages_it_knows_with_finite_seconds():
     sent = {"compile": 1.5, "cases": "2", "timing": float("nan"), "reports": -1, "mine": 3}
     assert stages.read(sent) == {"compile": 1.5}
     assert stages.read(["compile", 1.0]) == {}
+
+
+def test_a_run_waiting_at_the_gate_counts_as_waiting_not_as_cases(tmp_path):
+    waits: Counter[str] = Counter()
+    clocked = stages.Clocked(GatedBackend(Slow(), Gate(tmp_path, "gpu-0", waits)), waits)
+    timing, held = Gate(tmp_path, "gpu-0"), threading.Event()
+
+    def time_alone() -> None:  # another worker's timing holds the GPU for 0.5 s
+        with timing.alone():
+            held.set()
+            time.sleep(0.5)
+
+    other = threading.Thread(target=time_alone)
+    other.start()
+    held.wait()
+    clocked.run(None, None, 1.0)
+    other.join()
+    taken = clocked.take(graded=1.0)
+    assert taken[stages.WAITING] >= 0.4
+    assert 0.15 <= taken[stages.CASES] < 0.4  # the run's own 0.2 s
+
+
+class SlowToLoad(Slow):
+    """A GPU worker's start takes 0.5 s, made by load or else by the first run."""
+
+    loaded = False
+
+    def load(self, build) -> None:
+        if not self.loaded:
+            time.sleep(0.5)
+            self.loaded = True
+
+    def run(self, build, launch, timeout):
+        self.load(build)
+        super().run(build, launch, timeout)
+
+
+def test_a_workers_start_overlaps_the_wait_for_another_workers_timing(tmp_path):
+    gated = GatedBackend(SlowToLoad(), Gate(tmp_path, "gpu-0"))
+    timing, held = Gate(tmp_path, "gpu-0"), threading.Event()
+
+    def time_alone() -> None:
+        with timing.alone():
+            held.set()
+            time.sleep(0.6)
+
+    other = threading.Thread(target=time_alone)
+    other.start()
+    held.wait()
+    started = time.monotonic()
+    gated.run(None, None, 1.0)
+    other.join()
+    assert time.monotonic() - started < 1.15  # 0.6 + 0.2 overlapped; 0.5 + 0.6 + 0.2 not

@@ -308,6 +308,11 @@ class CudaBackend(Backend):
         )
         return [d for d in sanitizer.diagnostics(found, context) if d.kind == Kind.OUT_OF_BOUNDS]
 
+    def load(self, build: Build) -> None:
+        if build.ok and isinstance(build.artifact, ModuleSpec):
+            with self._lock:
+                self._ready(build.artifact, "")  # a failure is run's to report
+
     def _ready(self, spec: ModuleSpec, kernel: str) -> tuple[WorkerProcess, RunOutcome | None]:
         """A live worker with `spec` loaded, or the outcome that says why there is none."""
         worker = self._worker
