@@ -84,8 +84,8 @@ def gate_name(gpu: int | None) -> str:
 
 class Gate:
     """Shared for correctness runs, alone for timing; see the module's docstring. `waits`
-    adds up the seconds spent waiting for it, by the stage that waited
-    (grader.course.stages)."""
+    adds up the seconds spent waiting for it, by the stage that waited, and those it was
+    held alone (grader.course.stages)."""
 
     def __init__(self, folder: Path, name: str, waits: Counter[str] | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -113,11 +113,13 @@ class Gate:
             fcntl.flock(self._lock, fcntl.LOCK_EX)
         finally:
             fcntl.flock(self._turnstile, fcntl.LOCK_UN)
-        self.waits[stages.TIMING] += time.monotonic() - started
+        held = time.monotonic()
+        self.waits[stages.TIMING] += held - started
         try:
             yield
         finally:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self.waits[stages.HELD_ALONE] += time.monotonic() - held
 
     def close(self) -> None:
         os.close(self._turnstile)

@@ -99,3 +99,18 @@ def test_a_workers_start_overlaps_the_wait_for_another_workers_timing(tmp_path):
     gated.run(None, None, 1.0)
     other.join()
     assert time.monotonic() - started < 1.15  # 0.6 + 0.2 overlapped; 0.5 + 0.6 + 0.2 not
+
+
+def test_timing_counts_only_its_seconds_inside_the_gate(tmp_path):
+    class TimesSlowly(SlowToLoad):
+        def measures_speed(self) -> bool:
+            return True
+
+        def time(self, student, reference, launches, budget, check=None):
+            time.sleep(0.2)
+
+    waits: Counter[str] = Counter()
+    clocked = stages.Clocked(GatedBackend(TimesSlowly(), Gate(tmp_path, "gpu-0", waits)), waits)
+    clocked.time(None, None, (None, None), 1.0)  # loads for 0.5 s first, outside the gate
+    taken = clocked.take(graded=1.0)
+    assert 0.15 <= taken[stages.TIMING] < 0.4 and taken[stages.GRADING] >= 0.45
