@@ -155,6 +155,39 @@ def test_warp_shuffles_votes_and_reductions(kit, rng, no_nvcc):
     np.testing.assert_array_equal(got[:, 8], sum(range(32)))
 
 
+def test_two_half_warps_shuffle_within_their_own_masks(kit, no_nvcc):
+    build = kit.built(
+        r"""
+        __global__ void halves(float* out) {
+            unsigned t = threadIdx.x;
+            float v = t < 16 ? __shfl_sync(0x0000ffffu, (float)t, 0)
+                             : __shfl_sync(0xffff0000u, (float)t, 16);
+            out[t] = v;
+        }
+        """
+    )
+    result = kit.run(build, "halves", 1, 32, [out("out", 32)])
+    assert result.diagnostics == []
+    np.testing.assert_array_equal(result.buffers["out"].data, np.repeat([0.0, 16.0], 16))
+
+
+def test_fmaf_is_fused_and_a_product_and_sum_stays_unfused(kit, no_nvcc):
+    """(1 + 2^-12)^2 - 1 is 2^-11 + 2^-24 with one rounding, 2^-11 with two: fmaf's
+    instruction (cxx: -mfma on x86-64) must not fuse what the kernel wrote unfused."""
+    build = kit.built(
+        r"""
+        __global__ void fused(const float* v, float* out) {
+            out[0] = fmaf(v[0], v[1], v[2]);
+            out[1] = v[0] * v[1] + v[2];
+        }
+        """
+    )
+    a = np.float32(1 + 2.0**-12)
+    result = kit.run(build, "fused", 1, 1, [inp("v", [a, a, -1.0]), out("out", 2)])
+    assert result.diagnostics == []
+    np.testing.assert_array_equal(result.buffers["out"].data, [2.0**-11 + 2.0**-24, 2.0**-11])
+
+
 def test_warp_operations_in_a_partial_warp(kit, no_nvcc):
     build = kit.built(
         r"""

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "include/grader_ops.h"
@@ -189,6 +190,8 @@ const Region* static_shared_region(uintptr_t addr) {
 bool worker_prepare(Worker& w, Launch& L) {
     w.n = L.nthreads;
     w.fibers.assign((size_t)w.n, Fiber());
+    w.warp_waiting.assign((size_t)(w.n + 31) / 32, 0u);
+    w.warp_needed.assign((size_t)(w.n + 31) / 32, 0u);
     w.order.resize((size_t)w.n);
     for (int i = 0; i < w.n; ++i) {
         Fiber& f = w.fibers[(size_t)i];
@@ -380,17 +383,10 @@ static unsigned long long warp_result(Worker& w, int lo, unsigned group, int lan
 static bool warp_try(Worker& w, int warp, bool force) {
     int lo = warp * 32;
     unsigned present = lanes_present(w, warp);
-    unsigned group = 0;
-    for (int l = 0; l < 32; ++l) {
-        if (((present >> l) & 1u) && w.fibers[(size_t)(lo + l)].state == AT_WARP) group |= 1u << l;
-    }
+    unsigned group = w.warp_waiting[(size_t)warp] & present;
     if (!group) return false;
-    if (!force) {
-        for (int l = 0; l < 32; ++l) {
-            if (!((group >> l) & 1u)) continue;
-            if (w.fibers[(size_t)(lo + l)].w_mask & present & ~group) return false;
-        }
-    }
+    if (!force && (w.warp_needed[(size_t)warp] & present & ~group)) return false;
+    w.warp_waiting[(size_t)warp] = w.warp_needed[(size_t)warp] = 0; /* all of them go on */
     unsigned long long results[32];
     for (int l = 0; l < 32; ++l) {
         if ((group >> l) & 1u) results[l] = warp_result(w, lo, group, l);
@@ -530,6 +526,8 @@ static void reset_fibers(Worker& w, int in_use) {
     w.n_runnable = w.n;
     w.n_done = 0;
     w.n_warp = 0;
+    std::fill(w.warp_waiting.begin(), w.warp_waiting.end(), 0u);
+    std::fill(w.warp_needed.begin(), w.warp_needed.end(), 0u);
     w.bar_count = 0;
     w.finished.clear();
 }
@@ -646,6 +644,8 @@ extern "C" __attribute__((visibility("default"))) unsigned long long grader_rt_w
     f.w_arg = arg;
     f.w_width = width;
     f.w_line = line;
+    w->warp_waiting[(size_t)(cur / 32)] |= 1u << (cur % 32);
+    w->warp_needed[(size_t)(cur / 32)] |= mask;
     if (!warp_try(*w, cur / 32, false) || f.state != RUNNABLE) yield(*w, f);
     return f.w_result;
 }

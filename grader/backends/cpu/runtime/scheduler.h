@@ -53,6 +53,9 @@ struct Worker {
     int n_runnable = 0; /* RUNNABLE or NOT_STARTED */
     int n_done = 0;
     int n_warp = 0;
+    /* per warp: the lanes waiting at a warp operation, and every lane their masks name,
+       so that an arriving lane learns in a step whether the warp can go on */
+    std::vector<unsigned> warp_waiting, warp_needed;
     int bar_count = 0; /* predicates true among the threads at the barrier */
     std::vector<int> finished; /* done fibers whose stacks are not yet reclaimed */
     bool fiber_mode = false;
