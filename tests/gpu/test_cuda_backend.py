@@ -257,6 +257,21 @@ def test_time_of_a_crashing_kernel_returns_an_empty_timing(backend):
     assert timing.student_ms == [] and "illegal memory access" in timing.note
 
 
+def test_a_timing_whose_launch_is_refused_leaves_the_worker_sound(backend):
+    """The refused launch comes after the hold kernel was queued: the timing must not
+    free the hold's flag while it may still run, or the context faults at the next run."""
+    built = build(backend, k.NAIVE)
+    inputs = k.matrices(64)
+    refused = k.matmul_launch(64, inputs, block=64)  # 4096 threads per block
+    timing = backend.time(built, built, (refused, k.matmul_launch(64, inputs)), budget=1.0)
+    assert timing.student_ms == []
+    worker = backend._worker
+    launch = k.matmul_launch(64)
+    for _ in range(3):
+        assert_product(backend.run(built, launch, timeout=10), launch)
+    assert backend._worker is worker
+
+
 @pytest.mark.parametrize("busy", [False, True], ids=["idle", "in-a-hung-kernel"])
 def test_worker_does_not_outlive_a_killed_grader(busy):
     script = textwrap.dedent(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -418,6 +418,12 @@ class Gpu:
             if not samples[0]:  # a kernel too slow to repeat: its first run is the sample
                 samples = [[first[0]], [first[1]]]
         finally:
+            gate.open()
+            # a launch that failed left the hold or earlier launches queued: none may
+            # outlive the memory it reads (a freed flag faults the context, and the next
+            # run with it)
+            with suppress(CudaFailure):
+                self.finish()
             flush.free()
             gate.free()
         spread = relative_spread(ratios(*samples))
