@@ -3,9 +3,11 @@ backend, and what the batch takes of a worker's figures."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 
 from grader.backends.base import Backend
 from grader.course import stages
@@ -48,21 +50,30 @@ def test_the_batch_keeps_only_stages_it_knows_with_finite_seconds():
     assert stages.read(["compile", 1.0]) == {}
 
 
-def test_a_run_waiting_at_the_gate_counts_as_waiting_not_as_cases(tmp_path):
-    waits: Counter[str] = Counter()
-    clocked = stages.Clocked(GatedBackend(Slow(), Gate(tmp_path, "gpu-0", waits)), waits)
-    timing, held = Gate(tmp_path, "gpu-0"), threading.Event()
+@contextlib.contextmanager
+def timing_elsewhere(folder, seconds: float) -> Iterator[None]:
+    """Another worker's timing holds the GPU's gate alone for `seconds`, from now on."""
+    gate, held = Gate(folder, "gpu-0"), threading.Event()
 
-    def time_alone() -> None:  # another worker's timing holds the GPU for 0.5 s
-        with timing.alone():
+    def time_alone() -> None:
+        with gate.alone():
             held.set()
-            time.sleep(0.5)
+            time.sleep(seconds)
 
     other = threading.Thread(target=time_alone)
     other.start()
     held.wait()
-    clocked.run(None, None, 1.0)
-    other.join()
+    try:
+        yield
+    finally:
+        other.join()
+
+
+def test_a_run_waiting_at_the_gate_counts_as_waiting_not_as_cases(tmp_path):
+    waits: Counter[str] = Counter()
+    clocked = stages.Clocked(GatedBackend(Slow(), Gate(tmp_path, "gpu-0", waits)), waits)
+    with timing_elsewhere(tmp_path, 0.5):
+        clocked.run(None, None, 1.0)
     taken = clocked.take(graded=1.0)
     assert taken[stages.WAITING] >= 0.4
     assert 0.15 <= taken[stages.CASES] < 0.4  # the run's own 0.2 s
@@ -85,19 +96,9 @@ class SlowToLoad(Slow):
 
 def test_a_workers_start_overlaps_the_wait_for_another_workers_timing(tmp_path):
     gated = GatedBackend(SlowToLoad(), Gate(tmp_path, "gpu-0"))
-    timing, held = Gate(tmp_path, "gpu-0"), threading.Event()
-
-    def time_alone() -> None:
-        with timing.alone():
-            held.set()
-            time.sleep(0.6)
-
-    other = threading.Thread(target=time_alone)
-    other.start()
-    held.wait()
-    started = time.monotonic()
-    gated.run(None, None, 1.0)
-    other.join()
+    with timing_elsewhere(tmp_path, 0.6):
+        started = time.monotonic()
+        gated.run(None, None, 1.0)
     assert time.monotonic() - started < 1.15  # 0.6 + 0.2 overlapped; 0.5 + 0.6 + 0.2 not
 
 
