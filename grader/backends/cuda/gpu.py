@@ -395,11 +395,11 @@ class Gpu:
         started = time.monotonic()
         with failures("alloc"):
             flush = self.cuda.mem_alloc(timing.FLUSH_BYTES)
-            gate = Gate(self)
+            hold = Hold(self)
         try:
 
             def timed(which: int) -> float:
-                return self._timed(flush, gate, runs[which], checker, which == 0)
+                return self._timed(flush, hold, runs[which], checker, which == 0)
 
             first = [timed(0), timed(1)]  # also loads lazily-loaded code
             for _ in range(plan.warmups(max(first) / 1000)):
@@ -418,14 +418,13 @@ class Gpu:
             if not samples[0]:  # a kernel too slow to repeat: its first run is the sample
                 samples = [[first[0]], [first[1]]]
         finally:
-            gate.open()
             # a launch that failed left the hold or earlier launches queued: none may
             # outlive the memory it reads (a freed flag faults the context, and the next
             # run with it)
             with suppress(CudaFailure):
                 self.finish()
             flush.free()
-            gate.free()
+            hold.free()
         spread = relative_spread(ratios(*samples))
         return {
             "student_ms": samples[0],
@@ -434,13 +433,13 @@ class Gpu:
         }
 
     def _timed(
-        self, flush, gate: Gate, run: list[tuple[object, Launch, list]], checker, student: bool
+        self, flush, hold: Hold, run: list[tuple[object, Launch, list]], checker, student: bool
     ) -> float:
         if checker is not None:  # the same work around both kernels' runs
             checker.before(student)
             checker.prepare(student)
         start, end = self.cuda.Event(), self.cuda.Event()
-        gate.close()
+        hold.close()
         try:
             with failures("sync"):
                 self.cuda.memset_d8_async(flush, 0, timing.FLUSH_BYTES)
@@ -449,10 +448,9 @@ class Gpu:
                 self.launch(function, launch, args)
             with failures("sync"):
                 end.record()
-            with failures("sync"):
-                end.query()  # hands the queued launches to the GPU before the gate opens
+                end.query()  # hands the queued launches to the GPU before the hold opens
         finally:
-            gate.open()
+            hold.open()
         self.wait(end)
         with failures("sync"):
             ms = end.time_since(start)
@@ -461,7 +459,7 @@ class Gpu:
         return ms
 
 
-class Gate:
+class Hold:
     """The helpers' `hold` kernel and its flag in mapped host memory: closed, the stream
     waits while a timed run's launches are queued behind it; opened, they run back to
     back, so the host's time to launch a run of several kernels is never timed."""
@@ -469,21 +467,16 @@ class Gate:
     LIMIT_NS = 2_000_000_000  # the hold ends by itself after this, should the host stall
 
     def __init__(self, gpu: Gpu) -> None:
-        self.gpu = gpu
         self.flag = gpu.cuda.pagelocked_zeros(
             1, np.uint32, mem_flags=gpu.cuda.host_alloc_flags.DEVICEMAP
         )
-        self.hold = gpu.helper.get_function("hold")
+        self.address = np.uintp(self.flag.base.get_device_pointer())
+        self.kernel = gpu.helper.get_function("hold")
 
     def close(self) -> None:
         self.flag[0] = 0
         with failures("launch"):
-            self.hold(
-                np.uintp(self.flag.base.get_device_pointer()),
-                np.uint64(self.LIMIT_NS),
-                grid=(1, 1, 1),
-                block=(1, 1, 1),
-            )
+            self.kernel(self.address, np.uint64(self.LIMIT_NS), grid=(1, 1, 1), block=(1, 1, 1))
 
     def open(self) -> None:
         self.flag[0] = 1
