@@ -155,13 +155,8 @@ class WorkerProcess:
         if self.alive:
             with contextlib.suppress(ChannelClosed):
                 send(self._fd(), Message({"op": "exit"}))
-        process = self.process
-        threading.Thread(target=_reap, args=(process,), daemon=True).start()
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-        self._close_listener()
-        self._finalizer.detach()
+        threading.Thread(target=_reap, args=(self.process,), daemon=True).start()
+        self._let_go()
 
     @property
     def connected(self) -> bool:
@@ -170,6 +165,10 @@ class WorkerProcess:
 
     def kill(self) -> None:
         _kill_group(self.process)
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """Close this side of the worker, which is dead or left to exit by itself."""
         if self._connection is not None:
             self._connection.close()
             self._connection = None

@@ -33,12 +33,13 @@ def device_info() -> dict:
             "reason": "nvcc is not installed: the CUDA toolkit is needed to "
             "compile kernels (set CUDA_HOME or put nvcc on PATH).",
         }
-    remembered = _remembered()
+    memory = _memory()
+    remembered = _remembered(memory)
     if remembered is not None:
         return remembered
     info = _ask()
     if info.get("ok"):
-        _remember(info)
+        _remember(memory, info)
     return info
 
 
@@ -64,16 +65,15 @@ def _memory() -> Path:
     return defaults.cache_dir() / "probe" / f"{digest}.json"
 
 
-def _remembered() -> dict | None:
+def _remembered(path: Path) -> dict | None:
     try:
-        info = json.loads(_memory().read_text())
+        info = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
     return info if isinstance(info, dict) and info.get("ok") is True else None
 
 
-def _remember(info: dict) -> None:
-    path = _memory()
+def _remember(path: Path, info: dict) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.tmp")
