@@ -68,10 +68,10 @@ def draw_jds(rng: np.random.Generator, sizes) -> tuple[dict, dict]:
     # section j's length: the rows longer than j
     shorter = np.cumsum(np.bincount(row_nnz, minlength=longest + 1))[:longest]
     starts = np.concatenate([[0], np.cumsum(row_nnz.size - shorter)])
-    sorted_row, j = _ragged(row_nnz)
-    source = row_ptr[perm][sorted_row] + j
-    jds_cols = np.empty_like(col_idx)
-    jds_cols[starts[j] + sorted_row] = col_idx[source]
+    # in section order, each entry's section j and sorted row: written in order, read
+    # gathered (a scatter into 10 million places took four times as long)
+    j, sorted_row = _ragged(np.diff(starts))
+    jds_cols = col_idx[row_ptr[perm][sorted_row] + j]
     arrays = {
         "row_perm": perm,
         "row_nnz": row_nnz,
