@@ -3,7 +3,8 @@ case, timing on a GPU, reports, gradebook), and where the time went, stage by st
 (grader.course.stages), with the stages that hold the GPU on the cuda backend.
 
 The course is the lab's reference and baseline kernels, each copy made distinct by a
-comment so that no compile is served from the cache, as with real students' files.
+comment unique to the run, so that no compile is served from the cache of an earlier run,
+as with real students' files.
 
     python bench/batch.py                                  # CPU backend, this machine
     python bench/batch.py --lab matmul-tiled --backend cuda --jobs 8 --gpus 0
@@ -14,6 +15,7 @@ included."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -29,9 +31,10 @@ from grader.course.gpus import parse_gpus  # noqa: E402
 
 def make_course(lab: str, count: int, folder: Path) -> None:
     kernels = sorted(labs.get(lab).home.glob("*.cu"))
+    run = os.urandom(8).hex()
     for i in range(count):
         source = kernels[i % len(kernels)].read_text()
-        (folder / f"student{i:03d}.cu").write_text(f"// student {i}\n{source}")
+        (folder / f"student{i:03d}.cu").write_text(f"// student {i} of run {run}\n{source}")
 
 
 def main() -> int:
