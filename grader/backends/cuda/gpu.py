@@ -217,7 +217,7 @@ class Gpu:
             self._contents(placed, buffer)
         except CudaFailure as failure:
             if not failure.sticky:
-                placed.release()
+                self.free([placed])
             raise
         return placed
 
@@ -313,8 +313,11 @@ class Gpu:
             "data": data,
         }
 
-    @staticmethod
-    def free(buffers: list[DeviceBuffer]) -> None:
+    def free(self, buffers: list[DeviceBuffer]) -> None:
+        """Release the buffers once nothing queued can touch them: unmapping does not wait
+        for the copies still in flight to the buffers (a launch refused after them) and
+        such a copy faults the context, and the next run with it."""
+        self.settle()
         for placed in buffers:
             placed.release()
 
@@ -385,6 +388,12 @@ class Gpu:
             event.record()
         self.wait(event)
 
+    def settle(self) -> None:
+        """Wait for everything queued before memory it may touch is freed; a failure
+        here is the one the caller is already reporting."""
+        with suppress(CudaFailure):
+            self.finish()
+
     # -- timing ---------------------------------------------------------------------------
 
     def time_pair(self, runs: list[list[tuple[object, Launch, list]]], plan: Plan, checker) -> dict:
@@ -418,11 +427,7 @@ class Gpu:
             if not samples[0]:  # a kernel too slow to repeat: its first run is the sample
                 samples = [[first[0]], [first[1]]]
         finally:
-            # a launch that failed left the hold or earlier launches queued: none may
-            # outlive the memory it reads (a freed flag faults the context, and the next
-            # run with it)
-            with suppress(CudaFailure):
-                self.finish()
+            self.settle()  # a failed launch left the hold queued: it reads the flag
             flush.free()
             hold.free()
         spread = relative_spread(ratios(*samples))
