@@ -5,6 +5,8 @@ the device, every timed output sampled, impossible speeds flagged)."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -150,6 +152,48 @@ def test_the_measured_ceilings_are_physical(backend):
     flops, copy = timing.ceilings["flops"], timing.ceilings["bytes"]
     print(f"fp32 peak {flops / 1e12:.1f} TFLOP/s, copy {copy / 1e9:.0f} GB/s")
     assert 5e12 < flops < 500e12 and 2e11 < copy < 2e13
+
+
+# Another process keeps the GPU busy with matmuls until it is killed.
+BUSY = f"""
+import sys
+sys.path[:0] = [{str(ROOT)!r}, {str(Path(__file__).parent)!r}]
+import gpu_kernels as k
+from grader.backends.cuda import CudaBackend
+with CudaBackend() as cuda:
+    built = cuda.build(k.submission(k.NAIVE), {{}}, (16, 16, 1))
+    launch = k.matmul_launch(1024)
+    cuda.run(built, launch, timeout=10)
+    print("busy", flush=True)
+    while True:
+        cuda.run(built, launch, timeout=10)
+"""
+
+
+def _ceilings() -> dict:
+    """Measured by a new worker (each measures once)."""
+    from grader.backends.cuda import CudaBackend
+
+    with CudaBackend() as fresh:
+        built = build(fresh, k.COPY)
+        pair = (k.matmul_launch(256), k.matmul_launch(256))
+        return fresh.time(built, built, pair, budget=1.0).ceilings
+
+
+def test_the_ceilings_hold_beside_another_process_on_the_gpu():
+    """Two students' `grader check` on one GPU: the ceilings measured beside another
+    process's kernels must not fall so far that an honest kernel looks impossibly fast."""
+    alone = _ceilings()
+    busy = subprocess.Popen([sys.executable, "-c", BUSY], stdout=subprocess.PIPE, text=True)
+    try:
+        assert busy.stdout.readline().strip() == "busy"
+        beside = _ceilings()
+    finally:
+        busy.kill()
+        busy.wait()
+    print(f"alone {alone}, beside another process {beside}")
+    for what in ("flops", "bytes"):
+        assert beside[what] > 0.8 * alone[what], (what, alone, beside)
 
 
 def _timed_grade(path: Path):
