@@ -306,9 +306,28 @@ def test_judge_collects_both_verdicts():
         got[0] = 0.0
 
     timing = _timing_of(lab, case, check, constants, 2, spoil)
-    timing.ceilings = {"flops": 1.0, "bytes": 1.0}
-    found = _verdict(speed.judge, lab, case, check, constants, timing, student_ms=1.0)
+    timing.ceilings = {"flops": 1.0, "bytes": 1.0}  # below the reference's 1 ms: raised to it
+    found = _verdict(speed.judge, lab, case, check, constants, timing, student_ms=0.5)
     assert len(found) == 2 and all(d.kind == Kind.TIMING for d in found)
+    right = _timing_of(lab, case, check, constants, 2)
+    right.ceilings = timing.ceilings
+    assert _verdict(speed.judge, lab, case, check, constants, right, student_ms=1.0) == []
+
+
+def test_a_ceiling_below_what_the_reference_reached_is_raised_to_it():
+    """Seen on the H200 under four gradings at once: a fp32 ceiling measured at 30.4
+    TFLOP/s, and the matmul-tiled reference at 36.6 called impossibly fast."""
+    lab, case = get("matmul-tiled"), cases.timing_case(get("matmul-tiled"))
+    flops, _ = lab.work(case.sizes)
+    reference_ms = flops / 36.6e12 * 1e3
+    contended = {"flops": 30.4e12, "bytes": 4e12}
+    assert speed.impossible(lab, case, reference_ms, contended) is not None
+    raised = speed.reached(lab, case, contended, reference_ms)
+    assert raised["flops"] == pytest.approx(36.6e12) and raised["bytes"] == 4e12
+    assert speed.impossible(lab, case, reference_ms, raised) is None
+    assert speed.impossible(lab, case, reference_ms / 1.3, raised) is not None
+    alone = {"flops": 62e12, "bytes": 4e12}
+    assert speed.reached(lab, case, alone, reference_ms) == alone
 
 
 def test_expected_values_are_the_same_ahead_and_on_demand():
