@@ -314,9 +314,9 @@ class Gpu:
         }
 
     def free(self, buffers: list[DeviceBuffer]) -> None:
-        """Release the buffers once nothing queued can touch them: unmapping does not wait
-        for the copies still in flight to the buffers (a launch refused after them) and
-        such a copy faults the context, and the next run with it."""
+        """Release the buffers once nothing queued can touch them: unmapping is not said
+        to wait for copies still in flight to them (as after a launch refused right after
+        its uploads), and a copy into unmapped memory faults the context."""
         self.settle()
         for placed in buffers:
             placed.release()
