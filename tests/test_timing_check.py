@@ -307,11 +307,16 @@ def test_judge_collects_both_verdicts():
 
     timing = _timing_of(lab, case, check, constants, 2, spoil)
     timing.ceilings = {"flops": 1.0, "bytes": 1.0}  # below the reference's 1 ms: raised to it
-    found = _verdict(speed.judge, lab, case, check, constants, timing, student_ms=0.5)
+    found = _verdict(
+        speed.judge, lab, case, check, constants, timing, student_ms=0.5, reference_ms=1.0
+    )
     assert len(found) == 2 and all(d.kind == Kind.TIMING for d in found)
     right = _timing_of(lab, case, check, constants, 2)
     right.ceilings = timing.ceilings
-    assert _verdict(speed.judge, lab, case, check, constants, right, student_ms=1.0) == []
+    assert (
+        _verdict(speed.judge, lab, case, check, constants, right, student_ms=1.0, reference_ms=1.0)
+        == []
+    )
 
 
 def test_a_ceiling_below_what_the_reference_reached_is_raised_to_it():

@@ -154,7 +154,9 @@ class Expected:
         ]
 
 
-def judge(expected: Expected, timing: Timing, student_ms: float) -> list[Diagnostic]:
+def judge(
+    expected: Expected, timing: Timing, student_ms: float, reference_ms: float
+) -> list[Diagnostic]:
     """What makes the timing untrustworthy: a wrong timed output (or one less precise
     than float32), then a time the machine cannot reach. Empty when the speed may be
     scored."""
@@ -164,7 +166,7 @@ def judge(expected: Expected, timing: Timing, student_ms: float) -> list[Diagnos
         found.append(wrong)
     if timing.student_ms and timing.ceilings:
         lab, case = expected.lab, expected.case
-        ceilings = reached(lab, case, timing.ceilings, statistics.median(timing.reference_ms))
+        ceilings = reached(lab, case, timing.ceilings, reference_ms)
         fast = impossible(lab, case, student_ms, ceilings)
         if fast is not None:
             found.append(fast)
@@ -398,7 +400,7 @@ def measure(
     with Expected(lab, sized, check, host) as expected:
         timing = backend.time(student, reference, (launch_s, launch_r), budget, check)
         performance = performance_of(lab, case, timing)
-        untrusted = judge(expected, timing, performance.student_ms)
+        untrusted = judge(expected, timing, performance.student_ms, performance.reference_ms)
     if untrusted:
         performance.score = 0.0
         performance.note = f"{performance.note} Not scored: {untrusted[0].message}".strip()
