@@ -132,7 +132,7 @@ def test_check_round_trips_through_json():
 @pytest.mark.parametrize("name", sorted(all_labs()))
 def test_what_the_host_recomputes_per_launch_and_per_grading_is_bounded(name):
     """A sample reads at most LAUNCH_INPUTS inputs unless it is already the smallest, and
-    the rounds times that at most GRADING_INPUTS unless they are already the fewest."""
+    the rounds times that at most GRADING_INPUTS unless they are FEWEST_CHECKED."""
     lab = get(name)
     case, host = cases.timing_inputs(lab, 7)
     case = replace(case, sizes=launch_sizes(lab, case.sizes, default_interface(lab)))
@@ -141,9 +141,9 @@ def test_what_the_host_recomputes_per_launch_and_per_grading_is_bounded(name):
     for sample, cost in zip(check.samples, costs, strict=True):
         assert cost <= speed.LAUNCH_INPUTS or (np.prod(sample.counts) < 2 * speed.SMALLEST_SAMPLE)
         assert np.prod(sample.counts) >= min(np.prod(sample.extents), 256)
-    assert defaults.TIMING_MIN_ROUNDS <= check.rounds <= defaults.TIMING_MAX_ROUNDS
+    assert speed.FEWEST_CHECKED <= check.rounds <= defaults.TIMING_MAX_ROUNDS
     assert check.rounds * sum(costs) <= speed.GRADING_INPUTS or (
-        check.rounds == defaults.TIMING_MIN_ROUNDS
+        check.rounds == speed.FEWEST_CHECKED
     )
     assert check.launches == 1 + timed.WARMUPS + check.rounds
 
