@@ -10,6 +10,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from grader.backends import get_backend
 from grader.backends.base import Backend, BackendUnavailable
 from grader.errors import UsageError
 from grader.files import readable
-from grader.grading.speed import measure
+from grader.grading.speed import Drawn, draw_ahead, measure
 from grader.judge import cases as casegen
 from grader.judge import hints, launch_macros, rules, scoring
 from grader.judge.launch import at_launch, make_launch
@@ -236,8 +237,11 @@ class Grading:
     census: str | None = None  # the case whose run counts what the kernel executed
     stopping: set[str] = field(default_factory=set)  # findings of rules that block cases
     counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
+    drawn: Future[Drawn] | None = None  # the timing's inputs, drawn while the cases run
 
     def run(self) -> None:
+        if self.options.timing and self.backend.measures_speed():
+            self.drawn = draw_ahead(self.lab, self.options.timing_seed)
         all_cases = casegen.cases_for(self.lab, self.options.secret)
         self.census = rules.census_case(self.lab, all_cases)
         keys = [self.build_key(case) for case in all_cases]
@@ -451,7 +455,7 @@ class Grading:
             self.submission,
             self.backend,
             self.options.timing_budget,
-            self.options.timing_seed,
+            self.drawn,
         )
         self.result.diagnostics += untrusted
         return performance

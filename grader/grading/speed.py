@@ -383,14 +383,26 @@ def impossible(
 # -- measuring ---------------------------------------------------------------------------
 
 
+Drawn = tuple[int, Case, dict[str, np.ndarray]]  # a timing's seed, case and host inputs
+
+
+def draw_ahead(lab: Lab, seed: int | None) -> Future[Drawn]:
+    """The timing's inputs from `seed` (a fresh one where None), drawn in a thread while
+    the cases run: a sparse matrix's structure at the timed size costs the host 0.3 s."""
+    seed = seed if seed is not None else secrets.randbits(63)
+    pool = ThreadPoolExecutor(max_workers=1)
+    drawn = pool.submit(lambda: (seed, *casegen.timing_inputs(lab, seed)))
+    pool.shutdown(wait=False)
+    return drawn
+
+
 def measure(
-    lab: Lab, submission: Submission, backend: Backend, budget: float, seed: int | None
+    lab: Lab, submission: Submission, backend: Backend, budget: float, drawn: Future[Drawn]
 ) -> tuple[Performance, list[Diagnostic]]:
     """The student's speed against the reference's, with every timed student launch
-    checked (above), within `budget` seconds, on inputs drawn from `seed` (a fresh one
-    where None); and what makes the timing untrustworthy, which costs the speed points."""
-    seed = seed if seed is not None else secrets.randbits(63)
-    case, host = casegen.timing_inputs(lab, seed)
+    checked (above), within `budget` seconds, on the inputs `drawn` (draw_ahead); and
+    what makes the timing untrustworthy, which costs the speed points."""
+    seed, case, host = drawn.result()
     macros = lab.macro_values(case.sizes)
     ref_path = lab.home / "reference.cu"
     reference_sub, _ = read_submission(ref_path)
