@@ -5,8 +5,9 @@ grader.grading.speed.
 
 Each round times the student and the reference launch once, back to back, so the
 per-round ratio reference/student cancels slow drifts of the clock. Timing stops once
-the ratios' relative spread (interquartile range over the median, as the report shows
-it) is under the target, or when the next round would not fit the budget.
+the median of the ratios is known well enough (its standard error, estimated from their
+interquartile range, is under the target share of it), or when the next round would not
+fit the budget.
 
 Before every timed launch of the student's kernel, the GPU draws fresh inputs with a
 counter-based generator: word i of an input is a hash of i and a 64-bit key. A float32
@@ -48,10 +49,15 @@ CHUNK = 1 << 16  # words the host hashes at a time
 WARMUPS = 2  # untimed launches of each kernel after the first, when it is fast
 
 
+# For normal data sigma is IQR / 1.349, and the median's standard error is
+# 1.2533 sigma / sqrt(n): this factor times the relative spread, over sqrt(n).
+MEDIAN_ERROR_PER_SPREAD = 1.2533 / 1.349
+
+
 @dataclass(frozen=True)
 class Plan:
     budget_s: float
-    target_spread: float = defaults.TIMING_TARGET_SPREAD
+    target_error: float = defaults.TIMING_TARGET_ERROR
     min_rounds: int = defaults.TIMING_MIN_ROUNDS
     max_rounds: int = defaults.TIMING_MAX_ROUNDS
 
@@ -71,9 +77,9 @@ class Plan:
         round is expected to cost."""
         rounds = len(student_ms)
         if rounds >= self.min_rounds:
-            spread = relative_spread(ratios(student_ms, reference_ms))
-            if spread < self.target_spread:
-                return f"spread {spread:.2%} is under {self.target_spread:.0%}"
+            error = median_error(ratios(student_ms, reference_ms))
+            if error < self.target_error:
+                return f"the median speedup is known to ±{error:.2%}"
         if rounds >= self.max_rounds:
             return f"reached {self.max_rounds} rounds"
         if elapsed_s + round_s > self.budget_s:
@@ -97,6 +103,14 @@ def relative_spread(values: list[float]) -> float:
         return (max(values) - min(values)) / middle
     q1, _, q3 = statistics.quantiles(values, n=4)
     return (q3 - q1) / middle
+
+
+def median_error(values: list[float]) -> float:
+    """The standard error of the median of `values`, relative to it (a spread that no
+    more rounds make smaller still gives a median as precise as wanted)."""
+    if not values:
+        return float("inf")
+    return MEDIAN_ERROR_PER_SPREAD * relative_spread(values) / math.sqrt(len(values))
 
 
 def speedup(student_ms: list[float], reference_ms: list[float]) -> float:

@@ -11,6 +11,4 @@ ROUND_OVERHEAD_S = 0.002  # launches, events and the flush, beyond the kernels t
 def note(rounds: int, reason: str, spread: float) -> str:
     flushed = f"L2 flushed ({FLUSH_BYTES >> 20} MB memset) before every launch"
     text = f"{rounds} interleaved rounds, CUDA events, {flushed}; stopped because {reason}"
-    if "spread" in reason:
-        return text + "."
     return f"{text}; the per-round speedup spread {spread:.2%}."
