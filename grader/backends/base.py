@@ -39,6 +39,20 @@ class Backend(ABC):
         unless the backend's build is safe to call so."""
         return 1
 
+    def concurrent_runs(self) -> int:
+        """How many calls of `run_ahead` may run at once, each in a thread of its own: 1
+        unless the backend's runs are safe to make so."""
+        return 1
+
+    def run_ahead(self, build: Build, launch: Launch, timeout: float) -> RunOutcome | None:
+        """`run`, made while runs of earlier cases may still be going on: None where its
+        outcome would depend on what they found, and the caller must `run` it in turn."""
+        return self.run(build, launch, timeout)
+
+    def stop_runs(self) -> None:  # noqa: B027 - a backend without run_ahead has none
+        """End every `run_ahead` now going on at once (its outcome is to be dropped); one
+        called later runs as usual."""
+
     @abstractmethod
     def device(self) -> str:
         """A human description of where kernels run, e.g. 'NVIDIA H200 (driver 580.1)'."""

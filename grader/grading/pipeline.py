@@ -9,8 +9,9 @@ import math
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from grader.judge.verdict import INFORMATIVE, judge
 from grader.model import interface
 from grader.model.interface import LAUNCH_MACROS
 from grader.model.lab import Case, Lab
-from grader.model.launch import Build, Launch
+from grader.model.launch import Build, Launch, RunOutcome
 from grader.model.result import (
     CaseResult,
     CompileInfo,
@@ -246,8 +247,11 @@ class Grading:
         self.census = rules.census_case(self.lab, all_cases)
         keys = [self.build_key(case) for case in all_cases]
         with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
-            for case in all_cases:
-                self.result.cases.append(self.grade_case(case))
+            if self.backend.concurrent_runs() > 1:
+                self.grade_cases_beside(all_cases)
+            else:
+                for case in all_cases:
+                    self.result.cases.append(self.grade_case(case))
         if not self.options.secret:
             self.result.hidden_not_run = casegen.hidden_count(self.lab)
         self.cross_case_hints()
@@ -303,32 +307,98 @@ class Grading:
     def grade_case(self, case: Case) -> CaseResult:
         start = time.monotonic()
         build = self.build_for(case)
-        blocked = [d for d in build.diagnostics if d.kind in BLOCKING or d.message in self.stopping]
-        hangs = sum(c.status == Status.TIMEOUT for c in self.result.cases)
-        if not build.ok or blocked:
-            result = _not_run(case, blocked, build)
-        elif hangs >= defaults.MAX_TIMEOUTS:
-            result = CaseResult(
-                name=case.name,
-                visibility=case.visibility,
-                sizes=case.shown_sizes,
-                status=Status.TIMEOUT,
-                hint=f"Not run: the kernel already hung in {hangs} cases.",
-            )
-        else:
-            result = self.run_case(case, build)
+        result = self.blocked(case, build) or self.hung_before(case)
+        if result is None:
+            result, outcome, _ = self.run_case(case, build)
+            self.count(case, outcome)
         result.seconds = time.monotonic() - start
         return result
 
-    def run_case(self, case: Case, build: Build) -> CaseResult:
+    def grade_cases_beside(self, cases: list[Case]) -> None:
+        """grade_case for each case, a case's run started while those of the cases before
+        it go on; each result is taken in the cases' order, so the report is the one a
+        grading in turn makes. A case the kernel hung too often before is not run, as in
+        turn: its run, and every later one, is stopped. A run the backend could not make
+        ahead (one that depends on what the earlier ones found) is made again in turn."""
+        width = self.backend.concurrent_runs()
+        waiting: deque[tuple[Case, Build, float, CaseResult | Future | None]] = deque()
+        with ThreadPoolExecutor(width, thread_name_prefix="grader-case") as pool:
+            try:
+                for case in cases:
+                    start = time.monotonic()
+                    build = self.build_for(case)  # absorbed, and its blocks decided, in order
+                    item = self.blocked(case, build)
+                    if item is None and self.hung_before(case) is None:
+                        item = pool.submit(self.run_case, case, build, True)
+                    waiting.append((case, build, time.monotonic() - start, item))
+                    while sum(isinstance(w[3], Future) for w in waiting) >= width:
+                        self.take(*waiting.popleft())
+                while waiting:
+                    self.take(*waiting.popleft())
+            except BaseException:
+                self.backend.stop_runs()  # the pool's threads end with their workers
+                raise
+
+    def take(
+        self, case: Case, build: Build, waited: float, item: CaseResult | Future | None
+    ) -> None:
+        """The result of a case of grade_cases_beside, once those before it are taken."""
+        if isinstance(item, CaseResult):
+            item.seconds = waited
+            self.result.cases.append(item)
+            return
+        result = self.hung_before(case)
+        if result is not None:
+            if item is not None:
+                self.backend.stop_runs()  # every run going on is of a case after this one
+            seconds = waited
+        else:
+            made = item.result() or self.run_case(case, build)
+            result, outcome, seconds = made
+            self.count(case, outcome)
+            seconds += waited
+        result.seconds = seconds
+        self.result.cases.append(result)
+
+    def blocked(self, case: Case, build: Build) -> CaseResult | None:
+        """The case's result where its build cannot be run."""
+        blocked = [d for d in build.diagnostics if d.kind in BLOCKING or d.message in self.stopping]
+        return _not_run(case, blocked, build) if not build.ok or blocked else None
+
+    def hung_before(self, case: Case) -> CaseResult | None:
+        """The case's result where the kernel hung in too many of the cases before it."""
+        hangs = sum(c.status == Status.TIMEOUT for c in self.result.cases)
+        if hangs < defaults.MAX_TIMEOUTS:
+            return None
+        return CaseResult(
+            name=case.name,
+            visibility=case.visibility,
+            sizes=case.shown_sizes,
+            status=Status.TIMEOUT,
+            hint=f"Not run: the kernel already hung in {hangs} cases.",
+        )
+
+    def run_case(
+        self, case: Case, build: Build, ahead: bool = False
+    ) -> tuple[CaseResult, RunOutcome, float] | None:
+        """The case run and judged, and the seconds that took. With `ahead` (runs of the
+        cases before it may be going on), None where the backend must run it in turn."""
+        start = time.monotonic()
         inputs = casegen.make_inputs(self.lab, case)
         sized = at_launch(self.lab, case, build.interface)
         expected = casegen.expected_outputs(self.lab, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
-        outcome = self.backend.run(build, launch, self.options.timeout)
+        run = self.backend.run_ahead if ahead else self.backend.run
+        outcome = run(build, launch, self.options.timeout)
+        if outcome is None:
+            return None
+        found = judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
+        return found, outcome, time.monotonic() - start
+
+    def count(self, case: Case, outcome: RunOutcome) -> None:
+        """What the kernel executed, from the census case's run."""
         if outcome.completed and case.name == self.census:
             self.counted.append((case.name, outcome.executed))
-        return judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
 
     def cross_case_hints(self) -> None:
         """A sentence from what the cases have in common. A public case's comes from the

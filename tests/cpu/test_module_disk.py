@@ -63,7 +63,8 @@ def test_every_case_runs_the_one_module_read_only(tmp_path, no_nvcc):
     result = graded(tmp_path, LOOKS_AT_ITS_MODULE)
     assert len(result.cases) == 16 and all(c.passed for c in result.cases)
     for case in result.cases:  # a link of the cache's file, which the kernel cannot open
-        assert case.output == "links=2 mode=444 writable=0\n", case.name
+        # (and another case's, where that case's run went on beside it)
+        assert case.output in ("links=2 mode=444 writable=0\n", "links=3 mode=444 writable=0\n")
 
 
 @pytest.mark.parametrize("megabytes", [20, 250])

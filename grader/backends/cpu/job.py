@@ -82,11 +82,39 @@ class Report:
         return next((r for r in self.setup if isinstance(r, kind)), None)
 
 
+class Stop:
+    """Workers that another thread may end: those of runs made beside other runs, which a
+    grading stopped by its deadline, Ctrl-C or a kernel's hangs ends at once (a run in
+    the grading's own thread ends its worker itself)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._workers: set[subprocess.Popen] = set()
+        self._stopped = False
+
+    def started(self, worker: subprocess.Popen) -> None:
+        with self._lock:
+            if self._stopped:  # a run that went on to a worker more after the stop
+                worker.kill()
+            self._workers.add(worker)
+
+    def ended(self, worker: subprocess.Popen) -> None:
+        with self._lock:
+            self._workers.discard(worker)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            for worker in self._workers:
+                worker.kill()
+
+
 @dataclass(frozen=True)
 class Settings:
     jobs: int
     require_isolation: bool  # False only with allow_unsandboxed
     hazards: bool = False  # find the shared-memory access a missing barrier exposes
+    stop: Stop | None = field(default=None, compare=False)  # None: ended by its own thread
 
 
 def execute(
@@ -116,7 +144,7 @@ def execute(
             # loading and each pass have the worker's own watchdog; this is the
             # parent's backstop if even that fails
             returncode, records = _run([str(runner), "run", str(scratch)], scratch, stderr,
-                                       (PASSES + 1) * timeout + 5)  # fmt: skip
+                                       (PASSES + 1) * timeout + 5, settings.stop)  # fmt: skip
         report = Report(returncode)
         report.stderr = _tail(scratch / "stderr.txt")
         _read_records(records, report)
@@ -130,7 +158,9 @@ def execute(
         scratch_folders.discard(folder)  # the rest while the next case runs
 
 
-def _run(cmd: list[str], cwd: Path, stderr, deadline: float) -> tuple[int | None, bytes]:
+def _run(
+    cmd: list[str], cwd: Path, stderr, deadline: float, stop: Stop | None
+) -> tuple[int | None, bytes]:
     """Runs the worker with the write end of a pipe for its records (its number is the
     last argument); returns its exit status (None when it had to be killed) and what it
     wrote there, up to the limit."""
@@ -158,6 +188,8 @@ def _run(cmd: list[str], cwd: Path, stderr, deadline: float) -> tuple[int | None
     finally:
         os.close(write_end)
     reader.start()
+    if stop is not None:
+        stop.started(proc)
     try:
         returncode: int | None = waiting.wait(proc, deadline)
     except subprocess.TimeoutExpired:
@@ -166,6 +198,8 @@ def _run(cmd: list[str], cwd: Path, stderr, deadline: float) -> tuple[int | None
         if proc.poll() is None:  # past the deadline, or the grader itself is stopping
             proc.kill()
             proc.wait()
+        if stop is not None:
+            stop.ended(proc)
     reader.join(timeout=5)
     os.close(read_end)
     return returncode, bytes(kept)

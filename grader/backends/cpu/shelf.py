@@ -16,6 +16,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 from pathlib import Path
 
 from grader.toolchain import scratch
@@ -29,10 +30,15 @@ class Shelf:
         self._copies: dict[Path, Path] = {}  # module -> its copy, oldest first
         self._unlinkable: set[Path] = set()  # modules a link from the cache failed for
         self._made = 0
+        self._lock = threading.Lock()  # cases run beside each other place at once
 
     def place(self, module: Path, target: Path) -> None:
         """Make `target` (in a scratch folder) the module, read-only. Raises OSError when
         neither a link nor a copy can be made."""
+        with self._lock:
+            self._place(module, target)
+
+    def _place(self, module: Path, target: Path) -> None:
         if module not in self._unlinkable:
             try:
                 _read_only(module)

@@ -1,0 +1,85 @@
+"""A grading on several cores starts a case's run while the runs of the cases before it
+go on (pipeline.Grading.grade_cases_beside), and reports what a grading in turn reports
+(tests/test_determinism.py compares every known-wrong kernel's public cases). Here, with
+hidden cases too: the run that must be made in turn is, and the runs that must stop do."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from grader import defaults, labs
+from grader.backends.cpu.backend import CpuBackend
+from grader.grading import pipeline
+from grader.model.result import Status
+from grader.report.json import to_dict
+
+
+def _graded(lab: str, name: str, jobs: int, **options) -> dict:
+    path = labs.get(lab).home / "wrong" / name
+    chosen = pipeline.Options(backend="cpu", secret="beside", timing=False, jobs=jobs, **options)
+    report = to_dict(pipeline.check(lab, path, chosen))
+    report.pop("device")  # names the cores used
+    for case in report["cases"]:
+        case.pop("seconds")
+    return report
+
+
+def _counted(monkeypatch) -> dict[str, int]:
+    """How often each way of running was called."""
+    calls = {"run": 0, "run_ahead": 0}
+    for name in calls:
+        method = getattr(CpuBackend, name)
+
+        def counting(self, *args, _method=method, _name=name):
+            calls[_name] += 1
+            return _method(self, *args)
+
+        monkeypatch.setattr(CpuBackend, name, counting)
+    return calls
+
+
+def _workers() -> list[str]:
+    """This process's children now."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+            found.append(stat.split(" ", 1)[1])
+    return found
+
+
+def test_a_race_is_located_in_the_case_a_grading_in_turn_locates_it(monkeypatch):
+    in_turn = _graded("conv2d", "missing_syncthreads.cu", 1)
+    calls = _counted(monkeypatch)
+    beside = _graded("conv2d", "missing_syncthreads.cu", 2)
+    assert beside == in_turn
+    assert calls["run_ahead"] and calls["run"]  # each module's first race, run again in turn
+    located = [
+        d for c in beside["cases"] for d in c["diagnostics"] if "__syncthreads" in d["message"]
+    ]
+    assert located, beside["cases"][0]["diagnostics"]
+
+
+def test_the_runs_after_a_kernels_last_allowed_hang_are_stopped(monkeypatch):
+    in_turn = _graded("matmul-naive", "infinite_loop.cu", 1, timeout=1.0)
+    calls = _counted(monkeypatch)
+    beside = _graded("matmul-naive", "infinite_loop.cu", 2, timeout=1.0)
+    assert beside == in_turn
+    statuses = [c["status"] for c in beside["cases"]]
+    assert statuses == [Status.TIMEOUT.value] * len(statuses)
+    assert calls["run_ahead"] <= defaults.MAX_TIMEOUTS + 1  # one more was going on, and ended
+    assert _workers() == []
+
+
+def test_a_grading_past_its_deadline_leaves_no_worker_running():
+    started = time.monotonic()
+    report = _graded("matmul-naive", "infinite_loop.cu", 2, timeout=10.0, submission_timeout=2.0)
+    assert time.monotonic() - started < 6.0  # not the cases' 10 s
+    assert report["status"] == Status.ERROR.value
+    assert "was stopped" in report["diagnostics"][0]["message"]
+    assert _workers() == []
