@@ -219,5 +219,8 @@ def test_the_reference_times_at_one_with_every_launch_checked(backend):
     perf = result.performance
     print(perf.speedup, perf.spread, perf.note)
     assert result.diagnostics == [] and result.status == Status.PASSED
-    assert 0.97 < perf.speedup < 1.03 and perf.spread < 0.02
+    # what the grade rests on is the median, which timing goes on measuring until it is
+    # known to 0.5 % however much other processes on the GPU spread the single ratios
+    ratios = timed.ratios(perf.student_samples, perf.reference_samples)
+    assert 0.97 < perf.speedup < 1.03 and timed.median_error(ratios) < 0.01
     assert "timed launches of the kernel ran on fresh random inputs" in perf.note
