@@ -304,6 +304,27 @@ def test_a_stack_overflow_is_reported_as_such(kit, no_nvcc):
     assert "overflowed its 64 KB stack" in diag.message
 
 
+def test_a_stack_overflow_past_a_barrier_is_caught_by_that_fibers_own_guard(kit, no_nvcc):
+    """Every thread is a fiber on a stack of its own here, each below a guard page set
+    when the stack is first used: the overflow of thread 37, some 86 KB of frames, stops
+    at its own guard, not in the next stack down."""
+    source = r"""
+    __device__ float deep(int n, volatile float* pad) {
+        volatile float local[512];
+        local[0] = pad[0];
+        return n == 0 ? local[0] : deep(n - 1, local) + 1.0f;
+    }
+    __global__ void recurse(float* P, int n) {
+        __syncthreads();
+        P[threadIdx.x] = threadIdx.x == 37 ? deep(n, P) : 1.0f;
+    }
+    """
+    build = kit.built(source)
+    result = kit.run(build, "recurse", 1, 64, [out("P", 64, 0.0), integer("n", 40)])
+    diag = only(result, Kind.CRASH)
+    assert "overflowed its 64 KB stack" in diag.message and diag.thread == (37, 0, 0)
+
+
 def test_a_printf_flood_is_capped_and_says_how_much_was_dropped(kit, no_nvcc):
     source = r"""
     __global__ void chatty(float* P) {

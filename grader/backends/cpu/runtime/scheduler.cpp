@@ -84,12 +84,21 @@ static bool stacks_reserve(Worker& w, int count) {
         return false;
     }
     w.stacks = static_cast<char*>(m);
-    for (int i = 0; i < count; ++i) mprotect(w.stacks + stack_stride() * i, page(), PROT_NONE);
+    w.guarded.assign((size_t)count, 0);
     w.stack_count = count;
     return true;
 }
 
-static char* stack_lo(Worker& w, int i) { return w.stacks + stack_stride() * i + page(); }
+/* Stack i, its guard page set when it is first used: a block that runs as a loop uses
+   stack 0 alone, and finished fibers hand theirs on, so most workers set a few guards,
+   not a block's threads' worth on each pool thread (mprotect's on one mmap lock). */
+static char* stack_lo(Worker& w, int i) {
+    if (!w.guarded[(size_t)i]) {
+        mprotect(w.stacks + stack_stride() * i, page(), PROT_NONE);
+        w.guarded[(size_t)i] = 1;
+    }
+    return w.stacks + stack_stride() * i + page();
+}
 
 /* Usable size of stack i. Tops at the same offset in every stack would all fall in the
    same cache sets (the stride is a multiple of 4 KiB); shortening each stack by a

@@ -65,6 +65,7 @@ struct Worker {
     char* stacks = nullptr;
     size_t stacks_len = 0;
     int stack_count = 0;
+    std::vector<char> guarded; /* per stack: its guard page is set (on its first use) */
     std::vector<int> free_stacks;
     /* shared memory: the module's thread_local block (a __shared__ declaration the
        build could not rewrite), this thread's dynamic shared memory area, and its static
