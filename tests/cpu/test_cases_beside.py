@@ -73,6 +73,7 @@ def test_the_runs_after_a_kernels_last_allowed_hang_are_stopped(monkeypatch):
     statuses = [c["status"] for c in beside["cases"]]
     assert statuses == [Status.TIMEOUT.value] * len(statuses)
     assert calls["run_ahead"] <= defaults.MAX_TIMEOUTS + 1  # one more was going on, and ended
+    assert calls["run"] == defaults.MAX_TIMEOUTS  # each hang decided by a run in turn
     assert _workers() == []
 
 

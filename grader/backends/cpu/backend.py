@@ -91,11 +91,14 @@ class CpuBackend(Backend):
 
     def run_ahead(self, build: Build, launch: Launch, timeout: float) -> RunOutcome | None:
         """None where the run shows the module's first race among threads, which `run`
-        locates in the case that comes first."""
+        locates in the case that comes first; or where it timed out: beside another run
+        it had part of the cores, and a slow kernel must get the time it gets in turn
+        before it counts as hung (the timeout is wall-clock)."""
         try:
-            return self._launch(build, launch, timeout, self._stop)
+            outcome = self._launch(build, launch, timeout, self._stop)
         except _InTurn:
             return None
+        return None if outcome.timed_out else outcome
 
     def stop_runs(self) -> None:
         stopping, self._stop = self._stop, Stop()
