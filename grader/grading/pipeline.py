@@ -11,7 +11,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +54,9 @@ SANITIZER_FOUND = (
 
 # A build is made for each set of macro values, and apart for the census case.
 BuildKey = tuple[tuple[tuple[str, int], ...], bool]
+# a case of grade_cases_beside: its build, the seconds before its run, and its run made
+# ahead, its result where it cannot run, or None where it is not run ahead
+Waiting = tuple[Case, Build, float, CaseResult | Future | None]
 SLACK = 60.0  # seconds of a submission's deadline beyond what its compiles and cases need
 
 
@@ -239,6 +242,7 @@ class Grading:
     stopping: set[str] = field(default_factory=set)  # findings of rules that block cases
     counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
     drawn: Future[Drawn] | None = None  # the timing's inputs, drawn while the cases run
+    in_turn: bool = False  # grade_cases_beside: the cases left run one at a time
 
     def run(self) -> None:
         if self.options.timing and self.backend.measures_speed():
@@ -319,12 +323,18 @@ class Grading:
         it go on; each result is taken in the cases' order, so the report is the one a
         grading in turn makes. A case the kernel hung too often before is not run, as in
         turn: its run, and every later one, is stopped. A run the backend could not make
-        ahead (one that depends on what the earlier ones found) is made again in turn."""
+        ahead (one that depends on what the earlier ones found, or one that timed out
+        beside another) is made again in turn and alone (`alone`)."""
         width = self.backend.concurrent_runs()
-        waiting: deque[tuple[Case, Build, float, CaseResult | Future | None]] = deque()
+        waiting: deque[Waiting] = deque()
         with ThreadPoolExecutor(width, thread_name_prefix="grader-case") as pool:
             try:
                 for case in cases:
+                    if self.in_turn:
+                        while waiting:
+                            self.take(waiting)
+                        self.result.cases.append(self.grade_case(case))
+                        continue
                     start = time.monotonic()
                     build = self.build_for(case)  # absorbed, and its blocks decided, in order
                     item = self.blocked(case, build)
@@ -332,17 +342,17 @@ class Grading:
                         item = pool.submit(self.run_case, case, build, True)
                     waiting.append((case, build, time.monotonic() - start, item))
                     while sum(isinstance(w[3], Future) for w in waiting) >= width:
-                        self.take(*waiting.popleft())
+                        self.take(waiting)
                 while waiting:
-                    self.take(*waiting.popleft())
+                    self.take(waiting)
             except BaseException:
                 self.backend.stop_runs()  # the pool's threads end with their workers
                 raise
 
-    def take(
-        self, case: Case, build: Build, waited: float, item: CaseResult | Future | None
-    ) -> None:
-        """The result of a case of grade_cases_beside, once those before it are taken."""
+    def take(self, waiting: deque[Waiting]) -> None:
+        """The result of the first case waiting in grade_cases_beside, once those before
+        it are taken."""
+        case, build, waited, item = waiting.popleft()
         if isinstance(item, CaseResult):
             item.seconds = waited
             self.result.cases.append(item)
@@ -353,12 +363,27 @@ class Grading:
                 self.backend.stop_runs()  # every run going on is of a case after this one
             seconds = waited
         else:
-            made = item.result() or self.run_case(case, build)
+            made = item.result() if item is not None else None
+            if made is None:
+                self.alone(waiting)
+                made = self.run_case(case, build)
             result, outcome, seconds = made
             self.count(case, outcome)
             seconds += waited
         result.seconds = seconds
         self.result.cases.append(result)
+
+    def alone(self, waiting: deque[Waiting]) -> None:
+        """Stop the runs made ahead of the cases waiting, which are then made in turn, as
+        are the cases after them: a run in turn has the cores to itself, and a kernel's
+        timeout, which is wall-clock, then means what it means in a grading in turn."""
+        self.in_turn = True
+        if any(isinstance(w[3], Future) for w in waiting):
+            self.backend.stop_runs()
+        for index, (case, build, waited, item) in enumerate(waiting):
+            if isinstance(item, Future):
+                wait([item])  # ended by the stop; what it found is dropped
+                waiting[index] = (case, build, waited, None)
 
     def blocked(self, case: Case, build: Build) -> CaseResult | None:
         """The case's result where its build cannot be run."""

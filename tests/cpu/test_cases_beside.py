@@ -27,14 +27,23 @@ def _graded(lab: str, name: str, jobs: int, **options) -> dict:
 
 
 def _counted(monkeypatch) -> dict[str, int]:
-    """How often each way of running was called."""
-    calls = {"run": 0, "run_ahead": 0}
-    for name in calls:
+    """How often each way of running was called, and how many runs made ahead were going
+    on, at most, when a run in turn started."""
+    calls = {"run": 0, "run_ahead": 0, "beside_in_turn": 0}
+    going = {"run_ahead": 0}
+    for name in ("run", "run_ahead"):
         method = getattr(CpuBackend, name)
 
         def counting(self, *args, _method=method, _name=name):
             calls[_name] += 1
-            return _method(self, *args)
+            if _name == "run":
+                calls["beside_in_turn"] = max(calls["beside_in_turn"], going["run_ahead"])
+                return _method(self, *args)
+            going["run_ahead"] += 1
+            try:
+                return _method(self, *args)
+            finally:
+                going["run_ahead"] -= 1
 
         monkeypatch.setattr(CpuBackend, name, counting)
     return calls
@@ -59,6 +68,7 @@ def test_a_race_is_located_in_the_case_a_grading_in_turn_locates_it(monkeypatch)
     beside = _graded("conv2d", "missing_syncthreads.cu", 2)
     assert beside == in_turn
     assert calls["run_ahead"] and calls["run"]  # each module's first race, run again in turn
+    assert calls["beside_in_turn"] == 0
     located = [
         d for c in beside["cases"] for d in c["diagnostics"] if "__syncthreads" in d["message"]
     ]
@@ -73,7 +83,8 @@ def test_the_runs_after_a_kernels_last_allowed_hang_are_stopped(monkeypatch):
     statuses = [c["status"] for c in beside["cases"]]
     assert statuses == [Status.TIMEOUT.value] * len(statuses)
     assert calls["run_ahead"] <= defaults.MAX_TIMEOUTS + 1  # one more was going on, and ended
-    assert calls["run"] == defaults.MAX_TIMEOUTS  # each hang decided by a run in turn
+    assert calls["run"] == defaults.MAX_TIMEOUTS  # each hang decided by a run in turn,
+    assert calls["beside_in_turn"] == 0  # alone
     assert _workers() == []
 
 
