@@ -129,6 +129,15 @@ def test_check_round_trips_through_json():
     assert sample.strides[1] == cases.timing_case(get("conv3d-pitched")).sizes["pitchP"] // 4
 
 
+def test_the_inputs_drawn_ahead_are_those_of_the_seed_and_a_fresh_seed_each_time():
+    lab = get("spmv-csr")  # the host draws its structure
+    seed, case, host = speed.draw_ahead(lab, 11).result()
+    want_case, want_host = cases.timing_inputs(lab, 11)
+    assert seed == 11 and case == want_case and host.keys() == want_host.keys()
+    assert all(np.array_equal(host[name], want_host[name]) for name in host)
+    assert speed.draw_ahead(lab, None).result()[0] != speed.draw_ahead(lab, None).result()[0]
+
+
 @pytest.mark.parametrize("name", sorted(all_labs()))
 def test_what_the_host_recomputes_per_launch_and_per_grading_is_bounded(name):
     """A sample reads at most LAUNCH_INPUTS inputs unless it is already the smallest, and
