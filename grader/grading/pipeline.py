@@ -30,7 +30,7 @@ from grader.judge.launch import at_launch, make_launch
 from grader.judge.verdict import INFORMATIVE, judge
 from grader.model import interface
 from grader.model.interface import LAUNCH_MACROS
-from grader.model.lab import Case, Lab
+from grader.model.lab import Case, Lab, Requirement
 from grader.model.launch import Build, Launch, RunOutcome
 from grader.model.result import (
     CaseResult,
@@ -474,28 +474,37 @@ class Grading:
             )
 
     def executed_rules(self) -> None:
-        """The lab's rules against what the kernel executed in the cases (grader.judge.rules).
-        Where the census case hung, the rules about what it executes are not judged: a
-        loop that never ends lets the compiler drop the code after it, and the run
-        counted nothing, so the hang is what the report says."""
+        """The lab's rules against what the kernel executed in the census case's run."""
         built = next((b.interface for b in self.builds.values() if b.ok), None)
         if built is None:
             return
-        census = next((c for c in self.result.cases if c.name == self.census), None)
-        if census is not None and census.status == Status.TIMEOUT:
-            kernel = self.lab.kernel.name
-            for rule in (r for r in self.lab.requirements if r.executes):
-                said = rule.check(built, kernel)
-                self.result.diagnostics = [d for d in self.result.diagnostics if d.message != said]
-                self.result.notes.append(
-                    f"Not judged: the lab's rule that {rule.says}, since the kernel hung in "
-                    f"case {census.name}, where the grader counts what it executes."
-                )
+        counted = dict(self.counted).get(self.census, {})
+        if self.census is not None and self.lab.kernel.name not in counted:
+            self.uncounted_rules(built)
             return
         found, notes = rules.judge(self.lab, built, self.counted)
         known = {(d.kind, d.message) for d in self.result.diagnostics}
         self.result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
         self.result.notes += [n for n in notes if n not in self.result.notes]
+
+    def uncounted_rules(self, built: interface.Interface) -> None:
+        """Where the census case's run did not go to the end, a rule about what the kernel
+        executes counts as broken: a kernel that crashed or hung there on purpose would
+        otherwise leave the rule to the module's instructions, which a load or an atomic
+        in a branch no thread takes meets. After a hang the module's own finding is
+        dropped as well (a loop that never ends lets the compiler drop the code after
+        it): the hang is the reason given."""
+        census = next((c for c in self.result.cases if c.name == self.census), None)
+        hung = census is not None and census.status == Status.TIMEOUT
+        kernel = self.lab.kernel.name
+        for rule in (r for r in self.lab.requirements if r.executes):
+            said = rule.check(built, kernel)
+            if said and not hung:
+                continue  # the module breaks it, and that finding stands
+            self.result.diagnostics = [d for d in self.result.diagnostics if d.message != said]
+            self.result.diagnostics.append(
+                Diagnostic(Kind.REQUIREMENT, _uncounted(rule, kernel, self.census, census))
+            )
 
     # -- sanitizer and timing -------------------------------------------------------------
 
@@ -554,6 +563,24 @@ class Grading:
         )
         self.result.diagnostics += untrusted
         return performance
+
+
+def _uncounted(rule: Requirement, kernel: str, name: str, census: CaseResult | None) -> str:
+    """Why a rule about what `kernel` executes is broken where the census case `name`
+    counted nothing."""
+    if census is None:
+        why = "that case was not run"
+    elif census.status == Status.TIMEOUT:
+        why = "there the kernel hung (see that case)"
+    elif census.status == Status.ERROR:
+        why = "there the kernel did not run to its end (see that case)"
+    else:
+        why = "the run that counts it stopped before its end, though the case's own runs did not"
+    return (
+        f"The lab's rule that {rule.says} is not met in this report: the grader counts what "
+        f"{kernel} executes in case {name}, and {why}. The rule counts as broken until that "
+        "run goes to its end."
+    )
 
 
 def _may_name(case: CaseResult, other: CaseResult) -> bool:
