@@ -262,18 +262,23 @@ def check_launch(interface: Interface, kernels: list[str]) -> list[Diagnostic]:
     return out
 
 
-def check_limits(limits, interface: Interface, kernel: str) -> list[Diagnostic]:
-    """Launch macros above the largest the lab accepts (`limits`, by name)."""
-    return [
-        Diagnostic(
-            Kind.RESOURCES,
-            f"This file sets {name} = {interface.launch[name]}, and this lab accepts "
-            f"{name} up to {limit}. Make {name} at most {limit}.",
-            kernel=kernel,
-        )
-        for name, limit in limits.items()
-        if interface.launch.get(name, 0) > limit
-    ]
+def check_limits(lab, interface: Interface, kernel: str) -> list[Diagnostic]:
+    """Launch macros outside the range the lab accepts (`lab.limits`, `lab.minimums`)."""
+    out = []
+    for name, value in interface.launch.items():
+        low, high = lab.minimums.get(name), lab.limits.get(name)
+        if high is not None and value > high:
+            found = f"this lab accepts {name} up to {high}. Make {name} at most {high}."
+        elif low is not None and value < low:
+            found = (
+                f"this lab needs {name} of at least {low}: with less, each block leaves the "
+                f"lab's work to the grader. Make {name} at least {low}."
+            )
+        else:
+            continue
+        message = f"This file sets {name} = {value}, and {found}"
+        out.append(Diagnostic(Kind.RESOURCES, message, kernel=kernel))
+    return out
 
 
 def check_resources(interface: Interface) -> list[Diagnostic]:
@@ -334,7 +339,7 @@ def check(lab, interface: Interface, sizes) -> list[Diagnostic]:
     launched = list(dict.fromkeys(k.name for k in lab.kernels if k.name in interface.kernels))
     if launched:
         out += check_launch(interface, launched)
-    out += check_limits(lab.limits, interface, kernel)
+    out += check_limits(lab, interface, kernel)
     out += check_resources(interface)
     for req in lab.requirements:
         message = req.check(interface, kernel)

@@ -354,6 +354,11 @@ class Lab:
     limits: Mapping[str, int] = field(default_factory=dict)
     """The largest launch macros the lab accepts ({"TILE_X": 65536}): a file that
     defines a larger one is not run (grader.model.interface.check_limits)."""
+    minimums: Mapping[str, int] = field(default_factory=dict)
+    """The smallest launch macros the lab accepts, where a smaller one would leave the
+    lab's work to the grader (a reduction whose blocks sum one input each is a copy, and
+    the grader adds the copies): a file that defines a smaller one is not run
+    (grader.model.interface.check_limits)."""
     name: str = field(default="", kw_only=True)
     """Set by the registry: the lab's folder name."""
     home: Path | None = field(default=None, kw_only=True)

@@ -3,7 +3,8 @@ TILE_X inputs (default TILE_X = 2 * BLOCK_X; those past n count as 0) and writes
 to output[b]; the grid is ceil(n / TILE_X), and the grader adds the partial sums itself.
 Each sum is held to float32 over the inputs it really adds (grader.judge.compare). TILE_X may be
 at most MAX_TILE, 1024 threads adding 64 inputs each: past that, a sum of inputs
-rounded to half precision would be hard to tell from a float32 sum."""
+rounded to half precision would be hard to tell from a float32 sum. It must be at least
+MIN_TILE, with BLOCK_X at least MIN_BLOCK, so that the kernel, not the grader, adds."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ from grader.labs import common
 from grader.model.lab import Array, Case, Kernel, Lab, Param, Role, Sampler, Scoring
 
 MAX_TILE = 1 << 16
+# A block sums at least a warp's worth of pairs: with TILE_X = 1 each block would copy an
+# input, and the sum would be the grader's.
+MIN_BLOCK = 32
+MIN_TILE = 2 * MIN_BLOCK
 
 KERNEL = Kernel(
     "reduction",
@@ -129,6 +134,7 @@ LAB = Lab(
     dims=1,
     tile=("2 * BLOCK_X", "BLOCK_Y", "BLOCK_Z"),
     limits={"TILE_X": MAX_TILE},
+    minimums={"TILE_X": MIN_TILE, "BLOCK_X": MIN_BLOCK},
     forbidden=common.FORBIDDEN,
     requirements=(common.no_library(),),
     hints=(

@@ -5,7 +5,7 @@
 //
 // The grader launches   reduction<<<grid, block>>>(input, output, n);
 //   block = BLOCK_X threads, grid = ceil(n / TILE_X) blocks (TILE_X = 2 * BLOCK_X unless
-//   you #define it).
+//   you #define it). TILE_X may be 64 to 65536, and BLOCK_X at least 32.
 //
 // As handed out, this kernel compiles and runs but stores nothing: the grader reports
 // every element of output as never written. Work through the TODOs in order.
