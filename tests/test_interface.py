@@ -3,13 +3,14 @@
 from pathlib import Path
 
 import pytest
+from include_tricks import TRICKS
 
 from grader.labs import get
 from grader.model import interface
 from grader.model.interface import canonical_ctype
 from grader.model.result import Kind
 from grader.model.source import read_submission, static_checks
-from grader.toolchain import nvcc
+from grader.toolchain import libraries, nvcc
 
 pytestmark = pytest.mark.skipif(nvcc.find() is None, reason="nvcc is not installed")
 
@@ -228,6 +229,83 @@ def test_a_library_is_found_by_what_the_compile_read_whatever_the_spelling(tmp_p
     assert [d.kind for d in found] == [Kind.REQUIREMENT]
     assert "CUB: the compile read cub/block/block_reduce.cuh" in found[0].message
     assert get("reduction").requirements[0].blocks
+
+
+CUB_HEADER = "#include <cub/block/block_reduce.cuh>"
+FIRST = """\
+INCLUDE
+__global__ void reduction(const float* input, float* output, int n) {
+    if (threadIdx.x == 0) output[blockIdx.x] = input[blockIdx.x];
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "include",
+    [
+        f"#ifndef __CUDA_ARCH__\n{CUB_HEADER}\n#endif",  # read on the host's pass alone
+        f"#ifdef __CUDA_ARCH__\n{CUB_HEADER}\n#endif",  # on the device's alone
+        f"void on_the_host() {{}}\n{CUB_HEADER}",  # after a host function
+    ],
+)
+def test_a_library_header_read_on_one_side_only_is_found(tmp_path, include):
+    found = check(tmp_path, FIRST.replace("INCLUDE", include), "reduction")
+    assert [d.kind for d in found] == [Kind.REQUIREMENT]
+    assert "CUB: the compile read cub/block/block_reduce.cuh" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *(t.replace("SECRET", "x.h") for t in TRICKS.values()),
+        "#  /* a comment */ include <x.h>",
+        "#/*\n*/include <x.h>",
+        "#inc\\\nlude <x.h>",
+        "#inc\\  \r\nlude <x.h>",
+        "#inc\\\rlude <x.h>",
+        "??=include <x.h>",
+        "#inc??/\nlude <x.h>",
+        "#include_next <x.h>",
+        "#embed <x.h>",
+        "#if __has_include(<x.h>)\n#endif",
+        "import <x.h>;",
+        "#\\u0069nclude <x.h>",
+    ],
+)
+def test_every_spelling_of_a_directive_that_reads_a_file_is_seen(text):
+    assert nvcc.may_read_files(text)
+
+
+def test_a_word_include_outside_a_directive_reads_nothing():
+    for text in ("// the halo included\n", "x.include();\n", "int excluded;\n", MATMUL):
+        assert not nvcc.may_read_files(text)
+
+
+def test_a_file_that_reads_no_file_has_the_dependency_list_of_a_compile_with_md(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("GRADER_CACHE", str(tmp_path / "cache"))  # nothing learnt yet
+    listed, run = [], nvcc.sandbox.run_compiler
+
+    def spied(cmd, *args, **kwargs):
+        listed.append("-MD" in cmd)
+        return run(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(nvcc.sandbox, "run_compiler", spied)
+
+    def headers(text, folder):
+        folder.mkdir()
+        raw = nvcc._compile(folder, "kernel.cu", text, {"MASK_WIDTH": 3}, "sm_90")
+        return libraries.dependencies(raw["deps"])
+
+    first = headers(MATMUL, tmp_path / "a")
+    other = MATMUL.replace("matmul", "other") + "// halo included\n"
+    learnt = headers(other, tmp_path / "b")
+    nvcc._headers_path({"MASK_WIDTH": 3}, "sm_90").unlink()
+    again = headers(other, tmp_path / "c")
+    assert listed == [True, False, False, False, True, False]  # nvcc, ptxas; -MD once learnt
+    assert learnt[0] == str(tmp_path / "b" / "kernel.cu")
+    assert learnt[1:] == first[1:] == again[1:] and len(learnt) > 10
 
 
 def test_too_many_threads_and_launch_bounds(tmp_path):

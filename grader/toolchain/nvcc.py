@@ -167,8 +167,11 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
     (tmp / name).write_text(source)
     flags = ["-arch", arch, "-lineinfo", *macro_flags(macros)]
     ptx, deps = tmp / "module.ptx", tmp / "module.d"
+    reads = may_read_files(source)
+    headers = None if reads else _known_headers(macros, arch)
+    listing = ["-MD", "-MF", str(deps)] if headers is None else []
     run = sandbox.run_compiler(
-        [nvcc, "-ptx", *flags, "-MD", "-MF", str(deps), "-o", str(ptx), str(tmp / name)], tmp
+        [nvcc, "-ptx", *flags, *listing, "-o", str(ptx), str(tmp / name)], tmp
     )
     raw = {
         "ok": run.code == 0 and not run.stopped,
@@ -177,7 +180,12 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
     raw.update(ptx="", ptxas="", deps="", stopped=run.stopped)
     if raw["ok"]:
         raw["ptx"] = ptx.read_text()
-        raw["deps"] = deps.read_text() if deps.exists() else ""
+        if headers is not None:
+            raw["deps"] = _rule(ptx, tmp / name, headers)
+        elif deps.exists():
+            raw["deps"] = deps.read_text()
+            if not reads:
+                _learn_headers(macros, arch, raw["deps"], tmp / name)
         ptxas = str(Path(nvcc).with_name("ptxas"))
         cubin = str(tmp / "module.cubin")
         raw["ptxas"] = sandbox.run_compiler(
@@ -185,6 +193,69 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
         ).log
         raw["module_bytes"] = os.path.getsize(cubin) if os.path.exists(cubin) else 0
     return raw
+
+
+# -- the dependency list without -MD ----------------------------------------------------
+#
+# -MD has nvcc preprocess the file a second time, host-side (a sixth of its time). A file
+# no directive of which can read a file reads, on that side, only what nvcc's own
+# `-include cuda_runtime.h` reads, which nvcc and the flags alone decide: its list is
+# another such file's, learnt once from a -MD compile with the same flags.
+
+# A directive's name after its `#` (or `%:`, or `??=`), blanks and comments (`*/`);
+# `__has_include`, and an `include`, `embed` or `import` at the very start, count too.
+_READING = re.compile(r"(?:^|[#:/=_])\s*(?:include|embed)|import")
+_SPLICE = re.compile(r"(?:\\|\?\?/)[^\S\n]*\n")  # a backslash (or its trigraph), a newline
+
+
+def may_read_files(source: str) -> bool:
+    """Whether a directive of `source` may read a file (#include, #include_next, #import,
+    #embed), in any spelling: lines spliced first, as the compiler does; a universal
+    character name could spell the directive's name."""
+    text = _SPLICE.sub("", source.replace("\r\n", "\n").replace("\r", "\n"))
+    return bool(_READING.search(text) or re.search(r"\\[uU]", text))
+
+
+def _headers_path(macros, arch: str) -> Path:
+    blob = json.dumps([find(), version(), sorted(macros.items()), arch, CACHE_VERSION])
+    key = hashlib.sha256(blob.encode()).hexdigest()[:32]
+    return defaults.cache_dir() / "nvcc" / f"headers-{key}.json"
+
+
+def _known_headers(macros, arch: str) -> list[str] | None:
+    """What a file that reads no file reads with these flags, as -MD wrote it; None until
+    a compile has learnt it."""
+    path = _headers_path(macros, arch)
+    try:
+        headers = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    build_cache.used(path)
+    return headers
+
+
+def _learn_headers(macros, arch: str, rule: str, source: Path) -> None:
+    """Keep the files a -MD `rule` names after `source`, the compiled file."""
+    _, _, deps = rule.replace("\\\n", " ").partition(": ")
+    names = re.findall(r"(?:\\ |[^\s])+", deps)
+    if not names or names[0] != _escaped(source):
+        return  # not the rule expected: no list is learnt from it
+    path = _headers_path(macros, arch)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staged = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    staged.write_text(json.dumps(names[1:]))
+    staged.replace(path)
+    build_cache.stored()
+
+
+def _rule(target: Path, source: Path, headers: list[str]) -> str:
+    """A dependency list as -MD writes it."""
+    names = [f"{_escaped(target)} : {_escaped(source)}", *headers]
+    return " \\\n    ".join(names) + "\n"
+
+
+def _escaped(path: Path) -> str:
+    return str(path).replace(" ", "\\ ")
 
 
 def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
