@@ -308,6 +308,17 @@ def test_a_file_that_reads_no_file_has_the_dependency_list_of_a_compile_with_md(
     assert learnt[1:] == first[1:] == again[1:] and len(learnt) > 10
 
 
+def test_a_list_that_names_a_library_is_never_learnt(tmp_path, monkeypatch):
+    # a file whose include the text check missed must not hand its library to later files
+    monkeypatch.setenv("GRADER_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "kernel 1.cu"
+    read = ["/usr/local/cuda/include/cuda_runtime.h", "/opt/x y/include/cub/block/block_reduce.cuh"]
+    nvcc._learn_headers({}, "sm_90", nvcc._rule(tmp_path / "m.ptx", source, read), source)
+    assert nvcc._known_headers({}, "sm_90") is None
+    nvcc._learn_headers({}, "sm_90", nvcc._rule(tmp_path / "m.ptx", source, read[:1]), source)
+    assert nvcc._known_headers({}, "sm_90") == read[:1]
+
+
 def test_too_many_threads_and_launch_bounds(tmp_path):
     found = check(tmp_path, "#define BLOCK_X 64\n#define BLOCK_Y 32\n" + MATMUL)
     assert [d.kind for d in found] == [Kind.RESOURCES] and "2048 threads" in found[0].message

@@ -219,7 +219,7 @@ def may_read_files(source: str) -> bool:
 def _headers_path(macros, arch: str) -> Path:
     blob = json.dumps([find(), version(), sorted(macros.items()), arch, CACHE_VERSION])
     key = hashlib.sha256(blob.encode()).hexdigest()[:32]
-    return defaults.cache_dir() / "nvcc" / f"headers-{key}.json"
+    return defaults.cache_dir() / "nvcc" / f"includes-{key}.json"
 
 
 def _known_headers(macros, arch: str) -> list[str] | None:
@@ -235,11 +235,12 @@ def _known_headers(macros, arch: str) -> list[str] | None:
 
 
 def _learn_headers(macros, arch: str, rule: str, source: Path) -> None:
-    """Keep the files a -MD `rule` names after `source`, the compiled file."""
-    _, _, deps = rule.replace("\\\n", " ").partition(": ")
-    names = re.findall(r"(?:\\ |[^\s])+", deps)
-    if not names or names[0] != _escaped(source):
-        return  # not the rule expected: no list is learnt from it
+    """Keep the files a -MD `rule` names after `source`, the compiled file. A list in which
+    the library rule finds a library is never kept: it is no file's that reads nothing,
+    and kept, it would give every later such file the library's finding."""
+    names = libraries.dependencies(rule)
+    if not names or names[0] != str(source) or libraries.found(names[1:], ()):
+        return
     path = _headers_path(macros, arch)
     path.parent.mkdir(parents=True, exist_ok=True)
     staged = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
@@ -250,11 +251,11 @@ def _learn_headers(macros, arch: str, rule: str, source: Path) -> None:
 
 def _rule(target: Path, source: Path, headers: list[str]) -> str:
     """A dependency list as -MD writes it."""
-    names = [f"{_escaped(target)} : {_escaped(source)}", *headers]
+    names = [f"{_escaped(target)} : {_escaped(source)}", *map(_escaped, headers)]
     return " \\\n    ".join(names) + "\n"
 
 
-def _escaped(path: Path) -> str:
+def _escaped(path: Path | str) -> str:
     return str(path).replace(" ", "\\ ")
 
 
