@@ -163,6 +163,21 @@ def test_without_a_secret_only_public_cases(name):
 
 
 @pytest.mark.parametrize("name", LABS)
+def test_with_a_secret_the_public_cases_keep_their_sizes_and_draw_other_values(name):
+    # fixed values graded for points would let a file hold the public cases' answers
+    lab = get(name)
+    plain = cases.public_cases(lab)
+    assert cases.public_cases(lab, None) == plain
+    for secret in ("a", "b"):
+        keyed = [c for c in cases.cases_for(lab, secret) if c.visibility == "public"]
+        assert [(c.name, c.shown_sizes) for c in keyed] == [(c.name, c.shown_sizes) for c in plain]
+        for mine, fixed in zip(keyed, plain, strict=True):
+            assert mine.seed != fixed.seed
+            ours, theirs = cases.make_inputs(lab, mine), cases.make_inputs(lab, fixed)
+            assert any(not np.array_equal(ours[n], theirs[n]) for n in ours)
+
+
+@pytest.mark.parametrize("name", LABS)
 def test_reference_and_tolerance_shapes(name):
     from grader.judge.compare import allowances
 
