@@ -4,8 +4,8 @@ no backend), so a new lab is covered as soon as it exists.
 
 For every case (public, hidden with a fixed secret, random), at the lab's default launch
 macros and at the largest it accepts:
-- zeros, a constant, the sum of half the inputs and each element's neighbour's right
-  answer fail, unless one is the right answer itself (zeros, where nothing is summed);
+- zeros fail, and so do a constant, the sum of half the inputs and each element's
+  neighbour's right answer, unless one is the right answer itself;
 - each element's own terms (listed by running the lab's sampler on symbols,
   tests/terms_kit.py) summed in float32 in the orders kernels add in pass, on a few
   elements where the sums are largest;
@@ -94,7 +94,8 @@ class Graded:
 
     def wrong_outputs(self, name: str, rng) -> dict[str, np.ndarray]:
         """Outputs that do not do the work, each of which must fail: those that are not
-        the right answer itself (zeros are right where no element sums a term)."""
+        the right answer itself, and zeros always (a case whose answer is all zeros gives
+        points to a kernel that writes nothing but zeros)."""
         want = self.expected[name]
         out = {"zeros": np.zeros_like(want), "ones": np.ones_like(want)}
         if want.size > 1:
@@ -111,7 +112,11 @@ class Graded:
             kept = self.lab.reference(counted(self._widened(changed)), self.case.sizes)[name]
             if np.any(kept != terms):  # some element lost a term
                 out[f"half of {input_name}"] = self.reference(changed)[name]
-        return {what: got for what, got in out.items() if not np.array_equal(got, want)}
+        return {
+            what: got
+            for what, got in out.items()
+            if what == "zeros" or not np.array_equal(got, want)
+        }
 
     @staticmethod
     def _widened(inputs):

@@ -3,8 +3,8 @@ const float* values, const float* x, float* y, int num_rows)` computes y[r], the
 values[j] * x[col_idx[j]] for j in [row_ptr[r], row_ptr[r + 1]). x has num_cols
 elements, which may differ from num_rows. The grid is ceil(num_rows / TILE_X) blocks.
 The matrices come from grader.labs.sparse, whose knobs are the cases' sizes: empty rows,
-a single row far longer than the rest, power-law rows, an all-empty matrix. Each y[r] is
-held to float32 over its own row's entries (grader.judge.compare)."""
+a single row far longer than the rest, power-law rows, a matrix empty but for one short
+row. Each y[r] is held to float32 over its own row's entries (grader.judge.compare)."""
 
 from __future__ import annotations
 

@@ -83,6 +83,7 @@ def row_major(ctx: hints.Context) -> str | None:
         "jds_col_start[j] + r, section j first and the row within it."
     )
 
+
 LAB = sparse.spmv_lab(
     title="Sparse matrix-vector multiply in transposed JDS",
     summary="y = A x for a sparse A with rows sorted by length, stored section by section.",
