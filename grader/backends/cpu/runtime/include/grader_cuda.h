@@ -39,6 +39,7 @@ extern "C" int printf(const char* __restrict, ...) __asm__("grader_device_printf
 #include <time.h>
 
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -454,28 +455,172 @@ static __inline__ float norm4df(float a, float b, float c, float d) {
     return sqrtf(a * a + b * b + c * c + d * d);
 }
 static __inline__ float rhypotf(float a, float b) { return 1.0f / hypotf(a, b); }
-#define __GRADER_ROUNDED(name, op, T)                                                          \
-    static __inline__ T name##_rn(T a, T b) { return a op b; }                               \
-    static __inline__ T name##_rz(T a, T b) { return a op b; }                               \
-    static __inline__ T name##_ru(T a, T b) { return a op b; }                               \
-    static __inline__ T name##_rd(T a, T b) { return a op b; }
-__GRADER_ROUNDED(__fadd, +, float)
-__GRADER_ROUNDED(__fsub, -, float)
-__GRADER_ROUNDED(__fmul, *, float)
-__GRADER_ROUNDED(__fdiv, /, float)
-__GRADER_ROUNDED(__dadd, +, double)
-__GRADER_ROUNDED(__dsub, -, double)
-__GRADER_ROUNDED(__dmul, *, double)
-__GRADER_ROUNDED(__ddiv, /, double)
-#undef __GRADER_ROUNDED
-static __inline__ float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
-static __inline__ float __fmaf_rz(float a, float b, float c) { return fmaf(a, b, c); }
-static __inline__ double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
-static __inline__ float __fsqrt_rn(float x) { return sqrtf(x); }
-static __inline__ float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
-static __inline__ float __frcp_rn(float x) { return 1.0f / x; }
-static __inline__ double __drcp_rn(double x) { return 1.0 / x; }
-static __inline__ double __dsqrt_rn(double x) { return sqrt(x); }
+/* -- directed rounding: CUDA's _rn/_rz/_ru/_rd arithmetic and conversions, each correctly
+   rounded in its mode. Not through fesetround, across which the compiler may fold or move
+   operations: each takes the round-to-nearest result r, finds exactly on which side of r
+   the exact value lies, and steps r one ulp there where the mode says so. A float's exact
+   products and remainders fit a double; a double's, binary128 (slow, software), used where
+   the double's own error-free transformation could underflow and for fma. */
+#if LDBL_MANT_DIG == 113
+typedef long double grader_quad;
+#else
+typedef __float128 grader_quad;
+#endif
+namespace grader {
+namespace ieee {  /* apart, so that its sqrt, fma and div hide no C function in grader:: */
+enum { RN, RZ, RU, RD };
+/* W: a type that holds any product of two T exactly, over T's whole range */
+template <class T> struct wide { typedef double type; };
+template <> struct wide<double> { typedef grader_quad type; };
+template <class X> static __inline__ int cmp(X x, X y) { return (x > y) - (x < y); }  // NaN: 0
+/* Where a double's fma-based error is exact in sign: no underflow, so nonzero stays nonzero. */
+template <class T> static __inline__ bool eft(T v) {
+    return sizeof(T) == 8 && fabs(v) >= 0x1p-960 && fabs(v) <= DBL_MAX;
+}
+/* An exact zero sum x + y in round-down: -0 unless both terms are +0 (IEEE 754 6.3). */
+template <class T> static __inline__ T zero_down(T x, T y) {
+    return x == 0 && y == 0 && !std::signbit(x) && !std::signbit(y) ? (T)0 : -(T)0;
+}
+/* r moved one ulp toward the exact value where mode M says so; dir: the sign of exact - r.
+   An overflow (r infinite, dir against it) steps back to the largest finite value. */
+template <int M, class T> static __inline__ T step(T r, int dir) {
+    int want = M == RU ? 1 : M == RD ? -1 : M == RZ ? (r > 0 ? -1 : r < 0 ? 1 : 0) : 0;
+    if (want == 0 || dir != want) return r;
+    return std::nextafter(r, want > 0 ? (T)INFINITY : -(T)INFINITY);
+}
+template <int M, class T> static __inline__ T add(T a, T b) {
+    T r = a + b;
+    if (M == RN) return r;
+    if (!std::isfinite(r))  // an overflow of finite operands lies below infinity
+        return step<M>(r, std::isfinite(a) && std::isfinite(b) ? -cmp(r, (T)0) : 0);
+    T bb = r - a, e = (a - (r - bb)) + (b - bb);  // TwoSum: a + b == r + e exactly
+    if (r == 0 && M == RD) return zero_down(a, b);
+    return step<M>(r, cmp(e, (T)0));
+}
+template <int M, class T> static __inline__ T mul(T a, T b) {
+    typedef typename wide<T>::type W;
+    T r = a * b;
+    if (M == RN) return r;
+    return step<M>(r, eft(r) ? cmp(std::fma(a, b, -r), (T)0) : cmp((W)a * (W)b, (W)r));
+}
+template <int M, class T> static __inline__ T div(T a, T b) {
+    typedef typename wide<T>::type W;
+    T q = a / b;
+    if (M == RN) return q;
+    int dir = eft(q) && eft(a) ? cmp(std::fma(-q, b, a), (T)0) : cmp((W)a, (W)q * (W)b);
+    return step<M>(q, b < 0 ? -dir : dir);  // a/b - q has the sign of (a - q*b) / b
+}
+template <int M, class T> static __inline__ T sqrt(T x) {
+    typedef typename wide<T>::type W;
+    T s = std::sqrt(x);
+    if (M == RN) return s;
+    return step<M>(s, eft(x) ? cmp(std::fma(-s, s, x), (T)0) : cmp((W)x, (W)s * (W)s));
+}
+/* a*b is exact in W, so TwoSum there gives a*b + c exactly as t + e: no double rounding */
+template <int M, class T> static __inline__ T fma(T a, T b, T c) {
+    typedef typename wide<T>::type W;
+    T r = std::fma(a, b, c);
+    if (M == RN) return r;
+    if (!std::isfinite(r)) {
+        bool finite = std::isfinite(a) && std::isfinite(b) && std::isfinite(c);
+        return step<M>(r, finite ? -cmp(r, (T)0) : 0);
+    }
+    W p = (W)a * (W)b, t = p + (W)c, bb = t - p, e = (p - (t - bb)) + ((W)c - bb);
+    int dir = cmp(t, (W)r);
+    if (!dir) dir = cmp(e, (W)0);
+    if (r == 0 && dir == 0 && M == RD) return zero_down(a * b, c);  // a*b: 0 only if exact
+    return step<M>(r, dir);
+}
+template <int M> static __inline__ float narrow(double x) {
+    float r = (float)x;
+    return M == RN ? r : step<M>(r, cmp(x, (double)r));
+}
+/* an integer's exact value against its nearest float, in 128 bits (2^64 fits) */
+template <int M, class F, class I> static __inline__ F from_int(I i) {
+    F r = (F)i;
+    return M == RN ? r : step<M>(r, cmp((__int128)i, (__int128)r));
+}
+template <int M, class I> static __inline__ float to_float(I i) {
+    return from_int<M, float>(i);
+}
+template <int M, class I> static __inline__ double to_double(I i) {
+    return from_int<M, double>(i);
+}
+/* v, already an integer, as I: CUDA leaves a value out of I's range undefined; as PTX's cvt
+   does, it saturates (NaN: 0) rather than be C's undefined cast. */
+template <class I, class T> static __inline__ I to_int(T v) {
+    if (v != v) return 0;
+    if (v <= (T)std::numeric_limits<I>::min()) return std::numeric_limits<I>::min();
+    if (v >= (T)std::numeric_limits<I>::max()) return std::numeric_limits<I>::max();
+    return (I)v;
+}
+}  // namespace ieee
+}  // namespace grader
+#define __GRADER_MODES(name, T, fn, params, args)                                             \
+    static __inline__ T name##_rn params { return grader::ieee::fn<grader::ieee::RN> args; }  \
+    static __inline__ T name##_rz params { return grader::ieee::fn<grader::ieee::RZ> args; }  \
+    static __inline__ T name##_ru params { return grader::ieee::fn<grader::ieee::RU> args; }  \
+    static __inline__ T name##_rd params { return grader::ieee::fn<grader::ieee::RD> args; }
+__GRADER_MODES(__fadd, float, add, (float x, float y), (x, y))
+__GRADER_MODES(__fsub, float, add, (float x, float y), (x, -y))
+__GRADER_MODES(__fmul, float, mul, (float x, float y), (x, y))
+__GRADER_MODES(__fdiv, float, div, (float x, float y), (x, y))
+__GRADER_MODES(__frcp, float, div, (float x), (1.0f, x))
+__GRADER_MODES(__fsqrt, float, sqrt, (float x), (x))
+__GRADER_MODES(__fmaf, float, fma, (float x, float y, float z), (x, y, z))
+/* CUDA's _ieee forms differ only under -ftz=true, which this backend does not model */
+__GRADER_MODES(__fmaf_ieee, float, fma, (float x, float y, float z), (x, y, z))
+__GRADER_MODES(__dadd, double, add, (double x, double y), (x, y))
+__GRADER_MODES(__dsub, double, add, (double x, double y), (x, -y))
+__GRADER_MODES(__dmul, double, mul, (double x, double y), (x, y))
+__GRADER_MODES(__ddiv, double, div, (double x, double y), (x, y))
+__GRADER_MODES(__drcp, double, div, (double x), (1.0, x))
+__GRADER_MODES(__dsqrt, double, sqrt, (double x), (x))
+__GRADER_MODES(__fma, double, fma, (double x, double y, double z), (x, y, z))
+__GRADER_MODES(__double2float, float, narrow, (double x), (x))
+__GRADER_MODES(__int2float, float, to_float, (int x), (x))
+__GRADER_MODES(__uint2float, float, to_float, (unsigned int x), (x))
+__GRADER_MODES(__ll2float, float, to_float, (long long x), (x))
+__GRADER_MODES(__ull2float, float, to_float, (unsigned long long x), (x))
+__GRADER_MODES(__ll2double, double, to_double, (long long x), (x))
+__GRADER_MODES(__ull2double, double, to_double, (unsigned long long x), (x))
+#undef __GRADER_MODES
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 /* CUDA's float2 forms: sm_100 on */
+#define __GRADER_PAIRS(m)                                                                     \
+    static __inline__ float2 __fadd2_##m(float2 x, float2 y) {                                \
+        return make_float2(__fadd_##m(x.x, y.x), __fadd_##m(x.y, y.y));                       \
+    }                                                                                         \
+    static __inline__ float2 __fmul2_##m(float2 x, float2 y) {                                \
+        return make_float2(__fmul_##m(x.x, y.x), __fmul_##m(x.y, y.y));                       \
+    }                                                                                         \
+    static __inline__ float2 __ffma2_##m(float2 x, float2 y, float2 z) {                      \
+        return make_float2(__fmaf_##m(x.x, y.x, z.x), __fmaf_##m(x.y, y.y, z.y));             \
+    }
+__GRADER_PAIRS(rn)
+__GRADER_PAIRS(rz)
+__GRADER_PAIRS(ru)
+__GRADER_PAIRS(rd)
+#undef __GRADER_PAIRS
+#endif
+#define __GRADER_TO_INT(name, T, I)                                                           \
+    static __inline__ I name##_rn(T x) { return grader::ieee::to_int<I>(std::nearbyint(x)); } \
+    static __inline__ I name##_rz(T x) { return grader::ieee::to_int<I>(std::trunc(x)); }     \
+    static __inline__ I name##_ru(T x) { return grader::ieee::to_int<I>(std::ceil(x)); }      \
+    static __inline__ I name##_rd(T x) { return grader::ieee::to_int<I>(std::floor(x)); }
+__GRADER_TO_INT(__float2int, float, int)
+__GRADER_TO_INT(__float2uint, float, unsigned int)
+__GRADER_TO_INT(__float2ll, float, long long)
+__GRADER_TO_INT(__float2ull, float, unsigned long long)
+__GRADER_TO_INT(__double2int, double, int)
+__GRADER_TO_INT(__double2uint, double, unsigned int)
+__GRADER_TO_INT(__double2ll, double, long long)
+__GRADER_TO_INT(__double2ull, double, unsigned long long)
+#undef __GRADER_TO_INT
+static __inline__ double __int2double_rn(int x) { return (double)x; }
+static __inline__ double __uint2double_rn(unsigned int x) { return (double)x; }
+/* Correctly rounded, as CUDA's: checked against exact integer arithmetic for every float in
+   [1, 4), which scaling by 4 (exact in each step here) maps onto every positive float. */
+static __inline__ float __frsqrt_rn(float x) { return (float)(1.0 / sqrt((double)x)); }
 
 /* -- bit casts and conversions ------------------------------------------------------------ */
 static __inline__ int __float_as_int(float x) { return grader::from_bits<int>(grader::to_bits(x)); }
@@ -492,25 +637,6 @@ static __inline__ long long __double_as_longlong(double x) {
 static __inline__ double __longlong_as_double(long long x) {
     return grader::from_bits<double>(grader::to_bits(x));
 }
-static __inline__ int __float2int_rn(float x) { return (int)nearbyintf(x); }
-static __inline__ int __float2int_rz(float x) { return (int)truncf(x); }
-static __inline__ int __float2int_ru(float x) { return (int)ceilf(x); }
-static __inline__ int __float2int_rd(float x) { return (int)floorf(x); }
-static __inline__ unsigned int __float2uint_rn(float x) { return (unsigned int)nearbyintf(x); }
-static __inline__ unsigned int __float2uint_rz(float x) { return (unsigned int)truncf(x); }
-static __inline__ long long __float2ll_rn(float x) { return (long long)nearbyintf(x); }
-static __inline__ long long __float2ll_rz(float x) { return (long long)truncf(x); }
-static __inline__ float __int2float_rn(int x) { return (float)x; }
-static __inline__ float __int2float_rz(int x) { return (float)x; }
-static __inline__ float __uint2float_rn(unsigned int x) { return (float)x; }
-static __inline__ float __ll2float_rn(long long x) { return (float)x; }
-static __inline__ float __double2float_rn(double x) { return (float)x; }
-static __inline__ float __double2float_rz(double x) { return (float)x; }
-static __inline__ int __double2int_rn(double x) { return (int)nearbyint(x); }
-static __inline__ int __double2int_rz(double x) { return (int)trunc(x); }
-static __inline__ double __int2double_rn(int x) { return (double)x; }
-static __inline__ double __uint2double_rn(unsigned int x) { return (double)x; }
-static __inline__ double __ll2double_rn(long long x) { return (double)x; }
 
 /* -- integer intrinsics ---------------------------------------------------------------------- */
 static __inline__ int __popc(unsigned int x) { return __builtin_popcount(x); }
