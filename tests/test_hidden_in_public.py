@@ -142,3 +142,8 @@ def test_gradescope_shows_no_hidden_case_before_the_deadline(graded, lab, text, 
     assert len(hidden) == sum(c.visibility == "hidden" for c in result.cases)
     assert hidden_mentions(result, json.dumps(visible) + data["output"]) == []
     assert hidden_mentions(result, json.dumps(hidden))  # the detail is there, after it
+    # nor the total, which counts the hidden cases: resubmitted, it would find their sizes
+    public = [c for c in result.cases if c.visibility == "public"]
+    head = data["output"].splitlines()[0]
+    assert f"public cases {sum(c.passed for c in public)} of {len(public)} passed" in head
+    assert f"({result.status})" not in head and data["visibility"] == "after_due_date"

@@ -10,7 +10,9 @@ https://gradescope-autograders.readthedocs.io/en/latest/specs/#output-format
 - `speed` as a test when speed was graded, and the speedup as a leaderboard entry when a
   GPU timed the kernel;
 - `score` at the top level is the result's score, so the tests always add up to what the
-  grader gave; `execution_time` is the grading's seconds.
+  grader gave; `execution_time` is the grading's seconds. Where hidden cases ran, the
+  top-level `visibility` is theirs and the top-level `output` gives the public cases'
+  points alone: the total would tell how the hidden cases went.
 
 Every text is marked `"text"` format: compile logs and printf output are the student's
 own words and must not render as HTML."""
@@ -137,8 +139,30 @@ def _speed_test(part: points.Part, top: float, result: Result) -> dict[str, Any]
     }
 
 
-def _summary(result: Result) -> str:
-    lines = [f"{result.lab}: {common.score(result)} ({result.status}), backend {result.backend}"]
+SHOWN = {
+    "after_due_date": "after the due date",
+    "hidden": "to the course staff only",
+    "after_published": "once the grades are published",
+}
+
+
+def _summary(result: Result, parts: list[points.Part], hidden: str | None) -> str:
+    """The text above the tests. Where hidden cases ran and their tests are out of sight
+    (`hidden`, their visibility), it gives the public cases' points alone: the total, or
+    whether the grading passed, would tell how the hidden cases went, and a kernel made
+    wrong from some size on, resubmitted, would find their sizes."""
+    if hidden is None:
+        head = f"{result.lab}: {common.score(result)} ({result.status})"
+    else:
+        public = [p for p in parts if p.case is not None and p.case.visibility == "public"]
+        passed = sum(p.case.passed for p in public)
+        got, top = sum(p.points for p in public), sum(p.max_points for p in public)
+        head = (
+            f"{result.lab}: public cases {passed} of {len(public)} passed, "
+            f"{common.number(got)} of {common.number(top)} points; the hidden cases' "
+            f"results, and the total, are shown {SHOWN[hidden]}"
+        )
+    lines = [f"{head}, backend {result.backend}"]
     lines += [common.diagnostic(d) for d in common.other_diagnostics(result)]
     lines += result.notes
     return "\n".join(lines)
@@ -162,10 +186,11 @@ def results_json(
             tests.append(_case_test(part, top, hidden_visibility))
         else:
             tests.append(_speed_test(part, top, full))
+    hidden = hidden_visibility if secret else None
     data: dict[str, Any] = {
         "score": round(result.score, DIGITS),
         "execution_time": round(seconds, 2),
-        "output": _summary(result),
+        "output": _summary(result, parts, hidden),
         "output_format": TEXT,
         "test_output_format": TEXT,
         "test_name_format": TEXT,
@@ -179,6 +204,8 @@ def results_json(
             "status": str(result.status),
         },
     }
+    if hidden is not None:  # the total score, which counts the hidden cases, stays hidden too
+        data["visibility"] = hidden
     if result.performance and result.performance.speedup:
         data["leaderboard"] = [
             {"name": "Speedup", "value": round(result.performance.speedup, 3), "order": "desc"}
