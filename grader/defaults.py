@@ -13,6 +13,9 @@ COMPILE_FILE_SIZE = 64 << 20  # bytes of any file a compiler writes
 # Bytes of a compiled module (its code and initialized data): the source limit does not
 # bound it, as `__device__ char big[250 << 20] = {1};` is one line.
 MODULE_BYTES = 16 << 20
+# __device__ data a module may declare: uninitialized arrays take no room in the module but
+# GPU memory when it loads, which a batch's other submissions share.
+DEVICE_DATA_BYTES = 256 << 20
 CASE_TIMEOUT = 10.0  # seconds for one launch, --timeout
 MAX_CASE_TIMEOUT = 3600.0  # the most --timeout accepts (the README says so)
 MAX_SUBMISSION_TIMEOUT = 24 * 3600.0  # the most --submission-timeout accepts

@@ -319,6 +319,14 @@ def test_a_list_that_names_a_library_is_never_learnt(tmp_path, monkeypatch):
     assert nvcc._known_headers({}, "sm_90") == read[:1]
 
 
+def test_device_variables_past_the_limit_are_a_resources_finding(tmp_path):
+    # uninitialized, they take no room in the module but GPU memory that a batch shares
+    hog = "__device__ float hog[80 << 20];\n"  # 320 MiB
+    found = check(tmp_path, hog + MATMUL)
+    assert [d.kind for d in found] == [Kind.RESOURCES] and "320 MiB" in found[0].message
+    assert check(tmp_path, "__device__ float scratch[1 << 20];\n" + MATMUL) == []
+
+
 def test_too_many_threads_and_launch_bounds(tmp_path):
     found = check(tmp_path, "#define BLOCK_X 64\n#define BLOCK_Y 32\n" + MATMUL)
     assert [d.kind for d in found] == [Kind.RESOURCES] and "2048 threads" in found[0].message

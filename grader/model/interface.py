@@ -303,6 +303,16 @@ def check_resources(interface: Interface) -> list[Diagnostic]:
                 f"{MAX_CONSTANT} (64 KB).",
             )
         )
+    total_device = sum(c.size for c in interface.constants.values() if c.space == "global")
+    if total_device > defaults.DEVICE_DATA_BYTES:
+        out.append(
+            Diagnostic(
+                Kind.RESOURCES,
+                f"Your __device__ variables take {_mib(total_device)}; a module may hold at "
+                f"most {_mib(defaults.DEVICE_DATA_BYTES)} of them. Compute in the buffers the "
+                "grader passes, or declare a smaller scratch array.",
+            )
+        )
     return out
 
 
