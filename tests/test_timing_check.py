@@ -114,6 +114,20 @@ def test_sampled_coordinates_hold_the_first_and_last_and_change_with_the_launch(
     assert not np.array_equal(rows, later[0])
 
 
+def test_the_reference_reads_its_sample_where_no_student_launch_does():
+    # else, in a round the reference runs first, the student's coordinates and the right
+    # values there would be on the GPU before its launch
+    sample = timed.Sample("P", (2048, 2048), (2048, 1), timed.sample_counts((2048, 2048)))
+    launches = timed.TimingCheck(seed=7).launches
+    student = {timed.sample_launch(True, n) for n in range(launches)}
+    reference = {timed.sample_launch(False, n) for n in range(launches)}
+    assert student == set(range(launches)) and student.isdisjoint(reference)
+    for n in range(3):
+        mine = timed.sample_elements(sample, 7, timed.sample_launch(True, n))
+        theirs = timed.sample_elements(sample, 7, timed.sample_launch(False, n))
+        assert np.mean(np.isin(mine, theirs)) < 0.01
+
+
 def test_sample_elements_step_over_the_pitch():
     sample = timed.Sample("P", (2, 3, 4), (3 * 8, 8, 1), (2, 3, 4))
     flat = timed.sample_elements(sample, 0, 0)

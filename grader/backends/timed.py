@@ -22,7 +22,8 @@ lab's own generator, once per grading, and they are uploaded, then restored befo
 launch, so that a kernel that changes them changes nothing for the next. After the
 launch, a sample of output elements (a grid of random rows and columns, the first and
 last always among them) is read back; its coordinates come from the same seed and reach
-the GPU only once the launch is over.
+the GPU only once the launch is over (the reference's launch of the same number reads
+its sample elsewhere, sample_launch).
 
 The grader and the GPU worker both import this module: the worker to draw and gather,
 the grader to recompute the sampled elements in float64."""
@@ -47,6 +48,7 @@ EXPONENT_BITS = 126 << 23  # exponent of [0.5, 1.0)
 SAMPLE_ELEMENTS = 4096  # elements read back after each launch (fewer if the output is small)
 CHUNK = 1 << 16  # words the host hashes at a time
 WARMUPS = 2  # untimed launches of each kernel after the first, when it is fast
+REFERENCE_SAMPLES = 1 << 30  # the reference's sample numbers start here (sample_launch)
 
 
 # For normal data sigma is IQR / 1.349, and the median's standard error is
@@ -328,6 +330,15 @@ def flat_indices(strides: tuple[int, ...], index) -> np.ndarray:
         c = np.asarray(c, np.int64)
         flat = flat + (c if stride == 1 else c * stride)  # the small axes multiply first
     return np.broadcast_to(flat, shape)
+
+
+def sample_launch(student: bool, launch: int) -> int:
+    """The number whose sample coordinates launch `launch` of a kernel reads. The
+    reference's launch n reads its own, far from any the student's launches use: were
+    they the student's launch n's, those coordinates and the reference's right values
+    there would sit on the GPU before the student's launch in every round the reference
+    runs first."""
+    return launch if student else REFERENCE_SAMPLES + launch
 
 
 def sample_elements(sample: Sample, seed: int, launch: int) -> np.ndarray:

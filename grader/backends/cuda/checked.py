@@ -109,7 +109,9 @@ class Checker:
         """The coordinates of the next launch's sample, computed before it is queued."""
         started = time.perf_counter()
         self.pending = [
-            timed.sample_elements(sample, self.check.seed, self.runs[student]).astype(np.uint32)
+            timed.sample_elements(
+                sample, self.check.seed, timed.sample_launch(student, self.runs[student])
+            ).astype(np.uint32)
             for sample, _ in self.sampled
         ]
         self.seconds += time.perf_counter() - started
