@@ -391,6 +391,18 @@ def test_forbidden_constructs_are_found_outside_comments():
     assert "main()" in static_checks("int main(void) { return 0; }", forbidden)[0].message
 
 
+def test_the_graders_own_launch_symbol_is_no_name_for_a_file():
+    # renamed by a #define, the footer's copy would leave the file's own values to be read
+    for text in (
+        "#define grader_launch_config mine\n",
+        "__constant__ int grader_launch_\\\nconfig[6];\n",  # a spliced line
+    ):
+        found = static_checks(text, ())
+        assert [d.kind for d in found] == [Kind.COMPILE_ERROR], text
+        assert "the grader's own name" in found[0].message
+    assert static_checks("// grader_launch_config\nint grader_launch_configs;\n", ()) == []
+
+
 def test_device_variables_are_the_modules_state_and_not_the_compilers(tmp_path):
     text = (
         "#include <cstdio>\n"

@@ -229,10 +229,23 @@ def _directive_problem(name: str, rest: str) -> str | None:
     return None
 
 
+RESERVED = (
+    f"{LAUNCH_SYMBOL} is the grader's own name: it carries the launch macros' values out of "
+    "your module, and the grader launches your kernel with what it holds. Use another name."
+)
+
+
 def static_checks(text: str, forbidden: tuple[tuple[str, str], ...]) -> list[Diagnostic]:
-    """The file rules and the lab's forbidden constructs, each once at its first line."""
+    """The file rules, the grader's own name (renamed by a #define, the footer's copy
+    would leave the file's own values to be read), and the lab's forbidden constructs,
+    each once at its first line."""
     out = file_rules(text)
     code = strip_comments(text)
+    if re.search(rf"\b{LAUNCH_SYMBOL}\b", re.sub(r"\\[^\S\n]*\n", "", code)):  # lines spliced
+        at = code.find(LAUNCH_SYMBOL)
+        out.append(
+            Diagnostic(Kind.COMPILE_ERROR, RESERVED, line=line_of(code, at) if at >= 0 else None)
+        )
     for pattern, sentence in forbidden:
         match = re.search(pattern, code)
         if match:
