@@ -1,8 +1,8 @@
 """Public output never names a hidden case. On Gradescope a public case's test is shown
 before the deadline, so what it says comes from the public cases alone: a race found only
-in a hidden case is "another case" there, without its name or sizes, and a hint drawn
-from which cases fail looks at the public ones. The hidden cases keep every detail, where
-hidden results are shown. Real kernels, graded with the hidden cases on the CPU backend
+in a hidden case fails the hidden cases alone, and a hint drawn from which cases fail
+looks at the public ones. The hidden cases keep every detail, where hidden results are
+shown. Real kernels, graded with the hidden cases on the CPU backend
 (and on the GPU, where there is one, for what Gradescope shows)."""
 
 from __future__ import annotations
@@ -100,17 +100,16 @@ def hidden_mentions(result: Result, text: str) -> list[str]:
     return found
 
 
-def test_a_race_only_in_a_hidden_case_is_another_case_in_the_public_ones(graded):
+def test_a_race_only_in_a_hidden_case_fails_the_hidden_cases_alone(graded):
+    # a public case failed by it would tell, before the deadline, that some hidden size
+    # raced: resubmitted with a threshold, a binary search for the hidden sizes
     racing = graded("matmul-naive", RACES_ABOVE_300)
     raced = [c.name for c in racing.cases if any(d.kind == Kind.RACE for d in c.diagnostics)]
     assert "width-517" in raced
-    assert all(c.status == Status.FAILED for c in racing.cases)
-    for case in (c for c in racing.cases if c.visibility == "public"):
-        [race] = case.diagnostics
-        assert race.message.startswith(
-            "A race was found in another case, in matmul. With a race the results depend on "
-            "the order the threads happen to run in"
-        )
+    public = [c for c in racing.cases if c.visibility == "public"]
+    assert public and all(c.status == Status.PASSED and not c.diagnostics for c in public)
+    hidden = [c for c in racing.cases if c.visibility == "hidden"]
+    assert all(c.status == Status.FAILED for c in hidden)
     assert "517" not in shown(racing, "public")
     small = next(c for c in racing.cases if c.name == "width-1")
     assert small.diagnostics[0].message.startswith("Case width-517 showed a race in matmul")

@@ -175,6 +175,11 @@ def test_with_a_secret_the_public_cases_keep_their_sizes_and_draw_other_values(n
             assert mine.seed != fixed.seed
             ours, theirs = cases.make_inputs(lab, mine), cases.make_inputs(lab, fixed)
             assert any(not np.array_equal(ours[n], theirs[n]) for n in ours)
+    # and from the file: values one grading printed are not the next file's
+    same = cases.public_cases(lab, "a", "kernel one")
+    assert same == cases.public_cases(lab, "a", "kernel one")
+    other = cases.public_cases(lab, "a", "kernel two")
+    assert all(x.seed != y.seed for x, y in zip(same, other, strict=True))
 
 
 @pytest.mark.parametrize("name", LABS)

@@ -12,7 +12,9 @@ https://gradescope-autograders.readthedocs.io/en/latest/specs/#output-format
 - `score` at the top level is the result's score, so the tests always add up to what the
   grader gave; `execution_time` is the grading's seconds. Where hidden cases ran, the
   top-level `visibility` is theirs and the top-level `output` gives the public cases'
-  points alone: the total would tell how the hidden cases went.
+  points alone: the total would tell how the hidden cases went. So would speed, which is
+  measured once every case passes: its test takes the hidden cases' visibility too, and
+  there is no leaderboard entry.
 
 Every text is marked `"text"` format: compile logs and printf output are the student's
 own words and must not render as HTML."""
@@ -26,6 +28,7 @@ from typing import Any
 import grader
 from grader import schema
 from grader.course import points
+from grader.grading.pipeline import SPEED_WAITS
 from grader.judge import cases as casegen
 from grader.model.lab import Lab
 from grader.model.result import CaseResult, Result, Status
@@ -120,7 +123,7 @@ def _with_every_case(lab: Lab, result: Result, secret: str | None) -> Result:
     return replace(result, cases=[*result.cases, *missing]) if missing else result
 
 
-def _speed_test(part: points.Part, top: float, result: Result) -> dict[str, Any]:
+def _speed_test(part: points.Part, top: float, result: Result, visibility: str) -> dict[str, Any]:
     perf = result.performance
     if perf and perf.speedup:
         text = (
@@ -135,7 +138,7 @@ def _speed_test(part: points.Part, top: float, result: Result) -> dict[str, Any]
         "max_score": top,
         "output": text,
         "output_format": TEXT,
-        "visibility": "visible",
+        "visibility": visibility,
     }
 
 
@@ -164,7 +167,7 @@ def _summary(result: Result, parts: list[points.Part], hidden: str | None) -> st
         )
     lines = [f"{head}, backend {result.backend}"]
     lines += [common.diagnostic(d) for d in common.other_diagnostics(result)]
-    lines += result.notes
+    lines += [n for n in result.notes if hidden is None or n != SPEED_WAITS]
     return "\n".join(lines)
 
 
@@ -179,14 +182,14 @@ def results_json(
     in `seconds`."""
     result = common.printable_result(result)  # Gradescope's page obeys bidi overrides too
     full = _with_every_case(lab, result, secret)
+    hidden = hidden_visibility if secret else None
     tests = [_compile_test(full)]
     parts = points.parts(lab, full, hidden_run=bool(secret))
     for part, top in zip(parts, maxima(parts), strict=True):
         if part.case is not None:
             tests.append(_case_test(part, top, hidden_visibility))
         else:
-            tests.append(_speed_test(part, top, full))
-    hidden = hidden_visibility if secret else None
+            tests.append(_speed_test(part, top, full, hidden or "visible"))
     data: dict[str, Any] = {
         "score": round(result.score, DIGITS),
         "execution_time": round(seconds, 2),
@@ -206,7 +209,7 @@ def results_json(
     }
     if hidden is not None:  # the total score, which counts the hidden cases, stays hidden too
         data["visibility"] = hidden
-    if result.performance and result.performance.speedup:
+    if result.performance and result.performance.speedup and hidden is None:
         data["leaderboard"] = [
             {"name": "Speedup", "value": round(result.performance.speedup, 3), "order": "desc"}
         ]

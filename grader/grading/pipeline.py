@@ -45,6 +45,7 @@ from grader.model.source import Submission, link_on_the_way, no_code, read_submi
 
 # Diagnostics that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
+SPEED_WAITS = "Speed is measured once every case passes; it earns 0 now."
 SANITIZE_FACTOR = 10  # a case under a sanitizer may take this many times its timeout
 SANITIZER_FOUND = (
     "The output matched, but the sanitizer saw the kernel do something undefined (below): "
@@ -247,7 +248,7 @@ class Grading:
     def run(self) -> None:
         if self.options.timing and self.backend.measures_speed():
             self.drawn = draw_ahead(self.lab, self.options.timing_seed)
-        all_cases = casegen.cases_for(self.lab, self.options.secret)
+        all_cases = casegen.cases_for(self.lab, self.options.secret, self.submission.text)
         self.census = rules.census_case(self.lab, all_cases)
         keys = [self.build_key(case) for case in all_cases]
         with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
@@ -442,33 +443,26 @@ class Grading:
                 case.hint_kind = case.hint_kind or kind
 
     def race_fails_every_case(self) -> None:
-        """A race among threads found in one case makes the kernel wrong in all of them:
-        where its numbers came out right, that was luck, and a GPU has more of it than
-        the CPU backend, whose threads take turns. So both backends grade it alike. A
-        public case names only a public case that raced: which hidden case did, and so
-        how large it is, stays out of what is shown before the deadline."""
+        """A race among threads found in one case makes the kernel wrong in every case
+        that may see it: where its numbers came out right, that was luck, and a GPU has
+        more of it than the CPU backend, whose threads take turns. So both backends grade
+        it alike. A public case answers to the public cases alone: had a race found only
+        in a hidden case failed it, its result, shown before the deadline, would tell
+        that some hidden case (some size) raced, and resubmitting would find which."""
         found = [(c, d) for c in self.result.cases for d in c.diagnostics if _among_threads(d)]
-        if not found:
-            return
         for case in self.result.cases:
-            if not case.passed:
+            seen = next(((c, d) for c, d in found if _may_name(case, c)), None)
+            if not case.passed or seen is None:
                 continue
-            raced, race = next(
-                ((c, d) for c, d in found if _may_name(case, c)), (None, found[0][1])
-            )
+            raced, race = seen
             kernel = race.kernel or self.lab.kernel.name
-            where = (
-                f"Case {raced.name} showed a race in {kernel} (see that case)."
-                if raced is not None
-                else f"A race was found in another case, in {kernel}."
-            )
             case.status = Status.FAILED
             case.diagnostics.append(
                 Diagnostic(
                     Kind.RACE,
-                    f"{where} With a race the results depend on the order the threads happen "
-                    "to run in, so this case's right numbers were luck: it fails until the "
-                    "race is fixed.",
+                    f"Case {raced.name} showed a race in {kernel} (see that case). With a "
+                    "race the results depend on the order the threads happen to run in, so "
+                    "this case's right numbers were luck: it fails until the race is fixed.",
                     kernel=race.kernel,
                 )
             )
@@ -552,7 +546,7 @@ class Grading:
             )
             return None
         if not self.result.cases or not all(c.passed for c in self.result.cases):
-            self.result.notes.append("Speed is measured once every case passes; it earns 0 now.")
+            self.result.notes.append(SPEED_WAITS)
             return None
         performance, untrusted = measure(
             self.lab,

@@ -1,12 +1,13 @@
 """Cases and their inputs, reproducible from (lab, case name, secret).
 
 Public cases ship with the lab; their values are fixed, except in a grading with the
-secret, which draws them from it (the same sizes). Hidden cases are the lab's fixed
-hidden sizes plus random sizes, and every hidden seed comes from an HMAC of the secret,
-so nobody without the secret can compute the hidden inputs. Float inputs are random
-signed values, never zero, unless the lab draws its own (an array's `draw`). A lab's own
-`Lab.draw` gives inputs that must agree with one another (a sparse matrix's structure)
-and the sizes they define: a case made here has drawn them once to know its sizes."""
+secret, which draws them from it and the submission's text (the same sizes). Hidden
+cases are the lab's fixed hidden sizes plus random sizes, and every hidden seed comes
+from an HMAC of the secret, so nobody without the secret can compute the hidden inputs.
+Float inputs are random signed values, never zero, unless the lab draws its own (an
+array's `draw`). A lab's own `Lab.draw` gives inputs that must agree with one another
+(a sparse matrix's structure) and the sizes they define: a case made here has drawn
+them once to know its sizes."""
 
 from __future__ import annotations
 
@@ -28,22 +29,25 @@ def derive_seed(key: bytes, lab: str, name: str) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
-def public_cases(lab: Lab, secret: str | None = None) -> list[Case]:
+def public_cases(lab: Lab, secret: str | None = None, text: str | None = None) -> list[Case]:
     """The lab's public cases. With a secret (a grading that counts), their values come
-    from it as well: the same names and sizes, other numbers, since values everybody can
-    compute would let a file hold the answers."""
-    key = public_key(secret)
+    from it and from the submission's `text`: the same names and sizes, other numbers.
+    Values everybody can compute would let a file hold the answers, and values one
+    grading's printf showed would let the next file hold them; the same file always
+    gets the same values."""
+    key = public_key(secret, text)
     return [
         _case(lab, c.name, c.sizes, "public", derive_seed(key, lab.name, c.name))
         for c in lab.public_cases
     ]
 
 
-def public_key(secret: str | None) -> bytes:
-    """The key of the public cases' values: fixed, or drawn from the secret."""
+def public_key(secret: str | None, text: str | None = None) -> bytes:
+    """The key of the public cases' values: fixed, or drawn from the secret and the text."""
     if not secret:
         return PUBLIC_KEY
-    return hmac.new(secret.encode(), PUBLIC_KEY, hashlib.sha256).digest()
+    salt = hashlib.sha256((text or "").encode()).digest()
+    return hmac.new(secret.encode(), PUBLIC_KEY + salt, hashlib.sha256).digest()
 
 
 def hidden_cases(lab: Lab, secret: str) -> list[Case]:
@@ -100,8 +104,9 @@ def hidden_count(lab: Lab) -> int:
     return len(lab.hidden_cases) + lab.random_cases
 
 
-def cases_for(lab: Lab, secret: str | None) -> list[Case]:
-    return public_cases(lab, secret) + (hidden_cases(lab, secret) if secret else [])
+def cases_for(lab: Lab, secret: str | None, text: str | None = None) -> list[Case]:
+    """Every case a grading runs; `text`, the submission's, keys the public values."""
+    return public_cases(lab, secret, text) + (hidden_cases(lab, secret) if secret else [])
 
 
 def find_case(lab: Lab, name: str, secret: str | None) -> Case:
