@@ -1,5 +1,6 @@
 """The interface check and compile messages, through nvcc without a GPU."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -325,6 +326,28 @@ def test_device_variables_past_the_limit_are_a_resources_finding(tmp_path):
     found = check(tmp_path, hog + MATMUL)
     assert [d.kind for d in found] == [Kind.RESOURCES] and "320 MiB" in found[0].message
     assert check(tmp_path, "__device__ float scratch[1 << 20];\n" + MATMUL) == []
+
+
+def test_a_local_frame_past_the_limit_is_a_resources_finding(tmp_path):
+    # the GPU reserves a thread's frame for every thread it can hold at once
+    frame = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    volatile float frame[WORDS];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    frame[i % WORDS] = M[0];
+    if (i < Width * Width) P[i] = frame[(i * 7) % WORDS] + N[0];
+}
+"""
+    found = check(tmp_path, frame.replace("WORDS", "20000"))  # 80 000 bytes
+    assert [d.kind for d in found] == [Kind.RESOURCES] and "local memory" in found[0].message
+    assert check(tmp_path, frame.replace("WORDS", "1000")) == []
+
+
+def test_the_local_limit_is_the_cpu_backends_fiber_stack():
+    # a larger frame overflows a fiber on the CPU backend: both backends refuse it alike
+    header = (Path(interface.__file__).parents[1] / "backends/cpu/runtime/scheduler.h").read_text()
+    value, shift = re.search(r"FIBER_STACK = (\d+)u << (\d+);", header).groups()
+    assert int(value) << int(shift) == interface.MAX_LOCAL
 
 
 def test_too_many_threads_and_launch_bounds(tmp_path):

@@ -17,6 +17,10 @@ LAUNCH_MACROS = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "TILE_X", "TILE_Y", "TILE_Z")
 MAX_THREADS_PER_BLOCK = 1024
 MAX_STATIC_SHARED = 48 * 1024
 MAX_CONSTANT = 64 * 1024
+# A thread's local memory (its stack frame: local arrays, spilled registers): the GPU
+# reserves it for every thread it can hold at once (16 GiB at this on an H200, out of
+# what a batch's submissions share), and the CPU backend's fiber stack is this large.
+MAX_LOCAL = 64 * 1024
 
 
 class LaunchDefaults(NamedTuple):
@@ -285,6 +289,17 @@ def check_resources(interface: Interface) -> list[Diagnostic]:
     out = []
     for sig in interface.kernels.values():
         res = sig.resources
+        if res and res.local_bytes > MAX_LOCAL:
+            out.append(
+                Diagnostic(
+                    Kind.RESOURCES,
+                    f"{sig.name} keeps {res.local_bytes} bytes of local memory per thread (its "
+                    f"local arrays and spilled registers); a thread may have at most {MAX_LOCAL} "
+                    "(64 KB), since the GPU reserves it for every thread it can hold at once. "
+                    "Keep large arrays in the buffers the grader passes or in shared memory.",
+                    kernel=sig.name,
+                )
+            )
         if res and res.shared_bytes > MAX_STATIC_SHARED:
             out.append(
                 Diagnostic(
