@@ -395,19 +395,15 @@ def test_the_reference_rounds_as_ieee_says(mode, x, want):
 # -- grading: the precision check sees round-toward-zero accumulation -------------------
 
 
-MATMUL = """\
-__global__ void matmul(const float* M, const float* N, float* P, int Width)
-{
-    int row = blockIdx.y * blockDim.y + threadIdx.y;
-    int col = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row < Width && col < Width) {
-        float sum = 0.0f;
-        for (int k = 0; k < Width; ++k)
-            sum = __fmaf_MODE(M[row * Width + k], N[k * Width + col], sum);
-        P[row * Width + col] = sum;
-    }
-}
-"""
+# The course's naive kernel, accumulating with an fma rounded in one mode.
+MATMUL = (
+    (labs.get("matmul-naive").home / "baseline.cu")
+    .read_text()
+    .replace(
+        "sum += M[row * Width + k] * N[k * Width + col];",
+        "sum = __fmaf_MODE(M[row * Width + k], N[k * Width + col], sum);",
+    )
+)
 
 
 def _graded(tmp_path: Path, mode: str):
