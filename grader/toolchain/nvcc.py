@@ -24,6 +24,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from grader import defaults
+from grader.files import write_atomically
 from grader.model.interface import (
     LAUNCH_MACROS,
     ConstantSig,
@@ -101,11 +102,7 @@ def sandboxed_nvcc() -> str:
     if path.exists():
         build_cache.used(path)  # the worker is about to run it: not evicted meanwhile
     else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        staged = path.with_suffix(f".{os.getpid()}.tmp")
-        staged.write_text(script)
-        staged.chmod(0o755)
-        staged.replace(path)
+        write_atomically(path, script, mode=0o755)
     return str(path)
 
 
@@ -241,11 +238,7 @@ def _learn_headers(macros, arch: str, rule: str, source: Path) -> None:
     names = libraries.dependencies(rule)
     if not names or names[0] != str(source) or libraries.found(names[1:], ()):
         return
-    path = _headers_path(macros, arch)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staged = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    staged.write_text(json.dumps(names[1:]))
-    staged.replace(path)
+    write_atomically(_headers_path(macros, arch), json.dumps(names[1:]))
     build_cache.stored()
 
 
@@ -673,9 +666,5 @@ def _cache_load(key: str) -> dict | None:
 
 
 def _cache_store(key: str, raw: dict) -> None:
-    path = _cache_path(key)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(raw))
-    tmp.replace(path)
+    write_atomically(_cache_path(key), json.dumps(raw))
     build_cache.stored()
