@@ -1,6 +1,9 @@
-"""The course config: `[tool.grader]` in the nearest pyproject.toml, or grader.toml, with
-flags over the environment over the file over the defaults; `grader config` says where
-each setting came from, and the secret never comes from a file nor is printed."""
+"""The course config: the file named with --config or GRADER_CONFIG, else `[tool.grader]`
+in the nearest pyproject.toml, or grader.toml, with flags over the environment over the
+file over the defaults; a file found rather than named decides no grade unless it lies
+outside what is graded (tests/test_trust.py); `grader config` says which file it read,
+what it ignored and why, and where each setting came from; the secret never comes from a
+file nor is printed."""
 
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ from grader.labroot import new_lab
 
 SECRET = "the-course-secret-0123"
 ENV = ("GRADER_SECRET", "GRADER_LABS", "GRADER_TIMEOUT", "GRADER_BACKEND", "GRADER_JOBS",
-       "GRADER_OUT", "GRADER_SUBMISSION_TIMEOUT", "NO_COLOR", "FORCE_COLOR")  # fmt: skip
+       "GRADER_OUT", "GRADER_SUBMISSION_TIMEOUT", "GRADER_CONFIG", "NO_COLOR",
+       "FORCE_COLOR")  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -37,9 +41,9 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def rows(out: str) -> dict[str, tuple[str, str]]:
-    """`grader config`'s lines as {setting: (value, source)}."""
+    """`grader config`'s lines of settings as {setting: (value, source)}."""
     found = {}
-    for line in out.splitlines()[1:]:
+    for line in out.split("Settings (flags > environment > file > default):\n")[1].splitlines():
         name, value, source = line.split(maxsplit=2) if "  " in line else (line, "", "")
         found[name] = (value, source)
     return found
@@ -62,9 +66,13 @@ def graded(monkeypatch):
 
 
 def test_flags_beat_the_environment_which_beats_the_file(capsys, tmp_path, monkeypatch, graded):
-    (tmp_path / "grader.toml").write_text('timeout = 30\nbackend = "cpu"\n')
-    (tmp_path / "k.cu").write_text("x")
-    check = ["check", "matmul-naive", "k.cu", "--quiet"]
+    course, subs = tmp_path / "course", tmp_path / "subs"  # a TA's folder, and a student's
+    course.mkdir()
+    subs.mkdir()
+    monkeypatch.chdir(course)
+    (course / "grader.toml").write_text('timeout = 30\nbackend = "cpu"\n')
+    (subs / "k.cu").write_text("x")
+    check = ["check", "matmul-naive", "../subs/k.cu", "--quiet"]
     run(capsys, *check)
     assert (graded[-1].timeout, graded[-1].backend) == (30.0, "cpu")  # the file
     monkeypatch.setenv("GRADER_TIMEOUT", "20")
@@ -75,7 +83,7 @@ def test_flags_beat_the_environment_which_beats_the_file(capsys, tmp_path, monke
     run(capsys, *check, "--no-config")
     assert (graded[-1].timeout, graded[-1].backend) == (20.0, "auto")  # the file ignored
     monkeypatch.delenv("GRADER_TIMEOUT")
-    (tmp_path / "grader.toml").unlink()
+    (course / "grader.toml").unlink()
     run(capsys, *check)
     assert (graded[-1].timeout, graded[-1].backend) == (10.0, "auto")  # the defaults
 
@@ -88,12 +96,16 @@ def test_config_prints_each_setting_and_where_it_came_from(capsys, tmp_path, mon
         'labs = ["labs"]\ntimeout = 30\n'
     )
     (course / "week1").mkdir()
-    monkeypatch.chdir(course / "week1")  # the nearest pyproject.toml is the course's
+    monkeypatch.chdir(course / "week1")
+    monkeypatch.setenv("GRADER_CONFIG", "../pyproject.toml")  # the course names its file
     monkeypatch.setenv("GRADER_TIMEOUT", "12.5")
     monkeypatch.setenv("GRADER_SECRET", SECRET)
     code, out, err = run(capsys, "config")
     assert code == ExitCode.OK, err
-    assert out.splitlines()[0].startswith(f"Config file: {course / 'pyproject.toml'}")
+    assert out.splitlines()[:2] == [
+        f"Config file: {course / 'pyproject.toml'} (named by GRADER_CONFIG)",
+        "  read: jobs, out, labs, timeout",
+    ]
     found = rows(out)
     assert found["jobs"] == ("4", str(course / "pyproject.toml"))
     assert found["out"] == (str(course / "grades"), str(course / "pyproject.toml"))

@@ -16,6 +16,7 @@ from grader.cli.args import (
     secret,
 )
 from grader.cli.outputs import check_out_folder
+from grader.cli.trust import Graded
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 
@@ -188,7 +189,7 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write OUT/grader-batch.sbatch, a Slurm job array of shards, and grade nothing",
     )
-    batch.set_defaults(run=run_batch, resumable=True)
+    batch.set_defaults(run=run_batch, resumable=True, graded=lambda args: Graded.folder(args.dir))
 
     merge = verbs.add_parser(
         "merge",
