@@ -37,7 +37,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "init-ci": (
         "grader init-ci matmul-naive --out template-repo/.github/workflows/grader.yml",
-        "grader init-ci matmul-tiled --gpu-runner h100 "
+        "grader init-ci matmul-tiled --gpu-runner h100 --runner-is-ephemeral "
         "--grader-source git+https://github.com/COURSE/grader@<commit>",
         "grader init-ci conv2d --vendor-wheel      # commit a wheel of this grader",
     ),
