@@ -51,6 +51,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "config": (
         "grader config",
+        "grader config kernel.cu        # what `grader check LAB kernel.cu` here reads",
+        "grader config submissions/     # what `grader batch LAB submissions/` here reads",
+        "GRADER_CONFIG=~/course/grader.toml grader config",
         "GRADER_TIMEOUT=30 grader config --no-config",
     ),
 }
