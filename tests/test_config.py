@@ -8,6 +8,7 @@ file nor is printed."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from grader.errors import ExitCode
 from grader.labroot import new_lab
 
 SECRET = "the-course-secret-0123"
+HOSTILE = 'labs = ["x"]\ntimeout = 3600\nbackend = "cpu"\ncolor = "never"\njobs = 3\n'
 ENV = ("GRADER_SECRET", "GRADER_LABS", "GRADER_TIMEOUT", "GRADER_BACKEND", "GRADER_JOBS",
        "GRADER_OUT", "GRADER_SUBMISSION_TIMEOUT", "GRADER_CONFIG", "NO_COLOR",
        "FORCE_COLOR")  # fmt: skip
@@ -209,3 +211,48 @@ def test_a_closed_pipe_ends_quietly_with_141(tmp_path):
     err = process.stderr.read().decode()
     assert process.wait(timeout=60) == ExitCode.PIPE_CLOSED == 141
     assert err == ""
+
+
+def test_config_says_what_a_refused_file_sets_and_what_it_ignored(capsys, tmp_path, monkeypatch):
+    clone = tmp_path / "clone"
+    for folder in (".git", "x/reference_kernels", "src"):
+        (clone / folder).mkdir(parents=True)
+    (clone / "src" / "kernel.cu").write_text("")
+    (clone / "grader.toml").write_text(HOSTILE)
+    monkeypatch.chdir(clone / "src")
+    code, out, err = run(capsys, "config", "kernel.cu")
+    assert code == ExitCode.OK and err == ""  # config says it on standard output
+    assert out.startswith(f"Config file: {clone / 'grader.toml'} (found looking up from here)")
+    assert (
+        "  read: color, jobs\n  ignored: labs, timeout, backend, since its folder holds "
+        f"{clone / 'src' / 'kernel.cu'}, the kernel graded\n"
+    ) in out
+    assert "--config PATH or GRADER_CONFIG=PATH" in out
+    assert str(clone / "x") not in out  # its lab roots are never listed
+    assert re.search(rf"\n  color +never +{re.escape(str(clone / 'grader.toml'))}\n", out)
+    code, out, err = run(capsys, "config", "--config", "../grader.toml")
+    assert code == ExitCode.OK and err == ""  # named: read, its labs too
+    assert "(named with --config)\n  read: labs, timeout, backend, color, jobs\n" in out
+    assert labs.course_roots() == [clone / "x"]
+
+
+def test_the_note_names_the_file_the_keys_and_the_way_to_name_a_course_file(capsys, tmp_path):
+    (tmp_path / "x" / "reference_kernels").mkdir(parents=True)
+    (tmp_path / "grader.toml").write_text(HOSTILE)
+    code, out, err = run(capsys, "labs")
+    assert code == ExitCode.OK and "matmul-naive" in out
+    assert err.count("\n") == 1 and err.startswith(f"grader: {tmp_path / 'grader.toml'} sets ")
+    assert "labs, timeout, backend, which were not used: `grader labs` grades no submission" in err
+    assert labs.course_roots() == []  # its lab root was never added
+    (tmp_path / "grader.toml").write_text('color = "never"\njobs = 2\n')
+    assert run(capsys, "labs")[2] == ""  # nothing ignored, nothing said
+
+
+def test_a_named_file_must_exist_and_cannot_be_named_with_no_config(capsys, tmp_path):
+    code, _, err = run(capsys, "labs", "--config", "nowhere.toml")
+    assert code == ExitCode.USAGE and "The config file named with --config, nowhere.toml" in err
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    code, _, err = run(capsys, "labs", "--config", "pyproject.toml")
+    assert code == ExitCode.USAGE and "has no [tool.grader] table" in err
+    code, _, err = run(capsys, "labs", "--config", "pyproject.toml", "--no-config")
+    assert code == ExitCode.USAGE and "not allowed with argument" in err
