@@ -224,7 +224,7 @@ def test_config_says_what_a_refused_file_sets_and_what_it_ignored(capsys, tmp_pa
     assert code == ExitCode.OK and err == ""  # config says it on standard output
     assert out.startswith(f"Config file: {clone / 'grader.toml'} (found looking up from here)")
     assert (
-        "  read: color, jobs\n  ignored: labs, timeout, backend, since its folder holds "
+        "  read: color\n  ignored: labs, timeout, backend, jobs, since its folder holds "
         f"{clone / 'src' / 'kernel.cu'}, the kernel graded\n"
     ) in out
     assert "--config PATH or GRADER_CONFIG=PATH" in out
@@ -242,9 +242,12 @@ def test_the_note_names_the_file_the_keys_and_the_way_to_name_a_course_file(caps
     code, out, err = run(capsys, "labs")
     assert code == ExitCode.OK and "matmul-naive" in out
     assert err.count("\n") == 1 and err.startswith(f"grader: {tmp_path / 'grader.toml'} sets ")
-    assert "labs, timeout, backend, which were not used: `grader labs` grades no submission" in err
+    assert (
+        "labs, timeout, backend, jobs, which were not used: `grader labs` grades no submission"
+        in (err)
+    )
     assert labs.course_roots() == []  # its lab root was never added
-    (tmp_path / "grader.toml").write_text('color = "never"\njobs = 2\n')
+    (tmp_path / "grader.toml").write_text('color = "never"\n')
     assert run(capsys, "labs")[2] == ""  # nothing ignored, nothing said
 
 

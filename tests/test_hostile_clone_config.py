@@ -111,7 +111,8 @@ def test_check_from_inside_the_clone(clone, honest, tmp_path):
     report, err = check(clone / "kernel.cu", clone, tmp_path / "check.json")
     untouched(tmp_path)
     assert grade(report) == grade(honest)
-    assert f"{clone / 'grader.toml'} sets labs, backend, timeout, submission_timeout, out" in err
+    ignored = "labs, backend, timeout, submission_timeout, out, jobs"
+    assert f"{clone / 'grader.toml'} sets {ignored}, which were not used" in err
     assert "--config PATH or GRADER_CONFIG=PATH" in err
 
 

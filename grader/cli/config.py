@@ -6,8 +6,8 @@ The file is the one named with --config or GRADER_CONFIG, else the nearest `grad
 from the working folder up; paths in it are relative to its folder. It may set the lab
 roots, jobs, timeouts, backend, colour and output folder. A file found rather than named
 may be a student's (grader.cli.trust): unless it lies outside what is graded, only the
-settings that cannot change a grade (colour, jobs) apply, and a note on standard error
-says which were ignored and why. The secret is never read from a file (a course
+setting that cannot change a grade, colour, applies, and a note on standard error says
+which were ignored and why. The secret is never read from a file (a course
 repository is shared and committed): only --secret and GRADER_SECRET give it, and it is
 never printed. The lab roots add up rather than override, as they always have: --labs
 adds to GRADER_LABS, or to the file's `labs` when GRADER_LABS is not set.
@@ -60,22 +60,16 @@ class Setting:
     what: str  # the commands it applies to
     unset: str = ""  # what a default of None means
     path: bool = False  # a path: relative to the file's folder when the file gives it
-    looks: bool = False  # changes only how output looks or how fast it comes, never a grade
+    looks: bool = False  # changes only how output looks, never a grade
 
 
 SETTINGS = (
     Setting("backend", "GRADER_BACKEND", _choice(BACKENDS), "auto", "check and batch"),
     Setting("color", None, _choice(COLORS), "auto", "every command", looks=True),
-    Setting(
-        "jobs",
-        "GRADER_JOBS",
-        positive_int,
-        None,
-        "batch",
-        "as the CPUs and memory allow",
-        looks=True,
-    ),
-    # decides grades: a batch keeps the grades recorded in its out folder
+    # jobs decides grades: deadlines are wall-clock, and more jobs than the machine has
+    # cores or memory for can time out an honest kernel
+    Setting("jobs", "GRADER_JOBS", positive_int, None, "batch", "as the CPUs and memory allow"),
+    # so does out: a batch keeps the grades recorded in its out folder
     Setting("out", "GRADER_OUT", str, None, "batch and merge", "none: give --out", path=True),
     Setting(
         "submission_timeout",
