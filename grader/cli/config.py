@@ -7,10 +7,10 @@ from the working folder up; paths in it are relative to its folder. It may set t
 roots, jobs, timeouts, backend, colour and output folder. A file found rather than named
 may be a student's (grader.cli.trust): unless it lies outside what is graded, only the
 setting that cannot change a grade, colour, applies, and a note on standard error says
-which were ignored and why. The secret is never read from a file (a course
-repository is shared and committed): only --secret and GRADER_SECRET give it, and it is
-never printed. The lab roots add up rather than override, as they always have: --labs
-adds to GRADER_LABS, or to the file's `labs` when GRADER_LABS is not set.
+which were ignored and why. The secret is never read from a file (a course repository
+is shared and committed): only --secret and GRADER_SECRET give it, and it is never
+printed. The lab roots add up rather than override, as they always have: --labs adds to
+GRADER_LABS, or to the file's `labs` when GRADER_LABS is not set.
 
 A setting applies to the commands whose option has no default of its own (None): the
 file's backend is check's and batch's, not gradescope's, whose default is the CPU."""
@@ -60,7 +60,7 @@ class Setting:
     what: str  # the commands it applies to
     unset: str = ""  # what a default of None means
     path: bool = False  # a path: relative to the file's folder when the file gives it
-    looks: bool = False  # changes only how output looks, never a grade
+    looks: bool = False  # changes only how output looks, never a grade (a new one: False)
 
 
 SETTINGS = (
