@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from grader.judge import scoring
 from grader.model.lab import Lab
-from grader.model.result import CaseResult, Kind, Result
+from grader.model.result import CaseResult, Kind, Result, Visibility
 
 SPEED = "speed"
 
@@ -39,7 +39,7 @@ def parts(lab: Lab, result: Result, hidden_run: bool) -> list[Part]:
     `hidden_run` says whether the grading had the secret: a result that stopped before
     its cases (a failed static check) has no hidden case to tell."""
     factor = scoring.REQUIREMENT_FACTOR if rule_broken(result) else 1.0
-    weights = {"public": lab.scoring.public, "hidden": lab.scoring.hidden}
+    weights = {Visibility.PUBLIC: lab.scoring.public, Visibility.HIDDEN: lab.scoring.hidden}
     counts = {v: sum(c.visibility == v for c in result.cases) for v in weights}
     out = []
     for case in result.cases:

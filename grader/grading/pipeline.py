@@ -40,6 +40,7 @@ from grader.model.result import (
     Performance,
     Result,
     Status,
+    Visibility,
 )
 from grader.model.source import Submission, link_on_the_way, no_code, read_submission, static_checks
 
@@ -86,7 +87,7 @@ def default_submission_timeout(
     seconds = (builds + (2 if timing else 0)) * defaults.COMPILE_TIMEOUT
     seconds += 2 * case_timeout * len(cases) + SLACK
     if sanitize:
-        public = sum(c.visibility == "public" for c in cases)
+        public = sum(c.visibility == Visibility.PUBLIC for c in cases)
         seconds += 3 * public * (defaults.COMPILE_TIMEOUT + SANITIZE_FACTOR * case_timeout)
     return seconds + (2 * defaults.TIMING_BUDGET if timing else 0.0)
 
@@ -430,10 +431,11 @@ class Grading:
         """A sentence from what the cases have in common. A public case's comes from the
         public cases alone: its report is shown before the deadline, and must say nothing
         of how the hidden cases went."""
-        public = [c for c in self.result.cases if c.visibility == "public"]
         by_sight = {
-            "public": hints.cross_case(self.lab, public),
-            "hidden": hints.cross_case(self.lab, self.result.cases),
+            sight: hints.cross_case(
+                self.lab, [c for c in self.result.cases if sight.may_name(c.visibility)]
+            )
+            for sight in Visibility
         }
         for case in self.result.cases:
             found = by_sight[case.visibility]
@@ -451,7 +453,7 @@ class Grading:
         that some hidden case (some size) raced, and resubmitting would find which."""
         found = [(c, d) for c in self.result.cases for d in c.diagnostics if _among_threads(d)]
         for case in self.result.cases:
-            seen = next(((c, d) for c, d in found if _may_name(case, c)), None)
+            seen = next(((c, d) for c, d in found if case.visibility.may_name(c.visibility)), None)
             if not case.passed or seen is None:
                 continue
             raced, race = seen
@@ -510,7 +512,7 @@ class Grading:
         public = [
             c
             for c in all_cases
-            if c.visibility == "public" and results[c.name].status != Status.TIMEOUT
+            if c.visibility == Visibility.PUBLIC and results[c.name].status != Status.TIMEOUT
         ]
         groups: dict[int, tuple[Build, list[tuple[CaseResult, Launch]]]] = {}
         for case in sorted(public, key=lambda c: math.prod(self.lab.extent(c.sizes))):
@@ -575,12 +577,6 @@ def _uncounted(rule: Requirement, kernel: str, name: str, census: CaseResult | N
         f"{kernel} executes in case {name}, and {why}. The rule counts as broken until that "
         "run goes to its end."
     )
-
-
-def _may_name(case: CaseResult, other: CaseResult) -> bool:
-    """Whether `case`'s messages may name `other`: a hidden case may name any case, a
-    public one only public ones."""
-    return other.visibility == "public" or case.visibility == "hidden"
 
 
 def _among_threads(found: Diagnostic) -> bool:

@@ -10,7 +10,7 @@ import math
 
 from grader.model.interface import Executed, Interface
 from grader.model.lab import Case, Lab
-from grader.model.result import Diagnostic, Kind
+from grader.model.result import Diagnostic, Kind, Visibility
 
 # One case's counts, by kernel name, with the case's name.
 Counted = tuple[str, dict[str, Executed]]
@@ -21,7 +21,7 @@ def census_case(lab: Lab, cases: list[Case]) -> str | None:
     smallest public one, the same on every backend. Counting costs (a build that calls
     the runner before every load on the CPU, more than 5x slower on matmul's largest
     case; an extra launch on the GPU), so it is one case."""
-    public = [c for c in cases if c.visibility == "public"]
+    public = [c for c in cases if c.visibility == Visibility.PUBLIC]
     if not public or not any(rule.executes for rule in lab.requirements):
         return None
     return min(public, key=lambda c: math.prod(lab.extent(lab.full_sizes(c.sizes)))).name

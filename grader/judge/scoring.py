@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.model.lab import Scoring
-from grader.model.result import CaseResult, Performance
+from grader.model.result import CaseResult, Performance, Visibility
 
 REQUIREMENT_FACTOR = 0.5
 
@@ -26,8 +26,8 @@ def _share(cases: list[CaseResult], points: float) -> float:
 
 
 def correctness(scoring: Scoring, cases: list[CaseResult], hidden_run: bool) -> Score:
-    public = [c for c in cases if c.visibility == "public"]
-    hidden = [c for c in cases if c.visibility == "hidden"]
+    public = [c for c in cases if c.visibility == Visibility.PUBLIC]
+    hidden = [c for c in cases if c.visibility == Visibility.HIDDEN]
     points = _share(public, scoring.public)
     max_points = scoring.public
     if hidden_run:

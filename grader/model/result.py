@@ -41,6 +41,21 @@ class Status(StrEnum):
     TIMEOUT = "timeout"
 
 
+class Visibility(StrEnum):
+    """Who sees a case's result: students, before the deadline (public), or only those
+    shown hidden results (the course staff; on Gradescope, students after it)."""
+
+    PUBLIC = "public"
+    HIDDEN = "hidden"
+
+    def may_name(self, other: Visibility) -> bool:
+        """Whether a case of this visibility may tell of a case of `other`'s: a hidden
+        case of any, a public one of public ones alone. A public case's report is shown
+        before the deadline, and must say nothing of how the hidden cases went: that some
+        hidden case (some size) failed or raced, which resubmitting would narrow down."""
+        return other == Visibility.PUBLIC or self == Visibility.HIDDEN
+
+
 Dim3 = tuple[int, int, int]
 
 
@@ -222,7 +237,7 @@ class ErrorMap:
 @dataclass(kw_only=True)
 class CaseResult:
     name: str
-    visibility: str  # "public" | "hidden"
+    visibility: Visibility
     sizes: dict[str, int]
     status: Status
     max_abs_error: float | None = None
