@@ -38,6 +38,7 @@ from grader.model.result import (
     Diagnostic,
     Kind,
     Performance,
+    RaceScope,
     Result,
     Status,
     Visibility,
@@ -451,7 +452,12 @@ class Grading:
         it alike. A public case answers to the public cases alone: had a race found only
         in a hidden case failed it, its result, shown before the deadline, would tell
         that some hidden case (some size) raced, and resubmitting would find which."""
-        found = [(c, d) for c in self.result.cases for d in c.diagnostics if _among_threads(d)]
+        found = [
+            (c, d)
+            for c in self.result.cases
+            for d in c.diagnostics
+            if d.race_scope == RaceScope.EVERY_CASE
+        ]
         for case in self.result.cases:
             seen = next(((c, d) for c, d in found if case.visibility.may_name(c.visibility)), None)
             if not case.passed or seen is None:
@@ -466,6 +472,7 @@ class Grading:
                     "race the results depend on the order the threads happen to run in, so "
                     "this case's right numbers were luck: it fails until the race is fixed.",
                     kernel=race.kernel,
+                    race_scope=RaceScope.EVERY_CASE,
                 )
             )
 
@@ -577,13 +584,6 @@ def _uncounted(rule: Requirement, kernel: str, name: str, census: CaseResult | N
         f"{kernel} executes in case {name}, and {why}. The rule counts as broken until that "
         "run goes to its end."
     )
-
-
-def _among_threads(found: Diagnostic) -> bool:
-    """A race whose outcome timing decides wherever the code runs; not two blocks storing
-    into one element (the CPU backend names the block and no thread), an index that goes
-    wrong at some sizes only, which fails just the cases it shows in."""
-    return found.kind == Kind.RACE and not (found.block is not None and found.thread is None)
 
 
 def _add_findings(result: CaseResult, found: list[Diagnostic]) -> None:

@@ -56,6 +56,16 @@ class Visibility(StrEnum):
         return other == Visibility.PUBLIC or self == Visibility.HIDDEN
 
 
+class RaceScope(StrEnum):
+    """What a race's finding covers, said where the race is found. Threads of a block that
+    race leave the outcome to timing wherever the code runs: the finding covers every
+    case. Two blocks storing into one element come from an index that goes wrong at some
+    sizes only: it covers the case it shows in."""
+
+    CASE = "case"
+    EVERY_CASE = "every_case"
+
+
 Dim3 = tuple[int, int, int]
 
 
@@ -70,6 +80,7 @@ class Diagnostic:
     thread: Dim3 | None = None
     block: Dim3 | None = None
     line: int | None = None
+    race_scope: RaceScope | None = None  # a race's; the report leaves it out
 
     def to_json(self) -> dict[str, Any]:
         return {
