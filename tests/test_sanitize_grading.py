@@ -11,7 +11,8 @@ import pytest
 
 from grader import labs
 from grader.backends.cpu import CpuBackend
-from grader.grading.pipeline import SANITIZER_FOUND, Options, grade
+from grader.grading.pipeline import Options, grade
+from grader.judge.grading import SANITIZER_FOUND
 from grader.model.launch import Scalar
 from grader.model.result import Diagnostic, Kind, RaceScope, Status
 

@@ -28,8 +28,8 @@ from typing import Any
 import grader
 from grader import schema
 from grader.course import points
-from grader.grading.pipeline import SPEED_WAITS
 from grader.judge import cases as casegen
+from grader.judge.grading import SPEED_WAITS
 from grader.model.lab import Lab
 from grader.model.result import CaseResult, Result, Status, Visibility
 from grader.report import common

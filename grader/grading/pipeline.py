@@ -25,9 +25,18 @@ from grader.errors import UsageError
 from grader.files import readable
 from grader.grading.speed import Drawn, draw_ahead, measure
 from grader.judge import cases as casegen
-from grader.judge import hints, launch_macros, rules, scoring
+from grader.judge import launch_macros, rules
+from grader.judge.grading import (
+    add_findings,
+    conclude,
+    cross_case_hints,
+    hung_before,
+    not_graded,
+    race_fails_every_case,
+    speed_unmeasured,
+)
 from grader.judge.launch import at_launch, make_launch
-from grader.judge.verdict import INFORMATIVE, judge
+from grader.judge.verdict import judge
 from grader.model import interface
 from grader.model.interface import LAUNCH_MACROS
 from grader.model.lab import Case, Lab, Requirement
@@ -38,7 +47,6 @@ from grader.model.result import (
     Diagnostic,
     Kind,
     Performance,
-    RaceScope,
     Result,
     Status,
     Visibility,
@@ -47,12 +55,7 @@ from grader.model.source import Submission, link_on_the_way, no_code, read_submi
 
 # Diagnostics that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
-SPEED_WAITS = "Speed is measured once every case passes; it earns 0 now."
 SANITIZE_FACTOR = 10  # a case under a sanitizer may take this many times its timeout
-SANITIZER_FOUND = (
-    "The output matched, but the sanitizer saw the kernel do something undefined (below): "
-    "a result that is right by luck can be wrong on another GPU, size or run."
-)
 
 
 # A build is made for each set of macro values, and apart for the census case.
@@ -160,48 +163,11 @@ def check(lab: str, path: Path, options: Options) -> Result:
                 "stopped; the cases that ran are lost."
             )
             speed = options.timing and backend.measures_speed()
-            name = readable(path.name)
-            return not_graded(spec, name, reason, Kind.TIMEOUT, (backend.name, device),
-                              options.secret, speed)  # fmt: skip
-
-
-def not_graded(
-    lab: Lab,
-    submission: str,
-    reason: str,
-    kind: Kind,
-    backend: tuple[str, str],
-    secret: str | None,
-    speed: bool,
-) -> Result:
-    """The result of a submission that could not be graded (`backend` is the backend's
-    name and device): every case an error, no points, and the maximum it would have
-    had, so that it adds up like the others."""
-    cases = [
-        CaseResult(
-            name=c.name,
-            visibility=c.visibility,
-            sizes=c.shown_sizes,
-            status=Status.ERROR,
-            hint=reason,
-        )
-        for c in casegen.cases_for(lab, secret)
-    ]
-    most = scoring.total(lab.scoring, cases, bool(secret), None, speed, False).max_points
-    return Result(
-        lab=lab.name,
-        submission=submission,
-        backend=backend[0],
-        device=backend[1],
-        status=Status.ERROR,
-        score=0.0,
-        max_score=most,
-        compile=CompileInfo(ok=False, log=f"not graded: {reason}"),
-        cases=cases,
-        diagnostics=[Diagnostic(kind, reason)],
-        kernel=lab.kernel.name,
-        grader_version=grader.__version__,
-    )
+            name, where = readable(path.name), (backend.name, device)
+            cases = casegen.cases_for(spec, options.secret)
+            return not_graded(
+                spec, name, reason, Kind.TIMEOUT, where, cases, bool(options.secret), speed
+            )
 
 
 def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
@@ -261,10 +227,10 @@ class Grading:
                     self.result.cases.append(self.grade_case(case))
         if not self.options.secret:
             self.result.hidden_not_run = casegen.hidden_count(self.lab)
-        self.cross_case_hints()
+        cross_case_hints(self.lab, self.result.cases)
         if self.options.sanitize:
             self.sanitize(all_cases)
-        self.race_fails_every_case()
+        race_fails_every_case(self.lab, self.result.cases)
         self.executed_rules()
         self.result.performance = self.performance()
 
@@ -314,7 +280,7 @@ class Grading:
     def grade_case(self, case: Case) -> CaseResult:
         start = time.monotonic()
         build = self.build_for(case)
-        result = self.blocked(case, build) or self.hung_before(case)
+        result = self.blocked(case, build) or hung_before(case, self.result.cases)
         if result is None:
             result, outcome, _ = self.run_case(case, build)
             self.count(case, outcome)
@@ -341,7 +307,7 @@ class Grading:
                     start = time.monotonic()
                     build = self.build_for(case)  # absorbed, and its blocks decided, in order
                     item = self.blocked(case, build)
-                    if item is None and self.hung_before(case) is None:
+                    if item is None and hung_before(case, self.result.cases) is None:
                         item = pool.submit(self.run_case, case, build, True)
                     waiting.append((case, build, time.monotonic() - start, item))
                     while sum(isinstance(w[3], Future) for w in waiting) >= width:
@@ -360,7 +326,7 @@ class Grading:
             item.seconds = waited
             self.result.cases.append(item)
             return
-        result = self.hung_before(case)
+        result = hung_before(case, self.result.cases)
         if result is not None:
             if item is not None:
                 self.backend.stop_runs()  # every run going on is of a case after this one
@@ -393,19 +359,6 @@ class Grading:
         blocked = [d for d in build.diagnostics if d.kind in BLOCKING or d.message in self.stopping]
         return _not_run(case, blocked, build) if not build.ok or blocked else None
 
-    def hung_before(self, case: Case) -> CaseResult | None:
-        """The case's result where the kernel hung in too many of the cases before it."""
-        hangs = sum(c.status == Status.TIMEOUT for c in self.result.cases)
-        if hangs < defaults.MAX_TIMEOUTS:
-            return None
-        return CaseResult(
-            name=case.name,
-            visibility=case.visibility,
-            sizes=case.shown_sizes,
-            status=Status.TIMEOUT,
-            hint=f"Not run: the kernel already hung in {hangs} cases.",
-        )
-
     def run_case(
         self, case: Case, build: Build, ahead: bool = False
     ) -> tuple[CaseResult, RunOutcome, float] | None:
@@ -427,54 +380,6 @@ class Grading:
         """What the kernel executed, from the census case's run."""
         if outcome.completed and case.name == self.census:
             self.counted.append((case.name, outcome.executed))
-
-    def cross_case_hints(self) -> None:
-        """A sentence from what the cases have in common. A public case's comes from the
-        public cases alone: its report is shown before the deadline, and must say nothing
-        of how the hidden cases went."""
-        by_sight = {
-            sight: hints.cross_case(
-                self.lab, [c for c in self.result.cases if sight.may_name(c.visibility)]
-            )
-            for sight in Visibility
-        }
-        for case in self.result.cases:
-            found = by_sight[case.visibility]
-            if found and not case.passed:
-                kind, sentence = found
-                case.hint = f"{case.hint} {sentence}" if case.hint else sentence
-                case.hint_kind = case.hint_kind or kind
-
-    def race_fails_every_case(self) -> None:
-        """A race among threads found in one case makes the kernel wrong in every case
-        that may see it: where its numbers came out right, that was luck, and a GPU has
-        more of it than the CPU backend, whose threads take turns. So both backends grade
-        it alike. A public case answers to the public cases alone: had a race found only
-        in a hidden case failed it, its result, shown before the deadline, would tell
-        that some hidden case (some size) raced, and resubmitting would find which."""
-        found = [
-            (c, d)
-            for c in self.result.cases
-            for d in c.diagnostics
-            if d.race_scope == RaceScope.EVERY_CASE
-        ]
-        for case in self.result.cases:
-            seen = next(((c, d) for c, d in found if case.visibility.may_name(c.visibility)), None)
-            if not case.passed or seen is None:
-                continue
-            raced, race = seen
-            kernel = race.kernel or self.lab.kernel.name
-            case.status = Status.FAILED
-            case.diagnostics.append(
-                Diagnostic(
-                    Kind.RACE,
-                    f"Case {raced.name} showed a race in {kernel} (see that case). With a "
-                    "race the results depend on the order the threads happen to run in, so "
-                    "this case's right numbers were luck: it fails until the race is fixed.",
-                    kernel=race.kernel,
-                    race_scope=RaceScope.EVERY_CASE,
-                )
-            )
 
     def executed_rules(self) -> None:
         """The lab's rules against what the kernel executed in the census case's run."""
@@ -542,20 +447,14 @@ class Grading:
                 self.result.notes.append(f"--sanitize did not run: {why}")
                 return
             for (case_result, _), diagnostics in zip(runs, found, strict=True):
-                _add_findings(case_result, diagnostics)
+                add_findings(case_result, diagnostics)
 
     def performance(self) -> Performance | None:
-        if not self.options.timing:
-            self.result.notes.append("Speed was not measured (--no-timing).")
-            return None
-        if not self.backend.measures_speed():
-            self.result.notes.append(
-                f"Speed is scored only on a GPU; the {self.backend.name} backend checks "
-                "correctness and memory safety."
-            )
-            return None
-        if not self.result.cases or not all(c.passed for c in self.result.cases):
-            self.result.notes.append(SPEED_WAITS)
+        why = speed_unmeasured(
+            self.result.cases, self.options.timing, self.backend.name, self.backend.measures_speed()
+        )
+        if why:
+            self.result.notes.append(why)
             return None
         performance, untrusted = measure(
             self.lab,
@@ -586,15 +485,6 @@ def _uncounted(rule: Requirement, kernel: str, name: str, census: CaseResult | N
     )
 
 
-def _add_findings(result: CaseResult, found: list[Diagnostic]) -> None:
-    known = {(d.kind, d.message) for d in result.diagnostics}
-    result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
-    if result.passed and any(d.kind not in INFORMATIVE for d in found):
-        result.status = Status.FAILED
-        if not result.hint:
-            result.hint, result.hint_kind = SANITIZER_FOUND, "sanitizer_found"
-
-
 def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:
     if not build.compile.ok:
         macros = ", ".join(f"{k}={v}" for k, v in build.macros.items())
@@ -616,34 +506,6 @@ def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:
 def _finish(
     lab: Lab, result: Result, options: Options, started: float, speed_graded: bool
 ) -> Result:
-    rule_broken = any(d.kind == Kind.REQUIREMENT for d in result.diagnostics)
-    score = scoring.total(
-        lab.scoring,
-        result.cases,
-        bool(options.secret),
-        result.performance,
-        speed_graded,
-        rule_broken,
-    )
-    result.score, result.max_score = score.points, score.max_points
-    result.status = _status(result)
-    if result.hidden_not_run:
-        result.notes.append(
-            # said to students too (Gradescope, CI): no flag or secret they cannot have
-            f"{result.hidden_not_run} hidden cases, worth {lab.scoring.hidden:g} points, were "
-            "not run here: the course staff run them when they grade."
-        )
+    conclude(lab, result, bool(options.secret), speed_graded)
     result.seconds = time.monotonic() - started
     return result
-
-
-def _status(result: Result) -> Status:
-    """error: nothing could be run; failed: graded with failures; passed: all passed."""
-    if not result.cases or all(
-        c.status == Status.ERROR and not c.diagnostics for c in result.cases
-    ):
-        return Status.ERROR
-    failed = any(not c.passed for c in result.cases) or any(
-        d.kind not in INFORMATIVE for d in result.diagnostics
-    )
-    return Status.FAILED if failed or not result.cases else Status.PASSED

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.model.lab import Scoring
-from grader.model.result import CaseResult, Performance, Visibility
+from grader.model.result import CaseResult, Kind, Performance, Result, Visibility
 
 REQUIREMENT_FACTOR = 0.5
 
@@ -34,6 +34,11 @@ def correctness(scoring: Scoring, cases: list[CaseResult], hidden_run: bool) -> 
         points += _share(hidden, scoring.hidden)
         max_points += scoring.hidden
     return Score(points=points, max_points=max_points)
+
+
+def rule_broken(result: Result) -> bool:
+    """Whether the result says a lab rule is broken (a requirement finding)."""
+    return any(d.kind == Kind.REQUIREMENT for d in result.diagnostics)
 
 
 def total(
