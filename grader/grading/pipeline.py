@@ -39,12 +39,11 @@ from grader.judge.launch import at_launch, make_launch
 from grader.judge.verdict import judge
 from grader.model import interface
 from grader.model.interface import LAUNCH_MACROS
-from grader.model.lab import Case, Lab, Requirement
+from grader.model.lab import Case, Lab
 from grader.model.launch import Build, Launch, RunOutcome
 from grader.model.result import (
     CaseResult,
     CompileInfo,
-    Diagnostic,
     Kind,
     Performance,
     Result,
@@ -53,8 +52,6 @@ from grader.model.result import (
 )
 from grader.model.source import Submission, link_on_the_way, no_code, read_submission, static_checks
 
-# Diagnostics that stop a build from being run at all.
-BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
 SANITIZE_FACTOR = 10  # a case under a sanitizer may take this many times its timeout
 
 
@@ -208,7 +205,7 @@ class Grading:
     builds: dict[BuildKey, Build] = field(default_factory=dict)
     ahead: Ahead[BuildKey, Build] = field(init=False)  # run(): later builds made meanwhile
     census: str | None = None  # the case whose run counts what the kernel executed
-    stopping: set[str] = field(default_factory=set)  # findings of rules that block cases
+    blocks: set[str] = field(default_factory=set)  # findings of rules that block cases
     counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
     drawn: Future[Drawn] | None = None  # the timing's inputs, drawn while the cases run
     in_turn: bool = False  # grade_cases_beside: the cases left run one at a time
@@ -231,7 +228,8 @@ class Grading:
         if self.options.sanitize:
             self.sanitize(all_cases)
         race_fails_every_case(self.lab, self.result.cases)
-        self.executed_rules()
+        built = next((b.interface for b in self.builds.values() if b.ok), None)
+        rules.executed(self.lab, self.result, built, self.census, self.counted)
         self.result.performance = self.performance()
 
     # -- builds ---------------------------------------------------------------------------
@@ -262,11 +260,7 @@ class Grading:
         found = list(build.diagnostics)
         if build.interface is not None:
             found += interface.check(self.lab, build.interface, case.sizes)
-            kernel = self.lab.kernel.name
-            for rule in self.lab.requirements:
-                message = rule.check(build.interface, kernel) if rule.blocks else None
-                if message:
-                    self.stopping.add(message)
+            self.blocks |= rules.blocking(self.lab, build.interface)
             if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
                 self.result.launch = launch_macros.describe(
                     self.submission.text, build.interface.launch, build.macros
@@ -280,7 +274,7 @@ class Grading:
     def grade_case(self, case: Case) -> CaseResult:
         start = time.monotonic()
         build = self.build_for(case)
-        result = self.blocked(case, build) or hung_before(case, self.result.cases)
+        result = rules.blocked(case, build, self.blocks) or hung_before(case, self.result.cases)
         if result is None:
             result, outcome, _ = self.run_case(case, build)
             self.count(case, outcome)
@@ -306,7 +300,7 @@ class Grading:
                         continue
                     start = time.monotonic()
                     build = self.build_for(case)  # absorbed, and its blocks decided, in order
-                    item = self.blocked(case, build)
+                    item = rules.blocked(case, build, self.blocks)
                     if item is None and hung_before(case, self.result.cases) is None:
                         item = pool.submit(self.run_case, case, build, True)
                     waiting.append((case, build, time.monotonic() - start, item))
@@ -354,11 +348,6 @@ class Grading:
                 wait([item])  # ended by the stop; what it found is dropped
                 waiting[index] = (case, build, waited, None)
 
-    def blocked(self, case: Case, build: Build) -> CaseResult | None:
-        """The case's result where its build cannot be run."""
-        blocked = [d for d in build.diagnostics if d.kind in BLOCKING or d.message in self.stopping]
-        return _not_run(case, blocked, build) if not build.ok or blocked else None
-
     def run_case(
         self, case: Case, build: Build, ahead: bool = False
     ) -> tuple[CaseResult, RunOutcome, float] | None:
@@ -381,39 +370,6 @@ class Grading:
         if outcome.completed and case.name == self.census:
             self.counted.append((case.name, outcome.executed))
 
-    def executed_rules(self) -> None:
-        """The lab's rules against what the kernel executed in the census case's run."""
-        built = next((b.interface for b in self.builds.values() if b.ok), None)
-        if built is None:
-            return
-        counted = dict(self.counted).get(self.census, {})
-        if self.census is not None and self.lab.kernel.name not in counted:
-            self.uncounted_rules(built)
-            return
-        found, notes = rules.judge(self.lab, built, self.counted)
-        known = {(d.kind, d.message) for d in self.result.diagnostics}
-        self.result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
-        self.result.notes += [n for n in notes if n not in self.result.notes]
-
-    def uncounted_rules(self, built: interface.Interface) -> None:
-        """Where the census case's run did not go to the end, a rule about what the kernel
-        executes counts as broken: a kernel that crashed or hung there on purpose would
-        otherwise leave the rule to the module's instructions, which a load or an atomic
-        in a branch no thread takes meets. After a hang the module's own finding is
-        dropped as well (a loop that never ends lets the compiler drop the code after
-        it): the hang is the reason given."""
-        census = next((c for c in self.result.cases if c.name == self.census), None)
-        hung = census is not None and census.status == Status.TIMEOUT
-        kernel = self.lab.kernel.name
-        for rule in (r for r in self.lab.requirements if r.executes):
-            said = rule.check(built, kernel)
-            if said and not hung:
-                continue  # the module breaks it, and that finding stands
-            self.result.diagnostics = [d for d in self.result.diagnostics if d.message != said]
-            self.result.diagnostics.append(
-                Diagnostic(Kind.REQUIREMENT, _uncounted(rule, kernel, self.census, census))
-            )
-
     # -- sanitizer and timing -------------------------------------------------------------
 
     def sanitize(self, all_cases: list[Case]) -> None:
@@ -429,7 +385,7 @@ class Grading:
         groups: dict[int, tuple[Build, list[tuple[CaseResult, Launch]]]] = {}
         for case in sorted(public, key=lambda c: math.prod(self.lab.extent(c.sizes))):
             build = self.build_for(case)
-            if not build.ok or any(d.kind in BLOCKING for d in build.diagnostics):
+            if not build.ok or rules.stopping(build):
                 continue
             inputs = casegen.make_inputs(self.lab, case)
             launch = make_launch(self.lab, case, inputs, build.interface)[0]
@@ -465,39 +421,6 @@ class Grading:
         )
         self.result.diagnostics += untrusted
         return performance
-
-
-def _uncounted(rule: Requirement, kernel: str, name: str, census: CaseResult | None) -> str:
-    """Why a rule about what `kernel` executes is broken where the census case `name`
-    counted nothing."""
-    if census is None:
-        why = "that case was not run"
-    elif census.status == Status.TIMEOUT:
-        why = "there the kernel hung (see that case)"
-    elif census.status == Status.ERROR:
-        why = "there the kernel did not run to its end (see that case)"
-    else:
-        why = "the run that counts it stopped before its end, though the case's own runs did not"
-    return (
-        f"The lab's rule that {rule.says} is not met in this report: the grader counts what "
-        f"{kernel} executes in case {name}, and {why}. The rule counts as broken until that "
-        "run goes to its end."
-    )
-
-
-def _not_run(case: Case, blocked: list[Diagnostic], build: Build) -> CaseResult:
-    if not build.compile.ok:
-        macros = ", ".join(f"{k}={v}" for k, v in build.macros.items())
-        why = f"The kernel did not compile{f' with {macros}' if macros else ''}."
-    else:
-        why = blocked[0].message if blocked else "The kernel could not be launched."
-    return CaseResult(
-        name=case.name,
-        visibility=case.visibility,
-        sizes=case.shown_sizes,
-        status=Status.ERROR,
-        hint=why,
-    )
 
 
 # -- the end -----------------------------------------------------------------------------
