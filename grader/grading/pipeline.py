@@ -26,6 +26,7 @@ from grader.files import readable
 from grader.grading.speed import Drawn, draw_ahead, measure
 from grader.judge import cases as casegen
 from grader.judge import launch_macros, rules
+from grader.judge.deadline import default_submission_timeout
 from grader.judge.grading import (
     add_findings,
     conclude,
@@ -52,15 +53,11 @@ from grader.model.result import (
 )
 from grader.model.source import Submission, link_on_the_way, no_code, read_submission, static_checks
 
-SANITIZE_FACTOR = 10  # a case under a sanitizer may take this many times its timeout
-
-
 # A build is made for each set of macro values, and apart for the census case.
 BuildKey = tuple[tuple[tuple[str, int], ...], bool]
 # a case of grade_cases_beside: its build, the seconds before its run, and its run made
 # ahead, its result where it cannot run, or None where it is not run ahead
 Waiting = tuple[Case, Build, float, CaseResult | Future | None]
-SLACK = 60.0  # seconds of a submission's deadline beyond what its compiles and cases need
 
 
 @dataclass
@@ -75,22 +72,6 @@ class Options:
     jobs: int | None = None
     timing_seed: int | None = None  # None: a fresh one for every grading
     submission_timeout: float | None = None  # check's deadline; None: one no honest grading reaches
-
-
-def default_submission_timeout(
-    lab: Lab, case_timeout: float, timing: bool, secret: str | None, sanitize: bool = False
-) -> float:
-    """A deadline no honest grading reaches: every build at the compile timeout, every
-    case twice at the case timeout (the CPU backend runs two thread orders), timing, and
-    each public case under each sanitizer tool, loaded and run at its own limits."""
-    cases = casegen.cases_for(lab, secret)
-    builds = len({tuple(sorted(lab.macro_values(c.sizes).items())) for c in cases})
-    seconds = (builds + (2 if timing else 0)) * defaults.COMPILE_TIMEOUT
-    seconds += 2 * case_timeout * len(cases) + SLACK
-    if sanitize:
-        public = sum(c.visibility == Visibility.PUBLIC for c in cases)
-        seconds += 3 * public * (defaults.COMPILE_TIMEOUT + SANITIZE_FACTOR * case_timeout)
-    return seconds + (2 * defaults.TIMING_BUDGET if timing else 0.0)
 
 
 class DeadlinePassed(BaseException):
@@ -397,7 +378,7 @@ class Grading:
             launches = [launch for _, launch in runs]
             try:
                 found = self.backend.sanitize(
-                    build, launches, self.options.timeout * SANITIZE_FACTOR
+                    build, launches, self.options.timeout * defaults.SANITIZE_FACTOR
                 )
             except BackendUnavailable as why:
                 self.result.notes.append(f"--sanitize did not run: {why}")
