@@ -1,4 +1,6 @@
-"""One grading, end to end: static checks, compile, interface, every case, timing, score.
+"""One grading, end to end, scheduled: static checks, the deadline, builds made ahead, the
+cases in turn or side by side, the sanitizer and the timing call. What their results say
+is the judge's (grader.judge: each case's verdict, the rules, the whole grading's).
 
 Expected outputs and hidden cases stay in this process; backends run the student's
 kernel in isolated workers and hand back only what the buffers held."""
