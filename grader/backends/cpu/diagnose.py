@@ -49,7 +49,7 @@ from grader.model.launch import (
     as_bits,
     filled,
 )
-from grader.model.result import Diagnostic, Kind
+from grader.model.result import Diagnostic, Kind, RaceScope
 from grader.toolchain import sandbox, scratch
 
 LINES_TIMEOUT = 10.0  # seconds for addr2line; it answers a well-formed module at once
@@ -538,13 +538,9 @@ def _race(report: Report, launch: Launch, kernel: str, atomics: bool) -> Diagnos
             "read what other threads write without a __syncthreads() between the write and "
             "the read.",
             kernel=kernel,
+            race_scope=RaceScope.EVERY_CASE,
         )
     return None
-
-
-def among_threads(found: Diagnostic) -> bool:
-    """Whether `found` is the race _race names: the threads of a block, in two orders."""
-    return found.kind == Kind.RACE and found.block is None and found.thread is None
 
 
 def hazard(record: Hazard, race: Diagnostic, launch: Launch, locate: Locator) -> Diagnostic:
@@ -576,6 +572,7 @@ def hazard(record: Hazard, race: Diagnostic, launch: Launch, locate: Locator) ->
         thread=thread,
         block=block,
         line=read_line,
+        race_scope=RaceScope.EVERY_CASE,
     )
 
 
@@ -615,6 +612,7 @@ def _overlap(record: Overlap, launch: Launch, kernel: str, locate: Locator) -> D
         kernel=kernel,
         block=second,
         line=line,
+        race_scope=RaceScope.CASE,
     )
 
 
@@ -634,6 +632,7 @@ def _lost(record: Lost, launch: Launch, kernel: str, locate: Locator) -> Diagnos
         kernel=kernel,
         block=second,
         line=line,
+        race_scope=RaceScope.CASE,
     )
 
 
