@@ -13,9 +13,37 @@ import terms_kit as tk
 from lab_kit import default_interface
 
 from grader import defaults
-from grader.backends import timed
 from grader.backends.cuda import helpers, vmm
-from grader.grading import speed
+from grader.backends.timing import (
+    SAMPLE_ELEMENTS,
+    WARMUPS,
+    Sample,
+    TimingCheck,
+    drawn_array,
+    drawn_elements,
+    drawn_values,
+    launch_key,
+    sample_axes,
+    sample_counts,
+    sample_elements,
+    sample_launch,
+)
+from grader.grading.timing import (
+    FEWEST_CHECKED,
+    GRADING_INPUTS,
+    LAUNCH_INPUTS,
+    SMALLEST_SAMPLE,
+    Expected,
+    draw_ahead,
+    expected_sample,
+    first_wrong,
+    impossible,
+    inputs_read,
+    judge,
+    plan,
+    reached,
+    sample_inputs,
+)
 from grader.judge import cases
 from grader.judge.compare import allowances, compare
 from grader.judge.launch import launch_sizes, layout
@@ -30,7 +58,7 @@ from grader.toolchain import nvcc
 
 
 def test_drawn_values_are_signed_and_away_from_zero():
-    values = timed.drawn_values((12345, 678), np.arange(200_000))
+    values = drawn_values((12345, 678), np.arange(200_000))
     magnitude = np.abs(values)
     assert magnitude.min() >= 0.5 and magnitude.max() < 1.0
     assert 0.45 < np.mean(values > 0) < 0.55
@@ -39,17 +67,17 @@ def test_drawn_values_are_signed_and_away_from_zero():
 
 def test_drawn_values_depend_on_the_key_and_not_on_how_they_are_asked_for():
     flat = np.arange(1000)
-    one = timed.drawn_values((1, 2), flat)
-    assert np.array_equal(one[::7], timed.drawn_values((1, 2), flat[::7]))
-    assert np.mean(one == timed.drawn_values((1, 3), flat)) < 0.01
-    assert np.mean(one == timed.drawn_values((2, 2), flat)) < 0.01
+    one = drawn_values((1, 2), flat)
+    assert np.array_equal(one[::7], drawn_values((1, 2), flat[::7]))
+    assert np.mean(one == drawn_values((1, 3), flat)) < 0.01
+    assert np.mean(one == drawn_values((2, 2), flat)) < 0.01
 
 
 def test_every_launch_and_buffer_has_its_own_key():
-    keys = {timed.launch_key(99, n, name) for n in range(50) for name in ("M", "N")}
+    keys = {launch_key(99, n, name) for n in range(50) for name in ("M", "N")}
     assert len(keys) == 100
-    assert timed.launch_key(99, 3, "M") == timed.launch_key(99, 3, "M")
-    assert timed.launch_key(98, 3, "M") != timed.launch_key(99, 3, "M")
+    assert launch_key(99, 3, "M") == launch_key(99, 3, "M")
+    assert launch_key(98, 3, "M") != launch_key(99, 3, "M")
 
 
 @pytest.mark.parametrize(
@@ -57,7 +85,7 @@ def test_every_launch_and_buffer_has_its_own_key():
     [("drawn_bits", np.float32), ("drawn_word", np.uint32), ("drawn_byte", np.uint8)],
 )
 def test_the_cuda_generator_draws_what_the_host_computes(tmp_path, function, dtype):
-    """helpers.SOURCE compiled for the host by nvcc, against grader.backends.timed, for
+    """helpers.SOURCE compiled for the host by nvcc, against grader.backends.timing, for
     float32 buffers, 4-byte integer buffers and byte buffers."""
     compiler = nvcc.find()
     if compiler is None:
@@ -80,64 +108,64 @@ def test_the_cuda_generator_draws_what_the_host_computes(tmp_path, function, dty
     assert build.returncode == 0, build.stderr
     printed = subprocess.run([str(tmp_path / "draw")], capture_output=True, text=True, timeout=60)
     device = np.array([int(line) for line in printed.stdout.split()], np.uint32)
-    host = np.concatenate([timed.drawn_elements(k, np.array(indices), dtype) for k in keys])
+    host = np.concatenate([drawn_elements(k, np.array(indices), dtype) for k in keys])
     assert np.array_equal(device, host.view(f"u{host.itemsize}").astype(np.uint32))
 
 
 def test_a_whole_buffer_is_its_elements():
     for dtype, size in ((np.uint8, 1031), (np.float32, 77), (np.int32, 12)):
-        whole = timed.drawn_array((3, 4), size, dtype)
+        whole = drawn_array((3, 4), size, dtype)
         assert whole.dtype == dtype and whole.size == size
-        assert np.array_equal(whole, timed.drawn_elements((3, 4), np.arange(size), dtype))
+        assert np.array_equal(whole, drawn_elements((3, 4), np.arange(size), dtype))
 
 
 # -- samples ----------------------------------------------------------------------------
 
 
 def test_sample_counts_make_a_grid_of_about_four_thousand():
-    assert timed.sample_counts((4096, 4096)) == (64, 64)
-    assert timed.sample_counts((256, 256, 256)) == (16, 16, 16)
-    assert timed.sample_counts((3, 8192)) == (3, 1366)
-    assert timed.sample_counts((5, 7)) == (5, 7)
-    assert np.prod(timed.sample_counts((8188, 8188))) >= timed.SAMPLE_ELEMENTS
+    assert sample_counts((4096, 4096)) == (64, 64)
+    assert sample_counts((256, 256, 256)) == (16, 16, 16)
+    assert sample_counts((3, 8192)) == (3, 1366)
+    assert sample_counts((5, 7)) == (5, 7)
+    assert np.prod(sample_counts((8188, 8188))) >= SAMPLE_ELEMENTS
 
 
 def test_sampled_coordinates_hold_the_first_and_last_and_change_with_the_launch():
-    sample = timed.Sample("P", (500, 300), (300, 1), (40, 30))
-    rows, cols = timed.sample_axes(sample, 5, 0)
+    sample = Sample("P", (500, 300), (300, 1), (40, 30))
+    rows, cols = sample_axes(sample, 5, 0)
     assert rows[0] == 0 and rows[-1] == 499 and cols[0] == 0 and cols[-1] == 299
     assert len(np.unique(rows)) == 40 and len(np.unique(cols)) == 30
     assert np.all(np.diff(rows) > 0)
-    again = timed.sample_axes(sample, 5, 0)
+    again = sample_axes(sample, 5, 0)
     assert all(np.array_equal(a, b) for a, b in zip((rows, cols), again, strict=True))
-    later = timed.sample_axes(sample, 5, 1)
+    later = sample_axes(sample, 5, 1)
     assert not np.array_equal(rows, later[0])
 
 
 def test_the_reference_reads_its_sample_where_no_student_launch_does():
     # else, in a round the reference runs first, the student's coordinates and the right
     # values there would be on the GPU before its launch
-    sample = timed.Sample("P", (2048, 2048), (2048, 1), timed.sample_counts((2048, 2048)))
-    launches = timed.TimingCheck(seed=7).launches
-    student = {timed.sample_launch(True, n) for n in range(launches)}
-    reference = {timed.sample_launch(False, n) for n in range(launches)}
+    sample = Sample("P", (2048, 2048), (2048, 1), sample_counts((2048, 2048)))
+    launches = TimingCheck(seed=7).launches
+    student = {sample_launch(True, n) for n in range(launches)}
+    reference = {sample_launch(False, n) for n in range(launches)}
     assert student == set(range(launches)) and student.isdisjoint(reference)
     for n in range(3):
-        mine = timed.sample_elements(sample, 7, timed.sample_launch(True, n))
-        theirs = timed.sample_elements(sample, 7, timed.sample_launch(False, n))
+        mine = sample_elements(sample, 7, sample_launch(True, n))
+        theirs = sample_elements(sample, 7, sample_launch(False, n))
         assert np.mean(np.isin(mine, theirs)) < 0.01
 
 
 def test_sample_elements_step_over_the_pitch():
-    sample = timed.Sample("P", (2, 3, 4), (3 * 8, 8, 1), (2, 3, 4))
-    flat = timed.sample_elements(sample, 0, 0)
+    sample = Sample("P", (2, 3, 4), (3 * 8, 8, 1), (2, 3, 4))
+    flat = sample_elements(sample, 0, 0)
     want = [z * 24 + y * 8 + x for z in range(2) for y in range(3) for x in range(4)]
     assert flat.tolist() == want
 
 
 def test_check_round_trips_through_json():
-    check = speed.plan(get("conv3d-pitched"), cases.timing_case(get("conv3d-pitched")), 3, {})
-    assert timed.TimingCheck.from_json(check.to_json()) == check
+    check = plan(get("conv3d-pitched"), cases.timing_case(get("conv3d-pitched")), 3, {})
+    assert TimingCheck.from_json(check.to_json()) == check
     assert check.inputs == ("N",) and check.outputs == ("P",)
     [sample] = check.samples
     assert sample.strides[1] == cases.timing_case(get("conv3d-pitched")).sizes["pitchP"] // 4
@@ -145,11 +173,11 @@ def test_check_round_trips_through_json():
 
 def test_the_inputs_drawn_ahead_are_those_of_the_seed_and_a_fresh_seed_each_time():
     lab = get("spmv-csr")  # the host draws its structure
-    seed, case, host = speed.draw_ahead(lab, 11).result()
+    seed, case, host = draw_ahead(lab, 11).result()
     want_case, want_host = cases.timing_inputs(lab, 11)
     assert seed == 11 and case == want_case and host.keys() == want_host.keys()
     assert all(np.array_equal(host[name], want_host[name]) for name in host)
-    assert speed.draw_ahead(lab, None).result()[0] != speed.draw_ahead(lab, None).result()[0]
+    assert draw_ahead(lab, None).result()[0] != draw_ahead(lab, None).result()[0]
 
 
 @pytest.mark.parametrize("name", sorted(all_labs()))
@@ -159,16 +187,14 @@ def test_what_the_host_recomputes_per_launch_and_per_grading_is_bounded(name):
     lab = get(name)
     case, host = cases.timing_inputs(lab, 7)
     case = replace(case, sizes=launch_sizes(lab, case.sizes, default_interface(lab)))
-    check = speed.plan(lab, case, 7, host)
-    costs = [speed.inputs_read(lab, case, s, 7, host) for s in check.samples]
+    check = plan(lab, case, 7, host)
+    costs = [inputs_read(lab, case, s, 7, host) for s in check.samples]
     for sample, cost in zip(check.samples, costs, strict=True):
-        assert cost <= speed.LAUNCH_INPUTS or (np.prod(sample.counts) < 2 * speed.SMALLEST_SAMPLE)
+        assert cost <= LAUNCH_INPUTS or (np.prod(sample.counts) < 2 * SMALLEST_SAMPLE)
         assert np.prod(sample.counts) >= min(np.prod(sample.extents), 256)
-    assert speed.FEWEST_CHECKED <= check.rounds <= defaults.TIMING_MAX_ROUNDS
-    assert check.rounds * sum(costs) <= speed.GRADING_INPUTS or (
-        check.rounds == speed.FEWEST_CHECKED
-    )
-    assert check.launches == 1 + timed.WARMUPS + check.rounds
+    assert FEWEST_CHECKED <= check.rounds <= defaults.TIMING_MAX_ROUNDS
+    assert check.rounds * sum(costs) <= GRADING_INPUTS or (check.rounds == FEWEST_CHECKED)
+    assert check.launches == 1 + WARMUPS + check.rounds
 
 
 # -- each lab's sampler against its whole reference --------------------------------------
@@ -181,8 +207,8 @@ def _drawn_inputs(lab, case, check, host, launch):
     params = {p.array_name: p for k in lab.kernels for p in k.params if p.is_pointer}
     for name in check.inputs:
         lay = layout(lab, params[name], case.sizes)
-        key = timed.launch_key(check.seed, launch, name)
-        out[name] = lay.unpack(timed.drawn_array(key, lay.elements, lay.dtype))
+        key = launch_key(check.seed, launch, name)
+        out[name] = lay.unpack(drawn_array(key, lay.elements, lay.dtype))
     return out
 
 
@@ -198,16 +224,14 @@ def _small_case(lab, seed: int) -> tuple[Case, dict]:
 def test_the_sample_matches_the_whole_reference(name):
     lab = get(name)
     case, constants = _small_case(lab, 11)
-    check = speed.plan(lab, case, 11, constants)
+    check = plan(lab, case, 11, constants)
     for launch in (0, 3):
         inputs = _drawn_inputs(lab, case, check, constants, launch)
         want = lab.reference({k: cases.widened(v) for k, v in inputs.items()}, case.sizes)
         whole = allowances(lab, case, inputs)
         for sample in check.samples:
-            axes = timed.sample_axes(sample, check.seed, launch)
-            expected, allowed = speed.expected_sample(
-                lab, case, check, constants, sample, axes, launch
-            )
+            axes = sample_axes(sample, check.seed, launch)
+            expected, allowed = expected_sample(lab, case, check, constants, sample, axes, launch)
             grid = np.ix_(*axes)
             np.testing.assert_allclose(expected, want[sample.buffer][grid], rtol=1e-12, atol=1e-12)
             want_allowed = whole[sample.buffer]
@@ -225,8 +249,8 @@ def _timing_of(lab, case, check, constants, launches, spoil=None) -> Timing:
     for sample in check.samples:
         rows = []
         for launch in range(launches):
-            axes = timed.sample_axes(sample, check.seed, launch)
-            want, _ = speed.expected_sample(lab, case, check, constants, sample, axes, launch)
+            axes = sample_axes(sample, check.seed, launch)
+            want, _ = expected_sample(lab, case, check, constants, sample, axes, launch)
             got = want.astype(np.float32).reshape(-1)
             if spoil is not None:
                 spoil(launch, got)
@@ -237,20 +261,20 @@ def _timing_of(lab, case, check, constants, launches, spoil=None) -> Timing:
 
 def _verdict(verdict, lab, case, check, constants, *args, **kwargs):
     """`verdict` with expectations computed ahead in threads, as grading does."""
-    with speed.Expected(lab, case, check, constants) as expected:
+    with Expected(lab, case, check, constants) as expected:
         return verdict(expected, *args, **kwargs)
 
 
 def _setup(name="matmul-tiled"):
     lab = get(name)
     case, host = _small_case(lab, 5)
-    return lab, case, speed.plan(lab, case, 5, host), host
+    return lab, case, plan(lab, case, 5, host), host
 
 
 def test_right_samples_pass():
     lab, case, check, constants = _setup("conv2d-wrap")
     timing = _timing_of(lab, case, check, constants, 4)
-    assert _verdict(speed.first_wrong, lab, case, check, constants, timing) is None
+    assert _verdict(first_wrong, lab, case, check, constants, timing) is None
 
 
 def test_a_wrong_element_in_one_launch_is_named_with_the_timed_size():
@@ -261,9 +285,9 @@ def test_a_wrong_element_in_one_launch_is_named_with_the_timed_size():
             got[5] += 1.0
 
     timing = _timing_of(lab, case, check, constants, 4, spoil)
-    found = _verdict(speed.first_wrong, lab, case, check, constants, timing)
+    found = _verdict(first_wrong, lab, case, check, constants, timing)
     assert found is not None and found.kind == Kind.TIMING
-    axes = timed.sample_axes(check.samples[0], check.seed, 2)
+    axes = sample_axes(check.samples[0], check.seed, 2)
     index = np.unravel_index(5, [len(a) for a in axes])
     where = f"P[{int(axes[0][index[0]])}, {int(axes[1][index[1]])}]"
     assert where in found.message and "timed launch 3 of 4" in found.message
@@ -277,7 +301,7 @@ def test_an_output_left_poisoned_was_never_written():
         got[:] = np.array([0x7FC0FFEE], np.uint32).view(np.float32)[0]
 
     timing = _timing_of(lab, case, check, constants, 3, spoil)
-    found = _verdict(speed.first_wrong, lab, case, check, constants, timing)
+    found = _verdict(first_wrong, lab, case, check, constants, timing)
     assert "never wrote P[0, 0]" in found.message and "timed launch 1 of 3" in found.message
 
 
@@ -288,13 +312,13 @@ def test_a_launch_in_lower_precision_is_named_and_costs_the_speed_points(bits, l
 
     def lower(at, got):
         if at == launch:
-            axes = timed.sample_axes(sample, check.seed, at)
-            values = speed.sample_inputs(lab, case, check, constants, axes, at)
+            axes = sample_axes(sample, check.seed, at)
+            values = sample_inputs(lab, case, check, constants, axes, at)
             rounded = {k: tk.rounded(v, bits) for k, v in values.items()}
             got[:] = lab.sampler.combine(case.sizes, rounded, axes)["P"].reshape(-1)
 
     timing = _timing_of(lab, case, check, constants, 3, lower)
-    found = _verdict(speed.first_wrong, lab, case, check, constants, timing)
+    found = _verdict(first_wrong, lab, case, check, constants, timing)
     assert found is not None and found.kind == Kind.TIMING
     assert "less precise than float32" in found.message
     assert f"timed launch {launch + 1} of 3" in found.message and "Width=4096" in found.message
@@ -305,21 +329,21 @@ def test_a_time_beyond_the_ceiling_is_impossible():
     flops, moved = lab.work(case.sizes)
     ceilings = {"flops": 60e12, "bytes": 4e12}
     fastest_ms = flops / ceilings["flops"] * 1e3
-    assert speed.impossible(lab, case, fastest_ms, ceilings) is None
-    assert speed.impossible(lab, case, fastest_ms / 1.19, ceilings) is None
-    found = speed.impossible(lab, case, fastest_ms / 1.3, ceilings)
+    assert impossible(lab, case, fastest_ms, ceilings) is None
+    assert impossible(lab, case, fastest_ms / 1.19, ceilings) is None
+    found = impossible(lab, case, fastest_ms / 1.3, ceilings)
     assert found is not None and found.kind == Kind.TIMING
     assert "60.0 TFLOP/s" in found.message and "Width=4096" in found.message
-    assert speed.impossible(lab, case, 0.0, ceilings) is not None
+    assert impossible(lab, case, 0.0, ceilings) is not None
 
 
 def test_a_memory_bound_time_is_held_against_the_copy_bandwidth():
     lab, case = get("conv2d"), cases.timing_case(get("conv2d"))
     _, moved = lab.work(case.sizes)
     ceilings = {"flops": 60e12, "bytes": 4e12}
-    found = speed.impossible(lab, case, moved / 6e12 * 1e3, ceilings)
+    found = impossible(lab, case, moved / 6e12 * 1e3, ceilings)
     assert found is not None and "GB/s" in found.message
-    assert speed.impossible(lab, case, moved / 4.5e12 * 1e3, ceilings) is None
+    assert impossible(lab, case, moved / 4.5e12 * 1e3, ceilings) is None
 
 
 def test_judge_collects_both_verdicts():
@@ -330,15 +354,12 @@ def test_judge_collects_both_verdicts():
 
     timing = _timing_of(lab, case, check, constants, 2, spoil)
     timing.ceilings = {"flops": 1.0, "bytes": 1.0}  # below the reference's 1 ms: raised to it
-    found = _verdict(
-        speed.judge, lab, case, check, constants, timing, student_ms=0.5, reference_ms=1.0
-    )
+    found = _verdict(judge, lab, case, check, constants, timing, student_ms=0.5, reference_ms=1.0)
     assert len(found) == 2 and all(d.kind == Kind.TIMING for d in found)
     right = _timing_of(lab, case, check, constants, 2)
     right.ceilings = timing.ceilings
     assert (
-        _verdict(speed.judge, lab, case, check, constants, right, student_ms=1.0, reference_ms=1.0)
-        == []
+        _verdict(judge, lab, case, check, constants, right, student_ms=1.0, reference_ms=1.0) == []
     )
 
 
@@ -349,23 +370,23 @@ def test_a_ceiling_below_what_the_reference_reached_is_raised_to_it():
     flops, _ = lab.work(case.sizes)
     reference_ms = flops / 36.6e12 * 1e3
     contended = {"flops": 30.4e12, "bytes": 4e12}
-    assert speed.impossible(lab, case, reference_ms, contended) is not None
-    raised = speed.reached(lab, case, contended, reference_ms)
+    assert impossible(lab, case, reference_ms, contended) is not None
+    raised = reached(lab, case, contended, reference_ms)
     assert raised["flops"] == pytest.approx(36.6e12) and raised["bytes"] == 4e12
-    assert speed.impossible(lab, case, reference_ms, raised) is None
-    assert speed.impossible(lab, case, reference_ms / 1.3, raised) is not None
+    assert impossible(lab, case, reference_ms, raised) is None
+    assert impossible(lab, case, reference_ms / 1.3, raised) is not None
     alone = {"flops": 62e12, "bytes": 4e12}
-    assert speed.reached(lab, case, alone, reference_ms) == alone
+    assert reached(lab, case, alone, reference_ms) == alone
 
 
 def test_expected_values_are_the_same_ahead_and_on_demand():
     lab, case, check, constants = _setup("conv3d")
-    with speed.Expected(lab, case, check, constants) as ahead:
+    with Expected(lab, case, check, constants) as ahead:
         ahead.need(3)  # cancels what has not started past the third
         computed = [ahead.of(launch) for launch in (0, 5, check.launches + 1)]
     for launch, found in zip((0, 5, check.launches + 1), computed, strict=True):
-        axes = timed.sample_axes(check.samples[0], check.seed, launch)
-        want = speed.expected_sample(lab, case, check, constants, check.samples[0], axes, launch)
+        axes = sample_axes(check.samples[0], check.seed, launch)
+        want = expected_sample(lab, case, check, constants, check.samples[0], axes, launch)
         (values, allowed), (want_values, want_allowed) = found[0], want
         assert np.array_equal(values, want_values)
         assert np.array_equal(allowed.tolerance, want_allowed.tolerance)

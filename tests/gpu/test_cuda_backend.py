@@ -18,7 +18,7 @@ import state_kit
 
 from grader.backends.base import BackendUnavailable
 from grader.backends.cuda import sanitizer_available
-from grader.backends.timed import ratios, relative_spread, speedup
+from grader.backends.timing import ratios, relative_spread, speedup
 from grader.model.launch import Buffer, Launch, Repeated, Scalar
 from grader.model.result import Kind
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from grader.backends.cuda import errors, timing, vmm
 from grader.backends.cuda.protocol import scalar_value
-from grader.backends.timed import Plan, ratios, relative_spread
+from grader.backends.timing import Plan, ratios, relative_spread
 from grader.model.launch import (
     CANARY_BITS,
     CANARY_ELEMENTS,

@@ -1,6 +1,6 @@
 """What is CUDA's own in timing a pair of launches: the L2 flush before each, what a round
 costs beyond the kernels, and the note that says how it was timed. When to stop is
-grader.backends.timed.Plan's."""
+grader.backends.timing.Plan's."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The grader's side of timing: the student's kernel measured against the reference
 (`measure`), its speed and points (`performance_of`, `speedup_statistics`), and the trust
-in the timed launches (see grader.backends.timed for what the GPU does): every student
+in the timed launches (see grader.backends.timing for what the GPU does): every student
 launch's sampled output is compared with float64 values computed here for exactly those
 elements, with the lab's own tolerance and the same precision test as a case's
 (grader.judge.compare: a kernel that computes in half, bfloat16 or TF32 at the timed size
@@ -17,8 +17,21 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from grader import defaults, machine
-from grader.backends import timed
 from grader.backends.base import Backend
+from grader.backends.timing import (
+    SAMPLE_ELEMENTS,
+    Sample,
+    TimingCheck,
+    drawn_array,
+    drawn_elements,
+    flat_indices,
+    launch_key,
+    ratios,
+    relative_spread,
+    sample_axes,
+    sample_counts,
+    speedup,
+)
 from grader.judge import cases as casegen
 from grader.judge import hints
 from grader.judge.compare import Allowance, Comparison, allowance, compare, counted, magnitudes
@@ -40,7 +53,7 @@ FEWEST_CHECKED = 16
 SMALLEST_SAMPLE = 256  # output elements, however many inputs each one reads
 
 
-def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> timed.TimingCheck:
+def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> TimingCheck:
     """Draw every input buffer but those the host drew (`host`, cases.timing_inputs),
     which are restored, and poison (or zero) every output and scratch buffer before
     each student launch; sample the outputs after it, where the lab can compute a
@@ -59,7 +72,7 @@ def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> timed.
             samples.append(sample)
             cost += read
     rounds = max(FEWEST_CHECKED, min(defaults.TIMING_MAX_ROUNDS, GRADING_INPUTS // max(cost, 1)))
-    return timed.TimingCheck(
+    return TimingCheck(
         seed,
         tuple(inputs),
         tuple(outputs),
@@ -72,26 +85,26 @@ def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> timed.
 
 def _sample(
     lab: Lab, case: Case, name: str, lay, seed: int, host: dict[str, np.ndarray]
-) -> tuple[timed.Sample, int]:
+) -> tuple[Sample, int]:
     """A sample of about SAMPLE_ELEMENTS outputs, fewer where they would read more than
     LAUNCH_INPUTS inputs (a block's sum reads thousands), but never under SMALLEST_SAMPLE;
     and the inputs it reads."""
-    sample = timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape))
+    sample = Sample(name, lay.shape, lay.strides, sample_counts(lay.shape))
     cost = inputs_read(lab, case, sample, seed, host)
     if cost <= LAUNCH_INPUTS:
         return sample, cost
-    total = max(SMALLEST_SAMPLE, timed.SAMPLE_ELEMENTS * LAUNCH_INPUTS // cost)
-    sample = timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape, total))
+    total = max(SMALLEST_SAMPLE, SAMPLE_ELEMENTS * LAUNCH_INPUTS // cost)
+    sample = Sample(name, lay.shape, lay.strides, sample_counts(lay.shape, total))
     return sample, inputs_read(lab, case, sample, seed, host)
 
 
 def inputs_read(
-    lab: Lab, case: Case, sample: timed.Sample, seed: int, host: dict[str, np.ndarray]
+    lab: Lab, case: Case, sample: Sample, seed: int, host: dict[str, np.ndarray]
 ) -> int:
     """Input elements the host draws to compute one launch's `sample` (those it drew
     once, `host`, cost nothing more)."""
     read = reader(lab, case, seed, host, 0)
-    needs = lab.sampler.needs(case.sizes, timed.sample_axes(sample, seed, 0), read)
+    needs = lab.sampler.needs(case.sizes, sample_axes(sample, seed, 0), read)
     return sum(
         math.prod(lab.array_shape(name, case.sizes))
         if coords is None
@@ -109,7 +122,7 @@ class Expected:
     (cases.timing_inputs)."""
 
     def __init__(
-        self, lab: Lab, case: Case, check: timed.TimingCheck, host: dict[str, np.ndarray]
+        self, lab: Lab, case: Case, check: TimingCheck, host: dict[str, np.ndarray]
     ) -> None:
         self.lab, self.case, self.check, self.host = lab, case, check, host
         threads = min(THREADS, max(1, machine.cores() - SPARE_CORES))
@@ -150,7 +163,7 @@ class Expected:
                 self.check,
                 self.host,
                 sample,
-                timed.sample_axes(sample, self.check.seed, launch),
+                sample_axes(sample, self.check.seed, launch),
                 launch,
             )
             for sample in self.check.samples
@@ -188,7 +201,7 @@ def first_wrong(expected: Expected, timing: Timing) -> Diagnostic | None:
             if found.ok:
                 continue
             if found.bad.any() and not found.like_lower_precision:
-                axes = timed.sample_axes(sample, check.seed, launch)
+                axes = sample_axes(sample, check.seed, launch)
                 return _wrong(expected.lab, found, axes, launch, timing.checked)
             return _imprecise(expected.lab, found, launch, timing.checked)
     return None
@@ -197,9 +210,9 @@ def first_wrong(expected: Expected, timing: Timing) -> Diagnostic | None:
 def expected_sample(
     lab: Lab,
     case: Case,
-    check: timed.TimingCheck,
+    check: TimingCheck,
     host: dict[str, np.ndarray],
-    sample: timed.Sample,
+    sample: Sample,
     axes: tuple[np.ndarray, ...],
     launch: int,
 ) -> tuple[np.ndarray, Allowance]:
@@ -220,7 +233,7 @@ def expected_sample(
 def sample_inputs(
     lab: Lab,
     case: Case,
-    check: timed.TimingCheck,
+    check: TimingCheck,
     host: dict[str, np.ndarray],
     axes: tuple[np.ndarray, ...],
     launch: int,
@@ -246,9 +259,9 @@ def reader(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray], launch:
             values = np.asarray(host[name]).reshape(shape)
             return _widened(values if coords is None else _at(values, coords))
         lay = layout(lab, lab.buffers[name], case.sizes)
-        key = timed.launch_key(seed, launch, name)
+        key = launch_key(seed, launch, name)
         if coords is None:
-            return _widened(lay.unpack(timed.drawn_array(key, lay.elements, lay.dtype)))
+            return _widened(lay.unpack(drawn_array(key, lay.elements, lay.dtype)))
         return _widened(_at(_DrawnBuffer(key, lay), coords))
 
     return read
@@ -262,8 +275,8 @@ class _DrawnBuffer:
         self.shape, self.dtype = lay.shape, np.dtype(lay.dtype)
 
     def __getitem__(self, coords) -> np.ndarray:
-        flat = timed.flat_indices(self.lay.strides, coords)
-        return timed.drawn_elements(self.key, flat, self.dtype)
+        flat = flat_indices(self.lay.strides, coords)
+        return drawn_elements(self.key, flat, self.dtype)
 
 
 def _at(values, coords) -> np.ndarray:
@@ -459,7 +472,7 @@ def performance_of(lab: Lab, case: Case, timing) -> Performance:
 
 def speedup_statistics(student_ms: list[float], reference_ms: list[float]) -> tuple[float, float]:
     """Median of the per-round reference/student ratios, and their relative spread."""
-    found = timed.ratios(student_ms, reference_ms)
+    found = ratios(student_ms, reference_ms)
     if not found:
         return 0.0, 0.0
-    return timed.speedup(student_ms, reference_ms), timed.relative_spread(found)
+    return speedup(student_ms, reference_ms), relative_spread(found)

@@ -1,7 +1,7 @@
 """Timing, the part the grader and a backend's worker share: how long to keep timing a
 pair of launches and what the samples say (Plan, the statistics), and what checked timing
 computes on and which outputs it reads back. The grader's side of timing is
-grader.grading.speed.
+grader.grading.timing.
 
 Each round times the student and the reference launch once, back to back, so the
 per-round ratio reference/student cancels slow drifts of the clock. Timing stops once
