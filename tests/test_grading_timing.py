@@ -1,10 +1,9 @@
-"""Checked timing, the parts that need no GPU: the generator the device and the host
-share, the sampled coordinates, each lab's sampler against its full reference, the
-verdicts on wrong and impossible timings, the two-run race verdict, and the VMM layout."""
+"""The grader's side of checked timing, the parts that need no GPU: the plan (samples,
+rounds, inputs drawn ahead), each lab's sampler against its full reference, and the
+verdicts on wrong and impossible timings."""
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import replace
 
 import numpy as np
@@ -13,20 +12,12 @@ import terms_kit as tk
 from lab_kit import default_interface
 
 from grader import defaults
-from grader.backends.cuda import helpers, vmm
 from grader.backends.timing import (
-    SAMPLE_ELEMENTS,
     WARMUPS,
-    Sample,
     TimingCheck,
     drawn_array,
-    drawn_elements,
-    drawn_values,
     launch_key,
     sample_axes,
-    sample_counts,
-    sample_elements,
-    sample_launch,
 )
 from grader.grading.timing import (
     FEWEST_CHECKED,
@@ -45,122 +36,14 @@ from grader.grading.timing import (
     sample_inputs,
 )
 from grader.judge import cases
-from grader.judge.compare import allowances, compare
+from grader.judge.compare import allowances
 from grader.judge.launch import launch_sizes, layout
-from grader.judge.verdict import unsteady
 from grader.labs import all_labs, get
 from grader.model.lab import Case
-from grader.model.launch import RunOutcome, Timing
+from grader.model.launch import Timing
 from grader.model.result import Kind
-from grader.toolchain import nvcc
 
-# -- the generator ----------------------------------------------------------------------
-
-
-def test_drawn_values_are_signed_and_away_from_zero():
-    values = drawn_values((12345, 678), np.arange(200_000))
-    magnitude = np.abs(values)
-    assert magnitude.min() >= 0.5 and magnitude.max() < 1.0
-    assert 0.45 < np.mean(values > 0) < 0.55
-    assert abs(float(np.mean(magnitude)) - 0.75) < 0.01
-
-
-def test_drawn_values_depend_on_the_key_and_not_on_how_they_are_asked_for():
-    flat = np.arange(1000)
-    one = drawn_values((1, 2), flat)
-    assert np.array_equal(one[::7], drawn_values((1, 2), flat[::7]))
-    assert np.mean(one == drawn_values((1, 3), flat)) < 0.01
-    assert np.mean(one == drawn_values((2, 2), flat)) < 0.01
-
-
-def test_every_launch_and_buffer_has_its_own_key():
-    keys = {launch_key(99, n, name) for n in range(50) for name in ("M", "N")}
-    assert len(keys) == 100
-    assert launch_key(99, 3, "M") == launch_key(99, 3, "M")
-    assert launch_key(98, 3, "M") != launch_key(99, 3, "M")
-
-
-@pytest.mark.parametrize(
-    "function,dtype",
-    [("drawn_bits", np.float32), ("drawn_word", np.uint32), ("drawn_byte", np.uint8)],
-)
-def test_the_cuda_generator_draws_what_the_host_computes(tmp_path, function, dtype):
-    """helpers.SOURCE compiled for the host by nvcc, against grader.backends.timing, for
-    float32 buffers, 4-byte integer buffers and byte buffers."""
-    compiler = nvcc.find()
-    if compiler is None:
-        pytest.skip("nvcc is not installed")
-    indices = [0, 1, 2, 3, 5, 1000, 123456789, 0xFFFFFFFF]
-    keys = [(0, 0), (0xDEADBEEF, 0x12345678), (7, 0xFFFFFFFF)]
-    calls = "\n".join(
-        f'    printf("%u\\n", (unsigned){function}({i}u, {k0}u, {k1}u));'
-        for k0, k1 in keys
-        for i in indices
-    )
-    program = helpers.SOURCE + "\n#include <cstdio>\nint main() {\n" + calls + "\n}\n"
-    (tmp_path / "draw.cu").write_text(program)
-    build = subprocess.run(
-        [compiler, *helpers.options(), "-o", str(tmp_path / "draw"), str(tmp_path / "draw.cu")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert build.returncode == 0, build.stderr
-    printed = subprocess.run([str(tmp_path / "draw")], capture_output=True, text=True, timeout=60)
-    device = np.array([int(line) for line in printed.stdout.split()], np.uint32)
-    host = np.concatenate([drawn_elements(k, np.array(indices), dtype) for k in keys])
-    assert np.array_equal(device, host.view(f"u{host.itemsize}").astype(np.uint32))
-
-
-def test_a_whole_buffer_is_its_elements():
-    for dtype, size in ((np.uint8, 1031), (np.float32, 77), (np.int32, 12)):
-        whole = drawn_array((3, 4), size, dtype)
-        assert whole.dtype == dtype and whole.size == size
-        assert np.array_equal(whole, drawn_elements((3, 4), np.arange(size), dtype))
-
-
-# -- samples ----------------------------------------------------------------------------
-
-
-def test_sample_counts_make_a_grid_of_about_four_thousand():
-    assert sample_counts((4096, 4096)) == (64, 64)
-    assert sample_counts((256, 256, 256)) == (16, 16, 16)
-    assert sample_counts((3, 8192)) == (3, 1366)
-    assert sample_counts((5, 7)) == (5, 7)
-    assert np.prod(sample_counts((8188, 8188))) >= SAMPLE_ELEMENTS
-
-
-def test_sampled_coordinates_hold_the_first_and_last_and_change_with_the_launch():
-    sample = Sample("P", (500, 300), (300, 1), (40, 30))
-    rows, cols = sample_axes(sample, 5, 0)
-    assert rows[0] == 0 and rows[-1] == 499 and cols[0] == 0 and cols[-1] == 299
-    assert len(np.unique(rows)) == 40 and len(np.unique(cols)) == 30
-    assert np.all(np.diff(rows) > 0)
-    again = sample_axes(sample, 5, 0)
-    assert all(np.array_equal(a, b) for a, b in zip((rows, cols), again, strict=True))
-    later = sample_axes(sample, 5, 1)
-    assert not np.array_equal(rows, later[0])
-
-
-def test_the_reference_reads_its_sample_where_no_student_launch_does():
-    # else, in a round the reference runs first, the student's coordinates and the right
-    # values there would be on the GPU before its launch
-    sample = Sample("P", (2048, 2048), (2048, 1), sample_counts((2048, 2048)))
-    launches = TimingCheck(seed=7).launches
-    student = {sample_launch(True, n) for n in range(launches)}
-    reference = {sample_launch(False, n) for n in range(launches)}
-    assert student == set(range(launches)) and student.isdisjoint(reference)
-    for n in range(3):
-        mine = sample_elements(sample, 7, sample_launch(True, n))
-        theirs = sample_elements(sample, 7, sample_launch(False, n))
-        assert np.mean(np.isin(mine, theirs)) < 0.01
-
-
-def test_sample_elements_step_over_the_pitch():
-    sample = Sample("P", (2, 3, 4), (3 * 8, 8, 1), (2, 3, 4))
-    flat = sample_elements(sample, 0, 0)
-    want = [z * 24 + y * 8 + x for z in range(2) for y in range(3) for x in range(4)]
-    assert flat.tolist() == want
+# -- the plan ---------------------------------------------------------------------------
 
 
 def test_check_round_trips_through_json():
@@ -391,72 +274,3 @@ def test_expected_values_are_the_same_ahead_and_on_demand():
         assert np.array_equal(values, want_values)
         assert np.array_equal(allowed.tolerance, want_allowed.tolerance)
         assert np.array_equal(allowed.magnitude, want_allowed.magnitude)
-
-
-# -- two runs that disagree --------------------------------------------------------------
-
-
-def _case_run(data, again):
-    lab = get("matmul-naive")
-    case = cases.public_cases(lab)[0]
-    inputs = cases.make_inputs(lab, case)
-    expected = cases.expected_outputs(lab, case, inputs)["P"]
-    tol = {name: a.tolerance for name, a in allowances(lab, case, inputs).items()}
-    lay = layout(lab, lab.kernel.params[2], case.sizes)
-    first = expected.astype(np.float32).reshape(-1)
-    second = first.copy()
-    data(first)
-    again(second)
-    comparisons = [compare("P", expected, lay.unpack(first), tol["P"])]
-    outcome = RunOutcome(again={"P": second})
-    return unsteady(comparisons, {"P": lay}, outcome, tol, "matmul")
-
-
-def test_results_that_differ_between_runs_are_a_likely_race():
-    def wrong_one(values):
-        values[10] += 1.0
-
-    [found] = _case_run(lambda v: None, wrong_one)
-    assert found.kind == Kind.RACE and "--sanitize" in found.message
-    assert "0 and 1 of the" in found.message
-
-
-def test_the_same_wrong_result_twice_is_no_race():
-    def wrong(values):
-        values[3] = 0.0
-
-    assert _case_run(wrong, wrong) == []
-    assert _case_run(lambda v: None, lambda v: None) == []
-
-
-# -- where buffers go -------------------------------------------------------------------
-
-GRANULE = 2 << 20
-
-
-@pytest.mark.parametrize("nbytes", [4, 1_069_156, GRANULE, 3 * GRANULE + 4, 64 << 20])
-def test_vmm_layouts_put_one_end_flush_against_unmapped_memory(nbytes):
-    start = vmm.layout(nbytes, vmm.START, GRANULE)
-    end = vmm.layout(nbytes, vmm.END, GRANULE)
-    roomy = vmm.layout(nbytes, vmm.ROOMY, GRANULE)
-    for lay in (start, end, roomy):
-        assert lay.mapped % GRANULE == 0 and lay.guard >= lay.mapped
-        assert lay.reserved == lay.mapped + 2 * lay.guard
-        assert lay.offset % 4 == 0
-    assert start.slack_before == 0 and start.slack_after(nbytes) >= GRANULE
-    assert end.slack_after(nbytes) == 0 and end.slack_before >= GRANULE
-    assert roomy.slack_before >= GRANULE and roomy.slack_after(nbytes) >= GRANULE
-
-
-def test_an_end_flush_buffer_keeps_the_alignment_its_size_allows():
-    """A float4 buffer (size a multiple of 16) starts 16-byte aligned."""
-    for nbytes in (16 * 517, 4096 * 4096 * 4, 48):
-        offset = vmm.layout(nbytes, vmm.END, GRANULE).offset
-        assert offset % 16 == 0
-
-
-def test_vmm_structures_have_the_driver_s_sizes():
-    import ctypes
-
-    assert ctypes.sizeof(vmm._Properties) == 32
-    assert ctypes.sizeof(vmm._AccessDesc) == 12
