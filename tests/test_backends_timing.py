@@ -19,13 +19,11 @@ from grader.backends.timing import (
     drawn_elements,
     drawn_values,
     launch_key,
-    median_error,
-    relative_spread,
     sample_axes,
     sample_counts,
     sample_elements,
     sample_launch,
-    speedup,
+    summarise,
 )
 from grader.toolchain import nvcc
 
@@ -141,18 +139,30 @@ def test_sample_elements_step_over_the_pitch():
 # -- the rounds -------------------------------------------------------------------------
 
 
+def _spread(ratios: list[float]) -> float:
+    """The spread summarise finds in rounds whose ratios are `ratios`."""
+    return summarise([1.0] * len(ratios), ratios).spread
+
+
 def test_spread_is_interquartile_range_over_median():
-    assert relative_spread([1.0, 1.0, 1.0, 1.0, 1.0]) == 0.0
+    assert _spread([1.0, 1.0, 1.0, 1.0, 1.0]) == 0.0
     values = [0.9, 1.0, 1.0, 1.0, 1.1, 1.0, 1.0, 1.0]
     q1, _, q3 = np.percentile(values, [25, 50, 75], method="weibull")
-    assert relative_spread(values) == pytest.approx((q3 - q1) / 1.0)
-    assert relative_spread([1.0, 1.2]) == pytest.approx(0.2 / 1.1)
-    assert relative_spread([]) == float("inf")
+    assert _spread(values) == pytest.approx((q3 - q1) / 1.0)
+    assert _spread([1.0, 1.2]) == pytest.approx(0.2 / 1.1)
+    assert _spread([]) == float("inf")
 
 
 def test_speedup_is_median_of_per_round_ratios():
-    assert speedup([2.0, 2.0, 4.0], [1.0, 1.0, 1.0]) == 0.5
-    assert speedup([], []) == 0.0
+    assert summarise([2.0, 2.0, 4.0], [1.0, 1.0, 1.0]).speedup == 0.5
+    assert summarise([], []).speedup == 0.0
+
+
+def test_a_round_with_no_student_time_has_no_ratio():
+    summary = summarise([0.0, 2.0, 1.0], [1.0, 1.0, 1.0])
+    assert summary.rounds == 2 and summary.speedup == 0.75
+    nothing = summarise([0.0, 0.0], [1.0, 1.0])
+    assert nothing.rounds == 0 and nothing.error == float("inf")
 
 
 def test_plan_stops_on_a_precise_median_only_after_the_minimum_rounds():
@@ -170,7 +180,8 @@ def test_a_noisier_speedup_takes_more_rounds_to_stop():
     ratios = [1.0, 0.983, 1.017, 0.9915, 1.0085] * 40
     stops = [n for n in range(5, 201) if plan.stop_reason([1.0] * n, ratios[:n], 0, 0)]
     assert 8 <= stops[0] <= 14
-    assert median_error(ratios[: stops[0]]) < 0.005 <= median_error(ratios[:7])
+    error = [summarise([1.0] * n, ratios[:n]).error for n in (stops[0], 7)]
+    assert error[0] < 0.005 <= error[1]
 
 
 def test_plan_stops_before_a_round_that_would_overrun_the_budget():

@@ -31,6 +31,7 @@ from grader.grading.timing import (
     impossible,
     inputs_read,
     judge,
+    performance_of,
     plan,
     reached,
     sample_inputs,
@@ -274,3 +275,17 @@ def test_expected_values_are_the_same_ahead_and_on_demand():
         assert np.array_equal(values, want_values)
         assert np.array_equal(allowed.tolerance, want_allowed.tolerance)
         assert np.array_equal(allowed.magnitude, want_allowed.magnitude)
+
+
+# -- the speed --------------------------------------------------------------------------
+
+
+def test_the_speed_is_the_median_ratio_and_the_note_ends_with_their_spread():
+    lab = get("matmul-tiled")
+    timing = Timing([1.0, 2.0, 1.0, 1.0, 0.5], [1.1, 2.0, 0.9, 1.0, 0.5], "5 rounds")
+    perf = performance_of(lab, cases.timing_case(lab), timing)
+    assert perf.speedup == 1.0 and perf.spread == pytest.approx(0.1)
+    assert perf.rounds == 5 and perf.student_ms == perf.reference_ms == 1.0
+    assert perf.note == "5 rounds; the per-round speedup spread 10.00%."
+    unmeasured = performance_of(lab, cases.timing_case(lab), Timing([0.0], [1.0], "1 round"))
+    assert unmeasured.speedup == 0.0 and unmeasured.spread == 0.0  # no ratio to spread

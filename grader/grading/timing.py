@@ -1,5 +1,5 @@
 """The grader's side of timing: the student's kernel measured against the reference
-(`measure`), its speed and points (`performance_of`, `speedup_statistics`), and the trust
+(`measure`), its speed and points (`performance_of`), and the trust
 in the timed launches (see grader.backends.timing for what the GPU does): every student
 launch's sampled output is compared with float64 values computed here for exactly those
 elements, with the lab's own tolerance and the same precision test as a case's
@@ -26,11 +26,9 @@ from grader.backends.timing import (
     drawn_elements,
     flat_indices,
     launch_key,
-    ratios,
-    relative_spread,
     sample_axes,
     sample_counts,
-    speedup,
+    summarise,
 )
 from grader.judge import cases as casegen
 from grader.judge import hints
@@ -440,8 +438,10 @@ def measure(
     return performance, untrusted
 
 
-def performance_of(lab: Lab, case: Case, timing) -> Performance:
-    """The speed of `timing` at the timing case's sizes (those shown)."""
+def performance_of(lab: Lab, case: Case, timing: Timing) -> Performance:
+    """The speed of `timing` at the timing case's sizes (those shown), from its rounds'
+    statistics (summarise); the backend's note on how it timed them ends with their
+    spread."""
     sizes = case.shown_sizes
     if not timing.student_ms:
         return Performance(
@@ -454,25 +454,17 @@ def performance_of(lab: Lab, case: Case, timing) -> Performance:
             sizes=dict(sizes),
             note=timing.note or "Timing failed.",
         )
-    speedup, spread = speedup_statistics(timing.student_ms, timing.reference_ms)
+    summary = summarise(timing.student_ms, timing.reference_ms)
     return Performance(
         student_ms=statistics.median(timing.student_ms),
         reference_ms=statistics.median(timing.reference_ms),
-        speedup=speedup,
-        spread=spread,
-        score=lab.scoring.performance_points(speedup),
+        speedup=summary.speedup,
+        spread=summary.spread if summary.rounds else 0.0,  # no round compared, no spread
+        score=lab.scoring.performance_points(summary.speedup),
         max_score=lab.scoring.performance,
         sizes=dict(sizes),
         rounds=len(timing.student_ms),
         student_samples=list(timing.student_ms),
         reference_samples=list(timing.reference_ms),
-        note=timing.note,
+        note=f"{timing.note}; the per-round speedup spread {summary.spread:.2%}.",
     )
-
-
-def speedup_statistics(student_ms: list[float], reference_ms: list[float]) -> tuple[float, float]:
-    """Median of the per-round reference/student ratios, and their relative spread."""
-    found = ratios(student_ms, reference_ms)
-    if not found:
-        return 0.0, 0.0
-    return speedup(student_ms, reference_ms), relative_spread(found)
