@@ -34,7 +34,7 @@ import sys
 import time
 import traceback
 
-from grader.backends.cuda import census, checked, vmm
+from grader.backends.cuda import census, checked, timing, vmm
 from grader.backends.cuda.gpu import CudaFailure, Gpu
 from grader.backends.cuda.protocol import ChannelClosed, Message, decode_launch, receive, send
 from grader.backends.timing import Plan, TimingCheck
@@ -146,8 +146,8 @@ class Worker:
                     ]
                 )
             checker = checked.Checker(self.gpu, module, check, placed)
-            result = self.gpu.time_pair(
-                runs, Plan(head["budget"], max_rounds=check.rounds), checker
+            result = timing.time_pair(
+                self.gpu, runs, Plan(head["budget"], max_rounds=check.rounds), checker
             )
             started = time.perf_counter()
             result["ceilings"] = checked.ceilings(self.gpu, module)
