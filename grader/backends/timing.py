@@ -25,8 +25,9 @@ last always among them) is read back; its coordinates come from the same seed an
 the GPU only once the launch is over (the reference's launch of the same number reads
 its sample elsewhere, sample_launch).
 
-The grader and the GPU worker both import this module: the worker to draw and gather,
-the grader to recompute the sampled elements in float64."""
+The grader and the GPU worker both import this module: the worker to draw and gather
+and to know when to stop, the grader to recompute the sampled elements in float64 and to
+report what the rounds say."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """The grader's side of timing: the student's kernel measured against the reference
-(`measure`), its speed and points (`performance_of`), and the trust
-in the timed launches (see grader.backends.timing for what the GPU does): every student
-launch's sampled output is compared with float64 values computed here for exactly those
-elements, with the lab's own tolerance and the same precision test as a case's
-(grader.judge.compare: a kernel that computes in half, bfloat16 or TF32 at the timed size
-fails it), and the student's time is held against what the machine can do at all. Any
-failure costs the speed points."""
+(`measure`), its speed and points from the rounds' statistics (`performance_of`), and
+the trust in the timed launches (see grader.backends.timing for what the GPU does):
+every student launch's sampled output is compared with float64 values computed here for
+exactly those elements, with the lab's own tolerance and the same precision test as a
+case's (grader.judge.compare: a kernel that computes in half, bfloat16 or TF32 at the
+timed size fails it), and the student's time is held against what the machine can do at
+all. Any failure costs the speed points."""
 
 from __future__ import annotations
 
