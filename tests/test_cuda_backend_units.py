@@ -1,5 +1,5 @@
 """The cuda backend's pure-Python parts, which run without a GPU: the worker protocol,
-CUDA error sentences, timing statistics, and compute-sanitizer logs."""
+CUDA error sentences, and compute-sanitizer logs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import time
 import numpy as np
 import pytest
 
-from grader.backends import timed
 from grader.backends.cuda import errors, protocol, sanitizer
 from grader.model.launch import Buffer, Drawn, Launch, Repeated, Scalar
 from grader.model.result import Kind
@@ -168,55 +167,6 @@ def test_configuration_errors_after_the_launch_and_unknown_errors_are_crashes():
     odd = "cuCtxSynchronize failed: something new"
     assert errors.is_sticky(odd)
     assert errors.diagnostic(odd, "k", "", at_launch=False).kind == Kind.CRASH
-
-
-# -- timing -------------------------------------------------------------------------------
-
-
-def test_spread_is_interquartile_range_over_median():
-    assert timed.relative_spread([1.0, 1.0, 1.0, 1.0, 1.0]) == 0.0
-    values = [0.9, 1.0, 1.0, 1.0, 1.1, 1.0, 1.0, 1.0]
-    q1, _, q3 = np.percentile(values, [25, 50, 75], method="weibull")
-    assert timed.relative_spread(values) == pytest.approx((q3 - q1) / 1.0)
-    assert timed.relative_spread([1.0, 1.2]) == pytest.approx(0.2 / 1.1)
-    assert timed.relative_spread([]) == float("inf")
-
-
-def test_speedup_is_median_of_per_round_ratios():
-    assert timed.speedup([2.0, 2.0, 4.0], [1.0, 1.0, 1.0]) == 0.5
-    assert timed.speedup([], []) == 0.0
-
-
-def test_plan_stops_on_a_precise_median_only_after_the_minimum_rounds():
-    plan = timed.Plan(budget_s=10, target_error=0.005, min_rounds=5, max_rounds=50)
-    steady = [1.0] * 4
-    assert plan.stop_reason(steady, steady, elapsed_s=0.1, round_s=0.01) is None
-    steady = [1.0] * 5
-    assert "known" in plan.stop_reason(steady, steady, elapsed_s=0.1, round_s=0.01)
-
-
-def test_a_noisier_speedup_takes_more_rounds_to_stop():
-    """Ratios spread by 1.7 % (spmv-csr on an H200) need about ten rounds for a median
-    known to 0.5 %, where a stop on the spread alone never came before 200."""
-    plan = timed.Plan(budget_s=10, target_error=0.005, min_rounds=5, max_rounds=200)
-    ratios = [1.0, 0.983, 1.017, 0.9915, 1.0085] * 40
-    stops = [n for n in range(5, 201) if plan.stop_reason([1.0] * n, ratios[:n], 0, 0)]
-    assert 8 <= stops[0] <= 14
-    assert timed.median_error(ratios[: stops[0]]) < 0.005 <= timed.median_error(ratios[:7])
-
-
-def test_plan_stops_before_a_round_that_would_overrun_the_budget():
-    plan = timed.Plan(budget_s=2, target_error=0.005, min_rounds=5, max_rounds=50)
-    noisy_s, noisy_r = [1.0, 2.0, 1.0], [1.0, 1.0, 2.0]
-    assert plan.stop_reason(noisy_s, noisy_r, elapsed_s=1.0, round_s=0.5) is None
-    assert "budget" in plan.stop_reason(noisy_s, noisy_r, elapsed_s=1.6, round_s=0.5)
-    noisy_s, noisy_r = [1.0, 2.0] * 25, [2.0, 1.0] * 25
-    assert "50 rounds" in plan.stop_reason(noisy_s, noisy_r, elapsed_s=0, round_s=0)
-
-
-def test_slow_kernels_get_no_extra_warmups():
-    plan = timed.Plan(budget_s=8)
-    assert plan.warmups(0.001) > 0 and plan.warmups(0.5) == 0
 
 
 # -- compute-sanitizer logs ---------------------------------------------------------------

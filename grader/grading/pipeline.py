@@ -25,7 +25,7 @@ from grader.backends import get_backend
 from grader.backends.base import Backend, BackendUnavailable
 from grader.errors import UsageError
 from grader.files import readable
-from grader.grading.speed import Drawn, draw_ahead, measure
+from grader.grading.timing import Drawn, draw_ahead, measure
 from grader.judge import cases as casegen
 from grader.judge import launch_macros, rules
 from grader.judge.deadline import default_submission_timeout

@@ -160,7 +160,7 @@ def timing_inputs(
     draw defines, and the inputs the host draws from the grading's timing seed: those
     of the lab's own draw (a sparse matrix's structure, the same for every launch) and
     those that are no kernel buffer (a mask in constant memory). The GPU draws the
-    other buffers itself, afresh before every timed launch (grader.backends.timed)."""
+    other buffers itself, afresh before every timed launch (grader.backends.timing)."""
     case = case or timing_case(lab)
     rng = np.random.default_rng(seed)
     host, drawn = given(lab, rng, case)

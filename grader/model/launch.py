@@ -77,7 +77,7 @@ class Repeated:
 @dataclass(frozen=True)
 class Drawn:
     """`size` elements that the GPU draws itself before every timed launch of the
-    student's kernel (grader.backends.timed): timing inputs."""
+    student's kernel (grader.backends.timing): timing inputs."""
 
     size: int
     dtype: np.dtype = np.dtype(np.float32)
