@@ -1,0 +1,270 @@
+"""A CUDA source as its compiler reads it: translation phases 1 to 3, done once for every
+reader of a submission's text (the static checks, the CPU backend's scan, nvcc's text
+checks, the launch macros), so that what the grader reads of a file is what the
+compiler reads.
+
+The compilers are nvcc, which preprocesses with the host's g++ in its GNU dialect, and
+g++ -std=gnu++17 on the CPU backend (tests/test_lexer.py asks both). A line ends at \\n,
+\\r\\n or \\r. Trigraphs stay as they are, since GNU dialects ignore them: `??=define` is
+no directive, and `??/` before a line end no splice. A backslash before a line end (blanks
+between allowed) splices the two lines. Comments, string and character literals (with
+their prefixes, raw ones too) are read once: a quote left open runs to the end of its
+line, a comment or raw string to the end of the file, and a number's digit separators
+(1'000) start no character literal. The digraphs `%:%:`, `%:`, `<:`, `:>`, `<%` and `%>`
+are `##`, `#`, `[`, `]`, `{` and `}` (`<::` is `<` and `::`). A directive is a logical
+line whose first token is `#`; a comment's line ends do not end it.
+
+Each view keeps the text's offsets and lines, so that what is found in it is found at
+its line: a comment becomes spaces (its line ends kept), a digraph its primary spelling
+and a space, and a token that a splice cuts is written whole where it starts, the
+splice's blanks after it."""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+# As a compiler reads them, and so in one pass: no token is tried again from every later
+# start, however many are left open.
+_LEXEME = re.compile(
+    r"(?P<number>(?<![\w.])\d[\w.]*(?:'[\w.]+)+)"
+    r"|(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))"
+    r'|(?P<raw>\b(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\(.*?(?:\)(?P=delim)(?P<rawend>")|\Z))'
+    r'|(?P<string>"(?:\\.|[^"\\\n])*(?P<stringend>")?)'
+    r"|(?P<char>'(?:\\.|[^'\\\n])*(?P<charend>')?)"
+    r"|(?P<digraph>%:%:|%:|<%|%>|<:(?!:(?![:>]))|:>)",
+    re.DOTALL,
+)
+_ENDS = {"raw": "rawend", "string": "stringend", "char": "charend"}
+_PRIMARY = {"%:%:": "##  ", "%:": "# ", "<%": "{ ", "%>": "} ", "<:": "[ ", ":>": "] "}
+_SPLICE = re.compile(r"\\[ \t\f\v]*\n")
+_DIRECTIVE = re.compile(r"^[ \t\f\v]*#[ \t\f\v]*(\w*)(.*)$", re.MULTILINE)
+# Runs of characters that a splice between two of them joins into one token.
+_RUNS = (re.compile(r"\w*"), re.compile(r"[-+*/%<>=!&|^~:.#?]*"))
+
+
+@dataclass(frozen=True)
+class Directive:
+    """A preprocessing directive: `#define X 1` is ("define", " X 1")."""
+
+    line: int  # where it starts
+    name: str  # "" for a `#` alone
+    rest: str  # what follows the name to the end of the logical line, comments as spaces
+
+
+def uncommented(text: str) -> str:
+    """`text` with comments as spaces: code, directives and literals as the compiler reads
+    them, at the text's offsets and lines."""
+    return _read(text).uncommented
+
+
+def unquoted(text: str) -> str:
+    """uncommented(text) with the contents of string and character literals as spaces
+    too (their quotes and prefixes kept)."""
+    return _read(text).unquoted
+
+
+def code(text: str) -> str:
+    """unquoted(text) with every directive as spaces too: the code alone, so that a
+    `__global__` in a comment, a string or a macro's definition is none."""
+    return _read(text).code
+
+
+def directives(text: str) -> list[Directive]:
+    """The directives of `text`, in order."""
+    return _read(text).directives
+
+
+def open_comment(text: str) -> int | None:
+    """The line on which a /* comment that `text` leaves open starts, or None."""
+    return _read(text).open_comment
+
+
+@functools.lru_cache(maxsize=8)  # each check of one text reads it once
+def _read(text: str) -> _Reading:
+    return _Reading(text)
+
+
+class _Reading:
+    """The lexemes of one text, read once; each view made when first asked for."""
+
+    def __init__(self, text: str):
+        if "\r" in text:  # phase 1: every line end is \n, at the same offsets
+            text = text.replace("\r\n", " \n").replace("\r", "\n")
+        self.text = text
+        self.splices = [(m.start(), m.end() - m.start()) for m in _SPLICE.finditer(text)]
+        self.spliced = _SPLICE.sub("", text) if self.splices else text
+        self.lexemes = list(_LEXEME.finditer(self.spliced))
+
+    @cached_property
+    def uncommented(self) -> str:
+        return self._in_text(self._rendered(quotes=False))
+
+    @cached_property
+    def unquoted(self) -> str:
+        return self._in_text(self._rendered(quotes=True))
+
+    @cached_property
+    def code(self) -> str:
+        spliced = self._rendered(quotes=True)
+        pieces, last = [], 0
+        for start, end, _ in self._directive_spans:
+            pieces += [spliced[last:start], _blank(spliced[start:end])]
+            last = end
+        pieces.append(spliced[last:])
+        return self._in_text("".join(pieces))
+
+    @cached_property
+    def directives(self) -> list[Directive]:
+        return [
+            Directive(line_of(self.text, self._offset(start)), match[1], match[2])
+            for start, _, match in self._directive_spans
+        ]
+
+    @cached_property
+    def open_comment(self) -> int | None:
+        last = self.lexemes[-1] if self.lexemes else None
+        if last is None or last["comment"] is None:
+            return None
+        token = last["comment"]
+        if not token.startswith("/*") or (len(token) >= 4 and token.endswith("*/")):
+            return None
+        return line_of(self.text, self._offset(last.start()))
+
+    @cached_property
+    def _directive_spans(self) -> list[tuple[int, int, re.Match]]:
+        """(start, end, match of _DIRECTIVE) of each directive, in the spliced text: found
+        in it with comments and literals flattened onto one line each, so that only a
+        line end outside them ends a logical line."""
+        flat = self._rendered(quotes=False, flat=True)
+        return [(m.start(), m.end(), m) for m in _DIRECTIVE.finditer(flat)]
+
+    def _rendered(self, quotes: bool, flat: bool = False) -> str:
+        """The spliced text with comments as spaces and digraphs in their primary
+        spelling; with `quotes`, literals' contents as spaces too; `flat`, the line ends
+        inside comments and literals as spaces as well."""
+        pieces, last = [], 0
+        spliced = self.spliced
+        for match in self.lexemes:
+            kind = match.lastgroup
+            token = match[0]
+            if kind == "comment":
+                shown = _blank(token, flat)
+            elif kind == "digraph":
+                shown = _PRIMARY[token]
+            elif kind in _ENDS and quotes:
+                shown = _blank_inside(token, kind, match.start(_ENDS[kind]) >= 0, flat)
+            elif flat and "\n" in token:
+                shown = token.replace("\n", " ")
+            else:
+                continue
+            pieces += [spliced[last : match.start()], shown]
+            last = match.end()
+        pieces.append(spliced[last:])
+        return "".join(pieces)
+
+    # -- the splices -----------------------------------------------------------------------
+
+    @cached_property
+    def _joins(self) -> list[tuple[int, int]]:
+        """(offset in the spliced text, length) of each splice, where its blanks go: the
+        end of the token it cuts, or where it was; never before the last one's."""
+        out: list[tuple[int, int]] = []
+        removed, run_end, floor = 0, -1, 0
+        starts = [m.start() for m in self.lexemes]
+        for at, length in self.splices:
+            point = at - removed
+            removed += length
+            inside = bisect.bisect_right(starts, point) - 1
+            if inside >= 0 and self.lexemes[inside].end() > point > starts[inside]:
+                point = self.lexemes[inside].end()
+            else:
+                if point >= run_end:
+                    run_end = self._run_end(point)
+                point = max(point, run_end)
+            floor = max(floor, point)
+            out.append((floor, length))
+        return out
+
+    def _run_end(self, point: int) -> int:
+        """The end of the word or operator whose characters meet at `point`, or -1."""
+        text = self.spliced
+        if 0 < point < len(text):
+            for run in _RUNS:
+                if run.fullmatch(text, point - 1, point + 1):
+                    return run.match(text, point).end()
+        return -1
+
+    @cached_property
+    def _shifts(self) -> tuple[list[int], list[int]]:
+        """Where the splices' blanks go in the spliced text, and the length of all of them
+        up to each."""
+        points, total = [], [0]
+        for point, length in self._joins:
+            points.append(point)
+            total.append(total[-1] + length)
+        return points, total
+
+    def _offset(self, spliced_at: int) -> int:
+        """The offset in the text of the spliced text's `spliced_at`."""
+        points, total = self._shifts
+        return spliced_at + total[bisect.bisect_right(points, spliced_at)]
+
+    def _in_text(self, spliced: str) -> str:
+        """A view of the spliced text at the text's offsets: each splice's blanks put back
+        where _joins says."""
+        if not self.splices:
+            return spliced
+        pieces, last = [], 0
+        for point, length in self._joins:
+            pieces += [spliced[last:point], " " * (length - 1) + "\n"]
+            last = point
+        pieces.append(spliced[last:])
+        return "".join(pieces)
+
+
+def _blank(token: str, flat: bool = False) -> str:
+    """Spaces for each character of `token`, its line ends kept unless `flat`."""
+    if flat:
+        return " " * len(token)
+    return "\n".join(" " * len(line) for line in token.split("\n"))
+
+
+def _blank_inside(token: str, kind: str, closed: bool, flat: bool) -> str:
+    """A literal with what is inside its quotes as spaces, its prefix and quotes kept."""
+    opened = token.index("'" if kind == "char" else '"') + 1
+    end = len(token) - 1 if closed else len(token)
+    return token[:opened] + _blank(token[opened:end], flat) + token[end:]
+
+
+# -- where things are ----------------------------------------------------------------------
+
+
+def line_of(text: str, offset: int) -> int:
+    """The line `offset` is on, in log time, so a scanner that asks for every match's
+    line stays linear."""
+    return bisect.bisect_left(positions(text, "\n"), offset) + 1
+
+
+def last_before(text: str, chars: str, offset: int) -> int:
+    """The last of `chars` before `offset`, or -1."""
+    found = positions(text, chars)
+    before = bisect.bisect_left(found, offset)
+    return found[before - 1] if before else -1
+
+
+def next_of(text: str, chars: str, offset: int) -> int:
+    """The first of `chars` at or after `offset`, or -1."""
+    found = positions(text, chars)
+    after = bisect.bisect_left(found, offset)
+    return found[after] if after < len(found) else -1
+
+
+@functools.lru_cache(maxsize=16)  # a str caches its hash: a hit costs no pass over the text
+def positions(text: str, chars: str) -> list[int]:
+    """Where each of `chars` is in `text`, listed once per text, so that scanners find the
+    one before or after any offset in log time instead of searching the text again."""
+    return [m.start() for m in re.finditer(f"[{re.escape(chars)}]", text)]
