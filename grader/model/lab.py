@@ -312,7 +312,8 @@ class Lab:
     requirements: tuple[Requirement, ...] = ()
     """Rules correct output alone does not show (grader.labs.common)."""
     forbidden: tuple[tuple[str, str], ...] = ()
-    """(regex, sentence) pairs the comment-free source must not match."""
+    """(regex, sentence) pairs the source must not match, read as the compiler reads it
+    (grader.model.lexer.uncommented: no comments, `%:` as `#`, no token cut by a splice)."""
     hints: tuple[Callable, ...] = ()
     """Detectors for a case whose output has wrong elements, most specific first: each
     gets a grader.judge.hints.Context and gives a sentence or None; the first sentence is the
