@@ -150,7 +150,7 @@ def test_a_comments_line_ends_are_inside_a_directive_and_start_none():
     text = "#define Y /* multi\nline */ 32\nint a; /* c\n */ #define X 1\n/* c\n */ #define Z 2\n"
     assert lexer.directives(text) == [
         Directive(1, "define", " Y                  32"),
-        Directive(5, "define", " Z 2"),
+        Directive(6, "define", " Z 2"),
     ]
 
 

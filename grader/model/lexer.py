@@ -22,10 +22,9 @@ splice's blanks after it."""
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 # As a compiler reads them, and so in one pass: no token is tried again from every later
 # start, however many are left open.
@@ -41,7 +40,7 @@ _LEXEME = re.compile(
 _ENDS = {"raw": "rawend", "string": "stringend", "char": "charend"}
 _PRIMARY = {"%:%:": "##  ", "%:": "# ", "<%": "{ ", "%>": "} ", "<:": "[ ", ":>": "] "}
 _SPLICE = re.compile(r"\\[ \t\f\v]*\n")
-_DIRECTIVE = re.compile(r"^[ \t\f\v]*#[ \t\f\v]*(\w*)(.*)$", re.MULTILINE)
+_DIRECTIVE = re.compile(r"^[ \t\f\v]*(?P<hash>#)[ \t\f\v]*(?P<name>\w*)(?P<rest>.*)$", re.M)
 # Runs of characters that a splice between two of them joins into one token.
 _RUNS = (re.compile(r"\w*"), re.compile(r"[-+*/%<>=!&|^~:.#?]*"))
 
@@ -50,7 +49,7 @@ _RUNS = (re.compile(r"\w*"), re.compile(r"[-+*/%<>=!&|^~:.#?]*"))
 class Directive:
     """A preprocessing directive: `#define X 1` is ("define", " X 1")."""
 
-    line: int  # where it starts
+    line: int  # the line of its `#`
     name: str  # "" for a `#` alone
     rest: str  # what follows the name to the end of the logical line, comments as spaces
 
@@ -83,7 +82,7 @@ def open_comment(text: str) -> int | None:
     return _read(text).open_comment
 
 
-@functools.lru_cache(maxsize=8)  # each check of one text reads it once
+@lru_cache(maxsize=8)  # each check of one text reads it once
 def _read(text: str) -> _Reading:
     return _Reading(text)
 
@@ -109,20 +108,22 @@ class _Reading:
 
     @cached_property
     def code(self) -> str:
-        spliced = self._rendered(quotes=True)
+        view = self.unquoted
         pieces, last = [], 0
-        for start, end, _ in self._directive_spans:
-            pieces += [spliced[last:start], _blank(spliced[start:end])]
+        for match in self._directive_matches:
+            start, end = self._offset(match.start()), self._offset(match.end())
+            pieces += [view[last:start], _blank(view[start:end])]
             last = end
-        pieces.append(spliced[last:])
-        return self._in_text("".join(pieces))
+        pieces.append(view[last:])
+        return "".join(pieces)
 
     @cached_property
     def directives(self) -> list[Directive]:
-        return [
-            Directive(line_of(self.text, self._offset(start)), match[1], match[2])
-            for start, _, match in self._directive_spans
-        ]
+        out = []
+        for match in self._directive_matches:
+            line = line_of(self.text, self._offset(match.start("hash")))
+            out.append(Directive(line, match["name"], match["rest"]))
+        return out
 
     @cached_property
     def open_comment(self) -> int | None:
@@ -135,12 +136,11 @@ class _Reading:
         return line_of(self.text, self._offset(last.start()))
 
     @cached_property
-    def _directive_spans(self) -> list[tuple[int, int, re.Match]]:
-        """(start, end, match of _DIRECTIVE) of each directive, in the spliced text: found
-        in it with comments and literals flattened onto one line each, so that only a
-        line end outside them ends a logical line."""
-        flat = self._rendered(quotes=False, flat=True)
-        return [(m.start(), m.end(), m) for m in _DIRECTIVE.finditer(flat)]
+    def _directive_matches(self) -> list[re.Match]:
+        """Each directive, matched in the spliced text with comments and literals
+        flattened onto one line each, so that only a line end outside them ends a
+        logical line."""
+        return list(_DIRECTIVE.finditer(self._rendered(quotes=False, flat=True)))
 
     def _rendered(self, quotes: bool, flat: bool = False) -> str:
         """The spliced text with comments as spaces and digraphs in their primary
@@ -263,7 +263,7 @@ def next_of(text: str, chars: str, offset: int) -> int:
     return found[after] if after < len(found) else -1
 
 
-@functools.lru_cache(maxsize=16)  # a str caches its hash: a hit costs no pass over the text
+@lru_cache(maxsize=16)  # a str caches its hash: a hit costs no pass over the text
 def positions(text: str, chars: str) -> list[int]:
     """Where each of `chars` is in `text`, listed once per text, so that scanners find the
     one before or after any offset in log time instead of searching the text again."""
