@@ -27,17 +27,18 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 # As a compiler reads them, and so in one pass: no token is tried again from every later
-# start, however many are left open.
+# start, however many are left open. The one group, a raw string's delimiter, comes after
+# the other literals: Python's re makes each repetition slower for every group before it,
+# and a long literal's time superlinear.
 _LEXEME = re.compile(
-    r"(?P<number>(?<![\w.])\d[\w.]*(?:'[\w.]+)+)"
-    r"|(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))"
-    r'|(?P<raw>\b(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\(.*?(?:\)(?P=delim)(?P<rawend>")|\Z))'
-    r'|(?P<string>"(?:\\.|[^"\\\n])*(?P<stringend>")?)'
-    r"|(?P<char>'(?:\\.|[^'\\\n])*(?P<charend>')?)"
-    r"|(?P<digraph>%:%:|%:|<%|%>|<:(?!:(?![:>]))|:>)",
+    r"(?<![\w.])\d[\w.]*(?:'[\w.]+)+"  # a number with digit separators
+    r"|//[^\n]*|/\*.*?(?:\*/|\Z)"
+    r'|"(?:\\.|[^"\\\n])*"?'
+    r"|'(?:\\.|[^'\\\n])*'?"
+    r'|\b(?:u8|u|U|L)?R"([^()\\\s"]{0,16})\(.*?(?:\)\1"|\Z)'
+    r"|%:%:|%:|<%|%>|<:(?!:(?![:>]))|:>",
     re.DOTALL,
 )
-_ENDS = {"raw": "rawend", "string": "stringend", "char": "charend"}
 _PRIMARY = {"%:%:": "##  ", "%:": "# ", "<%": "{ ", "%>": "} ", "<:": "[ ", ":>": "] "}
 _SPLICE = re.compile(r"\\[ \t\f\v]*\n")
 _DIRECTIVE = re.compile(r"^[ \t\f\v]*(?P<hash>#)[ \t\f\v]*(?P<name>\w*)(?P<rest>.*)$", re.M)
@@ -128,10 +129,9 @@ class _Reading:
     @cached_property
     def open_comment(self) -> int | None:
         last = self.lexemes[-1] if self.lexemes else None
-        if last is None or last["comment"] is None:
+        if last is None or not last[0].startswith("/*"):
             return None
-        token = last["comment"]
-        if not token.startswith("/*") or (len(token) >= 4 and token.endswith("*/")):
+        if len(last[0]) >= 4 and last[0].endswith("*/"):
             return None
         return line_of(self.text, self._offset(last.start()))
 
@@ -149,18 +149,17 @@ class _Reading:
         pieces, last = [], 0
         spliced = self.spliced
         for match in self.lexemes:
-            kind = match.lastgroup
             token = match[0]
-            if kind == "comment":
+            if token.startswith("/"):
                 shown = _blank(token, flat)
-            elif kind == "digraph":
+            elif token[0] in "%<:":
                 shown = _PRIMARY[token]
-            elif kind in _ENDS and quotes:
-                shown = _blank_inside(token, kind, match.start(_ENDS[kind]) >= 0, flat)
+            elif quotes and (token[0] in "\"'" or match[1] is not None):
+                shown = _blank_inside(match, flat)
             elif flat and "\n" in token:
                 shown = token.replace("\n", " ")
             else:
-                continue
+                continue  # a number
             pieces += [spliced[last : match.start()], shown]
             last = match.end()
         pieces.append(spliced[last:])
@@ -233,9 +232,17 @@ def _blank(token: str, flat: bool = False) -> str:
     return "\n".join(" " * len(line) for line in token.split("\n"))
 
 
-def _blank_inside(token: str, kind: str, closed: bool, flat: bool) -> str:
-    """A literal with what is inside its quotes as spaces, its prefix and quotes kept."""
-    opened = token.index("'" if kind == "char" else '"') + 1
+def _blank_inside(literal: re.Match, flat: bool) -> str:
+    """A string or character literal with what is inside its quotes as spaces, its prefix
+    and quotes kept."""
+    token, delimiter = literal[0], literal[1]
+    opened = token.index("'" if token[0] == "'" else '"') + 1
+    if delimiter is not None:  # raw: R"delimiter( ... )delimiter"
+        ending = f'){delimiter}"'
+        closed = token.endswith(ending) and len(token) >= opened - 1 + 2 * len(ending)
+    else:  # its last quote closes it where no backslash escapes it
+        escapes = len(token) - 1 - len(token[:-1].rstrip("\\"))
+        closed = len(token) > 1 and token[-1] == token[0] and escapes % 2 == 0
     end = len(token) - 1 if closed else len(token)
     return token[:opened] + _blank(token[opened:end], flat) + token[end:]
 
