@@ -313,7 +313,9 @@ class Lab:
     requirements: tuple[Requirement, ...] = ()
     """Rules correct output alone does not show (grader.labs.common)."""
     forbidden: tuple[tuple[str, str], ...] = ()
-    """(regex, sentence) pairs the comment-free source must not match."""
+    """(regex, sentence) pairs the source must not match, read as the compiler reads it:
+    no comments, `%:` as `#`, a token that a line splice cuts whole, lines where they were
+    (grader.model.lexer.uncommented)."""
     hints: tuple[Callable, ...] = ()
     """Detectors for a case whose output has wrong elements, most specific first: each
     gets a grader.judge.hints.Context and gives a sentence or None; the first sentence is the

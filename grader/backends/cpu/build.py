@@ -23,8 +23,10 @@ from grader.ahead import in_background
 from grader.backends.cpu import scan
 from grader.backends.cpu.describe import Variable, describe
 from grader.backends.cpu.elf import Elf, ElfError
+from grader.model import lexer
 from grader.model.interface import Interface, LaunchDefaults, module_size
 from grader.model.launch import Build
+from grader.model.lexer import line_of
 from grader.model.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.model.source import (
     LAUNCH_SYMBOL,
@@ -177,13 +179,13 @@ def _undefined(module: Path, source: str, shown: str) -> list[Diagnostic]:
     """A compile error for each function or variable the file declares, uses and never
     defines (the module would not load)."""
     names = [n for n in Elf(module).undefined() if n not in RUNTIME_SYMBOLS]
-    code = scan.code_only(source) if names else ""
+    code = lexer.code(source) if names else ""
     out = []
     for name in names[: defaults.MAX_COMPILE_ERRORS]:  # each is looked for in the whole text
         readable = _demangle(name)
         plain = re.split(r"[(<]", readable)[0].split("::")[-1].strip()
         match = re.search(rf"\b{re.escape(plain)}\b", code) if plain else None
-        line = source.count("\n", 0, match.start()) + 1 if match else None
+        line = line_of(code, match.start()) if match else None
         where = f"{shown}:{line}: " if line else ""
         message = f"{where}{readable} is declared and used, but never defined."
         out.append(Diagnostic(Kind.COMPILE_ERROR, message, line=line))
