@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 
 from grader.backends.cpu import protocol
+from grader.backends.cpu.runner import RUNTIME
+from grader.backends.cpu.shim import INCLUDE
 from grader.model.launch import CANARY_BITS, SHARED_FILL_BITS
-from grader.toolchain.cxx import INCLUDE, RUNTIME
+from grader.toolchain import sandbox
 
 
 def _enum(text: str, prefix: str) -> dict[str, int]:
@@ -75,7 +77,7 @@ def test_the_shared_fill_is_the_schedulers():
 
 def test_every_record_the_grader_reads_is_one_the_runtime_writes():
     written = set()
-    for path in RUNTIME.glob("*.cpp"):
+    for path in [*RUNTIME.glob("*.cpp"), *sandbox.LINKED]:
         written |= set(re.findall(r'\.str\("(\w+)"\)', path.read_text()))
     assert set(protocol.KINDS) <= written, set(protocol.KINDS) - written
 

@@ -31,7 +31,7 @@ from typing import TypeVar
 import numpy as np
 
 from grader import defaults, machine, waiting
-from grader.backends.cpu import elf, protocol
+from grader.backends.cpu import elf, protocol, runner
 from grader.backends.cpu.build import Artifact
 from grader.backends.cpu.protocol import Record
 from grader.backends.cpu.shelf import Shelf
@@ -128,7 +128,7 @@ def execute(
     """With `state` (a kernel of a launch of several), the kernel starts from those
     __device__ values (the load-time ones where absent) and the report holds its own.
     The module comes from `shelf`."""
-    runner = cxx.runner()
+    program = runner.executable()
     # The worker's folder sits in one of ours: a later grader sweeps only its own user's
     # (grader.toolchain.scratch), and a worker started by root runs as another user.
     folder = Path(tempfile.mkdtemp(prefix=scratch_folders.prefix("cpu")))
@@ -143,7 +143,7 @@ def execute(
         with open(scratch / "stderr.txt", "wb") as stderr:
             # loading and each pass have the worker's own watchdog; this is the
             # parent's backstop if even that fails
-            returncode, records = _run([str(runner), "run", str(scratch)], scratch, stderr,
+            returncode, records = _run([str(program), "run", str(scratch)], scratch, stderr,
                                        (PASSES + 1) * timeout + 5, settings.stop)  # fmt: skip
         report = Report(returncode)
         report.stderr = _tail(scratch / "stderr.txt")

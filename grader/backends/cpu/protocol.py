@@ -2,9 +2,10 @@
 records the worker writes on its record pipe, the exit codes it ends with, and the codes
 its records give the barriers and warp operations.
 
-A record is one line, "name key=value ...", written by runtime/report.cpp's Line. Each
-kind the grader reads is a class here, its fields typed: a number is decimal or 0x hex, a
-text is the bytes the worker chose, hex-encoded, a triple is "x,y,z", a list is "a,b,...".
+A record is one line, "name key=value ...", written by the Line of the sandbox's
+record.cpp (grader/toolchain/sandbox/). Each kind the grader reads is a class here, its
+fields typed: a number is decimal or 0x hex, a text is the bytes the worker chose,
+hex-encoded, a triple is "x,y,z", a list is "a,b,...".
 Records after the worker's "load" record may be the submission's own writing, so reading
 one never fails: a field that is missing or malformed reads as its default, and a kind not
 named here is an Other. tests/cpu/test_protocol.py ties every code to its C++ definition."""
@@ -230,7 +231,7 @@ class Divergence(Record):
 @_kind("error")
 @dataclass(frozen=True)
 class Error(Record):
-    """A step of the runner that failed (runtime/report.cpp's fail): before "load" the
+    """A step of the runner that failed (record.cpp's fail): before "load" the
     machine's, after it the module's interface (arity, kernel_missing, constant_*)."""
 
     what: str = ""
@@ -311,7 +312,7 @@ class Hazard(Region):
 @_kind("sandbox")
 @dataclass(frozen=True)
 class Sandbox(Record):
-    """The layers of the sandbox the worker applied (runtime/sandbox.cpp)."""
+    """The layers of the sandbox the worker applied (grader/toolchain/sandbox/)."""
 
     layers: Layers = Layers()
 

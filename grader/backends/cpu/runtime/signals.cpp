@@ -143,7 +143,7 @@ static void on_fault(int sig, siginfo_t* si, void* ucv) {
         l.kv("kind", "abort");
 #if defined(__aarch64__)
     } else if ((sig == SIGTRAP || sig == SIGILL) && m.pc >= module.text_lo && m.pc < module.text_hi) {
-        /* the trap the compiler puts before an integer division (grader/toolchain/cxx.py) */
+        /* the trap the compiler puts before an integer division (grader/backends/cpu/shim.py) */
         l.kv("kind", "divide");
 #endif
     } else {
