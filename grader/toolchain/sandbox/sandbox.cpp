@@ -468,7 +468,7 @@ bool sandbox_before_threads(const Policy& p, SandboxState* s) {
     }
     if (p.want_netns && !s->netns) namespaces_apply(s, false);
     capabilities_drop(s);
-    if (p.want_landlock) s->landlock = landlock_apply(p, s);
+    s->landlock = landlock_apply(p, s);
     if (!switched || (p.require_fs && (!s->landlock || s->scratch_refused))) return false;
     return true;
 }
@@ -483,7 +483,7 @@ bool sandbox_after_threads(const Policy& p, SandboxState* s) {
     } else {
         rlimits_only(p, s);
     }
-    if (p.want_seccomp) s->seccomp = seccomp_apply(s);
+    s->seccomp = seccomp_apply(s);
     if (p.require_net && !s->seccomp && !s->netns) return false;
     return true;
 }

@@ -15,8 +15,6 @@ struct Policy {
     std::string scratch;                  /* read and write */
     bool scratch_create = false;          /* may also create and remove files there */
     bool limit_processes = true;          /* RLIMIT_NPROC 0 (not for a compiler) */
-    bool want_landlock = true;
-    bool want_seccomp = true;
     bool want_netns = true;
     bool require_fs = true;
     bool require_net = true;

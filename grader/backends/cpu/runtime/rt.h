@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "contract.h"
 #include "fiber.h"
 #include "record.h"
 
@@ -35,17 +36,6 @@ extern int grader_rt_float_atomics;
 
 namespace rt {
 
-/* Exit codes of the runner, read by grader/backends/cpu/protocol.py (EXIT_*). */
-enum Exit {
-    EXIT_OK = 0,
-    EXIT_USAGE = 2,
-    EXIT_SANDBOX = 3,
-    EXIT_LOAD = 4,
-    EXIT_SETUP = 5, /* the runner could not prepare the launch (before any student code) */
-    EXIT_FAULT = 42,
-    EXIT_TIMEOUT = 43,
-};
-
 /* -- memory: buffers and areas with guard pages on both sides -------------------------- */
 constexpr size_t GUARD_BYTES = 16u << 20;
 
@@ -64,8 +54,7 @@ void area_destroy(Area* a);
 void fill_words(void* p, size_t bytes, uint32_t word);
 
 /* One static __shared__ declaration, as the module describes it (grader_shared_decl in
-   include/grader_cuda.h, field for field). */
-constexpr int SHARED_MAGIC = 0x47525331;
+   include/grader_cuda.h, field for field; its magic is grader::SHARED_MAGIC). */
 struct SharedDecl {
     int magic;
     int slot;

@@ -51,10 +51,6 @@ void module_restore();
 
 using namespace rt;
 
-/* Fill of the unused bytes around each buffer: CANARY_BITS in grader/model/launch.py
-   (tests/cpu/test_contract.py ties the two). */
-static const uint32_t CANARY = 0x7FC0DEADu;
-
 struct Arg {
     bool buffer = false;
     size_t elements = 0;
@@ -72,15 +68,16 @@ struct Constant {
     size_t bytes = 0;
 };
 
+/* What job.txt says: every value of it, since read_job refuses a job without one. */
 struct Job {
     std::string module, kernel;
     std::vector<std::string> preload; /* libraries the module needs, in load order */
-    GUint3 grid{1, 1, 1}, block{1, 1, 1};
+    GUint3 grid{}, block{};
     size_t shared = 0;
-    int jobs = 1;
-    double timeout = 10;
-    int passes = 2;
-    size_t output_limit = 16384;
+    int jobs = 0;
+    double timeout = 0;
+    int passes = 0;
+    size_t output_limit = 0;
     Policy policy;
     std::vector<Arg> args;
     std::vector<Constant> constants; /* filled before the first pass */
@@ -93,38 +90,39 @@ static std::string rest(std::istringstream& in) {
     return r;
 }
 
-static bool read_job(const char* path, Job* job) {
-    std::ifstream f(path);
-    if (!f) return false;
-    std::string line;
-    int buffers = 0;
-    while (std::getline(f, line)) {
-        std::istringstream in(line);
-        std::string key;
-        in >> key;
-        if (key == "module") job->module = rest(in);
-        else if (key == "kernel") in >> job->kernel;
-        else if (key == "grid") in >> job->grid.x >> job->grid.y >> job->grid.z;
-        else if (key == "block") in >> job->block.x >> job->block.y >> job->block.z;
-        else if (key == "shared") in >> job->shared;
-        else if (key == "jobs") in >> job->jobs;
-        else if (key == "timeout") in >> job->timeout;
-        else if (key == "passes") in >> job->passes;
-        else if (key == "hazards") in >> g_hazards;
-        else if (key == "output_limit") in >> job->output_limit;
-        else if (key == "memory") in >> job->policy.memory;
-        else if (key == "cpu") in >> job->policy.cpu;
-        else if (key == "fsize") in >> job->policy.fsize;
-        else if (key == "landlock") in >> job->policy.want_landlock;
-        else if (key == "seccomp") in >> job->policy.want_seccomp;
-        else if (key == "netns") in >> job->policy.want_netns;
-        else if (key == "require_fs") in >> job->policy.require_fs;
-        else if (key == "require_net") in >> job->policy.require_net;
-        else if (key == "preload") job->preload.push_back(rest(in));
-        else if (key == "memory_headroom") in >> job->policy.memory_headroom;
-        else if (key == "uid") in >> job->policy.uid >> job->policy.gid;
-        else if (key == "scratch") job->policy.scratch = rest(in);
-        else if (key == "arg") {
+/* The job's key of `word` (contract.h's JOB_KEY_RULES), or -1. */
+static int job_key(const std::string& word) {
+    for (int k = 0; k < JOB_KEYS; ++k) {
+        if (word == JOB_KEY_RULES[k].word) return k;
+    }
+    return -1;
+}
+
+/* A job.txt the runner does not read as the grader wrote it: the two disagree, which is
+   the grader's mistake, never the submission's (nothing of it has run yet). */
+[[noreturn]] static void refuse(const std::string& why) { fail("job_key", why.c_str(), EXIT_USAGE); }
+
+static void read_line(JobKey key, std::istringstream& in, Job* job, int* buffers) {
+    switch (key) {
+        case JOB_MODULE: job->module = rest(in); break;
+        case JOB_KERNEL: in >> job->kernel; break;
+        case JOB_GRID: in >> job->grid.x >> job->grid.y >> job->grid.z; break;
+        case JOB_BLOCK: in >> job->block.x >> job->block.y >> job->block.z; break;
+        case JOB_SHARED: in >> job->shared; break;
+        case JOB_JOBS: in >> job->jobs; break;
+        case JOB_TIMEOUT: in >> job->timeout; break;
+        case JOB_PASSES: in >> job->passes; break;
+        case JOB_HAZARDS: in >> g_hazards; break;
+        case JOB_OUTPUT_LIMIT: in >> job->output_limit; break;
+        case JOB_MEMORY_HEADROOM: in >> job->policy.memory_headroom; break;
+        case JOB_CPU: in >> job->policy.cpu; break;
+        case JOB_FSIZE: in >> job->policy.fsize; break;
+        case JOB_REQUIRE_FS: in >> job->policy.require_fs; break;
+        case JOB_REQUIRE_NET: in >> job->policy.require_net; break;
+        case JOB_SCRATCH: job->policy.scratch = rest(in); break;
+        case JOB_UID: in >> job->policy.uid >> job->policy.gid; break;
+        case JOB_PRELOAD: job->preload.push_back(rest(in)); break;
+        case JOB_ARG: {
             Arg a;
             std::string kind;
             in >> kind;
@@ -135,18 +133,55 @@ static bool read_job(const char* path, Job* job) {
                 a.output = out != 0;
                 a.accumulates = out == 2;
                 a.name = rest(in);
-                a.index = buffers++;
+                a.index = (*buffers)++;
             } else {
                 in >> a.ctype >> a.value;
             }
             job->args.push_back(a);
-        } else if (key == "constant" || key == "carry") {
+            break;
+        }
+        case JOB_CONSTANT:
+        case JOB_CARRY: {
             Constant c;
             in >> c.bytes >> c.name;
-            (key == "carry" ? job->carried : job->constants).push_back(c);
+            (key == JOB_CARRY ? job->carried : job->constants).push_back(c);
+            break;
         }
     }
-    return !job->module.empty() && !job->kernel.empty();
+}
+
+/* The job, with each key of it as many times as the contract says; else the runner
+   stops with an "error" record (what=job, or job_key for a job it does not read). */
+static void read_job(Job* job) {
+    std::ifstream f(FILE_JOB);
+    if (!f) fail("job", "job.txt is missing or incomplete", EXIT_USAGE);
+    int seen[JOB_KEYS] = {};
+    int buffers = 0;
+    std::string line;
+    while (std::getline(f, line)) {
+        std::istringstream in(line);
+        std::string word;
+        if (!(in >> word)) continue;
+        int key = job_key(word);
+        if (key < 0) refuse("a key it does not know, \"" + word + "\"");
+        ++seen[key];
+        read_line((JobKey)key, in, job, &buffers);
+    }
+    for (int k = 0; k < JOB_KEYS; ++k) {
+        const JobKeyRule& rule = JOB_KEY_RULES[k];
+        if (seen[k] < rule.least || (rule.most >= 0 && seen[k] > rule.most)) {
+            refuse("the key \"" + std::string(rule.word) + "\" " + std::to_string(seen[k]) +
+                   " times");
+        }
+    }
+}
+
+/* A file of the job folder: `pattern` (contract.h's FILE_*) with each {} replaced by the
+   next of `parts`. */
+static std::string file_name(const char* pattern, std::initializer_list<std::string> parts) {
+    std::string name = pattern;
+    for (const std::string& part : parts) name.replace(name.find("{}"), 2, part);
+    return name;
 }
 
 /* `bytes` bytes of the file at `path`, from offset `at`. */
@@ -192,7 +227,7 @@ static std::vector<std::vector<char>> read_constants(const Job& job) {
     std::vector<std::vector<char>> values;
     for (const Constant& c : job.constants) {
         values.emplace_back(c.bytes);
-        if (!read_file("const_" + c.name + ".bin", values.back().data(), c.bytes)) {
+        if (!read_file(file_name(FILE_CONSTANT, {c.name}), values.back().data(), c.bytes)) {
             fail("constant_file", c.name.c_str(), EXIT_SETUP);
         }
     }
@@ -228,7 +263,7 @@ static void write_carried(const Job& job) {
     for (const Constant& c : job.carried) {
         size_t bytes = c.bytes;
         void* at = variable(c, &bytes);
-        std::string out = "carry_" + c.name + ".bin";
+        std::string out = file_name(FILE_CARRY, {c.name});
         if (!write_file(out, at, bytes)) fail("output_file", out.c_str(), EXIT_FAULT);
     }
 }
@@ -243,7 +278,7 @@ static std::vector<Area> make_buffers(const Job& job, int pass) {
         if (!area_create(&area, a.elements * a.width, pass != 1, a.width, CANARY)) {
             fail("allocation", a.name.c_str(), EXIT_SETUP);
         }
-        if (!read_file("buf_" + std::to_string(a.index) + ".bin", area.data,
+        if (!read_file(file_name(FILE_INPUT, {std::to_string(a.index)}), area.data,
                        a.elements * a.width)) {
             fail("buffer_file", a.name.c_str(), EXIT_SETUP);
         }
@@ -254,7 +289,7 @@ static std::vector<Area> make_buffers(const Job& job, int pass) {
 
 /* The file pass `pass` writes buffer `k` back to (grader/backends/cpu/job.py makes it). */
 static std::string out_name(int pass, size_t k) {
-    return "out." + std::to_string(pass) + "." + std::to_string(k) + ".bin";
+    return file_name(FILE_OUTPUT, {std::to_string(pass), std::to_string(k)});
 }
 
 /* The buffer and the fill on its open side (before it in pass 0, after it in pass 1):
@@ -328,10 +363,10 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
             bits = (unsigned long long)(uintptr_t)areas[(size_t)a.index].data;
         } else {
             int base = codes[i] & 0xff, depth = (codes[i] >> 8) & 0xf;
-            if (depth == 0 && base == 14) {
+            if (depth == 0 && base == grader::T_FLOAT) {
                 float f = strtof(a.value.c_str(), nullptr);
                 memcpy(&bits, &f, 4);
-            } else if (depth == 0 && base == 15) {
+            } else if (depth == 0 && base == grader::T_DOUBLE) {
                 double d = strtod(a.value.c_str(), nullptr);
                 memcpy(&bits, &d, 8);
             } else if (a.value[0] == '-') {
@@ -405,7 +440,7 @@ static int run(const char* dir, int records) {
     report_use_fd(records);
     if (chdir(dir) != 0) fail("job", "cannot enter the job folder", EXIT_USAGE);
     Job job;
-    if (!read_job("job.txt", &job)) fail("job", "job.txt is missing or incomplete", EXIT_USAGE);
+    read_job(&job);
     signals_install();
     signals_thread_init();
     output_init(job.output_limit);
@@ -472,7 +507,7 @@ static int run(const char* dir, int records) {
         module_restore();
         run_pass(job, fns, sig->codes, job.passes, {});
     }
-    output_flush("printf.txt");
+    output_flush(FILE_PRINTF);
     Line().str("done").write();
     return EXIT_OK;
 }
