@@ -105,12 +105,17 @@ def build_program(
     flags: Sequence[str],
     link: Sequence[str],
     who: str,
+    generated: dict[str, str],
 ) -> None:
     """The program folder/name, compiled from `sources` with `flags` and linked with
-    `link` after the objects, for built_once. Raises SetupError, starting with `who`,
-    when the compiler fails."""
+    `link` after the objects, for built_once; the `generated` headers (name -> text,
+    grader.toolchain.header) are written beside the objects, where the sources find
+    them. Raises SetupError, starting with `who`, when the compiler fails."""
     cxx = compiler().path
     with tempfile.TemporaryDirectory(prefix=f"grader-{name}-", dir=folder.parent) as tmp:
+        for header, text in generated.items():
+            (Path(tmp) / header).write_text(text)
+        flags = ["-I", tmp, *flags]
         objects = [Path(tmp) / f"{s.stem}.o" for s in sources]
 
         def compile_one(pair: tuple[Path, Path]) -> subprocess.CompletedProcess:

@@ -3,7 +3,8 @@ both sides: the runtime uses every name of the contract.h its build writes and d
 none of them itself, the shim's copies of the codes are the table's, a job the grader
 writes has each key the table names as often as it says, the runner refuses one that
 does not, and its build fails when read_job lacks a key; each check also fails on a
-side that adds what the other lacks. And the worker's records, as
+side that adds what the other lacks. The same of the compilers' sandbox and its options
+(grader.toolchain.sandbox.contract). And the worker's records, as
 grader.backends.cpu.protocol reads them."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from grader.backends.cpu.build import Artifact
 from grader.backends.cpu.describe import Variable
 from grader.backends.cpu.shim import INCLUDE
 from grader.model.launch import Buffer, Launch, Scalar
-from grader.toolchain import cxx, sandbox
+from grader.toolchain import cxx, header, sandbox
 
 # The runtime's C++, which includes contract.h; the runner links the sandbox's too, which
 # knows no contract of the CPU backend's.
@@ -30,27 +31,24 @@ NO_LIBRARY = "/nonexistent/libgrader-contract.so"
 # Records the runtime writes that no class of protocol reads: "load" is the marker
 # job._read_records looks for, "pool" and "done" are there for a reader of the pipe.
 UNCLASSED = {"load", "pool", "done"}
+RUNTIME_NAMES = "EXIT|JOB|FILE"  # the prefixes of contract.h's families of names
 
 
-def _defined(header: str) -> set[str]:
-    """The names contract.h defines for the runner: its enumerators and constants."""
-    enumerators = re.findall(r"^    ([A-Z]\w*)(?: = \d+)?,$", header, re.MULTILINE)
-    constants = re.findall(r"^constexpr [\w :*]+?\b([A-Z]\w*)(?:\[\w*\])? = ", header, re.MULTILINE)
+def _defined(written: str) -> set[str]:
+    """The names a written header defines: its enumerators and constants."""
+    enumerators = re.findall(r"^    ([A-Z]\w*)(?: = \d+)?,$", written, re.MULTILINE)
+    constants = re.findall(r"^constexpr [\w :*]+?\b([A-Z]\w*)(?:\[\w*\])? = ", written, re.M)
     return set(enumerators) | set(constants)
 
 
-def _cpp_mismatch(header: str, sources: dict[str, str]) -> list[str]:
-    """What the C++ and the header disagree on: a name of the header no source uses, a
-    contract-like name (EXIT_, JOB_, FILE_) a source uses that the header lacks, a name
-    of the header a source defines itself."""
-    names = _defined(header)
+def _cpp_mismatch(written: str, sources: dict[str, str], families: str) -> list[str]:
+    """What C++ `sources` and the header `written` for them disagree on: a name of the
+    header no source uses, a name of the header's `families` (its prefixes) that a source
+    uses and the header lacks, a name of the header a source defines itself."""
+    names = _defined(written)
     text = "\n".join(sources.values())
-    found = [
-        f"{n} is used by no runtime source"
-        for n in sorted(names)
-        if not re.search(rf"\b{n}\b", text)
-    ]
-    for name in sorted(set(re.findall(r"\b(?:EXIT|JOB|FILE)_[A-Z_]+\b", text)) - names):
+    found = [f"{n} is used by no source" for n in sorted(names) if not re.search(rf"\b{n}\b", text)]
+    for name in sorted(set(re.findall(rf"\b(?:{families})_[A-Z_]+\b", text)) - names):
         found.append(f"{name} is not the contract's")
     for path, source in sources.items():
         for name in sorted(names):
@@ -64,18 +62,24 @@ def _runtime_sources() -> dict[str, str]:
 
 
 def test_the_runtime_uses_every_name_of_its_header_and_defines_none():
-    assert _defined(runner.header()) >= {"EXIT_FAULT", "CANARY", "FIBER_STACK", "JOB_ARG"}
-    assert _cpp_mismatch(runner.header(), _runtime_sources()) == []
+    assert _defined(runner.contract_header()) >= {"EXIT_FAULT", "CANARY", "FIBER_STACK", "JOB_ARG"}
+    assert _cpp_mismatch(runner.contract_header(), _runtime_sources(), RUNTIME_NAMES) == []
 
 
 def test_the_check_of_the_runtime_fails_on_a_name_either_side_adds(monkeypatch):
     sources = _runtime_sources()
     with_fill = {**sources, "extra.cpp": "fill_words(p, n, STACK_FILL); return EXIT_GONE;"}
-    assert _cpp_mismatch(runner.header(), with_fill) == ["EXIT_GONE is not the contract's"]
+    assert _cpp_mismatch(runner.contract_header(), with_fill, RUNTIME_NAMES) == [
+        "EXIT_GONE is not the contract's"
+    ]
     own = {**sources, "extra.h": "constexpr uint32_t CANARY = 0x7FC0DEADu;"}
-    assert _cpp_mismatch(runner.header(), own) == ["extra.h defines CANARY itself"]
+    assert _cpp_mismatch(runner.contract_header(), own, RUNTIME_NAMES) == [
+        "extra.h defines CANARY itself"
+    ]
     monkeypatch.setitem(contract.NUMBERS, "STACK_FILL", ("uint32_t", 1))
-    assert _cpp_mismatch(runner.header(), sources) == ["STACK_FILL is used by no runtime source"]
+    assert _cpp_mismatch(runner.contract_header(), sources, RUNTIME_NAMES) == [
+        "STACK_FILL is used by no source"
+    ]
 
 
 def test_the_runners_folder_changes_with_the_table(monkeypatch):
@@ -106,7 +110,7 @@ def test_the_runner_does_not_build_against_a_shim_that_disagrees(tmp_path):
     )
     (tmp_path / "include").mkdir()
     (tmp_path / "include" / "grader_codes.h").write_text(codes)
-    (tmp_path / runner.HEADER).write_text(runner.header())
+    (tmp_path / runner.HEADER).write_text(runner.contract_header())
     check = tmp_path / "check.cpp"
     check.write_text(f'#include "{runner.HEADER}"\n')
     done = _syntax(check, ["-I", str(tmp_path)])
@@ -190,7 +194,7 @@ def test_a_job_the_grader_writes_has_every_key_of_the_table(tmp_path, monkeypatc
 def test_the_check_of_the_job_fails_on_a_key_either_side_adds(tmp_path, monkeypatch):
     _full_job(tmp_path, monkeypatch)
     written = _written(tmp_path)
-    table = {**contract.JOB_KEYS, "memory": contract.ONCE}
+    table = {**contract.JOB_KEYS, "memory": header.ONCE}
     assert _keys_mismatch(written, table) == ["memory 0 times"]
     assert _keys_mismatch(written + Counter(["landlock"]), contract.JOB_KEYS) == [
         "landlock is not the table's"
@@ -245,18 +249,86 @@ def test_the_runner_reads_the_job_the_grader_writes(tmp_path, monkeypatch):
 
 def _syntax(source: Path, includes: list[str]) -> subprocess.CompletedProcess:
     """The runner's compiler and flags on `source`, checked, not compiled."""
-    flags = [*runner.FLAGS, *includes, *runner.include_flags(source.parent)]
+    flags = [*runner.FLAGS, *includes, "-I", str(source.parent), *runner.INCLUDES]
     cmd = [cxx.compiler().path, *flags, "-fsyntax-only", str(source)]
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
 def test_the_runner_does_not_build_when_read_job_lacks_a_key_of_the_table(tmp_path, monkeypatch):
-    monkeypatch.setitem(contract.JOB_KEYS, "memory", contract.ONCE)
-    (tmp_path / runner.HEADER).write_text(runner.header())
+    monkeypatch.setitem(contract.JOB_KEYS, "memory", header.ONCE)
+    (tmp_path / runner.HEADER).write_text(runner.contract_header())
     copy = tmp_path / "runner.cpp"
     copy.write_text((runner.RUNTIME / "runner.cpp").read_text())
     done = _syntax(copy, [])
     assert done.returncode != 0 and "JOB_MEMORY" in done.stderr, done.stderr
+
+
+# -- the sandbox's contract: grader.toolchain.sandbox.contract ----------------------------
+
+SANDBOX_NAMES = "EXEC|OPTION"  # the prefixes of sandbox_contract.h's families of names
+LIMITS = ["--timeout", "5", "--cpu", "5", "--memory", str(1 << 30), "--fsize", str(1 << 20)]
+
+
+def _main() -> dict[str, str]:
+    return {"main.cpp": (sandbox.FOLDER / "main.cpp").read_text()}
+
+
+def test_the_sandbox_uses_every_name_of_its_header_and_defines_none():
+    assert _defined(sandbox.contract_header()) >= {"EXEC_NO_FILES", "OPTION_READ", "OPTION_RULES"}
+    assert _cpp_mismatch(sandbox.contract_header(), _main(), SANDBOX_NAMES) == []
+
+
+def test_the_check_of_the_sandbox_fails_on_a_name_either_side_adds(monkeypatch):
+    more = {"main.cpp": _main()["main.cpp"] + "\nreturn EXEC_KILLED;"}
+    assert _cpp_mismatch(sandbox.contract_header(), more, SANDBOX_NAMES) == [
+        "EXEC_KILLED is not the contract's"
+    ]
+    monkeypatch.setitem(sandbox.contract.OPTIONS, "--nice", header.ONCE)
+    assert _cpp_mismatch(sandbox.contract_header(), _main(), SANDBOX_NAMES) == [
+        "OPTION_NICE is used by no source"
+    ]
+
+
+def _options(argv: list[str]) -> Counter:
+    """The options of a `sandbox exec` command line: the words before "--" that start
+    with "--" (a value never does)."""
+    return Counter(a for a in argv[3 : argv.index("--")] if a.startswith("--"))
+
+
+def test_the_grader_gives_sandbox_exec_every_option_as_often_as_the_table_says(monkeypatch):
+    monkeypatch.setattr(sandbox, "probe", lambda: sandbox.Layers(landlock=True, files_blocked=True))
+    argv = sandbox.sandboxed(["/bin/true"], "/tmp/folder", status_fd=5, reads=["/opt"])
+    assert _keys_mismatch(_options(argv), sandbox.contract.OPTIONS) == []
+    assert _keys_mismatch(_options(argv) + Counter(["--nice"]), sandbox.contract.OPTIONS) == [
+        "--nice is not the table's"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [
+        (LIMITS, 0),
+        ([*LIMITS, "--timeout", "9"], sandbox.contract.Exit.USAGE),
+        (LIMITS[:4] + LIMITS[6:], sandbox.contract.Exit.USAGE),
+        ([*LIMITS, "--nice", "1"], sandbox.contract.Exit.USAGE),
+    ],
+    ids=["as-the-grader-gives-them", "twice", "without-memory", "unknown"],
+)
+def test_sandbox_exec_refuses_a_command_line_not_as_the_table_says(tmp_path, options, code):
+    reads = [w for path in sandbox.compiler_reads("/bin/true") for w in ("--read", path)]
+    argv = [str(sandbox.executable()), "exec", str(tmp_path), *reads, *options, "--", "/bin/true"]
+    done = subprocess.run(argv, capture_output=True, text=True, env=cxx.clean_env(), timeout=60)
+    assert done.returncode == code, done.stderr
+    assert ("usage: sandbox exec" in done.stderr) == (code == sandbox.contract.Exit.USAGE)
+
+
+def test_the_sandbox_does_not_build_when_parse_exec_lacks_an_option(tmp_path, monkeypatch):
+    monkeypatch.setitem(sandbox.contract.OPTIONS, "--nice", header.ONCE)
+    (tmp_path / sandbox.HEADER).write_text(sandbox.contract_header())
+    flags = [*sandbox.FLAGS, "-I", str(tmp_path), "-I", str(sandbox.FOLDER), "-fsyntax-only"]
+    cmd = [cxx.compiler().path, *flags, str(sandbox.FOLDER / "main.cpp")]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode != 0 and "OPTION_NICE" in done.stderr, done.stderr
 
 
 # -- the worker's records -----------------------------------------------------------------

@@ -2,7 +2,7 @@
 word the grader and the C++ share, written once, here.
 
 The grader reads this module. The runner's build writes it as the C++ header contract.h
-(grader.backends.cpu.runner.header), which the runtime includes: the runner's own names,
+(grader.backends.cpu.runner.contract_header), which the runtime includes: the runner's own names,
 and a check of the shim's copies (include/grader_codes.h, which every module is compiled
 against without the runner), so that a runner whose shim disagrees with this table does
 not build. tests/cpu/test_contract.py checks that each side uses all of it and nothing
@@ -14,6 +14,7 @@ from enum import IntEnum
 
 from grader.model.interface import MAX_LOCAL
 from grader.model.launch import CANARY_BITS, SHARED_FILL_BITS
+from grader.toolchain.header import ANY, AT_MOST_ONCE, ONCE
 
 
 class Exit(IntEnum):
@@ -35,11 +36,9 @@ NUMBERS = {
     "FIBER_STACK": ("size_t", MAX_LOCAL),  # a CUDA thread's stack: its local memory at most
 }
 
-# How many lines of a key a job.txt has: (least, most), most -1 for any number.
-ONCE, AT_MOST_ONCE, ANY = (1, 1), (0, 1), (0, -1)
 # job.txt, which grader.backends.cpu.job writes for `runner run`: one key a line, its
-# values after it (JOB_* in C++). The runner refuses a job with a key not here, or with
-# a key more or fewer times than it says.
+# values after it, and how many lines of it a job has (JOB_* in C++). The runner refuses a
+# job with a key not here, or with a key more or fewer times than it says.
 JOB_KEYS = {
     "module": ONCE,  # the module's path, from the job folder
     "kernel": ONCE,

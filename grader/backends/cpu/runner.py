@@ -7,13 +7,12 @@ compiler's version."""
 from __future__ import annotations
 
 import platform
-import tempfile
 from functools import cache
 from pathlib import Path
 
 from grader import defaults
 from grader.backends.cpu import contract
-from grader.toolchain import cxx, sandbox
+from grader.toolchain import cxx, header, sandbox
 
 RUNTIME = Path(__file__).resolve().parent / "runtime"
 SOURCES = (
@@ -33,6 +32,9 @@ SOURCES = (
 # handles every member
 FLAGS = ("-std=gnu++17", "-O2", "-g", "-pthread", "-fno-omit-frame-pointer", "-Werror=switch")
 HEADER = "contract.h"
+# Where the runtime's sources find the shim's codes (include/grader_codes.h) and the
+# sandbox's headers; contract.h is beside the objects.
+INCLUDES = ("-I", str(RUNTIME), "-I", str(sandbox.FOLDER))
 
 
 def fiber_source() -> str | None:
@@ -49,7 +51,7 @@ def runtime_hash() -> str:
     """What the runner and the shim are built from: every runtime source, the sandbox's,
     and the compiler's version."""
     runtime = [p for p in RUNTIME.rglob("*") if p.is_file()]
-    return cxx.source_hash([*runtime, *sandbox.SOURCES, *sandbox.HEADERS], header())
+    return cxx.source_hash([*runtime, *sandbox.SOURCES, *sandbox.HEADERS], contract_header())
 
 
 @cache
@@ -62,81 +64,47 @@ def executable() -> Path:
 
 def _build(folder: Path) -> None:
     own = [RUNTIME / s for s in (*SOURCES, *([fiber_source()] if fiber_source() else []))]
-    with tempfile.TemporaryDirectory(prefix="grader-contract-", dir=folder.parent) as generated:
-        (Path(generated) / HEADER).write_text(header())
-        cxx.build_program(
-            folder,
-            "runner",
-            [*own, *sandbox.LINKED],
-            [*FLAGS, *include_flags(Path(generated))],
-            ["-rdynamic", "-ldl"],
-            "The CPU backend could not build its runner",
-        )
-
-
-def include_flags(generated: Path) -> list[str]:
-    """Where the runtime's sources find their headers: contract.h in `generated`, the
-    shim's codes (include/grader_codes.h) and the sandbox's."""
-    return ["-I", str(generated), "-I", str(RUNTIME), "-I", str(sandbox.FOLDER)]
+    cxx.build_program(
+        folder,
+        "runner",
+        [*own, *sandbox.LINKED],
+        [*FLAGS, *INCLUDES],
+        ["-rdynamic", "-ldl"],
+        "The CPU backend could not build its runner",
+        {HEADER: contract_header()},
+    )
 
 
 # -- contract.h ----------------------------------------------------------------------------
 
 
-def header() -> str:
-    """contract.h: the contract's names for the runner, and the check of the shim's."""
-    exits = [f"    EXIT_{e.name} = {e.value}," for e in contract.Exit]
+def contract_header() -> str:
+    """contract.h: the contract's names for the runner, and the check of the shim's codes
+    against it."""
     numbers = [f"constexpr {t} {n} = {v:#x}u;" for n, (t, v) in contract.NUMBERS.items()]
-    keys = [f"    JOB_{k.upper()}," for k in contract.JOB_KEYS]
-    rules = [f'    {{"{k}", {a}, {b}}},' for k, (a, b) in contract.JOB_KEYS.items()]
     files = [f'constexpr const char* FILE_{n.upper()} = "{f}";' for n, f in contract.FILES.items()]
     checks = [
         f'static_assert({name} == {code:#x}, "grader_codes.h: {name} is not the contract\'s");'
         for name, code in shim_codes().items()
     ]
-    return "\n".join(
+    return header.document(
+        "GRADER_CONTRACT_H",
+        "grader/backends/cpu/contract.py",
+        ["<stddef.h>", "<stdint.h>", '"include/grader_codes.h"', '"keys.h"'],
         [
-            "/* Written by grader/backends/cpu/runner.py from grader/backends/cpu/contract.py,",
-            "   the one table of what the runner and the grader share: edit that, not this. */",
-            "#ifndef GRADER_CONTRACT_H",
-            "#define GRADER_CONTRACT_H",
-            "",
-            "#include <stddef.h>",
-            "#include <stdint.h>",
-            "",
-            '#include "include/grader_codes.h"',
-            "",
-            "namespace rt {",
-            "",
-            "enum Exit {",
-            *exits,
-            "};",
+            *header.enum("Exit", "EXIT", contract.Exit),
             "",
             *numbers,
             "",
-            "/* The keys of job.txt, and how many lines of each a job has (most -1: any). */",
-            "enum JobKey {",
-            *keys,
-            "};",
-            f"constexpr int JOB_KEYS = {len(contract.JOB_KEYS)};",
-            "struct JobKeyRule {",
-            "    const char* word;",
-            "    int least, most;",
-            "};",
-            "constexpr JobKeyRule JOB_KEY_RULES[JOB_KEYS] = {",
-            *rules,
-            "};",
+            "/* The keys of job.txt (read_job). */",
+            *header.words("JobKey", "JOB", contract.JOB_KEYS),
             "",
             "/* The files of the job folder; each {} is a part of the name (runner.cpp). */",
             *files,
             "",
-            "}  // namespace rt",
-            "",
+            "/* The shim's own copies of its codes, which every module is compiled against. */",
             *checks,
-            "",
-            "#endif",
-            "",
-        ]
+        ],
     )
 
 

@@ -1,7 +1,8 @@
 """The sandbox around student code: the CPU backend's worker, and every compiler that reads
 a submission (nvcc too, on a GPU machine). Its layers (sandbox.cpp, beside this module)
 are linked into the CPU backend's runner, and into the sandbox executable built here
-(main.cpp), which runs each compiler inside them and probes which of them work.
+(main.cpp), which runs each compiler inside them and probes which of them work; how
+`sandbox exec` ends and the options it takes are written once, in contract.py.
 
 On the CPU backend a submission is native code, so the worker that runs it (the runner
 executable, grader/backends/cpu/runtime/runner.cpp) locks itself in before it loads the
@@ -65,14 +66,17 @@ from pathlib import Path
 
 from grader import defaults, waiting
 from grader.errors import SetupError
-from grader.toolchain import cxx
+from grader.toolchain import cxx, header
+from grader.toolchain.sandbox import contract
 
 FOLDER = Path(__file__).resolve().parent
 # sandbox.cpp's layers and record.cpp's records, which the CPU backend's runner links too
 LINKED = (FOLDER / "sandbox.cpp", FOLDER / "record.cpp")
 SOURCES = (FOLDER / "main.cpp", *LINKED)
-HEADERS = (FOLDER / "sandbox.h", FOLDER / "record.h")
-FLAGS = ("-std=gnu++17", "-O2", "-g", "-fno-omit-frame-pointer")
+HEADERS = (FOLDER / "sandbox.h", FOLDER / "record.h", FOLDER / "keys.h")
+# -Werror=switch: parse_exec's switch over the options of the contract handles each
+FLAGS = ("-std=gnu++17", "-O2", "-g", "-fno-omit-frame-pointer", "-Werror=switch")
+HEADER = "sandbox_contract.h"
 # Who a worker started by root becomes: the overflow user ("nobody" on most systems),
 # which owns no files, so its landlocked worker can change nothing outside its folder.
 WORKER_UID = WORKER_GID = 65534
@@ -222,14 +226,30 @@ def executable() -> Path:
     """The sandbox executable, built on first use (cached under
     `defaults.cache_dir()/sandbox/sandbox-HASH/`, HASH covering its sources)."""
     require_linux()
-    digest = cxx.source_hash([*SOURCES, *HEADERS])
+    digest = cxx.source_hash([*SOURCES, *HEADERS], contract_header())
     folder = defaults.cache_dir() / "sandbox" / f"sandbox-{digest}"
     return cxx.built_once(folder / "sandbox", _build)
 
 
 def _build(folder: Path) -> None:
     who = "The grader could not build the sandbox its compilers run in"
-    cxx.build_program(folder, "sandbox", SOURCES, FLAGS, (), who)
+    flags = [*FLAGS, "-I", str(FOLDER)]  # keys.h, for the contract's header
+    cxx.build_program(folder, "sandbox", SOURCES, flags, (), who, {HEADER: contract_header()})
+
+
+def contract_header() -> str:
+    """sandbox_contract.h: the contract's names for main.cpp."""
+    return header.document(
+        "GRADER_SANDBOX_CONTRACT_H",
+        "grader/toolchain/sandbox/contract.py",
+        ['"keys.h"'],
+        [
+            *header.enum("ExecExit", "EXEC", contract.Exit),
+            "",
+            "/* The options of `sandbox exec` (parse_exec). */",
+            *header.words("ExecOption", "OPTION", contract.OPTIONS),
+        ],
+    )
 
 
 @cache
@@ -328,12 +348,11 @@ def sandboxed(
     timeout: float | None = None,
     reads: Sequence[str] = (),
 ) -> list[str]:
-    """`cmd` (a compiler run on student source) wrapped by `sandbox exec` (main.cpp
-    says what that does): it may read only the toolchain, `reads` and `folder`,
-    where its copy of the source is; it has no network, limits on memory, CPU time and
-    file size, and a process group that is killed whole at the timeout (COMPILE_TIMEOUT
-    unless given). `folder` may be a shell expansion the program's caller gives (see
-    sandboxed_script)."""
+    """`cmd` (a compiler run on student source) wrapped by `sandbox exec` (main.cpp says
+    what that does): it may read only the toolchain, `reads` and `folder`, where its copy
+    of the source is; it has no network, limits on memory, CPU time and file size, and a
+    process group that is killed whole at the timeout (COMPILE_TIMEOUT unless given).
+    `folder` may be a shell expansion the program's caller gives (see sandboxed_script)."""
     wrapped = [str(executable()), "exec", folder, *_limits(timeout or defaults.COMPILE_TIMEOUT)]
     if probe().files_isolated:
         wrapped.append("--require-files")
@@ -415,7 +434,7 @@ def _ended(status: dict[str, str], log: str) -> CompilerRun:
     if not status:
         return CompilerRun(-1, log, "the compiler's sandbox did not report how it ended")
     code = int(status["code"]) if status.get("code", "-1") != "-1" else 128 + int(status["signal"])
-    if code == 125 and status.get("landlock") == "0":
+    if code == contract.Exit.NO_FILES and status.get("landlock") == "0":
         raise SetupError(
             "The compiler's sandbox could not apply landlock, although the sandbox probe "
             f"found it works ({unhex(status.get('error', ''))}). Report this as a bug."

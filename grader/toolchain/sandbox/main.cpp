@@ -22,11 +22,10 @@
 #include <string>
 
 #include "sandbox.h"
+#include "sandbox_contract.h"
 
 using namespace rt;
 using Clock = std::chrono::steady_clock;
-
-enum { USAGE = 2 }; /* a command line the sandbox does not understand */
 
 /* Applies every layer it can, with nothing required (as UID:GID when started as root
    and given one), checks three of them from the inside, and prints the sandbox record on
@@ -75,12 +74,14 @@ static int probe(const char* dir, long uid, long gid) {
    - in a process group of its own, killed whole when the program ends, at the timeout,
      or when the sandbox is stopped; a watcher in the group kills it if the sandbox dies;
    - with an environment of PATH, LC_ALL=C, HOME and TMPDIR only (never the grader's).
-   The sandbox exits with the program's status (128 + signal when a signal ended it), 124
-   at the timeout, 125 when --require-files and landlock could not be applied. With
-   --status FD it writes one line there: how the program ended and what it used. */
+   The sandbox exits with the program's status (128 + signal when a signal ended it), or
+   one of its own (EXEC_*: at the timeout, when --require-files and landlock could not be
+   applied). Every option but --read comes once at most, and the limits must: the grader
+   gives them all. With --status FD it writes one line there: how the program ended and
+   what it used. */
 struct ExecJob {
     Policy policy;
-    double timeout = 60;
+    double timeout = 0;
     bool require_files = false;
     int status_fd = -1;
     char** argv = nullptr;
@@ -93,28 +94,29 @@ static bool parse_exec(int argc, char** argv, ExecJob* job) {
     p.limit_processes = false;
     p.want_netns = false;
     p.require_fs = false;
-    p.memory = 2ull << 30;
-    p.cpu = 60;
-    p.fsize = 256ull << 20;
+    int seen[OPTION_COUNT] = {};
     int i = 3;
     for (; i < argc && strcmp(argv[i], "--") != 0; ++i) {
-        const char* opt = argv[i];
-        const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-        if (strcmp(opt, "--require-files") == 0) {
+        int option = key_of(OPTION_RULES, OPTION_COUNT, argv[i]);
+        if (option < 0) return false;
+        ++seen[option];
+        if (option == OPTION_REQUIRE_FILES) {
             job->require_files = true;
             continue;
         }
-        if (!value) return false;
-        ++i;
-        if (strcmp(opt, "--read") == 0) p.read_paths.push_back(value);
-        else if (strcmp(opt, "--timeout") == 0) job->timeout = strtod(value, nullptr);
-        else if (strcmp(opt, "--memory") == 0) p.memory = strtoull(value, nullptr, 10);
-        else if (strcmp(opt, "--cpu") == 0) p.cpu = strtoull(value, nullptr, 10);
-        else if (strcmp(opt, "--fsize") == 0) p.fsize = strtoull(value, nullptr, 10);
-        else if (strcmp(opt, "--status") == 0) job->status_fd = atoi(value);
-        else return false;
+        if (i + 1 >= argc) return false;
+        const char* value = argv[++i];
+        switch ((ExecOption)option) {
+            case OPTION_READ: p.read_paths.push_back(value); break;
+            case OPTION_TIMEOUT: job->timeout = strtod(value, nullptr); break;
+            case OPTION_CPU: p.cpu = strtoull(value, nullptr, 10); break;
+            case OPTION_MEMORY: p.memory = strtoull(value, nullptr, 10); break;
+            case OPTION_FSIZE: p.fsize = strtoull(value, nullptr, 10); break;
+            case OPTION_REQUIRE_FILES: break;
+            case OPTION_STATUS: job->status_fd = atoi(value); break;
+        }
     }
-    if (i + 1 >= argc) return false;
+    if (key_miscounted(OPTION_RULES, OPTION_COUNT, seen) >= 0 || i + 1 >= argc) return false;
     job->argv = argv + i + 1;
     return true;
 }
@@ -136,7 +138,7 @@ static bool parse_exec(int argc, char** argv, ExecJob* job) {
     SandboxState state;
     if (!compiler_seccomp_apply(&state)) {
         fprintf(stderr, "runner: %s\n", state.error.c_str());
-        _exit(125);
+        _exit(EXEC_NO_FILES);
     }
     sigprocmask(SIG_SETMASK, &mask, nullptr);
     const std::string& dir = job.policy.scratch;
@@ -146,7 +148,7 @@ static bool parse_exec(int argc, char** argv, ExecJob* job) {
     char* env[] = {&vars[0][0], &vars[1][0], &vars[2][0], &vars[3][0], nullptr};
     execve(job.argv[0], job.argv, env);
     fprintf(stderr, "runner: cannot run %s: %s\n", job.argv[0], strerror(errno));
-    _exit(127);
+    _exit(EXEC_NOT_RUN);
 }
 
 static void exec_status(const ExecJob& job, int status, bool timed_out, const SandboxState& s) {
@@ -168,7 +170,7 @@ static int exec_sandboxed(int argc, char** argv) {
     ExecJob job;
     if (!parse_exec(argc, argv, &job)) {
         fprintf(stderr, "usage: sandbox exec DIR [--read PATH]... [OPTION]... -- PROGRAM ARG...\n");
-        return USAGE;
+        return EXEC_USAGE;
     }
     if (job.status_fd >= 0) fcntl(job.status_fd, F_SETFD, FD_CLOEXEC);
     /* Landlock first, so that the watcher and the program share the sandbox's domain:
@@ -177,17 +179,17 @@ static int exec_sandboxed(int argc, char** argv) {
     sandbox_before_threads(job.policy, &state);
     rlimits_only(job.policy, &state);
     if (job.require_files && !state.landlock) {
-        exec_status(job, 125 << 8, false, state);
-        return 125;
+        exec_status(job, EXEC_NO_FILES << 8, false, state);
+        return EXEC_NO_FILES;
     }
     sigset_t stops, old;
     sigemptyset(&stops);
     for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&stops, sig);
     sigprocmask(SIG_BLOCK, &stops, &old);
     int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0) return USAGE;
+    if (pipe2(pipefd, O_CLOEXEC) != 0) return EXEC_USAGE;
     pid_t watcher = fork();
-    if (watcher < 0) return USAGE;
+    if (watcher < 0) return EXEC_USAGE;
     if (watcher == 0) {
         setpgid(0, 0);
         close(pipefd[1]);
@@ -205,7 +207,7 @@ static int exec_sandboxed(int argc, char** argv) {
         exec_program(job, old);
     }
     if (child > 0) setpgid(child, watcher);
-    int status = 127 << 8;
+    int status = EXEC_NOT_RUN << 8;
     bool timed_out = false, reaped = false;
     auto deadline = Clock::now() + std::chrono::duration<double>(job.timeout);
     while (child > 0 && !reaped) {
@@ -227,7 +229,7 @@ static int exec_sandboxed(int argc, char** argv) {
     if (child > 0 && !reaped) waitpid(child, &status, 0);
     waitpid(watcher, nullptr, 0);
     exec_status(job, status, timed_out, state);
-    if (timed_out) return 124;
+    if (timed_out) return EXEC_TIMED_OUT;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -239,5 +241,5 @@ int main(int argc, char** argv) {
     if (argc >= 5 && strcmp(argv[1], "exec") == 0) return exec_sandboxed(argc, argv);
     fprintf(stderr,
             "usage: sandbox probe DIR [UID GID], or sandbox exec DIR [--read PATH]... -- CMD\n");
-    return USAGE;
+    return EXEC_USAGE;
 }

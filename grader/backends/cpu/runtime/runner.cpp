@@ -90,14 +90,6 @@ static std::string rest(std::istringstream& in) {
     return r;
 }
 
-/* The job's key of `word` (contract.h's JOB_KEY_RULES), or -1. */
-static int job_key(const std::string& word) {
-    for (int k = 0; k < JOB_KEYS; ++k) {
-        if (word == JOB_KEY_RULES[k].word) return k;
-    }
-    return -1;
-}
-
 /* A job.txt the runner does not read as the grader wrote it: the two disagree, which is
    the grader's mistake, never the submission's (nothing of it has run yet). */
 [[noreturn]] static void refuse(const std::string& why) { fail("job_key", why.c_str(), EXIT_USAGE); }
@@ -155,24 +147,22 @@ static void read_line(JobKey key, std::istringstream& in, Job* job, int* buffers
 static void read_job(Job* job) {
     std::ifstream f(FILE_JOB);
     if (!f) fail("job", "job.txt is missing or incomplete", EXIT_USAGE);
-    int seen[JOB_KEYS] = {};
+    int seen[JOB_COUNT] = {};
     int buffers = 0;
     std::string line;
     while (std::getline(f, line)) {
         std::istringstream in(line);
         std::string word;
         if (!(in >> word)) continue;
-        int key = job_key(word);
+        int key = key_of(JOB_RULES, JOB_COUNT, word.c_str());
         if (key < 0) refuse("a key it does not know, \"" + word + "\"");
         ++seen[key];
         read_line((JobKey)key, in, job, &buffers);
     }
-    for (int k = 0; k < JOB_KEYS; ++k) {
-        const JobKeyRule& rule = JOB_KEY_RULES[k];
-        if (seen[k] < rule.least || (rule.most >= 0 && seen[k] > rule.most)) {
-            refuse("the key \"" + std::string(rule.word) + "\" " + std::to_string(seen[k]) +
-                   " times");
-        }
+    int wrong = key_miscounted(JOB_RULES, JOB_COUNT, seen);
+    if (wrong >= 0) {
+        refuse("the key \"" + std::string(JOB_RULES[wrong].word) + "\" " +
+               std::to_string(seen[wrong]) + " times");
     }
 }
 
