@@ -49,7 +49,7 @@ def fiber_source() -> str | None:
 
 def runtime_hash() -> str:
     """What the runner and the shim are built from: every runtime source, the sandbox's,
-    and the compiler's version."""
+    contract.h and the compiler's version."""
     runtime = [p for p in RUNTIME.rglob("*") if p.is_file()]
     return cxx.source_hash([*runtime, *sandbox.SOURCES, *sandbox.HEADERS], contract_header())
 

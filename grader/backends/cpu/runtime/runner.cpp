@@ -92,7 +92,9 @@ static std::string rest(std::istringstream& in) {
 
 /* A job.txt the runner does not read as the grader wrote it: the two disagree, which is
    the grader's mistake, never the submission's (nothing of it has run yet). */
-[[noreturn]] static void refuse(const std::string& why) { fail("job_key", why.c_str(), EXIT_USAGE); }
+[[noreturn]] static void refuse(const std::string& why) {
+    fail("job_key", why.c_str(), EXIT_USAGE);
+}
 
 static void read_line(JobKey key, std::istringstream& in, Job* job, int* buffers) {
     switch (key) {
