@@ -20,7 +20,7 @@ from pathlib import Path
 
 from grader import defaults
 from grader.ahead import in_background
-from grader.backends.cpu import scan
+from grader.backends.cpu import runner, scan, shim
 from grader.backends.cpu.describe import Variable, describe
 from grader.backends.cpu.elf import Elf, ElfError
 from grader.model import lexer
@@ -241,7 +241,7 @@ def _compile(
     text: str, entries: list[str], macros: dict[str, int], shown: str, census: bool
 ) -> Compiled:
     compiler = cxx.compiler()
-    flags = cxx.module_flags(census)
+    flags = shim.module_flags(census)
     name = nvcc.safe_name(shown)
     key = hashlib.sha256(
         json.dumps(
@@ -250,7 +250,7 @@ def _compile(
                 entries,
                 sorted(macros.items()),
                 compiler.version,
-                cxx.runtime_hash(),
+                runner.runtime_hash(),
                 flags,
                 defaults.ARCH,
                 name,
@@ -326,13 +326,13 @@ def _compile_in(
 ) -> Compiled:
     entries = list(entries)
     dropped: dict[str, str] = {}
-    shim, reads = cxx.shim_include()
+    forced, reads = shim.shim_include()
     for _ in range(3):
         (tmp / name).write_text(text + scan.registration(entries))
         cmd = [
             cxx.compiler().path,
             *flags,
-            *shim,
+            *forced,
             *nvcc.macro_flags(macros),
             "-MD", "-MF", str(tmp / "module.d"),
             "-o", str(tmp / "module.so"),
@@ -364,7 +364,7 @@ def _compile_in(
 
 
 def _clean(log: str, tmp: Path, name: str, shown: str) -> str:
-    log = log.replace(str(tmp) + os.sep, "").replace(str(cxx.INCLUDE) + os.sep, "<cuda shim>/")
+    log = log.replace(str(tmp) + os.sep, "").replace(str(shim.INCLUDE) + os.sep, "<cuda shim>/")
     if name != shown:
         log = re.sub(rf"(?m)^{re.escape(name)}:", lambda _: f"{shown}:", log)  # \ as is
     return log.strip()

@@ -20,13 +20,9 @@ import numpy as np
 
 from grader.backends.cpu import blame, scan
 from grader.backends.cpu.build import Artifact
+from grader.backends.cpu.contract import BARRIER_CALLS, WARP_CALLS, Exit
 from grader.backends.cpu.job import PASSES, Report
 from grader.backends.cpu.protocol import (
-    BARRIERS,
-    EXIT_FAULT,
-    EXIT_LOAD,
-    EXIT_TIMEOUT,
-    WARP_OPS,
     Divergence,
     Error,
     Fault,
@@ -80,13 +76,13 @@ def outcome(
     code = report.returncode
     error = report.first(Error)
     fault = report.first(Fault)
-    if code is None or code == EXIT_TIMEOUT:
+    if code is None or code == Exit.TIMEOUT:
         out.timed_out = True
         out.diagnostics.append(_timeout(report.first(Timeout), kernel, timeout, locate))
-    elif code == EXIT_FAULT and fault is not None:
+    elif code == Exit.FAULT and fault is not None:
         out.crashed = True
         out.diagnostics.append(_fault(fault, launch, locate))
-    elif code == EXIT_LOAD and error is not None and error.what in _INTERFACE_ERRORS:
+    elif code == Exit.LOAD and error is not None and error.what in _INTERFACE_ERRORS:
         out.crashed = True
         out.diagnostics.append(_error(error, launch))
     elif code != 0 or len(report.outputs) < PASSES or report.unreadable:
@@ -385,7 +381,7 @@ def _divergence(record: Divergence, kernel: str, source: str) -> Diagnostic:
             block=block,
         )
     if what == "warp":
-        name = WARP_OPS.get(op, "a warp operation")
+        name = WARP_CALLS.get(op, "a warp operation")
         state = (
             "had already returned"
             if record.other_state == 0
@@ -401,7 +397,7 @@ def _divergence(record: Divergence, kernel: str, source: str) -> Diagnostic:
             block=block,
             line=line,
         )
-    barrier = BARRIERS.get(op, "__syncthreads()")
+    barrier = BARRIER_CALLS.get(op, "__syncthreads()")
     if what == "lines":
         return Diagnostic(
             Kind.BARRIER_DIVERGENCE,
