@@ -92,13 +92,13 @@ def test_the_floors_above_grading_take_only_its_entry_points():
 def test_from_grading_finds_every_spelling(tmp_path):
     path = tmp_path / "user.py"
     path.write_text(
-        "import grader.grading.speed\n"
+        "import grader.grading.timing\n"
         "from grader import grading, labs\n"
         "def f():\n"
         "    from grader.grading.pipeline import grade, not_graded\n"
     )
     assert from_grading(path) == [
-        "grader.grading.speed",
+        "grader.grading.timing",
         "grader.grading",
         "grader.grading.pipeline.grade",
         "grader.grading.pipeline.not_graded",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.backends.cpu import scan
+from grader.backends.cpu import scan, shim
 from grader.errors import SetupError
 from grader.judge import launch_macros
 from grader.labs import common
@@ -72,7 +72,7 @@ def preprocessed(compiler: list[str], text: str, folder: Path) -> str:
 
 def compilers() -> list:
     """The CPU backend's compiler with its dialect, and nvcc, each where there is one."""
-    std = next(flag for flag in cxx.MODULE_FLAGS if flag.startswith("-std="))
+    std = next(flag for flag in shim.MODULE_FLAGS if flag.startswith("-std="))
     try:
         host = [cxx.compiler().path, std, "-x", "c++"]
     except SetupError:
