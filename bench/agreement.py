@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader.labs import all_labs, get  # noqa: E402
 from grader.model.interface import canonical_ctype  # noqa: E402
-from grader.model.source import strip_comments  # noqa: E402
+from grader.model.lexer import uncommented  # noqa: E402
 from grader.validate import wrong_dir  # noqa: E402
 
 SECRET = "agreement-secret"
@@ -104,7 +104,7 @@ def seed_kernels(labs: list[str]) -> Iterator[Kernel]:
 
 
 def _parameter_types(text: str, kernel: str) -> list[str] | None:
-    code = strip_comments(text).replace("\\|", "|")
+    code = uncommented(text).replace("\\|", "|")
     match = re.search(rf"__global__[^;{{]*?\b{re.escape(kernel)}\s*\(([^)]*)\)", code)
     if not match:
         return None

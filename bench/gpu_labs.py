@@ -26,9 +26,9 @@ import numpy as np
 
 from grader import labs
 from grader.backends.cuda import CudaBackend
-from grader.grading import speed
+from grader.grading import timing
 from grader.grading.pipeline import Options, check
-from grader.grading.speed import performance_of
+from grader.grading.timing import performance_of
 from grader.judge import cases
 from grader.judge.launch import at_launch, timing_launches
 from grader.labs import all_labs
@@ -102,10 +102,10 @@ def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float, dict
         for name in ("baseline.cu", "reference.cu")
     ]
     launches = timing_launches(lab, case, constants, built[0].interface, built[1].interface)
-    plan = speed.plan(lab, at_launch(lab, case, built[0].interface), 1, constants)
-    timing = backend.time(built[0], built[1], launches, budget=6.0, check=plan)
-    perf = performance_of(lab, case, timing)
-    return perf.student_ms, perf.reference_ms, timing.ceilings, case.sizes
+    timing_check = timing.plan(lab, at_launch(lab, case, built[0].interface), 1, constants)
+    measured = backend.time(built[0], built[1], launches, budget=6.0, check=timing_check)
+    perf = performance_of(lab, case, measured)
+    return perf.student_ms, perf.reference_ms, measured.ceilings, case.sizes
 
 
 def gradings(lab, count: int) -> tuple[list[float], list[float]]:
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gradings", type=int, default=5)
     args = parser.parse_args(argv)
     CudaBackend.time = _counted(CudaBackend.time, gpu_side=True)
-    speed.judge = _counted(speed.judge, gpu_side=False)
+    timing.judge = _counted(timing.judge, gpu_side=False)
     backend = CudaBackend()
     print(f"device: {backend.device()}", flush=True)
     peak = cublas_tflops(4096)

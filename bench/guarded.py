@@ -21,8 +21,8 @@ from pathlib import Path
 
 from grader import labs, validate
 from grader.backends.cuda import CudaBackend, vmm
-from grader.grading import speed
 from grader.grading.pipeline import Options, check
+from grader.grading.timing import plan
 from grader.judge import cases
 from grader.judge.launch import at_launch, timing_launches
 from grader.labs import all_labs
@@ -55,8 +55,8 @@ def reference_ms(lab, budget: float) -> float:
             read_submission(path)[0], lab.macro_values(case.sizes), lab.launch_defaults
         )
         launches = timing_launches(lab, case, constants, built.interface, built.interface)
-        plan = speed.plan(lab, at_launch(lab, case, built.interface), 3, constants)
-        timing = backend.time(built, built, launches, budget, plan)
+        check = plan(lab, at_launch(lab, case, built.interface), 3, constants)
+        timing = backend.time(built, built, launches, budget, check)
     return statistics.median(timing.reference_ms)
 
 

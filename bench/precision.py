@@ -29,8 +29,8 @@ import numpy as np  # noqa: E402
 import terms_kit as tk  # noqa: E402
 from lab_kit import default_interface  # noqa: E402
 
-from grader.backends import timed  # noqa: E402
-from grader.grading import speed  # noqa: E402
+from grader.backends.timing import sample_axes  # noqa: E402
+from grader.grading.timing import expected_sample, plan, sample_inputs  # noqa: E402
 from grader.judge import cases  # noqa: E402
 from grader.judge.compare import Allowance, allowances, compare, counted  # noqa: E402
 from grader.labs import all_labs  # noqa: E402
@@ -134,16 +134,16 @@ def timed_rows(lab: Lab, rng, seed: int = 5) -> list[list[str]]:
     timing, constants = cases.timing_inputs(lab, seed)
     for label, launch in launches(lab).items():
         case = replace(timing, sizes=lab.full_sizes({**timing.sizes, **launch}))
-        check = speed.plan(lab, case, seed, constants)
+        check = plan(lab, case, seed, constants)
         for sample in (s for s in check.samples if not lab.array(s.buffer).exact):
             out = sample.buffer
-            axes = timed.sample_axes(sample, seed, 0)
-            want, a = speed.expected_sample(lab, case, check, constants, sample, axes, 0)
-            values = speed.sample_inputs(lab, case, check, constants, axes, 0)
+            axes = sample_axes(sample, seed, 0)
+            want, a = expected_sample(lab, case, check, constants, sample, axes, 0)
+            values = sample_inputs(lab, case, check, constants, axes, 0)
             top = np.unravel_index(int(np.argmax(a.magnitude)), a.magnitude.shape)
             few = tuple(ax[spread(len(ax), t)] for ax, t in zip(axes, top, strict=True))
             at = np.ix_(*(np.searchsorted(ax, f) for ax, f in zip(axes, few, strict=True)))
-            few_values = speed.sample_inputs(lab, case, check, constants, few, 0)
+            few_values = sample_inputs(lab, case, check, constants, few, 0)
             picked = Allowance(a.tolerance[at], a.magnitude[at])
             sampled = lambda v, s: lab.sampler.combine(s, v, axes)  # noqa: E731, B023
             rows.append(

@@ -20,6 +20,7 @@ CASE_TIMEOUT = 10.0  # seconds for one launch, --timeout
 MAX_CASE_TIMEOUT = 3600.0  # the most --timeout accepts (the README says so)
 MAX_SUBMISSION_TIMEOUT = 24 * 3600.0  # the most --submission-timeout accepts
 MAX_TIMEOUTS = 2  # cases that may hang before the rest are not run
+SANITIZE_FACTOR = 10  # a case under a sanitizer may take this many times its timeout
 MAX_COMPILE_ERRORS = 10
 OUTPUT_LIMIT = 16 * 1024  # bytes of a kernel's printf output kept per case
 TIMING_BUDGET = 3.0  # seconds of timing per submission on a GPU

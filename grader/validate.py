@@ -30,7 +30,7 @@ from grader import lab_readme, labs
 from grader.backends.base import Backend
 from grader.grading.pipeline import Options, grade
 from grader.model.lab import Lab
-from grader.model.result import Kind, Result, Status
+from grader.model.result import Kind, Result, Status, Visibility
 
 SECRET = "validate-lab"  # hidden cases are derived from it, as from a course's secret
 WRONG = "wrong"
@@ -149,7 +149,7 @@ def _cases_pass(result: Result, wanted: dict) -> list[str]:
     """Every case passes (a baseline may break a lab rule: a tiled lab's naive kernel)."""
     failing = [c for c in result.cases if not c.passed]
     problems = [f"case {c.name} {c.status}: {_why(c)}" for c in failing]
-    if not any(c.visibility == "hidden" for c in result.cases):
+    if not any(c.visibility == Visibility.HIDDEN for c in result.cases):
         problems.append("no hidden case ran")
     return problems
 

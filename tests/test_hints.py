@@ -1,5 +1,8 @@
-"""Each hint recognises its bug from the wrong elements, and only that bug."""
+"""Each hint recognises its bug from the wrong elements, and only that bug; every detector
+belongs to a family with a stable identifier, the one the class view counts and the JSON
+report carries as `hint_kind`."""
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -7,7 +10,7 @@ import pytest
 
 from grader.judge import cases, hints
 from grader.judge.compare import PRECISION, allowances, compare
-from grader.labs import get
+from grader.labs import all_labs, get
 from grader.model.lab import Case
 from grader.model.launch import POISON_BITS, bits_as_float
 from grader.model.result import CaseResult, Diagnostic, Kind, Status
@@ -348,3 +351,35 @@ def test_a_lab_replaces_the_cross_case_and_precision_hints():
     assert hints.output_hint(ctx)[0] == "lower_precision"
     ctx.lab = replace(lab, precision_hints=())
     assert hints.output_hint(ctx) is None
+
+
+# -- hint families ------------------------------------------------------------------------
+
+
+def test_every_detector_of_every_lab_has_an_identifier_for_its_family():
+    kinds = {hints.kind_of(d) for lab in all_labs() for d in get(lab).hints}
+    assert all(re.fullmatch(r"[a-z][a-z0-9_]*", kind) for kind in kinds)
+    assert {"last_partial_tile", "ghost_border", "transposed", "truncated_sum"} <= kinds
+
+
+def test_a_factory_made_detector_belongs_to_its_factory_family():
+    assert hints.kind_of(hints.ghost_border("zero")) == "ghost_border"
+    assert hints.kind_of(hints.ghost_border("clamp")) == hints.kind_of(hints.ghost_border("x"))
+
+
+def never(ctx):
+    return None
+
+
+def always(ctx):
+    return "A sentence."
+
+
+def test_first_match_gives_the_family_with_the_sentence():
+    want = np.ones((4, 4))
+    got = np.full((4, 4), 2.0, np.float32)
+    cmp = compare("P", want, got, np.full(want.shape, 1e-3))
+    ctx = hints.Context(None, {}, {}, cmp, np.full(want.shape, 1e-3), (16, 16, 1))
+    assert hints.first_match([never, always], ctx) == ("always", "A sentence.")
+    assert hints.first_hint([never, always], ctx) == "A sentence."
+    assert hints.first_match([never], ctx) is None

@@ -1,8 +1,11 @@
 """The grader package keeps its floors (tools/imports.py draws them from the imports): no
-import climbs, no circle, few floors, and batch/ is a verb that only the CLI calls."""
+import climbs, no circle, few floors, and batch/ is a verb that only the CLI calls. The
+pipeline schedules and the judge decides: the floors above take their verdicts from
+judge/, and from grading/ only what runs a grading."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 from pathlib import Path
@@ -12,6 +15,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 MOST_FLOORS = 10
+PIPELINE_LINES = 500
+# What course/, gradescope/, ci/ and batch/ may import from grading/: the entry points that
+# run a grading, and its options.
+GRADING_ENTRIES = {
+    "grader.grading.pipeline.Options",
+    "grader.grading.pipeline.check",
+    "grader.grading.pipeline.grade",
+}
+ABOVE_GRADING = ("course", "gradescope", "ci", "batch")
 
 
 def tool():
@@ -44,6 +56,53 @@ def test_the_house_has_few_floors(house):
 
 def test_only_the_cli_calls_batch(house):
     assert house.importers("batch") == {"cli"}
+
+
+def test_the_pipeline_is_a_scheduler_of_few_lines():
+    lines = len((ROOT / "grader" / "grading" / "pipeline.py").read_text().splitlines())
+    assert lines <= PIPELINE_LINES, f"grading/pipeline.py has {lines} lines: decisions go to judge/"
+
+
+def from_grading(path: Path) -> list[str]:
+    """Each name `path` imports from grader/grading/ (dotted, `module.name`), at its top
+    or inside a function; a whole module imported counts as its dotted name."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names if a.name.startswith("grader.grading")]
+        elif isinstance(node, ast.ImportFrom) and node.module == "grader":
+            names += [f"grader.{a.name}" for a in node.names if a.name == "grading"]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("grader.grading"):
+            names += [f"{node.module}.{a.name}" for a in node.names]
+    return names
+
+
+def test_the_floors_above_grading_take_only_its_entry_points():
+    taken = [
+        (path.relative_to(ROOT), name)
+        for room in ABOVE_GRADING
+        for path in sorted((ROOT / "grader" / room).rglob("*.py"))
+        for name in from_grading(path)
+    ]
+    assert taken, "no import of grading/ found above it: course/ runs gradings"
+    verdicts = [f"{path}: {name}" for path, name in taken if name not in GRADING_ENTRIES]
+    assert not verdicts, f"imports from grading/ that are not a grading's entry: {verdicts}"
+
+
+def test_from_grading_finds_every_spelling(tmp_path):
+    path = tmp_path / "user.py"
+    path.write_text(
+        "import grader.grading.timing\n"
+        "from grader import grading, labs\n"
+        "def f():\n"
+        "    from grader.grading.pipeline import grade, not_graded\n"
+    )
+    assert from_grading(path) == [
+        "grader.grading.timing",
+        "grader.grading",
+        "grader.grading.pipeline.grade",
+        "grader.grading.pipeline.not_graded",
+    ]
 
 
 def write(root: Path, files: dict[str, str]) -> None:

@@ -1,6 +1,5 @@
 """The interface check and compile messages, through nvcc without a GPU."""
 
-import re
 from pathlib import Path
 
 import pytest
@@ -264,13 +263,10 @@ def test_a_library_header_read_on_one_side_only_is_found(tmp_path, include):
         "#inc\\\nlude <x.h>",
         "#inc\\  \r\nlude <x.h>",
         "#inc\\\rlude <x.h>",
-        "??=include <x.h>",
-        "#inc??/\nlude <x.h>",
         "#include_next <x.h>",
         "#embed <x.h>",
         "#if __has_include(<x.h>)\n#endif",
         "import <x.h>;",
-        "#\\u0069nclude <x.h>",
     ],
 )
 def test_every_spelling_of_a_directive_that_reads_a_file_is_seen(text):
@@ -278,7 +274,8 @@ def test_every_spelling_of_a_directive_that_reads_a_file_is_seen(text):
 
 
 def test_a_word_include_outside_a_directive_reads_nothing():
-    for text in ("// the halo included\n", "x.include();\n", "int excluded;\n", MATMUL):
+    words = ("// the halo included\n", "x.include();\n", "int excluded;\n", "int important;\n")
+    for text in (*words, MATMUL):
         assert not nvcc.may_read_files(text)
 
 
@@ -341,13 +338,6 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
     found = check(tmp_path, frame.replace("WORDS", "20000"))  # 80 000 bytes
     assert [d.kind for d in found] == [Kind.RESOURCES] and "local memory" in found[0].message
     assert check(tmp_path, frame.replace("WORDS", "1000")) == []
-
-
-def test_the_local_limit_is_the_cpu_backends_fiber_stack():
-    # a larger frame overflows a fiber on the CPU backend: both backends refuse it alike
-    header = (Path(interface.__file__).parents[1] / "backends/cpu/runtime/scheduler.h").read_text()
-    value, shift = re.search(r"FIBER_STACK = (\d+)u << (\d+);", header).groups()
-    assert int(value) << int(shift) == interface.MAX_LOCAL
 
 
 def test_too_many_threads_and_launch_bounds(tmp_path):

@@ -129,7 +129,7 @@ def _macros(lab: str) -> dict[str, int]:
 def _launch_of(path: Path, lab: str) -> dict[str, int]:
     """The launch the file sets, evaluated as the compiled module would."""
     spec = all_labs()[lab]
-    defines = dict(launch_macros._DEFINE.findall(path.read_text()))
+    defines = launch_macros._defines(path.read_text())
     values = launch_macros._Values(defines, _macros(lab))
     block = dict(zip("XYZ", spec.default_block, strict=True))
     out = {f"BLOCK_{a}": values.name(f"BLOCK_{a}") or block[a] for a in "XYZ"}

@@ -1,6 +1,7 @@
 """Limits on input: a source over the size limit is refused from its size alone, before a
 byte of it is read, and --timeout takes finite seconds up to its documented maximum.
-(batch and the Gradescope runner refuse the same file in tests/batch.)"""
+(batch and the Gradescope runner refuse the same file in tests/test_staff.py and
+tests/gradescope/test_gradescope_run.py.)"""
 
 from __future__ import annotations
 

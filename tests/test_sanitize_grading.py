@@ -11,9 +11,10 @@ import pytest
 
 from grader import labs
 from grader.backends.cpu import CpuBackend
-from grader.grading.pipeline import SANITIZER_FOUND, Options, grade
+from grader.grading.pipeline import Options, grade
+from grader.judge.grading import SANITIZER_FOUND
 from grader.model.launch import Scalar
-from grader.model.result import Diagnostic, Kind, Status
+from grader.model.result import Diagnostic, Kind, RaceScope, Status
 
 if not sys.platform.startswith("linux"):
     pytest.skip("the CPU backend's sandbox needs Linux", allow_module_level=True)
@@ -55,7 +56,11 @@ class RaceAt100(FindsAt100):
     """Reports a race in every launch at Width 100."""
 
     def sanitize(self, build, launches, timeout):
-        found = Diagnostic(Kind.RACE, "matmul read tile[0][1] while thread (1,0,0) wrote it.")
+        found = Diagnostic(
+            Kind.RACE,
+            "matmul read tile[0][1] while thread (1,0,0) wrote it.",
+            race_scope=RaceScope.EVERY_CASE,
+        )
         return [[found] if width(launch) == 100 else [] for launch in launches]
 
 
@@ -77,7 +82,10 @@ class BlocksOverlapAt100(FindsAt100):
 
     def sanitize(self, build, launches, timeout):
         found = Diagnostic(
-            Kind.RACE, "Blocks (0,1,0) and (1,1,0) both wrote P[5].", block=(1, 1, 0)
+            Kind.RACE,
+            "Blocks (0,1,0) and (1,1,0) both wrote P[5].",
+            block=(1, 1, 0),
+            race_scope=RaceScope.CASE,
         )
         return [[found] if width(launch) == 100 else [] for launch in launches]
 

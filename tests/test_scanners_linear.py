@@ -17,7 +17,7 @@ import pytest
 
 from grader.backends.cpu import build, scan
 from grader.judge import launch_macros
-from grader.model import source
+from grader.model import lexer, source
 from grader.model.result import CompileInfo, Diagnostic, Kind, Result, Status
 from grader.report import annotate, common, markdown
 from grader.toolchain import nvcc
@@ -71,10 +71,10 @@ def annotated(text: str) -> object:
 
 # scanner -> the inputs that were its worst: a unit repeated inside `#if 0` before KERNEL
 SCANNERS: dict[str, tuple[Callable[[str], object], tuple[str, ...]]] = {
-    "strip_comments": (source.strip_comments, ("/* ", 'R"(', '"\\', "'\\")),
-    "logical_lines": (source.logical_lines, ("\\\n", "#ifdef X\n")),
+    "uncommented": (lexer.uncommented, ("/* ", 'R"(', '"\\', "'\\", "a\\\n", "%:<:")),
+    "directives": (lexer.directives, ("\\\n", "#ifdef X\n", "/*\n*/ #")),
     "static_checks": (lambda t: source.static_checks(t, ()), ("/* ", "#\n")),
-    "code_only": (scan.code_only, ("/* ", '"\\')),
+    "code": (lexer.code, ("/* ", '"\\', "#\\\n")),
     "kernels": (
         scan.kernels,
         ("__global__ ", "__global__ __launch_bounds__(", "__global__ void k"),
@@ -95,6 +95,7 @@ SCANNERS: dict[str, tuple[Callable[[str], object], tuple[str, ...]]] = {
         lambda t: nvcc.grader_macros(COMPILE_ERROR, t, MACROS, "k.cu"),
         ("int ", "enum ", "enum {", "#ifdef MASK_WIDTH\n#define MASK_WIDTH 3\n"),
     ),
+    "may_read_files": (nvcc.may_read_files, ("\\\n", "__has_include ")),
     "compile_diagnostics": (
         lambda t: nvcc.compile_diagnostics(t, "k.cu"),
         ("k.cu:1: error ", "k.cu(1): error x"),

@@ -27,8 +27,8 @@ import pytest
 import terms_kit as tk  # tests/ is on sys.path
 from lab_kit import default_interface
 
-from grader.backends import timed
-from grader.grading import speed
+from grader.backends.timing import sample_axes
+from grader.grading.timing import expected_sample, plan, sample_inputs
 from grader.judge import cases
 from grader.judge.compare import Allowance, Comparison, allowances, compare, counted
 from grader.labs import all_labs
@@ -206,16 +206,16 @@ def test_at_the_timed_size_float32_passes_and_half_and_bfloat16_do_not(name):
     seen = []
     for launch in launches(lab).values():
         case = sized(lab, timing, launch)
-        check = speed.plan(lab, case, seed, constants)
+        check = plan(lab, case, seed, constants)
         for sample in check.samples:
             if lab.array(sample.buffer).exact:
                 continue
-            axes = timed.sample_axes(sample, seed, 0)
-            want, allowed = speed.expected_sample(lab, case, check, constants, sample, axes, 0)
+            axes = sample_axes(sample, seed, 0)
+            want, allowed = expected_sample(lab, case, check, constants, sample, axes, 0)
             if any(np.array_equal(allowed.magnitude, m) for m in seen):
                 continue  # these launch macros change nothing the outputs sum
             seen.append(allowed.magnitude)
-            values = speed.sample_inputs(lab, case, check, constants, axes, 0)
+            values = sample_inputs(lab, case, check, constants, axes, 0)
             terms = lab.sampler.combine(case.sizes, counted(values), axes)[sample.buffer]
             for precision, bits in tk.LOWER.items():
                 if not shows(precision, terms):
@@ -227,7 +227,7 @@ def test_at_the_timed_size_float32_passes_and_half_and_bfloat16_do_not(name):
             # the first, middle and last sampled coordinates of each axis
             few = tuple(np.unique(ax[[0, len(ax) // 2, -1]]) for ax in axes)
             at = np.ix_(*(np.searchsorted(ax, f) for ax, f in zip(axes, few, strict=True)))
-            values = speed.sample_inputs(lab, case, check, constants, few, 0)
+            values = sample_inputs(lab, case, check, constants, few, 0)
             check_sums(
                 tk.sums_of(lab, case.sizes, values, few, sample.buffer, rng),
                 want[at],

@@ -106,7 +106,7 @@ def test_check_never_imports_the_clones_grader(clone, backend):
     if backend == "cuda" and done.returncode == ExitCode.USAGE:  # no GPU here: the probe's
         assert "needs a usable NVIDIA GPU" in done.stderr  # own reason, not its failure
         assert "the CUDA probe failed" not in done.stderr, done.stderr
-        return
+        pytest.skip("no usable GPU: the cuda report's hidden cases and secrecy are not checked")
     assert done.returncode == ExitCode.OK, done.stdout + done.stderr
     text = (clone / "report.json").read_text()
     assert SECRET not in text and SECRET not in done.stdout

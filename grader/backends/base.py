@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 
-from grader.backends.timed import TimingCheck
+from grader.backends.timing import TimingCheck
 from grader.model.interface import LaunchDefaults
 from grader.model.launch import Build, Launch, RunOutcome, Timing
 from grader.model.result import Diagnostic

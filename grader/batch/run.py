@@ -39,7 +39,7 @@ from grader.course.isolated import failure_result, result_of
 from grader.course.pool import BackendInfo, Job, Outcome, Pool, WorkerSpec
 from grader.defaults import SECRET_ENV
 from grader.errors import GraderError, UsageError
-from grader.grading.pipeline import default_submission_timeout
+from grader.judge.deadline import default_submission_timeout
 from grader.model.result import Kind, Result
 from grader.model.source import read_source
 from grader.report import write_reports

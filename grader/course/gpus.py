@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from grader.backends.base import Backend, Wrapper
-from grader.backends.timed import TimingCheck
+from grader.backends.timing import TimingCheck
 from grader.course import stages
 from grader.errors import SetupError, UsageError
 from grader.model.launch import Build, Launch, RunOutcome, Timing

@@ -14,7 +14,8 @@ from grader.course.discover import Entry
 from grader.course.pool import BackendInfo, Job, Outcome, Pool, WorkerSpec
 from grader.errors import GraderError
 from grader.files import readable
-from grader.grading.pipeline import not_graded
+from grader.judge import cases as casegen
+from grader.judge.grading import not_graded
 from grader.model.lab import Lab
 from grader.model.result import Kind, Result
 from grader.report import json as json_report
@@ -29,10 +30,13 @@ def failure_result(
     secret: str | None,
     timing: bool,
 ) -> Result:
-    """The result of a submission that could not be graded (grading.not_graded)."""
+    """The result of a submission that could not be graded (judge.grading.not_graded)."""
     name = readable((entry.source or entry.origin).name)
     speed = timing and backend.speed
-    return not_graded(lab, name, reason, kind, (backend.name, backend.device), secret, speed)
+    cases = casegen.cases_for(lab, secret)
+    return not_graded(
+        lab, name, reason, kind, (backend.name, backend.device), cases, bool(secret), speed
+    )
 
 
 def result_of(outcome: Outcome, lab: Lab, entry: Entry) -> tuple[Result | None, str]:

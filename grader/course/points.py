@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from grader.judge import scoring
 from grader.model.lab import Lab
-from grader.model.result import CaseResult, Kind, Result
+from grader.model.result import CaseResult, Result, Visibility
 
 SPEED = "speed"
 
@@ -26,10 +26,6 @@ def column(case: CaseResult) -> str:
     return f"{case.visibility}/{case.name}"
 
 
-def rule_broken(result: Result) -> bool:
-    return any(d.kind == Kind.REQUIREMENT for d in result.diagnostics)
-
-
 def correctness_max(lab: Lab, hidden_run: bool) -> float:
     return lab.scoring.public + (lab.scoring.hidden if hidden_run else 0.0)
 
@@ -38,8 +34,8 @@ def parts(lab: Lab, result: Result, hidden_run: bool) -> list[Part]:
     """Points of each case in the result's order, then speed when speed was graded.
     `hidden_run` says whether the grading had the secret: a result that stopped before
     its cases (a failed static check) has no hidden case to tell."""
-    factor = scoring.REQUIREMENT_FACTOR if rule_broken(result) else 1.0
-    weights = {"public": lab.scoring.public, "hidden": lab.scoring.hidden}
+    factor = scoring.REQUIREMENT_FACTOR if scoring.rule_broken(result) else 1.0
+    weights = {Visibility.PUBLIC: lab.scoring.public, Visibility.HIDDEN: lab.scoring.hidden}
     counts = {v: sum(c.visibility == v for c in result.cases) for v in weights}
     out = []
     for case in result.cases:
@@ -48,6 +44,6 @@ def parts(lab: Lab, result: Result, hidden_run: bool) -> list[Part]:
     speed_max = result.max_score - correctness_max(lab, hidden_run)
     if speed_max > 1e-9:
         perf = result.performance
-        earned = perf.score if perf and not rule_broken(result) else 0.0
+        earned = perf.score if perf and not scoring.rule_broken(result) else 0.0
         out.append(Part(SPEED, earned, speed_max))
     return out

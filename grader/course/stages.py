@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from grader.backends.base import Backend, Wrapper
-from grader.backends.timed import TimingCheck
+from grader.backends.timing import TimingCheck
 from grader.model.interface import LaunchDefaults
 from grader.model.launch import Build, Launch, RunOutcome, Timing
 from grader.model.result import Diagnostic

@@ -28,10 +28,10 @@ from typing import Any
 import grader
 from grader import schema
 from grader.course import points
-from grader.grading.pipeline import SPEED_WAITS
 from grader.judge import cases as casegen
+from grader.judge.grading import SPEED_WAITS
 from grader.model.lab import Lab
-from grader.model.result import CaseResult, Result, Status
+from grader.model.result import CaseResult, Result, Status, Visibility
 from grader.report import common
 
 VISIBILITIES = ("after_due_date", "hidden", "after_published")
@@ -99,7 +99,7 @@ def _case_test(part: points.Part, top: float, visibility: str) -> dict[str, Any]
         "status": "passed" if case.passed else "failed",
         "output": _case_output(case),
         "output_format": TEXT,
-        "visibility": "visible" if case.visibility == "public" else visibility,
+        "visibility": "visible" if case.visibility == Visibility.PUBLIC else visibility,
     }
 
 
@@ -157,7 +157,7 @@ def _summary(result: Result, parts: list[points.Part], hidden: str | None) -> st
     if hidden is None:
         head = f"{result.lab}: {common.score(result)} ({result.status})"
     else:
-        public = [p for p in parts if p.case is not None and p.case.visibility == "public"]
+        public = [p for p in parts if p.case is not None and p.case.visibility == Visibility.PUBLIC]
         passed = sum(p.case.passed for p in public)
         got, top = sum(p.points for p in public), sum(p.max_points for p in public)
         head = (

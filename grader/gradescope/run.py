@@ -20,7 +20,7 @@ from grader.course.discover import Entry, Person, from_folder
 from grader.course.isolated import grade_isolated
 from grader.gradescope.autograder import CONFIG, SECRET
 from grader.gradescope.results import results_json
-from grader.grading.pipeline import default_submission_timeout
+from grader.judge.deadline import default_submission_timeout
 
 DEFAULT_ROOT = Path("/autograder")
 

@@ -1,2 +1,2 @@
 """One grading: the pipeline (check, grade) that drives a backend through the judge, and
-speed, the grader's side of timing."""
+timing, the grader's side of measuring the kernel's speed."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from grader.errors import SetupError
 from grader.model.lab import Array, Case, Lab
+from grader.model.result import Visibility
 
 PUBLIC_KEY = b"cuda-lab-grader/public"
 MAGNITUDE = (0.5, 1.0)  # every input value is +-[0.5, 1.0): no zeros, no cancellation to 0
@@ -37,7 +38,7 @@ def public_cases(lab: Lab, secret: str | None = None, text: str | None = None) -
     gets the same values."""
     key = public_key(secret, text)
     return [
-        _case(lab, c.name, c.sizes, "public", derive_seed(key, lab.name, c.name))
+        _case(lab, c.name, c.sizes, Visibility.PUBLIC, derive_seed(key, lab.name, c.name))
         for c in lab.public_cases
     ]
 
@@ -53,18 +54,18 @@ def public_key(secret: str | None, text: str | None = None) -> bytes:
 def hidden_cases(lab: Lab, secret: str) -> list[Case]:
     key = secret.encode()
     cases = [
-        _case(lab, c.name, c.sizes, "hidden", derive_seed(key, lab.name, c.name))
+        _case(lab, c.name, c.sizes, Visibility.HIDDEN, derive_seed(key, lab.name, c.name))
         for c in lab.hidden_cases
     ]
     for i in range(1, lab.random_cases + 1):
         name = f"random-{i}"
         rng = np.random.default_rng(derive_seed(key, lab.name, f"{name}/sizes"))
         sizes = lab.random_sizes(rng)
-        cases.append(_case(lab, name, sizes, "hidden", derive_seed(key, lab.name, name)))
+        cases.append(_case(lab, name, sizes, Visibility.HIDDEN, derive_seed(key, lab.name, name)))
     return cases
 
 
-def _case(lab: Lab, name: str, sizes, visibility: str, seed: int) -> Case:
+def _case(lab: Lab, name: str, sizes, visibility: Visibility, seed: int) -> Case:
     """A case with its full sizes, those the lab's own draw defines included."""
     case = Case(name, lab.full_sizes(sizes), visibility, seed)
     if lab.draw is None:
@@ -122,7 +123,7 @@ def timing_case(lab: Lab) -> Case:
     return Case(
         "timing",
         lab.full_sizes(lab.timing_sizes),
-        "public",
+        Visibility.PUBLIC,
         derive_seed(PUBLIC_KEY, lab.name, "timing"),
     )
 
@@ -159,7 +160,7 @@ def timing_inputs(
     draw defines, and the inputs the host draws from the grading's timing seed: those
     of the lab's own draw (a sparse matrix's structure, the same for every launch) and
     those that are no kernel buffer (a mask in constant memory). The GPU draws the
-    other buffers itself, afresh before every timed launch (grader.backends.timed)."""
+    other buffers itself, afresh before every timed launch (grader.backends.timing)."""
     case = case or timing_case(lab)
     rng = np.random.default_rng(seed)
     host, drawn = given(lab, rng, case)

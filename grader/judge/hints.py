@@ -28,8 +28,8 @@ import numpy as np
 from grader.judge.cases import widened
 from grader.judge.compare import PRECISION, Comparison, close
 from grader.model.lab import Lab, Role
+from grader.model.lexer import line_of, uncommented
 from grader.model.result import CaseResult, Diagnostic, Kind
-from grader.model.source import line_of, strip_comments
 
 
 @dataclass
@@ -512,7 +512,7 @@ def lax_bounds_check(fault: Fault) -> str | None:
     first."""
     if not _past_a_buffer(fault.diagnostics) or not fault.source:
         return None
-    code = strip_comments(fault.source)
+    code = uncommented(fault.source)
     sizes = "|".join(re.escape(name) for name in _size_params(fault.lab))
     if not sizes:
         return None

@@ -155,7 +155,7 @@ def timing_launch(
     packed: dict[str, np.ndarray] | None = None,
 ) -> Launch:
     """The Launch for timing: the GPU draws every input buffer, row padding included,
-    before each timed launch (grader.backends.timed), but those the host drew (`host`,
+    before each timed launch (grader.backends.timing), but those the host drew (`host`,
     cases.timing_inputs: a sparse matrix's structure), which it uploads; outputs start
     as the poison (or zero) repeated; `host` fills the __constant__ symbols too. Nothing
     large is built here but the host's buffers, packed into `packed` once."""

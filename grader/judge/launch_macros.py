@@ -13,11 +13,12 @@ import operator
 import re
 from collections.abc import Mapping
 
+from grader.model import lexer
 from grader.model.interface import LAUNCH_MACROS
+from grader.model.lexer import line_of
 from grader.model.result import LaunchMacros
-from grader.model.source import line_of, strip_comments
 
-_DEFINE = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)$")
+_OBJECT_LIKE = re.compile(r"[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)")  # a #define's rest
 _STEP = re.compile(
     r"\bblockIdx\s*\.\s*([xyz])\s*\*\s*(\(?\s*[A-Za-z_]\w*\s*\)?|\d+)"
     r"|(\b[A-Za-z_]\w*|\b\d+)\s*\*\s*blockIdx\s*\.\s*([xyz])"
@@ -43,14 +44,24 @@ def describe(text: str, launch: Mapping[str, int], macros: Mapping[str, int]) ->
     """What `text` sets of the launch, as compiled with the grader's `macros`, and a
     sentence for each size in it that the launch `launch` (BLOCK_X .. TILE_Z) does not
     match."""
-    code = strip_comments(text)
-    defines = {name: body.strip() for name, body in _DEFINE.findall(code)}
+    code = lexer.uncommented(text)
+    defines = _defines(text)
     defined = [m for m in LAUNCH_MACROS if m in defines]
     known = _Values(defines, {**macros, **launch})
     steps = _steps(code, known, launch, defined)
     # a step that disagrees already says the launch is not the file's: once is enough
     tiles = [] if steps else _tiles(code, defines, known, launch, defined)
     return LaunchMacros(values=dict(launch), defined=defined, warnings=[*steps.values(), *tiles])
+
+
+def _defines(text: str) -> dict[str, str]:
+    """The body of each object-like macro `text` defines, by name (the last definition)."""
+    out = {}
+    for directive in lexer.directives(text):
+        macro = _OBJECT_LIKE.match(directive.rest) if directive.name == "define" else None
+        if macro:
+            out[macro[1]] = macro[2].strip()
+    return out
 
 
 class _Values:

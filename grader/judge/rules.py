@@ -1,19 +1,60 @@
-"""A lab's rules against what the kernel executed. A rule that asks the kernel to do
-something (read shared memory, use atomics) is broken when the census case's run counted
-none of it (RunOutcome.executed), so that a load in a branch never taken does not count,
-and neither does a word in a comment or a string. A rule that neither the module nor the
-runs decide on this machine is reported as not checked here: a note, never a pass."""
+"""Every decision on a lab's rules. Findings that stop a build's cases: a compile error,
+the interface, resources, or a rule that `blocks` (what it would compute is not the
+student's work). Then the rules against what the kernel executed: a rule that asks the
+kernel to do something (read shared memory, use atomics) is broken when the census case's
+run counted none of it (RunOutcome.executed), so that a load in a branch never taken does
+not count, and neither does a word in a comment or a string. A rule that neither the
+module nor the runs decide on this machine is reported as not checked here: a note, never
+a pass."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Set
 
 from grader.model.interface import Executed, Interface
-from grader.model.lab import Case, Lab
-from grader.model.result import Diagnostic, Kind
+from grader.model.lab import Case, Lab, Requirement
+from grader.model.launch import Build
+from grader.model.result import CaseResult, Diagnostic, Kind, Result, Status, Visibility
+
+# Findings that stop a build from being run at all.
+BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
 
 # One case's counts, by kernel name, with the case's name.
 Counted = tuple[str, dict[str, Executed]]
+
+
+def blocking(lab: Lab, interface: Interface) -> set[str]:
+    """The findings of the rules that block (Requirement.blocks) which the module breaks."""
+    kernel = lab.kernel.name
+    said = (rule.check(interface, kernel) for rule in lab.requirements if rule.blocks)
+    return {message for message in said if message}
+
+
+def stopping(build: Build, blocks: Set[str] = frozenset()) -> list[Diagnostic]:
+    """The build's findings that stop its cases: BLOCKING kinds, and those in `blocks`
+    (the findings of blocking rules)."""
+    return [d for d in build.diagnostics if d.kind in BLOCKING or d.message in blocks]
+
+
+def blocked(case: Case, build: Build, blocks: Set[str]) -> CaseResult | None:
+    """The case's result where its build cannot be run: it did not compile, or one of its
+    findings stops it."""
+    found = stopping(build, blocks)
+    if build.ok and not found:
+        return None
+    if not build.compile.ok:
+        macros = ", ".join(f"{k}={v}" for k, v in build.macros.items())
+        why = f"The kernel did not compile{f' with {macros}' if macros else ''}."
+    else:
+        why = found[0].message if found else "The kernel could not be launched."
+    return CaseResult(
+        name=case.name,
+        visibility=case.visibility,
+        sizes=case.shown_sizes,
+        status=Status.ERROR,
+        hint=why,
+    )
 
 
 def census_case(lab: Lab, cases: list[Case]) -> str | None:
@@ -21,10 +62,65 @@ def census_case(lab: Lab, cases: list[Case]) -> str | None:
     smallest public one, the same on every backend. Counting costs (a build that calls
     the runner before every load on the CPU, more than 5x slower on matmul's largest
     case; an extra launch on the GPU), so it is one case."""
-    public = [c for c in cases if c.visibility == "public"]
+    public = [c for c in cases if c.visibility == Visibility.PUBLIC]
     if not public or not any(rule.executes for rule in lab.requirements):
         return None
     return min(public, key=lambda c: math.prod(lab.extent(lab.full_sizes(c.sizes)))).name
+
+
+def executed(
+    lab: Lab, result: Result, built: Interface | None, census: str | None, runs: list[Counted]
+) -> None:
+    """The lab's rules against what the kernel executed in the census case's run, onto
+    the result: `built` is a build's interface (None where nothing compiled), `runs` what
+    the census case's runs counted."""
+    if built is None:
+        return
+    if census is not None and lab.kernel.name not in dict(runs).get(census, {}):
+        _uncounted(lab, result, built, census)
+        return
+    found, notes = judge(lab, built, runs)
+    known = {(d.kind, d.message) for d in result.diagnostics}
+    result.diagnostics += [d for d in found if (d.kind, d.message) not in known]
+    result.notes += [n for n in notes if n not in result.notes]
+
+
+def _uncounted(lab: Lab, result: Result, built: Interface, census: str) -> None:
+    """Where the census case's run did not go to the end, a rule about what the kernel
+    executes counts as broken: a kernel that crashed or hung there on purpose would
+    otherwise leave the rule to the module's instructions, which a load or an atomic
+    in a branch no thread takes meets. After a hang the module's own finding is
+    dropped as well (a loop that never ends lets the compiler drop the code after
+    it): the hang is the reason given."""
+    ran = next((c for c in result.cases if c.name == census), None)
+    hung = ran is not None and ran.status == Status.TIMEOUT
+    kernel = lab.kernel.name
+    for rule in (r for r in lab.requirements if r.executes):
+        said = rule.check(built, kernel)
+        if said and not hung:
+            continue  # the module breaks it, and that finding stands
+        result.diagnostics = [d for d in result.diagnostics if d.message != said]
+        result.diagnostics.append(
+            Diagnostic(Kind.REQUIREMENT, _uncounted_why(rule, kernel, census, ran))
+        )
+
+
+def _uncounted_why(rule: Requirement, kernel: str, name: str, census: CaseResult | None) -> str:
+    """Why a rule about what `kernel` executes is broken where the census case `name`
+    counted nothing."""
+    if census is None:
+        why = "that case was not run"
+    elif census.status == Status.TIMEOUT:
+        why = "there the kernel hung (see that case)"
+    elif census.status == Status.ERROR:
+        why = "there the kernel did not run to its end (see that case)"
+    else:
+        why = "the run that counts it stopped before its end, though the case's own runs did not"
+    return (
+        f"The lab's rule that {rule.says} is not met in this report: the grader counts what "
+        f"{kernel} executes in case {name}, and {why}. The rule counts as broken until that "
+        "run goes to its end."
+    )
 
 
 def judge(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.model.lab import Scoring
-from grader.model.result import CaseResult, Performance
+from grader.model.result import CaseResult, Kind, Performance, Result, Visibility
 
 REQUIREMENT_FACTOR = 0.5
 
@@ -26,14 +26,19 @@ def _share(cases: list[CaseResult], points: float) -> float:
 
 
 def correctness(scoring: Scoring, cases: list[CaseResult], hidden_run: bool) -> Score:
-    public = [c for c in cases if c.visibility == "public"]
-    hidden = [c for c in cases if c.visibility == "hidden"]
+    public = [c for c in cases if c.visibility == Visibility.PUBLIC]
+    hidden = [c for c in cases if c.visibility == Visibility.HIDDEN]
     points = _share(public, scoring.public)
     max_points = scoring.public
     if hidden_run:
         points += _share(hidden, scoring.hidden)
         max_points += scoring.hidden
     return Score(points=points, max_points=max_points)
+
+
+def rule_broken(result: Result) -> bool:
+    """Whether the result says a lab rule is broken (a requirement finding)."""
+    return any(d.kind == Kind.REQUIREMENT for d in result.diagnostics)
 
 
 def total(

@@ -14,7 +14,7 @@ from grader.judge.compare import Comparison, allowances, compare
 from grader.judge.launch import Layout
 from grader.model.lab import Case, Lab
 from grader.model.launch import Buffer, BufferState, Build, Launch, RunOutcome, as_bits
-from grader.model.result import CaseResult, Diagnostic, Kind, Status
+from grader.model.result import CaseResult, Diagnostic, Kind, RaceScope, Status
 
 # Diagnostics that do not fail a case by themselves.
 INFORMATIVE = {Kind.OUTPUT}
@@ -211,6 +211,7 @@ def unsteady(
                 "or blocks that write the same element. Run `grader check` again with "
                 "--sanitize to find it (racecheck), or with --backend cpu.",
                 kernel=kernel,
+                race_scope=RaceScope.EVERY_CASE,
             )
         ]
     return []

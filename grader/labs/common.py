@@ -5,11 +5,12 @@ from __future__ import annotations
 from grader.model.interface import Interface
 from grader.model.lab import Requirement
 
-# Libraries that would do the lab for the student, named early from the text (a courtesy:
-# no_library() reads what the compiled module holds, whatever the include's spelling).
+# Libraries that would do the lab for the student, named early from the text where the `#`
+# and its `include` share a line (a courtesy: no_library() reads what the compiled module
+# holds, whatever the include's spelling, as for reduction's cub_spliced_include).
 FORBIDDEN = (
     (
-        r"(?:#|%:)\s*include\s*[<\"](?:cccl/)?(cublas|cudnn|cutlass|cute/|thrust/|cub/|cufft|npp)",
+        r"#[^\S\n]*include\s*[<\"](?:cccl/)?(cublas|cudnn|cutlass|cute/|thrust/|cub/|cufft|npp)",
         "This lab is about writing the kernel yourself: remove the include of a CUDA library "
         "(cuBLAS, cuDNN, CUTLASS, Thrust, CUB, cuFFT, NPP).",
     ),

@@ -19,7 +19,8 @@ MAX_STATIC_SHARED = 48 * 1024
 MAX_CONSTANT = 64 * 1024
 # A thread's local memory (its stack frame: local arrays, spilled registers): the GPU
 # reserves it for every thread it can hold at once (16 GiB at this on an H200, out of
-# what a batch's submissions share), and the CPU backend's fiber stack is this large.
+# what a batch's submissions share), and the CPU backend's fiber stack is this large
+# (FIBER_STACK, grader.backends.cpu.contract).
 MAX_LOCAL = 64 * 1024
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.model.interface import LaunchDefaults
+from grader.model.result import Visibility
 from grader.paths import LAB_FOLDERS
 
 Sizes = Mapping[str, int]
@@ -159,8 +160,8 @@ class Case:
     """The case's name, unique in the lab, shown to students (hidden ones to staff)."""
     sizes: dict[str, int]
     """Its sizes: the kernel's scalars, macros, and what the lab's draws read."""
-    visibility: str = "public"
-    """"public" or "hidden"."""
+    visibility: Visibility = Visibility.PUBLIC
+    """PUBLIC or HIDDEN (grader.model.result.Visibility, equal to "public" and "hidden")."""
     seed: int = 0
     """Set by the grader: from the lab and case name, and the secret for hidden cases."""
     drawn: tuple[str, ...] = ()
@@ -312,7 +313,9 @@ class Lab:
     requirements: tuple[Requirement, ...] = ()
     """Rules correct output alone does not show (grader.labs.common)."""
     forbidden: tuple[tuple[str, str], ...] = ()
-    """(regex, sentence) pairs the comment-free source must not match."""
+    """(regex, sentence) pairs the source must not match, read as the compiler reads it:
+    no comments, `%:` as `#`, a token that a line splice cuts whole, lines where they were
+    (grader.model.lexer.uncommented)."""
     hints: tuple[Callable, ...] = ()
     """Detectors for a case whose output has wrong elements, most specific first: each
     gets a grader.judge.hints.Context and gives a sentence or None; the first sentence is the

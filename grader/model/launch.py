@@ -15,12 +15,12 @@ from grader.model.source import Submission
 # Canary elements checked on each side of a device buffer, where it has room for them.
 CANARY_ELEMENTS = 1024
 # The canary value: a NaN with a payload no float arithmetic produces (the CPU runtime's
-# CANARY, runtime/runner.cpp; tests/cpu/test_contract.py).
+# CANARY, written from this by grader.backends.cpu.contract).
 CANARY_BITS = 0x7FC0DEAD
 # Outputs are poisoned with this NaN before every run, so unwritten elements show.
 POISON_BITS = 0x7FC0FFEE
 # What shared memory holds before a thread writes it, on both backends (also a NaN).
-# The CPU runtime's SHARED_FILL (runtime/scheduler.h; tests/cpu/test_contract.py).
+# The CPU runtime's SHARED_FILL (grader.backends.cpu.contract).
 SHARED_FILL_BITS = 0x7FC5AB1E
 
 
@@ -77,7 +77,7 @@ class Repeated:
 @dataclass(frozen=True)
 class Drawn:
     """`size` elements that the GPU draws itself before every timed launch of the
-    student's kernel (grader.backends.timed): timing inputs."""
+    student's kernel (grader.backends.timing): timing inputs."""
 
     size: int
     dtype: np.dtype = np.dtype(np.float32)

@@ -41,6 +41,31 @@ class Status(StrEnum):
     TIMEOUT = "timeout"
 
 
+class Visibility(StrEnum):
+    """Who sees a case's result: students, before the deadline (public), or only those
+    shown hidden results (the course staff; on Gradescope, students after it)."""
+
+    PUBLIC = "public"
+    HIDDEN = "hidden"
+
+    def may_name(self, other: Visibility) -> bool:
+        """Whether a case of this visibility may tell of a case of `other`'s: a hidden
+        case of any, a public one of public ones alone. A public case's report is shown
+        before the deadline, and must say nothing of how the hidden cases went: that some
+        hidden case (some size) failed or raced, which resubmitting would narrow down."""
+        return other == Visibility.PUBLIC or self == Visibility.HIDDEN
+
+
+class RaceScope(StrEnum):
+    """What a race's finding covers, said where the race is found. Threads of a block that
+    race leave the outcome to timing wherever the code runs: the finding covers every
+    case. Two blocks storing into one element come from an index that goes wrong at some
+    sizes only: it covers the case it shows in."""
+
+    CASE = "case"
+    EVERY_CASE = "every_case"
+
+
 Dim3 = tuple[int, int, int]
 
 
@@ -55,6 +80,7 @@ class Diagnostic:
     thread: Dim3 | None = None
     block: Dim3 | None = None
     line: int | None = None
+    race_scope: RaceScope | None = None  # a race's; the report leaves it out
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -222,7 +248,7 @@ class ErrorMap:
 @dataclass(kw_only=True)
 class CaseResult:
     name: str
-    visibility: str  # "public" | "hidden"
+    visibility: Visibility
     sizes: dict[str, int]
     status: Status
     max_abs_error: float | None = None

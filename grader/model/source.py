@@ -6,8 +6,6 @@ their values as `grader_launch_config`, which the grader reads back from the mod
 
 from __future__ import annotations
 
-import bisect
-import functools
 import os
 import re
 import stat
@@ -16,7 +14,9 @@ from pathlib import Path
 
 from grader.errors import UsageError
 from grader.files import readable
+from grader.model import lexer
 from grader.model.interface import LAUNCH_MACROS, LaunchDefaults
+from grader.model.lexer import line_of
 from grader.model.result import Diagnostic, Kind
 
 MAX_BYTES = 256 * 1024  # the README's limit; a larger file is refused from its size alone
@@ -116,83 +116,10 @@ def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:
     return Submission(path, text.replace("\r\n", "\n")), problems
 
 
-# As a compiler reads them, and so in one pass: a comment or raw string left open runs to
-# the end of the file, a quote left open to the end of its line (gcc: "missing terminating
-# ' character"), so no token is tried again from every later start. A number's digit
-# separators (1'000'000) start no character literal.
-SEPARATED_NUMBER = r"(?<![\w.])\d[\w.]*(?:'[\w.]+)+"
-_TOKENS = re.compile(
-    rf"{SEPARATED_NUMBER}"
-    r"|//[^\n]*|/\*.*?(?:\*/|\Z)"
-    r'|\b(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\(.*?(?:\)(?P=delim)"|\Z)'
-    r'|"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?',
-    re.DOTALL,
-)
-
-
-def strip_comments(text: str) -> str:
-    """Comments become spaces (newlines kept, so offsets keep their line numbers)."""
-
-    def blank(match: re.Match) -> str:
-        token = match.group(0)
-        if token.startswith(("//", "/*")):
-            return re.sub(r"[^\n]", " ", token)
-        return token
-
-    return _TOKENS.sub(blank, text)
-
-
-def line_of(text: str, offset: int) -> int:
-    """The line `offset` is on, in log time, so a scanner that asks for every match's
-    line stays linear."""
-    return bisect.bisect_left(positions(text, "\n"), offset) + 1
-
-
-def last_before(text: str, chars: str, offset: int) -> int:
-    """The last of `chars` before `offset`, or -1."""
-    found = positions(text, chars)
-    before = bisect.bisect_left(found, offset)
-    return found[before - 1] if before else -1
-
-
-def next_of(text: str, chars: str, offset: int) -> int:
-    """The first of `chars` at or after `offset`, or -1."""
-    found = positions(text, chars)
-    after = bisect.bisect_left(found, offset)
-    return found[after] if after < len(found) else -1
-
-
-@functools.lru_cache(maxsize=16)  # a str caches its hash: a hit costs no pass over the text
-def positions(text: str, chars: str) -> list[int]:
-    """Where each of `chars` is in `text`, listed once per text, so that scanners find the
-    one before or after any offset in log time instead of searching the text again."""
-    return [m.start() for m in re.finditer(f"[{re.escape(chars)}]", text)]
-
-
-def logical_lines(text: str) -> list[tuple[int, str]]:
-    """The text as the preprocessor reads it: (first physical line, logical line) with
-    line splices joined and comments blanked."""
-    joined, starts = [], []
-    pending: list[str] = []
-    for number, line in enumerate(text.split("\n"), 1):
-        if not pending:
-            starts.append(number)
-        spliced = re.search(r"\\[ \t]*$", line)
-        pending.append(line[: spliced.start()] if spliced else line)
-        if not spliced:
-            joined.append("".join(pending))
-            pending = []
-    if pending:
-        joined.append("".join(pending))
-    return list(zip(starts, strip_comments("\n".join(joined)).split("\n"), strict=True))
-
-
 # A submission is one file: the compilers must never be pointed at any other file, such
 # as the secret, the hidden cases or another student's kernel, whose text a compile
 # error would then quote into this student's report. The compilers' sandbox is what
-# stops that; these rules only say so early, in a sentence. A directive may start with
-# `#`, its digraph `%:` or the trigraph `??=`.
-_DIRECTIVE = re.compile(r"^\s*(?:#|%:|\?\?=)\s*(?P<name>\w+)(?P<rest>.*)$")
+# stops that; these rules only say so early, in a sentence.
 _SYSTEM_HEADER = re.compile(r"^\s*<(?P<path>[^>]*)>")
 QUOTED_INCLUDE = (
     "A submission is a single file: include only system headers, as "
@@ -204,16 +131,19 @@ OTHER_FILE = "A submission may not pull in other files (#include_next, #import, 
 
 def file_rules(text: str) -> list[Diagnostic]:
     """Each way the text asks a compiler to read another file, once, at its first line."""
-    found: dict[str, int] = {}
-    for line, code in logical_lines(text):
-        directive = _DIRECTIVE.match(code)
-        if directive is not None:
-            sentence = _directive_problem(directive["name"], directive["rest"])
-            if sentence:
-                found.setdefault(sentence, line)
-        if re.search(r"\.incbin\b", code, re.IGNORECASE):
-            found.setdefault(OTHER_FILE, line)
-    return [Diagnostic(Kind.COMPILE_ERROR, s, line=n) for s, n in found.items()]
+    found = [
+        (directive.line, sentence)
+        for directive in lexer.directives(text)
+        if (sentence := _directive_problem(directive.name, directive.rest))
+    ]
+    code = lexer.uncommented(text)
+    incbin = re.search(r"\.incbin\b", code, re.IGNORECASE)
+    if incbin:
+        found.append((line_of(code, incbin.start()), OTHER_FILE))
+    first: dict[str, int] = {}
+    for line, sentence in sorted(found, key=lambda f: f[0]):  # a line's directive first
+        first.setdefault(sentence, line)
+    return [Diagnostic(Kind.COMPILE_ERROR, s, line=n) for s, n in first.items()]
 
 
 def _directive_problem(name: str, rest: str) -> str | None:
@@ -240,12 +170,10 @@ def static_checks(text: str, forbidden: tuple[tuple[str, str], ...]) -> list[Dia
     would leave the file's own values to be read), and the lab's forbidden constructs,
     each once at its first line."""
     out = file_rules(text)
-    code = strip_comments(text)
-    if re.search(rf"\b{LAUNCH_SYMBOL}\b", re.sub(r"\\[^\S\n]*\n", "", code)):  # lines spliced
-        at = code.find(LAUNCH_SYMBOL)
-        out.append(
-            Diagnostic(Kind.COMPILE_ERROR, RESERVED, line=line_of(code, at) if at >= 0 else None)
-        )
+    code = lexer.uncommented(text)
+    if re.search(rf"\b{LAUNCH_SYMBOL}\b", code):
+        line = line_of(code, code.find(LAUNCH_SYMBOL))
+        out.append(Diagnostic(Kind.COMPILE_ERROR, RESERVED, line=line))
     for pattern, sentence in forbidden:
         match = re.search(pattern, code)
         if match:
@@ -255,7 +183,7 @@ def static_checks(text: str, forbidden: tuple[tuple[str, str], ...]) -> list[Dia
 
 def no_code(text: str, shown: str, kernels: list[str]) -> Diagnostic | None:
     """An empty file, or one of comments alone: nothing to compile, and no kernel."""
-    if strip_comments(text).strip():
+    if lexer.uncommented(text).strip():
         return None
     holds = "holds only comments" if text.strip() else "is empty"
     names = " and ".join(kernels)
@@ -320,11 +248,10 @@ def left_open(text: str, shown: str) -> Diagnostic:
 def open_at_end(text: str) -> str | None:
     """What `text` leaves open at its end: a /* comment, or a { (the outermost one not
     closed), with its line; None when neither is."""
-    for match in _TOKENS.finditer(text):
-        token = match.group(0)
-        if token.startswith("/*") and (len(token) < 4 or not token.endswith("*/")):
-            return f"a /* comment still open (it starts at line {line_of(text, match.start())})"
-    code = _TOKENS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    comment = lexer.open_comment(text)
+    if comment is not None:
+        return f"a /* comment still open (it starts at line {comment})"
+    code = lexer.unquoted(text)
     opened: list[int] = []
     for match in re.finditer(r"[{}]", code):
         if match.group(0) == "{":
@@ -333,7 +260,7 @@ def open_at_end(text: str) -> str | None:
             opened.pop()
     if opened:
         count = f"{len(opened)} {{ without their }}" if len(opened) > 1 else "a { without its }"
-        return f"{count} (the first opens at line {line_of(text, opened[0])})"
+        return f"{count} (the first opens at line {line_of(code, opened[0])})"
     return None
 
 

@@ -25,6 +25,7 @@ from grader.model.result import (
     Performance,
     Result,
     Status,
+    Visibility,
 )
 
 # The compile keys that restate one kernel's resources at the top of the section.
@@ -91,7 +92,7 @@ def _mismatch(data: dict[str, Any] | None) -> Mismatch | None:
 def _case(data: dict[str, Any]) -> CaseResult:
     return CaseResult(
         name=data["name"],
-        visibility=data["visibility"],
+        visibility=Visibility(data["visibility"]),
         sizes=dict(data["sizes"]),
         status=Status(data["status"]),
         max_abs_error=_measure(data["max_abs_error"]),

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from grader import defaults
 from grader.files import write_atomically
+from grader.model import lexer
 from grader.model.interface import (
     LAUNCH_MACROS,
     ConstantSig,
@@ -35,16 +36,13 @@ from grader.model.interface import (
     canonical_ctype,
     module_size,
 )
+from grader.model.lexer import Directive, last_before, line_of, next_of
 from grader.model.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.model.source import (
     LAUNCH_SYMBOL,
     Submission,
     footer_errors,
-    last_before,
     launch_values,
-    line_of,
-    next_of,
-    strip_comments,
     with_footer,
 )
 from grader.toolchain import build_cache, libraries, ptx, sandbox, scratch
@@ -199,18 +197,17 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
 # `-include cuda_runtime.h` reads, which nvcc and the flags alone decide: its list is
 # another such file's, learnt once from a -MD compile with the same flags.
 
-# A directive's name after its `#` (or `%:`, or `??=`), blanks and comments (`*/`);
-# `__has_include`, and an `include`, `embed` or `import` at the very start, count too.
-_READING = re.compile(r"(?:^|[#:/=_])\s*(?:include|embed)|import")
-_SPLICE = re.compile(r"(?:\\|\?\?/)[^\S\n]*\n")  # a backslash (or its trigraph), a newline
+# What may read a file: a directive that names one, and a test of whether one exists,
+# which an `#if` or a macro's definition may hold; `import <x.h>;` under C++20.
+_READING_DIRECTIVES = {"include", "include_next", "import", "embed"}
+_READING_WORDS = re.compile(r"\b(?:__has_include|__has_include_next|__has_embed|import)\b")
 
 
 def may_read_files(source: str) -> bool:
-    """Whether a directive of `source` may read a file (#include, #include_next, #import,
-    #embed), in any spelling: lines spliced first, as the compiler does; a universal
-    character name could spell the directive's name."""
-    text = _SPLICE.sub("", source.replace("\r\n", "\n").replace("\r", "\n"))
-    return bool(_READING.search(text) or re.search(r"\\[uU]", text))
+    """Whether `source` may have the compiler read a file (#include, #include_next,
+    #import, #embed, __has_include), in any spelling the compiler reads (grader.model.lexer)."""
+    reads = any(d.name in _READING_DIRECTIVES for d in lexer.directives(source))
+    return reads or _READING_WORDS.search(lexer.unquoted(source)) is not None
 
 
 def _headers_path(macros, arch: str) -> Path:
@@ -317,38 +314,34 @@ def grader_macros(
     value (or `#undef`), which compilers only warn about, becomes an error: the file would
     ignore the value each case sets. Read from the text, so every compiler agrees."""
     out = list(found)
-    code = strip_comments(source)
-    lines = code.splitlines()
-    for line, name in _redefinitions(lines, macros):
-        out.append(_macro_diagnostic(shown, line, name, "#define", lines))
+    for directive, name in _redefinitions(lexer.directives(source), macros):
+        out.append(_macro_diagnostic(shown, directive.line, name, "#define", directive.rest))
     if not any(d.kind == Kind.COMPILE_ERROR for d in found):
         return out
     # each declaration replaces what was said of its line; the last one said first
+    code = lexer.uncommented(source)
+    lines = code.split("\n")
     declared: dict[int, Diagnostic] = {}
     for name in macros:
         for at in _declarations(code, name):
             line = line_of(code, at)
             declared.pop(line, None)
-            declared[line] = _macro_diagnostic(shown, line, name, "declaration", lines)
+            declared[line] = _macro_diagnostic(shown, line, name, "declaration", lines[line - 1])
     out = [*reversed(declared.values()), *(d for d in out if d.line not in declared)]
     return out[: defaults.MAX_COMPILE_ERRORS]
 
 
-_DIRECTIVE = re.compile(r"^\s*#\s*(\w+)\s*(.*)$")
-
-
-def _redefinitions(lines: list[str], macros: dict[str, int]) -> list[tuple[int, str]]:
-    """(line, name) of each #define or #undef of a grader macro that the preprocessor
+def _redefinitions(
+    directives: list[Directive], macros: dict[str, int]
+) -> list[tuple[Directive, str]]:
+    """Each #define or #undef of a grader macro, with the macro, that the preprocessor
     reaches with the grader's value set: not under `#ifndef NAME` (or `#if
     !defined(NAME)`, or the #else of `#ifdef NAME`), and not the same value again."""
     frames: list[tuple[str | None, bool]] = []  # (macro the branch says is unset, else)
     unset: Counter[str | None] = Counter()  # what the open branches say, kept as they change
     out = []
-    for number, text in enumerate(lines, 1):
-        match = _DIRECTIVE.match(text)
-        if not match:
-            continue
-        word, rest = match.groups()
+    for directive in directives:
+        word, rest = directive.name, directive.rest.lstrip()
         if word in ("if", "ifdef", "ifndef"):
             frames.append((_unset_if(word, rest), word == "ifdef"))
             unset[_required(frames[-1])] += 1
@@ -363,7 +356,7 @@ def _redefinitions(lines: list[str], macros: dict[str, int]) -> list[tuple[int, 
             name = re.match(r"\w*", rest).group(0)
             value = rest[len(name) :].strip()
             if name in macros and not unset[name] and value != str(macros[name]):
-                out.append((number, name))
+                out.append((directive, name))
     return out
 
 
@@ -432,9 +425,9 @@ def _enum_braces(code: str) -> tuple[list[int], dict[int, int]]:
     return sorted(enums), enums
 
 
-def _macro_diagnostic(shown: str, line: int, name: str, how: str, lines: list[str]) -> Diagnostic:
-    """The same sentence for every value the grader sets, so it is said once."""
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
+def _macro_diagnostic(shown: str, line: int, name: str, how: str, text: str) -> Diagnostic:
+    """The same sentence for every value the grader sets, so it is said once; `text` is
+    the line's, where a value of the file's own is the default to advise."""
     own = re.search(rf"\b{name}\b\s*(?:=\s*)?\(?\s*(\d+)", text)
     default = own.group(1) if own else "5"
     what = (

@@ -232,7 +232,7 @@ def test_three_shards_merge_into_the_same_gradebook(run, tmp_path):
     for i in (1, 2, 3):
         out = tmp_path / f"shard-{i}"
         # seeded with the whole run's folders, so each shard resumes instead of regrading;
-        # test_cli_batch.py grades shards from scratch
+        # tests/test_staff.py grades shards from scratch
         shutil.copytree(run.out / "students", out / "students")
         counts = run_batch(run.course.folder, out, shard=f"{i}/3")
         assert counts["graded"] == 0

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cpu_kit import integer, out
 
-from grader.backends.cpu import describe, scan
+from grader.backends.cpu import describe, scan, shim
 from grader.model.result import Kind
 from grader.toolchain import cxx, sandbox
 
@@ -209,23 +209,23 @@ def test_modules_compile_against_the_precompiled_shim_in_their_sandbox(tmp_path,
     """g++ takes the shim from its precompiled header, for a census module too, and the
     code is what the header itself gives: a change of the module's flags that made the
     header unusable would silently make every compile slower."""
-    shim, reads = cxx.shim_include()
-    assert reads, "the shim was not precompiled"
+    forced, reads = shim.shim_include()
+    assert len(reads) == 2, "the shim was not precompiled"
     (tmp_path / "k.cu").write_text(SHARED_LOADS)
-    command = [cxx.compiler().path, *cxx.module_flags(census)]
+    command = [cxx.compiler().path, *shim.module_flags(census)]
     source = ["-x", "c++", str(tmp_path / "k.cu")]
-    pch = [*command, *shim, "-H", "-o", str(tmp_path / "pch.so"), *source]
+    pch = [*command, *forced, "-H", "-o", str(tmp_path / "pch.so"), *source]
     run = sandbox.run_compiler(pch, tmp_path, reads=reads)
     assert run.code == 0, run.log
-    assert f"! {reads[0]}/{cxx.SHIM}.gch" in run.log.splitlines()
-    plain = [*command, *shim[shim.index("-I") :], "-o", str(tmp_path / "plain.so"), *source]
-    assert sandbox.run_compiler(plain, tmp_path).code == 0
+    assert f"! {reads[0]}/{shim.SHIM}.gch" in run.log.splitlines()
+    plain = [*command, *forced[forced.index("-I") :], "-o", str(tmp_path / "plain.so"), *source]
+    assert sandbox.run_compiler(plain, tmp_path, reads=[str(shim.INCLUDE)]).code == 0
     assert _code(tmp_path / "pch.so") == _code(tmp_path / "plain.so")
 
 
 @needs_gxx
 def test_graders_starting_at_once_precompile_the_shim_once(tmp_path):
-    script = "from grader.toolchain import cxx; print(cxx.precompiled_shim())"
+    script = "from grader.backends.cpu import shim; print(shim.precompiled_shim())"
     env = {**os.environ, "GRADER_CACHE": str(tmp_path)}
     started = [
         subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
@@ -234,6 +234,6 @@ def test_graders_starting_at_once_precompile_the_shim_once(tmp_path):
     folders = {p.communicate()[0].strip() for p in started}
     assert len(folders) == 1
     folder = Path(folders.pop())
-    assert (folder / f"{cxx.SHIM}.gch").is_file()
+    assert (folder / f"{shim.SHIM}.gch").is_file()
     # nothing else: no second build, no staging folder left behind
     assert [p for p in (tmp_path / "cpu").iterdir() if not p.name.startswith(".")] == [folder]

@@ -1,4 +1,4 @@
-"""`runner exec`, the sandbox every compiler runs in (nvcc, cicc, ptxas, g++, c++filt,
+"""`sandbox exec`, the sandbox every compiler runs in (nvcc, cicc, ptxas, g++, c++filt,
 addr2line): each of its promises tried with ordinary programs standing in for a
 compiler."""
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from cpu_kit import inp, integer, kinds, out
 
-from grader.backends.cpu import job, protocol
+from grader.backends.cpu import job, protocol, runner
 from grader.backends.cpu.shelf import Shelf
 from grader.toolchain import cxx
 
@@ -49,12 +49,12 @@ int main() {
 @pytest.mark.parametrize("variant", ["assembly", "ucontext"])
 def test_fiber_switch_alternates_and_keeps_registers(tmp_path, variant):
     (tmp_path / "main.cpp").write_text(FIBER_TEST)
-    sources = [str(cxx.RUNTIME / "fiber.cpp"), str(tmp_path / "main.cpp")]
-    flags = ["-O2", "-I", str(cxx.RUNTIME)]
+    sources = [str(runner.RUNTIME / "fiber.cpp"), str(tmp_path / "main.cpp")]
+    flags = ["-O2", "-I", str(runner.RUNTIME)]
     if variant == "ucontext":
         flags.append("-DGRADER_FIBER_UCONTEXT")
-    elif cxx.fiber_source():
-        sources.append(str(cxx.RUNTIME / cxx.fiber_source()))
+    elif runner.fiber_source():
+        sources.append(str(runner.RUNTIME / runner.fiber_source()))
     else:
         pytest.skip("no assembly context switch for this machine; the ucontext one runs")
     exe = tmp_path / "fibers"
@@ -173,7 +173,7 @@ def test_two_half_warps_shuffle_within_their_own_masks(kit, no_nvcc):
 
 def test_fmaf_is_fused_and_a_product_and_sum_stays_unfused(kit, no_nvcc):
     """(1 + 2^-12)^2 - 1 is 2^-11 + 2^-24 with one rounding, 2^-11 with two: fmaf's
-    instruction (cxx: -mfma on x86-64) must not fuse what the kernel wrote unfused."""
+    instruction (shim.py: -mfma on x86-64) must not fuse what the kernel wrote unfused."""
     build = kit.built(
         r"""
         __global__ void fused(const float* v, float* out) {

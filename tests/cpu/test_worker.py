@@ -17,7 +17,7 @@ import pytest
 from cpu_kit import Kit, inp, integer, out
 
 from grader import cli, labs
-from grader.backends.cpu import CpuBackend, elf, job
+from grader.backends.cpu import CpuBackend, elf, job, runner, shim
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import ExitCode
 from grader.model.result import Kind
@@ -67,7 +67,7 @@ def ldd(path: Path) -> dict[str, str]:
 @pytest.mark.skipif(not shutil.which("ldd"), reason="needs ldd to compare with the loader")
 def test_the_libraries_found_are_the_ones_the_loader_finds():
     system = [p for name in ("libstdc++.so.6", "libz.so.1") for p in elf._ld_cache().get(name, [])]
-    for path in (cxx.runner(), *system[:2]):
+    for path in (runner.executable(), *system[:2]):
         found, missing = elf.needed_libraries(path)
         assert not missing
         ours = {p.name: str(p.resolve()) for p in found}
@@ -113,8 +113,8 @@ def test_a_module_that_needs_a_library_the_runner_never_loads_still_loads(
     library = next(iter(elf._ld_cache().get("libresolv.so.2", [])), None)
     if library is None:
         pytest.skip("this system has no libresolv.so.2 in ld.so.cache")
-    flags = (*cxx.MODULE_FLAGS, "-Wl,--no-as-needed", str(library))
-    monkeypatch.setattr(cxx, "MODULE_FLAGS", flags)
+    flags = (*shim.MODULE_FLAGS, "-Wl,--no-as-needed", str(library))
+    monkeypatch.setattr(shim, "MODULE_FLAGS", flags)
     build = kit.built("__global__ void k(float* P) { P[threadIdx.x] = 3.0f; }")
     assert "libresolv.so.2" in elf.dynamic(build.artifact.module).needed
     result = kit.run(build, "k", 1, 4, [out("P", 4)])

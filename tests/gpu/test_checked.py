@@ -15,9 +15,17 @@ import numpy as np
 import pytest
 
 from grader import labs
-from grader.backends import timed
-from grader.grading import speed
+from grader.backends.timing import (
+    Sample,
+    TimingCheck,
+    drawn_values,
+    launch_key,
+    sample_counts,
+    sample_elements,
+    summarise,
+)
 from grader.grading.pipeline import Options, check
+from grader.grading.timing import Expected, first_wrong, plan
 from grader.judge import cases
 from grader.judge.launch import at_launch, timing_launches
 from grader.model.launch import POISON_BITS, Buffer, Drawn, Launch, Repeated, Scalar
@@ -112,14 +120,14 @@ def test_timing_draws_fresh_inputs_on_the_device_and_reads_the_sample_back(backe
         ],
         {},
     )
-    sample = timed.Sample("P", (width, width), (width, 1), timed.sample_counts((width, width)))
-    plan = timed.TimingCheck(seed=1234, inputs=("M", "N"), outputs=("P",), samples=(sample,))
-    timing = backend.time(built, built, (launch, launch), budget=2.0, check=plan)
+    sample = Sample("P", (width, width), (width, 1), sample_counts((width, width)))
+    timing_check = TimingCheck(seed=1234, inputs=("M", "N"), outputs=("P",), samples=(sample,))
+    timing = backend.time(built, built, (launch, launch), budget=2.0, check=timing_check)
     print(timing.note, timing.checked, timing.ceilings)
     assert timing.checked >= 3 and timing.samples["P"].shape == (timing.checked, 64 * 64)
     for n in range(timing.checked):
-        flat = timed.sample_elements(sample, plan.seed, n)
-        drawn = timed.drawn_values(timed.launch_key(plan.seed, n, "M"), flat)
+        flat = sample_elements(sample, timing_check.seed, n)
+        drawn = drawn_values(launch_key(timing_check.seed, n, "M"), flat)
         assert np.array_equal(timing.samples["P"][n].view(np.uint32), drawn.view(np.uint32))
     first, second = timing.samples["P"][:2]
     assert not np.array_equal(first, second)  # every launch has its own inputs
@@ -136,13 +144,14 @@ def test_a_structure_the_host_drew_is_restored_before_every_timed_launch(backend
     reference = backend.build(read_submission(path)[0], {}, lab.launch_defaults)
     launches = timing_launches(lab, case, host, student.interface, reference.interface)
     sized = at_launch(lab, case, student.interface)
-    plan = speed.plan(lab, sized, 77, host)
-    assert plan.restored == ("row_ptr", "col_idx") and plan.inputs == ("values", "x")
-    with speed.Expected(lab, sized, plan, host) as expected:
-        timing = backend.time(student, reference, launches, 1.0, plan)
+    timing_check = plan(lab, sized, 77, host)
+    assert timing_check.restored == ("row_ptr", "col_idx")
+    assert timing_check.inputs == ("values", "x")
+    with Expected(lab, sized, timing_check, host) as expected:
+        timing = backend.time(student, reference, launches, 1.0, timing_check)
         print(timing.note, timing.checked)
         assert timing.checked >= 3
-        assert speed.first_wrong(expected, timing) is None
+        assert first_wrong(expected, timing) is None
 
 
 def test_the_measured_ceilings_are_physical():
@@ -221,6 +230,6 @@ def test_the_reference_times_at_one_with_every_launch_checked(backend):
     assert result.diagnostics == [] and result.status == Status.PASSED
     # what the grade rests on is the median, which timing goes on measuring until it is
     # known to 0.5 % however much other processes on the GPU spread the single ratios
-    ratios = timed.ratios(perf.student_samples, perf.reference_samples)
-    assert 0.97 < perf.speedup < 1.03 and timed.median_error(ratios) < 0.01
+    error = summarise(perf.student_samples, perf.reference_samples).error
+    assert 0.97 < perf.speedup < 1.03 and error < 0.01
     assert "timed launches of the kernel ran on fresh random inputs" in perf.note

@@ -21,7 +21,7 @@ from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 from grader.model.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
 from grader.model.launch import Buffer, Build, Launch, RunOutcome
-from grader.model.result import Diagnostic, Kind
+from grader.model.result import Diagnostic, Kind, RaceScope
 from grader.model.source import Submission
 from grader.toolchain import cxx, sandbox, scratch
 
@@ -209,7 +209,7 @@ class CpuBackend(Backend):
         find the shared-memory access a missing barrier exposes (runtime/hazards.cpp), in
         the module built with load hooks, and name its array, threads and lines. Once per
         module: each case costs an instrumented run."""
-        race = next((d for d in out.diagnostics if diagnose.among_threads(d)), None)
+        race = next((d for d in out.diagnostics if d.race_scope == RaceScope.EVERY_CASE), None)
         made = self._made.get(artifact.module)
         if race is None or made is None or artifact.module in self._hazards_sought:
             return

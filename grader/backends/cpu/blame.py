@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import signal
 
+from grader.backends.cpu.contract import Exit
 from grader.backends.cpu.job import Report
-from grader.backends.cpu.protocol import EXIT_SANDBOX, Error, Sandbox
+from grader.backends.cpu.protocol import Error, Sandbox
 from grader.model.result import Diagnostic, Kind
 
 QUOTE_LIMIT = 300
@@ -23,6 +24,8 @@ QUOTE_LIMIT = 300
 _SETUP = {
     "job": "could not read its job folder ({detail}). Let TMPDIR name a folder every user "
     "can enter, such as /tmp",
+    "job_key": "was given a job it cannot read ({detail}): the grader and its runtime "
+    "disagree, which is a bug of the grader. Report it",
     "preload": "could not load a library the compiled module needs ({detail}). Install the C++ "
     "compiler's runtime libraries (libstdc++, libgcc_s, libm)",
     "threads": "could not start its threads. Raise the limit on processes (ulimit -u) or the "
@@ -64,7 +67,7 @@ def before_loading(report: Report, fix: str = "") -> str:
     `fix` is added where the sandbox itself failed."""
     error = report.first_setup(Error)
     sandbox = report.first_setup(Sandbox)
-    if report.returncode == EXIT_SANDBOX and sandbox is not None:
+    if report.returncode == Exit.SANDBOX and sandbox is not None:
         why = sandbox.layers.error.strip().rstrip(";") or "a required layer failed"
         if "could not switch from root" in why:
             fix = "Grade as an ordinary user, or let root change user (CAP_SETUID, CAP_SETGID)"

@@ -20,11 +20,13 @@ from pathlib import Path
 
 from grader import defaults
 from grader.ahead import in_background
-from grader.backends.cpu import scan
+from grader.backends.cpu import runner, scan, shim
 from grader.backends.cpu.describe import Variable, describe
 from grader.backends.cpu.elf import Elf, ElfError
+from grader.model import lexer
 from grader.model.interface import Interface, LaunchDefaults, module_size
 from grader.model.launch import Build
+from grader.model.lexer import line_of
 from grader.model.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.model.source import (
     LAUNCH_SYMBOL,
@@ -177,13 +179,13 @@ def _undefined(module: Path, source: str, shown: str) -> list[Diagnostic]:
     """A compile error for each function or variable the file declares, uses and never
     defines (the module would not load)."""
     names = [n for n in Elf(module).undefined() if n not in RUNTIME_SYMBOLS]
-    code = scan.code_only(source) if names else ""
+    code = lexer.code(source) if names else ""
     out = []
     for name in names[: defaults.MAX_COMPILE_ERRORS]:  # each is looked for in the whole text
         readable = _demangle(name)
         plain = re.split(r"[(<]", readable)[0].split("::")[-1].strip()
         match = re.search(rf"\b{re.escape(plain)}\b", code) if plain else None
-        line = source.count("\n", 0, match.start()) + 1 if match else None
+        line = line_of(code, match.start()) if match else None
         where = f"{shown}:{line}: " if line else ""
         message = f"{where}{readable} is declared and used, but never defined."
         out.append(Diagnostic(Kind.COMPILE_ERROR, message, line=line))
@@ -239,7 +241,7 @@ def _compile(
     text: str, entries: list[str], macros: dict[str, int], shown: str, census: bool
 ) -> Compiled:
     compiler = cxx.compiler()
-    flags = cxx.module_flags(census)
+    flags = shim.module_flags(census)
     name = nvcc.safe_name(shown)
     key = hashlib.sha256(
         json.dumps(
@@ -248,7 +250,7 @@ def _compile(
                 entries,
                 sorted(macros.items()),
                 compiler.version,
-                cxx.runtime_hash(),
+                runner.runtime_hash(),
                 flags,
                 defaults.ARCH,
                 name,
@@ -324,13 +326,13 @@ def _compile_in(
 ) -> Compiled:
     entries = list(entries)
     dropped: dict[str, str] = {}
-    shim, reads = cxx.shim_include()
+    forced, reads = shim.shim_include()
     for _ in range(3):
         (tmp / name).write_text(text + scan.registration(entries))
         cmd = [
             cxx.compiler().path,
             *flags,
-            *shim,
+            *forced,
             *nvcc.macro_flags(macros),
             "-MD", "-MF", str(tmp / "module.d"),
             "-o", str(tmp / "module.so"),
@@ -362,7 +364,7 @@ def _compile_in(
 
 
 def _clean(log: str, tmp: Path, name: str, shown: str) -> str:
-    log = log.replace(str(tmp) + os.sep, "").replace(str(cxx.INCLUDE) + os.sep, "<cuda shim>/")
+    log = log.replace(str(tmp) + os.sep, "").replace(str(shim.INCLUDE) + os.sep, "<cuda shim>/")
     if name != shown:
         log = re.sub(rf"(?m)^{re.escape(name)}:", lambda _: f"{shown}:", log)  # \ as is
     return log.strip()

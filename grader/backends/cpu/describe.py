@@ -10,23 +10,14 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.backends.cpu.contract import BASE_TYPES, Magic
 from grader.backends.cpu.elf import STT_TLS, Elf, ElfError
 from grader.model.interface import ConstantSig, Interface, KernelSig, ParamSig, canonical_ctype
 from grader.model.result import KernelResources
 from grader.model.source import LAUNCH_SYMBOL, launch_values
 
-SIG_MAGIC = 0x47524431
-VAR_MAGIC = 0x47525631
-_BASES = {
-    1: "void", 2: "bool", 3: "char", 4: "signed char", 5: "unsigned char", 6: "short",
-    7: "unsigned short", 8: "int", 9: "unsigned int", 10: "long", 11: "unsigned long",
-    12: "long long", 13: "unsigned long long", 14: "float", 15: "double", 16: "long double",
-    17: "float2", 18: "float3", 19: "float4", 20: "int2", 21: "int3", 22: "int4",
-    23: "uint2", 24: "uint3", 25: "uint4", 26: "double2", 27: "char4", 28: "uchar4",
-}  # fmt: skip
 _ANCHOR = "grader_tls_anchor"
 _SHARED_DECL = "grader_shared_"  # a static __shared__ declaration's descriptor (scan.py)
-SHARED_MAGIC = 0x47525331
 
 
 @dataclass
@@ -48,7 +39,7 @@ class Description:
 
 def ctype_of(code: int) -> str | None:
     """The C type a registration type code stands for; None for other structs."""
-    base = _BASES.get(code & 0xFF)
+    base = BASE_TYPES.get(code & 0xFF)
     if base is None:
         return None
     depth = (code >> 8) & 0xF
@@ -68,7 +59,7 @@ def describe(path: Path) -> Description:
             kernel = name[len("grader_sig_") :]
             data = elf.read(symbol)
             magic, count, bounds, _ = _unpack("<4i", data, 0, name)
-            if magic != SIG_MAGIC:
+            if magic != Magic.SIG:
                 continue
             if count < 0:
                 raise _forged(name)
@@ -85,7 +76,7 @@ def describe(path: Path) -> Description:
         elif name.startswith("grader_var_"):
             var = name[len("grader_var_") :]
             magic, space, writable, _, size = _unpack("<4iq", elf.read(symbol), 0, name)
-            if magic != VAR_MAGIC:
+            if magic != Magic.VAR:
                 continue
             out.variables[var] = Variable(size, "const" if space == 1 else "global", writable == 1)
             if var != LAUNCH_SYMBOL:
@@ -125,7 +116,7 @@ def _shared_bytes(elf: Elf) -> dict[str | None, int]:
             size = symbol.size
         elif _SHARED_DECL in name and symbol.size >= 16:
             magic, _slot, size = _unpack("<iiq", elf.read(symbol), 0, name)
-            if magic != SHARED_MAGIC:
+            if magic != Magic.SHARED:
                 continue
         else:
             continue

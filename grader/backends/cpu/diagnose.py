@@ -20,13 +20,9 @@ import numpy as np
 
 from grader.backends.cpu import blame, scan
 from grader.backends.cpu.build import Artifact
+from grader.backends.cpu.contract import BARRIER_CALLS, WARP_CALLS, Exit
 from grader.backends.cpu.job import PASSES, Report
 from grader.backends.cpu.protocol import (
-    BARRIERS,
-    EXIT_FAULT,
-    EXIT_LOAD,
-    EXIT_TIMEOUT,
-    WARP_OPS,
     Divergence,
     Error,
     Fault,
@@ -49,7 +45,7 @@ from grader.model.launch import (
     as_bits,
     filled,
 )
-from grader.model.result import Diagnostic, Kind
+from grader.model.result import Diagnostic, Kind, RaceScope
 from grader.toolchain import sandbox, scratch
 
 LINES_TIMEOUT = 10.0  # seconds for addr2line; it answers a well-formed module at once
@@ -80,13 +76,13 @@ def outcome(
     code = report.returncode
     error = report.first(Error)
     fault = report.first(Fault)
-    if code is None or code == EXIT_TIMEOUT:
+    if code is None or code == Exit.TIMEOUT:
         out.timed_out = True
         out.diagnostics.append(_timeout(report.first(Timeout), kernel, timeout, locate))
-    elif code == EXIT_FAULT and fault is not None:
+    elif code == Exit.FAULT and fault is not None:
         out.crashed = True
         out.diagnostics.append(_fault(fault, launch, locate))
-    elif code == EXIT_LOAD and error is not None and error.what in _INTERFACE_ERRORS:
+    elif code == Exit.LOAD and error is not None and error.what in _INTERFACE_ERRORS:
         out.crashed = True
         out.diagnostics.append(_error(error, launch))
     elif code != 0 or len(report.outputs) < PASSES or report.unreadable:
@@ -385,7 +381,7 @@ def _divergence(record: Divergence, kernel: str, source: str) -> Diagnostic:
             block=block,
         )
     if what == "warp":
-        name = WARP_OPS.get(op, "a warp operation")
+        name = WARP_CALLS.get(op, "a warp operation")
         state = (
             "had already returned"
             if record.other_state == 0
@@ -401,7 +397,7 @@ def _divergence(record: Divergence, kernel: str, source: str) -> Diagnostic:
             block=block,
             line=line,
         )
-    barrier = BARRIERS.get(op, "__syncthreads()")
+    barrier = BARRIER_CALLS.get(op, "__syncthreads()")
     if what == "lines":
         return Diagnostic(
             Kind.BARRIER_DIVERGENCE,
@@ -538,13 +534,9 @@ def _race(report: Report, launch: Launch, kernel: str, atomics: bool) -> Diagnos
             "read what other threads write without a __syncthreads() between the write and "
             "the read.",
             kernel=kernel,
+            race_scope=RaceScope.EVERY_CASE,
         )
     return None
-
-
-def among_threads(found: Diagnostic) -> bool:
-    """Whether `found` is the race _race names: the threads of a block, in two orders."""
-    return found.kind == Kind.RACE and found.block is None and found.thread is None
 
 
 def hazard(record: Hazard, race: Diagnostic, launch: Launch, locate: Locator) -> Diagnostic:
@@ -576,6 +568,7 @@ def hazard(record: Hazard, race: Diagnostic, launch: Launch, locate: Locator) ->
         thread=thread,
         block=block,
         line=read_line,
+        race_scope=RaceScope.EVERY_CASE,
     )
 
 
@@ -615,6 +608,7 @@ def _overlap(record: Overlap, launch: Launch, kernel: str, locate: Locator) -> D
         kernel=kernel,
         block=second,
         line=line,
+        race_scope=RaceScope.CASE,
     )
 
 
@@ -634,6 +628,7 @@ def _lost(record: Lost, launch: Launch, kernel: str, locate: Locator) -> Diagnos
         kernel=kernel,
         block=second,
         line=line,
+        race_scope=RaceScope.CASE,
     )
 
 

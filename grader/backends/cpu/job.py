@@ -4,7 +4,8 @@ the process, and what it left.
 The job folder is a fresh scratch directory holding job.txt, the module (a read-only link:
 grader.backends.cpu.shelf), the inputs (raw elements), the __constant__ values, and empty
 files for everything the worker will write (the sandbox lets it write those files and
-create no others). The worker's records (grader.backends.cpu.protocol) come over a
+create no others); job.txt's keys and the files' names are the contract's
+(grader.backends.cpu.contract). The worker's records (grader.backends.cpu.protocol) come over a
 pipe. Those before its "load" record were written before any code of the submission ran,
 and are the runner's own; the rest may have been written by the submission, so they are
 only evidence against it. The parent reads the outputs and the fill around them from the
@@ -31,8 +32,9 @@ from typing import TypeVar
 import numpy as np
 
 from grader import defaults, machine, waiting
-from grader.backends.cpu import elf, protocol
+from grader.backends.cpu import elf, protocol, runner
 from grader.backends.cpu.build import Artifact
+from grader.backends.cpu.contract import FILES
 from grader.backends.cpu.protocol import Record
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
@@ -128,7 +130,7 @@ def execute(
     """With `state` (a kernel of a launch of several), the kernel starts from those
     __device__ values (the load-time ones where absent) and the report holds its own.
     The module comes from `shelf`."""
-    runner = cxx.runner()
+    program = runner.executable()
     # The worker's folder sits in one of ours: a later grader sweeps only its own user's
     # (grader.toolchain.scratch), and a worker started by root runs as another user.
     folder = Path(tempfile.mkdtemp(prefix=scratch_folders.prefix("cpu")))
@@ -143,7 +145,7 @@ def execute(
         with open(scratch / "stderr.txt", "wb") as stderr:
             # loading and each pass have the worker's own watchdog; this is the
             # parent's backstop if even that fails
-            returncode, records = _run([str(runner), "run", str(scratch)], scratch, stderr,
+            returncode, records = _run([str(program), "run", str(scratch)], scratch, stderr,
                                        (PASSES + 1) * timeout + 5, settings.stop)  # fmt: skip
         report = Report(returncode)
         report.stderr = _tail(scratch / "stderr.txt")
@@ -245,11 +247,11 @@ def _write_job(
     for arg in launch.args:
         if isinstance(arg, Buffer):
             data = np.ascontiguousarray(arg.data).reshape(-1)
-            data.tofile(scratch / f"buf_{index}.bin")
+            data.tofile(scratch / FILES["input"].format(index))
             access = 2 if arg.accumulates else int(arg.output)  # 2: blocks may add to it
             lines.append(f"arg buffer {data.size} {access} {data.itemsize} {arg.name}")
             for p in range(PASSES):
-                (scratch / f"out.{p}.{index}.bin").touch()
+                (scratch / FILES["output"].format(p, index)).touch()
             index += 1
         elif isinstance(arg, Scalar):
             lines.append(f"arg scalar {arg.ctype} {int(arg.value)}")
@@ -257,12 +259,12 @@ def _write_job(
         if name not in artifact.variables:
             continue
         data = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
-        data.tofile(scratch / f"const_{name}.bin")
+        data.tofile(scratch / FILES["constant"].format(name))
         lines.append(f"constant {data.nbytes} {name}")
     if state is not None:
         lines += _state_lines(scratch, artifact, state)
-    (scratch / "printf.txt").touch()
-    (scratch / "job.txt").write_text("\n".join(lines) + "\n")
+    (scratch / FILES["printf"]).touch()
+    (scratch / FILES["job"]).write_text("\n".join(lines) + "\n")
 
 
 def _state_lines(scratch: Path, artifact: Artifact, state: dict[str, bytes]) -> list[str]:
@@ -271,9 +273,9 @@ def _state_lines(scratch: Path, artifact: Artifact, state: dict[str, bytes]) -> 
     lines = []
     for name, var in artifact.carried().items():
         if name in state:
-            (scratch / f"const_{name}.bin").write_bytes(state[name])
+            (scratch / FILES["constant"].format(name)).write_bytes(state[name])
             lines.append(f"constant {len(state[name])} {name}")
-        (scratch / f"carry_{name}.bin").touch()
+        (scratch / FILES["carry"].format(name)).touch()
         lines.append(f"carry {var.size} {name}")
     return lines
 
@@ -282,7 +284,7 @@ def _read_state(scratch: Path, artifact: Artifact, report: Report) -> None:
     """Each carried variable's bytes, exactly its declared size, or the file's name in
     `unreadable`."""
     for name, var in artifact.carried().items():
-        path = scratch / f"carry_{name}.bin"
+        path = scratch / FILES["carry"].format(name)
         try:
             data = path.read_bytes() if path.stat().st_size == var.size else b""
         except OSError:
@@ -328,7 +330,7 @@ def _read_outputs(scratch: Path, launch: Launch, report: Report) -> None:
     back. A file that is missing, unreadable or of the wrong size is the worker's doing
     (the grader made them all), so that pass has no outputs."""
     try:
-        raw = (scratch / "printf.txt").read_bytes()[: defaults.OUTPUT_LIMIT]
+        raw = (scratch / FILES["printf"]).read_bytes()[: defaults.OUTPUT_LIMIT]
         report.printf = raw.decode("utf-8", "replace")
     except OSError:
         pass
@@ -337,7 +339,7 @@ def _read_outputs(scratch: Path, launch: Launch, report: Report) -> None:
     for p in range(PASSES):
         arrays = []
         for k, buffer in enumerate(launch.buffers()):
-            name = f"out.{p}.{k}.bin"
+            name = FILES["output"].format(p, k)
             try:
                 raw = np.fromfile(scratch / name, dtype=np.uint8)
             except (OSError, ValueError):

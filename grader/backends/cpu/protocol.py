@@ -1,13 +1,14 @@
-"""The messages between the grader and its CPU worker (the runner, runtime/runner.cpp): the
-records the worker writes on its record pipe, the exit codes it ends with, and the codes
-its records give the barriers and warp operations.
+"""The records the CPU worker (the runner, runtime/runner.cpp) writes on its record pipe
+for the grader; the codes they and its exit status carry are the contract's
+(grader.backends.cpu.contract).
 
-A record is one line, "name key=value ...", written by runtime/report.cpp's Line. Each
-kind the grader reads is a class here, its fields typed: a number is decimal or 0x hex, a
-text is the bytes the worker chose, hex-encoded, a triple is "x,y,z", a list is "a,b,...".
+A record is one line, "name key=value ...", written by the Line of the sandbox's
+record.cpp (grader/toolchain/sandbox/). Each kind the grader reads is a class here, its
+fields typed: a number is decimal or 0x hex, a text is the bytes the worker chose,
+hex-encoded, a triple is "x,y,z", a list is "a,b,...".
 Records after the worker's "load" record may be the submission's own writing, so reading
 one never fails: a field that is missing or malformed reads as its default, and a kind not
-named here is an Other. tests/cpu/test_protocol.py ties every code to its C++ definition."""
+named here is an Other. tests/cpu/test_contract.py ties the kinds to the runtime's."""
 
 from __future__ import annotations
 
@@ -15,38 +16,6 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from grader.toolchain.sandbox import Layers, parse_fields, unhex
-
-# How the runner ends (runtime/rt.h, enum Exit), where the grader tells the endings apart.
-EXIT_SANDBOX = 3  # a layer of the sandbox could not be applied
-EXIT_LOAD = 4  # the module did not load, or does not fit the launch
-EXIT_FAULT = 42  # a fault in the kernel, or a check of the shim that stops it
-EXIT_TIMEOUT = 43  # the worker's own watchdog stopped the kernel
-
-# The `op` of a "divergence" record: GRADER_BAR_* and GRADER_WARP_* of
-# runtime/include/grader_ops.h, as the student wrote them.
-BARRIERS = {
-    0: "__syncthreads()",
-    1: "__syncthreads_count()",
-    2: "__syncthreads_and()",
-    3: "__syncthreads_or()",
-}
-WARP_OPS = {
-    0: "__syncwarp()",
-    1: "__shfl_sync()",
-    2: "__shfl_up_sync()",
-    3: "__shfl_down_sync()",
-    4: "__shfl_xor_sync()",
-    5: "__ballot_sync()",
-    6: "__any_sync()",
-    7: "__all_sync()",
-    8: "__match_any_sync()",
-    9: "__reduce_add_sync()",
-    10: "__reduce_min_sync()",
-    11: "__reduce_max_sync()",
-    12: "__reduce_and_sync()",
-    13: "__reduce_or_sync()",
-    14: "__reduce_xor_sync()",
-}
 
 # The kinds of field, each named by the annotation its fields carry.
 Text = str  # hex-encoded bytes on the wire, decoded
@@ -224,13 +193,13 @@ class Divergence(Record):
     other: Dim | None = None
     other_line: int = 0
     other_state: int = 0  # 0: the other thread had returned; 1: it waits at a barrier
-    op: int = 0  # BARRIERS or WARP_OPS
+    op: int = 0  # a Barrier or a WarpOp (grader.backends.cpu.contract)
 
 
 @_kind("error")
 @dataclass(frozen=True)
 class Error(Record):
-    """A step of the runner that failed (runtime/report.cpp's fail): before "load" the
+    """A step of the runner that failed (record.cpp's fail): before "load" the
     machine's, after it the module's interface (arity, kernel_missing, constant_*)."""
 
     what: str = ""
@@ -311,7 +280,7 @@ class Hazard(Region):
 @_kind("sandbox")
 @dataclass(frozen=True)
 class Sandbox(Record):
-    """The layers of the sandbox the worker applied (runtime/sandbox.cpp)."""
+    """The layers of the sandbox the worker applied (grader/toolchain/sandbox/)."""
 
     layers: Layers = Layers()
 

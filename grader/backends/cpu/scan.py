@@ -3,9 +3,9 @@ the CPU backend cannot run, the two rewrites of `__shared__` declarations (dynam
 memory, and static arrays placed against guard pages), and the registration footer that
 describes each kernel and variable to the runner.
 
-Everything works on the text with comments, string contents and preprocessor lines
-blanked out (offsets and line numbers kept), so a `__global__` inside a comment or a
-macro definition is not mistaken for a kernel."""
+Everything works on the code as the compiler reads it, with comments, string contents and
+directives blanked out (grader.model.lexer.code: offsets and line numbers kept), so a
+`__global__` inside a comment or a macro definition is not mistaken for a kernel."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import functools
 import re
 from dataclasses import dataclass
 
-from grader.model.source import SEPARATED_NUMBER, last_before, line_of, next_of, strip_comments
+from grader.model import lexer
+from grader.model.lexer import last_before, line_of, next_of
 
 REGISTRATION_FILE = "<grader registration>"
 
@@ -41,33 +42,7 @@ class Unsupported:
     sentence: str
 
 
-# -- blanking -------------------------------------------------------------------------
-
-
-def _blank(token: str) -> str:
-    return re.sub(r"[^\n]", " ", token)
-
-
-# a quote left open runs to the end of its line, as in strip_comments
-_STRINGS = re.compile(
-    rf"{SEPARATED_NUMBER}"
-    r'|(")((?:\\.|[^"\\\n])*)("?)|(\')((?:\\.|[^\'\\\n])*)(\'?)'
-)
-_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
-
-
-def _blank_string(match: re.Match) -> str:
-    if not match[1] and not match[4]:
-        return match[0]  # a number
-    quote, inside, close = match.groups()[:3] if match[1] else match.groups()[3:]
-    return quote + _blank(inside) + close
-
-
-def code_only(text: str) -> str:
-    """Comments, string and character contents, and preprocessor lines become spaces."""
-    text = strip_comments(text)
-    text = _STRINGS.sub(_blank_string, text)
-    return _DIRECTIVE.sub(lambda m: _blank(m.group(0)), text)
+# -- brackets ---------------------------------------------------------------------------
 
 
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
@@ -181,7 +156,7 @@ def _statement_start(code: str, offset: int) -> int:
 
 def kernels(text: str) -> list[KernelDecl]:
     """Every `__global__` function the file declares, in order, each name once."""
-    code = code_only(text)
+    code = lexer.code(text)
     out: dict[str, KernelDecl] = {}
     pos = 0
     for match in re.finditer(r"\b__global__\b", code):
@@ -215,7 +190,7 @@ def kernels(text: str) -> list[KernelDecl]:
             # The expression is written again in the footer, where its macros expand
             # as they did here.
             open_at = start + lb.end() - 1
-            inner = strip_comments(text[open_at + 1 : _balanced(code, open_at) - 1])
+            inner = lexer.uncommented(text)[open_at + 1 : _balanced(code, open_at) - 1]
             bounds = " ".join(_split_top(inner)[0].split()) or None
         template = re.search(r"\btemplate\s*<", head) is not None
         out[name] = KernelDecl(name, line_of(code, match.start()), bounds, template)
@@ -273,7 +248,7 @@ def _declaration_end(code: str, pos: int) -> int:
 def variables(text: str) -> list[VariableDecl]:
     """File-scope `__constant__` and `__device__` variables (static ones too). Functions,
     `extern` declarations and `__shared__` arrays are left out."""
-    code = code_only(text)
+    code = lexer.code(text)
     points = _scope_at(code)
     seen_statements: set[int] = set()
     out: dict[str, VariableDecl] = {}
@@ -328,6 +303,7 @@ _UNSUPPORTED = (
     ),
 )
 
+_HEADER = re.compile(r'\s*[<"]([\w/]+?)(?:\.h)?[>"]')
 _UNSUPPORTED_HEADERS = {
     "cooperative_groups": "cooperative groups",
     "cuda_fp16": "half-precision types",
@@ -340,20 +316,18 @@ _UNSUPPORTED_HEADERS = {
 
 def unsupported(text: str) -> list[Unsupported]:
     """Each CUDA feature the CPU backend cannot run, once, at its first line."""
-    code = code_only(text)
+    code = lexer.code(text)
     found: list[Unsupported] = []
     for pattern, what in _UNSUPPORTED:
         match = re.search(pattern, code)
         if match:
             word = match.group(0).strip().rstrip("(").strip()
             found.append(_sentence(what, word, line_of(code, match.start())))
-    bare = strip_comments(text)
-    for match in re.finditer(r'^[ \t]*#\s*include\s*[<"]([\w/]+?)(?:\.h)?[>"]', bare, re.MULTILINE):
-        what = _UNSUPPORTED_HEADERS.get(match.group(1).split("/")[0])
+    for directive in lexer.directives(text):
+        header = _HEADER.match(directive.rest) if directive.name == "include" else None
+        what = _UNSUPPORTED_HEADERS.get(header.group(1).split("/")[0]) if header else None
         if what:
-            found.append(
-                _sentence(what, f"#include <{match.group(1)}.h>", line_of(bare, match.start()))
-            )
+            found.append(_sentence(what, f"#include <{header.group(1)}.h>", directive.line))
     return sorted(found, key=lambda u: u.line)
 
 
@@ -381,7 +355,7 @@ def rewrite_dynamic_shared(text: str) -> str:
     """`extern __shared__ T name[];` becomes a pointer to the block's dynamic shared memory:
     a local `T* const name` inside a function, a macro at file scope. Line numbers of
     everything else stay as they were."""
-    code = code_only(text)
+    code = lexer.code(text)
     points = _scope_at(code)
     pieces: list[str] = []
     last = 0
@@ -423,7 +397,7 @@ class BarrierContext:
 
 def barrier_context(text: str, line: int) -> BarrierContext:
     """What surrounds the barrier on `line`: an enclosing branch, an earlier return."""
-    code = code_only(text)
+    code = lexer.code(text)
     starts = [0, *(m.end() for m in re.finditer("\n", code))]
     if not 1 <= line <= len(starts):
         return BarrierContext(None, None)
@@ -519,7 +493,7 @@ def rewrite_static_shared(text: str) -> tuple[str, list[SharedDecl]]:
     places against guard pages (grader_cuda.h, static_shared): a local reference inside a
     function, a macro at file scope. What this cannot read stays `thread_local`. Line
     numbers of everything else stay as they were."""
-    code = code_only(text)
+    code = lexer.code(text)
     points = _scope_at(code)
     pieces: list[str] = []
     found: list[SharedDecl] = []

@@ -27,7 +27,7 @@ from grader.backends.cuda import errors, sanitizer, vmm
 from grader.backends.cuda.client import Reply, WorkerProcess
 from grader.backends.cuda.probe import describe, device_info, forget
 from grader.backends.cuda.protocol import ArrayTable, encode_launch
-from grader.backends.timed import TimingCheck
+from grader.backends.timing import TimingCheck
 from grader.model.interface import Executed, LaunchDefaults
 from grader.model.launch import BufferState, Build, Launch, RunOutcome, Timing
 from grader.model.result import Diagnostic, Kind

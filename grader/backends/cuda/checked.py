@@ -1,4 +1,4 @@
-"""Checked timing on the GPU (see grader.backends.timed): before each timed launch, draw
+"""Checked timing on the GPU (see grader.backends.timing): before each timed launch, draw
 the inputs afresh (or restore those the host drew and uploaded: a kernel that changes a
 sparse matrix's structure changes it for itself alone) and poison the outputs; after it,
 read a sample of its outputs back. The reference's launches get the same work around
@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-from grader.backends import timed
 from grader.backends.cuda import helpers
 from grader.backends.cuda.gpu import DeviceBuffer, Gpu, failures
+from grader.backends.timing import TimingCheck, launch_key, sample_elements, sample_launch
 from grader.toolchain.nvcc import compile_folder
 
 THREADS = 256
@@ -52,7 +52,7 @@ class Checker:
     timing: the same for both kernels, but only the student's samples are kept."""
 
     def __init__(
-        self, gpu: Gpu, module, check: timed.TimingCheck, placed: dict[str, DeviceBuffer]
+        self, gpu: Gpu, module, check: TimingCheck, placed: dict[str, DeviceBuffer]
     ) -> None:
         self.gpu, self.check = gpu, check
         self.inputs = [placed[name] for name in check.inputs]
@@ -86,7 +86,7 @@ class Checker:
         started = time.perf_counter()
         number = self.runs[student]
         for placed in self.inputs:
-            k0, k1 = timed.launch_key(self.check.seed, number, placed.name)
+            k0, k1 = launch_key(self.check.seed, number, placed.name)
             draw = self.draws[_draw_kind(placed.dtype)]
             with failures("draw"):
                 draw(
@@ -109,8 +109,8 @@ class Checker:
         """The coordinates of the next launch's sample, computed before it is queued."""
         started = time.perf_counter()
         self.pending = [
-            timed.sample_elements(
-                sample, self.check.seed, timed.sample_launch(student, self.runs[student])
+            sample_elements(
+                sample, self.check.seed, sample_launch(student, self.runs[student])
             ).astype(np.uint32)
             for sample, _ in self.sampled
         ]
@@ -162,7 +162,7 @@ class Checker:
 
 
 def _draw_kind(dtype: np.dtype) -> str:
-    """Which of the generator's kernels draws a buffer of `dtype` (grader.backends.timed)."""
+    """Which of the generator's kernels draws a buffer of `dtype` (grader.backends.timing)."""
     if dtype.itemsize == 1:
         return "byte"
     return "float" if dtype.kind == "f" else "word"

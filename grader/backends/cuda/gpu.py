@@ -1,7 +1,8 @@
 """The GPU side of the worker: the only module that imports PyCUDA, and only inside the
 worker process. It compiles and caches modules, lays out buffers (flush against unmapped
 memory with canaries in the slack for correctness runs and timing, exact sizes apart
-under the sanitizer), launches, times, and checks timed launches.
+under the sanitizer), and launches; timing a pair of runs is backends.cuda.timing's, and
+checking the timed launches backends.cuda.checked's, each over a Gpu.
 
 Every PyCUDA error becomes a `CudaFailure` that says where it happened and whether the
 context survived it."""
@@ -16,9 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.backends.cuda import errors, timing, vmm
+from grader.backends.cuda import errors, vmm
 from grader.backends.cuda.protocol import scalar_value
-from grader.backends.timed import Plan, ratios, relative_spread
 from grader.model.launch import (
     CANARY_BITS,
     CANARY_ELEMENTS,
@@ -393,101 +393,6 @@ class Gpu:
         here is the one the caller is already reporting."""
         with suppress(CudaFailure):
             self.finish()
-
-    # -- timing ---------------------------------------------------------------------------
-
-    def time_pair(self, runs: list[list[tuple[object, Launch, list]]], plan: Plan, checker) -> dict:
-        """Time two runs, each a list of launches (function, launch, args) timed as one,
-        interleaved: round r starts with runs[r % 2]. L2 is flushed before every timed
-        run. `checker` (a checked.Checker) prepares and samples every run alike, outside
-        the timed intervals, and keeps the samples of runs[0], the student's."""
-        started = time.monotonic()
-        with failures("alloc"):
-            flush = self.cuda.mem_alloc(timing.FLUSH_BYTES)
-            hold = Hold(self)
-        try:
-
-            def timed(which: int) -> float:
-                return self._timed(flush, hold, runs[which], checker, which == 0)
-
-            first = [timed(0), timed(1)]  # also loads lazily-loaded code
-            for _ in range(plan.warmups(max(first) / 1000)):
-                timed(0)
-                timed(1)
-            samples: list[list[float]] = [[], []]
-            round_s = sum(first) / 1000 + timing.ROUND_OVERHEAD_S
-            reason = None
-            while reason is None:
-                reason = plan.stop_reason(*samples, time.monotonic() - started, round_s)
-                if reason is not None:
-                    break
-                order = (0, 1) if len(samples[0]) % 2 == 0 else (1, 0)
-                for which in order:
-                    samples[which].append(timed(which))
-            if not samples[0]:  # a kernel too slow to repeat: its first run is the sample
-                samples = [[first[0]], [first[1]]]
-        finally:
-            self.settle()  # a failed launch left the hold queued: it reads the flag
-            flush.free()
-            hold.free()
-        spread = relative_spread(ratios(*samples))
-        return {
-            "student_ms": samples[0],
-            "reference_ms": samples[1],
-            "note": timing.note(len(samples[0]), reason, spread),
-        }
-
-    def _timed(
-        self, flush, hold: Hold, run: list[tuple[object, Launch, list]], checker, student: bool
-    ) -> float:
-        if checker is not None:  # the same work around both kernels' runs
-            checker.before(student)
-            checker.prepare(student)
-        start, end = self.cuda.Event(), self.cuda.Event()
-        hold.close()
-        try:
-            with failures("sync"):
-                self.cuda.memset_d8_async(flush, 0, timing.FLUSH_BYTES)
-                start.record()
-            for function, launch, args in run:
-                self.launch(function, launch, args)
-            with failures("sync"):
-                end.record()
-                end.query()  # hands the queued launches to the GPU before the hold opens
-        finally:
-            hold.open()
-        self.wait(end)
-        with failures("sync"):
-            ms = end.time_since(start)
-        if checker is not None:
-            checker.after(student)
-        return ms
-
-
-class Hold:
-    """The helpers' `hold` kernel and its flag in mapped host memory: closed, the stream
-    waits while a timed run's launches are queued behind it; opened, they run back to
-    back, so the host's time to launch a run of several kernels is never timed."""
-
-    LIMIT_NS = 2_000_000_000  # the hold ends by itself after this, should the host stall
-
-    def __init__(self, gpu: Gpu) -> None:
-        self.flag = gpu.cuda.pagelocked_zeros(
-            1, np.uint32, mem_flags=gpu.cuda.host_alloc_flags.DEVICEMAP
-        )
-        self.address = np.uintp(self.flag.base.get_device_pointer())
-        self.kernel = gpu.helper.get_function("hold")
-
-    def close(self) -> None:
-        self.flag[0] = 0
-        with failures("launch"):
-            self.kernel(self.address, np.uint64(self.LIMIT_NS), grid=(1, 1, 1), block=(1, 1, 1))
-
-    def open(self) -> None:
-        self.flag[0] = 1
-
-    def free(self) -> None:
-        self.flag.base.free()
 
 
 def _gap_bytes(nbytes: int) -> int:

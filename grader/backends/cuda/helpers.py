@@ -3,11 +3,11 @@ inputs (floats, 4-byte integers or bytes), the gathers that read a sample of an 
 back, the fill of shared memory before a case, the hold that keeps a timed run's
 launches queued until all of them are, and a fused multiply-add loop that measures the
 GPU's fp32 peak. The generator's constants come from
-grader.backends.timed as -D macros, so the host and the device share one definition."""
+grader.backends.timing as -D macros, so the host and the device share one definition."""
 
 from __future__ import annotations
 
-from grader.backends.timed import generator_macros
+from grader.backends.timing import generator_macros
 
 SOURCE = r"""
 __host__ __device__ inline unsigned mix(unsigned x) {

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.model.result import Diagnostic, Dim3, Kind
+from grader.model.result import Diagnostic, Dim3, Kind, RaceScope
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 # Racecheck slows a kernel most, and a missing barrier races at any size, so it checks
@@ -420,6 +420,7 @@ def _race_diagnostic(group: list[Finding], context: Context) -> Diagnostic:
         thread=first.thread,
         block=first.block,
         line=next((line for line in lines if line), None),
+        race_scope=RaceScope.EVERY_CASE,
     )
 
 

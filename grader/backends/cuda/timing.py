@@ -1,14 +1,118 @@
-"""What is CUDA's own in timing a pair of launches: the L2 flush before each, what a round
-costs beyond the kernels, and the note that says how it was timed. When to stop is
-grader.backends.timed.Plan's."""
+"""What is CUDA's own in timing a pair of runs, in the GPU worker: the L2 flush before
+each, CUDA events around it, a hold that keeps its launches queued until all are, what a
+round costs beyond the kernels, and the note that says how it was timed. When to stop is
+grader.backends.timing.Plan's, and what the rounds say grader.backends.timing's summarise."""
 
 from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from grader.backends.cuda.gpu import Gpu, failures
+from grader.backends.timing import Plan
+from grader.model.launch import Launch
 
 FLUSH_BYTES = 256 << 20  # cleared before every timed launch: several times any L2
 ROUND_OVERHEAD_S = 0.002  # launches, events and the flush, beyond the kernels themselves
 
 
-def note(rounds: int, reason: str, spread: float) -> str:
+def time_pair(gpu: Gpu, runs: list[list[tuple[object, Launch, list]]], plan: Plan, checker) -> dict:
+    """Time two runs, each a list of launches (function, launch, args) timed as one,
+    interleaved: round r starts with runs[r % 2]. L2 is flushed before every timed
+    run. `checker` (a checked.Checker) prepares and samples every run alike, outside
+    the timed intervals, and keeps the samples of runs[0], the student's."""
+    started = time.monotonic()
+    with failures("alloc"):
+        flush = gpu.cuda.mem_alloc(FLUSH_BYTES)
+        hold = Hold(gpu)
+    try:
+
+        def timed(which: int) -> float:
+            return _timed(gpu, flush, hold, runs[which], checker, which == 0)
+
+        first = [timed(0), timed(1)]  # also loads lazily-loaded code
+        for _ in range(plan.warmups(max(first) / 1000)):
+            timed(0)
+            timed(1)
+        samples: list[list[float]] = [[], []]
+        round_s = sum(first) / 1000 + ROUND_OVERHEAD_S
+        reason = None
+        while reason is None:
+            reason = plan.stop_reason(*samples, time.monotonic() - started, round_s)
+            if reason is not None:
+                break
+            order = (0, 1) if len(samples[0]) % 2 == 0 else (1, 0)
+            for which in order:
+                samples[which].append(timed(which))
+        if not samples[0]:  # a kernel too slow to repeat: its first run is the sample
+            samples = [[first[0]], [first[1]]]
+    finally:
+        gpu.settle()  # a failed launch left the hold queued: it reads the flag
+        flush.free()
+        hold.free()
+    return {
+        "student_ms": samples[0],
+        "reference_ms": samples[1],
+        "note": note(len(samples[0]), reason),
+    }
+
+
+def _timed(
+    gpu: Gpu, flush, hold: Hold, run: list[tuple[object, Launch, list]], checker, student: bool
+) -> float:
+    if checker is not None:  # the same work around both kernels' runs
+        checker.before(student)
+        checker.prepare(student)
+    start, end = gpu.cuda.Event(), gpu.cuda.Event()
+    hold.close()
+    try:
+        with failures("sync"):
+            gpu.cuda.memset_d8_async(flush, 0, FLUSH_BYTES)
+            start.record()
+        for function, launch, args in run:
+            gpu.launch(function, launch, args)
+        with failures("sync"):
+            end.record()
+            end.query()  # hands the queued launches to the GPU before the hold opens
+    finally:
+        hold.open()
+    gpu.wait(end)
+    with failures("sync"):
+        ms = end.time_since(start)
+    if checker is not None:
+        checker.after(student)
+    return ms
+
+
+class Hold:
+    """The helpers' `hold` kernel and its flag in mapped host memory: closed, the stream
+    waits while a timed run's launches are queued behind it; opened, they run back to
+    back, so the host's time to launch a run of several kernels is never timed."""
+
+    LIMIT_NS = 2_000_000_000  # the hold ends by itself after this, should the host stall
+
+    def __init__(self, gpu: Gpu) -> None:
+        self.flag = gpu.cuda.pagelocked_zeros(
+            1, np.uint32, mem_flags=gpu.cuda.host_alloc_flags.DEVICEMAP
+        )
+        self.address = np.uintp(self.flag.base.get_device_pointer())
+        self.kernel = gpu.helper.get_function("hold")
+
+    def close(self) -> None:
+        self.flag[0] = 0
+        with failures("launch"):
+            self.kernel(self.address, np.uint64(self.LIMIT_NS), grid=(1, 1, 1), block=(1, 1, 1))
+
+    def open(self) -> None:
+        self.flag[0] = 1
+
+    def free(self) -> None:
+        self.flag.base.free()
+
+
+def note(rounds: int, reason: str) -> str:
+    """How the pair was timed and why timing stopped: the grader adds what the rounds say
+    (grader.grading.timing.performance_of)."""
     flushed = f"L2 flushed ({FLUSH_BYTES >> 20} MB memset) before every launch"
-    text = f"{rounds} interleaved rounds, CUDA events, {flushed}; stopped because {reason}"
-    return f"{text}; the per-round speedup spread {spread:.2%}."
+    return f"{rounds} interleaved rounds, CUDA events, {flushed}; stopped because {reason}"

@@ -16,7 +16,7 @@ printed there. Requests:
                                             with census, on the census module, and what
                                             each kernel executed ("executed")
     time  {student, reference, budget,      interleaved timing of two loaded launches, the
-           check, helpers}                  student's checked (grader.backends.timed);
+           check, helpers}                  student's checked (grader.backends.timing);
                                             with the machine's ceilings
     exit
 
@@ -34,10 +34,10 @@ import sys
 import time
 import traceback
 
-from grader.backends import timed
-from grader.backends.cuda import census, checked, vmm
+from grader.backends.cuda import census, checked, timing, vmm
 from grader.backends.cuda.gpu import CudaFailure, Gpu
 from grader.backends.cuda.protocol import ChannelClosed, Message, decode_launch, receive, send
+from grader.backends.timing import Plan, TimingCheck
 
 EXIT_STICKY = 3
 
@@ -129,7 +129,7 @@ class Worker:
     def op_time(self, message: Message) -> Message:
         head = message.header
         module = checked.helper_module(self.gpu, head["helpers"]["nvcc"], head["helpers"]["arch"])
-        check = timed.TimingCheck.from_json(head["check"])
+        check = TimingCheck.from_json(head["check"])
         runs, placed, checker = [], {}, None
         try:
             for role in ("student", "reference"):
@@ -146,8 +146,8 @@ class Worker:
                     ]
                 )
             checker = checked.Checker(self.gpu, module, check, placed)
-            result = self.gpu.time_pair(
-                runs, timed.Plan(head["budget"], max_rounds=check.rounds), checker
+            result = timing.time_pair(
+                self.gpu, runs, Plan(head["budget"], max_rounds=check.rounds), checker
             )
             started = time.perf_counter()
             result["ceilings"] = checked.ceilings(self.gpu, module)

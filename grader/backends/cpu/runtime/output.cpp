@@ -74,7 +74,7 @@ static void append(const char* text, size_t n) {
     }
     l.kvbytes("text", text ? text : "");
     l.write();
-    int fd = open("printf.txt", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = open(FILE_PRINTF, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd >= 0) {
         output_flush_fd(fd);
         close(fd);

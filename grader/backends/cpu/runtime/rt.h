@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "contract.h"
 #include "fiber.h"
+#include "record.h"
 
 struct GUint3 {
     unsigned int x, y, z;
@@ -34,37 +36,6 @@ extern int grader_rt_float_atomics;
 
 namespace rt {
 
-/* Exit codes of the runner, read by grader/backends/cpu/protocol.py (EXIT_*). */
-enum Exit {
-    EXIT_OK = 0,
-    EXIT_USAGE = 2,
-    EXIT_SANDBOX = 3,
-    EXIT_LOAD = 4,
-    EXIT_SETUP = 5, /* the runner could not prepare the launch (before any student code) */
-    EXIT_FAULT = 42,
-    EXIT_TIMEOUT = 43,
-};
-
-/* -- the result file: one record per line, "name key=value ..." ---------------------- */
-void report_use_fd(int fd);
-/* Async-signal-safe line builder: no allocation, no stdio. */
-struct Line {
-    char buf[1024];
-    size_t len = 0;
-    Line& str(const char* s);
-    Line& num(long long v);
-    Line& hex(unsigned long long v);
-    Line& kv(const char* key, long long v);
-    Line& kv(const char* key, const char* v);
-    Line& kvhex(const char* key, unsigned long long v);
-    Line& kv3(const char* key, unsigned x, unsigned y, unsigned z);
-    Line& kvbytes(const char* key, const char* s); /* hex-encoded text */
-    void write();
-};
-/* The runner's own failure: an "error" record (what, and the detail hex-encoded), then
-   _exit(code). */
-[[noreturn]] void fail(const char* what, const char* detail, int code);
-
 /* -- memory: buffers and areas with guard pages on both sides -------------------------- */
 constexpr size_t GUARD_BYTES = 16u << 20;
 
@@ -83,8 +54,7 @@ void area_destroy(Area* a);
 void fill_words(void* p, size_t bytes, uint32_t word);
 
 /* One static __shared__ declaration, as the module describes it (grader_shared_decl in
-   include/grader_cuda.h, field for field). */
-constexpr int SHARED_MAGIC = 0x47525331;
+   include/grader_cuda.h, field for field; its magic is grader::SHARED_MAGIC). */
 struct SharedDecl {
     int magic;
     int slot;
@@ -244,53 +214,6 @@ void signals_thread_init(); /* a sigaltstack for this thread */
 void watchdog_start();
 void watchdog_arm(double seconds, const char* phase);
 void watchdog_disarm();
-
-/* -- the sandbox ----------------------------------------------------------------------- */
-struct Policy {
-    std::vector<std::string> read_paths;  /* read (and map) only */
-    std::string scratch;                  /* read and write */
-    bool scratch_create = false;          /* may also create and remove files there */
-    bool limit_processes = true;          /* RLIMIT_NPROC 0 (not for a compiler) */
-    bool want_landlock = true;
-    bool want_seccomp = true;
-    bool want_netns = true;
-    bool require_fs = true;
-    bool require_net = true;
-    unsigned long long memory = 0;  /* RLIMIT_AS bytes, 0 = unlimited */
-    unsigned long long cpu = 0;     /* RLIMIT_CPU seconds */
-    unsigned long long fsize = 0;   /* RLIMIT_FSIZE bytes */
-    /* RLIMIT_AS as what the process holds when the limit is set plus this many bytes
-       (0: `memory` alone applies), so that the student's share does not depend on how
-       many threads, arenas and libraries the runner needed on this machine. */
-    unsigned long long memory_headroom = 0;
-    long uid = -1, gid = -1; /* when started as root: run as this user (-1: stay) */
-};
-struct SandboxState {
-    int landlock_abi = 0;
-    bool landlock = false;
-    bool seccomp = false;
-    bool userns = false;
-    bool netns = false;
-    bool caps_dropped = false;
-    bool ipcns = false;
-    bool scratch_refused = false; /* landlock could not name the scratch folder */
-    long uid = -1; /* the user it switched to, -1 if none */
-    bool rlimits = false;
-    std::string error;
-};
-/* Before any thread exists: no new privileges, namespaces, landlock. */
-bool sandbox_before_threads(const Policy& p, SandboxState* s);
-/* After the pool exists: resource limits, then the seccomp filter for every thread. */
-bool sandbox_after_threads(const Policy& p, SandboxState* s);
-/* The resource limits alone (for `runner exec`). */
-void rlimits_only(const Policy& p, SandboxState* s);
-/* The layers' fields of a "sandbox" record, the error last (a long one is cut at the
-   end of the line, the other fields are not). */
-void sandbox_fields(const SandboxState& s, Line& l);
-/* A worker's "sandbox" record. */
-void sandbox_report(const SandboxState& s);
-/* The seccomp filter for a compiler under `runner exec` (processes allowed). */
-bool compiler_seccomp_apply(SandboxState* s);
 
 /* The first pass's findings land here; fault reports say which pass they came from. */
 extern int current_pass;

@@ -1,13 +1,12 @@
 /* The runner: the worker process of the CPU backend.
 
-     runner probe DIR [UID GID]   applies every sandbox layer it can, prints what worked
      runner run DIR FD            runs the job described in DIR/job.txt
-     runner exec DIR ... -- PROGRAM ARG...   runs a compiler sandboxed (exec_sandboxed)
 
    A run reads the job (module, kernel, launch shape, limits, arguments), loads the
-   libraries the module needs, applies the sandbox, starts the pool of threads, makes
-   every buffer of the checked passes, and only then loads the student's module, fills
-   the __constant__ symbols by name, and runs the launch once per pass: pass 0 with every
+   libraries the module needs, applies the sandbox (the one every compiler runs in:
+   grader/toolchain/sandbox/), starts the pool of threads, makes every buffer of the
+   checked passes, and only then loads the student's module, fills the __constant__
+   symbols by name, and runs the launch once per pass: pass 0 with every
    buffer ending on a guard page and the threads of each block in forward order, pass 1
    with every buffer starting on a guard page and the threads in reverse order. Each pass
    writes every buffer back with the fill around it (DIR/out.PASS.K.bin), for the parent
@@ -29,15 +28,9 @@
    written before any code of the submission runs, so the parent believes it; what
    follows may be the submission's own writing, and the parent treats it as such. */
 #include <dlfcn.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/shm.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "sandbox.h"
 #include "scheduler.h"
 
 namespace rt {
@@ -56,10 +50,6 @@ void module_restore();
 }  // namespace rt
 
 using namespace rt;
-
-/* Fill of the unused bytes around each buffer: CANARY_BITS in grader/model/launch.py
-   (tests/cpu/test_contract.py ties the two). */
-static const uint32_t CANARY = 0x7FC0DEADu;
 
 struct Arg {
     bool buffer = false;
@@ -78,15 +68,16 @@ struct Constant {
     size_t bytes = 0;
 };
 
+/* What job.txt says: every value of it, since read_job refuses a job without one. */
 struct Job {
     std::string module, kernel;
     std::vector<std::string> preload; /* libraries the module needs, in load order */
-    GUint3 grid{1, 1, 1}, block{1, 1, 1};
+    GUint3 grid{}, block{};
     size_t shared = 0;
-    int jobs = 1;
-    double timeout = 10;
-    int passes = 2;
-    size_t output_limit = 16384;
+    int jobs = 0;
+    double timeout = 0;
+    int passes = 0;
+    size_t output_limit = 0;
     Policy policy;
     std::vector<Arg> args;
     std::vector<Constant> constants; /* filled before the first pass */
@@ -99,38 +90,33 @@ static std::string rest(std::istringstream& in) {
     return r;
 }
 
-static bool read_job(const char* path, Job* job) {
-    std::ifstream f(path);
-    if (!f) return false;
-    std::string line;
-    int buffers = 0;
-    while (std::getline(f, line)) {
-        std::istringstream in(line);
-        std::string key;
-        in >> key;
-        if (key == "module") job->module = rest(in);
-        else if (key == "kernel") in >> job->kernel;
-        else if (key == "grid") in >> job->grid.x >> job->grid.y >> job->grid.z;
-        else if (key == "block") in >> job->block.x >> job->block.y >> job->block.z;
-        else if (key == "shared") in >> job->shared;
-        else if (key == "jobs") in >> job->jobs;
-        else if (key == "timeout") in >> job->timeout;
-        else if (key == "passes") in >> job->passes;
-        else if (key == "hazards") in >> g_hazards;
-        else if (key == "output_limit") in >> job->output_limit;
-        else if (key == "memory") in >> job->policy.memory;
-        else if (key == "cpu") in >> job->policy.cpu;
-        else if (key == "fsize") in >> job->policy.fsize;
-        else if (key == "landlock") in >> job->policy.want_landlock;
-        else if (key == "seccomp") in >> job->policy.want_seccomp;
-        else if (key == "netns") in >> job->policy.want_netns;
-        else if (key == "require_fs") in >> job->policy.require_fs;
-        else if (key == "require_net") in >> job->policy.require_net;
-        else if (key == "preload") job->preload.push_back(rest(in));
-        else if (key == "memory_headroom") in >> job->policy.memory_headroom;
-        else if (key == "uid") in >> job->policy.uid >> job->policy.gid;
-        else if (key == "scratch") job->policy.scratch = rest(in);
-        else if (key == "arg") {
+/* A job.txt the runner does not read as the grader wrote it: the two disagree, which is
+   the grader's mistake, never the submission's (nothing of it has run yet). */
+[[noreturn]] static void refuse(const std::string& why) {
+    fail("job_key", why.c_str(), EXIT_USAGE);
+}
+
+static void read_line(JobKey key, std::istringstream& in, Job* job, int* buffers) {
+    switch (key) {
+        case JOB_MODULE: job->module = rest(in); break;
+        case JOB_KERNEL: in >> job->kernel; break;
+        case JOB_GRID: in >> job->grid.x >> job->grid.y >> job->grid.z; break;
+        case JOB_BLOCK: in >> job->block.x >> job->block.y >> job->block.z; break;
+        case JOB_SHARED: in >> job->shared; break;
+        case JOB_JOBS: in >> job->jobs; break;
+        case JOB_TIMEOUT: in >> job->timeout; break;
+        case JOB_PASSES: in >> job->passes; break;
+        case JOB_HAZARDS: in >> g_hazards; break;
+        case JOB_OUTPUT_LIMIT: in >> job->output_limit; break;
+        case JOB_MEMORY_HEADROOM: in >> job->policy.memory_headroom; break;
+        case JOB_CPU: in >> job->policy.cpu; break;
+        case JOB_FSIZE: in >> job->policy.fsize; break;
+        case JOB_REQUIRE_FS: in >> job->policy.require_fs; break;
+        case JOB_REQUIRE_NET: in >> job->policy.require_net; break;
+        case JOB_SCRATCH: job->policy.scratch = rest(in); break;
+        case JOB_UID: in >> job->policy.uid >> job->policy.gid; break;
+        case JOB_PRELOAD: job->preload.push_back(rest(in)); break;
+        case JOB_ARG: {
             Arg a;
             std::string kind;
             in >> kind;
@@ -141,18 +127,53 @@ static bool read_job(const char* path, Job* job) {
                 a.output = out != 0;
                 a.accumulates = out == 2;
                 a.name = rest(in);
-                a.index = buffers++;
+                a.index = (*buffers)++;
             } else {
                 in >> a.ctype >> a.value;
             }
             job->args.push_back(a);
-        } else if (key == "constant" || key == "carry") {
+            break;
+        }
+        case JOB_CONSTANT:
+        case JOB_CARRY: {
             Constant c;
             in >> c.bytes >> c.name;
-            (key == "carry" ? job->carried : job->constants).push_back(c);
+            (key == JOB_CARRY ? job->carried : job->constants).push_back(c);
+            break;
         }
     }
-    return !job->module.empty() && !job->kernel.empty();
+}
+
+/* The job, with each key of it as many times as the contract says; else the runner
+   stops with an "error" record (what=job, or job_key for a job it does not read). */
+static void read_job(Job* job) {
+    std::ifstream f(FILE_JOB);
+    if (!f) fail("job", "job.txt is missing or incomplete", EXIT_USAGE);
+    int seen[JOB_COUNT] = {};
+    int buffers = 0;
+    std::string line;
+    while (std::getline(f, line)) {
+        std::istringstream in(line);
+        std::string word;
+        if (!(in >> word)) continue;
+        int key = key_of(JOB_RULES, JOB_COUNT, word.c_str());
+        if (key < 0) refuse("a key it does not know, \"" + word + "\"");
+        ++seen[key];
+        read_line((JobKey)key, in, job, &buffers);
+    }
+    int wrong = key_miscounted(JOB_RULES, JOB_COUNT, seen);
+    if (wrong >= 0) {
+        refuse("the key \"" + std::string(JOB_RULES[wrong].word) + "\" " +
+               std::to_string(seen[wrong]) + " times");
+    }
+}
+
+/* A file of the job folder: `pattern` (contract.h's FILE_*) with each {} replaced by the
+   next of `parts`. */
+static std::string file_name(const char* pattern, std::initializer_list<std::string> parts) {
+    std::string name = pattern;
+    for (const std::string& part : parts) name.replace(name.find("{}"), 2, part);
+    return name;
 }
 
 /* `bytes` bytes of the file at `path`, from offset `at`. */
@@ -198,7 +219,7 @@ static std::vector<std::vector<char>> read_constants(const Job& job) {
     std::vector<std::vector<char>> values;
     for (const Constant& c : job.constants) {
         values.emplace_back(c.bytes);
-        if (!read_file("const_" + c.name + ".bin", values.back().data(), c.bytes)) {
+        if (!read_file(file_name(FILE_CONSTANT, {c.name}), values.back().data(), c.bytes)) {
             fail("constant_file", c.name.c_str(), EXIT_SETUP);
         }
     }
@@ -234,7 +255,7 @@ static void write_carried(const Job& job) {
     for (const Constant& c : job.carried) {
         size_t bytes = c.bytes;
         void* at = variable(c, &bytes);
-        std::string out = "carry_" + c.name + ".bin";
+        std::string out = file_name(FILE_CARRY, {c.name});
         if (!write_file(out, at, bytes)) fail("output_file", out.c_str(), EXIT_FAULT);
     }
 }
@@ -249,7 +270,7 @@ static std::vector<Area> make_buffers(const Job& job, int pass) {
         if (!area_create(&area, a.elements * a.width, pass != 1, a.width, CANARY)) {
             fail("allocation", a.name.c_str(), EXIT_SETUP);
         }
-        if (!read_file("buf_" + std::to_string(a.index) + ".bin", area.data,
+        if (!read_file(file_name(FILE_INPUT, {std::to_string(a.index)}), area.data,
                        a.elements * a.width)) {
             fail("buffer_file", a.name.c_str(), EXIT_SETUP);
         }
@@ -260,7 +281,7 @@ static std::vector<Area> make_buffers(const Job& job, int pass) {
 
 /* The file pass `pass` writes buffer `k` back to (grader/backends/cpu/job.py makes it). */
 static std::string out_name(int pass, size_t k) {
-    return "out." + std::to_string(pass) + "." + std::to_string(k) + ".bin";
+    return file_name(FILE_OUTPUT, {std::to_string(pass), std::to_string(k)});
 }
 
 /* The buffer and the fill on its open side (before it in pass 0, after it in pass 1):
@@ -334,10 +355,10 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
             bits = (unsigned long long)(uintptr_t)areas[(size_t)a.index].data;
         } else {
             int base = codes[i] & 0xff, depth = (codes[i] >> 8) & 0xf;
-            if (depth == 0 && base == 14) {
+            if (depth == 0 && base == grader::T_FLOAT) {
                 float f = strtof(a.value.c_str(), nullptr);
                 memcpy(&bits, &f, 4);
-            } else if (depth == 0 && base == 15) {
+            } else if (depth == 0 && base == grader::T_DOUBLE) {
                 double d = strtod(a.value.c_str(), nullptr);
                 memcpy(&bits, &d, 8);
             } else if (a.value[0] == '-') {
@@ -411,7 +432,7 @@ static int run(const char* dir, int records) {
     report_use_fd(records);
     if (chdir(dir) != 0) fail("job", "cannot enter the job folder", EXIT_USAGE);
     Job job;
-    if (!read_job("job.txt", &job)) fail("job", "job.txt is missing or incomplete", EXIT_USAGE);
+    read_job(&job);
     signals_install();
     signals_thread_init();
     output_init(job.output_limit);
@@ -478,224 +499,13 @@ static int run(const char* dir, int records) {
         module_restore();
         run_pass(job, fns, sig->codes, job.passes, {});
     }
-    output_flush("printf.txt");
+    output_flush(FILE_PRINTF);
     Line().str("done").write();
     return EXIT_OK;
 }
 
-/* Applies every layer it can, with nothing required (as UID:GID when started as root
-   and given one), checks three of them from the inside, and prints the sandbox record on
-   stdout. */
-static int probe(const char* dir, long uid, long gid) {
-    Policy p;
-    p.scratch = dir;
-    p.read_paths = {"/usr", "/lib", "/lib64"};
-    p.require_fs = false;
-    p.require_net = false;
-    p.uid = uid;
-    p.gid = gid;
-    SandboxState state;
-    sandbox_before_threads(p, &state);
-    sandbox_after_threads(p, &state);
-    int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
-    bool files_blocked = fd < 0;
-    if (fd >= 0) close(fd);
-    int sock = socket(AF_UNIX, SOCK_STREAM, 0);
-    bool sockets_blocked = sock < 0;
-    if (sock >= 0) close(sock);
-    int shm = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
-    bool ipc_blocked = shm < 0;
-    if (shm >= 0) shmctl(shm, IPC_RMID, nullptr);
-    if (state.landlock && !files_blocked) state.error += "landlock did not block a read; ";
-    if (state.seccomp && !sockets_blocked) state.error += "seccomp did not block a socket; ";
-    if (state.seccomp && !ipc_blocked) state.error += "seccomp did not block shmget; ";
-    Line l;
-    l.str("sandbox").kv("ipc_blocked", ipc_blocked ? 1 : 0);
-    l.kv("files_blocked", files_blocked ? 1 : 0).kv("sockets_blocked", sockets_blocked ? 1 : 0);
-    l.kvbytes("context", context_kind());
-    sandbox_fields(state, l);
-    report_use_fd(1);
-    l.write();
-    return EXIT_OK;
-}
-
-/* runner exec DIR [--read PATH]... [--timeout S] [--memory B] [--cpu S] [--fsize B]
-                [--require-files] [--status FD] -- PROGRAM ARG...
-   Runs a compiler on a student's file. With the source's own #include lines (or .incbin)
-   a compiler could read any file of the user (the grader's /proc/PID/environ, a hidden
-   case, the secret) and quote it in its messages, so it runs:
-   - with landlock: read and execute only the --read paths, use DIR (its own copy of the
-     source, its temporaries: TMPDIR is DIR); it runs in the runner's working folder;
-   - with resource limits (address space, CPU seconds, file size) and no capabilities;
-   - with compiler_seccomp_apply: no sockets, no leaving its process group;
-   - in a process group of its own, killed whole when the program ends, at the timeout,
-     or when the runner is stopped; a watcher in the group kills it if the runner dies;
-   - with an environment of PATH, LC_ALL=C, HOME and TMPDIR only (never the grader's).
-   The runner exits with the program's status (128 + signal when a signal ended it), 124
-   at the timeout, 125 when --require-files and landlock could not be applied. With
-   --status FD it writes one line there: how the program ended and what it used. */
-struct ExecJob {
-    Policy policy;
-    double timeout = 60;
-    bool require_files = false;
-    int status_fd = -1;
-    char** argv = nullptr;
-};
-
-static bool parse_exec(int argc, char** argv, ExecJob* job) {
-    Policy& p = job->policy;
-    p.scratch = argv[2];
-    p.scratch_create = true;
-    p.limit_processes = false;
-    p.want_netns = false;
-    p.require_fs = false;
-    p.memory = 2ull << 30;
-    p.cpu = 60;
-    p.fsize = 256ull << 20;
-    int i = 3;
-    for (; i < argc && strcmp(argv[i], "--") != 0; ++i) {
-        const char* opt = argv[i];
-        const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-        if (strcmp(opt, "--require-files") == 0) {
-            job->require_files = true;
-            continue;
-        }
-        if (!value) return false;
-        ++i;
-        if (strcmp(opt, "--read") == 0) p.read_paths.push_back(value);
-        else if (strcmp(opt, "--timeout") == 0) job->timeout = strtod(value, nullptr);
-        else if (strcmp(opt, "--memory") == 0) p.memory = strtoull(value, nullptr, 10);
-        else if (strcmp(opt, "--cpu") == 0) p.cpu = strtoull(value, nullptr, 10);
-        else if (strcmp(opt, "--fsize") == 0) p.fsize = strtoull(value, nullptr, 10);
-        else if (strcmp(opt, "--status") == 0) job->status_fd = atoi(value);
-        else return false;
-    }
-    if (i + 1 >= argc) return false;
-    job->argv = argv + i + 1;
-    return true;
-}
-
-/* The watcher: first in the group, it holds the read end of a pipe whose only writer
-   is the runner. When the runner is gone, however it went, the read sees the end of
-   the pipe and the watcher kills the whole group, itself included. */
-[[noreturn]] static void watch(int fd, const sigset_t& mask) {
-    sigprocmask(SIG_SETMASK, &mask, nullptr);
-    char c;
-    while (read(fd, &c, 1) != 0) {
-        if (errno != EINTR) break;
-    }
-    kill(0, SIGKILL);
-    _exit(0);
-}
-
-[[noreturn]] static void exec_program(const ExecJob& job, const sigset_t& mask) {
-    SandboxState state;
-    if (!compiler_seccomp_apply(&state)) {
-        fprintf(stderr, "runner: %s\n", state.error.c_str());
-        _exit(125);
-    }
-    sigprocmask(SIG_SETMASK, &mask, nullptr);
-    const std::string& dir = job.policy.scratch;
-    const char* path = getenv("PATH");
-    std::string vars[] = {std::string("PATH=") + (path ? path : "/usr/local/bin:/usr/bin:/bin"),
-                          "LC_ALL=C", "HOME=" + dir, "TMPDIR=" + dir};
-    char* env[] = {&vars[0][0], &vars[1][0], &vars[2][0], &vars[3][0], nullptr};
-    execve(job.argv[0], job.argv, env);
-    fprintf(stderr, "runner: cannot run %s: %s\n", job.argv[0], strerror(errno));
-    _exit(127);
-}
-
-static void exec_status(const ExecJob& job, int status, bool timed_out, const SandboxState& s) {
-    if (job.status_fd < 0) return;
-    struct rusage use;
-    getrusage(RUSAGE_CHILDREN, &use);
-    long long cpu_ms = (use.ru_utime.tv_sec + use.ru_stime.tv_sec) * 1000LL +
-                       (use.ru_utime.tv_usec + use.ru_stime.tv_usec) / 1000;
-    Line l;
-    l.str("exec").kv("code", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    l.kv("signal", WIFSIGNALED(status) ? WTERMSIG(status) : 0).kv("timeout", timed_out ? 1 : 0);
-    l.kv("landlock", s.landlock ? 1 : 0).kv("peak_kb", (long long)use.ru_maxrss);
-    l.kv("cpu_ms", cpu_ms).kvbytes("error", s.error.c_str());
-    report_use_fd(job.status_fd);
-    l.write();
-}
-
-static int exec_sandboxed(int argc, char** argv) {
-    ExecJob job;
-    if (!parse_exec(argc, argv, &job)) {
-        fprintf(stderr, "usage: runner exec DIR [--read PATH]... [OPTION]... -- PROGRAM ARG...\n");
-        return EXIT_USAGE;
-    }
-    if (job.status_fd >= 0) fcntl(job.status_fd, F_SETFD, FD_CLOEXEC);
-    /* Landlock first, so that the watcher and the program share the runner's domain:
-       with ABI 6 a domain may signal only itself and the domains inside it. */
-    SandboxState state;
-    sandbox_before_threads(job.policy, &state);
-    rlimits_only(job.policy, &state);
-    if (job.require_files && !state.landlock) {
-        exec_status(job, 125 << 8, false, state);
-        return 125;
-    }
-    sigset_t stops, old;
-    sigemptyset(&stops);
-    for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&stops, sig);
-    sigprocmask(SIG_BLOCK, &stops, &old);
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0) return EXIT_USAGE;
-    pid_t watcher = fork();
-    if (watcher < 0) return EXIT_USAGE;
-    if (watcher == 0) {
-        setpgid(0, 0);
-        close(pipefd[1]);
-        if (job.status_fd >= 0) close(job.status_fd);
-        for (int fd = 0; fd < 3; ++fd) {
-            if (fd != pipefd[0]) close(fd); /* never what holds the output open */
-        }
-        watch(pipefd[0], old);
-    }
-    close(pipefd[0]);
-    setpgid(watcher, watcher);
-    pid_t child = fork();
-    if (child == 0) {
-        setpgid(0, watcher);
-        exec_program(job, old);
-    }
-    if (child > 0) setpgid(child, watcher);
-    int status = 127 << 8;
-    bool timed_out = false, reaped = false;
-    double deadline = now() + job.timeout;
-    while (child > 0 && !reaped) {
-        reaped = waitpid(child, &status, WNOHANG) == child;
-        double left = deadline - now();
-        if (reaped || left <= 0) {
-            timed_out = !reaped;
-            break;
-        }
-        struct timespec ts = {(time_t)left, (long)((left - (time_t)left) * 1e9)};
-        int sig = sigtimedwait(&stops, nullptr, &ts);
-        if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) {
-            kill(-watcher, SIGKILL);
-            _exit(128 + sig); /* the watcher, if still there, sees the pipe close */
-        }
-    }
-    close(pipefd[1]);
-    kill(-watcher, SIGKILL); /* what the program left running, and the watcher */
-    if (child > 0 && !reaped) waitpid(child, &status, 0);
-    waitpid(watcher, nullptr, 0);
-    exec_status(job, status, timed_out, state);
-    if (timed_out) return 124;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 int main(int argc, char** argv) {
     if (argc == 4 && strcmp(argv[1], "run") == 0) _exit(run(argv[2], atoi(argv[3])));
-    if (argc == 3 && strcmp(argv[1], "probe") == 0) _exit(probe(argv[2], -1, -1));
-    if (argc == 5 && strcmp(argv[1], "probe") == 0) {
-        _exit(probe(argv[2], strtol(argv[3], nullptr, 10), strtol(argv[4], nullptr, 10)));
-    }
-    if (argc >= 5 && strcmp(argv[1], "exec") == 0) return exec_sandboxed(argc, argv);
-    fprintf(stderr,
-            "usage: runner run DIR FD, runner probe DIR [UID GID], or runner exec DIR "
-            "[--read PATH]... -- CMD\n");
+    fprintf(stderr, "usage: runner run DIR FD\n");
     return EXIT_USAGE;
 }

@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <mutex>
 
-#include "include/grader_ops.h"
 #include "scheduler.h"
 
 extern "C" {
@@ -689,7 +688,7 @@ extern "C" __attribute__((visibility("default"))) void* grader_rt_dynamic_shared
 extern "C" __attribute__((visibility("default"))) void* grader_rt_static_shared(
     const SharedDecl* d) {
     Worker* w = tw;
-    if (!w || d->magic != SHARED_MAGIC || d->slot < 0 || d->slot >= w->statics.count) {
+    if (!w || d->magic != grader::SHARED_MAGIC || d->slot < 0 || d->slot >= w->statics.count) {
         /* outside a kernel (a global constructor): no block owns this memory */
         alignas(64) static char outside[STATIC_SLOT_BYTES];
         if ((size_t)d->bytes > sizeof(outside)) statics_failed(d->name);

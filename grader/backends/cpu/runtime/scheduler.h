@@ -92,12 +92,9 @@ struct Worker {
 extern thread_local Worker* tw;
 extern Launch* g_launch;
 
-/* Fill pattern of shared memory at each block start: a quiet NaN with a payload no
-   arithmetic makes, so an output that carries it was computed from shared memory that
-   no thread wrote. SHARED_FILL_BITS in grader/model/launch.py
-   (tests/cpu/test_contract.py ties the two). */
-constexpr uint32_t SHARED_FILL = 0x7FC5AB1Eu;
-constexpr size_t FIBER_STACK = 64u << 10;
+/* Shared memory is filled with SHARED_FILL at each block start (contract.h): a quiet NaN
+   with a payload no arithmetic makes, so an output that carries it was computed from
+   shared memory that no thread wrote. Each fiber's stack is FIBER_STACK bytes. */
 constexpr size_t DYN_SHARED_CAPACITY = 232448 + 4096; /* 227 KB, and slack */
 
 constexpr size_t STATIC_SLOT_BYTES = 48u << 10; /* a block's static shared memory at most */

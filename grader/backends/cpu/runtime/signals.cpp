@@ -143,7 +143,7 @@ static void on_fault(int sig, siginfo_t* si, void* ucv) {
         l.kv("kind", "abort");
 #if defined(__aarch64__)
     } else if ((sig == SIGTRAP || sig == SIGILL) && m.pc >= module.text_lo && m.pc < module.text_hi) {
-        /* the trap the compiler puts before an integer division (grader/toolchain/cxx.py) */
+        /* the trap the compiler puts before an integer division (grader/backends/cpu/shim.py) */
         l.kv("kind", "divide");
 #endif
     } else {
@@ -151,7 +151,7 @@ static void on_fault(int sig, siginfo_t* si, void* ucv) {
     }
     add_where(l, m);
     l.write();
-    output_flush(("printf.txt"));
+    output_flush(FILE_PRINTF);
     _exit(EXIT_FAULT);
 }
 
@@ -253,7 +253,7 @@ static void fire() {
         l.kvhex("pc", seen[0][0].pc);
     }
     l.write();
-    output_flush("printf.txt");
+    output_flush(FILE_PRINTF);
     _exit(EXIT_TIMEOUT);
 }
 

@@ -162,7 +162,7 @@ void __grader_rt_atomic(const void* target);
 enum { warpSize = 32 };
 
 /* -- barriers ---------------------------------------------------------------------------- */
-#include "grader_ops.h"
+#include "grader_codes.h"
 #define __syncthreads() ((void)grader_rt_barrier(GRADER_BAR_SYNC, 0, __LINE__))
 #define __syncthreads_count(p) grader_rt_barrier(GRADER_BAR_COUNT, (p) ? 1 : 0, __LINE__)
 #define __syncthreads_and(p) grader_rt_barrier(GRADER_BAR_AND, (p) ? 1 : 0, __LINE__)
@@ -174,7 +174,7 @@ static __inline__ void __threadfence_system(void) { __atomic_thread_fence(__ATOM
 
 /* -- warp intrinsics ------------------------------------------------------------------------
    Every lane of the mask must reach the call; the scheduler suspends each lane's fiber
-   until they have, then hands out the results (the codes: grader_ops.h). */
+   until they have, then hands out the results (the codes: grader_codes.h). */
 
 namespace grader {
 template <class T>
@@ -765,13 +765,7 @@ static __inline__ cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) {
    The templates behind the footer's macros (grader_register.h, which says what they
    define). */
 namespace grader {
-enum { SIG_MAGIC = 0x47524431, VAR_MAGIC = 0x47525631, SHARED_MAGIC = 0x47525331 };
-enum Base {
-    T_OTHER = 0, T_VOID, T_BOOL, T_CHAR, T_SCHAR, T_UCHAR, T_SHORT, T_USHORT, T_INT, T_UINT,
-    T_LONG, T_ULONG, T_LLONG, T_ULLONG, T_FLOAT, T_DOUBLE, T_LDOUBLE,
-    T_FLOAT2, T_FLOAT3, T_FLOAT4, T_INT2, T_INT3, T_INT4, T_UINT2, T_UINT3, T_UINT4,
-    T_DOUBLE2, T_CHAR4, T_UCHAR4
-};
+/* SIG_MAGIC, VAR_MAGIC, SHARED_MAGIC and the bases T_*: grader_codes.h */
 template <class T> struct base_of { enum { value = T_OTHER }; };
 #define __GRADER_BASE(T, V) template <> struct base_of<T> { enum { value = V }; };
 __GRADER_BASE(void, T_VOID)

@@ -1,12 +1,15 @@
 """The sandbox around student code: the CPU backend's worker, and every compiler that reads
-a submission (nvcc too, on a GPU machine), both inside the runner executable.
+a submission (nvcc too, on a GPU machine). Its layers (sandbox.cpp, beside this module)
+are linked into the CPU backend's runner, and into the sandbox executable built here
+(main.cpp), which runs each compiler inside them and probes which of them work; how
+`sandbox exec` ends and the options it takes are written once, in contract.py.
 
 On the CPU backend a submission is native code, so the worker that runs it (the runner
-executable, runtime/runner.cpp) locks itself in before it loads the student's module:
-the module's global constructors run at load time, so nothing of the student's runs
-outside the sandbox. First it loads every library the module needs (found as the
-dynamic loader would, grader.backends.cpu.elf), so that nothing has to be read later.
-Then runtime/sandbox.cpp applies, in this order:
+executable, grader/backends/cpu/runtime/runner.cpp) locks itself in before it loads the
+student's module: the module's global constructors run at load time, so nothing of the
+student's runs outside the sandbox. First it loads every library the module needs (found
+as the dynamic loader would, grader.backends.cpu.elf), so that nothing has to be read
+later. Then sandbox.cpp applies, in this order:
 
 1. `no_new_privs` (prctl): exec and setuid binaries grant nothing.
 2. New network and IPC namespaces: the worker sees no network interface but a loopback
@@ -54,6 +57,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,8 +66,17 @@ from pathlib import Path
 
 from grader import defaults, waiting
 from grader.errors import SetupError
-from grader.toolchain import cxx
+from grader.toolchain import cxx, header
+from grader.toolchain.sandbox import contract
 
+FOLDER = Path(__file__).resolve().parent
+# sandbox.cpp's layers and record.cpp's records, which the CPU backend's runner links too
+LINKED = (FOLDER / "sandbox.cpp", FOLDER / "record.cpp")
+SOURCES = (FOLDER / "main.cpp", *LINKED)
+HEADERS = (FOLDER / "sandbox.h", FOLDER / "record.h", FOLDER / "keys.h")
+# -Werror=switch: parse_exec's switch over the options of the contract handles each
+FLAGS = ("-std=gnu++17", "-O2", "-g", "-fno-omit-frame-pointer", "-Werror=switch")
+HEADER = "sandbox_contract.h"
 # Who a worker started by root becomes: the overflow user ("nobody" on most systems),
 # which owns no files, so its landlocked worker can change nothing outside its folder.
 WORKER_UID = WORKER_GID = 65534
@@ -71,7 +84,7 @@ WORKER_UID = WORKER_GID = 65534
 
 @dataclass(frozen=True)
 class Layers:
-    """What a runner applied to itself: the probe, or a worker before it loaded any code
+    """What a sandbox applied to itself: the probe, or a worker before it loaded any code
     of the submission."""
 
     landlock_abi: int = 0
@@ -84,7 +97,6 @@ class Layers:
     caps_dropped: bool = False
     files_blocked: bool = False
     sockets_blocked: bool = False
-    context: str = ""
     error: str = ""
 
     @classmethod
@@ -102,7 +114,6 @@ class Layers:
             caps_dropped=flag("caps_dropped"),
             files_blocked=flag("files_blocked"),
             sockets_blocked=flag("sockets_blocked") and flag("ipc_blocked"),
-            context=unhex(f.get("context", "")),
             error=unhex(f.get("error", "")),
         )
 
@@ -201,16 +212,56 @@ def hand_over(folder: Path, user: tuple[int, int] | None) -> None:
         os.chown(path, *user)
 
 
+def require_linux() -> None:
+    """Raises SetupError where the sandbox cannot be built: on any system but Linux."""
+    if not sys.platform.startswith("linux"):
+        raise SetupError(
+            "The CPU backend runs student code only on Linux, whose landlock and seccomp "
+            "sandbox it; on this system, grade inside a Linux container or virtual machine."
+        )
+
+
+@cache
+def executable() -> Path:
+    """The sandbox executable, built on first use (cached under
+    `defaults.cache_dir()/sandbox/sandbox-HASH/`, HASH covering its sources)."""
+    require_linux()
+    digest = cxx.source_hash([*SOURCES, *HEADERS], contract_header())
+    folder = defaults.cache_dir() / "sandbox" / f"sandbox-{digest}"
+    return cxx.built_once(folder / "sandbox", _build)
+
+
+def _build(folder: Path) -> None:
+    who = "The grader could not build the sandbox its compilers run in"
+    flags = [*FLAGS, "-I", str(FOLDER)]  # keys.h, for the contract's header
+    cxx.build_program(folder, "sandbox", SOURCES, flags, (), who, {HEADER: contract_header()})
+
+
+def contract_header() -> str:
+    """sandbox_contract.h: the contract's names for main.cpp."""
+    return header.document(
+        "GRADER_SANDBOX_CONTRACT_H",
+        "grader/toolchain/sandbox/contract.py",
+        ['"keys.h"'],
+        [
+            *header.enum("ExecExit", "EXEC", contract.Exit),
+            "",
+            "/* The options of `sandbox exec` (parse_exec). */",
+            *header.words("ExecOption", "OPTION", contract.OPTIONS),
+        ],
+    )
+
+
 @cache
 def probe() -> Layers:
-    """Which layers work here, found by a runner that applies them all to itself."""
-    runner = cxx.runner()
+    """Which layers work here, found by a sandbox that applies them all to itself."""
+    program = executable()
     user = worker_user()
     with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
         hand_over(Path(tmp), user)
         try:
             proc = subprocess.run(
-                [str(runner), "probe", tmp, *(str(v) for v in user or ())],
+                [str(program), "probe", tmp, *(str(v) for v in user or ())],
                 capture_output=True,
                 text=True,
                 timeout=30,
@@ -280,10 +331,10 @@ def compile_isolation(allow_unsandboxed: bool) -> str:
 
 
 def compiler_reads(program: str) -> list[str]:
-    """Folders a compiler may read: the system's, the CUDA shim, and the installation
-    of `program`, nvcc's CUDA toolkit and the host compiler wherever they are."""
+    """Folders a compiler may read: the system's, and the installation of `program`,
+    nvcc's CUDA toolkit and the host compiler wherever they are."""
     roots = [program, cxx.compiler().path, shutil.which("gcc"), shutil.which("g++")]
-    reads = [p for p in COMPILER_READS if Path(p).exists()] + [str(cxx.INCLUDE)]
+    reads = [p for p in COMPILER_READS if Path(p).exists()]
     reads += [str(Path(os.path.realpath(p)).parent.parent) for p in roots if p]
     if os.environ.get("CUDA_HOME"):
         reads.append(os.environ["CUDA_HOME"])
@@ -297,13 +348,12 @@ def sandboxed(
     timeout: float | None = None,
     reads: Sequence[str] = (),
 ) -> list[str]:
-    """`cmd` (a compiler run on student source) wrapped by `runner exec` (runtime/runner.cpp
-    says what that does): it may read only the toolchain, the shim, `reads` and `folder`,
-    where its copy of the source is; it has no network, limits on memory, CPU time and
-    file size, and a process group that is killed whole at the timeout (COMPILE_TIMEOUT
-    unless given). `folder` may be a shell expansion the program's caller gives (see
-    sandboxed_script)."""
-    wrapped = [str(cxx.runner()), "exec", folder, *_limits(timeout or defaults.COMPILE_TIMEOUT)]
+    """`cmd` (a compiler run on student source) wrapped by `sandbox exec` (main.cpp says
+    what that does): it may read only the toolchain, `reads` and `folder`, where its copy
+    of the source is; it has no network, limits on memory, CPU time and file size, and a
+    process group that is killed whole at the timeout (COMPILE_TIMEOUT unless given).
+    `folder` may be a shell expansion the program's caller gives (see sandboxed_script)."""
+    wrapped = [str(executable()), "exec", folder, *_limits(timeout or defaults.COMPILE_TIMEOUT)]
     if probe().files_isolated:
         wrapped.append("--require-files")
     if status_fd is not None:
@@ -323,8 +373,8 @@ def _limits(timeout: float) -> list[str]:
 
 
 def compiler_env() -> dict[str, str]:
-    """The runner's environment: the user's PATH (nvcc finds its host compiler there) and
-    nothing else; the runner gives the compiler PATH, LC_ALL, HOME and TMPDIR only."""
+    """The sandbox's environment: the user's PATH (nvcc finds its host compiler there) and
+    nothing else; the sandbox gives the compiler PATH, LC_ALL, HOME and TMPDIR only."""
     return {**cxx.clean_env(), "PATH": os.environ.get("PATH") or cxx.clean_env()["PATH"]}
 
 
@@ -353,7 +403,7 @@ def run_compiler(
                 env=compiler_env(),
                 pass_fds=(status_w,),
             ) as proc:
-                try:  # the runner's own deadline comes first; killing it kills the compiler
+                try:  # the sandbox's own deadline comes first; killing it kills the compiler
                     waiting.wait(proc, timeout + 30)
                 except BaseException:
                     proc.kill()
@@ -384,7 +434,7 @@ def _ended(status: dict[str, str], log: str) -> CompilerRun:
     if not status:
         return CompilerRun(-1, log, "the compiler's sandbox did not report how it ended")
     code = int(status["code"]) if status.get("code", "-1") != "-1" else 128 + int(status["signal"])
-    if code == 125 and status.get("landlock") == "0":
+    if code == contract.Exit.NO_FILES and status.get("landlock") == "0":
         raise SetupError(
             "The compiler's sandbox could not apply landlock, although the sandbox probe "
             f"found it works ({unhex(status.get('error', ''))}). Report this as a bug."

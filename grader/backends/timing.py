@@ -1,7 +1,7 @@
 """Timing, the part the grader and a backend's worker share: how long to keep timing a
-pair of launches and what the samples say (Plan, the statistics), and what checked timing
-computes on and which outputs it reads back. The grader's side of timing is
-grader.grading.speed.
+pair of launches (Plan) and what the rounds say (summarise, where every statistic of them
+is computed), and what checked timing computes on and which outputs it reads back. The
+grader's side of timing is grader.grading.timing.
 
 Each round times the student and the reference launch once, back to back, so the
 per-round ratio reference/student cancels slow drifts of the clock. Timing stops once
@@ -25,8 +25,9 @@ last always among them) is read back; its coordinates come from the same seed an
 the GPU only once the launch is over (the reference's launch of the same number reads
 its sample elsewhere, sample_launch).
 
-The grader and the GPU worker both import this module: the worker to draw and gather,
-the grader to recompute the sampled elements in float64."""
+The grader and the GPU worker both import this module: the worker to draw and gather
+and to know when to stop, the grader to recompute the sampled elements in float64 and to
+report what the rounds say."""
 
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ class Plan:
         round is expected to cost."""
         rounds = len(student_ms)
         if rounds >= self.min_rounds:
-            error = median_error(ratios(student_ms, reference_ms))
+            error = summarise(student_ms, reference_ms).error
             if error < self.target_error:
                 return f"the median speedup is known to ±{error:.2%}"
         if rounds >= self.max_rounds:
@@ -89,36 +90,44 @@ class Plan:
         return None
 
 
-def ratios(student_ms: list[float], reference_ms: list[float]) -> list[float]:
-    """Per-round speedups: reference time over student time."""
-    return [r / s for s, r in zip(student_ms, reference_ms, strict=True) if s > 0]
+@dataclass(frozen=True)
+class Summary:
+    """What a timing's rounds say of the speedup, a round's being the reference's time over
+    the student's: `rounds` such ratios (none from a round whose student time is not above
+    zero), their median, and their relative spread (interquartile range over the median;
+    infinite where no ratio, or a median of zero, leaves none to tell)."""
+
+    rounds: int
+    speedup: float
+    spread: float
+
+    @property
+    def error(self) -> float:
+        """The standard error of the median speedup, relative to it (a spread that no more
+        rounds make smaller still gives a median as precise as wanted)."""
+        if not self.rounds:
+            return math.inf
+        return MEDIAN_ERROR_PER_SPREAD * self.spread / math.sqrt(self.rounds)
 
 
-def relative_spread(values: list[float]) -> float:
-    """Interquartile range over the median (the range itself below four values)."""
-    if not values:
-        return float("inf")
-    middle = statistics.median(values)
+def summarise(student_ms: list[float], reference_ms: list[float]) -> Summary:
+    """The rounds' statistics, the one place they are computed: what the worker stops on
+    and what the grader reports."""
+    ratios = [r / s for s, r in zip(student_ms, reference_ms, strict=True) if s > 0]
+    if not ratios:
+        return Summary(0, 0.0, math.inf)
+    middle = statistics.median(ratios)
+    return Summary(len(ratios), middle, _spread(ratios, middle))
+
+
+def _spread(values: list[float], middle: float) -> float:
+    """Interquartile range over the median `middle` (the range itself below four values)."""
     if middle <= 0:
-        return float("inf")
+        return math.inf
     if len(values) < 4:
         return (max(values) - min(values)) / middle
     q1, _, q3 = statistics.quantiles(values, n=4)
     return (q3 - q1) / middle
-
-
-def median_error(values: list[float]) -> float:
-    """The standard error of the median of `values`, relative to it (a spread that no
-    more rounds make smaller still gives a median as precise as wanted)."""
-    if not values:
-        return float("inf")
-    return MEDIAN_ERROR_PER_SPREAD * relative_spread(values) / math.sqrt(len(values))
-
-
-def speedup(student_ms: list[float], reference_ms: list[float]) -> float:
-    """Median of the per-round reference/student ratios."""
-    found = ratios(student_ms, reference_ms)
-    return statistics.median(found) if found else 0.0
 
 
 @dataclass(frozen=True)

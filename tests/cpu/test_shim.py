@@ -10,6 +10,7 @@ import subprocess
 
 from cpu_kit import integer, out
 
+from grader.backends.cpu import shim as cpu_shim
 from grader.toolchain import cxx
 
 # Macros the shim defines that nvcc's device pass defines too; all others are reserved.
@@ -20,8 +21,8 @@ GRADER_NAME = re.compile(r"\b_*(?:GRADER|grader)\w*")
 def _macros(source: str, shim: bool) -> set[str]:
     """The macros defined after `source`, preprocessed as the CPU build compiles a
     module (with the shim) or with the standard headers alone."""
-    flags = ["-I", str(cxx.INCLUDE), "-include", cxx.SHIM] if shim else []
-    arch = cxx.ARCH_MACRO
+    flags = ["-I", str(cpu_shim.INCLUDE), "-include", cpu_shim.SHIM] if shim else []
+    arch = cpu_shim.ARCH_MACRO
     done = subprocess.run(
         [cxx.compiler().path, "-std=gnu++17", *flags, arch, "-dM", "-E", "-x", "c++", "-"],
         input=source,
@@ -34,11 +35,11 @@ def _macros(source: str, shim: bool) -> set[str]:
 
 def _shim_headers() -> tuple[str, str]:
     """The standard headers the shim includes, and the CUDA headers it stands in for."""
-    shim = (cxx.INCLUDE / cxx.SHIM).read_text()
+    shim = (cpu_shim.INCLUDE / cpu_shim.SHIM).read_text()
     standard = re.findall(r"^#include <[\w./]+>$", shim, re.MULTILINE)
     cuda = [
         f"#include <{p.name}>"
-        for p in sorted(cxx.INCLUDE.glob("*.h"))
+        for p in sorted(cpu_shim.INCLUDE.glob("*.h"))
         if "#error" not in p.read_text() and p.name != "grader_register.h"  # the footer's
     ]
     return "\n".join(standard) + "\n", "\n".join(cuda) + "\n"
@@ -62,7 +63,7 @@ def test_the_shim_defines_no_macro_a_file_could_test_for_but_cudas_and_reserved_
 def _names_in_the_runtime() -> list[str]:
     """Every grader_* or GRADER_* word of the shim's headers, reserved or not."""
     words = set()
-    for path in cxx.INCLUDE.glob("*.h"):
+    for path in cpu_shim.INCLUDE.glob("*.h"):
         words |= set(GRADER_NAME.findall(path.read_text()))
     return sorted(words | {"GRADER_CPU_BACKEND", "printf", "atomicAdd_block"})
 

@@ -1,12 +1,12 @@
 /* The records the Python side parses: one per line, "name key=value ...", on the file
-   descriptor report_use_fd names (`runner run`'s pipe, `runner probe`'s stdout, `runner
+   descriptor report_use_fd names (`runner run`'s pipe, `sandbox probe`'s stdout, `sandbox
    exec`'s --status). Records are built without allocation so that the fault handler can
    write them too; each is one write(), so lines from threads never mix. */
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "rt.h"
+#include "record.h"
 
 namespace rt {
 

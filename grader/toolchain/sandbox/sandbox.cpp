@@ -1,6 +1,6 @@
 /* The worker's sandbox, applied before the student's module is loaded (its global
    constructors run at dlopen). What each layer does and needs is described in
-   grader/toolchain/sandbox.py; in order:
+   grader/toolchain/sandbox/__init__.py; in order:
 
    1. no_new_privs, so that nothing can gain privileges by exec or setuid;
    2. new network and IPC namespaces (no interfaces but a down loopback; System V IPC
@@ -37,7 +37,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "rt.h"
+#include "sandbox.h"
 
 #ifndef SECCOMP_RET_KILL_PROCESS
 #define SECCOMP_RET_KILL_PROCESS 0x80000000U
@@ -468,7 +468,7 @@ bool sandbox_before_threads(const Policy& p, SandboxState* s) {
     }
     if (p.want_netns && !s->netns) namespaces_apply(s, false);
     capabilities_drop(s);
-    if (p.want_landlock) s->landlock = landlock_apply(p, s);
+    s->landlock = landlock_apply(p, s);
     if (!switched || (p.require_fs && (!s->landlock || s->scratch_refused))) return false;
     return true;
 }
@@ -483,7 +483,7 @@ bool sandbox_after_threads(const Policy& p, SandboxState* s) {
     } else {
         rlimits_only(p, s);
     }
-    if (p.want_seccomp) s->seccomp = seccomp_apply(s);
+    s->seccomp = seccomp_apply(s);
     if (p.require_net && !s->seccomp && !s->netns) return false;
     return true;
 }
@@ -503,9 +503,9 @@ void sandbox_report(const SandboxState& s) {
 }
 
 /* -- the compilers' filter ------------------------------------------------------------- */
-/* For `runner exec`: a compiler runs other programs (nvcc runs cicc, ptxas and the host
+/* For `sandbox exec`: a compiler runs other programs (nvcc runs cicc, ptxas and the host
    compiler), so fork and exec stay allowed. What goes: sockets of every family, leaving
-   the process group the runner made (so the group can be killed whole), new namespaces,
+   the process group `sandbox exec` made (so the group can be killed whole), new namespaces,
    ptrace and reading other processes' memory, mounts, BPF, io_uring, keyrings, kernel
    modules and TIOCSTI. */
 bool compiler_seccomp_apply(SandboxState* s) {

@@ -1,11 +1,11 @@
 """The grader's side of timing: the student's kernel measured against the reference
-(`measure`), its speed and points (`performance_of`, `speedup_statistics`), and the trust
-in the timed launches (see grader.backends.timed for what the GPU does): every student
-launch's sampled output is compared with float64 values computed here for exactly those
-elements, with the lab's own tolerance and the same precision test as a case's
-(grader.judge.compare: a kernel that computes in half, bfloat16 or TF32 at the timed size
-fails it), and the student's time is held against what the machine can do at all. Any
-failure costs the speed points."""
+(`measure`), its speed and points from the rounds' statistics (`performance_of`), and
+the trust in the timed launches (see grader.backends.timing for what the GPU does):
+every student launch's sampled output is compared with float64 values computed here for
+exactly those elements, with the lab's own tolerance and the same precision test as a
+case's (grader.judge.compare: a kernel that computes in half, bfloat16 or TF32 at the
+timed size fails it), and the student's time is held against what the machine can do at
+all. Any failure costs the speed points."""
 
 from __future__ import annotations
 
@@ -17,8 +17,19 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from grader import defaults, machine
-from grader.backends import timed
 from grader.backends.base import Backend
+from grader.backends.timing import (
+    SAMPLE_ELEMENTS,
+    Sample,
+    TimingCheck,
+    drawn_array,
+    drawn_elements,
+    flat_indices,
+    launch_key,
+    sample_axes,
+    sample_counts,
+    summarise,
+)
 from grader.judge import cases as casegen
 from grader.judge import hints
 from grader.judge.compare import Allowance, Comparison, allowance, compare, counted, magnitudes
@@ -40,7 +51,7 @@ FEWEST_CHECKED = 16
 SMALLEST_SAMPLE = 256  # output elements, however many inputs each one reads
 
 
-def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> timed.TimingCheck:
+def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> TimingCheck:
     """Draw every input buffer but those the host drew (`host`, cases.timing_inputs),
     which are restored, and poison (or zero) every output and scratch buffer before
     each student launch; sample the outputs after it, where the lab can compute a
@@ -59,7 +70,7 @@ def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> timed.
             samples.append(sample)
             cost += read
     rounds = max(FEWEST_CHECKED, min(defaults.TIMING_MAX_ROUNDS, GRADING_INPUTS // max(cost, 1)))
-    return timed.TimingCheck(
+    return TimingCheck(
         seed,
         tuple(inputs),
         tuple(outputs),
@@ -72,26 +83,26 @@ def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> timed.
 
 def _sample(
     lab: Lab, case: Case, name: str, lay, seed: int, host: dict[str, np.ndarray]
-) -> tuple[timed.Sample, int]:
+) -> tuple[Sample, int]:
     """A sample of about SAMPLE_ELEMENTS outputs, fewer where they would read more than
     LAUNCH_INPUTS inputs (a block's sum reads thousands), but never under SMALLEST_SAMPLE;
     and the inputs it reads."""
-    sample = timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape))
+    sample = Sample(name, lay.shape, lay.strides, sample_counts(lay.shape))
     cost = inputs_read(lab, case, sample, seed, host)
     if cost <= LAUNCH_INPUTS:
         return sample, cost
-    total = max(SMALLEST_SAMPLE, timed.SAMPLE_ELEMENTS * LAUNCH_INPUTS // cost)
-    sample = timed.Sample(name, lay.shape, lay.strides, timed.sample_counts(lay.shape, total))
+    total = max(SMALLEST_SAMPLE, SAMPLE_ELEMENTS * LAUNCH_INPUTS // cost)
+    sample = Sample(name, lay.shape, lay.strides, sample_counts(lay.shape, total))
     return sample, inputs_read(lab, case, sample, seed, host)
 
 
 def inputs_read(
-    lab: Lab, case: Case, sample: timed.Sample, seed: int, host: dict[str, np.ndarray]
+    lab: Lab, case: Case, sample: Sample, seed: int, host: dict[str, np.ndarray]
 ) -> int:
     """Input elements the host draws to compute one launch's `sample` (those it drew
     once, `host`, cost nothing more)."""
     read = reader(lab, case, seed, host, 0)
-    needs = lab.sampler.needs(case.sizes, timed.sample_axes(sample, seed, 0), read)
+    needs = lab.sampler.needs(case.sizes, sample_axes(sample, seed, 0), read)
     return sum(
         math.prod(lab.array_shape(name, case.sizes))
         if coords is None
@@ -109,7 +120,7 @@ class Expected:
     (cases.timing_inputs)."""
 
     def __init__(
-        self, lab: Lab, case: Case, check: timed.TimingCheck, host: dict[str, np.ndarray]
+        self, lab: Lab, case: Case, check: TimingCheck, host: dict[str, np.ndarray]
     ) -> None:
         self.lab, self.case, self.check, self.host = lab, case, check, host
         threads = min(THREADS, max(1, machine.cores() - SPARE_CORES))
@@ -150,7 +161,7 @@ class Expected:
                 self.check,
                 self.host,
                 sample,
-                timed.sample_axes(sample, self.check.seed, launch),
+                sample_axes(sample, self.check.seed, launch),
                 launch,
             )
             for sample in self.check.samples
@@ -188,7 +199,7 @@ def first_wrong(expected: Expected, timing: Timing) -> Diagnostic | None:
             if found.ok:
                 continue
             if found.bad.any() and not found.like_lower_precision:
-                axes = timed.sample_axes(sample, check.seed, launch)
+                axes = sample_axes(sample, check.seed, launch)
                 return _wrong(expected.lab, found, axes, launch, timing.checked)
             return _imprecise(expected.lab, found, launch, timing.checked)
     return None
@@ -197,9 +208,9 @@ def first_wrong(expected: Expected, timing: Timing) -> Diagnostic | None:
 def expected_sample(
     lab: Lab,
     case: Case,
-    check: timed.TimingCheck,
+    check: TimingCheck,
     host: dict[str, np.ndarray],
-    sample: timed.Sample,
+    sample: Sample,
     axes: tuple[np.ndarray, ...],
     launch: int,
 ) -> tuple[np.ndarray, Allowance]:
@@ -220,7 +231,7 @@ def expected_sample(
 def sample_inputs(
     lab: Lab,
     case: Case,
-    check: timed.TimingCheck,
+    check: TimingCheck,
     host: dict[str, np.ndarray],
     axes: tuple[np.ndarray, ...],
     launch: int,
@@ -246,9 +257,9 @@ def reader(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray], launch:
             values = np.asarray(host[name]).reshape(shape)
             return _widened(values if coords is None else _at(values, coords))
         lay = layout(lab, lab.buffers[name], case.sizes)
-        key = timed.launch_key(seed, launch, name)
+        key = launch_key(seed, launch, name)
         if coords is None:
-            return _widened(lay.unpack(timed.drawn_array(key, lay.elements, lay.dtype)))
+            return _widened(lay.unpack(drawn_array(key, lay.elements, lay.dtype)))
         return _widened(_at(_DrawnBuffer(key, lay), coords))
 
     return read
@@ -262,8 +273,8 @@ class _DrawnBuffer:
         self.shape, self.dtype = lay.shape, np.dtype(lay.dtype)
 
     def __getitem__(self, coords) -> np.ndarray:
-        flat = timed.flat_indices(self.lay.strides, coords)
-        return timed.drawn_elements(self.key, flat, self.dtype)
+        flat = flat_indices(self.lay.strides, coords)
+        return drawn_elements(self.key, flat, self.dtype)
 
 
 def _at(values, coords) -> np.ndarray:
@@ -427,8 +438,10 @@ def measure(
     return performance, untrusted
 
 
-def performance_of(lab: Lab, case: Case, timing) -> Performance:
-    """The speed of `timing` at the timing case's sizes (those shown)."""
+def performance_of(lab: Lab, case: Case, timing: Timing) -> Performance:
+    """The speed of `timing` at the timing case's sizes (those shown), from its rounds'
+    statistics (summarise); the backend's note on how it timed them ends with their
+    spread."""
     sizes = case.shown_sizes
     if not timing.student_ms:
         return Performance(
@@ -441,25 +454,17 @@ def performance_of(lab: Lab, case: Case, timing) -> Performance:
             sizes=dict(sizes),
             note=timing.note or "Timing failed.",
         )
-    speedup, spread = speedup_statistics(timing.student_ms, timing.reference_ms)
+    summary = summarise(timing.student_ms, timing.reference_ms)
     return Performance(
         student_ms=statistics.median(timing.student_ms),
         reference_ms=statistics.median(timing.reference_ms),
-        speedup=speedup,
-        spread=spread,
-        score=lab.scoring.performance_points(speedup),
+        speedup=summary.speedup,
+        spread=summary.spread if summary.rounds else 0.0,  # no round compared, no spread
+        score=lab.scoring.performance_points(summary.speedup),
         max_score=lab.scoring.performance,
         sizes=dict(sizes),
         rounds=len(timing.student_ms),
         student_samples=list(timing.student_ms),
         reference_samples=list(timing.reference_ms),
-        note=timing.note,
+        note=f"{timing.note}; the per-round speedup spread {summary.spread:.2%}.",
     )
-
-
-def speedup_statistics(student_ms: list[float], reference_ms: list[float]) -> tuple[float, float]:
-    """Median of the per-round reference/student ratios, and their relative spread."""
-    found = timed.ratios(student_ms, reference_ms)
-    if not found:
-        return 0.0, 0.0
-    return timed.speedup(student_ms, reference_ms), timed.relative_spread(found)

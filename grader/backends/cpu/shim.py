@@ -1,0 +1,148 @@
+"""The CUDA shim (runtime/include) a submission's module is compiled against on the CPU
+backend, the flags of that compile, and the shim as a precompiled header, built once per
+machine and cached under `grader.defaults.cache_dir()/cpu/shim-HASH/`, HASH covering the
+runtime (runner.runtime_hash) and the flags it was built with."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from grader import defaults
+from grader.backends.cpu import runner
+from grader.toolchain import cxx
+
+INCLUDE = runner.RUNTIME / "include"
+SHIM = "grader_cuda.h"
+# The student's module: optimised like nvcc's host side, with the line tables addr2line
+# needs, frame pointers for finding the kernel's frame from a library function, no
+# assumption that loops end (a hung kernel must hang here too), and no errno from maths.
+# Hidden symbols without interposition let the kernel be inlined into the loop that
+# runs a block's threads (only the registration's grader_* symbols are exported).
+MODULE_FLAGS = (
+    "-std=gnu++17",
+    "-O2",
+    "-g",
+    "-fPIC",
+    "-shared",
+    "-fvisibility=hidden",
+    "-fno-semantic-interposition",
+    "-fno-strict-aliasing",
+    "-fno-omit-frame-pointer",
+    "-fno-math-errno",
+    "-fno-finite-loops",
+    "-w",
+    "-Wl,-z,now",
+    # calls into the runner (a store hook before every store) go through the GOT, not a
+    # PLT stub: the matmul-tiled reference's Width-517 launch 1.33 s -> 1.15 s
+    "-fno-plt",
+    # printf is the runner's by assembler name (include/grader_cuda.h): no call of it may
+    # become puts, or __printf_chk under _FORTIFY_SOURCE
+    "-fno-builtin-printf",
+    "-U_FORTIFY_SOURCE",
+)
+# An integer division by zero traps on x86-64 but silently gives 0 on aarch64; there the
+# compiler inserts a trap before each division, which the runner reports as one.
+if platform.machine().lower() in ("aarch64", "arm64"):
+    MODULE_FLAGS += ("-fsanitize=integer-divide-by-zero", "-fsanitize-undefined-trap-on-error")
+
+
+def _cpu_has(*features: str) -> bool:
+    """Whether this machine's processors have every one of `features`: the first
+    processor's flags in /proc/cpuinfo, read no further."""
+    try:
+        with open("/proc/cpuinfo", errors="replace") as info:
+            flags = next((line for line in info if line.startswith("flags")), "")
+    except OSError:
+        return False
+    return set(features) <= set(flags.partition(":")[2].split())
+
+
+# On x86-64 with FMA3 (every such processor since 2013), fmaf() is one instruction rather
+# than a call of libm's: the conv and matmul references call it in their inner loops (the
+# matmul-tiled reference's Width-517 launch 0.89 s -> 0.58 s). No other product and sum is
+# fused, so every value a module computes stays what it was.
+if platform.machine().lower() in ("x86_64", "amd64") and _cpu_has("fma", "avx"):
+    MODULE_FLAGS += ("-mfma", "-ffp-contract=off")
+# CUDA's macro for the architecture nvcc targets, which a module is compiled for.
+ARCH_MACRO = f"-D__CUDA_ARCH__={defaults.ARCH.removeprefix('sm_')}0"
+# Every module calls the runner's __asan_storeN_noabort before each store it makes
+# (runtime/stores.cpp: which block stored each output element), and a census module also
+# __asan_loadN_noabort before every load (runtime/counts.cpp); nothing else of a sanitizer
+# (no shadow memory, no red zones).
+_HOOK_FLAGS = {
+    "g++": ("-fsanitize=kernel-address",
+            "--param", "asan-instrumentation-with-call-threshold=0",
+            "--param", "asan-stack=0", "--param", "asan-globals=0"),
+    "clang++": ("-fsanitize=kernel-address",
+                "-mllvm", "-asan-instrumentation-with-call-threshold=0",
+                "-mllvm", "-asan-stack=0", "-mllvm", "-asan-globals=0"),
+}  # fmt: skip
+# Stores of an if and its else into the same place stay in their branches, so that a
+# fault names the store's own line, not the line after the if (gcc sinks them into one;
+# clang's equivalent is left as it is, untried).
+_OWN_LINES = {"g++": ("-fno-tree-cselim",), "clang++": ()}
+_NO_LOAD_HOOKS = {
+    "g++": ("--param", "asan-instrument-reads=0"),
+    "clang++": ("-mllvm", "-asan-instrument-reads=0"),
+}
+# The shim parsed once into a precompiled header (g++ only): a module's compile then
+# parses the student's file alone, half its time. Built with a module's flags less the
+# linker's; a census module's extra load hooks change no parse, so it uses it too.
+PCH_FLAGS = (
+    *(f for f in MODULE_FLAGS if f != "-shared" and not f.startswith("-Wl,")),
+    *_OWN_LINES["g++"],
+    *_HOOK_FLAGS["g++"],
+    *_NO_LOAD_HOOKS["g++"],
+    ARCH_MACRO,
+)
+
+
+def module_flags(census: bool) -> tuple[str, ...]:
+    """How the student's module is compiled: with its store hooks, and with `census` its
+    load hooks too, so that it counts its shared-memory loads."""
+    kind = "clang++" if cxx.compiler().version.startswith("clang++") else "g++"
+    loads = () if census else _NO_LOAD_HOOKS[kind]
+    return (*MODULE_FLAGS, *_OWN_LINES[kind], *_HOOK_FLAGS[kind], *loads)
+
+
+def shim_include() -> tuple[list[str], list[str]]:
+    """The flags that force the shim into a module's compile, from its precompiled header
+    where there is one (g++ looks in that folder first), and the folders the compile
+    reads for them besides the toolchain's: that one, and the shim's."""
+    flags = ["-I", str(INCLUDE), "-include", SHIM, ARCH_MACRO]
+    precompiled = precompiled_shim()
+    if precompiled is None:
+        return flags, [str(INCLUDE)]
+    return [f"-I{precompiled}", *flags], [str(precompiled), str(INCLUDE)]
+
+
+@cache
+def precompiled_shim() -> Path | None:
+    """The folder of the shim's precompiled header, built on first use; None with clang++
+    (which does not look for one in an include folder), or where it could not be built
+    (a module then compiles from the header)."""
+    if cxx.compiler().version.startswith("clang++"):
+        return None
+    # a foreign INCLUDE: its logs
+    key = json.dumps([runner.runtime_hash(), str(INCLUDE), PCH_FLAGS])
+    folder = defaults.cache_dir() / "cpu" / f"shim-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    header = cxx.built_once(folder / f"{SHIM}.gch", _build_shim)
+    return folder if header.exists() else None
+
+
+def _build_shim(folder: Path) -> None:
+    """The grader's own header, so not sandboxed; a failure leaves no folder."""
+    with tempfile.TemporaryDirectory(prefix="grader-shim-", dir=folder.parent) as tmp:
+        staged = Path(tmp) / "out"
+        staged.mkdir()
+        cmd = [cxx.compiler().path, *PCH_FLAGS, "-I", str(INCLUDE), "-x", "c++-header"]
+        cmd += [str(INCLUDE / SHIM), "-o", str(staged / f"{SHIM}.gch")]
+        if subprocess.run(cmd, capture_output=True, env=cxx.clean_env()).returncode == 0:
+            os.replace(staged, folder)

@@ -1,0 +1,180 @@
+"""What a whole grading says, from the results of its cases: a race's reach across them,
+the hints their failures share, a checker's findings, whether speed is measured, and the
+status and score; and the result of a submission that could not be graded. Functions over
+results: the pipeline runs the work and hands what it found here."""
+
+from __future__ import annotations
+
+import grader
+from grader import defaults
+from grader.judge import hints, scoring
+from grader.judge.verdict import INFORMATIVE
+from grader.model.lab import Case, Lab
+from grader.model.result import (
+    CaseResult,
+    CompileInfo,
+    Diagnostic,
+    Kind,
+    RaceScope,
+    Result,
+    Status,
+    Visibility,
+)
+
+SPEED_WAITS = "Speed is measured once every case passes; it earns 0 now."
+SANITIZER_FOUND = (
+    "The output matched, but the sanitizer saw the kernel do something undefined (below): "
+    "a result that is right by luck can be wrong on another GPU, size or run."
+)
+
+
+def not_graded(
+    lab: Lab,
+    submission: str,
+    reason: str,
+    kind: Kind,
+    backend: tuple[str, str],
+    cases: list[Case],
+    hidden_run: bool,
+    speed: bool,
+) -> Result:
+    """The result of a submission that could not be graded (`backend` is the backend's
+    name and device): each of the grading's `cases` an error, no points, and the maximum
+    it would have had, so that it adds up like the others."""
+    results = [
+        CaseResult(
+            name=c.name,
+            visibility=c.visibility,
+            sizes=c.shown_sizes,
+            status=Status.ERROR,
+            hint=reason,
+        )
+        for c in cases
+    ]
+    most = scoring.total(lab.scoring, results, hidden_run, None, speed, False).max_points
+    return Result(
+        lab=lab.name,
+        submission=submission,
+        backend=backend[0],
+        device=backend[1],
+        status=Status.ERROR,
+        score=0.0,
+        max_score=most,
+        compile=CompileInfo(ok=False, log=f"not graded: {reason}"),
+        cases=results,
+        diagnostics=[Diagnostic(kind, reason)],
+        kernel=lab.kernel.name,
+        grader_version=grader.__version__,
+    )
+
+
+def hung_before(case: Case, done: list[CaseResult]) -> CaseResult | None:
+    """The case's result where the kernel hung in too many of the cases `done` before it:
+    it is not run."""
+    hangs = sum(c.status == Status.TIMEOUT for c in done)
+    if hangs < defaults.MAX_TIMEOUTS:
+        return None
+    return CaseResult(
+        name=case.name,
+        visibility=case.visibility,
+        sizes=case.shown_sizes,
+        status=Status.TIMEOUT,
+        hint=f"Not run: the kernel already hung in {hangs} cases.",
+    )
+
+
+def cross_case_hints(lab: Lab, cases: list[CaseResult]) -> None:
+    """A sentence from what the cases have in common, for each that failed, drawn from
+    the cases it may name (Visibility.may_name)."""
+    by_sight = {
+        sight: hints.cross_case(lab, [c for c in cases if sight.may_name(c.visibility)])
+        for sight in Visibility
+    }
+    for case in cases:
+        found = by_sight[case.visibility]
+        if found and not case.passed:
+            kind, sentence = found
+            case.hint = f"{case.hint} {sentence}" if case.hint else sentence
+            case.hint_kind = case.hint_kind or kind
+
+
+def add_findings(case: CaseResult, found: list[Diagnostic]) -> None:
+    """A checker's findings in the case's run (--sanitize): any that is more than
+    informative fails it, as the CPU backend's own checks do."""
+    known = {(d.kind, d.message) for d in case.diagnostics}
+    case.diagnostics += [d for d in found if (d.kind, d.message) not in known]
+    if case.passed and any(d.kind not in INFORMATIVE for d in found):
+        case.status = Status.FAILED
+        if not case.hint:
+            case.hint, case.hint_kind = SANITIZER_FOUND, "sanitizer_found"
+
+
+def race_fails_every_case(lab: Lab, cases: list[CaseResult]) -> None:
+    """A race whose finding covers every case (RaceScope.EVERY_CASE) makes the kernel
+    wrong in every case that may name the one it was found in: where its numbers came out
+    right, that was luck, and a GPU has more of it than the CPU backend, whose threads
+    take turns. So both backends grade it alike."""
+    found = [(c, d) for c in cases for d in c.diagnostics if d.race_scope == RaceScope.EVERY_CASE]
+    for case in cases:
+        seen = next(((c, d) for c, d in found if case.visibility.may_name(c.visibility)), None)
+        if not case.passed or seen is None:
+            continue
+        raced, race = seen
+        kernel = race.kernel or lab.kernel.name
+        case.status = Status.FAILED
+        case.diagnostics.append(
+            Diagnostic(
+                Kind.RACE,
+                f"Case {raced.name} showed a race in {kernel} (see that case). With a "
+                "race the results depend on the order the threads happen to run in, so "
+                "this case's right numbers were luck: it fails until the race is fixed.",
+                kernel=race.kernel,
+                race_scope=RaceScope.EVERY_CASE,
+            )
+        )
+
+
+def speed_unmeasured(
+    cases: list[CaseResult], timing: bool, backend: str, measures: bool
+) -> str | None:
+    """Why the grading measures no speed, as a note for the report; None where it does:
+    with `timing` asked, on a backend that `measures` it, once every case passed."""
+    if not timing:
+        return "Speed was not measured (--no-timing)."
+    if not measures:
+        return (
+            f"Speed is scored only on a GPU; the {backend} backend checks correctness and "
+            "memory safety."
+        )
+    if not cases or not all(c.passed for c in cases):
+        return SPEED_WAITS
+    return None
+
+
+def conclude(lab: Lab, result: Result, hidden_run: bool, speed_graded: bool) -> None:
+    """The result's score and status, from its cases and findings, and a note for hidden
+    cases that did not run."""
+    rule_broken = scoring.rule_broken(result)
+    score = scoring.total(
+        lab.scoring, result.cases, hidden_run, result.performance, speed_graded, rule_broken
+    )
+    result.score, result.max_score = score.points, score.max_points
+    result.status = status(result)
+    if result.hidden_not_run:
+        result.notes.append(
+            # said to students too (Gradescope, CI): no flag or secret they cannot have
+            f"{result.hidden_not_run} hidden cases, worth {lab.scoring.hidden:g} points, were "
+            "not run here: the course staff run them when they grade."
+        )
+
+
+def status(result: Result) -> Status:
+    """error: nothing could be run; failed: graded with failures; passed: all passed."""
+    if not result.cases or all(
+        c.status == Status.ERROR and not c.diagnostics for c in result.cases
+    ):
+        return Status.ERROR
+    failed = any(not c.passed for c in result.cases) or any(
+        d.kind not in INFORMATIVE for d in result.diagnostics
+    )
+    return Status.FAILED if failed or not result.cases else Status.PASSED

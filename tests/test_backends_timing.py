@@ -1,0 +1,198 @@
+"""What the grader and the GPU worker share in timing, the parts that need no GPU: the
+generator the device and the host share, the sampled coordinates, and the rounds (when
+to stop, and their statistics)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from grader.backends.cuda import helpers
+from grader.backends.timing import (
+    SAMPLE_ELEMENTS,
+    Plan,
+    Sample,
+    TimingCheck,
+    drawn_array,
+    drawn_elements,
+    drawn_values,
+    launch_key,
+    sample_axes,
+    sample_counts,
+    sample_elements,
+    sample_launch,
+    summarise,
+)
+from grader.toolchain import nvcc
+
+# -- the generator ----------------------------------------------------------------------
+
+
+def test_drawn_values_are_signed_and_away_from_zero():
+    values = drawn_values((12345, 678), np.arange(200_000))
+    magnitude = np.abs(values)
+    assert magnitude.min() >= 0.5 and magnitude.max() < 1.0
+    assert 0.45 < np.mean(values > 0) < 0.55
+    assert abs(float(np.mean(magnitude)) - 0.75) < 0.01
+
+
+def test_drawn_values_depend_on_the_key_and_not_on_how_they_are_asked_for():
+    flat = np.arange(1000)
+    one = drawn_values((1, 2), flat)
+    assert np.array_equal(one[::7], drawn_values((1, 2), flat[::7]))
+    assert np.mean(one == drawn_values((1, 3), flat)) < 0.01
+    assert np.mean(one == drawn_values((2, 2), flat)) < 0.01
+
+
+def test_every_launch_and_buffer_has_its_own_key():
+    keys = {launch_key(99, n, name) for n in range(50) for name in ("M", "N")}
+    assert len(keys) == 100
+    assert launch_key(99, 3, "M") == launch_key(99, 3, "M")
+    assert launch_key(98, 3, "M") != launch_key(99, 3, "M")
+
+
+@pytest.mark.parametrize(
+    "function,dtype",
+    [("drawn_bits", np.float32), ("drawn_word", np.uint32), ("drawn_byte", np.uint8)],
+)
+def test_the_cuda_generator_draws_what_the_host_computes(tmp_path, function, dtype):
+    """helpers.SOURCE compiled for the host by nvcc, against grader.backends.timing, for
+    float32 buffers, 4-byte integer buffers and byte buffers."""
+    compiler = nvcc.find()
+    if compiler is None:
+        pytest.skip("nvcc is not installed")
+    indices = [0, 1, 2, 3, 5, 1000, 123456789, 0xFFFFFFFF]
+    keys = [(0, 0), (0xDEADBEEF, 0x12345678), (7, 0xFFFFFFFF)]
+    calls = "\n".join(
+        f'    printf("%u\\n", (unsigned){function}({i}u, {k0}u, {k1}u));'
+        for k0, k1 in keys
+        for i in indices
+    )
+    program = helpers.SOURCE + "\n#include <cstdio>\nint main() {\n" + calls + "\n}\n"
+    (tmp_path / "draw.cu").write_text(program)
+    build = subprocess.run(
+        [compiler, *helpers.options(), "-o", str(tmp_path / "draw"), str(tmp_path / "draw.cu")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert build.returncode == 0, build.stderr
+    printed = subprocess.run([str(tmp_path / "draw")], capture_output=True, text=True, timeout=60)
+    device = np.array([int(line) for line in printed.stdout.split()], np.uint32)
+    host = np.concatenate([drawn_elements(k, np.array(indices), dtype) for k in keys])
+    assert np.array_equal(device, host.view(f"u{host.itemsize}").astype(np.uint32))
+
+
+def test_a_whole_buffer_is_its_elements():
+    for dtype, size in ((np.uint8, 1031), (np.float32, 77), (np.int32, 12)):
+        whole = drawn_array((3, 4), size, dtype)
+        assert whole.dtype == dtype and whole.size == size
+        assert np.array_equal(whole, drawn_elements((3, 4), np.arange(size), dtype))
+
+
+# -- samples ----------------------------------------------------------------------------
+
+
+def test_sample_counts_make_a_grid_of_about_four_thousand():
+    assert sample_counts((4096, 4096)) == (64, 64)
+    assert sample_counts((256, 256, 256)) == (16, 16, 16)
+    assert sample_counts((3, 8192)) == (3, 1366)
+    assert sample_counts((5, 7)) == (5, 7)
+    assert np.prod(sample_counts((8188, 8188))) >= SAMPLE_ELEMENTS
+
+
+def test_sampled_coordinates_hold_the_first_and_last_and_change_with_the_launch():
+    sample = Sample("P", (500, 300), (300, 1), (40, 30))
+    rows, cols = sample_axes(sample, 5, 0)
+    assert rows[0] == 0 and rows[-1] == 499 and cols[0] == 0 and cols[-1] == 299
+    assert len(np.unique(rows)) == 40 and len(np.unique(cols)) == 30
+    assert np.all(np.diff(rows) > 0)
+    again = sample_axes(sample, 5, 0)
+    assert all(np.array_equal(a, b) for a, b in zip((rows, cols), again, strict=True))
+    later = sample_axes(sample, 5, 1)
+    assert not np.array_equal(rows, later[0])
+
+
+def test_the_reference_reads_its_sample_where_no_student_launch_does():
+    # else, in a round the reference runs first, the student's coordinates and the right
+    # values there would be on the GPU before its launch
+    sample = Sample("P", (2048, 2048), (2048, 1), sample_counts((2048, 2048)))
+    launches = TimingCheck(seed=7).launches
+    student = {sample_launch(True, n) for n in range(launches)}
+    reference = {sample_launch(False, n) for n in range(launches)}
+    assert student == set(range(launches)) and student.isdisjoint(reference)
+    for n in range(3):
+        mine = sample_elements(sample, 7, sample_launch(True, n))
+        theirs = sample_elements(sample, 7, sample_launch(False, n))
+        assert np.mean(np.isin(mine, theirs)) < 0.01
+
+
+def test_sample_elements_step_over_the_pitch():
+    sample = Sample("P", (2, 3, 4), (3 * 8, 8, 1), (2, 3, 4))
+    flat = sample_elements(sample, 0, 0)
+    want = [z * 24 + y * 8 + x for z in range(2) for y in range(3) for x in range(4)]
+    assert flat.tolist() == want
+
+
+# -- the rounds -------------------------------------------------------------------------
+
+
+def _spread(ratios: list[float]) -> float:
+    """The spread summarise finds in rounds whose ratios are `ratios`."""
+    return summarise([1.0] * len(ratios), ratios).spread
+
+
+def test_spread_is_interquartile_range_over_median():
+    assert _spread([1.0, 1.0, 1.0, 1.0, 1.0]) == 0.0
+    values = [0.9, 1.0, 1.0, 1.0, 1.1, 1.0, 1.0, 1.0]
+    q1, _, q3 = np.percentile(values, [25, 50, 75], method="weibull")
+    assert _spread(values) == pytest.approx((q3 - q1) / 1.0)
+    assert _spread([1.0, 1.2]) == pytest.approx(0.2 / 1.1)
+    assert _spread([]) == float("inf")
+
+
+def test_speedup_is_median_of_per_round_ratios():
+    assert summarise([2.0, 2.0, 4.0], [1.0, 1.0, 1.0]).speedup == 0.5
+    assert summarise([], []).speedup == 0.0
+
+
+def test_a_round_with_no_student_time_has_no_ratio():
+    summary = summarise([0.0, 2.0, 1.0], [1.0, 1.0, 1.0])
+    assert summary.rounds == 2 and summary.speedup == 0.75
+    nothing = summarise([0.0, 0.0], [1.0, 1.0])
+    assert nothing.rounds == 0 and nothing.error == float("inf")
+
+
+def test_plan_stops_on_a_precise_median_only_after_the_minimum_rounds():
+    plan = Plan(budget_s=10, target_error=0.005, min_rounds=5, max_rounds=50)
+    steady = [1.0] * 4
+    assert plan.stop_reason(steady, steady, elapsed_s=0.1, round_s=0.01) is None
+    steady = [1.0] * 5
+    assert "known" in plan.stop_reason(steady, steady, elapsed_s=0.1, round_s=0.01)
+
+
+def test_a_noisier_speedup_takes_more_rounds_to_stop():
+    """Ratios spread by 1.7 % (spmv-csr on an H200) need about ten rounds for a median
+    known to 0.5 %, where a stop on the spread alone never came before 200."""
+    plan = Plan(budget_s=10, target_error=0.005, min_rounds=5, max_rounds=200)
+    ratios = [1.0, 0.983, 1.017, 0.9915, 1.0085] * 40
+    stops = [n for n in range(5, 201) if plan.stop_reason([1.0] * n, ratios[:n], 0, 0)]
+    assert 8 <= stops[0] <= 14
+    error = [summarise([1.0] * n, ratios[:n]).error for n in (stops[0], 7)]
+    assert error[0] < 0.005 <= error[1]
+
+
+def test_plan_stops_before_a_round_that_would_overrun_the_budget():
+    plan = Plan(budget_s=2, target_error=0.005, min_rounds=5, max_rounds=50)
+    noisy_s, noisy_r = [1.0, 2.0, 1.0], [1.0, 1.0, 2.0]
+    assert plan.stop_reason(noisy_s, noisy_r, elapsed_s=1.0, round_s=0.5) is None
+    assert "budget" in plan.stop_reason(noisy_s, noisy_r, elapsed_s=1.6, round_s=0.5)
+    noisy_s, noisy_r = [1.0, 2.0] * 25, [2.0, 1.0] * 25
+    assert "50 rounds" in plan.stop_reason(noisy_s, noisy_r, elapsed_s=0, round_s=0)
+
+
+def test_slow_kernels_get_no_extra_warmups():
+    plan = Plan(budget_s=8)
+    assert plan.warmups(0.001) > 0 and plan.warmups(0.5) == 0

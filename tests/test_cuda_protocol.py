@@ -1,0 +1,132 @@
+"""The messages between the grader and its GPU worker (grader.backends.cuda.protocol),
+which run without a GPU: frames, launches and the pipe they cross."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from grader.backends.cuda import protocol
+from grader.model.launch import Buffer, Drawn, Launch, Repeated, Scalar
+
+
+def test_message_round_trip_keeps_dtypes_and_shapes():
+    arrays = [
+        np.arange(10, dtype=np.float32),
+        np.array([[1, 2], [3, 4]], np.int64),
+        np.zeros(0, np.float32),
+    ]
+    message = protocol.Message({"op": "run", "nested": {"a": [1, 2]}}, arrays)
+    data = protocol.encode(message)
+    head_len, payload_len = protocol._FRAME.unpack(data[: protocol._FRAME.size])
+    body = data[protocol._FRAME.size :]
+    back = protocol.decode(body[:head_len], body[head_len : head_len + payload_len])
+    assert back.header == {"op": "run", "nested": {"a": [1, 2]}}
+    for got, want in zip(back.arrays, arrays, strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def test_large_message_crosses_a_pipe():
+    read_fd, write_fd = os.pipe()
+    big = np.random.default_rng(0).random(3_000_000).astype(np.float32)
+    sender = threading.Thread(
+        target=protocol.send, args=(write_fd, protocol.Message({"n": 1}, [big]))
+    )
+    sender.start()
+    got = protocol.receive(read_fd, time.monotonic() + 30)
+    sender.join()
+    os.close(read_fd)
+    os.close(write_fd)
+    np.testing.assert_array_equal(got.arrays[0], big)
+
+
+def test_receive_times_out_and_notices_a_closed_pipe():
+    read_fd, write_fd = os.pipe()
+    with pytest.raises(protocol.ChannelTimeout):
+        protocol.receive(read_fd, time.monotonic() + 0.1)
+    os.close(write_fd)
+    with pytest.raises(protocol.ChannelClosed):
+        protocol.receive(read_fd, time.monotonic() + 1)
+    os.close(read_fd)
+
+
+def test_send_to_a_closed_pipe_raises_channel_closed():
+    read_fd, write_fd = os.pipe()
+    os.close(read_fd)
+    with pytest.raises(protocol.ChannelClosed):
+        protocol.send(write_fd, protocol.Message({"op": "exit"}))
+    os.close(write_fd)
+
+
+def _launch(m: np.ndarray, n: np.ndarray) -> Launch:
+    return Launch(
+        "matmul",
+        (2, 3, 1),
+        (16, 16, 1),
+        128,
+        [
+            Buffer("M", m, False),
+            Buffer("N", n, False),
+            Buffer("P", np.zeros(4, np.float32), True),
+            Scalar("Width", "int", 2),
+            Scalar("pitch", "size_t", 1 << 40),
+        ],
+        {"Mc": np.ones(9, np.float32)},
+    )
+
+
+def test_launch_round_trip_and_shared_inputs_cross_once():
+    m, n = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
+    table = protocol.ArrayTable()
+    first = protocol.encode_launch(_launch(m, n), ["_Z6matmulPKfS0_Pfi"], table)
+    second = protocol.encode_launch(_launch(m, n), ["_Z6matmulPKfS0_Pfi"], table)
+    # M and N are the same objects in both launches; P and Mc are new arrays each time.
+    assert len(table.arrays) == 2 + 2 + 2
+    assert first["steps"][0]["args"][0]["array"] == second["steps"][0]["args"][0]["array"]
+    launch, symbols = protocol.decode_launch(second, table.arrays)
+    assert symbols == ["_Z6matmulPKfS0_Pfi"]
+    assert (launch.grid, launch.block, launch.shared_bytes) == ((2, 3, 1), (16, 16, 1), 128)
+    assert [b.name for b in launch.buffers()] == ["M", "N", "P"]
+    assert [b.output for b in launch.buffers()] == [False, False, True]
+    np.testing.assert_array_equal(launch.buffers()[0].data, m)
+    scalars = [a for a in launch.args if isinstance(a, Scalar)]
+    values = [protocol.scalar_value(s) for s in scalars]
+    assert [v.dtype for v in values] == [np.int32, np.uint64]
+    assert int(values[1]) == 1 << 40
+    np.testing.assert_array_equal(launch.constants["Mc"], np.ones(9))
+
+
+def test_repeated_buffers_send_only_their_pattern():
+    pattern = np.arange(3, dtype=np.float32)
+    launch = _launch(np.ones(4, np.float32), np.ones(4, np.float32))
+    launch.args[0] = Buffer("M", Repeated(pattern, 1 << 28), False)
+    table = protocol.ArrayTable()
+    spec = protocol.encode_launch(launch, ["matmul"], table)
+    assert sum(a.size for a in table.arrays) == 3 + 4 + 4 + 9
+    back, _ = protocol.decode_launch(spec, table.arrays)
+    m = back.buffers()[0].data
+    assert isinstance(m, Repeated) and m.size == 1 << 28
+    np.testing.assert_array_equal(m.pattern, pattern)
+
+
+def test_drawn_buffers_send_only_their_size():
+    launch = _launch(np.ones(4, np.float32), np.ones(4, np.float32))
+    launch.args[0] = Buffer("M", Drawn(1 << 30), False)
+    table = protocol.ArrayTable()
+    spec = protocol.encode_launch(launch, ["matmul"], table)
+    assert sum(a.size for a in table.arrays) == 4 + 4 + 9
+    back, _ = protocol.decode_launch(spec, table.arrays)
+    assert back.buffers()[0].data == Drawn(1 << 30)
+    assert [b.name for b in back.buffers()] == ["M", "N", "P"]
+
+
+def test_unknown_scalar_type_is_refused():
+    launch = _launch(np.ones(4, np.float32), np.ones(4, np.float32))
+    launch.args[3] = Scalar("Width", "double", 2)
+    with pytest.raises(ValueError, match="double"):
+        protocol.encode_launch(launch, ["matmul"], protocol.ArrayTable())
