@@ -1,10 +1,14 @@
-"""The course config: `[tool.grader]` in the nearest pyproject.toml, or grader.toml, with
-flags over the environment over the file over the defaults; `grader config` says where
-each setting came from, and the secret never comes from a file nor is printed."""
+"""The course config: the file named with --config or GRADER_CONFIG, else `[tool.grader]`
+in the nearest pyproject.toml, or grader.toml, with flags over the environment over the
+file over the defaults; a file found rather than named decides no grade unless it lies
+outside what is graded (tests/test_trust.py); `grader config` says which file it read,
+what it ignored and why, and where each setting came from; the secret never comes from a
+file nor is printed."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +21,10 @@ from grader.errors import ExitCode
 from grader.labroot import new_lab
 
 SECRET = "the-course-secret-0123"
+HOSTILE = 'labs = ["x"]\ntimeout = 3600\nbackend = "cpu"\ncolor = "never"\njobs = 3\n'
 ENV = ("GRADER_SECRET", "GRADER_LABS", "GRADER_TIMEOUT", "GRADER_BACKEND", "GRADER_JOBS",
-       "GRADER_OUT", "GRADER_SUBMISSION_TIMEOUT", "NO_COLOR", "FORCE_COLOR")  # fmt: skip
+       "GRADER_OUT", "GRADER_SUBMISSION_TIMEOUT", "GRADER_CONFIG", "NO_COLOR",
+       "FORCE_COLOR")  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -37,9 +43,9 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def rows(out: str) -> dict[str, tuple[str, str]]:
-    """`grader config`'s lines as {setting: (value, source)}."""
+    """`grader config`'s lines of settings as {setting: (value, source)}."""
     found = {}
-    for line in out.splitlines()[1:]:
+    for line in out.split("Settings (flags > environment > file > default):\n")[1].splitlines():
         name, value, source = line.split(maxsplit=2) if "  " in line else (line, "", "")
         found[name] = (value, source)
     return found
@@ -62,9 +68,13 @@ def graded(monkeypatch):
 
 
 def test_flags_beat_the_environment_which_beats_the_file(capsys, tmp_path, monkeypatch, graded):
-    (tmp_path / "grader.toml").write_text('timeout = 30\nbackend = "cpu"\n')
-    (tmp_path / "k.cu").write_text("x")
-    check = ["check", "matmul-naive", "k.cu", "--quiet"]
+    course, subs = tmp_path / "course", tmp_path / "subs"  # a TA's folder, and a student's
+    course.mkdir()
+    subs.mkdir()
+    monkeypatch.chdir(course)
+    (course / "grader.toml").write_text('timeout = 30\nbackend = "cpu"\n')
+    (subs / "k.cu").write_text("x")
+    check = ["check", "matmul-naive", "../subs/k.cu", "--quiet"]
     run(capsys, *check)
     assert (graded[-1].timeout, graded[-1].backend) == (30.0, "cpu")  # the file
     monkeypatch.setenv("GRADER_TIMEOUT", "20")
@@ -75,7 +85,7 @@ def test_flags_beat_the_environment_which_beats_the_file(capsys, tmp_path, monke
     run(capsys, *check, "--no-config")
     assert (graded[-1].timeout, graded[-1].backend) == (20.0, "auto")  # the file ignored
     monkeypatch.delenv("GRADER_TIMEOUT")
-    (tmp_path / "grader.toml").unlink()
+    (course / "grader.toml").unlink()
     run(capsys, *check)
     assert (graded[-1].timeout, graded[-1].backend) == (10.0, "auto")  # the defaults
 
@@ -88,12 +98,16 @@ def test_config_prints_each_setting_and_where_it_came_from(capsys, tmp_path, mon
         'labs = ["labs"]\ntimeout = 30\n'
     )
     (course / "week1").mkdir()
-    monkeypatch.chdir(course / "week1")  # the nearest pyproject.toml is the course's
+    monkeypatch.chdir(course / "week1")
+    monkeypatch.setenv("GRADER_CONFIG", "../pyproject.toml")  # the course names its file
     monkeypatch.setenv("GRADER_TIMEOUT", "12.5")
     monkeypatch.setenv("GRADER_SECRET", SECRET)
     code, out, err = run(capsys, "config")
     assert code == ExitCode.OK, err
-    assert out.splitlines()[0].startswith(f"Config file: {course / 'pyproject.toml'}")
+    assert out.splitlines()[:2] == [
+        f"Config file: {course / 'pyproject.toml'} (named by GRADER_CONFIG)",
+        "  read: jobs, out, labs, timeout",
+    ]
     found = rows(out)
     assert found["jobs"] == ("4", str(course / "pyproject.toml"))
     assert found["out"] == (str(course / "grades"), str(course / "pyproject.toml"))
@@ -197,3 +211,51 @@ def test_a_closed_pipe_ends_quietly_with_141(tmp_path):
     err = process.stderr.read().decode()
     assert process.wait(timeout=60) == ExitCode.PIPE_CLOSED == 141
     assert err == ""
+
+
+def test_config_says_what_a_refused_file_sets_and_what_it_ignored(capsys, tmp_path, monkeypatch):
+    clone = tmp_path / "clone"
+    for folder in (".git", "x/reference_kernels", "src"):
+        (clone / folder).mkdir(parents=True)
+    (clone / "src" / "kernel.cu").write_text("")
+    (clone / "grader.toml").write_text(HOSTILE)
+    monkeypatch.chdir(clone / "src")
+    code, out, err = run(capsys, "config", "kernel.cu")
+    assert code == ExitCode.OK and err == ""  # config says it on standard output
+    assert out.startswith(f"Config file: {clone / 'grader.toml'} (found looking up from here)")
+    assert (
+        "  read: color\n  ignored: labs, timeout, backend, jobs, since its folder holds "
+        f"{clone / 'src' / 'kernel.cu'}, the kernel graded\n"
+    ) in out
+    assert "--config PATH or GRADER_CONFIG=PATH" in out
+    assert str(clone / "x") not in out  # its lab roots are never listed
+    assert re.search(rf"\n  color +never +{re.escape(str(clone / 'grader.toml'))}\n", out)
+    code, out, err = run(capsys, "config", "--config", "../grader.toml")
+    assert code == ExitCode.OK and err == ""  # named: read, its labs too
+    assert "(named with --config)\n  read: labs, timeout, backend, color, jobs\n" in out
+    assert labs.course_roots() == [clone / "x"]
+
+
+def test_the_note_names_the_file_the_keys_and_the_way_to_name_a_course_file(capsys, tmp_path):
+    (tmp_path / "x" / "reference_kernels").mkdir(parents=True)
+    (tmp_path / "grader.toml").write_text(HOSTILE)
+    code, out, err = run(capsys, "labs")
+    assert code == ExitCode.OK and "matmul-naive" in out
+    assert err.count("\n") == 1 and err.startswith(f"grader: {tmp_path / 'grader.toml'} sets ")
+    assert (
+        "labs, timeout, backend, jobs, which were not used: `grader labs` grades no submission"
+        in (err)
+    )
+    assert labs.course_roots() == []  # its lab root was never added
+    (tmp_path / "grader.toml").write_text('color = "never"\n')
+    assert run(capsys, "labs")[2] == ""  # nothing ignored, nothing said
+
+
+def test_a_named_file_must_exist_and_cannot_be_named_with_no_config(capsys, tmp_path):
+    code, _, err = run(capsys, "labs", "--config", "nowhere.toml")
+    assert code == ExitCode.USAGE and "The config file named with --config, nowhere.toml" in err
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    code, _, err = run(capsys, "labs", "--config", "pyproject.toml")
+    assert code == ExitCode.USAGE and "has no [tool.grader] table" in err
+    code, _, err = run(capsys, "labs", "--config", "pyproject.toml", "--no-config")
+    assert code == ExitCode.USAGE and "not allowed with argument" in err

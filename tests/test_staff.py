@@ -226,7 +226,12 @@ def test_gradescope_builds_the_zip(capsys, tmp_path, monkeypatch):
 
 def test_init_ci_writes_a_workflow_once(capsys, tmp_path):
     out = tmp_path / ".github" / "workflows" / "grader.yml"
-    code, printed, _ = run(capsys, "init-ci", LAB, "--gpu-runner", "h100", "--out", str(out))
+    code, _, err = run(capsys, "init-ci", LAB, "--gpu-runner", "h100", "--out", str(out))
+    assert code == ExitCode.USAGE and "state it with --runner-is-ephemeral" in err
+    assert not out.exists()
+    code, printed, _ = run(
+        capsys, "init-ci", LAB, "--gpu-runner", "h100", "--runner-is-ephemeral", "--out", str(out)
+    )
     assert code == ExitCode.OK and "the runner labelled h100" in printed
     assert yaml.safe_load(out.read_text())["jobs"]["grade"]["runs-on"] == "h100"
     code, _, err = run(capsys, "init-ci", LAB, "--out", str(out))

@@ -20,7 +20,12 @@ points come only from the report found there; without one they are 0, with the r
 Its own Python runs isolated (`python -I`), never importing a module the repository holds.
 
 Only public cases run: a student's repository can read whatever its workflow can, so the
-course's secret cannot be given to it. The staff grade hidden cases with `grader batch`."""
+course's secret cannot be given to it. The staff grade hidden cases with `grader batch`.
+
+On a self-hosted GPU runner each student can run any command, since each can edit the
+workflow: init_ci writes such a workflow only where the course states that the runner is
+ephemeral and isolated, a fresh container per job with the GPU and nothing else, as the
+recipe in docs/gpu-runner/ builds (GitHub's advice for runners that run untrusted code)."""
 
 from __future__ import annotations
 
@@ -46,6 +51,7 @@ DEFAULT_OUT = WORKFLOWS / "grader.yml"
 WHEEL_DIR = Path(".github/grader")  # where the grader's wheel goes, from the repository root
 LAB_ROOT = WHEEL_DIR / "labs"  # a course's own lab, as a lab root the workflow passes
 HOSTED_RUNNER = "ubuntu-latest"
+RUNNER_RECIPE = "docs/gpu-runner/README.md"  # in the grader's repository
 JUNIT, MARKDOWN, REPORT = "grader-junit.xml", "grader-summary.md", "grader-report.json"
 OUTPUTS = (("--junit", JUNIT), ("--markdown", MARKDOWN), ("--json", REPORT))
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -149,6 +155,18 @@ def _check_runner(gpu_runner: str | None) -> None:
         raise UsageError(f"{gpu_runner!r} is not a runner label (letters, digits, . _ -).")
 
 
+def _check_isolated(gpu_runner: str | None, runner_is_ephemeral: bool) -> None:
+    if gpu_runner is not None and not runner_is_ephemeral:
+        raise UsageError(
+            f"--gpu-runner {gpu_runner} puts every student's repository on that runner, and "
+            "each student can edit the workflow, so each can run any command there: leave "
+            "processes behind, read other jobs' folders, print any points. Use a runner that "
+            "runs one job in a fresh container with the GPU and nothing else (the recipe: "
+            f"{RUNNER_RECIPE} in the grader's repository), and state it with "
+            "--runner-is-ephemeral."
+        )
+
+
 def workflow(
     lab: str,
     package: str,
@@ -201,13 +219,16 @@ def init_ci(
     force: bool = False,
     grader_source: str | None = None,
     vendor_wheel: bool = False,
+    runner_is_ephemeral: bool = False,
 ) -> list[Path]:
     """Write the workflow to `out`, installing the grader from `grader_source`, else from
     the pinned place the running grader was installed from (a git commit, an https wheel
     with its hash), else, or with `vendor_wheel`, from a wheel of the running grader
     written into the repository's .github/grader/. Returns the files written. Refuses to
-    overwrite an existing workflow without `force`; refuses before it writes anything."""
+    overwrite an existing workflow without `force`, and a GPU runner unless the course
+    states that it is ephemeral and isolated; refuses before it writes anything."""
     _check_runner(gpu_runner)
+    _check_isolated(gpu_runner, runner_is_ephemeral)
     out = Path(out)
     repository = repository_of(out)
     refuse_unsafe(out, "the workflow")

@@ -89,9 +89,16 @@ def add_color_and_config(parser: argparse.ArgumentParser) -> None:
         help="colour what goes to a terminal: auto (default) means on a terminal, unless "
         "NO_COLOR is set; FORCE_COLOR colours a pipe too",
     )
-    parser.add_argument(
+    files = parser.add_mutually_exclusive_group()
+    files.add_argument(
+        "--config",
+        metavar="PATH",
+        help="the course's config file (a grader.toml, or a pyproject.toml with "
+        "[tool.grader]), or set GRADER_CONFIG; a file found by looking up instead may "
+        "decide grades only outside what is graded (`grader config` says why)",
+    )
+    files.add_argument(
         "--no-config",
         action="store_true",
-        help="ignore grader.toml and [tool.grader] in pyproject.toml (flags, the "
-        "environment and the defaults still apply)",
+        help="read no config file (flags, the environment and the defaults still apply)",
     )

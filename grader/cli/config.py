@@ -1,13 +1,16 @@
 """The course's settings: from the command line, the environment, a config file, or the
 defaults, in that order of precedence, as ruff and pytest users expect.
 
-The file is the nearest `grader.toml` (its keys at the top level) or `pyproject.toml` with
-a `[tool.grader]` table, looking from the working folder up; paths in it are relative to
-its folder. It may set the lab roots, jobs, timeouts, backend, colour and output folder.
-The secret is never read from a file (a course repository is shared and committed): only
---secret and GRADER_SECRET give it, and it is never printed. The lab roots add up rather
-than override, as they always have: --labs adds to GRADER_LABS, or to the file's `labs`
-when GRADER_LABS is not set.
+The file is the one named with --config or GRADER_CONFIG, else the nearest `grader.toml`
+(its keys at the top level) or `pyproject.toml` with a `[tool.grader]` table, looking
+from the working folder up; paths in it are relative to its folder. It may set the lab
+roots, jobs, timeouts, backend, colour and output folder. A file found rather than named
+may be a student's (grader.cli.trust): unless it lies outside what is graded, only the
+setting that cannot change a grade, colour, applies, and a note on standard error says
+which were ignored and why. The secret is never read from a file (a course repository
+is shared and committed): only --secret and GRADER_SECRET give it, and it is never
+printed. The lab roots add up rather than override, as they always have: --labs adds to
+GRADER_LABS, or to the file's `labs` when GRADER_LABS is not set.
 
 A setting applies to the commands whose option has no default of its own (None): the
 file's backend is check's and batch's, not gradescope's, whose default is the CPU."""
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,10 +28,13 @@ from typing import Any
 
 from grader import defaults, labs
 from grader.cli.args import painter, positive_int, seconds_up_to
+from grader.cli.trust import Graded, refusal
 from grader.errors import UsageError
 from grader.labs import ENV as LABS_ENV
 from grader.suggest import did_you_mean
 
+ENV = "GRADER_CONFIG"  # names the course's file, as --config does
+NAME_IT = f"A course's own file decides grades when named: --config PATH or {ENV}=PATH."
 FILE = "grader.toml"
 PYPROJECT = "pyproject.toml"
 BACKENDS = ("auto", "cuda", "cpu")
@@ -53,12 +60,16 @@ class Setting:
     what: str  # the commands it applies to
     unset: str = ""  # what a default of None means
     path: bool = False  # a path: relative to the file's folder when the file gives it
+    looks: bool = False  # changes only how output looks, never a grade (a new one: False)
 
 
 SETTINGS = (
     Setting("backend", "GRADER_BACKEND", _choice(BACKENDS), "auto", "check and batch"),
-    Setting("color", None, _choice(COLORS), "auto", "every command"),
+    Setting("color", None, _choice(COLORS), "auto", "every command", looks=True),
+    # jobs decides grades: deadlines are wall-clock, and more jobs than the machine has
+    # cores or memory for can time out an honest kernel
     Setting("jobs", "GRADER_JOBS", positive_int, None, "batch", "as the CPUs and memory allow"),
+    # so does out: a batch keeps the grades recorded in its out folder
     Setting("out", "GRADER_OUT", str, None, "batch and merge", "none: give --out", path=True),
     Setting(
         "submission_timeout",
@@ -78,6 +89,7 @@ SETTINGS = (
 )
 LABS = "labs"  # a list of folders, which adds up (the module's docstring)
 KEYS = (LABS, *(s.name for s in SETTINGS))
+LOOKS = tuple(s.name for s in SETTINGS if s.looks)  # what any file may set
 SECRET_KEYS = ("secret", defaults.SECRET_ENV.lower(), defaults.SECRET_ENV)
 
 
@@ -90,7 +102,18 @@ class Value:
 @dataclass(frozen=True)
 class ConfigFile:
     path: Path
-    values: dict[str, Any]  # validated, paths resolved
+    values: dict[str, Any]  # all it sets, validated, paths resolved
+    how: str = "named"  # "named with --config", "named by GRADER_CONFIG", or how it was found
+    refused: str | None = None  # why it may not decide a grade; None when it may
+
+    @property
+    def ignored(self) -> list[str]:
+        """The keys it sets that decide a grade, which a refused file may not."""
+        return [] if self.refused is None else [k for k in self.values if k not in LOOKS]
+
+    @property
+    def applied(self) -> dict[str, Any]:
+        return {k: v for k, v in self.values.items() if k not in self.ignored}
 
 
 def find(start: Path) -> Path | None:
@@ -117,7 +140,7 @@ def _read(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: the config file is not valid TOML: {error}.") from error
 
 
-def load(path: Path) -> ConfigFile:
+def load(path: Path, how: str = "named", refused: str | None = None) -> ConfigFile:
     """The settings of the config file at `path`, checked. Raises UsageError naming the file
     and the key for an unknown key, a secret, or a value that the option would refuse."""
     table = _tools(path).get("grader", {}) if path.name == PYPROJECT else _read(path)
@@ -138,7 +161,7 @@ def load(path: Path) -> ConfigFile:
                 f"{where}: there is no setting {key!r}.{guess} Settings: {', '.join(KEYS)}."
             )
         values[key] = _file_value(where, path.parent, key, raw)
-    return ConfigFile(path, values)
+    return ConfigFile(path, values, how, refused)
 
 
 def _file_value(where: str, folder: Path, key: str, raw: Any) -> Any:
@@ -183,8 +206,8 @@ def resolve(
         given = getattr(args, setting.name)
         flag = f"--{setting.name.replace('_', '-')}"
         value = Value(given, flag) if given is not None else _from_env(setting, env)
-        if value is None and file is not None and setting.name in file.values:
-            value = Value(file.values[setting.name], str(file.path))
+        if value is None and file is not None and setting.name in file.applied:
+            value = Value(file.applied[setting.name], str(file.path))
         found[setting.name] = value or Value(setting.default, "default")
     return found
 
@@ -193,22 +216,57 @@ def file_roots(env: Mapping[str, str], file: ConfigFile | None) -> list[str]:
     """The file's lab roots, which count only while GRADER_LABS is not set."""
     if env.get(LABS_ENV) or file is None:
         return []
-    return list(file.values.get(LABS, []))
+    return list(file.applied.get(LABS, []))
 
 
 def apply(args: argparse.Namespace) -> None:
-    """Fill in `args` the settings its command has, and add the file's lab roots."""
-    file = None if args.no_config else nearest()
+    """Fill in `args` the settings its command has, and add the file's lab roots; say on
+    standard error which settings of the file were ignored, and why (`grader config`
+    says it on standard output instead). The file is kept as `args.config_file`."""
+    file = args.config_file = chosen(args, os.environ)
     for name, value in resolve(args, os.environ, file).items():
         setattr(args, name, value.value)
-    if file is not None:
-        labs.add_roots(file_roots(os.environ, file), f"labs in {file.path}")
+    if file is None:
+        return
+    labs.add_roots(file_roots(os.environ, file), f"labs in {file.path}")
+    if file.ignored and args.run is not run_config:
+        from grader.report.common import printable  # the path may be a student's
+
+        print(f"grader: {printable(ignored_note(file))}", file=sys.stderr)
 
 
-def nearest() -> ConfigFile | None:
-    """The config file that applies in the working folder, loaded, or None."""
+def chosen(args: argparse.Namespace, env: Mapping[str, str]) -> ConfigFile | None:
+    """The config file of this command, loaded, with whether it may decide a grade: the
+    file named, else the nearest one above the working folder, else None."""
+    if args.no_config:
+        return None
+    if args.config or env.get(ENV):
+        how = "named with --config" if args.config else f"named by {ENV}"
+        return load(_named(args.config or env[ENV], how), how)
     path = find(Path.cwd())
-    return load(path) if path else None
+    if path is None:
+        return None
+    graded = args.graded(args) if getattr(args, "graded", None) else None
+    refused = refusal(path, graded, args.verb)
+    how = "found looking up from here" + ("" if refused else ", outside what is graded")
+    return load(path, how, refused)
+
+
+def _named(text: str, how: str) -> Path:
+    path = Path(text).expanduser().resolve()
+    if not path.is_file():
+        raise UsageError(f"The config file {how}, {text}, is not a file.")
+    if path.name == PYPROJECT and "grader" not in _tools(path):
+        raise UsageError(f"The config file {how}, {text}, has no [tool.grader] table.")
+    return path
+
+
+def ignored_note(file: ConfigFile) -> str:
+    """The sentence that says which of the file's settings were not used, and why."""
+    return (
+        f"{file.path} sets {', '.join(file.ignored)}, which were not used: {file.refused}. "
+        + NAME_IT
+    )
 
 
 def _shown(setting: Setting, value: Any) -> str:
@@ -241,16 +299,46 @@ def report(
 
 
 def run_config(args: argparse.Namespace) -> int:
-    file = None if args.no_config else nearest()
-    print(f"Config file: {file.path if file else 'none'} (flags > environment > file > default)")
-    rows = report(os.environ, file, args.labs)
+    from grader.report.common import printable  # the file's path may be a student's
+
+    for line in file_lines(args.config_file, args.no_config, args.path is None):
+        print(printable(line))
+    print("Settings (flags > environment > file > default):")
+    rows = report(os.environ, args.config_file, args.labs)
     width = max(len(name) for name, _, _ in rows)
     value_width = max(len(value) for _, value, _ in rows)
     paint = painter(args)
     for name, value, source in rows:
         name = paint(f"{name:{width}}", "bold")
-        print(f"  {name}  {value:{value_width}}  {paint(source, 'dim')}")
+        print(f"  {name}  {printable(value):{value_width}}  {paint(printable(source), 'dim')}")
     return 0
+
+
+def file_lines(file: ConfigFile | None, no_config: bool, nothing_graded: bool) -> list[str]:
+    """What `grader config` says of the config file: which it read, how it chose it, which
+    of its settings apply and which were ignored, and why."""
+    if file is None:
+        return [f"Config file: none{' (--no-config)' if no_config else ''}"]
+    lines = [f"Config file: {file.path} ({file.how})"]
+    read = [key for key in file.values if key not in file.ignored]
+    lines.append(f"  read: {', '.join(read) or 'no setting'}")
+    if file.ignored:
+        lines.append(f"  ignored: {', '.join(file.ignored)}, since {file.refused}")
+        lines.append(f"  {NAME_IT}")
+        if nothing_graded:
+            lines.append(
+                "  `grader config KERNEL` or `grader config SUBMISSIONS` shows what `grader "
+                "check` of that kernel, or `grader batch` of that folder, would read here."
+            )
+    return lines
+
+
+def _graded(args: argparse.Namespace) -> Graded | None:
+    """What `grader config PATH` reads the settings for: `grader check` of a kernel, or
+    `grader batch` of a folder of submissions."""
+    if args.path is None:
+        return None
+    return Graded.folder(args.path) if Path(args.path).is_dir() else Graded.kernel(args.path)
 
 
 def add_config_verb(verbs: argparse._SubParsersAction) -> None:
@@ -258,9 +346,18 @@ def add_config_verb(verbs: argparse._SubParsersAction) -> None:
     verb = verbs.add_parser(
         "config",
         help="show each setting and where it comes from",
-        description="Print each setting (backend, color, jobs, out, submission_timeout, "
-        "timeout, labs) as a command here would use it, and where it comes from: a flag, "
-        "the environment, the config file (the nearest grader.toml, or pyproject.toml with "
-        "[tool.grader]), or the default. The secret is only said to be set or not.",
+        description="Print which config file a command here reads (the one named with "
+        f"--config or {ENV}, else the nearest grader.toml, or pyproject.toml with "
+        "[tool.grader]), which of its settings apply and which are ignored, and why; then "
+        "each setting (backend, color, jobs, out, submission_timeout, timeout, labs) as "
+        "the command would use it, and where it comes from: a flag, the environment, the "
+        "file, or the default. The secret is only said to be set or not.",
     )
-    verb.set_defaults(run=run_config)
+    verb.add_argument(
+        "path",
+        nargs="?",
+        metavar="PATH",
+        help="a kernel, or a folder of submissions: read the settings as `grader check` of "
+        "it, or `grader batch` of it, would (default: as a command that grades nothing)",
+    )
+    verb.set_defaults(run=run_config, graded=_graded)

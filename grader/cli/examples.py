@@ -37,7 +37,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "init-ci": (
         "grader init-ci matmul-naive --out template-repo/.github/workflows/grader.yml",
-        "grader init-ci matmul-tiled --gpu-runner h100 "
+        "grader init-ci matmul-tiled --gpu-runner h100 --runner-is-ephemeral "
         "--grader-source git+https://github.com/COURSE/grader@<commit>",
         "grader init-ci conv2d --vendor-wheel      # commit a wheel of this grader",
     ),
@@ -51,6 +51,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "config": (
         "grader config",
+        "grader config kernel.cu        # what `grader check LAB kernel.cu` here reads",
+        "grader config submissions/     # what `grader batch LAB submissions/` here reads",
+        "GRADER_CONFIG=~/course/grader.toml grader config",
         "GRADER_TIMEOUT=30 grader config --no-config",
     ),
 }

@@ -16,6 +16,7 @@ from grader.cli.args import (
     secret,
 )
 from grader.cli.outputs import check_out_folder
+from grader.cli.trust import Graded
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 
@@ -133,6 +134,7 @@ def run_init_ci(args: argparse.Namespace) -> int:
         force=args.force,
         grader_source=args.grader_source,
         vendor_wheel=args.vendor_wheel,
+        runner_is_ephemeral=args.runner_is_ephemeral,
     )
     where = f"the runner labelled {args.gpu_runner}" if args.gpu_runner else "ubuntu-latest"
     print(f"Wrote {written[0]}: on every push it runs `grader check` on {where}.")
@@ -188,7 +190,7 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write OUT/grader-batch.sbatch, a Slurm job array of shards, and grade nothing",
     )
-    batch.set_defaults(run=run_batch, resumable=True)
+    batch.set_defaults(run=run_batch, resumable=True, graded=lambda args: Graded.folder(args.dir))
 
     merge = verbs.add_parser(
         "merge",
@@ -233,6 +235,14 @@ def _staff_parsers(verbs: argparse._SubParsersAction) -> None:
     )
     ci.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
     ci.add_argument("--gpu-runner", metavar="LABEL", help="run on this GPU runner, cuda backend")
+    ci.add_argument(
+        "--runner-is-ephemeral",
+        action="store_true",
+        help="state that the --gpu-runner runs each job in a fresh container with the GPU "
+        "and nothing else (no secrets, no network beyond GitHub), as docs/gpu-runner/ "
+        "builds; without it --gpu-runner is refused, since each student controls the "
+        "workflow and so every command run there",
+    )
     ci.add_argument(
         "--out",
         default=".github/workflows/grader.yml",

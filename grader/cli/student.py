@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grader.cli.args import add_case_timeout, add_submission_timeout, painter, secret
+from grader.cli.trust import Graded
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 from grader.report import FORMATS
@@ -215,4 +216,4 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
             f"--{name}", metavar="PATH", help=f"write {what} to PATH (- for standard output)"
         )
     check.add_argument("--quiet", "-q", action="store_true", help="print only the score line")
-    check.set_defaults(run=run_check)
+    check.set_defaults(run=run_check, graded=lambda args: Graded.kernel(args.file))

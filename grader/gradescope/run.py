@@ -1,5 +1,7 @@
 """What `run_autograder` does inside Gradescope's container: grade the one submission in
 ROOT/submission and write ROOT/results/results.json. ROOT is /autograder on Gradescope.
+The lab, its root, the backend and the timeout come from the zip's config.json alone: no
+config file is read, so a grader.toml in the submission changes nothing.
 
 The secret, when the zip has one, is read into memory and its file deleted before any
 student code runs; Gradescope starts every submission in a fresh container, so the file

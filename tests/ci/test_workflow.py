@@ -112,6 +112,7 @@ def test_the_workflow_must_go_where_github_runs_workflows(tmp_path):
     ("options", "why"),
     [
         ({"gpu_runner": "gpu runner"}, "runner label"),
+        ({"gpu_runner": "gpu-h100"}, "state it with --runner-is-ephemeral"),  # issue 34
         ({"grader_source": "cuda-lab-grader"}, "bare package name"),
     ],
 )
