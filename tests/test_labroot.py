@@ -106,7 +106,7 @@ def test_a_batch_grades_a_course_lab_in_its_workers(root, capsys, tmp_path):
     submissions.mkdir()
     shutil.copy(root / "reference_kernels" / NAME / "reference.cu", submissions / "alice.cu")
     out = tmp_path / "out"
-    argv = ["batch", NAME, str(submissions), "--out", str(out), "--backend", "cpu"]
+    argv = ["batch", NAME, str(submissions), "--out", str(out), "--backend", "cpu", "--public-only"]
     code, printed, err = run(capsys, *argv, "--labs", str(root), "--jobs", "1")
     assert code == ExitCode.OK, printed + err
     with open(out / "gradebook.csv", newline="") as f:

@@ -26,6 +26,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "batch": (
         "GRADER_SECRET=... grader batch matmul-tiled submissions/ --out grades/",
+        "grader batch matmul-tiled submissions/ --out practice/ --public-only   # no secret",
         "grader batch conv2d submissions/ --out grades/ --jobs 8 --gpus 0,1",
         "grader batch conv2d submissions/ --out shard-1 --shard 1/3",
         "grader batch matmul-tiled submissions/ --out grades/ --slurm",
