@@ -44,8 +44,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "new-lab": (
         "grader new-lab matmul-rect --from matmul-naive --into course-labs/",
+        "grader new-lab hist2 --from histogram --into course-labs/ --copy wrong/never_merged.cu",
         "grader validate-lab matmul-rect --labs course-labs/",
     ),
+    "lab-readme": ("grader lab-readme matmul-rect --labs course-labs/",),
     "validate-lab": (
         "grader validate-lab conv2d",
         "grader validate-lab matmul-rect --labs course-labs/ --backend cpu",

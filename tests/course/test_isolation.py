@@ -3,7 +3,9 @@ group. (Their environment is tests/test_working_folder.py's.)"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -49,3 +51,59 @@ def test_kill_tree_ends_every_descendant_also_outside_the_group():
     while any(alive(p) for p in tree) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [p for p in tree if alive(p)]
+
+
+HANG = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    volatile float* out = P;
+    while (true)
+        out[0] = out[0] + 1.0f;
+}
+"""
+
+
+def test_a_batch_killed_outright_leaves_no_worker_running(tmp_path):
+    """SIGKILL leaves the batch no chance to stop its workers, which are in sessions of
+    their own: each dies with it, with all it started, instead of running its hung case
+    to the timeout."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "hangs.cu").write_text(HANG)
+    err = tmp_path / "stderr"
+    argv = [sys.executable, "-m", "grader", "batch", "matmul-naive", str(subs), "--out",
+            str(tmp_path / "o"), "--backend", "cpu", "--jobs", "1", "--timeout", "300",
+            "--public-only"]  # fmt: skip
+    with open(err, "w") as stderr:
+        batch = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr)
+        try:
+            deadline = time.monotonic() + 120
+            while not _runs_a_case(batch.pid):
+                assert batch.poll() is None, err.read_text()
+                assert time.monotonic() < deadline, f"no case ran: {err.read_text()}"
+                time.sleep(0.2)
+            started = isolation.descendants(batch.pid)
+            batch.kill()
+            batch.wait(timeout=30)
+            deadline = time.monotonic() + 20
+            while any(alive(p) for p in started) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            left = [_command(p) for p in started if alive(p)]
+        finally:
+            for pid in started:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+    assert not left, f"still running after the batch was killed: {left}"
+
+
+def _runs_a_case(batch: int) -> bool:
+    """Whether the batch's worker has started a process of its own (a compiler, then the
+    CPU backend's runner, which hangs)."""
+    return any(isolation.descendants(worker) for worker in isolation.descendants(batch))
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
+    except FileNotFoundError:
+        return str(pid)
