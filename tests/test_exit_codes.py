@@ -4,11 +4,13 @@ submission could not be graded; `--gpus` that no GPU backs is an error that says
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -113,7 +115,26 @@ def _wait_for(stream_path: Path, text: str, process: subprocess.Popen, seconds: 
         time.sleep(0.2)
 
 
-def test_ctrl_c_stops_a_batch_with_130_cleans_up_and_says_how_to_resume(tmp_path):
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """As `nohup pytest` or `pytest &` start the tests: SIGINT ignored, which every
+    process they start inherits."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _as_from_a_terminal() -> None:
+    """In the child before exec: SIGINT back to its default, which a shell's Ctrl-C
+    meets, also where the tests run with it ignored (`nohup pytest`, `pytest &`), which
+    the child would inherit and so never see the signal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("ignored", [False, True], ids=["pytest-as-is", "pytest-ignores-SIGINT"])
+def test_ctrl_c_stops_a_batch_with_130_cleans_up_and_says_how_to_resume(tmp_path, ignored):
     subs = tmp_path / "subs"
     subs.mkdir()
     hang = labs.get(LAB).home / "wrong" / "infinite_loop.cu"
@@ -127,9 +148,15 @@ def test_ctrl_c_stops_a_batch_with_130_cleans_up_and_says_how_to_resume(tmp_path
             "--backend", "cpu", "--jobs", "1", "--timeout", "120", "--public-only"]  # fmt: skip
     with open(err, "w") as stderr:
         # a session of its own, so that the signal goes to its group, as Ctrl-C does
-        process = subprocess.Popen(
-            argv, stdout=subprocess.DEVNULL, stderr=stderr, env=env, start_new_session=True
-        )
+        with _sigint_ignored() if ignored else contextlib.nullcontext():
+            process = subprocess.Popen(
+                argv,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_as_from_a_terminal,
+            )
         try:
             _wait_for(err, "Grading 1 submissions.", process, 120)
             time.sleep(2)  # inside the hung case
