@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from grader.backends import gpu_status
 from grader.course import isolation
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux's /proc")
@@ -62,17 +63,21 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
 """
 
 
-def test_a_batch_killed_outright_leaves_no_worker_running(tmp_path):
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_a_batch_killed_outright_leaves_no_worker_running(tmp_path, backend):
     """SIGKILL leaves the batch no chance to stop its workers, which are in sessions of
-    their own: each dies with it, with all it started, instead of running its hung case
-    to the timeout."""
+    their own: each dies with it, with all it started (on a GPU, the CUDA worker running
+    the hung kernel), instead of running its hung case to the timeout."""
+    if backend == "cuda" and not gpu_status()[0]:
+        pytest.skip(f"no usable CUDA device: {gpu_status()[1]}")
     subs = tmp_path / "subs"
     subs.mkdir()
     (subs / "hangs.cu").write_text(HANG)
     err = tmp_path / "stderr"
     argv = [sys.executable, "-m", "grader", "batch", "matmul-naive", str(subs), "--out",
-            str(tmp_path / "o"), "--backend", "cpu", "--jobs", "1", "--timeout", "300",
+            str(tmp_path / "o"), "--backend", backend, "--jobs", "1", "--timeout", "300",
             "--public-only"]  # fmt: skip
+    started: list[int] = []
     with open(err, "w") as stderr:
         batch = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr)
         try:
@@ -81,14 +86,16 @@ def test_a_batch_killed_outright_leaves_no_worker_running(tmp_path):
                 assert batch.poll() is None, err.read_text()
                 assert time.monotonic() < deadline, f"no case ran: {err.read_text()}"
                 time.sleep(0.2)
+            time.sleep(2)  # inside the hung case
             started = isolation.descendants(batch.pid)
             batch.kill()
             batch.wait(timeout=30)
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 30
             while any(alive(p) for p in started) and time.monotonic() < deadline:
                 time.sleep(0.1)
             left = [_command(p) for p in started if alive(p)]
         finally:
+            batch.kill()
             for pid in started:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
