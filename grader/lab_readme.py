@@ -12,6 +12,7 @@ that Markdown does not show, and only they are rewritten."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.judge import cases
@@ -155,15 +156,25 @@ def write_skeleton(lab: Lab, name: str, folder: Path) -> Path:
     return path
 
 
-def rewrite(lab: Lab) -> tuple[Path, list[str], list[str]]:
+@dataclass(frozen=True)
+class Rewritten:
+    """What `rewrite` did to a README: the sections it rewrote and those it added at the
+    end, or, where there was none, that it wrote the skeleton."""
+
+    path: Path
+    rewritten: list[str]
+    added: list[str]
+    skeleton: bool = False
+
+
+def rewrite(lab: Lab) -> Rewritten:
     """Rewrite the generated sections of the lab's README from its definition, leaving
     the prose around them as it is; a section the README does not mark is added at its
-    end; a lab without a README gets the skeleton. Returns the README's path, the sections
-    rewritten and those added."""
+    end; a lab without a README gets the skeleton."""
     path = lab.template_home / README
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
-        return write_skeleton(lab, lab.name, path.parent), [], list(sections(lab))
+        return Rewritten(write_skeleton(lab, lab.name, path.parent), [], [], skeleton=True)
     text = path.read_text(encoding="utf-8")
     rewritten, added = [], []
     for section, body in sections(lab).items():
@@ -179,4 +190,4 @@ def rewrite(lab: Lab) -> tuple[Path, list[str], list[str]]:
             text = f"{text.rstrip()}\n\n{_block(section, body)}\n".lstrip()
             added.append(section)
     path.write_text(text, encoding="utf-8")
-    return path, rewritten, added
+    return Rewritten(path, rewritten, added)

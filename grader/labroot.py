@@ -20,6 +20,7 @@ from pathlib import Path
 
 from grader import lab_readme, labs
 from grader.errors import SetupError, UsageError
+from grader.labs import EXPECTED, WRONG
 from grader.model.lab import Lab
 
 JUNK = shutil.ignore_patterns("__pycache__", "*.py[co]", ".*")
@@ -29,7 +30,6 @@ _NAMED = r"(grader (?:check|template|validate-lab) |\bmy-|Lab `|Lab ){old}(?![\w
 
 
 NEEDED = (labs.DEFINITION, "reference.cu", "baseline.cu")  # what validate-lab grades of each
-WRONG, EXPECTED = "wrong", "EXPECTED.toml"
 _HEADER = re.compile(r'^\[\s*"([^"]+)"')  # an EXPECTED.toml table of one kernel
 
 

@@ -122,6 +122,10 @@ def test_lab_readme_adds_the_sections_a_readme_lacks_and_leaves_the_graders_own(
     assert code == ExitCode.OK and "Added the signatures, cases and scoring sections" in out
     assert path.read_text().startswith("# My lab\n\nWritten by hand.\n\n<!-- begin generated")
     assert lab_readme.problems(labs.get(NAME)) == []
+    path.unlink()  # none at all: the skeleton
+    code, out, _ = run(capsys, "lab-readme", NAME, "--labs", str(root))
+    assert code == ExitCode.OK and out.startswith(f"Wrote {path}, a skeleton whose sections")
+    assert "TODO" in path.read_text() and lab_readme.problems(labs.get(NAME)) == []
     code, _, err = run(capsys, "lab-readme", SOURCE)
     assert code == ExitCode.USAGE and "one of the grader's own labs" in err
 

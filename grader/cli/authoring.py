@@ -46,11 +46,16 @@ def run_lab_readme(args: argparse.Namespace) -> int:
             f"{lab.name} is one of the grader's own labs, whose README is written by hand; "
             "`grader lab-readme` writes those of a course's labs (--labs DIR)."
         )
-    path, rewritten, added = lab_readme.rewrite(lab)
-    if rewritten:
-        print(f"Rewrote from {lab.home / 'lab.py'} the {_listed(rewritten)} of {path}.")
-    if added:
-        print(f"Added the {_listed(added)} at the end of {path}: move them where they belong.")
+    done, definition = lab_readme.rewrite(lab), lab.home / labs.DEFINITION
+    if done.skeleton:
+        print(f"Wrote {done.path}, a skeleton whose sections come from {definition}.")
+    if done.rewritten:
+        print(f"Rewrote from {definition} the {_listed(done.rewritten)} of {done.path}.")
+    if done.added:
+        print(
+            f"Added the {_listed(done.added)} at the end of {done.path}: move them where "
+            "they belong."
+        )
     return ExitCode.OK
 
 

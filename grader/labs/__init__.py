@@ -29,6 +29,7 @@ from grader.suggest import did_you_mean
 
 ENV = "GRADER_LABS"
 DEFINITION = "lab.py"
+WRONG, EXPECTED = "wrong", "EXPECTED.toml"  # known-wrong kernels, and the verdict of each
 REFERENCES, TEMPLATES = paths.LAB_FOLDERS
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
