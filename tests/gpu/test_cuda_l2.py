@@ -37,4 +37,3 @@ def test_a_reset_of_the_persisting_l2_costs_the_host_microseconds(context):
     major, _ = context.get_device().compute_capability()
     print(f"\npersisting L2: present {cache.present}, window {cache.window}, {each:.1f} µs a reset")
     assert cache.present == (major >= 8)
-
