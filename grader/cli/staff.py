@@ -121,10 +121,11 @@ def run_similar(args: argparse.Namespace) -> int:
     inputs = [folder] + ([against] if against else [])
     out = check_out_folder(args.pages, inputs) if args.pages else None
     report = compare_class(args.lab, folder, against=against, threshold=args.threshold, out=out)
-    public = f" and {report.public} public solutions" if against else ""
+    public = f" and {_count(report.public, 'public solution')}" if against else ""
     print(
-        f"Compared {report.compared} submissions{public} ({report.lab}): {report.found} pairs "
-        f"with {percent(args.threshold)} or more of the smaller one in common."
+        f"Compared {_count(report.compared, 'submission')}{public} ({report.lab}): "
+        f"{_count(report.found, 'pair')} with {percent(args.threshold)} or more of the smaller "
+        "one in common."
     )
     for shown in report.shown:
         pair = shown.pair
@@ -133,7 +134,7 @@ def run_similar(args: argparse.Namespace) -> int:
             printable(
                 f"  {percent(pair.score):>6}  {pair.first}  {other}  ({percent(pair.of_first)} "
                 f"of the first, {percent(pair.of_second)} of the second; "
-                f"{shown.passages} passages)"
+                f"{_count(shown.passages, 'passage')})"
             )
         )
     if report.found > len(report.shown):
@@ -144,6 +145,10 @@ def run_similar(args: argparse.Namespace) -> int:
         print(f"Side by side: {report.table}")
     print("Evidence for a person to read, never a grade.")
     return ExitCode.OK
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def share(text: str) -> float:

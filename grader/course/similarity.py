@@ -27,6 +27,7 @@ from collections import Counter, deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from grader import defaults
 from grader.model import lexer
@@ -96,8 +97,7 @@ _TOKEN = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):  # a tuple: a 256 KiB text has 100k of them
     symbol: str  # normalised: V for a student's name, N for a number
     start: int  # where it is in the text; a macro's tokens are where the macro is used
     end: int
@@ -166,17 +166,20 @@ def tokens(text: str, kept: frozenset[str] = frozenset()) -> list[Token]:
     view, code = lexer.unquoted(text), lexer.code(text)
     starts = {d.line for d in lexer.directives(text)}  # the line of each directive's `#`
     reader = _Reader(kept)
-    line, last, previous = 1, 0, 0
+    previous = 0  # where the token before ended
     for match in _TOKEN.finditer(view):
-        line += view.count("\n", last, match.start())
-        last = match.start()
-        if not code[match.start()].isspace():  # the code view blanks directives only
+        at = match.start()
+        if not code[at].isspace():  # the code view blanks directives only
             reader.code(match)
-        elif match[0] == "#" and line in starts and line != previous:
+        elif (
+            match[0] == "#"
+            and (previous == 0 or "\n" in view[previous:at])  # the first token on its line
+            and lexer.line_of(view, at) in starts
+        ):
             reader.directive(match)
         else:
             reader.directive_token(match)
-        previous = line
+        previous = match.end()
     return reader.finish()
 
 
@@ -192,7 +195,8 @@ class _Reader:
         self.pending: list[re.Match] = []  # the directive being read
 
     def code(self, match: re.Match) -> None:
-        self._end_directive()
+        if self.pending:
+            self._end_directive()
         word = match["word"]
         found = self._expansion(word) if word in self.macros else None
         for symbol in found if found is not None else [_symbol(match, self.kept)]:
