@@ -215,19 +215,24 @@ class _Reader:
 
     def _end_directive(self) -> None:
         found, self.pending = self.pending, []
-        words = [m["word"] for m in found[1:3]]
-        if len(words) == 2 and words[0] in ("define", "undef") and words[1]:
-            name = words[1]
-            self.macros.pop(name, None)
-            self.expanded.clear()
-            function_like = (
-                len(found) > 3 and found[3][0] == "(" and found[3].start() == found[2].end()
-            )
-            if words[0] == "undef" or not function_like:
-                if words[0] == "define":
-                    self.macros[name] = [(m["word"], _symbol(m, self.kept)) for m in found[3:]]
-                return
-        self.out += [Token(_symbol(m, self.kept), m.start(), m.end()) for m in found]
+        if not self._defines(found):
+            self.out += [Token(_symbol(m, self.kept), m.start(), m.end()) for m in found]
+
+    def _defines(self, found: list[re.Match]) -> bool:
+        """Take an object-like macro's #define, or an #undef, into the table: True when the
+        directive was one, and so is no code. A function-like macro's definition stays in
+        the tokens, as code; only its name leaves the table."""
+        if len(found) < 3 or found[1]["word"] not in ("define", "undef") or not found[2]["word"]:
+            return False
+        name = found[2]["word"]
+        self.macros.pop(name, None)
+        self.expanded.clear()
+        if found[1]["word"] == "undef":
+            return True
+        if len(found) > 3 and found[3][0] == "(" and found[3].start() == found[2].end():
+            return False
+        self.macros[name] = [(m["word"], _symbol(m, self.kept)) for m in found[3:]]
+        return True
 
     def _expansion(self, name: str) -> list[str] | None:
         """What the macro `name` stands for, its macros expanded in turn; None when that

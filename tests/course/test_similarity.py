@@ -97,18 +97,7 @@ def test_passages_give_the_lines_of_each_side():
 # -- what is compared --------------------------------------------------------------------
 
 
-KERNEL = """\
-__global__ void matmul(const float* M, const float* N, float* P, int Width)
-{
-    int row = blockIdx.y * blockDim.y + threadIdx.y;
-    int col = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row < Width && col < Width) {
-        float sum = 0.0f;
-        for (int k = 0; k < Width; ++k) sum += M[row * Width + k] * N[k * Width + col];
-        P[row * Width + col] = sum;
-    }
-}
-"""
+KERNEL = (labs.get("matmul-naive").home / "baseline.cu").read_text()  # the course's first
 
 
 def test_names_numbers_comments_and_layout_change_nothing():
