@@ -1,12 +1,16 @@
 """Which GPU each grading worker uses, and the gate that keeps timing alone on its GPU.
 
-Several workers may share a GPU for compiling and for the correctness runs, which are
-short and whose results do not depend on what else runs. Timing does: a kernel timed
-while another worker's kernel runs on the same GPU looks slower than it is. So each GPU
-has a gate, a pair of `flock` files: correctness runs hold it shared, timing holds it
-alone. A timing request closes a turnstile first, so that a steady stream of correctness
-runs cannot keep it waiting for ever. The kernel drops a dead worker's locks with its
-file descriptors, so a worker killed mid-run never blocks the others."""
+Several workers share a GPU for compiling and for the sanitizer. A correctness run
+holds the GPU alone: it fills shared memory before the kernel, so that a read of shared
+memory no thread wrote sees NaN, as on the CPU backend, and another worker's kernel
+between the fill and the launch would leave zeros there instead (a matmul adding an
+unwritten shared array scored 3 points of 7 so under four test processes, and 0 alone).
+Timing holds it alone too: a kernel timed while another worker's kernel runs on the same
+GPU looks slower than it is. So each GPU has a gate, a pair of `flock` files: the
+sanitizer holds it shared, correctness runs and timing alone. A request to hold it alone
+closes a turnstile first, so that a steady stream of shared holders cannot keep it
+waiting for ever. The kernel drops a dead worker's locks with its file descriptors, so a
+worker killed mid-run never blocks the others."""
 
 from __future__ import annotations
 
@@ -83,7 +87,8 @@ def gate_name(gpu: int | None) -> str:
 
 
 class Gate:
-    """Shared for correctness runs, alone for timing; see the module's docstring. `waits`
+    """Shared for the sanitizer, alone for correctness runs and timing; see the module's
+    docstring. `waits`
     adds up the seconds spent waiting for it, by the stage that waited, and those it was
     held alone (grader.course.stages)."""
 
@@ -106,7 +111,7 @@ class Gate:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
-    def alone(self) -> Iterator[None]:
+    def alone(self, stage: str = stages.TIMING) -> Iterator[None]:
         started = time.monotonic()
         fcntl.flock(self._turnstile, fcntl.LOCK_EX)
         try:
@@ -114,12 +119,13 @@ class Gate:
         finally:
             fcntl.flock(self._turnstile, fcntl.LOCK_UN)
         held = time.monotonic()
-        self.waits[stages.TIMING] += held - started
+        self.waits[stage] += held - started
         try:
             yield
         finally:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
-            self.waits[stages.HELD_ALONE] += time.monotonic() - held
+            if stage == stages.TIMING:
+                self.waits[stages.HELD_ALONE] += time.monotonic() - held
 
     def close(self) -> None:
         os.close(self._turnstile)
@@ -135,7 +141,7 @@ class GatedBackend(Wrapper):
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         self.inner.load(build)  # a worker's start holds no gate: it runs no kernel
-        with self.gate.shared():
+        with self.gate.alone(stages.CASES):  # the fill of shared memory, then the kernel
             return self.inner.run(build, launch, timeout)
 
     def time(

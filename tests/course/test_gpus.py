@@ -75,6 +75,30 @@ def test_gates_of_different_gpus_are_independent(tmp_path):
     other.join(timeout=5)
 
 
+def test_a_correctness_run_holds_the_gpu_alone(tmp_path):
+    """A run fills shared memory and then launches: another worker's run between the two
+    would undo the fill, so two runs on one GPU never overlap (the module's docstring)."""
+    spans: list[tuple[float, float]] = []
+
+    class Runs(CpuBackend):
+        def load(self, build) -> None:
+            pass
+
+        def run(self, build, launch, timeout):
+            start = time.monotonic()
+            time.sleep(0.2)
+            spans.append((start, time.monotonic()))
+
+    workers = [GatedBackend(Runs(), Gate(tmp_path, "gpu-0")) for _ in range(2)]
+    threads = [threading.Thread(target=w.run, args=(None, None, 1.0)) for w in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=5)
+    first, second = sorted(spans)
+    assert first[1] <= second[0]
+
+
 def test_a_gated_backend_grades_as_its_inner_backend(tmp_path):
     """Batch wraps every backend in a gate: a grading through it must not miss anything
     that grading asks of a backend (the CUDA batch once lost the backend's notes)."""
