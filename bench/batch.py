@@ -60,6 +60,7 @@ def main() -> int:
             course,
             out,
             secret=args.secret,
+            public_only=not args.secret,
             jobs=args.jobs,
             gpus=parse_gpus(args.gpus),
             timeout=args.timeout,

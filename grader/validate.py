@@ -29,13 +29,12 @@ from pathlib import Path
 from grader import lab_readme, labs
 from grader.backends.base import Backend
 from grader.grading.pipeline import Options, grade
+from grader.labs import EXPECTED, WRONG
 from grader.model.lab import Lab
 from grader.model.result import Kind, Result, Status, Visibility
 
 SECRET = "validate-lab"  # hidden cases are derived from it, as from a course's secret
-WRONG = "wrong"
 VARIANTS = "variants"
-EXPECTED = "EXPECTED.toml"
 SPEEDUP = (0.85, 1.15)  # the reference timed against itself
 CRASHES = {Kind.CRASH, Kind.TIMEOUT, Kind.OUT_OF_BOUNDS}
 BACKENDS = ("cpu", "cuda")  # the tables that replace an entry on one backend

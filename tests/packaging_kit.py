@@ -1,7 +1,7 @@
 """Fresh virtual environments for the tests of the grader as users install it: a wheel
 built once per session, and venvs made outside the checkout.
 
-A fresh venv gets the grader's dependencies (numpy, jinja2, junit-xml and theirs) linked
+A fresh venv gets the grader's dependencies (numpy, jinja2, junit-xml, pyyaml and theirs) linked
 in from the environment running the tests, so that no test needs a package index; the
 grader itself only ever comes from a wheel. pip runs with PIP_NO_INDEX, so a dependency
 the wheel declares and the venv lacks fails the install instead of reaching a network."""

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import csv
 import importlib
+import json
 import os
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -32,13 +34,18 @@ def only_builtin_roots(monkeypatch):
     monkeypatch.delenv(labs.ENV, raising=False)
 
 
+KEPT = "wrong/never_merged.cu"  # the one known-wrong kernel the author asks for
+
+
 @pytest.fixture
 def root(tmp_path, capsys) -> Path:
     """A lab root holding a copy of SOURCE named NAME, made by `grader new-lab`."""
     into = tmp_path / "course-labs"
-    code, out, err = run(capsys, "new-lab", NAME, "--from", SOURCE, "--into", str(into))
+    argv = ["new-lab", NAME, "--from", SOURCE, "--into", str(into), "--copy", KEPT]
+    code, out, err = run(capsys, *argv)
     assert code == ExitCode.OK, err
     assert f"grader validate-lab {NAME} --labs {into}" in out
+    assert "Not copied from histogram (name any with --copy): wrong/ (4 files)." in out
     labs._added.clear()  # the command above added nothing, but be sure
     return into
 
@@ -52,6 +59,12 @@ def test_new_lab_writes_a_renamed_copy_ready_to_edit(root):
         "reference.cu",
         "wrong",
     ]
+    # the one known-wrong kernel asked for, with its entry of EXPECTED.toml alone
+    wrong = definition / "wrong"
+    assert sorted(p.name for p in wrong.iterdir()) == ["EXPECTED.toml", "never_merged.cu"]
+    expected = (wrong / "EXPECTED.toml").read_text()
+    assert list(tomllib.loads(expected)) == ["never_merged.cu"]
+    assert "# privatized shared bins" in expected  # its comment came with it
     readme = (template / "README.md").read_text()
     assert f"grader check {NAME} kernel.cu" in readme and f"Lab `{NAME}`" in readme
     assert f"grader check {SOURCE} " not in readme
@@ -72,8 +85,82 @@ def test_new_lab_writes_a_readme_skeleton_that_states_what_validate_lab_checks(r
     path.write_text(readme.replace("`uniform-517`", "uniform-517").replace("| speed | 3 |", ""))
     found = lab_readme.problems(lab)
     assert len(found) == 2 and all(str(path) in f for f in found)
-    assert "does not state case uniform-517: it must hold '`uniform-517`'." in found[1]
+    assert "does not state case uniform-517: it must hold '`uniform-517`' (`grader " in found[1]
     assert "the scoring table's row for speed" in found[0]
+
+
+def test_lab_readme_rewrites_what_lab_py_decides_and_keeps_the_prose(root, capsys):
+    """The author changes the definition and rewrites nothing by hand: the generated
+    sections follow lab.py, and every other line stays as written."""
+    definition = root / "reference_kernels" / NAME / "lab.py"
+    text = definition.read_text()
+    assert "random_cases=2," in text
+    definition.write_text(text.replace("random_cases=2,", "random_cases=5,"))
+    labs.add_roots([root])
+    path = labs.get(NAME).template_home / "README.md"
+    prose = path.read_text().replace("TODO: what one block covers here.", "One block: 256 bins.")
+    path.write_text(prose.replace("| speed | 3 |", "| speed | 30 |"))  # a stale row
+    assert len(lab_readme.problems(labs.get(NAME))) == 3  # the row and two counts of cases
+    code, out, err = run(capsys, "lab-readme", NAME, "--labs", str(root))
+    assert code == ExitCode.OK, err
+    assert out == (
+        f"Rewrote from {definition} the signatures, cases and scoring sections of {path}.\n"
+    )
+    readme = path.read_text()
+    assert "One block: 256 bins." in readme and "| speed | 30 |" not in readme
+    assert "and 5 with random sizes" in readme
+    assert lab_readme.problems(labs.get(NAME)) == []
+    code, out, _ = run(capsys, "lab-readme", NAME, "--labs", str(root))  # the same again
+    assert code == ExitCode.OK and path.read_text() == readme
+
+
+def test_lab_readme_adds_the_sections_a_readme_lacks_and_leaves_the_graders_own(root, capsys):
+    labs.add_roots([root])
+    path = labs.get(NAME).template_home / "README.md"
+    path.write_text("# My lab\n\nWritten by hand.\n")
+    code, out, _ = run(capsys, "lab-readme", NAME, "--labs", str(root))
+    assert code == ExitCode.OK and "Added the signatures, cases and scoring sections" in out
+    assert path.read_text().startswith("# My lab\n\nWritten by hand.\n\n<!-- begin generated")
+    assert lab_readme.problems(labs.get(NAME)) == []
+    path.unlink()  # none at all: the skeleton
+    code, out, _ = run(capsys, "lab-readme", NAME, "--labs", str(root))
+    assert code == ExitCode.OK and out.startswith(f"Wrote {path}, a skeleton whose sections")
+    assert "TODO" in path.read_text() and lab_readme.problems(labs.get(NAME)) == []
+    code, _, err = run(capsys, "lab-readme", SOURCE)
+    assert code == ExitCode.USAGE and "one of the grader's own labs" in err
+
+
+def test_new_lab_copies_only_what_is_named_and_says_what_there_is(capsys, tmp_path):
+    into = tmp_path / "labs"
+    argv = ["new-lab", "mm", "--from", "matmul-naive", "--into", str(into)]
+    code, out, _ = run(capsys, *argv)
+    assert code == ExitCode.OK
+    assert (
+        "Not copied from matmul-naive (name any with --copy): wrong/ (9 files), tune.toml." in out
+    )
+    assert not (into / "reference_kernels" / "mm" / "wrong").exists()
+    argv = ["new-lab", "mm3", "--from", "matmul-naive", "--into", str(into)]
+    code, out, _ = run(capsys, *argv, "--copy", "wrong", "--copy", "tune.toml")
+    assert code == ExitCode.OK and "Not copied" not in out
+    copied, source = into / "reference_kernels" / "mm3", labs.get("matmul-naive").home
+    table = (copied / "wrong" / "EXPECTED.toml").read_text()
+    assert table == (source / "wrong" / "EXPECTED.toml").read_text()
+    assert len(list((copied / "wrong").glob("*.cu"))) == 9
+
+
+@pytest.mark.parametrize(
+    ("copy", "why"),
+    [
+        ("wrong/nope.cu", "has no 'wrong/nope.cu' to copy: it has wrong/ (9 files), tune.toml"),
+        ("../../lab.py", "has no '../../lab.py' to copy"),
+        ("wrong/EXPECTED.toml", "written for the known-wrong kernels copied"),
+    ],
+)
+def test_new_lab_refuses_what_the_lab_has_not(capsys, tmp_path, copy, why):
+    argv = ["new-lab", "mm", "--from", "matmul-naive", "--into", str(tmp_path), "--copy", copy]
+    code, _, err = run(capsys, *argv)
+    assert code == ExitCode.USAGE and why in err, err
+    assert not (tmp_path / "reference_kernels").exists()
 
 
 def test_the_scaffolded_reference_grades_through_labs_and_through_the_environment(
@@ -106,7 +193,7 @@ def test_a_batch_grades_a_course_lab_in_its_workers(root, capsys, tmp_path):
     submissions.mkdir()
     shutil.copy(root / "reference_kernels" / NAME / "reference.cu", submissions / "alice.cu")
     out = tmp_path / "out"
-    argv = ["batch", NAME, str(submissions), "--out", str(out), "--backend", "cpu"]
+    argv = ["batch", NAME, str(submissions), "--out", str(out), "--backend", "cpu", "--public-only"]
     code, printed, err = run(capsys, *argv, "--labs", str(root), "--jobs", "1")
     assert code == ExitCode.OK, printed + err
     with open(out / "gradebook.csv", newline="") as f:
@@ -128,11 +215,19 @@ def test_init_ci_copies_the_definition_but_no_solution(root, capsys, tmp_path):
 def test_a_definition_that_fails_to_load_names_its_file_and_line(root, capsys):
     definition = root / "reference_kernels" / NAME / "lab.py"
     definition.write_text(definition.read_text() + "\n\nraise ValueError('half-written')\n")
-    code, _, err = run(capsys, "labs", "--labs", str(root))
+    code, out, err = run(capsys, "labs", "--labs", str(root))
     lines = definition.read_text().count("\n")
     assert code == ExitCode.USAGE
     assert f"The lab definition {definition} could not be loaded (line {lines})" in err
     assert "ValueError: half-written" in err
+    # every lab that loads is listed all the same, the broken one named after them
+    listed = [line.split(":")[0] for line in out.splitlines() if line[:1].isalnum()]
+    assert listed == sorted(labs.listing().labs) and len(listed) == 13 and NAME not in listed
+    code, out, err = run(capsys, "labs", "--labs", str(root), "--json")
+    assert code == ExitCode.USAGE and "half-written" in err
+    assert len(json.loads(out)["labs"]) == 13
+    code, _, err = run(capsys, "check", "histogram", str(definition), "--labs", str(root))
+    assert code == ExitCode.USAGE and "half-written" in err  # grading needs every lab sound
 
 
 def test_a_definition_importing_a_module_that_moved_is_told_where_it_went(root, capsys):
@@ -162,8 +257,9 @@ def test_a_definition_without_a_lab_says_so(root, capsys):
 def test_two_roots_may_not_define_one_lab(root, capsys, tmp_path):
     twin = tmp_path / "twin"
     shutil.copytree(root, twin)
-    code, _, err = run(capsys, "labs", "--labs", str(root), "--labs", str(twin))
+    code, out, err = run(capsys, "labs", "--labs", str(root), "--labs", str(twin))
     assert code == ExitCode.USAGE and f"Two lab roots define the lab {NAME}" in err
+    assert f"from the lab root {root}" in out  # the first of the two is listed
 
 
 def test_a_folder_that_is_no_lab_root_is_refused(capsys, tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from folder_kit import deep, remove_deep
+from lxml import html as lxml_html
 
 from grader import cli, labs
 from grader.course.discover import MAX_ENTRIES
@@ -44,31 +45,52 @@ def course(tmp_path_factory) -> Path:
     return folder
 
 
-def batch(capsys, course: Path, out: Path, *extra: str) -> tuple[int, str, str]:
-    return run(capsys, "batch", LAB, str(course), "--out", str(out), "--backend", "cpu",
-               "--jobs", "2", "--timeout", "5", *extra)  # fmt: skip
-
-
-def test_batch_grades_a_folder_then_resumes(capsys, course, tmp_path, monkeypatch):
+@pytest.fixture(autouse=True)
+def no_secret(monkeypatch):
+    """Each test gives the secret it grades with, or none: never the shell's."""
     monkeypatch.delenv("GRADER_SECRET", raising=False)
+
+
+def batch(capsys, course: Path, out: Path, *extra: str) -> tuple[int, str, str]:
+    """`grader batch` on the CPU; public cases only, unless `extra` gives a secret."""
+    public = () if "--secret" in extra else ("--public-only",)
+    return run(capsys, "batch", LAB, str(course), "--out", str(out), "--backend", "cpu",
+               "--jobs", "2", "--timeout", "5", *public, *extra)  # fmt: skip
+
+
+def gradebook(out: Path) -> dict[str, dict[str, str]]:
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+        return {r["student"]: r for r in csv.DictReader(f)}
+
+
+def test_batch_grades_a_folder_then_resumes(capsys, course, tmp_path):
     code, out, err = batch(capsys, course, tmp_path / "out")
     # dee's kernel does not compile: a graded failure, as grader check says (exit 1), so
     # every submission was graded
     assert code == ExitCode.OK, err
-    statuses = "2 passed, 4 failed, 0 could not be graded"
+    statuses = "2 passed, 3 failed, 1 did not compile, 0 could not be graded"
     assert f"6 submissions (plain layout): {statuses}." in out
     assert "This run graded 6, kept 0 graded before." in out
     assert "Not submissions, left alone: README.txt" in out
     assert f"Gradebook: {tmp_path / 'out' / 'gradebook.csv'}" in out
     assert "[6/6]" in err  # plain progress lines off a terminal
+    assert "] ada: 3/3 passed (" in err and "] dee: 0/3 compile_error (" in err
     assert "Finished 6 submissions" in err and "could not be graded" not in err
     page = (tmp_path / "out" / "summary.html").read_text()
     assert "6 submissions &middot;" in page
-    assert all(f">{n} {what}<" in page for n, what in (
-        (2, "passed"), (4, "failed"), (0, "could not be graded")))  # fmt: skip
-    with open(tmp_path / "out" / "gradebook.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
-    assert Counter(r["status"] for r in rows) == {"passed": 2, "failed": 3, "error": 1}
+    counted = ((2, "passed"), (3, "failed"), (1, "did not compile"), (0, "could not be graded"))
+    assert all(f">{n} {what}<" in page for n, what in counted)
+    rows = gradebook(tmp_path / "out")
+    assert Counter(r["status"] for r in rows.values()) == {
+        "passed": 2, "failed": 3, "compile_error": 1}  # fmt: skip
+    assert rows["dee"]["status"] == "compile_error" and rows["dee"]["reason"]
+    # public cases only, as asked: said at the start and the end, atop the summary, and in
+    # the gradebook, whose max leaves the hidden cases' points out
+    assert err.startswith(LEFT_OUT + "\nGrading 6 submissions.")
+    assert out.rstrip().endswith(LEFT_OUT)
+    (banner,) = lxml_html.fromstring(page).xpath("//p[@class='banner']")
+    assert banner.text_content() == LEFT_OUT
+    assert {(r["cases"], r["max"]) for r in rows.values()} == {("public only", "3")}
     code, out, err = batch(capsys, course, tmp_path / "out")
     assert code == ExitCode.OK
     assert f"6 submissions (plain layout): {statuses}." in out
@@ -79,6 +101,57 @@ def test_batch_grades_a_folder_then_resumes(capsys, course, tmp_path, monkeypatc
     code, out, err = batch(capsys, course, tmp_path / "out", "--secret", "s")
     assert code == ExitCode.USAGE and "was graded without a secret" in err and "--regrade" in err
     assert (tmp_path / "out" / "gradebook.csv").read_text() == before
+
+
+LEFT_OUT = (
+    "Only public cases run (--public-only): the 4 points of matmul-naive's 13 hidden cases "
+    "are in no score and no max."
+)
+
+
+def test_a_batch_without_the_secret_is_refused_unless_public_only(capsys, course, tmp_path):
+    """A TA who forgot the secret would publish grades out of 3 points instead of 7."""
+    argv = ("batch", LAB, str(course), "--out", str(tmp_path / "out"), "--backend", "cpu")
+    code, out, err = run(capsys, *argv)
+    assert code == ExitCode.USAGE and out == ""
+    assert err == (
+        "grader: No secret was given (--secret or GRADER_SECRET). Only public cases run "
+        "without it: the 4 points of matmul-naive's 13 hidden cases are in no score and no "
+        "max. Give the secret, or add --public-only to grade the public cases alone.\n"
+    )
+    assert not (tmp_path / "out").exists()
+    code, _, err = run(capsys, *argv, "--public-only", "--secret", "s")
+    assert code == ExitCode.USAGE and "--public-only grades without the secret" in err
+
+
+def test_with_the_secret_the_gradebook_counts_every_case(capsys, tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "ada.cu").write_text(KERNELS["ada"])
+    code, out, err = batch(capsys, subs, tmp_path / "out", "--secret", "s")
+    assert code == ExitCode.OK, err
+    assert "Only public cases" not in out + err
+    assert 'class="banner"' not in (tmp_path / "out" / "summary.html").read_text()
+    ada = gradebook(tmp_path / "out")["ada"]
+    assert (ada["cases"], ada["score"], ada["max"]) == ("all", "7", "7")
+
+
+def test_a_gradescope_export_reaches_the_gradebook_with_its_names(capsys, tmp_path):
+    export = tmp_path / "export"
+    (export / "submission_7").mkdir(parents=True)
+    (export / "submission_7" / "kernel.cu").write_text(KERNELS["ada"])
+    (export / "submission_metadata.yml").write_text(
+        'submission_7:\n  :submitters:\n  - :name: "Zo\\xEB Ad\\xE9la\\xEFde"\n'
+        "    :sid: '2024007'\n    :email: zoe@example.edu\n"
+    )
+    code, out, err = batch(capsys, export, tmp_path / "out")
+    assert code == ExitCode.OK, err
+    zoe = gradebook(tmp_path / "out")["2024007"]
+    assert (zoe["name"], zoe["email"], zoe["status"]) == (
+        "Zoë Adélaïde",
+        "zoe@example.edu",
+        "passed",
+    )
 
 
 def test_regrade_grades_into_a_folder_graded_with_another_secret(capsys, tmp_path):
@@ -106,14 +179,17 @@ def test_a_source_over_the_limit_is_refused_from_its_size(capsys, tmp_path):
     (subs / "two" / "b.cu").write_text(BASELINE)
     code, out, err = batch(capsys, subs, tmp_path / "out")
     assert code == ExitCode.FAILED, err
-    assert "4 submissions (plain layout): 1 passed, 0 failed, 3 could not be graded." in out
+    assert (
+        "4 submissions (plain layout): 1 passed, 0 failed, 0 did not compile, 3 could not be "
+        "graded." in out
+    )
     assert "This run graded 2, kept 0 graded before, and found no one .cu file to grade in 2" in out
     assert "no .cu file in" not in out
     with open(tmp_path / "out" / "gradebook.csv", newline="") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
     assert rows["two"]["reason"].startswith("two holds several .cu files (a.cu, b.cu)")
     huge = rows["huge"]
-    assert huge["status"] == "error"
+    assert huge["status"] == "not_graded"
     assert f"huge.cu is {8 << 30} bytes; a submission may be at most 262144" in huge["reason"]
 
 
@@ -138,7 +214,10 @@ def test_folders_that_once_stopped_a_batch_are_their_students_rows(capsys, tmp_p
     finally:
         remove_deep(subs / "deep")
     assert code == ExitCode.FAILED, err
-    assert "8 submissions (plain layout): 4 passed, 0 failed, 4 could not be graded." in out
+    assert (
+        "8 submissions (plain layout): 4 passed, 0 failed, 0 did not compile, 4 could not "
+        "be graded." in out
+    )
     with open(tmp_path / "out" / "gradebook.csv", newline="", encoding="utf-8") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
     graded = ("ann", "bob~smith", "bob_smith", "dee")
@@ -150,8 +229,7 @@ def test_folders_that_once_stopped_a_batch_are_their_students_rows(capsys, tmp_p
     assert rows["loop"]["reason"] == "loop is a symbolic link; submit the file itself."
 
 
-def test_three_shards_graded_apart_merge_into_one_run(capsys, course, tmp_path, monkeypatch):
-    monkeypatch.delenv("GRADER_SECRET", raising=False)
+def test_three_shards_graded_apart_merge_into_one_run(capsys, course, tmp_path):
     assert batch(capsys, course, tmp_path / "whole")[0] == ExitCode.OK  # dee did not compile
     shards = [str(tmp_path / f"shard-{i}") for i in (1, 2, 3)]
     for i, shard in enumerate(shards, start=1):
@@ -173,7 +251,10 @@ def test_a_batch_exits_0_when_every_submission_got_a_verdict(capsys, tmp_path):
         (subs / f"{name}.cu").write_text(KERNELS[name])
     code, out, err = batch(capsys, subs, tmp_path / "out")
     assert code == ExitCode.OK, err
-    assert "2 submissions (plain layout): 1 passed, 1 failed, 0 could not be graded." in out
+    assert (
+        "2 submissions (plain layout): 1 passed, 1 failed, 0 did not compile, 0 could not "
+        "be graded." in out
+    )
 
 
 def test_merge_without_every_shard_is_a_usage_error(capsys, course, tmp_path):
@@ -222,6 +303,13 @@ def test_gradescope_builds_the_zip(capsys, tmp_path, monkeypatch):
     with zipfile.ZipFile(tmp_path / "ag.zip") as archive:
         assert archive.read("secret") == b"from-the-environment"
         assert {"setup.sh", "run_autograder"} <= set(archive.namelist())
+    monkeypatch.delenv("GRADER_SECRET")
+    code, out, _ = run(capsys, "gradescope", "conv2d", "--out", str(tmp_path / "public.zip"))
+    assert code == ExitCode.OK
+    assert out.splitlines()[-1] == (
+        "Only public cases run: the 4 points of conv2d's 11 hidden cases are in no score and "
+        "no max. Give --secret or GRADER_SECRET to run them."
+    )  # the batch's words
 
 
 def test_init_ci_writes_a_workflow_once(capsys, tmp_path):
@@ -233,6 +321,10 @@ def test_init_ci_writes_a_workflow_once(capsys, tmp_path):
         capsys, "init-ci", LAB, "--gpu-runner", "h100", "--runner-is-ephemeral", "--out", str(out)
     )
     assert code == ExitCode.OK and "the runner labelled h100" in printed
+    assert printed.splitlines()[-1] == (
+        "Only public cases run there: the 4 points of matmul-naive's 13 hidden cases are in no "
+        "score and no max. A student's repository cannot keep a secret."
+    )
     assert yaml.safe_load(out.read_text())["jobs"]["grade"]["runs-on"] == "h100"
     code, _, err = run(capsys, "init-ci", LAB, "--out", str(out))
     assert code == ExitCode.USAGE and "already exists" in err

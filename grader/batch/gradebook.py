@@ -5,10 +5,15 @@ Columns, in order:
                           folder name; name and email when the export had them)
   submission              the student's folder under students/ (shared by a group)
   score, max              points, as plain decimals
-  status                  passed | failed | error
+  cases                   all | public only: what the scores count (a batch run with
+                          --public-only, without the secret, leaves the hidden cases' points
+                          out of both)
+  status                  passed | failed | compile_error (graded, 0 points: it did not
+                          compile, or the lab cannot launch it) | not_graded (a person must
+                          look: the reason says why); the summary counts the same
   speedup                 reference time / student time, on a GPU; empty elsewhere
   diagnostics             the kinds found, space separated (out_of_bounds timeout ...)
-  reason                  why a submission could not be graded, for status error
+  reason                  why, for compile_error and not_graded
   public/<case> ...       points of each case, then `speed` when speed was graded
 
 It is UTF-8 CSV with one header row (RFC 4180), which is what Canvas's and Gradescope's
@@ -34,12 +39,14 @@ FIXED = (
     "submission",
     "score",
     "max",
+    "cases",
     "status",
     "speedup",
     "diagnostics",
     "reason",
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+ALL, PUBLIC_ONLY = "all", "public only"  # the cases column
 
 
 @dataclass
@@ -54,9 +61,8 @@ class Row:
     speedup: float | None
     diagnostics: list[str]
     reason: str
+    cases: str = ALL  # or PUBLIC_ONLY
     parts: dict[str, float] = field(default_factory=dict)
-    # Result.graded: an error a compiler found is a graded failure; None: by the status
-    graded: bool | None = None
 
 
 def reason_of(record: Record, result: Result) -> str:
@@ -72,7 +78,8 @@ def reason_of(record: Record, result: Result) -> str:
 
 
 def rows_for(lab: Lab, record: Record, result: Result, hidden_run: bool) -> list[Row]:
-    """One row for each student the submission belongs to (a group shares its result)."""
+    """One row for each student the submission belongs to (a group shares its result).
+    `hidden_run`: the batch had the secret."""
     kinds = sorted({str(d.kind) for d in result.all_diagnostics()})
     perf = result.performance
     split = {p.name: p.points for p in points.parts(lab, result, hidden_run)}
@@ -84,12 +91,12 @@ def rows_for(lab: Lab, record: Record, result: Result, hidden_run: bool) -> list
             submission=record.id,
             score=result.score,
             max=result.max_score,
-            status=str(result.status),
+            cases=PUBLIC_ONLY if points.hidden_left_out(lab, hidden_run) else ALL,
+            status=str(points.standing(result)),
             speedup=perf.speedup if perf and perf.speedup else None,
             diagnostics=kinds,
             reason=reason_of(record, result),
             parts=split,
-            graded=result.graded,
         )
         for person in record.people
     ]
@@ -130,6 +137,7 @@ def render(rows: list[Row]) -> str:
                 cell(row.submission),
                 number(row.score),
                 number(row.max),
+                row.cases,
                 row.status,
                 f"{row.speedup:.3f}" if row.speedup is not None else "",
                 " ".join(row.diagnostics),

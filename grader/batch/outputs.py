@@ -17,8 +17,10 @@ from typing import Any
 from grader import labs
 from grader.batch import gradebook, similar, summary
 from grader.batch.state import REPORT_JSON, Record, Settings, read_record, student_dir
+from grader.course import points
 from grader.errors import UsageError
 from grader.files import write_atomically
+from grader.model.lab import Lab
 from grader.model.result import Result
 from grader.report import json as json_report
 
@@ -70,6 +72,14 @@ def collect(out: Path, manifest: Manifest) -> list[tuple[Record, Result]]:
     return [graded(out, student) for student in manifest.students]
 
 
+def left_out(lab: Lab, hidden_run: bool) -> str | None:
+    """What a batch's scores leave out, which it says at its start and end and in its
+    summary; None when every case ran."""
+    if not points.hidden_left_out(lab, hidden_run):
+        return None
+    return points.public_only(lab, " (--public-only)")
+
+
 def write_course_files(out: Path, manifest: Manifest) -> list[gradebook.Row]:
     """gradebook.csv and summary.html for the students the manifest lists; returns the rows."""
     lab = labs.get(manifest.settings.lab)
@@ -81,6 +91,9 @@ def write_course_files(out: Path, manifest: Manifest) -> list[gradebook.Row]:
     results = {record.id: result for record, result in pairs}
     texts = {record.id: result.source for record, result in pairs if result.source}
     shown = similar.for_batch(Path(out), lab, texts)
-    summary.write(Path(out) / SUMMARY, lab.name, found, backends, manifest.shards, results, shown)
+    note = left_out(lab, hidden_run)
+    summary.write(
+        Path(out) / SUMMARY, lab.name, found, backends, manifest.shards, results, shown, note
+    )
     write_manifest(out, manifest)
     return found

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
+from grader.course.points import Standing
 from grader.report.common import printable
 
 BAR = 24  # characters of the bar
@@ -42,11 +43,9 @@ class Progress:
         rate = (time.monotonic() - self.started) / self.done
         return f"{clock(rate * (self.total - self.done))} left"
 
-    def graded(
-        self, student: str, score: str, status: str, seconds: float, ungraded: bool = False
-    ) -> None:
+    def graded(self, student: str, score: str, status: Standing, seconds: float) -> None:
         self.done += 1
-        self.failed += ungraded
+        self.failed += status == Standing.NOT_GRADED
         if self.live:
             self._redraw()
             return

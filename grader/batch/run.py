@@ -32,7 +32,7 @@ from grader.batch.state import (
     student_dir,
     write_record,
 )
-from grader.course import isolation, stages
+from grader.course import isolation, points, stages
 from grader.course.discover import Entry, discover
 from grader.course.gpus import physical_device
 from grader.course.isolated import failure_result, result_of
@@ -40,6 +40,7 @@ from grader.course.pool import BackendInfo, Job, Outcome, Pool, WorkerSpec
 from grader.defaults import SECRET_ENV
 from grader.errors import GraderError, UsageError
 from grader.judge.deadline import default_submission_timeout
+from grader.model.lab import Lab
 from grader.model.result import Kind, Result
 from grader.model.source import read_source
 from grader.report import write_reports
@@ -57,6 +58,7 @@ class BatchReport:
     ignored: list[str]
     seconds: float
     stages: dict[str, float] = field(default_factory=dict)  # grader.course.stages, summed
+    public_only: str | None = None  # what the scores leave out, where the secret was not used
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,25 @@ def _same_secret(out: Path, settings: Settings) -> None:
     )
 
 
+def _without_secret(spec: Lab, secret: str | None, public_only: bool) -> str | None:
+    """What this batch's scores will leave out (outputs.left_out), or None when every case
+    runs. Refuses a batch without the secret unless `public_only` asks for one (a TA who
+    forgot it would publish grades out of the wrong total), and a batch with both."""
+    if public_only and secret:
+        raise UsageError(
+            f"--public-only grades without the secret, and one was given (--secret or "
+            f"{SECRET_ENV}): drop one of them."
+        )
+    note = outputs.left_out(spec, bool(secret))
+    if note and not public_only:
+        raise UsageError(
+            f"No secret was given (--secret or {SECRET_ENV}). "
+            f"{points.public_only(spec, ' without it')} Give the secret, or add --public-only "
+            "to grade the public cases alone."
+        )
+    return note
+
+
 def _plan(out: Path, entries: list[Entry], settings: Settings) -> tuple[list[Plan], int]:
     todo, reused = [], 0
     for entry in entries:
@@ -139,17 +160,20 @@ def run_batch(
     timing: bool = True,
     log: TextIO | None = None,
     regrade: bool = False,
+    public_only: bool = False,
 ) -> BatchReport:
     """Grade the submissions in `folder` (the slice `shard` of them) into `out`.
     Raises GraderError for problems of usage or setup; a submission's own problems,
     crashes and hangs end up in its row. An `out` graded with another secret is refused
-    unless `regrade`: every submission would be graded again."""
+    unless `regrade`: every submission would be graded again. Without a secret only
+    `public_only` grades a lab that has hidden cases."""
     started = time.monotonic()
     spec = labs.get(lab)
     gpus = list(gpus or [])
     for gpu in gpus:
         physical_device(gpu)  # an index past what is visible is a usage error, now
     found = discover(Path(folder))
+    left_out = _without_secret(spec, secret, public_only)
     entries = [e for e in found.entries if shard is None or shard.holds(e.id)]
     settings = Settings(spec.name, backend, timeout, timing, secret_fingerprint(secret))
     out = Path(out)
@@ -177,9 +201,7 @@ def run_batch(
         spent.update({**outcome.stages, stages.REPORTS: time.monotonic() - storing})
         if progress:
             score = f"{result.score:g}/{result.max_score:g}"
-            progress.graded(
-                plan.entry.id, score, str(result.status), outcome.seconds, not result.graded
-            )
+            progress.graded(plan.entry.id, score, points.standing(result), outcome.seconds)
 
     with tempfile.TemporaryDirectory(prefix="grader-gates-") as gates:
         worker_spec = WorkerSpec(
@@ -193,6 +215,8 @@ def run_batch(
             submission_timeout=deadline,
         )
         pool = Pool(worker_spec, slots, gpus)
+        if log and left_out:
+            log.write(f"{left_out}\n")
         if progress:
             progress.start()
         try:
@@ -231,4 +255,5 @@ def run_batch(
         ignored=found.ignored,
         seconds=time.monotonic() - started,
         stages={name: spent[name] for name in stages.STAGES},
+        public_only=left_out,
     )

@@ -58,10 +58,12 @@ def write_slurm_script(
     timeout: float | None = None,
     submission_timeout: float | None = None,
     cpus: int = CPUS_PER_TASK,
+    public_only: bool = False,
 ) -> Path:
     """Write OUT/grader-batch.sbatch and return its path. The shards grade into
     OUT/shards/shard-I; `grader merge` writes the course's files into OUT. Each task asks
-    for `gpus` GPUs (none on the cpu backend)."""
+    for `gpus` GPUs (none on the cpu backend), and grades without the secret only with
+    `public_only` (else a task without GRADER_SECRET is refused, as a batch is)."""
     spec = labs.get(lab)
     folder, out = Path(folder).resolve(), Path(out).resolve()
     submissions = len(discover(folder).entries)
@@ -76,6 +78,7 @@ def write_slurm_script(
         argv += ["--timeout", f"{timeout:g}"]
     if submission_timeout is not None:
         argv += ["--submission-timeout", f"{submission_timeout:g}"]
+    argv += ["--public-only"] if public_only else []
     shard_root = out / SHARDS
     script = out / SCRIPT
     merge = f"grader merge {shlex.quote(str(shard_root))}/shard-* "

@@ -18,6 +18,7 @@ import jinja2
 
 from grader.batch.gradebook import Row
 from grader.batch.similar import SimilarReport
+from grader.course.points import Standing
 from grader.model.result import Result
 from grader.report.common import environment
 
@@ -97,28 +98,30 @@ def by_submission(rows: list[Row]) -> list[Row]:
 @dataclass(frozen=True)
 class Counts:
     """How a batch went, counted once for every place that says it: by submission (a
-    group's members share one), so passed + failed + errors == submissions."""
+    group's members share one), each the number of its standing in the gradebook's
+    status column, so passed + failed + compile_errors + errors == submissions."""
 
     submissions: int
     students: int
     passed: int
-    failed: int  # graded with failures, a kernel that did not compile among them
-    errors: int  # could not be graded (Result.graded)
+    failed: int
+    compile_errors: int  # graded: 0 points
+    errors: int  # could not be graded
 
 
 def ungraded(row: Row) -> bool:
-    """A submission that could not be graded; one that did not compile was graded."""
-    return row.status == "error" and not row.graded
+    return row.status == Standing.NOT_GRADED
 
 
 def counts(rows: list[Row]) -> Counts:
-    statuses = Counter("ungraded" if ungraded(r) else r.status for r in by_submission(rows))
+    statuses = Counter(r.status for r in by_submission(rows))
     return Counts(
         submissions=sum(statuses.values()),
         students=len({r.student for r in rows}),
-        passed=statuses["passed"],
-        failed=statuses["failed"] + statuses["error"],
-        errors=statuses["ungraded"],
+        passed=statuses[Standing.PASSED],
+        failed=statuses[Standing.FAILED],
+        compile_errors=statuses[Standing.COMPILE_ERROR],
+        errors=statuses[Standing.NOT_GRADED],
     )
 
 
@@ -220,10 +223,12 @@ def render(
     shards: list[str],
     results: Mapping[str, Result] | None = None,
     similar: SimilarReport | None = None,
+    left_out: str | None = None,
 ) -> str:
     """The page for `rows` (all students), `results` (each submission's Result, by
     submission id) and the most `similar` pairs; links point into students/ and similar/
-    beside it."""
+    beside it. `left_out`, what the scores leave out (a batch without the secret), heads
+    the page."""
     results = results or {}
     graded = by_submission(rows)
     speedups = [r.speedup for r in graded if r.speedup is not None]
@@ -232,6 +237,7 @@ def render(
         .get_template("summary.html.j2")
         .render(
             lab=lab,
+            left_out=left_out,
             backend=backend,
             shards=shards,
             counts=counts(rows),
@@ -255,6 +261,7 @@ def write(
     shards: list[str],
     results: Mapping[str, Result] | None = None,
     similar: SimilarReport | None = None,
+    left_out: str | None = None,
 ) -> None:
-    page = render(lab, rows, backend, shards, results, similar)
+    page = render(lab, rows, backend, shards, results, similar, left_out)
     Path(path).write_text(page, encoding="utf-8")

@@ -1,7 +1,9 @@
 """`grader init-ci`: a GitHub Actions workflow for a student's repository (GitHub
 Classroom), which runs `grader check` on every push and reports to the run's page and to
-Classroom. With a GPU runner label it runs there on the cuda backend; otherwise on a
-GitHub-hosted Ubuntu runner with the CPU backend.
+Classroom. It keeps Classroom's own conventions: the `repository_dispatch` trigger, and no
+run for the commits of `github-classroom[bot]`, whose first is the untouched template.
+With a GPU runner label it runs there on the cuda backend; otherwise on a GitHub-hosted
+Ubuntu runner with the CPU backend.
 
 The workflow installs a grader that exists and that the course chose, pinned to one
 build: the pip requirement given as --grader-source (a git URL pinned to a commit, a

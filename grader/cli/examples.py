@@ -26,6 +26,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "batch": (
         "GRADER_SECRET=... grader batch matmul-tiled submissions/ --out grades/",
+        "grader batch matmul-tiled submissions/ --out practice/ --public-only   # no secret",
         "grader batch conv2d submissions/ --out grades/ --jobs 8 --gpus 0,1",
         "grader batch conv2d submissions/ --out shard-1 --shard 1/3",
         "grader batch matmul-tiled submissions/ --out grades/ --slurm",
@@ -48,8 +49,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "new-lab": (
         "grader new-lab matmul-rect --from matmul-naive --into course-labs/",
+        "grader new-lab hist2 --from histogram --into course-labs/ --copy wrong/never_merged.cu",
         "grader validate-lab matmul-rect --labs course-labs/",
     ),
+    "lab-readme": ("grader lab-readme matmul-rect --labs course-labs/",),
     "validate-lab": (
         "grader validate-lab conv2d",
         "grader validate-lab matmul-rect --labs course-labs/ --backend cpu",

@@ -8,7 +8,7 @@ import math
 import sys
 from pathlib import Path
 
-from grader import defaults, machine
+from grader import defaults, labs, machine
 from grader.cli.args import (
     add_case_timeout,
     add_submission_timeout,
@@ -50,12 +50,14 @@ def run_batch(args: argparse.Namespace) -> int:
         shard=shard,
         log=sys.stderr,
         regrade=args.regrade,
+        public_only=args.public_only,
     )
     out, counts, paint = report.out, report.counts, painter(args)
     print(
         f"{counts.submissions} submissions ({report.layout} layout"
         f"{f', shard {shard}' if shard else ''}): {paint(f'{counts.passed} passed', 'green')}, "
         f"{paint(f'{counts.failed} failed', 'red')}, "
+        f"{paint(f'{counts.compile_errors} did not compile', 'yellow')}, "
         f"{paint(f'{counts.errors} could not be graded', 'magenta')}."
     )
     print(
@@ -71,6 +73,8 @@ def run_batch(args: argparse.Namespace) -> int:
 
         print(f"Not submissions, left alone: {printable(', '.join(report.ignored))}")
     print(f"Gradebook: {out / 'gradebook.csv'}\nSummary:   {out / 'summary.html'}")
+    if report.public_only:  # said at the start too, and in the summary and the gradebook
+        print(paint(report.public_only, "bold"))
     return ExitCode.FAILED if counts.errors else ExitCode.OK  # a verdict for everyone, or not
 
 
@@ -86,6 +90,7 @@ def _write_slurm(args: argparse.Namespace, shard, gpus: list[int]) -> int:
         gpus=0 if args.backend == "cpu" else max(1, len(gpus)),
         timeout=args.timeout,
         submission_timeout=args.submission_timeout,
+        public_only=args.public_only,
     )
     print(f"Wrote {script}. Nothing was graded. To grade, then merge:")
     print(f"  export {SECRET_ENV}=...   # the tasks get it from your environment")
@@ -209,8 +214,8 @@ def run_gradescope(args: argparse.Namespace) -> int:
     print(f"Wrote {path}: upload it as the assignment's autograder ({args.backend} backend).")
     if key:
         print("It holds the secret and runs the hidden cases: share it with course staff only.")
-    else:
-        print(f"Only public cases run: give --secret or {SECRET_ENV} to run the hidden ones.")
+    elif left_out := _public_only(args.lab):
+        print(f"{left_out} Give --secret or {SECRET_ENV} to run them.")
     return ExitCode.OK
 
 
@@ -233,8 +238,18 @@ def run_init_ci(args: argparse.Namespace) -> int:
     for path in written[1:]:
         what = "the grader the workflow installs" if path.suffix == ".whl" else "the lab's own"
         print(f"Wrote {path}: {what}; commit it with the workflow.")
-    print("Only public cases run there: a student's repository cannot keep a secret.")
+    if left_out := _public_only(args.lab, " there"):
+        print(f"{left_out} A student's repository cannot keep a secret.")
     return ExitCode.OK
+
+
+def _public_only(lab: str, how: str = "") -> str | None:
+    """What a grading of `lab` without the secret leaves out (the batch's words), or None
+    where the lab has no hidden cases."""
+    from grader.course import points
+
+    spec = labs.get(lab)
+    return points.public_only(spec, how) if points.hidden_left_out(spec, False) else None
 
 
 # -- parsing ----------------------------------------------------------------------------
@@ -270,6 +285,13 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         help="as for check: auto (default) grades on the GPU when one is usable",
     )
     batch.add_argument("--shard", metavar="I/N", help="grade only shard I of N")
+    batch.add_argument(
+        "--public-only",
+        action="store_true",
+        help="grade without the secret: only public cases run, and every score and max "
+        "leaves the hidden cases' points out (the terminal, summary.html and the "
+        "gradebook's cases column say so). Without it, a batch with no secret is refused",
+    )
     batch.add_argument(
         "--regrade",
         action="store_true",

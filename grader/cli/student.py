@@ -32,9 +32,10 @@ class LabInfo:
 
 
 def list_labs() -> list[LabInfo]:
+    """Every lab that loads (grader.labs.listing)."""
     from grader.judge import cases
     from grader.labroot import portable
-    from grader.labs import all_labs
+    from grader.labs import listing
 
     return [
         LabInfo(
@@ -48,7 +49,7 @@ def list_labs() -> list[LabInfo]:
             hidden_cases=cases.hidden_count(lab),
             root=str(lab.home.parents[1]) if portable(lab) else "",
         )
-        for lab in all_labs().values()
+        for lab in listing().labs.values()
     ]
 
 
@@ -88,6 +89,9 @@ def labs_json(infos: list[LabInfo]) -> str:
 
 
 def run_labs(args: argparse.Namespace) -> int:
+    from grader.labs import listing
+    from grader.report.common import printable
+
     infos = list_labs()
     if args.json:
         sys.stdout.write(labs_json(infos))
@@ -96,7 +100,11 @@ def run_labs(args: argparse.Namespace) -> int:
     else:
         paint = painter(args)
         print("\n\n".join(format_lab(info, paint) for info in infos))
-    return ExitCode.OK
+    broken = listing().broken  # each named after the labs that load, never instead of them
+    prefix = painter(args, sys.stderr)("grader:", "red", "bold")
+    for _, why in broken:
+        print(f"{prefix} {printable(why)}", file=sys.stderr)
+    return ExitCode.USAGE if broken else ExitCode.OK
 
 
 # -- template ---------------------------------------------------------------------------

@@ -324,61 +324,47 @@ def parse_gradescope_metadata(text: str) -> dict[str, list[Person]]:
 
         submission_123:
           :submitters:
-          - :name: Ada Lovelace
+          - :name: "Zo\\xEB Ad\\xE9la\\xEFde"
             :sid: '1815'
-            :email: ada@example.edu
+            :email: zoe@example.edu
           :created_at: ...
 
-    Only the `:submitters:` list of each top-level key is read, so this small reader is
-    enough and the grader needs no YAML library at run time."""
+    It is read with PyYAML's safe_load, so escapes and quoting mean what YAML says (the
+    name above is "Zoë Adélaïde"). Only each top-level key's `:submitters:` list is read.
+    Raises UsageError for a file that is not YAML or not such a mapping."""
+    import yaml  # only a Gradescope export needs it
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise UsageError(
+            f"{GRADESCOPE_METADATA} is not valid YAML ({_where(error)}): is this Gradescope's "
+            "export as it unzips?"
+        ) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{GRADESCOPE_METADATA} does not map submission folders to submitters.")
     people: dict[str, list[Person]] = {}
-    current: str | None = None
-    list_indent: int | None = None
-    person: dict[str, str] = {}
-    lists_read: set[str] = set()  # a key's first :submitters: list is the one that counts
-
-    def flush() -> None:
-        if current is not None and person:
-            people.setdefault(current, []).append(_person(person))
-        person.clear()
-
-    for raw in text.splitlines():
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        indent = len(raw) - len(raw.lstrip(" "))
-        line = raw.strip()
-        if indent == 0:
-            flush()
-            current, list_indent = line.rstrip(":").strip("'\""), None
-            continue
-        if line == ":submitters:" and current not in lists_read:
-            flush()
-            list_indent = indent
-            lists_read.add(current)
-            continue
-        if list_indent is None:
-            continue
-        if line.startswith("- ") and indent >= list_indent:
-            flush()
-            line, indent = line[2:].strip(), indent + 2
-        elif indent <= list_indent:
-            flush()
-            list_indent = None
-            continue
-        match = re.match(r":(name|sid|email):\s*(.*)$", line)
-        if match:
-            person[match.group(1)] = _scalar(match.group(2))
-    flush()
+    for folder, submission in data.items():
+        found = submission.get(":submitters") if isinstance(submission, dict) else None
+        if isinstance(found, list):
+            people[str(folder)] = [_person(p) for p in found if isinstance(p, dict)]
     return people
 
 
-def _scalar(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return "" if text in ("~", "null") else text
+def _where(error: Exception) -> str:
+    mark = getattr(error, "problem_mark", None)
+    return f"line {mark.line + 1}" if mark is not None else str(error)
 
 
-def _person(fields: dict[str, str]) -> Person:
-    ident = fields.get("sid") or fields.get("email") or fields.get("name") or "unknown"
-    return Person(ident, fields.get("name", ""), fields.get("email", ""))
+def _text(value: object) -> str:
+    """A field's text: a string or a number as written; nothing else is a name."""
+    if isinstance(value, bool) or value is None:
+        return ""
+    return str(value) if isinstance(value, str | int | float) else ""
+
+
+def _person(fields: dict) -> Person:
+    name, sid, email = (_text(fields.get(f":{key}")) for key in ("name", "sid", "email"))
+    return Person(sid or email or name or "unknown", name, email)

@@ -1,7 +1,8 @@
 """A grading worker: a process of its own that grades one submission at a time for a batch,
 with one backend kept open across submissions.
 
-It talks to the batch over two pipes whose numbers it gets in argv, one JSON object per
+It talks to the batch over two pipes whose numbers it gets in argv, after the batch's
+pid (it dies with the batch, grader.course.isolation.die_with_parent), one JSON object per
 line. The first line from the batch says what to grade with (the secret included, so the
 secret is never in this process's environment or command line); each next line is one
 submission, with a nonce that the answer must carry. The worker stops itself after a
@@ -87,8 +88,9 @@ def serve(inbox: IO[str], outbox: IO[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
+    parent, inbox_fd, outbox_fd = (int(arg) for arg in argv[1:4])
+    isolation.die_with_parent(parent)
     isolation.make_undumpable()
-    inbox_fd, outbox_fd = int(argv[1]), int(argv[2])
     for fd in (inbox_fd, outbox_fd):  # no process this one starts may hold the channel
         os.set_inheritable(fd, False)
     with (

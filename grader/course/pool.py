@@ -123,7 +123,10 @@ class Pool:
         try:
             process = subprocess.Popen(
                 spawn.python_module(
-                    "grader.course.grading_worker", str(to_worker_r), str(from_worker_w)
+                    "grader.course.grading_worker",
+                    str(os.getpid()),
+                    str(to_worker_r),
+                    str(from_worker_w),
                 ),
                 stdin=subprocess.DEVNULL,
                 stdout=errors_w,

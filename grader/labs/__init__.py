@@ -6,7 +6,9 @@ grader.model.lab.Lab); the lab's name is its folder's. The grader's own labs for
 built-in root (grader.paths.builtin_root). A course adds roots of its own with `--labs
 DIR`, which the CLI passes to `add_roots`, or with GRADER_LABS (folders separated as in
 PATH). A definition is Python the course wrote, trusted like the grader; one that fails
-to load is a setup error that names its file and line. Code a family of labs shares
+to load is a setup error that names its file and line, which any use of the labs raises,
+except `listing`, which `grader labs` shows: every lab that loads, and each that does not
+with its error. Code a family of labs shares
 (matmul, convolution) is a library in this package that definitions import."""
 
 from __future__ import annotations
@@ -27,11 +29,21 @@ from grader.suggest import did_you_mean
 
 ENV = "GRADER_LABS"
 DEFINITION = "lab.py"
+WRONG, EXPECTED = "wrong", "EXPECTED.toml"  # known-wrong kernels, and the verdict of each
 REFERENCES, TEMPLATES = paths.LAB_FOLDERS
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 _added: list[Path] = []  # roots from --labs, in the order given
-_loaded: dict[tuple[Path, ...], dict[str, Lab]] = {}
+_loaded: dict[tuple[Path, ...], Listing] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Listing:
+    """Every lab of the roots that loads, by name in name order, and why each other one
+    does not (its folder and the sentence of its SetupError)."""
+
+    labs: dict[str, Lab]
+    broken: list[tuple[Path, str]]
 
 
 def add_roots(roots, given: str = "--labs") -> None:
@@ -68,12 +80,21 @@ def _root(path: Path, given: str) -> Path:
     return path
 
 
-def all_labs() -> dict[str, Lab]:
-    """Every lab of every root, by name, in name order."""
+def listing() -> Listing:
+    """Every lab of every root that loads, and each that does not with why."""
     key = tuple(roots())
     if key not in _loaded:
         _loaded[key] = _load_roots(key)
     return _loaded[key]
+
+
+def all_labs() -> dict[str, Lab]:
+    """Every lab of every root, by name, in name order. Raises the SetupError of the
+    first lab that does not load."""
+    found = listing()
+    if found.broken:
+        raise SetupError(found.broken[0][1])
+    return found.labs
 
 
 def get(name: str) -> Lab:
@@ -85,19 +106,26 @@ def get(name: str) -> Lab:
     return labs[name]
 
 
-def _load_roots(roots: tuple[Path, ...]) -> dict[str, Lab]:
+def _load_roots(roots: tuple[Path, ...]) -> Listing:
     labs: dict[str, Lab] = {}
+    homes: dict[str, Path] = {}
+    broken: list[tuple[Path, str]] = []
     for root in roots:
         for home in sorted((root / REFERENCES).iterdir()):
             if not (home / DEFINITION).is_file():
                 continue
-            if home.name in labs:
-                raise SetupError(
-                    f"Two lab roots define the lab {home.name}: {labs[home.name].home} and "
+            if home.name in homes:
+                broken.append((home, (
+                    f"Two lab roots define the lab {home.name}: {homes[home.name]} and "
                     f"{home}. Rename one of the two folders (in {REFERENCES}/ and {TEMPLATES}/)."
-                )
-            labs[home.name] = load(home)
-    return dict(sorted(labs.items()))
+                )))  # fmt: skip
+                continue
+            homes[home.name] = home
+            try:
+                labs[home.name] = load(home)
+            except SetupError as error:
+                broken.append((home, str(error)))
+    return Listing(dict(sorted(labs.items())), broken)
 
 
 def load(home: Path) -> Lab:

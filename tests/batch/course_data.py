@@ -32,13 +32,13 @@ class Expect:
 
 
 def expect(status: str, *kinds: str, allowed: tuple[str, ...] | None = ()) -> Expect:
-    """`status` may name several, as "failed|error"."""
+    """`status` may name several, as "failed|compile_error"."""
     statuses = frozenset(status.split("|"))
     return Expect(statuses, frozenset(kinds), None if allowed is None else frozenset(allowed))
 
 
 PASSED = expect("passed")
-FAILING = expect("failed|error", allowed=None)
+FAILING = expect("failed|compile_error|not_graded", allowed=None)
 
 
 def _baseline() -> str:
@@ -119,17 +119,20 @@ def buggy() -> dict[str, tuple[str, Expect]]:
         "zero": (_edit(store, "P[row * Width + col] = 0.0f;"), expect("failed")),
         "compile-error": (
             _edit("float sum = 0.0f;", "float sum = 0.0f"),
-            expect("error", "compile_error"),
+            expect("compile_error", "compile_error"),
         ),
         "wrong-signature": (
             _edit("float* P", "double* P").replace("float sum", "double sum"),
-            expect("error", "interface"),
+            expect("compile_error", "interface"),
         ),
         "missing-kernel": (
             _edit("void matmul(", "void matmul_kernel("),
-            expect("error", "interface"),
+            expect("compile_error", "interface"),
         ),
-        "has-main": (_baseline() + "\nint main() { return 0; }\n", expect("error", "requirement")),
+        "has-main": (
+            _baseline() + "\nint main() { return 0; }\n",
+            expect("not_graded", "requirement"),  # refused before it compiled
+        ),
         "accumulates-into-P": (
             _edit(store, "P[row * Width + col] += sum;"),  # NaN poison + sum keeps the poison
             expect("failed", "unwritten_output"),
@@ -143,7 +146,7 @@ def buggy() -> dict[str, tuple[str, Expect]]:
         ),
         "too-many-threads": (
             "#define BLOCK_X 64\n#define BLOCK_Y 32\n" + _baseline(),
-            expect("error", "resources"),
+            expect("compile_error", "resources"),
         ),
     }
 
@@ -154,15 +157,15 @@ ADVERSARIAL_EXPECT = {
     "fork_bomb": PASSED,
     "memory_hog": expect("failed", "crash", allowed=None),
     "printf_flood": expect("passed", "output"),
-    "compile_bomb": expect("error", "compile_error"),
+    "compile_bomb": expect("compile_error", "compile_error"),
     "write_outside": PASSED,
     "network": PASSED,
     "read_secret": PASSED,
     "read_other": PASSED,
     "forge": expect("failed", allowed=None),
-    "include_other": expect("error", "compile_error"),
-    "include_secret": expect("error", "compile_error"),
-    "forged_symbol": expect("error", "compile_error"),
+    "include_other": expect("not_graded", "compile_error"),  # refused before it compiled
+    "include_secret": expect("compile_error|not_graded", "compile_error"),
+    "forged_symbol": expect("compile_error", "compile_error"),
     "forged_fault": expect("failed", "out_of_bounds"),
 }
 VICTIM = "baseline"  # whose file the adversarial ones try to read

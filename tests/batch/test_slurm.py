@@ -48,3 +48,11 @@ def test_a_cpu_script_asks_for_no_gpu(course, tmp_path):
     text = write_slurm_script("conv2d", course, tmp_path / "o", backend="cpu", gpus=0).read_text()
     assert "--gres" not in text and "--gpus" not in text and "GPU(s)" not in text
     assert "--backend cpu" in text
+
+
+def test_public_only_reaches_every_task(course, tmp_path):
+    """Without it a task that finds no GRADER_SECRET is refused, as a batch is."""
+    plain = write_slurm_script("conv2d", course, tmp_path / "a").read_text()
+    assert "--public-only" not in plain
+    text = write_slurm_script("conv2d", course, tmp_path / "b", public_only=True).read_text()
+    assert " --public-only" in text.split("\nexec ", 1)[1]  # the task's command

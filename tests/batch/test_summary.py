@@ -11,6 +11,7 @@ from lxml import html as lxml_html
 from grader.batch import summary
 from grader.batch.gradebook import Row
 from grader.batch.progress import Progress
+from grader.course.points import Standing
 from grader.model.result import Result
 
 
@@ -22,7 +23,8 @@ ROWS = [
     row("ann", 10, "passed", 1.1),
     row("ben", 9.5, "passed", 0.6),
     row("cat", 4, "failed", None, ["out_of_bounds", "race"]),
-    row("dan", 0, "error", None, ["timeout"], "Grading took longer than 60 s."),
+    row("dan", 0, "not_graded", None, ["timeout"], "Grading took longer than 60 s."),
+    row("eli", 0, "compile_error", None, ["compile_error"], 'k.cu:3: expected a ";"'),
     row("<script>", 3, "failed", None, ["out_of_bounds"]),
 ]
 
@@ -40,7 +42,7 @@ def test_the_page_holds_charts_diagnostics_and_failures_and_nothing_external():
 def test_scores_fall_in_tenths_and_the_top_bin_holds_full_marks():
     chart = summary.score_chart(ROWS)
     counts = {bar.label: bar.count for bar in chart.bars}
-    assert counts["90-100%"] == 2 and counts["40-50%"] == 1 and counts["0-10%"] == 1
+    assert counts["90-100%"] == 2 and counts["40-50%"] == 1 and counts["0-10%"] == 2
     assert sum(counts.values()) == len(ROWS)
 
 
@@ -54,12 +56,13 @@ def test_progress_is_plain_lines_off_a_terminal():
     stream = io.StringIO()
     progress = Progress(stream, total=2, reused=3)
     progress.start()
-    progress.graded("ann", "10/10", "passed", 1.5)
-    progress.graded("dan", "0/10", "error", 60.0, ungraded=True)
+    progress.graded("ann", "10/10", Standing.PASSED, 1.5)
+    progress.graded("dan", "0/10", Standing.NOT_GRADED, 60.0)
     progress.finish()
     lines = stream.getvalue().splitlines()
     assert lines[0] == "3 submissions already graded; reusing their reports."
     assert lines[2] == "[1/2] ann: 10/10 passed (1.5 s)"
+    assert lines[3] == "[2/2] dan: 0/10 not_graded (60.0 s)"  # the gradebook's word
     assert lines[-1].startswith("Finished 2 submissions in 0:0")
     assert lines[-1].endswith("1 could not be graded.")
 
@@ -73,8 +76,8 @@ def test_progress_redraws_one_line_on_a_terminal():
     stream = Terminal()
     progress = Progress(stream, total=4)
     progress.start()
-    progress.graded("ann", "10/10", "passed", 1.0)
-    progress.graded("dan", "0/10", "error", 1.0, ungraded=True)
+    progress.graded("ann", "10/10", Standing.PASSED, 1.0)
+    progress.graded("dan", "0/10", Standing.NOT_GRADED, 1.0)
     text = stream.getvalue()
     assert "\r[############............] 2/4 done, 1 could not be graded, 0:0" in text
     assert "left" in text
@@ -143,11 +146,12 @@ def test_counts_agree_by_submission_when_a_group_shares_one():
         Row("hal", "", "", "team", 4.0, 10.0, "failed", None, [], ""),
     ]
     counts = summary.counts(ROWS + group)
-    assert (counts.submissions, counts.students) == (6, 7)
-    assert counts.passed + counts.failed + counts.errors == counts.submissions
-    assert (counts.passed, counts.failed, counts.errors) == (2, 3, 1)
+    assert (counts.submissions, counts.students) == (7, 8)
+    found = (counts.passed, counts.failed, counts.compile_errors, counts.errors)
+    assert sum(found) == counts.submissions and found == (2, 3, 1, 1)
     page = summary.render("matmul-tiled", ROWS + group, "cpu", [])
-    assert "6 submissions of 7 students &middot;" in page
-    assert ">2 passed<" in page and ">3 failed<" in page and ">1 could not be graded<" in page
+    assert "7 submissions of 8 students &middot;" in page
+    assert ">2 passed<" in page and ">3 failed<" in page
+    assert ">1 did not compile<" in page and ">1 could not be graded<" in page
     chart = summary.score_chart(summary.by_submission(ROWS + group))
     assert sum(bar.count for bar in chart.bars) == counts.submissions

@@ -77,6 +77,16 @@ def test_a_gpu_runner_label_runs_the_cuda_backend_there():
     assert data["env"]["MAX_POINTS"] == "6"  # public cases and speed
 
 
+@pytest.mark.parametrize("gpu_runner", [None, "gpu-h100"])
+def test_classrooms_bot_commit_is_not_graded_and_its_dispatch_is(gpu_runner):
+    """GitHub Classroom's own workflow's conventions: its bot's first commit is the
+    untouched template, which would fail every student before they start."""
+    data = yaml.safe_load(workflow("matmul-tiled", WHEEL, gpu_runner=gpu_runner))
+    triggers = data[True]  # YAML 1.1 reads the key `on` as true
+    assert set(triggers) == {"push", "workflow_dispatch", "repository_dispatch"}
+    assert data["jobs"]["grade"]["if"] == "github.actor != 'github-classroom[bot]'"
+
+
 def test_the_readme_documents_the_same_command():
     assert check_command("LAB", "kernel.cu", "cpu") in DOCS.read_text()
 

@@ -121,6 +121,31 @@ def test_gradescope_metadata_names_the_submitters():
     ]
 
 
+def test_gradescope_metadata_is_read_as_yaml_says():
+    """Escapes, quoting and numbers as YAML means them: the hand-written reader this
+    replaced left "Zo\\xEB" raw."""
+    text = (
+        "submission_7:\n"
+        "  :submitters:\n"
+        '  - :name: "Zo\\xEB Ad\\xE9la\\xEFde"\n'
+        "    :sid: 2024007\n"
+        "    :email: 'zoe@example.edu' # a comment\n"
+        "  - :name: 'O''Brien'\n"
+        "    :email: ob@example.edu\n"
+    )
+    zoe, obrien = parse_gradescope_metadata(text)["submission_7"]
+    assert (zoe.id, zoe.name, zoe.email) == ("2024007", "Zoë Adélaïde", "zoe@example.edu")
+    assert (obrien.id, obrien.name) == ("ob@example.edu", "O'Brien")
+
+
+@pytest.mark.parametrize("text", ["submission_1: [unclosed\n", "- a list\n"])
+def test_metadata_that_is_not_gradescopes_is_a_usage_error(tmp_path, text):
+    write(tmp_path / GRADESCOPE_METADATA, text)
+    write(tmp_path / "submission_1" / "kernel.cu")
+    with pytest.raises(UsageError, match=GRADESCOPE_METADATA):
+        discover(tmp_path)
+
+
 def test_gradescope_export_as_it_unzips(tmp_path):
     export = tmp_path / "assignment_555_export"
     write(export / GRADESCOPE_METADATA, METADATA)

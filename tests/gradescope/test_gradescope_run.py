@@ -175,7 +175,7 @@ def test_a_course_lab_travels_in_the_zip_without_its_solutions(tmp_path, grader_
     monkeypatch.setattr(labs, "_added", [])
     monkeypatch.delenv(labs.ENV, raising=False)
     root = tmp_path / "course"
-    new_lab("course-histogram", "histogram", root)
+    new_lab("course-histogram", "histogram", root, ["wrong"])  # which must not travel
     labs.add_roots([root])
     zip_path = build_autograder("course-histogram", tmp_path / "a.zip", wheel=grader_wheel)
     with zipfile.ZipFile(zip_path) as archive:
