@@ -1,0 +1,22 @@
+// Slow but right (reduction): interleaved addressing with a strided index. At stride s
+// thread t adds partial[2 * s * t + s] into partial[2 * s * t]: the working threads are
+// together, but their words are 2 * s apart, so the lanes of a warp fall in the same
+// banks: 2-way conflicts at the first step, 16-way by the fourth. Sequential addressing
+// (partial[t] += partial[t + s] for t < s) reads consecutive words.
+
+#define BLOCK_X 256
+#define TILE_X BLOCK_X
+
+__global__ void reduction(const float* input, float* output, int n)
+{
+    __shared__ float partial[BLOCK_X];
+    unsigned int t = threadIdx.x;
+    unsigned int i = blockIdx.x * TILE_X + t;
+    partial[t] = i < (unsigned int)n ? input[i] : 0.0f;
+    for (unsigned int s = 1; s < BLOCK_X; s *= 2) {
+        __syncthreads();
+        unsigned int index = 2 * s * t;
+        if (index < BLOCK_X) partial[index] += partial[index + s];
+    }
+    if (t == 0) output[blockIdx.x] = partial[0];
+}
