@@ -210,7 +210,7 @@ def expected_toml() -> str:
         '["tile_read_down_column.cu"]',
         "# N's 32 x 32 tile kept transposed and read down a column: 32-way bank conflicts",
         'verdict = "passed"',
-        'why = ["bank conflicts per request", "pad each row of the tile"]',
+        'why = ["bank conflicts per request", "pad each row"]',
         "```",
         "",
     ]

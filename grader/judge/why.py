@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from grader.judge import speed_model
 from grader.model.profile import SECTOR_BYTES, WARP, KernelProfile, Profile, Traffic
@@ -99,41 +100,81 @@ def _excess(traffic: Traffic) -> float:
     return max(1.0, traffic.per_request / ideal_sectors(traffic)) if traffic.requests else 1.0
 
 
-def _coalescing(kind: str, cause: Cause, noun: str, verb: str) -> Find:
-    def find(student: Profile, reference: Profile) -> Gap | None:
+@dataclass(frozen=True)
+class Worse:
+    """One kind of access worse than its target: its figure per request, the target, and
+    the sectors (or wavefronts) that would do for `requests` requests of it."""
+
+    kind: str
+    noun: str  # "loads", "stores"
+    mine: float
+    target: float
+    best: Callable[[Traffic], int]
+
+
+def _lowered(worse: list[Worse]) -> Fix:
+    """The fix that brings each kind down to what would do."""
+
+    def fix(kernel: KernelProfile) -> KernelProfile:
+        lowered = {}
+        for w in worse:
+            traffic = getattr(kernel, w.kind)
+            lowered[w.kind] = replace(traffic, sectors=min(traffic.sectors, w.best(traffic)))
+        return replace(kernel, **lowered)
+
+    return fix
+
+
+def _each(worse: list[Worse], unit: str, than: str) -> str:
+    """Each kind's figure against its target: "8.5 sectors per request where 4 would do",
+    or with two kinds "loads 8.5 sectors per request where 4 would do, stores 16 where 4
+    would do"."""
+    said = [
+        f"{figure(w.mine)}{unit if i == 0 else ''} {than.format(figure(w.target))}"
+        for i, w in enumerate(worse)
+    ]
+    if len(worse) == 1:
+        return said[0]
+    return ", ".join(f"{w.noun} {text}" for w, text in zip(worse, said, strict=True))
+
+
+def _coalesced(traffic: Traffic, slack: float) -> int:
+    """The sectors `traffic` would touch coalesced, allowing the reference's `slack`."""
+    return math.ceil(traffic.requests * ideal_sectors(traffic) * slack)
+
+
+def _uncoalesced(student: Profile, reference: Profile) -> Gap | None:
+    worse = []
+    for kind, noun in (("global_loads", "loads"), ("global_stores", "stores")):
         mine = student.total(kind)
         if not mine.requests:
-            return None
+            continue
         slack = _excess(reference.total(kind))  # what the reference's accesses allow
         target = ideal_sectors(mine) * slack
-        if mine.per_request < target * SLACK or mine.per_request - target < MARGIN:
-            return None
-        theirs = reference.total(kind).per_request
-        said = f" (the reference's: {figure(theirs)})" if theirs is not None else ""
-        message = (
-            f"{noun} are uncoalesced: {figure(mine.per_request)} sectors per request where "
-            f"{figure(target)} would do{said}. Consecutive threads (threadIdx.x) should "
-            f"{verb} consecutive addresses: index the fastest-varying dimension of the "
-            "array with threadIdx.x."
-        )
-
-        def fix(kernel: KernelProfile) -> KernelProfile:
-            traffic = getattr(kernel, kind)
-            if not traffic.requests:
-                return kernel
-            best = math.ceil(traffic.requests * ideal_sectors(traffic) * slack)
-            return replace(kernel, **{kind: replace(traffic, sectors=min(traffic.sectors, best))})
-
-        return Gap(cause, message, fix)
-
-    return find
+        if mine.per_request >= target * SLACK and mine.per_request - target >= MARGIN:
+            best = partial(_coalesced, slack=slack)
+            worse.append(Worse(kind, noun, mine.per_request, target, best))
+    if not worse:
+        return None
+    nouns = " and ".join(w.noun for w in worse)
+    verbs = " and ".join({"loads": "read", "stores": "write"}[w.noun] for w in worse)
+    message = (
+        f"Global {nouns} are uncoalesced: "
+        f"{_each(worse, ' sectors per request', 'where {} would do')}. Consecutive threads "
+        f"(threadIdx.x) should {verbs} consecutive addresses: index the fastest-varying "
+        "dimension of each array with threadIdx.x."
+    )
+    return Gap(Cause.UNCOALESCED, message, _lowered(worse))
 
 
 # -- global traffic per output ------------------------------------------------------------
 
 
 def _traffic(student: Profile, reference: Profile) -> Gap | None:
-    mine = student.total("global_loads").bytes
+    # what the reference reads from constant memory and the student from global (a mask)
+    # is the mask's gap, not this one
+    moved = reference.total("constant_loads").bytes - student.total("constant_loads").bytes
+    mine = student.total("global_loads").bytes - max(0, moved)
     theirs = reference.total("global_loads").bytes
     if not theirs or mine < 1.5 * theirs:
         return None
@@ -172,34 +213,36 @@ def _traffic(student: Profile, reference: Profile) -> Gap | None:
 # -- shared-memory bank conflicts -----------------------------------------------------------
 
 
-def _conflicts(kind: str, cause: Cause, noun: str) -> Find:
-    def find(student: Profile, reference: Profile) -> Gap | None:
-        mine = student.total(kind)
-        conflicts = mine.conflicts_per_request
+def _spread(traffic: Traffic, conflicts: float) -> int:
+    """The wavefronts of `traffic` with `conflicts` per request, the reference's."""
+    return math.ceil(traffic.requests * (1 + conflicts))
+
+
+def _conflicts(student: Profile, reference: Profile) -> Gap | None:
+    worse = []
+    for kind, noun in (("shared_loads", "loads"), ("shared_stores", "stores")):
+        conflicts = student.total(kind).conflicts_per_request
         theirs = reference.total(kind).conflicts_per_request or 0.0
-        if conflicts is None or conflicts < 1 or conflicts < theirs * SLACK + MARGIN:
-            return None
-        ways = mine.per_request
-        how_bad = (
-            "every access is a 32-way bank conflict"
-            if ways >= WARP - MARGIN
-            else f"{figure(ways)}-way on average (a tile read down a column is 32-way)"
-        )
-        message = (
-            f"Shared-memory {noun} have {figure(conflicts)} bank conflicts per request where "
-            f"the reference's have {figure(theirs)}: the lanes of a warp reach different "
-            f"words of one bank, {how_bad}. Pad each row of the tile by one element (a "
-            "[32][33] tile for 32 x 32), or have consecutive threads use consecutive words."
-        )
-
-        def fix(kernel: KernelProfile) -> KernelProfile:
-            traffic = getattr(kernel, kind)
-            best = math.ceil(traffic.requests * (1 + theirs))
-            return replace(kernel, **{kind: replace(traffic, sectors=min(traffic.sectors, best))})
-
-        return Gap(cause, message, fix)
-
-    return find
+        if conflicts is not None and conflicts >= max(1.0, theirs * SLACK + MARGIN):
+            worse.append(Worse(kind, noun, conflicts, theirs, partial(_spread, conflicts=theirs)))
+    if not worse:
+        return None
+    ways = max(w.mine for w in worse) + 1
+    how_bad = (
+        "every access is a 32-way bank conflict"
+        if ways >= WARP - MARGIN
+        else f"{figure(ways)}-way on average (a tile read down a column is 32-way)"
+    )
+    message = (
+        f"Shared-memory {' and '.join(w.noun for w in worse)} have "
+        f"{'' if len(worse) == 1 else 'bank conflicts: '}"
+        f"{_each(worse, ' bank conflicts per request', 'where the reference has {}')}. "
+        "The lanes of a warp "
+        f"reach different words of one bank, {how_bad}. Have consecutive threads use "
+        "consecutive words, or pad each row of a 2D tile by one element (a [32][33] tile "
+        "for 32 x 32)."
+    )
+    return Gap(Cause.BANK_CONFLICTS, message, _lowered(worse))
 
 
 # -- atomics on global memory -------------------------------------------------------------
@@ -332,11 +375,13 @@ def _mask(student: Profile, reference: Profile) -> Gap | None:
     more = student.total("global_loads").requests - reference.total("global_loads").requests
     if not theirs or 2 * mine > theirs or more < moved / 2:
         return None
-    per = f"{figure(moved / student.outputs)} per output element" if student.outputs else moved
+    lanes = reference.total("constant_loads").lanes - student.total("constant_loads").lanes
+    per = " per output element" if student.outputs else ""
+    count = lanes / student.outputs if student.outputs else lanes
     message = (
-        f"The mask is read from global memory: {per} more global load requests, where the "
-        "reference reads the mask from constant memory and one broadcast serves a whole "
-        "warp. Declare the mask __constant__ and read it from there."
+        f"The mask is read from global memory: {figure(count)} loads{per} that the "
+        "reference reads from constant memory, where one broadcast serves a whole warp. "
+        "Declare the mask __constant__ and read it from there."
     )
     loads = student.total("global_loads").requests
 
@@ -359,11 +404,9 @@ def _mask(student: Profile, reference: Profile) -> Gap | None:
 
 
 CAUSES: tuple[Find, ...] = (
-    _coalescing("global_loads", Cause.UNCOALESCED_LOADS, "Global loads", "read"),
-    _coalescing("global_stores", Cause.UNCOALESCED_STORES, "Global stores", "write"),
+    _uncoalesced,
     _traffic,
-    _conflicts("shared_loads", Cause.SHARED_LOAD_CONFLICTS, "loads"),
-    _conflicts("shared_stores", Cause.SHARED_STORE_CONFLICTS, "stores"),
+    _conflicts,
     _atomics,
     _divergence,
     _occupancy,

@@ -316,11 +316,9 @@ class Cause(StrEnum):
     """Why a kernel is slower than the reference, in the course's words: each is a gap
     on one measure of the two profiles (grader.judge.why)."""
 
-    UNCOALESCED_LOADS = "uncoalesced_loads"
-    UNCOALESCED_STORES = "uncoalesced_stores"
+    UNCOALESCED = "uncoalesced"  # global loads or stores
     GLOBAL_TRAFFIC = "global_traffic"  # more global bytes per output: no tiling, no reuse
-    SHARED_LOAD_CONFLICTS = "shared_load_conflicts"
-    SHARED_STORE_CONFLICTS = "shared_store_conflicts"
+    BANK_CONFLICTS = "bank_conflicts"  # shared loads or stores
     GLOBAL_ATOMICS = "global_atomics"  # where the reference privatises in shared memory
     DIVERGENCE = "divergence"  # idle lanes in the warps' requests
     OCCUPANCY = "occupancy"
