@@ -176,6 +176,20 @@ def test_profiles_with_nothing_in_them_give_sentences_or_none_without_failing(ke
         assert isinstance(why.advise(kit.naive(), empty), list)
 
 
+def test_a_fix_leaves_the_kernels_without_that_access_alone():
+    """scan launches three kernels; one of them makes no global load or shared access."""
+
+    def scan(loads: float) -> Profile:
+        return kit.profile(
+            KernelProfile("scan", global_loads=kit.traffic(64, loads), busiest_thread_loads=2),
+            KernelProfile("scan_sums", shared_loads=kit.traffic(4, 1.0)),
+            KernelProfile("add_sums"),
+            outputs=2048,
+        )
+
+    assert causes(scan(16.0), scan(4.0)) == [Cause.UNCOALESCED]
+
+
 # -- the other causes, and the ranking ------------------------------------------------------
 
 

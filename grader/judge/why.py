@@ -91,7 +91,7 @@ def _bytes(value: float) -> str:
 def ideal_sectors(traffic: Traffic) -> float:
     """The sectors a request would touch were its lanes' bytes consecutive: the bytes a
     request asks for over 32, at least 1."""
-    return max(1.0, traffic.bytes / traffic.requests / SECTOR_BYTES)
+    return max(1.0, traffic.bytes / traffic.requests / SECTOR_BYTES) if traffic.requests else 1.0
 
 
 def _excess(traffic: Traffic) -> float:
@@ -103,7 +103,7 @@ def _excess(traffic: Traffic) -> float:
 @dataclass(frozen=True)
 class Worse:
     """One kind of access worse than its target: its figure per request, the target, and
-    the sectors (or wavefronts) that would do for `requests` requests of it."""
+    `best`, the sectors (or wavefronts) that would do for one kernel's traffic of it."""
 
     kind: str
     noun: str  # "loads", "stores"
