@@ -22,7 +22,7 @@ def test_the_measures_side_by_side():
     assert rows["global bytes per output element"] == ("516", "516")
     assert rows["FLOPs per global byte"] == ("0.25", "0.25")
     assert rows["idle lanes in memory requests"] == ("0%", "0%")
-    assert rows["occupancy"] == ("64 of 64 warps per SM (threads)",) * 2
+    assert rows["occupancy"] == ("64/64 warps per SM (threads)",) * 2
     # what neither kernel does is not a row
     assert not any(label.startswith(("shared", "atomics", "constant")) for label in rows)
 
@@ -36,8 +36,8 @@ def test_conflicts_atomics_and_a_measure_only_one_side_has():
     rows = _rows(kit.report(kit.tile_read_down_column(), kit.tiled_reference()))
     assert rows["shared loads: bank conflicts per request"] == ("15.5", "1")
     assert rows["occupancy"] == (
-        "64 of 64 warps per SM (threads)",
-        "16 of 64 warps per SM (registers)",
+        "64/64 warps per SM (threads)",
+        "16/64 warps per SM (registers)",
     )
 
 
@@ -54,7 +54,7 @@ def test_a_lab_of_several_kernels_has_an_occupancy_row_for_each():
         outputs=1024,
     )
     rows = _rows(kit.report(scan, scan))
-    assert rows["occupancy of scan_sums"] == ("8 of 64 warps per SM (shared memory)",) * 2
+    assert rows["occupancy of scan_sums"] == ("8/64 warps per SM (shared memory)",) * 2
     assert "occupancy of add_sums" not in rows
 
 

@@ -84,7 +84,7 @@ def _occupancy(profile: Profile | None, kernel: str) -> str:
     found = next((k.occupancy for k in kernels if k.kernel == kernel), None)
     if found is None:
         return "-"
-    return f"{found.warps_per_sm} of {found.max_warps_per_sm} warps per SM ({found.limiter})"
+    return f"{found.warps_per_sm}/{found.max_warps_per_sm} warps per SM ({found.limiter})"
 
 
 def rows(report: ProfileReport) -> list[Row]:
