@@ -199,38 +199,39 @@ def reduction_reference() -> Profile:
 
 
 def divergent_warps() -> Profile:
-    """4 blocks of 256, t % (2 * s) == 0: per block 8 loads and 8 stores of full warps,
-    then 141 tree requests serving 765 lanes (s = 1: 16 lanes a warp; s = 16: 1)."""
+    """2 blocks of 256 threads, each adding its two inputs as it loads them, then
+    t % (2 * s) == 0: per block 16 loads and 8 stores of full warps, then 141 tree
+    requests serving 765 lanes (s = 1: 16 lanes a warp; s = 16: 1)."""
     return profile(
         KernelProfile(
             "reduction",
-            global_loads=traffic(32, 4.0),
-            global_stores=traffic(4, 1.0, lanes=4),
-            shared_loads=traffic(4 * 95, 1.0, lanes=4 * 511),
-            shared_stores=traffic(4 * 55, 1.0, lanes=4 * 511),
-            threads=1024,
-            busiest_thread_loads=1,
+            global_loads=traffic(32, 4.0, lanes=1000),
+            global_stores=traffic(2, 1.0, lanes=2),
+            shared_loads=traffic(2 * 95, 1.0, lanes=2 * 511),
+            shared_stores=traffic(2 * 55, 1.0, lanes=2 * 511),
+            threads=512,
+            busiest_thread_loads=2,
         ),
-        outputs=4,
+        outputs=2,
         case="n-1000",
         n=1000,
     )
 
 
 def strided_index() -> Profile:
-    """4 blocks of 256, partial[2 * s * t]: the working threads together (few idle
-    lanes), their words 2 * s apart: 150 wavefronts for 45 requests a block."""
+    """The same, partial[2 * s * t]: the working threads together (few idle lanes), their
+    words 2 * s apart: 150 wavefronts for 45 requests a block."""
     return profile(
         KernelProfile(
             "reduction",
-            global_loads=traffic(32, 4.0),
-            global_stores=traffic(4, 1.0, lanes=4),
-            shared_loads=traffic(4 * 25, 3.8, lanes=4 * 511),
-            shared_stores=traffic(4 * 20, 2.75, lanes=4 * 511),
-            threads=1024,
-            busiest_thread_loads=1,
+            global_loads=traffic(32, 4.0, lanes=1000),
+            global_stores=traffic(2, 1.0, lanes=2),
+            shared_loads=traffic(2 * 25, 3.8, lanes=2 * 511),
+            shared_stores=traffic(2 * 20, 2.75, lanes=2 * 511),
+            threads=512,
+            busiest_thread_loads=2,
         ),
-        outputs=4,
+        outputs=2,
         case="n-1000",
         n=1000,
     )

@@ -45,6 +45,14 @@ def test_the_busiest_threads_loads_run_one_after_another():
     assert speed_model.kernel_time(kernel) == 1 + 3 * speed_model.PARALLEL
 
 
+def test_the_memory_work_leaves_the_busiest_threads_term_out():
+    kernel = KernelProfile("k", global_loads=Traffic(1, 1, 4, 1), busiest_thread_loads=3)
+    slow = KernelProfile(
+        "k", global_loads=Traffic(1, 1, 4, 1), occupancy=kit.occupancy(8, "blocks")
+    )
+    assert speed_model.work([kernel]) == 1 and speed_model.work([slow]) == 4
+
+
 def test_kernels_run_one_after_another():
     a = KernelProfile("a", shared_loads=Traffic(5, 5, 640, 160))
     b = KernelProfile("b", global_atomics=1, occupancy=kit.occupancy(16, "blocks"))

@@ -14,8 +14,9 @@ with (grader.judge.why): time is memory transactions, counted from a profile.
   in the time one load is issued.
 
 The kernels of a profile run one after another, so their times add up. The unit is one
-transaction; only ratios of times mean anything (a cause's cost over the reference's
-time)."""
+transaction, and only ratios mean anything: a cause's cost is stated over the reference's
+memory work, its time without the busiest thread's term, which on a small profile case
+(one block of a reduction) would dwarf everything a fix can change."""
 
 from __future__ import annotations
 
@@ -51,3 +52,8 @@ def kernel_time(kernel: KernelProfile) -> float:
 def time(kernels: Iterable[KernelProfile]) -> float:
     """The estimated time of kernels run one after another, in transactions."""
     return sum(kernel_time(k) for k in kernels)
+
+
+def work(kernels: Iterable[KernelProfile]) -> float:
+    """Their memory work: the time without the busiest thread's term."""
+    return sum(transactions(k) / throughput(k) for k in kernels)

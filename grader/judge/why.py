@@ -4,10 +4,10 @@ and the fix.
 
 Each cause looks at one measure (grader.model.profile) and, where the student's is worse
 than the reference's by more than noise, says so and how to fix it, with the kernels as
-they would be fixed. Its cost is what the fix saves by grader.judge.speed_model, as a
-share of the reference's time; the causes are ranked by cost, and at most MOST of those
-costing THRESHOLD or more are said. A kernel as good as the reference on every measure
-gets no sentence.
+they would be fixed. Its cost is the time the fix saves by grader.judge.speed_model, as a
+share of the reference's memory work; the causes are ranked by cost, and at most MOST of
+those costing THRESHOLD or more are said. A kernel as good as the reference on every
+measure gets no sentence.
 
 The profile counts every access of a kind together: a cause names "global loads", not
 which array (M, N, the mask) they read, and a shared-memory average mixes a conflicting
@@ -24,7 +24,7 @@ from grader.judge import speed_model
 from grader.model.profile import SECTOR_BYTES, WARP, KernelProfile, Profile, Traffic
 from grader.model.result import Advice, Cause
 
-THRESHOLD = 0.2  # the least cost, as a share of the reference's time, worth a sentence
+THRESHOLD = 0.2  # the least cost, as a share of the reference's work, worth a sentence
 MOST = 2  # sentences at most: the largest gaps
 SLACK = 1.25  # a measure this much worse than its target, and MARGIN more, is a gap
 MARGIN = 0.5
@@ -47,10 +47,10 @@ Find = Callable[[Profile, Profile], Gap | None]  # a cause: the gap where there 
 
 def advise(student: Profile, reference: Profile | None) -> list[Advice]:
     """The largest gaps of `student` to `reference`, costliest first; none without a
-    reference, or where no gap costs THRESHOLD of the reference's time."""
+    reference, or where no gap costs THRESHOLD of the reference's memory work."""
     if reference is None:
         return []
-    base = speed_model.time(reference.kernels)
+    base = speed_model.work(reference.kernels)
     if base <= 0:
         return []
     now = speed_model.time(student.kernels)

@@ -333,7 +333,7 @@ class Advice:
 
     cause: Cause
     message: str
-    cost: float  # the time the gap costs, as a multiple of the reference's estimated time
+    cost: float  # the time the gap costs, as a multiple of the reference's memory work
 
     def to_json(self) -> dict[str, Any]:
         return {"cause": str(self.cause), "message": self.message, "cost": self.cost}
