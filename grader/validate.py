@@ -16,6 +16,11 @@
   ["file.cu".cpu] or ["file.cu".cuda] replaces the file's entry on that backend, and
   `sanitize` or `timing` there grade it with --sanitize or with timing on a GPU (KEYS;
   docs/expected-toml.md);
+- each slow-but-right kernel in `slow/` gets what `slow/EXPECTED.toml` names for it, in
+  the same keys (its verdict is "passed"), and `why`: words the "why this speed" advice
+  must hold, so that each kernel is slow for the reason its entry names. A grading
+  without a profile leaves the why words unchecked (`examine` returns the Result, where
+  a test can tell);
 - `student_template/LAB/README.md` states the kernels' signatures, the cases and the
   scoring (grader.lab_readme)."""
 
@@ -34,6 +39,7 @@ from grader.model.result import Kind, Result, Status, Visibility
 
 SECRET = "validate-lab"  # hidden cases are derived from it, as from a course's secret
 WRONG = "wrong"
+SLOW = "slow"
 VARIANTS = "variants"
 EXPECTED = "EXPECTED.toml"
 SPEEDUP = (0.85, 1.15)  # the reference timed against itself
@@ -58,6 +64,10 @@ KEYS = {
     ),
     "lines": ("table: kind = integer", "a diagnostic of that kind names that line"),
     "timeout": ("number", "seconds each case may run, for a kernel that hangs"),
+    "why": (
+        "array of strings",
+        'slow/ only: words that must appear in the "why this speed" advice',
+    ),
 }
 
 
@@ -71,9 +81,9 @@ class Check:
     """One kernel of a lab and what its grading must show."""
 
     lab: str
-    role: str  # "reference", "baseline", "template", "wrong", "variant" or "readme"
+    role: str  # "reference", "baseline", "template", "wrong", "slow", "variant" or "readme"
     path: Path
-    expected: dict  # a known-wrong kernel's EXPECTED.toml entry
+    expected: dict  # a known-wrong or slow kernel's EXPECTED.toml entry
 
     @property
     def label(self) -> str:
@@ -87,10 +97,11 @@ def checks(lab: Lab) -> list[Check]:
         Check(lab.name, "baseline", lab.home / "baseline.cu", {}),
         Check(lab.name, "template", lab.template_home / "kernel.cu", {}),
     ]
-    table = lab.home / WRONG / EXPECTED
-    if table.is_file():
-        for name, expected in tomllib.loads(table.read_text()).items():
-            found.append(Check(lab.name, WRONG, table.parent / name, expected))
+    for role in (WRONG, SLOW):
+        table = lab.home / role / EXPECTED
+        if table.is_file():
+            for name, expected in tomllib.loads(table.read_text()).items():
+                found.append(Check(lab.name, role, table.parent / name, expected))
     for path in sorted((lab.home / VARIANTS).glob("*.cu")):
         found.append(Check(lab.name, "variant", path, {}))
     found.append(Check(lab.name, "readme", lab.template_home / lab_readme.README, {}))
@@ -99,13 +110,19 @@ def checks(lab: Lab) -> list[Check]:
 
 def run(check: Check, backend: Backend, timeout: float) -> list[str]:
     """What is wrong with `check` graded on `backend`: sentences, none when it holds."""
+    return examine(check, backend, timeout)[0]
+
+
+def examine(check: Check, backend: Backend, timeout: float) -> tuple[list[str], Result | None]:
+    """What is wrong with `check` graded on `backend`, and the Result of that grading
+    (None where nothing was graded)."""
     if check.role == "readme":
-        return lab_readme.problems(labs.get(check.lab))
+        return lab_readme.problems(labs.get(check.lab)), None
     if not check.path.is_file():
-        return [f"{check.path} does not exist."]
+        return [f"{check.path} does not exist."], None
     unknown = _unknown_keys(check)
     if unknown:
-        return unknown
+        return unknown, None
     wanted = check.expected.get(backend.name, check.expected)
     gpu = backend.measures_speed()
     options = Options(
@@ -116,13 +133,11 @@ def run(check: Check, backend: Backend, timeout: float) -> list[str]:
         sanitize=gpu and bool(wanted.get("sanitize")),
     )
     result = grade(labs.get(check.lab), check.path, backend, options)
-    judge = {"wrong": _known_wrong, "template": _template, "baseline": _cases_pass}.get(
-        check.role, _passes
-    )
-    problems = judge(result, wanted)
+    judges = {WRONG: _expected, SLOW: _slow, "template": _template, "baseline": _cases_pass}
+    problems = judges.get(check.role, _passes)(result, wanted)
     if check.role == "reference" and gpu and not problems:
         problems = _timed_against_itself(result)
-    return problems
+    return problems, result
 
 
 def _unknown_keys(check: Check) -> list[str]:
@@ -130,12 +145,13 @@ def _unknown_keys(check: Check) -> list[str]:
     not know (a misspelt key would silently check nothing)."""
     entries = [("", check.expected)]
     entries += [(f".{b}", check.expected[b]) for b in BACKENDS if b in check.expected]
+    known = [k for k in KEYS if k != "why" or check.role == SLOW]  # why: slow/ only
     return [
         f'{EXPECTED}\'s entry ["{check.path.name}"{where}] has the key {key!r}, which is '
-        f"none of {', '.join(KEYS)} (docs/expected-toml.md)."
+        f"none of {', '.join(known)} (docs/expected-toml.md)."
         for where, entry in entries
         for key in entry
-        if key not in KEYS and not (where == "" and key in BACKENDS)
+        if key not in known and not (where == "" and key in BACKENDS)
     ]
 
 
@@ -171,7 +187,20 @@ def _template(result: Result, wanted: dict) -> list[str]:
     return problems
 
 
-def _known_wrong(result: Result, wanted: dict) -> list[str]:
+def _slow(result: Result, wanted: dict) -> list[str]:
+    """What the entry names, and its why words in the advice, where there is a profile."""
+    problems = _expected(result, wanted)
+    if result.profile is None:
+        return problems
+    said = " ".join(a.message for a in result.profile.advice)
+    missing = [w for w in wanted.get("why", []) if w.lower() not in said.lower()]
+    problems += [f"the why-this-speed advice lacks {w!r}" for w in missing]
+    if missing:
+        problems.append(f"what the advice said: {said or 'nothing'}")
+    return problems
+
+
+def _expected(result: Result, wanted: dict) -> list[str]:
     text = _found_text(result)
     problems = []
     if str(result.status) != wanted.get("verdict"):

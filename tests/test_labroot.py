@@ -50,6 +50,7 @@ def test_new_lab_writes_a_renamed_copy_ready_to_edit(root):
         "baseline.cu",
         "lab.py",
         "reference.cu",
+        "slow",
         "wrong",
     ]
     readme = (template / "README.md").read_text()

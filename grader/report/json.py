@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from grader import schema
 from grader.errors import GraderError
+from grader.model.profile import KernelProfile, Occupancy, Profile, Source, Traffic
 from grader.model.result import (
+    Advice,
     CaseResult,
+    Cause,
     CompileInfo,
     Diagnostic,
     ErrorMap,
@@ -23,7 +27,10 @@ from grader.model.result import (
     LaunchMacros,
     Mismatch,
     Performance,
+    ProfileReport,
     Result,
+    Roofline,
+    RooflinePoint,
     Status,
     Visibility,
 )
@@ -123,6 +130,65 @@ def _performance(data: dict[str, Any] | None) -> Performance | None:
     )
 
 
+# A kernel profile's fields: its kinds of access, and the counts (the rest is named).
+_TRAFFIC = tuple(f.name for f in fields(KernelProfile) if f.type == "Traffic")
+_COUNTS = tuple(f.name for f in fields(KernelProfile) if f.type == "int")
+
+
+def _kernel_profile(data: dict[str, Any]) -> KernelProfile:
+    occupancy = data["occupancy"]
+    return KernelProfile(
+        kernel=data["kernel"],
+        **{kind: Traffic(**data[kind]) for kind in _TRAFFIC},
+        **{count: data[count] for count in _COUNTS},
+        occupancy=Occupancy(**occupancy) if occupancy else None,
+    )
+
+
+def _profile(data: dict[str, Any] | None) -> Profile | None:
+    if data is None:
+        return None
+    return Profile(
+        source=Source(data["source"]),
+        case=data["case"],
+        sizes=dict(data["sizes"]),
+        outputs=data["outputs"],
+        useful_flops=data["useful_flops"],
+        kernels=[_kernel_profile(k) for k in data["kernels"]],
+        note=data["note"],
+    )
+
+
+def _point(data: dict[str, Any] | None) -> RooflinePoint | None:
+    return RooflinePoint(gflops=data["gflops"], gbps=data["gbps"]) if data else None
+
+
+def _roofline(data: dict[str, Any] | None) -> Roofline | None:
+    if data is None:
+        return None
+    return Roofline(
+        peak_gflops=data["peak_gflops"],
+        peak_gbps=data["peak_gbps"],
+        student=_point(data["student"]),
+        reference=_point(data["reference"]),
+        bytes=data["bytes"],
+    )
+
+
+def _profile_report(data: dict[str, Any] | None) -> ProfileReport | None:
+    if data is None:
+        return None
+    return ProfileReport(
+        student=_profile(data["student"]),
+        reference=_profile(data["reference"]),
+        advice=[
+            Advice(cause=Cause(a["cause"]), message=a["message"], cost=a["cost"])
+            for a in data["advice"]
+        ],
+        roofline=_roofline(data["roofline"]),
+    )
+
+
 def _launch(data: dict[str, Any] | None) -> LaunchMacros | None:
     if data is None:
         return None
@@ -161,6 +227,7 @@ def result_from_json(data: dict[str, Any]) -> Result:
             grader_version=data.get("grader_version", ""),
             source=data.get("source", ""),
             launch=_launch(data.get("launch")),
+            profile=_profile_report(data["profile"]),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ReportFormatError(f"This is not a grader report: {error}.") from error
