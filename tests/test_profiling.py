@@ -1,0 +1,121 @@
+"""Profiling launches with Nsight Compute, without a GPU (grader.backends.cuda.profiling):
+what decides a cached count, a cached count costing no ncu run, the rows of a session's
+log told apart by job, and a profile built from what ncu counted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grader.backends.cuda import nsight, profiling
+from grader.model.launch import Buffer, Launch, Scalar
+from grader.model.profile import Source
+
+MATMUL = "_Z6matmulPKfS0_Pfi"
+SCAN = ("_Z4scanPKfPfS1_i", "_Z9scan_sumsPfi", "_Z8add_sumsPfPKfi")
+TOOL = nsight.Tool("/opt/ncu", "2025.3.1.0")
+
+
+class Spec:
+    def __init__(self, key: str = "module") -> None:
+        self.key = key
+
+    def load_request(self) -> dict:
+        return {"op": "load", "key": self.key}
+
+
+def matmul(width: int = 2, first: float = 0.0) -> Launch:
+    data = np.arange(width * width, dtype=np.float32) + first
+    args = [Buffer("M", data, False), Buffer("P", np.zeros_like(data), True),
+            Scalar("Width", "int", width)]  # fmt: skip
+    return Launch("matmul", (1, 1, 1), (width, width, 1), 0, args, {})
+
+
+def scan() -> Launch:
+    data = Buffer("input", np.ones(8, np.float32), False)
+    steps = [
+        Launch(kernel, (1, 1, 1), (8, 1, 1), 0, [data, Scalar("n", "int", 8)], {})
+        for kernel in ("scan", "scan_sums", "add_sums")
+    ]
+    first, *then = steps
+    first.then = then
+    return first
+
+
+def test_the_cache_key_is_decided_by_module_launch_inputs_device_and_ncu():
+    job = profiling.Job(Spec(), matmul(), (MATMUL,))
+    key = profiling.key(job, "NVIDIA H200", TOOL)
+    assert key == profiling.key(profiling.Job(Spec(), matmul(), (MATMUL,)), "NVIDIA H200", TOOL)
+    others = [
+        profiling.key(profiling.Job(Spec("other"), matmul(), (MATMUL,)), "NVIDIA H200", TOOL),
+        profiling.key(profiling.Job(Spec(), matmul(4), (MATMUL,)), "NVIDIA H200", TOOL),
+        profiling.key(profiling.Job(Spec(), matmul(first=1.0), (MATMUL,)), "NVIDIA H200", TOOL),
+        profiling.key(job, "NVIDIA H100", TOOL),
+        profiling.key(job, "NVIDIA H200", nsight.Tool("/opt/ncu", "2025.4.0.0")),
+    ]
+    assert key not in others and len(set(others)) == len(others)
+
+
+def test_a_count_made_before_costs_no_ncu_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_CACHE", str(tmp_path))
+    monkeypatch.setattr(nsight, "tool", lambda: TOOL)
+    sessions = []
+    monkeypatch.setattr(profiling, "_session", lambda *a: sessions.append(a) or [])
+    job = profiling.Job(Spec(), matmul(), (MATMUL,))
+    counted = profiling.Measured({"matmul": {"launch__thread_count": 4.0}}, "sm_90")
+    profiling._store(profiling.key(job, "NVIDIA H200", TOOL), counted)
+    [measured] = profiling.measure([job], "NVIDIA H200", timeout=10)
+    assert measured.cached and measured.counters == counted.counters and measured.arch == "sm_90"
+    assert sessions == []
+
+
+def test_a_count_that_cannot_be_made_says_why_for_every_launch(monkeypatch):
+    absent = nsight.Tool(None, why_not="Nsight Compute (ncu) is not installed")
+    monkeypatch.setattr(nsight, "tool", lambda: absent)
+    jobs = [profiling.Job(Spec(), matmul(), (MATMUL,))] * 2
+    notes = [m.note for m in profiling.measure(jobs, "NVIDIA H200", timeout=10)]
+    why = "Nsight Compute could not profile this kernel: Nsight Compute (ncu) is not installed."
+    assert notes == [why, why]
+
+
+def row(launch: int, kernel: str, **values: float) -> nsight.Row:
+    return nsight.Row(launch, kernel, "sm_90", values)
+
+
+def test_a_sessions_rows_are_its_jobs_launches_in_order():
+    jobs = [profiling.Job(Spec(), matmul(), (MATMUL,)), profiling.Job(Spec("s"), scan(), SCAN)]
+    rows = [row(0, MATMUL, launch__thread_count=4)] + [
+        row(i + 1, symbol, launch__thread_count=8) for i, symbol in enumerate(SCAN)
+    ]
+    first, second = profiling.attributed(jobs, rows, "")
+    assert first.counters == {"matmul": {"launch__thread_count": 4.0}}
+    assert list(second.counters) == ["scan", "scan_sums", "add_sums"]
+    assert first.ok and second.ok
+
+
+def test_a_job_whose_launches_have_no_rows_and_the_jobs_after_it_say_so():
+    jobs = [profiling.Job(Spec(), matmul(), (MATMUL,)), profiling.Job(Spec("s"), scan(), SCAN),
+            profiling.Job(Spec(), matmul(), (MATMUL,))]  # fmt: skip
+    rows = [row(0, MATMUL), row(1, SCAN[0]), row(2, MATMUL)]  # scan's last two were lost
+    found = profiling.attributed(jobs, rows, "Failed to profile kernel")
+    assert found[0].ok
+    assert [m.note for m in found[1:]] == [
+        "Nsight Compute could not profile this kernel: Failed to profile kernel."
+    ] * 2
+
+
+@pytest.mark.parametrize("dram", [True, False])
+def test_a_profile_from_ncu_says_who_measured_and_what_it_could_not(monkeypatch, dram):
+    monkeypatch.setattr(nsight, "tool", lambda: nsight.Tool("/opt/ncu", "1", offered=frozenset()))
+    counters = {
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 10.0,
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 20.0,
+    }
+    if dram:
+        counters |= {"dram__bytes_read.sum": 100.0, "dram__bytes_write.sum": 28.0}
+    measured = profiling.Measured({"matmul": counters}, "sm_90")
+    profile = measured.profile("width-64", {"Width": 64}, 4096, 2.0 * 64**3)
+    assert profile.source == Source.NSIGHT_COMPUTE
+    assert profile.kernels[0].global_loads.per_request == 2.0
+    assert profile.dram_bytes == (128.0 if dram else None)
+    assert "busiest thread" in profile.note
