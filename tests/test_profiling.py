@@ -119,3 +119,13 @@ def test_a_profile_from_ncu_says_who_measured_and_what_it_could_not(monkeypatch,
     assert profile.kernels[0].global_loads.per_request == 2.0
     assert profile.dram_bytes == (128.0 if dram else None)
     assert "busiest thread" in profile.note
+
+
+def test_rows_named_demangled_are_told_apart_by_the_labs_kernel_names():
+    jobs = [profiling.Job(Spec("s"), scan(), SCAN)]
+    names = ["scan(const float *, float *, float *, int)", "void scan_sums(float *, int)",
+             "add_sums(float *, const float *, int)"]  # fmt: skip
+    [found] = profiling.attributed(jobs, [row(i, name) for i, name in enumerate(names)], "")
+    assert found.ok and list(found.counters) == ["scan", "scan_sums", "add_sums"]
+    wrong = [row(0, "scan_sums(float *, int)"), row(1, SCAN[1]), row(2, SCAN[2])]
+    assert not profiling.attributed(jobs, wrong, "")[0].ok

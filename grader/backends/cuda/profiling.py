@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -215,7 +216,7 @@ def attributed(jobs: list[Job], rows: list[nsight.Row], why: str) -> list[Measur
     for job in jobs:
         mine = rows[at : at + len(job.symbols)]
         at += len(job.symbols)
-        if [row.kernel for row in mine] != list(job.symbols):
+        if not _launches_of(job, mine):
             missing = why or "its log holds no count of its launches"
             measured += [Measured(note=could_not(missing)) for _ in jobs[len(measured) :]]
             break
@@ -225,3 +226,17 @@ def attributed(jobs: list[Job], rows: list[nsight.Row], why: str) -> list[Measur
         counters = {kernel: nsight.summed(found) for kernel, found in launches.items()}
         measured.append(Measured(counters, mine[0].arch if mine else ""))
     return measured
+
+
+def _launches_of(job: Job, rows: list[nsight.Row]) -> bool:
+    """Whether `rows` are the job's launches, one per step, in order."""
+    if len(rows) != len(job.symbols):
+        return False
+    steps = zip(rows, job.launch.steps, job.symbols, strict=True)
+    return all(_names(row, step.kernel, symbol) for row, step, symbol in steps)
+
+
+def _names(row: nsight.Row, kernel: str, symbol: str) -> bool:
+    """Whether ncu's name for a row's kernel is a step's: its mangled symbol or, where ncu
+    wrote names demangled, the lab's kernel name before the parameters."""
+    return row.kernel == symbol or re.split(r"[\s:]", row.kernel.split("(", 1)[0])[-1] == kernel
