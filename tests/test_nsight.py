@@ -146,7 +146,7 @@ STAND_IN = """\
 #!{python}
 import pathlib, sys
 calls = pathlib.Path({calls!r})
-calls.write_text(calls.read_text() + " ".join(sys.argv[1:2]) + "\\n" if calls.exists() else "")
+calls.write_text(calls.read_text() + " ".join(sys.argv[1:3]) + "\\n")
 if sys.argv[1:] == ["--version"]:
     print("NVIDIA (R) Nsight Compute Command Line Profiler")
     print("Version 2025.3.1.0 (build 36398880) (public-release)")
@@ -156,8 +156,11 @@ elif sys.argv[1:] == ["--query-metrics"]:
     print("launch__block_size        # of threads per block")
 else:
     log = pathlib.Path(sys.argv[sys.argv.index("--log-file") + 1])
-    log.write_text("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to "
-                   "access NVIDIA GPU Performance Counters on the target device 0.\\n")
+    if "dram__bytes_read.sum" in sys.argv[sys.argv.index("--metrics") + 1].split(","):
+        log.write_text("==ERROR== Failed to find metric dram__bytes_read.sum\\n")
+    else:
+        log.write_text("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to "
+                       "access NVIDIA GPU Performance Counters on the target device 0.\\n")
     sys.exit(1)
 """
 
@@ -221,6 +224,19 @@ def test_a_run_refused_for_permission_is_a_note_and_is_remembered(stand_in):
     assert "may not read" in nsight.tool().why_not
     [again] = profiling.measure([job], "NVIDIA H200", timeout=30)
     assert again.note == measured.note and len(calls.read_text().splitlines()) == runs
+
+
+def test_a_run_refused_for_a_metric_is_made_again_without_it(stand_in):
+    from grader.backends.cuda import profiling
+
+    _, calls, _, _ = stand_in
+    job = profiling.Job(_Spec(), _launch(), (MATMUL,))
+    [measured] = profiling.measure([job], "NVIDIA H200", timeout=30)
+    runs = [line.split()[1] for line in calls.read_text().splitlines() if "--metrics" in line]
+    assert runs == ["dram__bytes_read.sum,launch__block_size", "launch__block_size"]
+    assert "dram__bytes_read.sum" in nsight.tool().missing()
+    assert "may not read" in measured.note  # what the second run met
+    assert nsight.unknown("==ERROR== Failed to profile kernel\n", nsight.METRICS) == []
 
 
 class _Spec:

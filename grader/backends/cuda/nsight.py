@@ -126,25 +126,33 @@ _ATTRIBUTES = ("launch__", "device__")
 class Tool:
     """ncu as this machine has it: `why_not` says, as a clause, why it may not run here
     (empty when it may); `offered` the base names of the metrics this GPU offers (empty
-    where ncu would not say: every metric is asked for)."""
+    where ncu would not say: every metric is asked for); `unknown` the metrics a run was
+    refused for (ncu's error named them), never asked for again."""
 
     executable: str | None
     version: str = ""
     why_not: str = ""
     offered: frozenset[str] = field(default_factory=frozenset)
+    unknown: frozenset[str] = field(default_factory=frozenset)
 
     @property
     def ok(self) -> bool:
         return self.executable is not None and not self.why_not
 
     def metrics(self) -> tuple[str, ...]:
-        """The metrics to ask for: those this GPU offers, where ncu said."""
-        if not self.offered:
-            return METRICS
-        return tuple(m for m in METRICS if m.startswith(_ATTRIBUTES) or base(m) in self.offered)
+        """The metrics to ask for: those this GPU offers, none a run was refused for."""
+        return tuple(m for m in METRICS if m not in self.unknown and self._offers(m))
+
+    def _offers(self, metric: str) -> bool:
+        """Whether the GPU offers `metric`, where ncu listed what it offers: attributes of
+        the launch and the device count as offered where it lists none of them."""
+        if not self.offered or base(metric) in self.offered:
+            return True
+        attributes = any(name.startswith(_ATTRIBUTES) for name in self.offered)
+        return metric.startswith(_ATTRIBUTES) and not attributes
 
     def missing(self) -> tuple[str, ...]:
-        """The metrics this GPU does not offer, whose measures stay 0."""
+        """The metrics not asked for here, whose measures stay 0."""
         kept = set(self.metrics())
         return tuple(m for m in METRICS if m not in kept)
 
@@ -180,20 +188,29 @@ def tool() -> Tool:
     record = _remembered(memory)
     if record is None:
         record = {"version": _version(executable), "offered": _offered(executable),
-                  "refused": ""}  # fmt: skip
+                  "refused": "", "unknown": []}  # fmt: skip
         _remember(memory, record)
-    return Tool(executable, record["version"], record["refused"], frozenset(record["offered"]))
+    return Tool(
+        executable,
+        record["version"],
+        record["refused"],
+        frozenset(record["offered"]),
+        frozenset(record["unknown"]),
+    )
 
 
-def refuse(why: str) -> None:
-    """Remember that a run was refused (`why`): the next grading does not pay seconds of
-    ncu's start-up to hear it again."""
+def refuse(why: str = "", metrics: Iterable[str] = ()) -> None:
+    """Remember that a run was refused: for `why` (the next grading does not pay seconds
+    of ncu's start-up to hear it again), or for asking for `metrics` (never asked again)."""
     found = tool()
     if found.executable is None:
         return
     memory = _memory(found.executable)
-    record = _remembered(memory) or {"version": found.version, "offered": sorted(found.offered)}
-    _remember(memory, {**record, "refused": why})
+    record = _remembered(memory) or {"version": found.version, "offered": sorted(found.offered),
+                                     "refused": "", "unknown": []}  # fmt: skip
+    record["refused"] = why or record["refused"]
+    record["unknown"] = sorted({*record["unknown"], *metrics})
+    _remember(memory, record)
     tool.cache_clear()
 
 
@@ -247,7 +264,7 @@ def _remembered(path: Path) -> dict | None:
         record = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    kinds = {"version": str, "offered": list, "refused": str}
+    kinds = {"version": str, "offered": list, "refused": str, "unknown": list}
     if not isinstance(record, dict) or any(
         not isinstance(record.get(k), t) for k, t in kinds.items()
     ):
@@ -399,6 +416,14 @@ def error(log: str) -> str:
                 )
             return text[:500]
     return ""
+
+
+def unknown(log: str, asked: Iterable[str]) -> list[str]:
+    """The metrics asked for that an ==ERROR== line about metrics names (by full or base
+    name): ncu refuses a whole run for one it does not know."""
+    lines = [line for line in log.splitlines() if line.startswith("==ERROR==")]
+    lines = [line for line in lines if "metric" in line.lower()]
+    return [m for m in asked if any(m in line or base(m) in line for line in lines)]
 
 
 def summed(launches: Iterable[Row]) -> dict[str, float]:

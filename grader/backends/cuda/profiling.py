@@ -102,10 +102,23 @@ class Measured:
 
 def measure(jobs: list[Job], device: str, timeout: float) -> list[Measured]:
     """What ncu counted in each job, from the cache where it counted it before; each
-    request to a worker under ncu may take `timeout` seconds."""
-    found = nsight.tool()
-    if not found.ok:
-        return [Measured(note=could_not(found.why_not)) for _ in jobs]
+    request to a worker under ncu may take `timeout` seconds. A run refused for a metric
+    this ncu does not know is made again without it."""
+    while True:
+        found = nsight.tool()
+        if not found.ok:
+            return [Measured(note=could_not(found.why_not)) for _ in jobs]
+        try:
+            return _measured(found, jobs, device, timeout)
+        except UnknownMetrics:
+            continue  # remembered: the tool now asks for fewer
+
+
+class UnknownMetrics(Exception):
+    """ncu refused the run for metrics it does not know (now remembered)."""
+
+
+def _measured(found: nsight.Tool, jobs: list[Job], device: str, timeout: float) -> list[Measured]:
     keys = [key(job, device, found) for job in jobs]
     results = [_cached(k) for k in keys]
     todo = [i for i, result in enumerate(results) if result is None]
@@ -173,6 +186,10 @@ def _session(found: nsight.Tool, jobs: list[Job], timeout: float) -> list[Measur
             worker.stop()  # ncu writes the last rows as its worker exits
         text = log.read_text(errors="replace") if log.is_file() else ""
     why = nsight.error(text)
+    unknown = nsight.unknown(text, found.metrics())
+    if unknown:
+        nsight.refuse(metrics=unknown)
+        raise UnknownMetrics(", ".join(unknown))
     if nsight.PERMISSION in text:
         nsight.refuse(why)
     if ran is None or nsight.PERMISSION in text:
