@@ -10,11 +10,12 @@ model (the CPU backend's `profile`, in a pool of processes) and by Nsight Comput
 GPU (every kernel in one ncu session: ncu profiles one kernel at a time, so the modules
 are compiled beforehand in several GPU workers at once). Prints one row per kernel of
 each file: global-load and global-store sectors per request and shared-memory bank
-conflicts per request (loads, stores), each as CPU model, ncu and their difference; and
-a verdict: "agrees" (every measure within 10%, conflicts also within 0.1 per request),
-"explained: ..." where the kernel's SASS (cuobjdump -sass) shows why the GPU counts
-otherwise (accesses the compiler widened, read-only loads, constant-cache reads), or
-"differs: ...". Then how many rows each verdict has and what each stage took.
+conflicts per request (loads, stores), each as CPU model, ncu and the model's error
+against ncu; and a verdict: "agrees" (every measure within 10% of ncu's, conflicts also
+within 0.1 per request), "explained: ..." where the kernel's SASS (cuobjdump -sass) shows
+why the GPU counts otherwise (accesses the compiler widened, read-only loads, __constant__
+reads, or ncu's own bank-conflict counter agreeing), or "differs: ...". Then how many rows
+each verdict has and what each stage took.
 
 Needs a GPU where ncu may run (as root) for the ncu columns, and the CPU backend's
 profile (issue 31) for the CPU model's; where either is missing, the rows say why."""
@@ -65,7 +66,8 @@ WIDE_LOADS = re.compile(r"\bLDG(?:\.\w+)*\.(?:64|128)\b")
 READ_ONLY = re.compile(r"\bLDG(?:\.\w+)*\.CONSTANT\b")
 WIDE_STORES = re.compile(r"\bSTG(?:\.\w+)*\.(?:64|128)\b")
 WIDE_SHARED = re.compile(r"\b(?:LDS|STS)(?:\.\w+)*\.(?:64|128)\b")
-CONSTANT_CACHE = re.compile(r"\bLDC(?:\.\w+)*\b")
+# A read of __constant__ memory (bank 3); every kernel's LDC of bank 0 is its parameters.
+CONSTANT_CACHE = re.compile(r"\bc\[0x3\]")
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,7 @@ def cpu_model(kernel: Kernel) -> Side:
 # -- Nsight Compute ---------------------------------------------------------------------------
 
 
-def nsight(chosen: list[Kernel], parallel: int) -> tuple[list[Side], str]:
+def ncu_profiles(chosen: list[Kernel], parallel: int) -> tuple[list[Side], str]:
     """Nsight Compute's profile of each kernel, and a line on the tool."""
     from grader.backends.base import BackendUnavailable
     from grader.backends.cuda import CudaBackend, nsight
@@ -271,11 +273,13 @@ def value(profile: KernelProfile | None, measure: str) -> float | None:
 
 
 def agrees(measure: str, cpu: float | None, ncu: float | None) -> bool:
+    """Whether the CPU model's value is within TOLERANCE of ncu's, the ground truth
+    (conflicts also within CONFLICT_SLACK per request)."""
     if cpu is None or ncu is None:
         return cpu is None and ncu is None
     if "conflicts" in measure and abs(cpu - ncu) <= CONFLICT_SLACK:
         return True
-    return abs(cpu - ncu) <= TOLERANCE * max(abs(cpu), abs(ncu))
+    return abs(cpu - ncu) <= TOLERANCE * abs(ncu)
 
 
 def explained(
@@ -292,7 +296,7 @@ def explained(
         if READ_ONLY.search(code):
             why.append("read-only loads (ld.global.nc: LDG.CONSTANT)")
         if CONSTANT_CACHE.search(code):
-            why.append("reads served by the constant cache (LDC) are no global loads on the GPU")
+            why.append("reads of __constant__ memory (c[0x3]) go through the constant cache")
     if "st sectors/req" in off and WIDE_STORES.search(code):
         why.append("the compiler widened stores (STG.64/128)")
     for measure, kind in (("sh-ld conflicts/req", "shared_loads"),
@@ -348,11 +352,12 @@ def _number(x: float | None) -> str:
 
 
 def _difference(cpu: float | None, ncu: float | None) -> str:
+    """The CPU model's error against ncu's value."""
     if cpu is None or ncu is None:
         return "-"
     if cpu == ncu:
         return "0%"
-    return f"{100 * (ncu - cpu) / max(abs(cpu), abs(ncu)):+.0f}%"
+    return f"{100 * (cpu - ncu) / ncu:+.0f}%" if ncu else "+inf"
 
 
 def print_table(rows: list[Row]) -> None:
@@ -383,7 +388,7 @@ def main() -> None:
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(args.parallel, mp_context=spawn) as pool:
         modelled = [pool.submit(cpu_model, kernel) for kernel in chosen]
-        gpu, about = nsight(chosen, args.parallel)
+        gpu, about = ncu_profiles(chosen, args.parallel)
         gpu_done = time.monotonic() - started
         cpu = [future.result() for future in modelled]
     print(f"{about}\n")
