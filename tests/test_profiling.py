@@ -64,9 +64,10 @@ def test_a_count_made_before_costs_no_ncu_run(tmp_path, monkeypatch):
     job = profiling.Job(Spec(), matmul(), (MATMUL,))
     counted = profiling.Measured({"matmul": {"launch__thread_count": 4.0}}, "sm_90")
     profiling._store(profiling.key(job, "NVIDIA H200", TOOL), counted)
-    [measured] = profiling.measure([job], "NVIDIA H200", timeout=10)
+    prepared = []
+    [measured] = profiling.measure([job], "NVIDIA H200", timeout=10, prepare=prepared.append)
     assert measured.cached and measured.counters == counted.counters and measured.arch == "sm_90"
-    assert sessions == []
+    assert sessions == [] and prepared == []  # nothing compiled for it either
 
 
 def test_a_count_that_cannot_be_made_says_why_for_every_launch(monkeypatch):

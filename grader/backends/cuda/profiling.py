@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,16 +100,19 @@ class Measured:
         return {"counters": self.counters, "arch": self.arch}
 
 
-def measure(jobs: list[Job], device: str, timeout: float) -> list[Measured]:
+def measure(
+    jobs: list[Job], device: str, timeout: float, prepare: Callable[[Job], None] | None = None
+) -> list[Measured]:
     """What ncu counted in each job, from the cache where it counted it before; each
-    request to a worker under ncu may take `timeout` seconds. A run refused for a metric
-    this ncu does not know is made again without it."""
+    request to a worker under ncu may take `timeout` seconds. `prepare` is called first
+    for each job not cached (to compile its module outside ncu). A run refused for a
+    metric this ncu does not know is made again without it."""
     while True:
         found = nsight.tool()
         if not found.ok:
             return [Measured(note=could_not(found.why_not)) for _ in jobs]
         try:
-            return _measured(found, jobs, device, timeout)
+            return _measured(found, jobs, device, timeout, prepare)
         except UnknownMetrics:
             continue  # remembered: the tool now asks for fewer
 
@@ -118,10 +121,19 @@ class UnknownMetrics(Exception):
     """ncu refused the run for metrics it does not know (now remembered)."""
 
 
-def _measured(found: nsight.Tool, jobs: list[Job], device: str, timeout: float) -> list[Measured]:
+def _measured(
+    found: nsight.Tool,
+    jobs: list[Job],
+    device: str,
+    timeout: float,
+    prepare: Callable[[Job], None] | None,
+) -> list[Measured]:
     keys = [key(job, device, found) for job in jobs]
     results = [_cached(k) for k in keys]
     todo = [i for i, result in enumerate(results) if result is None]
+    if prepare is not None:
+        for index in todo:
+            prepare(jobs[index])
     while todo:
         done = _session(found, [jobs[i] for i in todo], timeout)
         for index, measured in zip(todo, done, strict=False):
