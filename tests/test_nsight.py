@@ -224,7 +224,7 @@ def test_where_only_administrators_may_profile_ncu_is_not_run(stand_in):
 def test_a_run_refused_for_permission_is_a_note_and_is_remembered(stand_in):
     from grader.backends.cuda import profiling
 
-    _, calls, _, _ = stand_in
+    _, calls, params, _ = stand_in
     job = profiling.Job(_Spec(), _launch(), (MATMUL,))
     [measured] = profiling.measure([job], "NVIDIA H200", timeout=30)
     assert not measured.ok
@@ -234,6 +234,9 @@ def test_a_run_refused_for_permission_is_a_note_and_is_remembered(stand_in):
     assert "may not read" in nsight.tool().why_not
     [again] = profiling.measure([job], "NVIDIA H200", timeout=30)
     assert again.note == measured.note and len(calls.read_text().splitlines()) == runs
+    params.write_text(params.read_text() + "RmGpuComputeExecTimeout: 0\n")  # other settings
+    nsight.tool.cache_clear()
+    assert nsight.tool().ok  # asked again
 
 
 def test_a_run_refused_for_a_metric_is_made_again_without_it(stand_in):

@@ -233,11 +233,13 @@ def forbidden() -> str:
     return ADMINS_ONLY
 
 
+PERMITTING = (
+    "run the grader as root, or have an administrator load the driver with "
+    "NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+)
 ADMINS_ONLY = (
     "only administrators may read this GPU's performance counters (the driver's "
-    "RmProfilingAdminOnly is 1): run the grader as root, or have an administrator load the "
-    "driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/"
-    "ERR_NVGPUCTRPERM)"
+    f"RmProfilingAdminOnly is 1): {PERMITTING}"
 )
 
 
@@ -251,10 +253,12 @@ def _capable() -> bool:
 
 
 def _memory(executable: str) -> Path:
-    """Where this machine's answers are kept, named for what they depend on."""
+    """Where this machine's answers are kept, named for what they depend on: a refusal
+    lasts until the driver's settings change."""
     seen = [os.path.realpath(executable), str(os.geteuid()),
             os.environ.get("CUDA_VISIBLE_DEVICES", "*")]  # fmt: skip
-    for source in (Path("/proc/sys/kernel/random/boot_id"), Path("/proc/driver/nvidia/version")):
+    for source in (Path("/proc/sys/kernel/random/boot_id"), Path("/proc/driver/nvidia/version"),
+                   PARAMS):  # fmt: skip
         with contextlib.suppress(OSError):
             seen.append(source.read_text())
     with contextlib.suppress(OSError):
@@ -413,11 +417,7 @@ def error(log: str) -> str:
         if match:
             text = match[1].strip().rstrip(".")
             if PERMISSION in text:
-                return (
-                    f"this user may not read the GPU's performance counters ({PERMISSION}): "
-                    "run the grader as root, or have an administrator load the driver with "
-                    "NVreg_RestrictProfilingToAdminUsers=0"
-                )
+                return f"this user may not read the GPU's performance counters: {PERMITTING}"
             return text[:500]
     return ""
 
