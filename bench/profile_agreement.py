@@ -4,18 +4,19 @@
 
 Profiles every lab's reference, baseline and variants, and the known-wrong kernels that
 run to their end (wrong/EXPECTED.toml: passed or failed on both backends, with no crash,
-hang or access out of bounds), at the lab's profile case (the lab's own where its model
-names one, else its smallest public case, the census case's rule), twice: by the CPU
-model (the CPU backend's `profile`, in a pool of processes) and by Nsight Compute on the
-GPU (every kernel in one ncu session: ncu profiles one kernel at a time, so the modules
-are compiled beforehand in several GPU workers at once). Prints one row per kernel of
-each file: global-load and global-store sectors per request and shared-memory bank
-conflicts per request (loads, stores), each as CPU model, ncu and the model's error
-against ncu; and a verdict: "agrees" (every measure within 10% of ncu's, conflicts also
-within 0.1 per request), "explained: ..." where the kernel's SASS (cuobjdump -sass) shows
-why the GPU counts otherwise (accesses the compiler widened, read-only loads, __constant__
-reads, or ncu's own bank-conflict counter agreeing), or "differs: ...". Then how many rows
-each verdict has and what each stage took.
+hang, access out of bounds or divergent barrier), at the lab's profile case (the lab's
+own where its model names one, else its smallest public case, the census case's rule),
+twice: by the CPU model (the CPU backend's `profile`, in a pool of processes) and by
+Nsight Compute on the GPU (one ncu session per lab, whose rows are printed as it ends:
+ncu profiles one kernel at a time, so every module is compiled beforehand, in several
+GPU workers at once). Prints one row per kernel of each file: global-load and global-
+store sectors per request and shared-memory bank conflicts per request (loads, stores),
+each as CPU model, ncu and the model's error against ncu; and a verdict: "agrees" (every
+measure within 10% of ncu's, conflicts also within 0.1 per request), "explained: ..."
+where the kernel's SASS (cuobjdump -sass) shows why the GPU counts otherwise (accesses
+the compiler widened, read-only loads, __constant__ reads, or ncu's own bank-conflict
+counter agreeing), or "differs: ...". Then how many rows each verdict has, and the time
+it all took.
 
 Needs a GPU where ncu may run (as root) for the ncu columns, and the CPU backend's
 profile (issue 31) for the CPU model's; where either is missing, the rows say why."""
@@ -45,6 +46,7 @@ from grader.judge.launch import make_launch  # noqa: E402
 from grader.labs import all_labs  # noqa: E402
 from grader.model.lab import Case, Lab  # noqa: E402
 from grader.model.profile import KernelProfile  # noqa: E402
+from grader.model.result import Kind  # noqa: E402
 from grader.model.source import read_submission  # noqa: E402
 from grader.toolchain import nvcc, sandbox  # noqa: E402
 from grader.validate import BACKENDS, CRASHES, checks  # noqa: E402
@@ -54,6 +56,9 @@ CONFLICT_SLACK = 0.1  # conflicts per request within which they agree however fe
 TIMEOUT = 120.0  # seconds for one kernel's run under either profiler
 WARMERS = 8  # GPU workers compiling the modules at once before the ncu session
 ROLES = ("reference", "baseline", "variant", "wrong")
+# What a known-wrong kernel must not be found doing to be profiled: stop, hang, stray, or
+# wait at a barrier its block does not all reach (undefined: it may hang on a GPU).
+UNFINISHED = {*CRASHES, Kind.BARRIER_DIVERGENCE}
 # The table's measures: (the KernelProfile field, the Traffic property).
 MEASURES = {
     "ld sectors/req": ("global_loads", "per_request"),
@@ -118,14 +123,14 @@ def kernels(labs: list[str]) -> list[Kernel]:
 
 def _runs_to_its_end(check) -> bool:
     """A known-wrong kernel whose EXPECTED.toml entry, on both backends, gives a verdict
-    with no crash, hang or access out of bounds; every other kernel passes."""
+    with none of UNFINISHED; every other kernel passes."""
     if check.role != "wrong":
         return True
     for backend in BACKENDS:
         wanted = check.expected.get(backend, check.expected)
         if wanted.get("verdict") not in ("passed", "failed"):
             return False
-        if CRASHES & set(wanted.get("kinds", [])):
+        if UNFINISHED & set(wanted.get("kinds", [])):
             return False
     return True
 
@@ -181,34 +186,51 @@ def cpu_model(kernel: Kernel) -> Side:
 # -- Nsight Compute ---------------------------------------------------------------------------
 
 
-def ncu_profiles(chosen: list[Kernel], parallel: int) -> tuple[list[Side], str]:
-    """Nsight Compute's profile of each kernel, and a line on the tool."""
-    from grader.backends.base import BackendUnavailable
-    from grader.backends.cuda import CudaBackend, nsight
+class Gpu:
+    """Nsight Compute's side: every kernel built with nvcc and its module compiled at the
+    start, several at once; then one ncu session per call of `profiles` (a lab's)."""
 
-    try:
-        cuda = CudaBackend()
-    except BackendUnavailable as why:
-        return [Side(note=f"no GPU: {why}") for _ in chosen], "no GPU"
-    found = nsight.tool()
-    about = (
-        f"ncu {found.version} ({found.executable}); not offered here: "
-        f"{', '.join(found.missing()) or 'none'}"
-        if found.ok
-        else f"ncu cannot profile here: {found.why_not}"
-    )
-    with cuda, ThreadPoolExecutor(parallel) as pool:
-        prepared = list(pool.map(lambda k: _prepared(cuda, k), chosen))
-        runs = [(b, launch) for b, launch in prepared if launch is not None]
+    def __init__(self, chosen: list[Kernel], parallel: int) -> None:
+        from grader.backends.base import BackendUnavailable
+        from grader.backends.cuda import CudaBackend, nsight
+
+        self.pool = ThreadPoolExecutor(parallel)
+        self.cuda, self.prepared = None, {}
+        try:
+            self.cuda = CudaBackend()
+        except BackendUnavailable as why:
+            self.about = f"no GPU: {why}"
+            return
+        found = nsight.tool()
+        self.about = (
+            f"ncu {found.version} ({found.executable}); not asked for here: "
+            f"{', '.join(found.missing()) or 'none'}"
+            if found.ok
+            else f"ncu cannot profile here: {found.why_not}"
+        )
+        built = self.pool.map(lambda k: _prepared(self.cuda, k), chosen)
+        self.prepared = dict(zip(chosen, built, strict=True))
         if found.ok:
-            _warm([b for b, _ in runs])
-        measured = iter(cuda.nsight(runs, TIMEOUT))
+            _warm([b for b, launch in self.prepared.values() if launch is not None])
+
+    def profiles(self, chosen: list[Kernel]) -> list[Side]:
+        """Each kernel's profile by ncu, in one session, with its SASS."""
+        if self.cuda is None:
+            return [Side(note=self.about) for _ in chosen]
+        prepared = [self.prepared[kernel] for kernel in chosen]
+        runs = [(b, launch) for b, launch in prepared if launch is not None]
+        measured = iter(self.cuda.nsight(runs, TIMEOUT))
         sides = [_side(b, launch, measured) for b, launch in prepared]
-        listings = [pool.submit(sass, b) if s.kernels else None
+        listings = [self.pool.submit(sass, b) if s.kernels else None
                     for s, (b, _) in zip(sides, prepared, strict=True)]  # fmt: skip
         for side, listing in zip(sides, listings, strict=True):
             side.sass = listing.result() if listing else ""
-    return sides, about
+        return sides
+
+    def close(self) -> None:
+        self.pool.shutdown()
+        if self.cuda is not None:
+            self.cuda.close()
 
 
 def _side(build, launch, measured) -> Side:
@@ -360,22 +382,25 @@ def _difference(cpu: float | None, ncu: float | None) -> str:
     return f"{100 * (cpu - ncu) / ncu:+.0f}%" if ncu else "+inf"
 
 
-def print_table(rows: list[Row]) -> None:
-    head = f"{'lab':<15} {'file':<42} {'kernel':<12}"
+def print_header() -> None:
     print(f"{'':<71}" + "".join(f" | {measure:^20}" for measure in MEASURES))
+    head = f"{'lab':<15} {'file':<42} {'kernel':<12}"
     print(head + f" | {'cpu':>6} {'ncu':>6} {'diff':>6}" * len(MEASURES) + " | verdict")
+
+
+def print_rows(rows: list[Row]) -> None:
     for row in rows:
         line = f"{row.lab:<15} {row.file:<42} {row.kernel:<12}"
         for m in MEASURES:
             cpu, ncu = row.cpu[m], row.ncu[m]
             line += f" | {_number(cpu):>6} {_number(ncu):>6} {_difference(cpu, ncu):>6}"
-        print(f"{line} | {row.verdict}")
+        print(f"{line} | {row.verdict}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labs", help="comma-separated labs (default: all)")
-    parser.add_argument("--json", type=Path, help="write the rows here")
+    parser.add_argument("--json", type=Path, help="write the rows here, after each lab")
     parser.add_argument("--parallel", type=int, default=max(1, machine.cores() - 2))
     args = parser.parse_args()
     labs = args.labs.split(",") if args.labs else sorted(all_labs())
@@ -385,20 +410,27 @@ def main() -> None:
     started = time.monotonic()
     chosen = kernels(labs)
     print(f"{len(chosen)} kernels of {len(labs)} labs; {args.parallel} at once", flush=True)
+    rows: list[Row] = []
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(args.parallel, mp_context=spawn) as pool:
-        modelled = [pool.submit(cpu_model, kernel) for kernel in chosen]
-        gpu, about = ncu_profiles(chosen, args.parallel)
-        gpu_done = time.monotonic() - started
-        cpu = [future.result() for future in modelled]
-    print(f"{about}\n")
-    rows = [row for k, c, g in zip(chosen, cpu, gpu, strict=True) for row in rows_of(k, c, g)]
-    print_table(rows)
+        modelled = {kernel: pool.submit(cpu_model, kernel) for kernel in chosen}
+        gpu = Gpu(chosen, args.parallel)
+        print(f"{gpu.about}; built after {time.monotonic() - started:.0f} s\n", flush=True)
+        print_header()
+        try:
+            for lab in labs:
+                mine = [kernel for kernel in chosen if kernel.lab == lab]
+                for kernel, side in zip(mine, gpu.profiles(mine), strict=True):
+                    found = rows_of(kernel, modelled[kernel].result(), side)
+                    print_rows(found)
+                    rows += found
+                if args.json:
+                    args.json.write_text(json.dumps([asdict(row) for row in rows], indent=1))
+        finally:
+            gpu.close()
     counts = Counter(row.verdict.split(":")[0] for row in rows)
     print(f"\n{len(rows)} rows: " + ", ".join(f"{n} {verdict}" for verdict, n in counts.items()))
-    print(f"ncu done after {gpu_done:.0f} s; all done after {time.monotonic() - started:.0f} s")
-    if args.json:
-        args.json.write_text(json.dumps([asdict(row) for row in rows], indent=1))
+    print(f"all done after {time.monotonic() - started:.0f} s")
 
 
 if __name__ == "__main__":
