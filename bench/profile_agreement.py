@@ -9,14 +9,14 @@ own where its model names one, else its smallest public case, the census case's 
 twice: by the CPU model (the CPU backend's `profile`, in a pool of processes) and by
 Nsight Compute on the GPU (one ncu session per lab, whose rows are printed as it ends:
 ncu profiles one kernel at a time, so every module is compiled beforehand, in several
-GPU workers at once). Prints one row per kernel of each file: global-load and global-
-store sectors per request and shared-memory bank conflicts per request (loads, stores),
-each as CPU model, ncu and the model's error against ncu; and a verdict: "agrees" (every
-measure within 10% of ncu's, conflicts also within 0.1 per request), "explained: ..."
-where the kernel's SASS (cuobjdump -sass) shows why the GPU counts otherwise (accesses
-the compiler widened, read-only loads, __constant__ reads, or ncu's own bank-conflict
-counter agreeing), or "differs: ...". Then how many rows each verdict has, and the time
-it all took.
+GPU workers at once). Prints one row per kernel of each file: global-load and
+global-store sectors per request and shared-memory bank conflicts per request (loads,
+stores), each as CPU model, ncu and the model's error against ncu; and a verdict:
+"agrees" (every measure within 10% of ncu's, conflicts also within 0.1 per request),
+"explained: ..." where the kernel's SASS (cuobjdump -sass) shows why the GPU counts
+otherwise (accesses the compiler widened, read-only loads, __constant__ reads, or ncu's
+own bank-conflict counter agreeing), or "differs: ...". Then how many rows each verdict
+has, and the time it all took.
 
 Needs a GPU where ncu may run (as root) for the ncu columns, and the CPU backend's
 profile (issue 31) for the CPU model's; where either is missing, the rows say why."""
