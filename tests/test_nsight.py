@@ -222,17 +222,17 @@ def test_where_only_administrators_may_profile_ncu_is_not_run(stand_in):
 
 
 def test_a_run_refused_for_permission_is_a_note_and_is_remembered(stand_in):
-    from grader.backends.cuda import profiling
+    from grader.backends.cuda import profiler
 
     _, calls, params, _ = stand_in
-    job = profiling.Job(_Spec(), _launch(), (MATMUL,))
-    [measured] = profiling.measure([job], "NVIDIA H200", timeout=30)
+    job = profiler.Job(_Spec(), _launch(), (MATMUL,))
+    [measured] = profiler.measure([job], "NVIDIA H200", timeout=30)
     assert not measured.ok
     assert measured.note.startswith("Nsight Compute could not profile this kernel: this user")
     runs = len(calls.read_text().splitlines())
     nsight.tool.cache_clear()  # the next grading: refused without starting ncu
     assert "may not read" in nsight.tool().why_not
-    [again] = profiling.measure([job], "NVIDIA H200", timeout=30)
+    [again] = profiler.measure([job], "NVIDIA H200", timeout=30)
     assert again.note == measured.note and len(calls.read_text().splitlines()) == runs
     params.write_text(params.read_text() + "RmGpuComputeExecTimeout: 0\n")  # other settings
     nsight.tool.cache_clear()
@@ -240,11 +240,11 @@ def test_a_run_refused_for_permission_is_a_note_and_is_remembered(stand_in):
 
 
 def test_a_run_refused_for_a_metric_is_made_again_without_it(stand_in):
-    from grader.backends.cuda import profiling
+    from grader.backends.cuda import profiler
 
     _, calls, _, _ = stand_in
-    job = profiling.Job(_Spec(), _launch(), (MATMUL,))
-    [measured] = profiling.measure([job], "NVIDIA H200", timeout=30)
+    job = profiler.Job(_Spec(), _launch(), (MATMUL,))
+    [measured] = profiler.measure([job], "NVIDIA H200", timeout=30)
     runs = [line.split()[1] for line in calls.read_text().splitlines() if "--metrics" in line]
     assert len(runs) == 2
     assert "dram__bytes_read.sum" in runs[0].split(",") and "dram__bytes_read.sum" not in runs[1]

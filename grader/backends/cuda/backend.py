@@ -23,10 +23,10 @@ import numpy as np
 from grader import defaults
 from grader.backends.base import Backend, BackendUnavailable
 from grader.backends.cuda import census as counting
-from grader.backends.cuda import errors, profiling, sanitizer, vmm
+from grader.backends.cuda import errors, profiler, sanitizer, vmm
 from grader.backends.cuda.client import Reply, WorkerProcess
 from grader.backends.cuda.probe import describe, device_info, forget
-from grader.backends.cuda.profiling import Measured
+from grader.backends.cuda.profiler import Measured
 from grader.backends.cuda.protocol import ArrayTable, encode_launch
 from grader.backends.timing import TimingCheck
 from grader.model.interface import Executed, LaunchDefaults
@@ -438,10 +438,10 @@ class CudaBackend(Backend):
         jobs = []
         for build, launch in runs:
             spec, symbols = _prepared(build, launch)
-            jobs.append(profiling.Job(spec, launch, tuple(symbols)))
-        return profiling.measure(jobs, describe(self.info), timeout, self._compiled)
+            jobs.append(profiler.Job(spec, launch, tuple(symbols)))
+        return profiler.measure(jobs, describe(self.info), timeout, self._compiled)
 
-    def _compiled(self, job: profiling.Job) -> None:
+    def _compiled(self, job: profiler.Job) -> None:
         """The job's module compiled here, so that the worker under ncu finds PyCUDA's
         cached cubin (as a sanitized worker does); a failure is the run's to report."""
         with self._lock:

@@ -1,13 +1,13 @@
-"""Profiling launches with Nsight Compute, without a GPU (grader.backends.cuda.profiling):
-what decides a cached count, a cached count costing no ncu run, the rows of a session's
-log told apart by job, and a profile built from what ncu counted."""
+"""The GPU's profiler without a GPU (grader.backends.cuda.profiler): what decides a cached
+count, a cached count costing no ncu run, the rows of a session's log told apart by job,
+and a profile built from what ncu counted."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from grader.backends.cuda import nsight, profiling
+from grader.backends.cuda import nsight, profiler
 from grader.model.launch import Buffer, Launch, Scalar
 from grader.model.profile import Source
 
@@ -43,15 +43,15 @@ def scan() -> Launch:
 
 
 def test_the_cache_key_is_decided_by_module_launch_inputs_device_and_ncu():
-    job = profiling.Job(Spec(), matmul(), (MATMUL,))
-    key = profiling.key(job, "NVIDIA H200", TOOL)
-    assert key == profiling.key(profiling.Job(Spec(), matmul(), (MATMUL,)), "NVIDIA H200", TOOL)
+    job = profiler.Job(Spec(), matmul(), (MATMUL,))
+    key = profiler.key(job, "NVIDIA H200", TOOL)
+    assert key == profiler.key(profiler.Job(Spec(), matmul(), (MATMUL,)), "NVIDIA H200", TOOL)
     others = [
-        profiling.key(profiling.Job(Spec("other"), matmul(), (MATMUL,)), "NVIDIA H200", TOOL),
-        profiling.key(profiling.Job(Spec(), matmul(4), (MATMUL,)), "NVIDIA H200", TOOL),
-        profiling.key(profiling.Job(Spec(), matmul(first=1.0), (MATMUL,)), "NVIDIA H200", TOOL),
-        profiling.key(job, "NVIDIA H100", TOOL),
-        profiling.key(job, "NVIDIA H200", nsight.Tool("/opt/ncu", "2025.4.0.0")),
+        profiler.key(profiler.Job(Spec("other"), matmul(), (MATMUL,)), "NVIDIA H200", TOOL),
+        profiler.key(profiler.Job(Spec(), matmul(4), (MATMUL,)), "NVIDIA H200", TOOL),
+        profiler.key(profiler.Job(Spec(), matmul(first=1.0), (MATMUL,)), "NVIDIA H200", TOOL),
+        profiler.key(job, "NVIDIA H100", TOOL),
+        profiler.key(job, "NVIDIA H200", nsight.Tool("/opt/ncu", "2025.4.0.0")),
     ]
     assert key not in others and len(set(others)) == len(others)
 
@@ -60,12 +60,12 @@ def test_a_count_made_before_costs_no_ncu_run(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADER_CACHE", str(tmp_path))
     monkeypatch.setattr(nsight, "tool", lambda: TOOL)
     sessions = []
-    monkeypatch.setattr(profiling, "_session", lambda *a: sessions.append(a) or [])
-    job = profiling.Job(Spec(), matmul(), (MATMUL,))
-    counted = profiling.Measured({"matmul": {"launch__thread_count": 4.0}}, "sm_90")
-    profiling._store(profiling.key(job, "NVIDIA H200", TOOL), counted)
+    monkeypatch.setattr(profiler, "_session", lambda *a: sessions.append(a) or [])
+    job = profiler.Job(Spec(), matmul(), (MATMUL,))
+    counted = profiler.Measured({"matmul": {"launch__thread_count": 4.0}}, "sm_90")
+    profiler._store(profiler.key(job, "NVIDIA H200", TOOL), counted)
     prepared = []
-    [measured] = profiling.measure([job], "NVIDIA H200", timeout=10, prepare=prepared.append)
+    [measured] = profiler.measure([job], "NVIDIA H200", timeout=10, prepare=prepared.append)
     assert measured.cached and measured.counters == counted.counters and measured.arch == "sm_90"
     assert sessions == [] and prepared == []  # nothing compiled for it either
 
@@ -73,8 +73,8 @@ def test_a_count_made_before_costs_no_ncu_run(tmp_path, monkeypatch):
 def test_a_count_that_cannot_be_made_says_why_for_every_launch(monkeypatch):
     absent = nsight.Tool(None, why_not="Nsight Compute (ncu) is not installed")
     monkeypatch.setattr(nsight, "tool", lambda: absent)
-    jobs = [profiling.Job(Spec(), matmul(), (MATMUL,))] * 2
-    notes = [m.note for m in profiling.measure(jobs, "NVIDIA H200", timeout=10)]
+    jobs = [profiler.Job(Spec(), matmul(), (MATMUL,))] * 2
+    notes = [m.note for m in profiler.measure(jobs, "NVIDIA H200", timeout=10)]
     why = "Nsight Compute could not profile this kernel: Nsight Compute (ncu) is not installed."
     assert notes == [why, why]
 
@@ -84,21 +84,21 @@ def row(launch: int, kernel: str, **values: float) -> nsight.Row:
 
 
 def test_a_sessions_rows_are_its_jobs_launches_in_order():
-    jobs = [profiling.Job(Spec(), matmul(), (MATMUL,)), profiling.Job(Spec("s"), scan(), SCAN)]
+    jobs = [profiler.Job(Spec(), matmul(), (MATMUL,)), profiler.Job(Spec("s"), scan(), SCAN)]
     rows = [row(0, MATMUL, launch__thread_count=4)] + [
         row(i + 1, symbol, launch__thread_count=8) for i, symbol in enumerate(SCAN)
     ]
-    first, second = profiling.attributed(jobs, rows, "")
+    first, second = profiler.attributed(jobs, rows, "")
     assert first.counters == {"matmul": {"launch__thread_count": 4.0}}
     assert list(second.counters) == ["scan", "scan_sums", "add_sums"]
     assert first.ok and second.ok
 
 
 def test_a_job_whose_launches_have_no_rows_and_the_jobs_after_it_say_so():
-    jobs = [profiling.Job(Spec(), matmul(), (MATMUL,)), profiling.Job(Spec("s"), scan(), SCAN),
-            profiling.Job(Spec(), matmul(), (MATMUL,))]  # fmt: skip
+    jobs = [profiler.Job(Spec(), matmul(), (MATMUL,)), profiler.Job(Spec("s"), scan(), SCAN),
+            profiler.Job(Spec(), matmul(), (MATMUL,))]  # fmt: skip
     rows = [row(0, MATMUL), row(1, SCAN[0]), row(2, MATMUL)]  # scan's last two were lost
-    found = profiling.attributed(jobs, rows, "Failed to profile kernel")
+    found = profiler.attributed(jobs, rows, "Failed to profile kernel")
     assert found[0].ok
     assert [m.note for m in found[1:]] == [
         "Nsight Compute could not profile this kernel: Failed to profile kernel."
@@ -114,7 +114,7 @@ def test_a_profile_from_ncu_says_who_measured_and_what_it_could_not(monkeypatch,
     }
     if dram:
         counters |= {"dram__bytes_read.sum": 100.0, "dram__bytes_write.sum": 28.0}
-    measured = profiling.Measured({"matmul": counters}, "sm_90")
+    measured = profiler.Measured({"matmul": counters}, "sm_90")
     profile = measured.profile("width-64", {"Width": 64}, 4096, 2.0 * 64**3)
     assert profile.source == Source.NSIGHT_COMPUTE
     assert profile.kernels[0].global_loads.per_request == 2.0
@@ -123,10 +123,10 @@ def test_a_profile_from_ncu_says_who_measured_and_what_it_could_not(monkeypatch,
 
 
 def test_rows_named_demangled_are_told_apart_by_the_labs_kernel_names():
-    jobs = [profiling.Job(Spec("s"), scan(), SCAN)]
+    jobs = [profiler.Job(Spec("s"), scan(), SCAN)]
     names = ["scan(const float *, float *, float *, int)", "void scan_sums(float *, int)",
              "add_sums(float *, const float *, int)"]  # fmt: skip
-    [found] = profiling.attributed(jobs, [row(i, name) for i, name in enumerate(names)], "")
+    [found] = profiler.attributed(jobs, [row(i, name) for i, name in enumerate(names)], "")
     assert found.ok and list(found.counters) == ["scan", "scan_sums", "add_sums"]
     wrong = [row(0, "scan_sums(float *, int)"), row(1, SCAN[1]), row(2, SCAN[2])]
-    assert not profiling.attributed(jobs, wrong, "")[0].ok
+    assert not profiler.attributed(jobs, wrong, "")[0].ok

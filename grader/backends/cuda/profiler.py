@@ -1,7 +1,7 @@
-"""Profiling launches with Nsight Compute. The GPU worker itself runs under ncu
-(nsight.command): it loads each job's module, fills its buffers and constants and launches
-its kernels as it runs a case, with every buffer at its exact size and apart from the
-others (as under compute-sanitizer), and ncu counts what the lab's kernels did.
+"""The GPU's profiler: launches profiled with Nsight Compute. The GPU worker itself runs
+under ncu (nsight.command): it loads each job's module, fills its buffers and constants
+and launches its kernels as it runs a case, with every buffer at its exact size and apart
+from the others (as under compute-sanitizer), and ncu counts what the lab's kernels did.
 
 Jobs share one ncu session, whose start-up costs seconds: the rows of its log are the
 jobs' launches, in order. A job that fails (a kernel that crashes or hangs under ncu, a
