@@ -329,7 +329,7 @@ def test_a_profiles_requested_bytes_scale_to_the_timed_size_by_its_flops():
     moved, counted = traffic(lab, case, naive)
     assert counted == Counted.REQUESTED
     assert moved == pytest.approx((8 * 64**3 + 4 * 64**2) * (width / 64) ** 3)
-    measured = loads_profile("matmul-naive", dict(case.sizes), 100, 28, dram=64.0)
+    measured = loads_profile("matmul-naive", case.shown_sizes, 100, 28, dram=64.0)
     assert traffic(lab, case, measured) == (64.0, Counted.DRAM)  # counted at the timed size
     elsewhere = loads_profile("matmul-naive", {"Width": 64}, 100, 28, dram=64.0)
     assert traffic(lab, case, elsewhere)[1] == Counted.REQUESTED  # DRAM's do not scale
@@ -343,6 +343,12 @@ def test_where_the_lab_counts_no_flops_requested_bytes_scale_by_its_least_traffi
     moved, counted = traffic(lab, case, profile)
     least_there, least = lab.work(small)[1], lab.work(case.sizes)[1]
     assert counted == Counted.REQUESTED and moved == pytest.approx(small["n"] * least / least_there)
+    spmv = get("spmv-csr")
+    timed, _ = cases.timing_inputs(spmv, 1)
+    shown = loads_profile("spmv-csr", dict(timed.sizes), 100, 28)
+    # as if the lab counted no flops: the sizes its draw defined (nnz) are not kept
+    shown.sizes, shown.useful_flops = timed.shown_sizes, 0.0
+    assert traffic(spmv, timed, shown) == (spmv.work(timed.sizes)[1], Counted.LEAST)
 
 
 def test_the_ceilings_are_the_best_this_device_has_measured(tmp_path, monkeypatch):

@@ -522,12 +522,15 @@ def traffic(lab: Lab, case: Case, profile: Profile | None) -> tuple[float, Count
     flops, least = lab.work(case.sizes)
     if profile is None:
         return least, Counted.LEAST
-    if profile.dram_bytes is not None and dict(profile.sizes) == dict(case.sizes):
+    if profile.dram_bytes is not None and dict(profile.sizes) == case.shown_sizes:
         return profile.dram_bytes, Counted.DRAM
     asked = profile.total("global_loads").bytes + profile.total("global_stores").bytes
-    flops_there, least_there = lab.work(profile.sizes)
-    if flops > 0 and flops_there > 0:
-        return asked * flops / flops_there, Counted.REQUESTED
+    if flops > 0 and profile.useful_flops > 0:
+        return asked * flops / profile.useful_flops, Counted.REQUESTED
+    try:
+        least_there = lab.work(profile.sizes)[1]
+    except KeyError:  # a size the lab's draw defined, which a profile does not keep
+        return least, Counted.LEAST
     return (asked * least / least_there if least_there > 0 else least), Counted.REQUESTED
 
 

@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from grader.backends.cuda.client import WorkerProcess
 from grader.backends.cuda.protocol import ArrayTable, Message, encode, encode_launch
 from grader.files import write_atomically
 from grader.model.launch import Launch
-from grader.model.profile import KernelProfile, Profile, Source
+from grader.model.profile import KernelProfile
 from grader.toolchain import build_cache, nvcc, scratch
 
 CACHE_FORMAT = 1  # bump when what a cache entry holds, or how it is counted, changes
@@ -79,22 +79,14 @@ class Measured:
         found = [b for c in self.counters.values() if (b := nsight.dram_bytes(c)) is not None]
         return sum(found) if found else None
 
-    def profile(
-        self, case: str, sizes: Mapping[str, int], outputs: int, useful_flops: float
-    ) -> Profile:
-        """The Profile of the job's case, source nsight-compute."""
+    def remarks(self) -> str:
+        """What a Profile from these counts cannot say, as its note (judge.profiling's
+        case_profile makes the Profile, source nsight-compute, with dram_bytes())."""
+        if self.note:
+            return self.note
         missing = nsight.tool().missing()
-        offered = f" This GPU's ncu does not offer {', '.join(missing)}." if missing else ""
-        return Profile(
-            Source.NSIGHT_COMPUTE,
-            case,
-            dict(sizes),
-            outputs,
-            useful_flops,
-            self.kernels(),
-            note=self.note or NOT_COUNTED + offered,
-            dram_bytes=self.dram_bytes(),
-        )
+        asked = f" This ncu was not asked for {', '.join(missing)}." if missing else ""
+        return NOT_COUNTED + asked
 
     def to_json(self) -> dict[str, Any]:
         return {"counters": self.counters, "arch": self.arch}
