@@ -253,6 +253,17 @@ def test_a_run_refused_for_a_metric_is_made_again_without_it(stand_in):
     assert nsight.unknown("==ERROR== Failed to profile kernel\n", nsight.METRICS) == []
 
 
+def test_a_metric_refused_where_the_cache_cannot_keep_it_is_a_note(stand_in, monkeypatch):
+    from grader.backends.cuda import profiler
+
+    monkeypatch.setattr(nsight, "_remember", lambda path, record: None)  # read-only cache
+    job = profiler.Job(_Spec(), _launch(), (MATMUL,))
+    [measured] = profiler.measure([job], "NVIDIA H200", timeout=30)
+    assert measured.note == (
+        "Nsight Compute could not profile this kernel: ncu does not know dram__bytes_read.sum."
+    )
+
+
 class _Spec:
     key = "module"
 

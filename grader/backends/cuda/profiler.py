@@ -99,14 +99,19 @@ def measure(
     request to a worker under ncu may take `timeout` seconds. `prepare` is called first
     for each job not cached (to compile its module outside ncu). A run refused for a
     metric this ncu does not know is made again without it."""
+    asked: tuple[str, ...] | None = None
+    unknown = ""
     while True:
         found = nsight.tool()
         if not found.ok:
             return [Measured(note=could_not(found.why_not)) for _ in jobs]
+        if found.metrics() == asked:  # a refusal the cache could not keep: never again
+            return [Measured(note=could_not(f"ncu does not know {unknown}")) for _ in jobs]
+        asked = found.metrics()
         try:
             return _measured(found, jobs, device, timeout, prepare)
-        except UnknownMetrics:
-            continue  # remembered: the tool now asks for fewer
+        except UnknownMetrics as refused:
+            unknown = str(refused)  # remembered: the tool now asks for fewer
 
 
 class UnknownMetrics(Exception):
