@@ -44,6 +44,7 @@ from grader.model import interface
 from grader.model.interface import LAUNCH_MACROS
 from grader.model.lab import Case, Lab
 from grader.model.launch import Build, Launch, RunOutcome
+from grader.model.profile import Roofline
 from grader.model.result import (
     CaseResult,
     CompileInfo,
@@ -192,6 +193,7 @@ class Grading:
     counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
     drawn: Future[Drawn] | None = None  # the timing's inputs, drawn while the cases run
     in_turn: bool = False  # grade_cases_beside: the cases left run one at a time
+    roofline: Roofline | None = None  # the timed run against the ceilings (issue 31's why)
 
     def run(self) -> None:
         if self.options.timing and self.backend.measures_speed():
@@ -395,7 +397,7 @@ class Grading:
         if why:
             self.result.notes.append(why)
             return None
-        performance, untrusted = measure(
+        performance, untrusted, self.roofline = measure(
             self.lab,
             self.submission,
             self.backend,

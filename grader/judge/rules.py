@@ -62,8 +62,16 @@ def census_case(lab: Lab, cases: list[Case]) -> str | None:
     smallest public one, the same on every backend. Counting costs (a build that calls
     the runner before every load on the CPU, more than 5x slower on matmul's largest
     case; an extra launch on the GPU), so it is one case."""
+    if not any(rule.executes for rule in lab.requirements):
+        return None
+    return smallest_public(lab, cases)
+
+
+def smallest_public(lab: Lab, cases: list[Case]) -> str | None:
+    """The public case with the fewest output elements, the same on every backend (the
+    census case, and a kernel's profile case unless its lab names one); None without one."""
     public = [c for c in cases if c.visibility == Visibility.PUBLIC]
-    if not public or not any(rule.executes for rule in lab.requirements):
+    if not public:
         return None
     return min(public, key=lambda c: math.prod(lab.extent(lab.full_sizes(c.sizes)))).name
 

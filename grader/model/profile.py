@@ -126,6 +126,7 @@ class Profile:
     useful_flops: float  # the lab's count of the arithmetic the output needs, this case
     kernels: list[KernelProfile] = field(default_factory=list)
     note: str = ""  # what could not be measured, and why
+    dram_bytes: float | None = None  # read and written at DRAM, where Nsight Compute counted
 
     def total(self, kind: str) -> Traffic:
         """One kind of access (a KernelProfile field name) over every kernel."""
@@ -173,4 +174,66 @@ class Profile:
             "useful_flops": self.useful_flops,
             "kernels": [k.to_json() for k in self.kernels],
             "note": self.note,
+            "dram_bytes": self.dram_bytes,
+        }
+
+
+class Counted(StrEnum):
+    """Which global-memory bytes a roofline point counts."""
+
+    DRAM = "dram"  # read and written at DRAM, as Nsight Compute counted them
+    REQUESTED = "requested"  # the loads' and stores' bytes (CPU model): at least DRAM's
+    LEAST = "least"  # the lab's least: each input read once, each output written once
+
+
+@dataclass
+class RooflinePoint:
+    """A timed kernel's rates: the lab's useful FLOPs and the global-memory bytes
+    (`counted`, estimated at the timed size) of one launch, over its median time."""
+
+    ms: float
+    flops: float
+    bytes: float
+    counted: Counted
+
+    @property
+    def flops_per_second(self) -> float:
+        return self.flops / (self.ms / 1e3) if self.ms > 0 else 0.0
+
+    @property
+    def bytes_per_second(self) -> float:
+        return self.bytes / (self.ms / 1e3) if self.ms > 0 else 0.0
+
+    @property
+    def intensity(self) -> float | None:
+        """FLOPs per byte, the roofline's x."""
+        return self.flops / self.bytes if self.bytes > 0 else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ms": self.ms, "flops": self.flops, "bytes": self.bytes,
+                "counted": str(self.counted)}  # fmt: skip
+
+
+@dataclass
+class Roofline:
+    """The timed run against the GPU's ceilings, both measured by the grader once per
+    device (the best so far): the fp32 peak of a fused multiply-add loop and the
+    bandwidth of a large device-to-device copy."""
+
+    peak_flops: float  # per second
+    peak_bytes: float  # per second, read plus written
+    student: RooflinePoint
+    reference: RooflinePoint
+
+    @property
+    def ridge(self) -> float:
+        """The intensity (FLOPs per byte) where the two ceilings meet."""
+        return self.peak_flops / self.peak_bytes if self.peak_bytes > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "peak_flops": self.peak_flops,
+            "peak_bytes": self.peak_bytes,
+            "student": self.student.to_json(),
+            "reference": self.reference.to_json(),
         }
