@@ -4,7 +4,8 @@
                                      and annotated source (headless chromium, then Pillow)
     docs/class-summary/              `grader batch` over the project's known-wrong course
                                      (tests/batch/course_data.py, without the attacks):
-                                     summary.html and every student's report.html
+                                     summary.html, its similar pairs' pages and every
+                                     student's report.html
 
 Needs chromium and Pillow (`pip install pillow`). Run from the repository root:
 
@@ -99,6 +100,7 @@ def class_summary(out: Path) -> None:
         shutil.rmtree(out, ignore_errors=True)
         (out / "students").mkdir(parents=True)
         shutil.copy(graded / "summary.html", out / "summary.html")
+        shutil.copytree(graded / "similar", out / "similar")
         for report in sorted(graded.glob("students/*/report.html")):
             (out / "students" / report.parent.name).mkdir()
             shutil.copy(report, out / "students" / report.parent.name / "report.html")

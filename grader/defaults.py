@@ -28,6 +28,14 @@ TIMING_TARGET_ERROR = 0.005  # stop timing once the median speedup is known to 0
 TIMING_MIN_ROUNDS = 5
 TIMING_MAX_ROUNDS = 200
 SUBMISSION_MEMORY = 2 << 30  # what batch's default --jobs allows each submission
+# Similarity across a class (grader.course.similarity): a pair is shown from this share of
+# the smaller text in common, the most similar SIMILAR_PAIRS of them. Code that more than
+# SIMILAR_COMMON submissions have, or more than SIMILAR_COMMON_SHARE of a larger class, is
+# boilerplate, which links no two students (MOSS's -m is 10).
+SIMILAR_THRESHOLD = 0.5
+SIMILAR_PAIRS = 20
+SIMILAR_COMMON = 10
+SIMILAR_COMMON_SHARE = 0.1
 
 
 def cache_dir() -> Path:

@@ -159,3 +159,24 @@ def test_each_sparse_row_is_held_to_its_own_entries(name):
     assert np.all(tol[lengths == 0] == tol[lengths == 0][0]) and (lengths == 0).any()
     magnitude = y_of(np.abs(widened["values"]), np.abs(widened["x"]))
     np.testing.assert_allclose(allowed.magnitude, magnitude)
+
+
+@pytest.mark.parametrize("value", [np.nan, -np.nan, np.inf, -np.inf])
+def test_nan_and_infinity_equal_nothing_not_even_an_expected_nan(value):
+    """Whatever NaN's payload or sign, and a tolerance as wide as can be: NaN is no
+    wildcard, for a finite expected value or a NaN one, nor infinity a match."""
+    wanted = [np.array([1.0, 0.0, -2.5])] + ([np.full(3, np.nan)] if np.isnan(value) else [])
+    for want in wanted:
+        got = np.full(3, value, np.float32)
+        found = compare("P", want, got, np.full(3, np.finfo(np.float64).max), np.ones(3))
+        assert found.bad.all() and not found.ok and found.mismatches == 3
+    quiet = np.array([0x7FC00000, 0xFFC00001, 0x7F800001], np.uint32).view(np.float32)
+    assert compare("P", np.zeros(3), quiet, np.ones(3)).bad.all()  # every NaN bit pattern
+
+
+def test_minus_zero_is_zero_and_integers_are_compared_as_numbers():
+    got = np.array([-0.0, 0.0, -0.0], np.float32)
+    assert compare("P", np.array([0.0, -0.0, 0.0]), got, np.zeros(3), np.ones(3)).ok
+    bins = np.array([0, 7, 0xFFFFFFFF], np.uint32)
+    found = compare("bins", np.array([0, 7, 1]), bins, np.zeros(3))
+    assert found.bad.tolist() == [False, False, True]

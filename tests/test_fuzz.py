@@ -1,9 +1,9 @@
 """Every parser of bytes the submission controls, fuzzed with hypothesis: its text (the
-scanners), the compiled module as describe() reads it, the CPU worker's records, the GPU
-worker's messages, PTX, and what the compilers and compute-sanitizer say about it. Each
-test asserts that nothing but the parser's documented error comes out, within DEADLINE
-for each example. EXAMPLES examples each (more for the cheap ones); the examples are the
-same on every run, so that CI does not fail at random."""
+scanners, the similarity check), the compiled module as describe() reads it, the CPU
+worker's records, the GPU worker's messages, PTX, and what the compilers and
+compute-sanitizer say about it. Each test asserts that nothing but the parser's documented
+error comes out, within DEADLINE for each example. EXAMPLES examples each (more for the
+cheap ones); the examples are the same on every run, so that CI does not fail at random."""
 
 from __future__ import annotations
 
@@ -25,9 +25,11 @@ from grader.backends.cpu import blame, build, diagnose, elf, job, scan
 from grader.backends.cpu.describe import describe
 from grader.backends.cpu.shelf import Shelf
 from grader.backends.cuda import errors, protocol, sanitizer
+from grader.batch import similar
 from grader.course.discover import Entry
 from grader.course.isolated import result_of
 from grader.course.pool import Job, Outcome
+from grader.course.similarity import Comparison
 from grader.errors import SetupError
 from grader.judge import launch_macros
 from grader.labs import common as lab_rules
@@ -83,6 +85,18 @@ def test_every_scanner_of_the_text_reads_any_text(text):
     nvcc.grader_macros(ERROR, text, {"MASK_WIDTH": 5, "BLOCK_X": 16}, "k.cu")
     markdown.code(text, 40)
     markdown.md(text)
+
+
+@FUZZ
+@given(c_text, c_text)
+def test_any_texts_are_compared_and_their_passages_are_lines_of_each(first, second):
+    texts = {"a": first, "b": first + second}
+    comparison = Comparison(texts, {"public/p.cu": second + first}, frozenset(), "", 10)
+    for pair in comparison.pairs(0.0):
+        for passage in comparison.passages(pair):
+            for lines, name in ((passage.first, pair.first), (passage.second, pair.second)):
+                shown = similar.lines(comparison.texts[name], [lines])
+                assert 1 <= lines[0] <= lines[1] <= len(shown)
 
 
 @FUZZ

@@ -193,6 +193,22 @@ def test_an_output_left_poisoned_was_never_written():
     assert "never wrote P[0, 0]" in found.message and "timed launch 1 of 3" in found.message
 
 
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_a_timed_sample_of_nan_or_infinity_is_wrong(value):
+    """NaN is no wildcard in a timed launch's sample either (the exploit of
+    tests/exploit_kit.py that writes NaN everywhere)."""
+    lab, case, check, constants = _setup()
+
+    def spoil(launch, got):
+        if launch == 1:
+            got[:] = value
+
+    timing = _timing_of(lab, case, check, constants, 3, spoil)
+    found = _verdict(first_wrong, lab, case, check, constants, timing)
+    assert found is not None and found.kind == Kind.TIMING, found
+    assert "timed launch 2 of 3" in found.message
+
+
 @pytest.mark.parametrize("bits,launch", [(10, 1), (7, 0)])  # TF32 or half; bfloat16
 def test_a_launch_in_lower_precision_is_named_and_costs_the_speed_points(bits, launch):
     lab, case, check, constants = _setup()

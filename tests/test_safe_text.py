@@ -81,6 +81,29 @@ def test_a_batch_prints_a_folder_name_as_text():
     assert not raw_escapes(stream.getvalue()) and "bob\\x1b[2J" in stream.getvalue()
 
 
+def test_a_similar_pair_shows_its_texts_and_names_only_as_text(tmp_path, capsys):
+    # the side-by-side page shows the whole text, comments and strings included
+    source = (
+        f"// {ESCAPES}{RLO} </td></tr></table><script>alert(1)</script>\n"
+        f'const char* note = "{TITLE}</pre><img src=x onerror=alert(1)>";\n{BASELINE}'
+    )
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    for name in (f"ann{CLEAR}{RLO}<b>", "bob"):
+        (folder / f"{name}.cu").write_text(source, encoding="utf-8")
+    out = tmp_path / "similar"
+    assert cli.main(["similar", "matmul-naive", str(folder), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    pages = [page.read_text(encoding="utf-8") for page in sorted(out.rglob("*.html"))]
+    assert len(pages) == 2 and "ann" in printed
+    for text in (printed, *pages):
+        assert not raw_escapes(text)
+    for page in pages:
+        assert "<script>" not in page and "<img" not in page and "<b>" not in page
+    pair = (out / "similar" / "pair-1.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;" in pair and SHOWN[:12] in pair
+
+
 # -- graded on the CPU backend -----------------------------------------------------------------
 
 

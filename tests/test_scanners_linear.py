@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from grader.backends.cpu import build, scan
+from grader.course import similarity
 from grader.judge import launch_macros
 from grader.model import lexer, source
 from grader.model.result import CompileInfo, Diagnostic, Kind, Result, Status
@@ -106,6 +107,10 @@ SCANNERS: dict[str, tuple[Callable[[str], object], tuple[str, ...]]] = {
     "printable": (common.printable, ("\x1b[2J\u202e",)),
     "markdown": (markdown.md, ("*_`[",)),
     "annotate": (annotated, ("\n",)),
+    "similarity": (
+        lambda t: similarity.fingerprints(t, frozenset(), frozenset()),
+        ("a ", "#define A A A\nA ", "#define A\nA\n", "#\n", '"\\', "/* "),
+    ),
 }
 CASES = [(name, unit) for name, (_, units) in SCANNERS.items() for unit in units]
 

@@ -4,6 +4,7 @@ that one run, a resumed run and a merge of shards write the same bytes:
     OUT/batch.json        the manifest: lab, settings, which students this folder holds
     OUT/gradebook.csv     grader.batch.gradebook
     OUT/summary.html      grader.batch.summary
+    OUT/similar/          grader.batch.similar: the similar pairs' pages
     OUT/students/<id>/    report.json, report.html, junit.xml, grading.json"""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import labs
-from grader.batch import gradebook, summary
+from grader.batch import gradebook, similar, summary
 from grader.batch.state import REPORT_JSON, Record, Settings, read_record, student_dir
 from grader.errors import UsageError
 from grader.files import write_atomically
@@ -78,6 +79,8 @@ def write_course_files(out: Path, manifest: Manifest) -> list[gradebook.Row]:
     backends = ", ".join(sorted({res.backend for _, res in pairs})) or manifest.settings.backend
     gradebook.write(Path(out) / GRADEBOOK, found)
     results = {record.id: result for record, result in pairs}
-    summary.write(Path(out) / SUMMARY, lab.name, found, backends, manifest.shards, results)
+    texts = {record.id: result.source for record, result in pairs if result.source}
+    shown = similar.for_batch(Path(out), lab, texts)
+    summary.write(Path(out) / SUMMARY, lab.name, found, backends, manifest.shards, results, shown)
     write_manifest(out, manifest)
     return found

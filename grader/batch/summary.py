@@ -1,8 +1,9 @@
 """summary.html: the whole batch on one self-contained page (inline CSS and SVG, no
 scripts): a histogram of scores, the distribution of speedups, the most common causes
 (hint families) with links to the submissions that have them, the most common
-diagnostics, the submissions that could not be graded, and a row per submission linking
-its report. Charts are laid out here in SVG coordinates; the template only draws."""
+diagnostics, the submissions that could not be graded, the most similar pairs of
+submissions (grader.batch.similar), and a row per submission linking its report. Charts
+are laid out here in SVG coordinates; the template only draws."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 import jinja2
 
 from grader.batch.gradebook import Row
+from grader.batch.similar import SimilarReport
 from grader.model.result import Result
 from grader.report.common import environment
 
@@ -217,9 +219,11 @@ def render(
     backend: str,
     shards: list[str],
     results: Mapping[str, Result] | None = None,
+    similar: SimilarReport | None = None,
 ) -> str:
-    """The page for `rows` (all students) and `results` (each submission's Result, by
-    submission id); links point into students/ beside it."""
+    """The page for `rows` (all students), `results` (each submission's Result, by
+    submission id) and the most `similar` pairs; links point into students/ and similar/
+    beside it."""
     results = results or {}
     graded = by_submission(rows)
     speedups = [r.speedup for r in graded if r.speedup is not None]
@@ -238,6 +242,7 @@ def render(
             errors=[r for r in graded if ungraded(r)],
             causes=causes(results),
             table=submissions(rows, results),
+            similar=similar,
         )
     )
 
@@ -249,5 +254,7 @@ def write(
     backend: str,
     shards: list[str],
     results: Mapping[str, Result] | None = None,
+    similar: SimilarReport | None = None,
 ) -> None:
-    Path(path).write_text(render(lab, rows, backend, shards, results), encoding="utf-8")
+    page = render(lab, rows, backend, shards, results, similar)
+    Path(path).write_text(page, encoding="utf-8")

@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"grader {grader.__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", required=True)
     add_student_verbs(verbs)  # labs, template, check
-    add_staff_verbs(verbs)  # batch, merge, gradescope, init-ci
+    add_staff_verbs(verbs)  # batch, merge, similar, gradescope, init-ci
     add_authoring_verbs(verbs)  # new-lab, validate-lab
     add_config_verb(verbs)  # config
     for name, verb in verbs.choices.items():

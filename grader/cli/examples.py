@@ -31,6 +31,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "grader batch matmul-tiled submissions/ --out grades/ --slurm",
     ),
     "merge": ("grader merge shard-1 shard-2 shard-3 --out grades/",),
+    "similar": (
+        "grader similar matmul-tiled submissions/",
+        "grader similar matmul-tiled submissions/ --against public/ --out similar/",
+        "grader similar conv2d submissions/ --threshold 80%",
+    ),
     "gradescope": (
         "grader gradescope matmul-tiled --out autograder.zip",
         "GRADER_SECRET=... grader gradescope conv2d --out conv2d.zip   # hidden cases too",

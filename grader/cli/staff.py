@@ -1,9 +1,10 @@
-"""The verbs for course staff: batch, merge, gradescope and init-ci. Domain errors travel
+"""The verbs for course staff: batch, merge, similar, gradescope and init-ci. Domain errors travel
 up to grader.cli.main, which prints their sentence."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -106,6 +107,95 @@ def run_merge(args: argparse.Namespace) -> int:
     print(f"Merged {len(args.shards)} shards: {len(rows)} students.")
     print(f"Gradebook: {out / 'gradebook.csv'}\nSummary:   {out / 'summary.html'}")
     return ExitCode.OK
+
+
+# -- similar ----------------------------------------------------------------------------
+
+
+def run_similar(args: argparse.Namespace) -> int:
+    from grader.batch.similar import run_similar as compare_class
+    from grader.report.common import percent, printable  # names are the students' choosing
+
+    folder = Path(args.dir)
+    against = Path(args.against) if args.against else None
+    inputs = [folder] + ([against] if against else [])
+    out = check_out_folder(args.pages, inputs) if args.pages else None
+    report = compare_class(args.lab, folder, against=against, threshold=args.threshold, out=out)
+    public = f" and {_count(report.public, 'public solution')}" if against else ""
+    print(
+        f"Compared {_count(report.compared, 'submission')}{public} ({report.lab}): "
+        f"{_count(report.found, 'pair')} with {percent(args.threshold)} or more of the smaller "
+        "one in common."
+    )
+    for shown in report.shown:
+        pair = shown.pair
+        other = f"public solution {pair.second}" if pair.public else pair.second
+        print(
+            printable(
+                f"  {percent(pair.score):>6}  {pair.first}  {other}  ({percent(pair.of_first)} "
+                f"of the first, {percent(pair.of_second)} of the second; "
+                f"{_count(shown.passages, 'passage')})"
+            )
+        )
+    if report.found > len(report.shown):
+        print(f"  and {report.found - len(report.shown)} more: raise --threshold to see fewer.")
+    for line in report.skipped:
+        print(printable(f"Not compared: {line}"))
+    if report.table:
+        print(f"Side by side: {report.table}")
+    print("Evidence for a person to read, never a grade.")
+    return ExitCode.OK
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def share(text: str) -> float:
+    """An argument type: a share above 0 and at most 1, as 0.5 or 50%."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1:  # also refuses nan
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a share above 0 and at most 1 (0.5, 50%)"
+        )
+    return value
+
+
+def _similar_parser(verbs: argparse._SubParsersAction) -> None:
+    similar = verbs.add_parser(
+        "similar",
+        help="find submissions that share their code",
+        description="Compare the submissions in DIR with each other, and with the public "
+        "solutions in --against, as MOSS does: names, numbers, comments and layout are set "
+        "aside, and so is the lab's template. Lists the pairs with the most code in common; "
+        "with --out, writes similar.html and a side-by-side page of each pair. Evidence for "
+        "a person to read, never a grade.",
+    )
+    similar.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
+    similar.add_argument("dir", metavar="DIR", help="the folder of submissions, as for batch")
+    similar.add_argument(
+        "--against",
+        metavar="PUBLIC",
+        help="a folder of known public solutions: every .cu and .cuh file in it, at any depth",
+    )
+    similar.add_argument(
+        "--threshold",
+        type=share,
+        default=defaults.SIMILAR_THRESHOLD,
+        metavar="SHARE",
+        help="list a pair from this share of the smaller one's code in common "
+        f"(default {defaults.SIMILAR_THRESHOLD:g}, or {defaults.SIMILAR_THRESHOLD * 100:.0f}%%)",
+    )
+    similar.add_argument(
+        "--out",
+        dest="pages",
+        metavar="DIR",
+        help="write similar.html and each pair's page, similar/pair-N.html, into this folder",
+    )
+    similar.set_defaults(run=run_similar, graded=lambda args: Graded.folder(args.dir))
 
 
 # -- Gradescope and CI ------------------------------------------------------------------
@@ -268,6 +358,7 @@ def _staff_parsers(verbs: argparse._SubParsersAction) -> None:
 
 
 def add_staff_verbs(verbs: argparse._SubParsersAction) -> None:
-    """Add batch, merge, gradescope and init-ci to the `grader` command."""
+    """Add batch, merge, similar, gradescope and init-ci to the `grader` command."""
     _batch_parser(verbs)
+    _similar_parser(verbs)
     _staff_parsers(verbs)

@@ -286,20 +286,39 @@ _MESSAGE = re.compile(
 )
 
 
+# What nvcc says of a kernel launched from device code (without -rdc, which the grader
+# never passes): at a `<<<...>>>`, and ptxas at the device runtime's calls spelt out.
+_DEVICE_LAUNCH = re.compile(
+    r"launch from __device__ or __global__ functions|Unresolved extern function '__cudaCDP"
+)
+DEVICE_LAUNCH = (
+    "A kernel may not launch kernels (dynamic parallelism): the grader launches each of the "
+    "lab's kernels itself and times each launch to its end, so work left running after a "
+    "kernel returns would be neither timed nor checked. Do the work in the kernel the "
+    "grader launches."
+)
+
+
 def compile_diagnostics(log: str, shown: str, errors_only: bool = False) -> list[Diagnostic]:
-    """One compile_error diagnostic per distinct error nvcc reported in the student's file."""
+    """One compile_error diagnostic per distinct error nvcc reported in the student's file;
+    a launch from device code says why it is refused."""
     out: list[Diagnostic] = []
     for raw in log.splitlines():
         match = _MESSAGE.match(raw.strip())
         if not match or match["sev"] != "error" or match["file"] != shown:
             continue
         line = int(match["line"] or match["cline"])
-        message = f"{shown}:{line}: {match['msg'].strip()}"
+        message = _explained(f"{shown}:{line}: {match['msg'].strip()}")
         out.append(Diagnostic(Kind.COMPILE_ERROR, message, line=line))
     if not out and not errors_only:
         first = next((ln for ln in log.splitlines() if "error" in ln.lower()), log[:300])
-        out.append(Diagnostic(Kind.COMPILE_ERROR, f"nvcc could not compile {shown}: {first}"))
+        message = _explained(f"nvcc could not compile {shown}: {first}")
+        out.append(Diagnostic(Kind.COMPILE_ERROR, message))
     return out[: defaults.MAX_COMPILE_ERRORS]
+
+
+def _explained(message: str) -> str:
+    return f"{message} {DEVICE_LAUNCH}" if _DEVICE_LAUNCH.search(message) else message
 
 
 # -- the grader's own macros, defined again ------------------------------------------------

@@ -285,8 +285,9 @@ _UNSUPPORTED = (
     (r"\b(asm|__asm__|__asm)\b\s*(volatile\s*|__volatile__\s*)?\(", "inline PTX assembly (asm)"),
     (
         r"<<<",
-        "a kernel launch (<<<...>>>): the grader launches your kernel itself, and a "
-        "kernel launching kernels (dynamic parallelism) cannot run on the CPU backend",
+        "a kernel launch (<<<...>>>): the grader launches your kernels itself, a kernel "
+        "launching kernels (dynamic parallelism) is refused on every backend, and host code "
+        "is not run",
     ),
     (
         r"\btexture\s*<|\btex[123]D\w*\s*[<(]|\btex1Dfetch\b|\bcudaTextureObject_t\b",

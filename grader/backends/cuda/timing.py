@@ -1,6 +1,7 @@
 """What is CUDA's own in timing a pair of runs, in the GPU worker: the L2 flush before
-each, CUDA events around it, a hold that keeps its launches queued until all are, what a
-round costs beyond the kernels, and the note that says how it was timed. When to stop is
+each (its persisting lines made normal first, backends.cuda.l2), CUDA events around it,
+a hold that keeps its launches queued until all are, what a round costs beyond the
+kernels, and the note that says how it was timed. When to stop is
 grader.backends.timing.Plan's, and what the rounds say grader.backends.timing's summarise."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import time
 import numpy as np
 
 from grader.backends.cuda.gpu import Gpu, failures
+from grader.backends.cuda.l2 import PersistingL2
 from grader.backends.timing import Plan
 from grader.model.launch import Launch
 
@@ -26,10 +28,13 @@ def time_pair(gpu: Gpu, runs: list[list[tuple[object, Launch, list]]], plan: Pla
     with failures("alloc"):
         flush = gpu.cuda.mem_alloc(FLUSH_BYTES)
         hold = Hold(gpu)
+    with failures("l2"):
+        l2 = PersistingL2()
+        l2.clear()
     try:
 
         def timed(which: int) -> float:
-            return _timed(gpu, flush, hold, runs[which], checker, which == 0)
+            return _timed(gpu, flush, l2, hold, runs[which], checker, which == 0)
 
         first = [timed(0), timed(1)]  # also loads lazily-loaded code
         for _ in range(plan.warmups(max(first) / 1000)):
@@ -54,16 +59,24 @@ def time_pair(gpu: Gpu, runs: list[list[tuple[object, Launch, list]]], plan: Pla
     return {
         "student_ms": samples[0],
         "reference_ms": samples[1],
-        "note": note(len(samples[0]), reason),
+        "note": note(len(samples[0]), reason, l2),
     }
 
 
 def _timed(
-    gpu: Gpu, flush, hold: Hold, run: list[tuple[object, Launch, list]], checker, student: bool
+    gpu: Gpu,
+    flush,
+    l2: PersistingL2,
+    hold: Hold,
+    run: list[tuple[object, Launch, list]],
+    checker,
+    student: bool,
 ) -> float:
     if checker is not None:  # the same work around both kernels' runs
         checker.before(student)
         checker.prepare(student)
+    with failures("l2"):
+        l2.reset()  # before the hold is queued: the driver may wait for the GPU
     start, end = gpu.cuda.Event(), gpu.cuda.Event()
     hold.close()
     try:
@@ -111,8 +124,8 @@ class Hold:
         self.flag.base.free()
 
 
-def note(rounds: int, reason: str) -> str:
+def note(rounds: int, reason: str, l2: PersistingL2) -> str:
     """How the pair was timed and why timing stopped: the grader adds what the rounds say
     (grader.grading.timing.performance_of)."""
-    flushed = f"L2 flushed ({FLUSH_BYTES >> 20} MB memset) before every launch"
+    flushed = f"L2 flushed ({FLUSH_BYTES >> 20} MB memset) before every launch, {l2.said()}"
     return f"{rounds} interleaved rounds, CUDA events, {flushed}; stopped because {reason}"

@@ -77,12 +77,13 @@ _SIGNATURES = {
     "cuMemMap": (_u64, _size, _size, _u64, ctypes.c_ulonglong),
     "cuMemUnmap": (_u64, _size),
     "cuMemSetAccess": (_u64, _size, ctypes.POINTER(_AccessDesc), _size),
-    "cuGetErrorString": (ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)),
 }
+_ERROR_STRING = {"cuGetErrorString": (ctypes.c_int, ctypes.POINTER(ctypes.c_char_p))}
 
 
 class VmmError(Exception):
-    """A driver call failed; the message reads like PyCUDA's ('cuMemCreate failed: ...')."""
+    """A driver call failed (a VMM call, or another made through `call`); the message reads
+    like PyCUDA's ('cuMemCreate failed: ...')."""
 
 
 def wanted() -> bool:
@@ -142,18 +143,35 @@ class Mapping:
         return self.start + self.layout.offset
 
 
+def libcuda(signatures: dict[str, tuple]) -> ctypes.CDLL:
+    """libcuda.so.1 with the functions of `signatures` (name: argument types) typed, and
+    cuGetErrorString. An AttributeError: a libcuda without one of them."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError as err:
+        raise VmmError(f"libcuda.so.1 could not be loaded: {err}") from err
+    for name, args in {**signatures, **_ERROR_STRING}.items():
+        function = getattr(lib, name)
+        function.argtypes = args
+        function.restype = ctypes.c_int
+    return lib
+
+
+def call(lib: ctypes.CDLL, name: str, *args) -> None:
+    """lib.name(*args), a VmmError with the driver's words where it fails."""
+    code = getattr(lib, name)(*args)
+    if code != 0:
+        text = ctypes.c_char_p()
+        lib.cuGetErrorString(code, ctypes.byref(text))
+        reason = text.value.decode() if text.value else f"error {code}"
+        raise VmmError(f"{name} failed: {reason}")
+
+
 class Driver:
     """The VMM calls of libcuda for device `ordinal`, on the current context."""
 
     def __init__(self, ordinal: int = 0) -> None:
-        try:
-            self.lib = ctypes.CDLL("libcuda.so.1")
-        except OSError as err:
-            raise VmmError(f"libcuda.so.1 could not be loaded: {err}") from err
-        for name, args in _SIGNATURES.items():
-            function = getattr(self.lib, name)
-            function.argtypes = args
-            function.restype = ctypes.c_int
+        self.lib = libcuda(_SIGNATURES)
         location = _Location(_LOCATION_DEVICE, ordinal)
         self.properties = _Properties(type=_ALLOCATION_PINNED, location=location)
         self.access = _AccessDesc(location=location, flags=_ACCESS_READ_WRITE)
@@ -194,9 +212,4 @@ class Driver:
         self.lib.cuMemAddressFree(mapping.base, mapping.layout.reserved)
 
     def _call(self, name: str, *args) -> None:
-        code = getattr(self.lib, name)(*args)
-        if code != 0:
-            text = ctypes.c_char_p()
-            self.lib.cuGetErrorString(code, ctypes.byref(text))
-            reason = text.value.decode() if text.value else f"error {code}"
-            raise VmmError(f"{name} failed: {reason}")
+        call(self.lib, name, *args)
