@@ -5,14 +5,21 @@ figures the issue quotes, and the record as the grader believes it."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from cpu_kit import inp, integer, out
 
+from grader import labs
 from grader.backends.cpu import job, protocol
 from grader.backends.cpu import profile as profiling
+from grader.judge import cases as casegen
+from grader.judge.launch import at_launch, make_launch
+from grader.judge.profiling import case_profile
 from grader.model.launch import Buffer
-from grader.model.profile import KernelProfile, Traffic
+from grader.model.profile import KernelProfile, Profile, Source, Traffic
+from grader.model.source import Submission
 
 ELEMENTS = """\
 __global__ void copy(const float* a, float* b, int n) {
@@ -216,6 +223,36 @@ def test_a_tiled_matmul_reads_a_sixteenth_of_the_naive_ones_bytes_without_confli
     assert tiled.busiest_thread_loads == 8
 
 
+WIDE = """\
+__global__ void wide(const float4* a, float4* b, float* out) {
+    __shared__ float4 s[64];
+    __shared__ float2 h[64];
+    int t = threadIdx.x;
+    float4 v = a[t];
+    s[t] = v;
+    h[t] = make_float2(v.x, v.y);
+    __syncthreads();
+    float4 w = s[(t * 2) % 64];   // a quarter warp's 8 lanes span 256 bytes
+    float2 g = h[t];
+    b[t] = w;
+    out[t] = g.x + g.y;
+}
+"""
+
+
+def test_float4_and_float2_accesses_are_one_request_served_in_quarter_and_half_warps(kit):
+    """A float4 load is one request of 16 sectors, as a GPU's 128-bit load; shared memory
+    serves 128 bytes a wavefront, so 8- and 16-byte accesses in consecutive lanes have no
+    conflict, and a quarter warp of float4 two apart needs two wavefronts: 4 in all for
+    the 4 it needs at least, 4 conflicts."""
+    args = [inp("a", np.ones(128)), out("b", 128), out("out", 32)]
+    _, found = kit.profile(kit.built(WIDE), "wide", 1, 32, args)
+    assert found.global_loads == Traffic(1, 16, 512, 32)
+    assert found.global_stores == Traffic(2, 16 + 4, 512 + 128, 64)
+    assert found.shared_stores == Traffic(2, 2, 512 + 256, 64)
+    assert found.shared_loads == Traffic(2, 5 + 1, 512 + 256, 64)
+
+
 SPACES = """\
 __constant__ float c[32];
 __device__ float table[256];
@@ -362,3 +399,34 @@ def test_a_kernel_launched_twice_adds_its_launches_up():
     assert [p.kernel for p in merged] == ["k", "j"]
     assert merged[0].global_loads == Traffic(3, 12, 384, 96)
     assert (merged[0].threads, merged[0].busiest_thread_loads) == (96, 4)
+
+
+# -- every lab's own kernels ------------------------------------------------------------
+
+
+def lab_profile(backend, lab, kernel: str) -> Profile:
+    """The profile of the lab's `kernel` (reference or baseline) at its smallest public
+    case, the census case's rule, as a grading would make it."""
+    cases = casegen.public_cases(lab)
+    case = min(cases, key=lambda c: math.prod(lab.extent(lab.full_sizes(c.sizes))))
+    path = lab.home / f"{kernel}.cu"
+    submission = Submission(path, path.read_text())
+    build = backend.build(submission, lab.macro_values(case.sizes), lab.launch_defaults, True)
+    assert build.ok, build.diagnostics
+    inputs = casegen.make_inputs(lab, case)
+    launch, _ = make_launch(lab, case, inputs, build.interface)
+    outcome, kernels = backend.profile(build, launch, 30.0)
+    assert outcome.completed and not outcome.diagnostics, outcome.diagnostics
+    sized = at_launch(lab, case, build.interface)
+    return case_profile(lab, sized, kernels, Source.CPU_MODEL)
+
+
+@pytest.mark.parametrize("kernel", ["reference", "baseline"])
+@pytest.mark.parametrize("name", sorted(labs.all_labs()))
+def test_every_labs_reference_and_baseline_are_profiled(kit, name, kernel):
+    lab = labs.get(name)
+    found = lab_profile(kit.backend, lab, kernel)
+    assert [k.kernel for k in found.kernels] == [k.name for k in lab.kernels]
+    loads = found.total("global_loads")
+    assert loads.requests and found.global_bytes_per_output and found.busiest_thread_share
+    assert 0 <= found.idle_lane_share < 1
