@@ -7,17 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from grader.judge.launch import launch_sizes
+from grader.model.interface import Interface
 from grader.model.lab import Case, Lab
 from grader.model.profile import KernelProfile, Profile, Source
 
 
 def case_profile(
-    lab: Lab, case: Case, kernels: Iterable[KernelProfile], source: Source, note: str = ""
+    lab: Lab,
+    case: Case,
+    interface: Interface,
+    kernels: Iterable[KernelProfile],
+    source: Source,
+    note: str = "",
 ) -> Profile:
-    """The profile of `case` as it was launched (grader.judge.launch.at_launch: its sizes
-    with the module's launch macros, on which some outputs' shapes depend, a reduction's
-    one partial sum a block)."""
-    sizes = lab.full_sizes(case.sizes)
+    """The profile of `case`, run by the module of `interface`: its outputs and flops at
+    the sizes with the module's launch macros, on which some outputs' shapes depend (a
+    reduction's one partial sum a block)."""
+    sizes = launch_sizes(lab, case.sizes, interface)
     return Profile(
         source=source,
         case=case.name,

@@ -15,7 +15,7 @@ from grader import labs
 from grader.backends.cpu import job, protocol
 from grader.backends.cpu import profile as profiling
 from grader.judge import cases as casegen
-from grader.judge.launch import at_launch, make_launch
+from grader.judge.launch import make_launch
 from grader.judge.profiling import case_profile
 from grader.model.launch import Buffer
 from grader.model.profile import KernelProfile, Profile, Source, Traffic
@@ -417,8 +417,7 @@ def lab_profile(backend, lab, kernel: str) -> Profile:
     launch, _ = make_launch(lab, case, inputs, build.interface)
     outcome, kernels = backend.profile(build, launch, 30.0)
     assert outcome.completed and not outcome.diagnostics, outcome.diagnostics
-    sized = at_launch(lab, case, build.interface)
-    return case_profile(lab, sized, kernels, Source.CPU_MODEL)
+    return case_profile(lab, case, build.interface, kernels, Source.CPU_MODEL)
 
 
 @pytest.mark.parametrize("kernel", ["reference", "baseline"])
