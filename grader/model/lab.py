@@ -402,6 +402,11 @@ class Lab:
         out.update(self.derive(out))
         return out
 
+    def output_elements(self, sizes: Sizes) -> int:
+        """The elements of the lab's outputs in a case of `sizes` (its full sizes, launch
+        macros included): what a profile's traffic per output element divides by."""
+        return sum(math.prod(arr.shape(sizes)) for arr in self.outputs)
+
     def macro_values(self, sizes: Sizes) -> dict[str, int]:
         return {name: int(sizes[name]) for name in self.macros}
 
