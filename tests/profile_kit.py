@@ -6,8 +6,18 @@ rows from threadIdx.x, 31 conflicts for a 32-way access) are among them."""
 
 from __future__ import annotations
 
-from grader.model.profile import WARP, KernelProfile, Occupancy, Profile, Source, Traffic
-from grader.model.result import ProfileReport, Roofline, RooflinePoint
+from grader.model.profile import (
+    WARP,
+    Counted,
+    KernelProfile,
+    Occupancy,
+    Profile,
+    Roofline,
+    RooflinePoint,
+    Source,
+    Traffic,
+)
+from grader.model.result import ProfileReport
 
 H200 = "sm_90 (H100, H200)"
 
@@ -254,14 +264,15 @@ def serial_reduction() -> Profile:
 
 
 def roofline(flops: bool = True) -> Roofline:
-    """An H200's ceilings, the student's point well under the reference's."""
-    gflops = (800.0, 5200.0) if flops else (0.0, 0.0)
+    """An H200's ceilings, the student's point well under the reference's: 1 ms launches
+    of 0.8 and 5.2 GFLOP (or none), 1.6 and 3 GB."""
+    gflop = (0.8, 5.2) if flops else (0.0, 0.0)
+    requested = Counted.REQUESTED
     return Roofline(
-        peak_gflops=60000.0,
-        peak_gbps=4000.0,
-        student=RooflinePoint(gflops=gflops[0], gbps=1600.0),
-        reference=RooflinePoint(gflops=gflops[1], gbps=3000.0),
-        bytes="global bytes requested, an upper estimate",
+        peak_flops=60e12,
+        peak_bytes=4e12,
+        student=RooflinePoint(1.0, gflop[0] * 1e9, 1.6e9, requested),
+        reference=RooflinePoint(1.0, gflop[1] * 1e9, 3e9, requested),
     )
 
 

@@ -830,7 +830,7 @@ def test_the_profile_goes_to_json_and_back():
     data = _strict_json(json_report.render(roofline()))
     assert data["profile"]["advice"][0]["cause"] == "bank_conflicts"
     assert data["profile"]["student"]["kernels"][0]["shared_loads"]["sectors"] == 270336
-    assert data["profile"]["roofline"]["peak_gbps"] == 4000.0
+    assert data["profile"]["roofline"]["peak_bytes"] == 4e12
     assert json_report.result_from_json(data).profile == roofline().profile
     assert _strict_json(json_report.render(passing()))["profile"] is None
 

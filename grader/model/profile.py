@@ -209,6 +209,16 @@ class RooflinePoint:
         """FLOPs per byte, the roofline's x."""
         return self.flops / self.bytes if self.bytes > 0 else None
 
+    @property
+    def gflops(self) -> float:
+        """The rate reports show: GFLOP/s."""
+        return self.flops_per_second / 1e9
+
+    @property
+    def gbps(self) -> float:
+        """The rate reports show: GB/s."""
+        return self.bytes_per_second / 1e9
+
     def to_json(self) -> dict[str, Any]:
         return {"ms": self.ms, "flops": self.flops, "bytes": self.bytes,
                 "counted": str(self.counted)}  # fmt: skip
@@ -224,6 +234,14 @@ class Roofline:
     peak_bytes: float  # per second, read plus written
     student: RooflinePoint
     reference: RooflinePoint
+
+    @property
+    def peak_gflops(self) -> float:
+        return self.peak_flops / 1e9
+
+    @property
+    def peak_gbps(self) -> float:
+        return self.peak_bytes / 1e9
 
     @property
     def ridge(self) -> float:

@@ -12,7 +12,7 @@ from typing import Any
 
 from grader import schema
 from grader.errors import ExitCode
-from grader.model.profile import Profile
+from grader.model.profile import Profile, Roofline
 
 
 class Kind(StrEnum):
@@ -337,43 +337,6 @@ class Advice:
 
     def to_json(self) -> dict[str, Any]:
         return {"cause": str(self.cause), "message": self.message, "cost": self.cost}
-
-
-@dataclass(kw_only=True)
-class RooflinePoint:
-    """A timed kernel on the roofline: what it achieved at the timed size."""
-
-    gflops: float  # the lab's useful FLOPs over the median time, in GFLOP/s
-    gbps: float  # global-memory bytes over the median time, in GB/s
-
-    @property
-    def flops_per_byte(self) -> float | None:
-        return self.gflops / self.gbps if self.gbps else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"gflops": self.gflops, "gbps": self.gbps}
-
-
-@dataclass(kw_only=True)
-class Roofline:
-    """The GPU's two ceilings, measured once per device, and the student's and the
-    reference's points from the timed run. The shape the reports read; the timing path
-    (i31-gpu) fills it."""
-
-    peak_gflops: float  # FP32 throughput, GFLOP/s
-    peak_gbps: float  # global-memory bandwidth, GB/s
-    student: RooflinePoint
-    reference: RooflinePoint | None = None
-    bytes: str = ""  # whose bytes the points count: DRAM (Nsight Compute), or requested
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "peak_gflops": self.peak_gflops,
-            "peak_gbps": self.peak_gbps,
-            "student": self.student.to_json(),
-            "reference": self.reference.to_json() if self.reference else None,
-            "bytes": self.bytes,
-        }
 
 
 @dataclass(kw_only=True)

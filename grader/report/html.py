@@ -13,7 +13,8 @@ from pathlib import Path
 import jinja2
 
 from grader.judge.why import figure
-from grader.model.result import Performance, Result, Roofline, RooflinePoint
+from grader.model.profile import Roofline, RooflinePoint
+from grader.model.result import Performance, Result
 from grader.report import annotate, common, maps, measures
 
 JINJA = Path(__file__).parent / "jinja"
@@ -156,8 +157,7 @@ class RooflineChart:
 
 
 def _points(line: Roofline) -> list[tuple[str, RooflinePoint]]:
-    pairs = [("student", line.student), ("reference", line.reference)]
-    return [(label, point) for label, point in pairs if point is not None]
+    return [("student", line.student), ("reference", line.reference)]
 
 
 def _decades(values: list[float]) -> tuple[int, int]:
@@ -180,7 +180,7 @@ def _ticks(decades: tuple[int, int], start: float, end: float) -> list[Mark]:
 
 def _log_chart(line: Roofline, points: list[tuple[str, RooflinePoint]]) -> RooflineChart:
     ridge = line.peak_gflops / line.peak_gbps
-    xs = _decades([ridge, *(p.flops_per_byte for _, p in points)])
+    xs = _decades([ridge, *(p.intensity for _, p in points)])
     ys = _decades([line.peak_gflops, *(p.gflops for _, p in points)])
     floor_x = max(10.0 ** xs[0], 10.0 ** ys[0] / line.peak_gbps)  # where the roof enters
 
@@ -191,8 +191,7 @@ def _log_chart(line: Roofline, points: list[tuple[str, RooflinePoint]]) -> Roofl
     corners.append((10.0 ** xs[1], line.peak_gflops))
     roof = " ".join("{:.1f},{:.1f}".format(*at(x, y)) for x, y in corners if x <= 10.0 ** xs[1])
     dots = [
-        Dot(label, *at(p.flops_per_byte, p.gflops), f"{figure(p.gflops)} GFLOP/s")
-        for label, p in points
+        Dot(label, *at(p.intensity, p.gflops), f"{figure(p.gflops)} GFLOP/s") for label, p in points
     ]
     xticks = _ticks(xs, LEFT, WIDTH - RIGHT)
     return RooflineChart(WIDTH, HEIGHT, roof, dots, xticks, _ticks(ys, HEIGHT - BOTTOM, TOP), [])

@@ -15,7 +15,16 @@ from typing import Any
 
 from grader import schema
 from grader.errors import GraderError
-from grader.model.profile import KernelProfile, Occupancy, Profile, Source, Traffic
+from grader.model.profile import (
+    Counted,
+    KernelProfile,
+    Occupancy,
+    Profile,
+    Roofline,
+    RooflinePoint,
+    Source,
+    Traffic,
+)
 from grader.model.result import (
     Advice,
     CaseResult,
@@ -29,8 +38,6 @@ from grader.model.result import (
     Performance,
     ProfileReport,
     Result,
-    Roofline,
-    RooflinePoint,
     Status,
     Visibility,
 )
@@ -156,22 +163,22 @@ def _profile(data: dict[str, Any] | None) -> Profile | None:
         useful_flops=data["useful_flops"],
         kernels=[_kernel_profile(k) for k in data["kernels"]],
         note=data["note"],
+        dram_bytes=data["dram_bytes"],
     )
 
 
-def _point(data: dict[str, Any] | None) -> RooflinePoint | None:
-    return RooflinePoint(gflops=data["gflops"], gbps=data["gbps"]) if data else None
+def _point(data: dict[str, Any]) -> RooflinePoint:
+    return RooflinePoint(data["ms"], data["flops"], data["bytes"], Counted(data["counted"]))
 
 
 def _roofline(data: dict[str, Any] | None) -> Roofline | None:
     if data is None:
         return None
     return Roofline(
-        peak_gflops=data["peak_gflops"],
-        peak_gbps=data["peak_gbps"],
+        peak_flops=data["peak_flops"],
+        peak_bytes=data["peak_bytes"],
         student=_point(data["student"]),
         reference=_point(data["reference"]),
-        bytes=data["bytes"],
     )
 
 

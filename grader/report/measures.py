@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from grader.judge.why import figure, share
-from grader.model.profile import Profile, Source
-from grader.model.result import ProfileReport, Roofline, RooflinePoint
+from grader.model.profile import Counted, Profile, Roofline, RooflinePoint, Source
+from grader.model.result import ProfileReport
 from grader.report import common
 
 WHO = {Source.CPU_MODEL: "the CPU model", Source.NSIGHT_COMPUTE: "Nsight Compute"}
@@ -126,21 +126,27 @@ def notes(report: ProfileReport) -> list[str]:
     return found
 
 
+# Whose bytes a roofline point counts, in a report's words.
+COUNTED = {
+    Counted.DRAM: "bytes at DRAM, counted by Nsight Compute",
+    Counted.REQUESTED: "global bytes requested, an upper estimate",
+    Counted.LEAST: "the least global bytes, each input read and each output written once",
+}
+
+
 def _point(name: str, point: RooflinePoint) -> str:
-    intensity = point.flops_per_byte
-    at = f" at {figure(intensity)} FLOP/byte" if intensity and point.gflops else ""
+    intensity = point.intensity
+    at = f" at {figure(intensity)} FLOP/byte" if intensity and point.flops else ""
     return f"{name} {figure(point.gflops)} GFLOP/s{at}, {figure(point.gbps)} GB/s"
 
 
 def roofline(line: Roofline) -> str:
     """The roofline in one sentence: both points and the GPU's two ceilings."""
-    points = [_point("yours", line.student)]
-    if line.reference:
-        points.append(_point("the reference's", line.reference))
-    counted = f" ({line.bytes})" if line.bytes else ""
+    points = [_point("yours", line.student), _point("the reference's", line.reference)]
+    counted = dict.fromkeys(COUNTED[p.counted] for p in (line.student, line.reference))
     return (
         f"Roofline: {'; '.join(points)}; this GPU's ceilings {figure(line.peak_gbps)} GB/s "
-        f"and {figure(line.peak_gflops)} GFLOP/s{counted}."
+        f"and {figure(line.peak_gflops)} GFLOP/s ({'; '.join(counted)})."
     )
 
 
