@@ -91,6 +91,11 @@ class Backend(ABC):
         than `run`: for one case."""
         raise BackendUnavailable(f"The {self.name} backend does not profile kernels.")
 
+    def nsight(self, runs: list[tuple[Build, Launch]], timeout: float) -> list:
+        """What Nsight Compute counted in each (build, launch), by kernel
+        (grader.backends.cuda.profiler.Measured): a GPU backend's, where asked (--profile)."""
+        raise BackendUnavailable(f"The {self.name} backend has no Nsight Compute.")
+
     def load(self, build: Build) -> None:  # noqa: B027 - most backends have nothing to load
         """Get ready to run `build` (a GPU worker started, its module loaded), so that a
         caller can do it outside a gate around the runs themselves. A failure is left for
@@ -161,6 +166,9 @@ class Wrapper(Backend):
         self, build: Build, launch: Launch, timeout: float
     ) -> tuple[RunOutcome, list[KernelProfile]]:
         return self.inner.profile(build, launch, timeout)
+
+    def nsight(self, runs: list[tuple[Build, Launch]], timeout: float) -> list:
+        return self.inner.nsight(runs, timeout)
 
     def load(self, build: Build) -> None:
         self.inner.load(build)

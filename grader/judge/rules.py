@@ -5,16 +5,24 @@ kernel to do something (read shared memory, use atomics) is broken when the cens
 run counted none of it (RunOutcome.executed), so that a load in a branch never taken does
 not count, and neither does a word in a comment or a string. A rule that neither the
 module nor the runs decide on this machine is reported as not checked here: a note, never
-a pass."""
+a pass.
+
+The rules that measure the work (Lab.traffic, Lab.busiest_thread) are decided from the
+student's memory profile at the lab's profile case, which the CPU model makes on every
+backend from the addresses each thread touched (grader.grading.profiles): never from
+what the student's process says of itself. Where that run did not go to its end, the
+census case's policy holds: the rule counts as broken, with the reason."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Set
+from fractions import Fraction
 
 from grader.model.interface import Executed, Interface
 from grader.model.lab import Case, Lab, Requirement
 from grader.model.launch import Build
+from grader.model.profile import Profile
 from grader.model.result import CaseResult, Diagnostic, Kind, Result, Status, Visibility
 
 # Findings that stop a build from being run at all.
@@ -65,6 +73,13 @@ def census_case(lab: Lab, cases: list[Case]) -> str | None:
     if not any(rule.executes for rule in lab.requirements):
         return None
     return smallest_public(lab, cases)
+
+
+def profile_case(lab: Lab, cases: list[Case]) -> str | None:
+    """The case whose run is profiled: the lab's own (Lab.profile_case) where it names a
+    public case, else the smallest public one, the census case where there is one."""
+    public = {c.name for c in cases if c.visibility == Visibility.PUBLIC}
+    return lab.profile_case if lab.profile_case in public else smallest_public(lab, cases)
 
 
 def smallest_public(lab: Lab, cases: list[Case]) -> str | None:
@@ -164,3 +179,104 @@ def _counts(runs: list[Counted], kernel: str, count: str) -> list[tuple[str, int
         if value is not None:
             out.append((case, value))
     return out
+
+
+# -- the rules that measure the work ----------------------------------------------------
+
+TRAFFIC, BUSIEST = "traffic", "busiest_thread"
+
+
+def measured_rules(lab: Lab) -> dict[str, str]:
+    """The lab's rules that measure the work, by name, each with what it asks (a clause)."""
+    found = {BUSIEST: f"no thread makes more than {share(lab.busiest_thread)} of the global loads"}
+    if lab.traffic is not None:
+        found[TRAFFIC] = (
+            f"each output element reads at most {share(lab.traffic.fraction)} of the global "
+            "memory the naive kernel reads for it"
+        )
+    return found
+
+
+def share(fraction: float) -> str:
+    """A lab's fraction as the course writes it: 1/8."""
+    found = Fraction(fraction).limit_denominator(1000)
+    return f"{found.numerator}/{found.denominator}" if found.denominator > 1 else f"{found}"
+
+
+def measured(
+    lab: Lab,
+    result: Result,
+    case: str | None,
+    student: Profile | None,
+    why: str,
+    baseline: Profile | None,
+) -> None:
+    """The lab's rules that measure the work, decided from the `student`'s profile at the
+    profile case `case` (`why` there is none), a traffic rule against the `baseline`'s
+    profile there; onto the result. A kernel whose profile run did not go to its end
+    breaks every such rule, as a census case's run does (`why` says how); where the CPU
+    model could not run on this machine (`student` and `case` None), a note."""
+    kernel = lab.kernel.name
+    rules = measured_rules(lab)
+    if case is None:
+        result.notes += [_not_checked(says, why) for says in rules.values()]
+        return
+    if student is None:
+        result.diagnostics += [
+            Diagnostic(Kind.REQUIREMENT, _unmeasured(says, kernel, case, why), kernel=kernel)
+            for says in rules.values()
+        ]
+        return
+    found = [_busiest(lab, student)]
+    if lab.traffic is not None:
+        if baseline is None:
+            why = "the lab's baseline.cu could not be profiled"
+            result.notes.append(_not_checked(rules[TRAFFIC], why))
+        else:
+            found.append(_traffic(lab, student, baseline))
+    result.diagnostics += [
+        Diagnostic(Kind.REQUIREMENT, message, kernel=kernel) for message in found if message
+    ]
+
+
+def _busiest(lab: Lab, profile: Profile) -> str | None:
+    found = profile.busiest_thread_share
+    if found is None or found <= lab.busiest_thread:
+        return None
+    loads = profile.total("global_loads").lanes
+    busiest = round(found * loads)
+    return (
+        f"One thread made {busiest} of the {loads} global loads in case {profile.case} "
+        f"({found:.0%}); the lab allows one thread at most {share(lab.busiest_thread)} of "
+        "them. Spread the work over the threads: each thread loads and combines its own "
+        "part of the input, and the threads of a block combine their parts together (a "
+        "tree in shared memory), not one thread after the others'."
+    )
+
+
+def _traffic(lab: Lab, profile: Profile, baseline: Profile) -> str | None:
+    mine, naive = profile.global_bytes_read_per_output, baseline.global_bytes_read_per_output
+    if mine is None or not naive or mine <= lab.traffic.fraction * naive:
+        return None
+    ratio = mine / naive
+    amount = "the naive kernel's amount" if ratio >= 0.95 else f"{ratio:.0%} of the naive kernel's"
+    return (
+        f"Each output element read {mine:,.0f} bytes of global memory in case "
+        f"{profile.case}, {amount} ({naive:,.0f}); the lab asks for at most "
+        f"{share(lab.traffic.fraction)} of that: {lab.traffic.fix}."
+    )
+
+
+def _unmeasured(says: str, kernel: str, case: str, why: str) -> str:
+    return (
+        f"The lab's rule that {says} is not met in this report: the grader measures what "
+        f"{kernel} reads in case {case}, and {why}. The rule counts as broken until that "
+        "run goes to its end."
+    )
+
+
+def _not_checked(says: str, why: str) -> str:
+    return (
+        f"Not checked here: the lab's rule that {says}, because {why}; it is neither met "
+        "nor broken in this report."
+    )

@@ -111,8 +111,19 @@ class KernelProfile:
             "occupancy": self.occupancy.to_json() if self.occupancy else None,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> KernelProfile:
+        occupancy = data["occupancy"]
+        return cls(
+            kernel=data["kernel"],
+            **{kind: Traffic(**data[kind]) for kind in _TRAFFIC},
+            **{count: data[count] for count in _COUNTS},
+            occupancy=Occupancy(**occupancy) if occupancy else None,
+        )
+
 
 _TRAFFIC = ("global_loads", "global_stores", "shared_loads", "shared_stores", "constant_loads")
+_COUNTS = ("global_atomics", "shared_atomics", "threads", "busiest_thread_loads")
 
 
 @dataclass
@@ -176,6 +187,20 @@ class Profile:
             "note": self.note,
             "dram_bytes": self.dram_bytes,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Profile:
+        """The profile `to_json` wrote (a JSON report's, a cache entry's)."""
+        return cls(
+            source=Source(data["source"]),
+            case=data["case"],
+            sizes=dict(data["sizes"]),
+            outputs=data["outputs"],
+            useful_flops=data["useful_flops"],
+            kernels=[KernelProfile.from_json(k) for k in data["kernels"]],
+            note=data["note"],
+            dram_bytes=data["dram_bytes"],
+        )
 
 
 class Counted(StrEnum):

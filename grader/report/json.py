@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +16,9 @@ from grader import schema
 from grader.errors import GraderError
 from grader.model.profile import (
     Counted,
-    KernelProfile,
-    Occupancy,
     Profile,
     Roofline,
     RooflinePoint,
-    Source,
-    Traffic,
 )
 from grader.model.result import (
     Advice,
@@ -137,34 +132,8 @@ def _performance(data: dict[str, Any] | None) -> Performance | None:
     )
 
 
-# A kernel profile's fields: its kinds of access, and the counts (the rest is named).
-_TRAFFIC = tuple(f.name for f in fields(KernelProfile) if f.type == "Traffic")
-_COUNTS = tuple(f.name for f in fields(KernelProfile) if f.type == "int")
-
-
-def _kernel_profile(data: dict[str, Any]) -> KernelProfile:
-    occupancy = data["occupancy"]
-    return KernelProfile(
-        kernel=data["kernel"],
-        **{kind: Traffic(**data[kind]) for kind in _TRAFFIC},
-        **{count: data[count] for count in _COUNTS},
-        occupancy=Occupancy(**occupancy) if occupancy else None,
-    )
-
-
 def _profile(data: dict[str, Any] | None) -> Profile | None:
-    if data is None:
-        return None
-    return Profile(
-        source=Source(data["source"]),
-        case=data["case"],
-        sizes=dict(data["sizes"]),
-        outputs=data["outputs"],
-        useful_flops=data["useful_flops"],
-        kernels=[_kernel_profile(k) for k in data["kernels"]],
-        note=data["note"],
-        dram_bytes=data["dram_bytes"],
-    )
+    return Profile.from_json(data) if data is not None else None
 
 
 def _point(data: dict[str, Any]) -> RooflinePoint:

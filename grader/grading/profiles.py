@@ -1,0 +1,130 @@
+"""The memory profiles a grading makes (issue 31), scheduled. The CPU model measures the
+student's kernel at the lab's profile case on every backend, so that the rules that
+measure the work (grader.judge.rules.measured) decide the same on every machine: on the
+CPU backend the profile run is that case's own run; on a GPU a CPU backend of the
+grading's own makes it. The reference's profile (what "why this speed" compares with)
+and the baseline's (what a traffic rule divides by) are made the same way, on the
+public case's fixed values, and kept in the grader's cache (`profile/`) by lab, case
+and module. Where asked (`--profile`), Nsight Compute counts the student's and the
+reference's kernels on the GPU: those explain, and never decide a rule."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import defaults
+from grader.backends.base import Backend, BackendUnavailable
+from grader.errors import GraderError
+from grader.files import write_atomically
+from grader.judge import cases as casegen
+from grader.judge.launch import make_launch
+from grader.judge.profiling import case_profile
+from grader.model.lab import Case, Lab
+from grader.model.launch import Build, RunOutcome
+from grader.model.profile import KernelProfile, Profile, Source
+from grader.model.source import Submission, read_submission
+from grader.toolchain import build_cache
+
+CACHE_FORMAT = 1  # bump when what an entry holds, or how the model counts, changes
+CPU = "cpu"
+
+
+@dataclass
+class Measured:
+    """A kernel's profile run: its profile, or why there is none (a clause: "there the
+    kernel hung (see that case)")."""
+
+    profile: Profile | None
+    why: str = ""
+
+
+@contextlib.contextmanager
+def model_backend(backend: Backend) -> Iterator[Backend | str]:
+    """The backend that runs the CPU model: the grading's own where it is the CPU
+    backend, else one opened for the profile runs; where none can be, why (a clause)."""
+    if backend.name == CPU:
+        yield backend
+        return
+    from grader.backends.cpu import CpuBackend  # a GPU grading's only use of the CPU's
+
+    try:
+        opened = CpuBackend(jobs=1, allow_unsandboxed=getattr(backend, "allow_unsandboxed", False))
+    except GraderError as why:
+        yield f"the CPU model cannot run on this machine ({why})"
+        return
+    with opened:
+        yield opened
+
+
+def from_run(
+    lab: Lab, case: Case, build: Build, outcome: RunOutcome, kernels: list[KernelProfile]
+) -> Measured:
+    """The profile of a run the CPU model made of `case` (Backend.profile): none where
+    the run did not go to its end, or a kernel of the lab was not profiled."""
+    if not outcome.completed:
+        how = "hung" if outcome.timed_out else "did not run to its end"
+        return Measured(None, f"there the kernel {how} (see that case)")
+    missing = [k.name for k in lab.kernels if k.name not in {p.kernel for p in kernels}]
+    if missing or build.interface is None:
+        return Measured(None, f"there {', '.join(missing) or 'the kernel'} was not profiled")
+    return Measured(case_profile(lab, case, build.interface, kernels, Source.CPU_MODEL))
+
+
+def run(
+    lab: Lab, case: Case, submission: Submission, model: Backend, timeout: float
+) -> tuple[RunOutcome | None, Measured]:
+    """`submission` built for the CPU model and run at `case` with its profile taken."""
+    build = model.build(submission, lab.macro_values(case.sizes), lab.launch_defaults, census=True)
+    if not build.ok or build.interface is None:
+        return None, Measured(None, "there the kernel did not build for the CPU model")
+    launch, _ = make_launch(lab, case, casegen.make_inputs(lab, case), build.interface)
+    try:
+        outcome, kernels = model.profile(build, launch, timeout)
+    except BackendUnavailable as why:
+        return None, Measured(None, str(why))
+    return outcome, from_run(lab, case, build, outcome, kernels)
+
+
+def lab_kernel(lab: Lab, file: str, case_name: str, model: Backend, timeout: float) -> Measured:
+    """The profile of the lab's own `file` (reference.cu, baseline.cu) at the public case
+    `case_name` with its fixed values, from the cache where this module was profiled
+    there before."""
+    case = next(c for c in casegen.public_cases(lab) if c.name == case_name)
+    submission, _ = read_submission(lab.home / file)
+    macros = lab.macro_values(case.sizes)
+    build = model.build(submission, macros, lab.launch_defaults, census=True)
+    if not build.ok or build.interface is None:
+        return Measured(None, f"the lab's {file} did not build for the CPU model")
+    entry = _entry(lab, case, build)
+    cached = _cached(entry)
+    if cached is not None:
+        return Measured(cached)
+    _, measured = run(lab, case, submission, model, timeout)
+    if measured.profile is not None:
+        with contextlib.suppress(OSError):
+            write_atomically(entry, json.dumps(measured.profile.to_json()))
+            build_cache.stored()
+    return measured
+
+
+def _entry(lab: Lab, case: Case, build: Build) -> Path:
+    """Where a lab kernel's profile at `case` is kept: by everything that decides it (the
+    module's own path names its source, macros and the runtime it was built with)."""
+    module = getattr(build.artifact, "module", None)
+    what = [CACHE_FORMAT, lab.name, case.name, sorted(case.sizes.items()), case.seed, str(module)]
+    key = hashlib.sha256(json.dumps(what).encode()).hexdigest()[:40]
+    return defaults.cache_dir() / "profile" / f"{key}.json"
+
+
+def _cached(entry: Path) -> Profile | None:
+    try:
+        found = Profile.from_json(json.loads(entry.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    build_cache.used(entry)
+    return found
