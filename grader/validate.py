@@ -3,8 +3,9 @@
 - `reference.cu` passes every case, public and hidden (graded with a secret of this
   module's own); on a GPU it is also timed against itself and must come out at a
   speedup near 1 with full points;
-- `baseline.cu` passes every case (it may break a lab rule: a tiled lab's baseline may
-  be the naive kernel);
+- `baseline.cu` passes every case, and breaks the rules that measure the work which the
+  lab says it breaks (Lab.baseline_breaks: a tiled lab's naive kernel its traffic rule)
+  and no other;
 - each correct alternative in `variants/` passes every case, with nothing said against it;
 - `student_template/LAB/kernel.cu` compiles and fails every case cleanly: no crash, hang
   or access out of bounds, and every case says why;
@@ -18,9 +19,8 @@
   docs/expected-toml.md);
 - each slow-but-right kernel in `slow/` gets what `slow/EXPECTED.toml` names for it, in
   the same keys (its verdict is "passed"), and `why`: words the "why this speed" advice
-  must hold, so that each kernel is slow for the reason its entry names. A grading
-  without a profile leaves the why words unchecked (`examine` returns the Result, where
-  a test can tell);
+  must hold, so that each kernel is slow for the reason its entry names; a grading
+  without a profile is a problem;
 - `student_template/LAB/README.md` states the kernels' signatures, the cases and the
   scoring (grader.lab_readme)."""
 
@@ -34,6 +34,7 @@ from pathlib import Path
 from grader import lab_readme, labs
 from grader.backends.base import Backend
 from grader.grading.pipeline import Options, grade
+from grader.judge import rules
 from grader.model.lab import Lab
 from grader.model.result import Kind, Result, Status, Visibility
 
@@ -133,7 +134,7 @@ def examine(check: Check, backend: Backend, timeout: float) -> tuple[list[str], 
         sanitize=gpu and bool(wanted.get("sanitize")),
     )
     result = grade(labs.get(check.lab), check.path, backend, options)
-    judges = {WRONG: _expected, SLOW: _slow, "template": _template, "baseline": _cases_pass}
+    judges = {WRONG: _expected, SLOW: _slow, "template": _template, "baseline": _baseline}
     problems = judges.get(check.role, _passes)(result, wanted)
     if check.role == "reference" and gpu and not problems:
         problems = _timed_against_itself(result)
@@ -162,12 +163,28 @@ def _passes(result: Result, wanted: dict) -> list[str]:
 
 
 def _cases_pass(result: Result, wanted: dict) -> list[str]:
-    """Every case passes (a baseline may break a lab rule: a tiled lab's naive kernel)."""
+    """Every case passes."""
     failing = [c for c in result.cases if not c.passed]
     problems = [f"case {c.name} {c.status}: {_why(c)}" for c in failing]
     if not any(c.visibility == Visibility.HIDDEN for c in result.cases):
         problems.append("no hidden case ran")
     return problems
+
+
+def _baseline(result: Result, wanted: dict) -> list[str]:
+    """Every case passes, and the rules that measure the work are broken as the lab says
+    (Lab.baseline_breaks: a tiled lab's naive kernel breaks its traffic rule)."""
+    problems = _cases_pass(result, wanted)
+    expected = set(labs.get(result.lab).baseline_breaks)
+    found = rules.broken(result)
+    problems += [f"breaks the {name} rule: {_rule(result, name)}" for name in found - expected]
+    kept = expected - found
+    problems += [f"keeps the {name} rule, which the lab says it breaks" for name in kept]
+    return problems
+
+
+def _rule(result: Result, name: str) -> str:
+    return next(d.message for d in result.diagnostics if d.message.startswith(rules.OPENING[name]))
 
 
 def _template(result: Result, wanted: dict) -> list[str]:
@@ -188,10 +205,10 @@ def _template(result: Result, wanted: dict) -> list[str]:
 
 
 def _slow(result: Result, wanted: dict) -> list[str]:
-    """What the entry names, and its why words in the advice, where there is a profile."""
+    """What the entry names, and its why words in the advice."""
     problems = _expected(result, wanted)
     if result.profile is None:
-        return problems
+        return [*problems, f"the grading made no profile: {' '.join(result.notes)}"]
     said = " ".join(a.message for a in result.profile.advice)
     missing = [w for w in wanted.get("why", []) if w.lower() not in said.lower()]
     problems += [f"the why-this-speed advice lacks {w!r}" for w in missing]

@@ -184,6 +184,9 @@ def _counts(runs: list[Counted], kernel: str, count: str) -> list[tuple[str, int
 # -- the rules that measure the work ----------------------------------------------------
 
 TRAFFIC, BUSIEST = "traffic", "busiest_thread"
+# How each one's finding opens: how a reader of the report (grader validate-lab) tells
+# which of them a kernel broke.
+OPENING = {TRAFFIC: "Each output element read ", BUSIEST: "One thread made "}
 
 
 def measured_rules(lab: Lab) -> dict[str, str]:
@@ -239,6 +242,12 @@ def measured(
     ]
 
 
+def broken(result: Result) -> set[str]:
+    """The rules that measure the work which `result`'s findings say its kernel broke."""
+    said = [d.message for d in result.diagnostics if d.kind == Kind.REQUIREMENT]
+    return {name for name, opening in OPENING.items() if any(m.startswith(opening) for m in said)}
+
+
 def _busiest(lab: Lab, profile: Profile) -> str | None:
     found = profile.busiest_thread_share
     if found is None or found <= lab.busiest_thread:
@@ -246,7 +255,7 @@ def _busiest(lab: Lab, profile: Profile) -> str | None:
     loads = profile.total("global_loads").lanes
     busiest = round(found * loads)
     return (
-        f"One thread made {busiest} of the {loads} global loads in case {profile.case} "
+        f"{OPENING[BUSIEST]}{busiest} of the {loads} global loads in case {profile.case} "
         f"({found:.0%}); the lab allows one thread at most {share(lab.busiest_thread)} of "
         "them. Spread the work over the threads: each thread loads and combines its own "
         "part of the input, and the threads of a block combine their parts together (a "
@@ -261,7 +270,7 @@ def _traffic(lab: Lab, profile: Profile, baseline: Profile) -> str | None:
     ratio = mine / naive
     amount = "the naive kernel's amount" if ratio >= 0.95 else f"{ratio:.0%} of the naive kernel's"
     return (
-        f"Each output element read {mine:,.0f} bytes of global memory in case "
+        f"{OPENING[TRAFFIC]}{mine:,.0f} bytes of global memory in case "
         f"{profile.case}, {amount} ({naive:,.0f}); the lab asks for at most "
         f"{share(lab.traffic.fraction)} of that: {lab.traffic.fix}."
     )
