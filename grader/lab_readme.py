@@ -3,18 +3,21 @@ state, so that it cannot drift from the lab's definition, and the skeleton `grad
 new-lab` writes, which states all of it and leaves the prose to the course.
 
 It must state each kernel's signature, every fixed case by name, the count of hidden
-cases, the scoring table and speed thresholds, and the timed sizes. Phrases are found
+cases, the scoring table and speed thresholds, the timed sizes, and the rules that
+measure the work (`measured_rules`). Phrases are found
 in the README's text with its runs of white space made one space, so lines may wrap
 anywhere."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
-from grader.judge import cases
+from grader.judge import cases, rules
 from grader.model.lab import Lab
 
 README = "README.md"
+WIDTH = 88  # the READMEs' line length
 
 
 def statements(lab: Lab) -> list[tuple[str, str]]:
@@ -33,7 +36,41 @@ def statements(lab: Lab) -> list[tuple[str, str]]:
     ]  # fmt: skip
     found += [(f"`{c.name}`", f"case {c.name}") for c in (*lab.public_cases, *lab.hidden_cases)]
     found += [(str(v), f"the timed size {k} = {v}") for k, v in lab.timing_sizes.items()]
+    found += [(rule, "a rule that measures the work") for rule in measured_rules(lab)]
     return found
+
+
+def measured_rules(lab: Lab) -> list[str]:
+    """The rules the grader measures on its profile of the kernel, as the README and the
+    template state them (grader.judge.rules.measured decides them)."""
+    found = [
+        f"No thread may make more than {rules.share(lab.busiest_thread)} of the global loads "
+        "of the profile case"
+    ]
+    if lab.traffic is not None:
+        found.append(
+            f"Each output element may read at most {rules.share(lab.traffic.fraction)} of the "
+            f"global memory the naive kernel reads for it: {lab.traffic.fix}"
+        )
+    return found
+
+
+def rules_section(lab: Lab) -> str:
+    """The README's section on the rules the grader measures."""
+    case = rules.profile_case(lab, list(lab.public_cases))
+    items = "\n".join(
+        textwrap.fill(f"- {rule}.", WIDTH, subsequent_indent="  ") for rule in measured_rules(lab)
+    )
+    return f"""## Rules the grader measures
+
+On every machine, the grader runs your kernel on the public case `{case}` (the profile
+case) in a model that records the address of every load and store, and measures:
+
+{items}
+
+A kernel that breaks a rule here, or that does not run to its end in the profile case,
+gets half the correctness points and no speed points.
+"""
 
 
 def problems(lab: Lab) -> list[str]:
@@ -99,6 +136,7 @@ Your instructor also runs {hidden} hidden cases, derived from a secret: the fixe
 
 Speed is measured at {timed}.
 
+{rules_section(lab)}
 ## Check your work
 
 ```
