@@ -1,8 +1,8 @@
 // Known wrong (scan): thread 0 of each block scans the block's whole tile alone, one input
 // after another, and so do the totals' scan and the add; the other threads return. With
-// the largest tile the lab takes, one block covers every public case: one thread does all
-// the work. Its sums are right; it breaks the lab's rule that no thread makes more than
-// 1/8 of the loads.
+// the largest tile the lab takes, one thread makes every load of case n-1024, the profile
+// case. Its sums are right; it breaks the lab's rule that no thread makes more than 1/8
+// of the loads.
 #define BLOCK_X 512
 #define TILE_X 65536
 
