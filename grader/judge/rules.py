@@ -22,7 +22,7 @@ from fractions import Fraction
 from grader.model.interface import Executed, Interface
 from grader.model.lab import Case, Lab, Requirement
 from grader.model.launch import Build
-from grader.model.profile import Profile
+from grader.model.profile import WARP, Profile
 from grader.model.result import CaseResult, Diagnostic, Kind, Result, Status, Visibility
 
 # Findings that stop a build from being run at all.
@@ -263,8 +263,16 @@ def _busiest(lab: Lab, profile: Profile) -> str | None:
     )
 
 
+def _read_per_output(profile: Profile) -> float | None:
+    """Global bytes read per output element, a warp's global atomic counted as reading 4
+    bytes a lane: `atomicAdd(&M[i], 0)` reads M[i] too, and is no load."""
+    atomics = sum(k.global_atomics for k in profile.kernels) * WARP * 4
+    read = profile.total("global_loads").bytes + atomics
+    return read / profile.outputs if profile.outputs and read else None
+
+
 def _traffic(lab: Lab, profile: Profile, baseline: Profile) -> str | None:
-    mine, naive = profile.global_bytes_read_per_output, baseline.global_bytes_read_per_output
+    mine, naive = _read_per_output(profile), _read_per_output(baseline)
     if mine is None or not naive or mine <= lab.traffic.fraction * naive:
         return None
     ratio = mine / naive

@@ -238,7 +238,8 @@ class TrafficLimit:
     """A rule about reuse (tiling): each output element may read at most `fraction` of
     the global-memory bytes that the lab's baseline.cu reads for one, both measured by
     the CPU model at the lab's profile case (grader.judge.rules.measured). Bytes the
-    loads ask for are counted, not DRAM's: a cache does not make a load reuse."""
+    loads ask for are counted, not DRAM's (a cache does not make a load reuse), and a
+    warp's global atomic as reading 4 bytes a lane (atomicAdd(&M[i], 0) reads M[i])."""
 
     fraction: float
     """The most bytes read per output element, as a fraction of the baseline's (1/4)."""
