@@ -136,10 +136,9 @@ def _runs_to_its_end(check) -> bool:
 
 
 def profile_case(lab: Lab) -> Case:
-    """The lab's profile case: Lab.profile_case where the lab model has it (issue 31),
-    else the smallest public case."""
+    """The lab's profile case, as a grading takes it (grader.judge.rules.profile_case)."""
     public = casegen.public_cases(lab)
-    name = getattr(lab, "profile_case", None) or rules.smallest_public(lab, public)
+    name = rules.profile_case(lab, public)
     return next(case for case in public if case.name == name)
 
 
