@@ -41,13 +41,12 @@ from grader.judge.grading import (
     speed_unmeasured,
 )
 from grader.judge.launch import at_launch, make_launch
-from grader.judge.profiling import case_profile
 from grader.judge.verdict import judge
 from grader.model import interface
 from grader.model.interface import LAUNCH_MACROS
 from grader.model.lab import Case, Lab
 from grader.model.launch import Build, Launch, RunOutcome
-from grader.model.profile import Profile, Roofline, Source
+from grader.model.profile import Profile, Roofline
 from grader.model.result import (
     CaseResult,
     CompileInfo,
@@ -411,15 +410,9 @@ class Grading:
         measured = self.measured or profiles.Measured(None, "that case was not run")
         baseline = None
         if self.lab.traffic is not None and measured.profile is not None:
-            baseline = profiles.lab_kernel(self.lab, "baseline.cu", case.name, self.model, timeout)
-        rules.measured(
-            self.lab,
-            self.result,
-            case.name,
-            measured.profile,
-            measured.why,
-            baseline.profile if baseline else None,
-        )
+            made = profiles.lab_kernel(self.lab, "baseline.cu", case.name, self.model, timeout)
+            baseline = made.profile
+        rules.measured(self.lab, self.result, case.name, measured.profile, measured.why, baseline)
         if measured.profile is None:
             self.result.notes.append(
                 f"Why this speed is not shown: the grader profiles case {case.name}, and "
@@ -429,44 +422,11 @@ class Grading:
         reference = profiles.lab_kernel(self.lab, "reference.cu", case.name, self.model, timeout)
         shown = (measured.profile, reference.profile)
         if self.options.profile and self.backend.measures_speed():
-            shown = self.nsight(case) or shown
+            build = self.build_for(case)
+            counted, note = profiles.nsight(self.lab, case, self.backend, build, timeout)
+            self.result.notes += [note] if note else []
+            shown = counted or shown
         return shown
-
-    def nsight(self, case: Case) -> tuple[Profile, Profile] | None:
-        """Nsight Compute's profiles of the student's and the reference's kernels at
-        `case` on this GPU; None, with a note, where it did not count both (then the CPU
-        model's speak, so that both come from one source)."""
-        reference_sub, _ = read_submission(self.lab.home / "reference.cu")
-        macros = self.lab.macro_values(case.sizes)
-        builds = [
-            self.build_for(case),
-            self.backend.build(reference_sub, macros, self.lab.launch_defaults),
-        ]
-        if not all(b.ok and b.interface is not None for b in builds):
-            return None
-        inputs = casegen.make_inputs(self.lab, case)
-        runs = [(b, make_launch(self.lab, case, inputs, b.interface)[0]) for b in builds]
-        try:
-            found = self.backend.nsight(runs, self.options.timeout)
-        except BackendUnavailable as why:
-            self.result.notes.append(f"--profile: Nsight Compute did not run: {why}")
-            return None
-        failed = next((m.note for m in found if not m.ok), None)
-        if failed is not None:
-            self.result.notes.append(
-                f"--profile: Nsight Compute did not count both kernels ({failed}); the CPU "
-                "model's profiles are shown."
-            )
-            return None
-        made = []
-        for (build, _), counted in zip(runs, found, strict=True):
-            kernels, note = counted.kernels(), counted.remarks()
-            profile = case_profile(
-                self.lab, case, build.interface, kernels, Source.NSIGHT_COMPUTE, note
-            )
-            profile.dram_bytes = counted.dram_bytes()
-            made.append(profile)
-        return made[0], made[1]
 
     # -- sanitizer and timing -------------------------------------------------------------
 

@@ -128,3 +128,35 @@ def _cached(entry: Path) -> Profile | None:
         return None
     build_cache.used(entry)
     return found
+
+
+def nsight(
+    lab: Lab, case: Case, backend: Backend, student: Build, timeout: float
+) -> tuple[tuple[Profile, Profile] | None, str]:
+    """Nsight Compute's profiles of the `student`'s build and the reference's at `case`
+    on this GPU; None, with a note saying why, where it did not count both (then the CPU
+    model's are shown, so that both come from one source)."""
+    reference, _ = read_submission(lab.home / "reference.cu")
+    macros = lab.macro_values(case.sizes)
+    builds = [student, backend.build(reference, macros, lab.launch_defaults)]
+    if not all(b.ok and b.interface is not None for b in builds):
+        return None, ""
+    inputs = casegen.make_inputs(lab, case)
+    runs = [(b, make_launch(lab, case, inputs, b.interface)[0]) for b in builds]
+    try:
+        found = backend.nsight(runs, timeout)
+    except BackendUnavailable as why:
+        return None, f"--profile: Nsight Compute did not run: {why}"
+    failed = next((m.note for m in found if not m.ok), None)
+    if failed is not None:
+        return None, (
+            f"--profile: Nsight Compute did not count both kernels ({failed}); the CPU "
+            "model's profiles are shown."
+        )
+    made = []
+    for (build, _), counted in zip(runs, found, strict=True):
+        kernels, note = counted.kernels(), counted.remarks()
+        profile = case_profile(lab, case, build.interface, kernels, Source.NSIGHT_COMPUTE, note)
+        profile.dram_bytes = counted.dram_bytes()
+        made.append(profile)
+    return (made[0], made[1]), ""
