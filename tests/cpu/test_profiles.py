@@ -57,7 +57,7 @@ def test_on_the_cpu_the_profile_case_runs_once_and_that_run_is_profiled(cpu):
     assert len(counting.profiled) == 1  # the profile case's own run; the reference's cached
     assert counting.plain == len(result.cases) - 1  # the other cases, not profiled
     assert result.profile is not None and result.profile.reference is not None
-    assert result.profile.student.case == "n-1000"
+    assert result.profile.student.case == "n-100000"
     assert rules.broken(result) == {rules.BUSIEST}
 
 
@@ -89,13 +89,13 @@ def test_a_kernel_that_crashes_in_the_profile_case_has_no_profile_and_breaks_the
     path.write_text(
         SERIAL.read_text().replace(
             "if (threadIdx.x != 0) return;",
-            "if (n == 1000) __trap();\n    if (threadIdx.x != 0) return;",
+            "if (n == 100000) __trap();\n    if (threadIdx.x != 0) return;",
         )
     )
     result = _grade(cpu, path)
     assert result.profile is None
     assert any(
-        n.startswith("Why this speed is not shown: the grader profiles case n-1000")
+        n.startswith("Why this speed is not shown: the grader profiles case n-100000")
         for n in result.notes
     )
     said = [d.message for d in result.diagnostics if "is not met in this report" in d.message]
