@@ -402,12 +402,14 @@ class Grading:
         case = next(c for c in all_cases if c.name == self.profiled)
         timeout = self.options.timeout
         if isinstance(self.model, str):
-            rules.measured(self.lab, self.result, None, None, self.model, None)
-            self.result.notes.append(f"Why this speed is not shown: {self.model}.")
-            return None
-        if not self.in_run:  # on a GPU: the CPU model runs the case itself
+            self.measured = profiles.Measured(None, self.model, here=False)
+        elif not self.in_run:  # on a GPU: the CPU model runs the case itself
             self.measured = profiles.run(self.lab, case, self.submission, self.model, timeout)[1]
         measured = self.measured or profiles.Measured(None, "that case was not run")
+        if not measured.here:
+            rules.measured(self.lab, self.result, None, None, measured.why, None)
+            self.result.notes.append(f"Why this speed is not shown: {measured.why}.")
+            return None
         baseline = None
         if self.lab.traffic is not None and measured.profile is not None:
             made = profiles.lab_kernel(self.lab, "baseline.cu", case.name, self.model, timeout)

@@ -37,27 +37,26 @@ CPU = "cpu"
 @dataclass
 class Measured:
     """A kernel's profile run: its profile, or why there is none (a clause: "there the
-    kernel hung (see that case)")."""
+    kernel hung (see that case)"); `here`: False where the CPU model could not run on
+    this machine at all, which is no fault of the kernel's."""
 
     profile: Profile | None
     why: str = ""
+    here: bool = True
 
 
 @contextlib.contextmanager
 def model_backend(backend: Backend) -> Iterator[Backend | str]:
     """The backend that runs the CPU model: the grading's own where it is the CPU
-    backend, else one opened for the profile runs; where none can be, why (a clause)."""
+    backend, else one opened for the profile runs. A grading takes a clause in its place
+    as why there is no model (bench/profile_cost.py's measure without the profile)."""
     if backend.name == CPU:
         yield backend
         return
     from grader.backends.cpu import CpuBackend  # a GPU grading's only use of the CPU's
 
-    try:
-        opened = CpuBackend(jobs=1, allow_unsandboxed=getattr(backend, "allow_unsandboxed", False))
-    except GraderError as why:
-        yield f"the CPU model cannot run on this machine ({why})"
-        return
-    with opened:
+    allowed = getattr(backend, "allow_unsandboxed", False)
+    with CpuBackend(jobs=1, allow_unsandboxed=allowed) as opened:
         yield opened
 
 
@@ -78,15 +77,17 @@ def from_run(
 def run(
     lab: Lab, case: Case, submission: Submission, model: Backend, timeout: float
 ) -> tuple[RunOutcome | None, Measured]:
-    """`submission` built for the CPU model and run at `case` with its profile taken."""
-    build = model.build(submission, lab.macro_values(case.sizes), lab.launch_defaults, census=True)
-    if not build.ok or build.interface is None:
-        return None, Measured(None, "there the kernel did not build for the CPU model")
-    launch, _ = make_launch(lab, case, casegen.make_inputs(lab, case), build.interface)
+    """`submission` built for the CPU model and run at `case` with its profile taken; on
+    a machine where the model cannot build or run, why (Measured.here False)."""
+    macros = lab.macro_values(case.sizes)
     try:
+        build = model.build(submission, macros, lab.launch_defaults, census=True)
+        if not build.ok or build.interface is None:
+            return None, Measured(None, "there the kernel did not build for the CPU model")
+        launch, _ = make_launch(lab, case, casegen.make_inputs(lab, case), build.interface)
         outcome, kernels = model.profile(build, launch, timeout)
-    except BackendUnavailable as why:
-        return None, Measured(None, str(why))
+    except (GraderError, BackendUnavailable) as why:
+        return None, Measured(None, f"the CPU model cannot run on this machine ({why})", False)
     return outcome, from_run(lab, case, build, outcome, kernels)
 
 
@@ -97,7 +98,10 @@ def lab_kernel(lab: Lab, file: str, case_name: str, model: Backend, timeout: flo
     case = next(c for c in casegen.public_cases(lab) if c.name == case_name)
     submission, _ = read_submission(lab.home / file)
     macros = lab.macro_values(case.sizes)
-    build = model.build(submission, macros, lab.launch_defaults, census=True)
+    try:
+        build = model.build(submission, macros, lab.launch_defaults, census=True)
+    except GraderError as why:
+        return Measured(None, f"the CPU model cannot run on this machine ({why})", False)
     if not build.ok or build.interface is None:
         return Measured(None, f"the lab's {file} did not build for the CPU model")
     entry = _entry(lab, case, build)
