@@ -5,6 +5,7 @@ profiles come from the cache once made."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from grader import labs
 from grader.backends.base import Wrapper
 from grader.backends.cpu import CpuBackend
+from grader.errors import SetupError
 from grader.grading import profiles
 from grader.grading.pipeline import Options, grade
 from grader.judge import rules
@@ -100,3 +102,25 @@ def test_a_kernel_that_crashes_in_the_profile_case_has_no_profile_and_breaks_the
     )
     said = [d.message for d in result.diagnostics if "is not met in this report" in d.message]
     assert said and "there the kernel did not run to its end" in said[0]
+
+
+class NoSandbox(Wrapper):
+    """A CPU backend that cannot build here, as on a GPU machine without its sandbox."""
+
+    def build(self, *args, **kwargs):
+        raise SetupError("no sandbox here")
+
+
+def test_where_the_model_cannot_run_on_a_gpu_the_rules_are_not_checked(cpu, monkeypatch):
+    @contextlib.contextmanager
+    def unusable(backend):
+        yield NoSandbox(cpu)
+
+    monkeypatch.setattr(profiles, "model_backend", unusable)
+    result = _grade(Counting(cpu, name="cuda"))
+    assert rules.broken(result) == set() and result.profile is None
+    assert any(
+        n.startswith("Not checked here: the lab's rule that no thread makes more than 1/8")
+        and "the CPU model cannot run on this machine (no sandbox here)" in n
+        for n in result.notes
+    )
