@@ -105,3 +105,24 @@ def test_a_printf_cannot_pass_for_the_counters(backend):
     assert measured.ok, measured.note
     loads = measured.kernels()[0].global_loads
     assert loads.requests > 1 and loads.per_request == pytest.approx(2.0, abs=0.1)
+
+
+def test_a_check_with_profile_shows_nsight_computes_and_decides_the_rules_on_the_cpu_model(
+    backend,
+):
+    """`grader check --profile` on the GPU: "why this speed" from ncu's counts of the
+    student's and the reference's kernels, the measured rules from the CPU model, as on
+    the CPU backend (the decorative shared load breaks matmul-tiled's traffic rule)."""
+    from grader import labs
+    from grader.grading.pipeline import Options, grade
+    from grader.judge import rules
+    from grader.model.profile import Source
+
+    lab = labs.get("matmul-tiled")
+    path = lab.home / "wrong" / "decorative_shared_load.cu"
+    options = Options(backend="cuda", timing=False, profile=True)
+    result = grade(lab, path, backend, options)
+    assert result.profile is not None, result.notes
+    sources = {result.profile.student.source, result.profile.reference.source}
+    assert sources == {Source.NSIGHT_COMPUTE}, result.notes
+    assert rules.broken(result) == {rules.TRAFFIC}
