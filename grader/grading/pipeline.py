@@ -410,19 +410,21 @@ class Grading:
             rules.measured(self.lab, self.result, None, None, measured.why, None)
             self.result.notes.append(f"Why this speed is not shown: {measured.why}.")
             return None
-        baseline = None
-        if self.lab.traffic is not None and measured.profile is not None:
-            made = profiles.lab_kernel(self.lab, "baseline.cu", case.name, self.model, timeout)
-            baseline = made.profile
-        rules.measured(self.lab, self.result, case.name, measured.profile, measured.why, baseline)
+        reference = baseline = None  # the lab's own kernels', where the student's was made
+        if measured.profile is not None:
+            own = (self.lab, case.name, self.model, timeout)
+            reference = profiles.lab_kernel(*own, "reference.cu")
+            baseline = profiles.lab_kernel(*own, "baseline.cu") if self.lab.traffic else None
+        rules.measured(
+            self.lab, self.result, case.name, measured.profile, measured.why, baseline, reference
+        )
         if measured.profile is None:
             self.result.notes.append(
                 f"Why this speed is not shown: the grader profiles case {case.name}, and "
                 f"{measured.why}."
             )
             return None
-        reference = profiles.lab_kernel(self.lab, "reference.cu", case.name, self.model, timeout)
-        shown = (measured.profile, reference.profile)
+        shown = (measured.profile, reference)
         if self.options.profile and self.backend.measures_speed():
             build = self.build_for(case)
             counted, note = profiles.nsight(self.lab, case, self.backend, build, timeout)

@@ -213,12 +213,15 @@ def measured(
     student: Profile | None,
     why: str,
     baseline: Profile | None,
+    reference: Profile | None = None,
 ) -> None:
     """The lab's rules that measure the work, decided from the `student`'s profile at the
     profile case `case` (`why` there is none), a traffic rule against the `baseline`'s
     profile there; onto the result. A kernel whose profile run did not go to its end
     breaks every such rule, as a census case's run does (`why` says how); where the CPU
-    model could not run on this machine (`student` and `case` None), a note."""
+    model could not run on this machine (`student` and `case` None), a note. Where the
+    lab's own `reference` breaks the busiest-thread rule there, the case is too small to
+    decide it: a note (the lab should name a larger profile case)."""
     kernel = lab.kernel.name
     rules = measured_rules(lab)
     if case is None:
@@ -230,7 +233,13 @@ def measured(
             for says in rules.values()
         ]
         return
-    found = [_busiest(lab, student)]
+    found = []
+    too_small = reference is not None and _busiest(lab, reference)
+    if too_small:
+        why = f"at case {case} even the lab's reference breaks it: the case is too small"
+        result.notes.append(_not_checked(rules[BUSIEST], why))
+    else:
+        found.append(_busiest(lab, student))
     if lab.traffic is not None:
         if baseline is None:
             why = "the lab's baseline.cu could not be profiled"

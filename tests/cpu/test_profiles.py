@@ -77,11 +77,11 @@ def test_another_backend_grades_the_measured_rules_as_the_cpu_does(cpu):
 
 def test_the_labs_own_kernels_profiles_come_from_the_cache(cpu, monkeypatch):
     lab = labs.get("matmul-tiled")
-    first = profiles.lab_kernel(lab, "baseline.cu", "width-64", cpu, 20)
-    assert first.profile is not None
+    first = profiles.lab_kernel(lab, "width-64", cpu, 20, "baseline.cu")
+    assert first is not None
     monkeypatch.setattr(profiles, "run", lambda *a: pytest.fail("profiled again"))
-    again = profiles.lab_kernel(lab, "baseline.cu", "width-64", cpu, 20)
-    assert again.profile == first.profile
+    again = profiles.lab_kernel(lab, "width-64", cpu, 20, "baseline.cu")
+    assert again == first
 
 
 def test_a_kernel_that_crashes_in_the_profile_case_has_no_profile_and_breaks_the_rules(

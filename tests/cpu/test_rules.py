@@ -107,12 +107,12 @@ def test_the_counts_are_out_of_the_modules_reach(kit, no_nvcc):
 # -- the rules that measure the work (Lab.traffic, Lab.busiest_thread) --------------------
 
 
-def _measured(lab: str, student, baseline=None, case="width-64", why=""):
+def _measured(lab: str, student, baseline=None, case="width-64", why="", reference=None):
     result = Result(
         lab=lab, submission="k.cu", backend="cpu", device="", status=Status.PASSED,
         score=0.0, max_score=0.0, compile=CompileInfo(ok=True), kernel="k",
     )  # fmt: skip
-    rules.measured(labs.get(lab), result, case, student, why, baseline)
+    rules.measured(labs.get(lab), result, case, student, why, baseline, reference)
     return result
 
 
@@ -158,3 +158,11 @@ def test_where_the_model_cannot_run_the_rules_are_not_checked_never_met():
 def test_without_a_baseline_profile_the_traffic_rule_is_a_note():
     found = _measured("matmul-tiled", profile_kit.naive(), baseline=None)
     assert found.diagnostics == [] and found.notes[0].startswith("Not checked here")
+
+
+def test_a_case_where_the_reference_itself_breaks_the_busiest_thread_rule_decides_nothing():
+    """A profile case too small for the work to spread (one output element, say)."""
+    serial = profile_kit.serial_reduction()
+    found = _measured("reduction", serial, case="n-1000", reference=serial)
+    assert found.diagnostics == []
+    assert "at case n-1000 even the lab's reference breaks it" in found.notes[0]
