@@ -139,6 +139,7 @@ def run_batch(
     timing: bool = True,
     log: TextIO | None = None,
     regrade: bool = False,
+    profile: bool = False,
 ) -> BatchReport:
     """Grade the submissions in `folder` (the slice `shard` of them) into `out`.
     Raises GraderError for problems of usage or setup; a submission's own problems,
@@ -191,6 +192,7 @@ def run_batch(
             secret=secret,
             gates=Path(gates),
             submission_timeout=deadline,
+            profile=profile,
         )
         pool = Pool(worker_spec, slots, gpus)
         if progress:

@@ -58,6 +58,7 @@ def write_slurm_script(
     timeout: float | None = None,
     submission_timeout: float | None = None,
     cpus: int = CPUS_PER_TASK,
+    profile: bool = False,
 ) -> Path:
     """Write OUT/grader-batch.sbatch and return its path. The shards grade into
     OUT/shards/shard-I; `grader merge` writes the course's files into OUT. Each task asks
@@ -76,6 +77,8 @@ def write_slurm_script(
         argv += ["--timeout", f"{timeout:g}"]
     if submission_timeout is not None:
         argv += ["--submission-timeout", f"{submission_timeout:g}"]
+    if profile:
+        argv.append("--profile")
     shard_root = out / SHARDS
     script = out / SCRIPT
     merge = f"grader merge {shlex.quote(str(shard_root))}/shard-* "

@@ -50,6 +50,7 @@ def run_batch(args: argparse.Namespace) -> int:
         shard=shard,
         log=sys.stderr,
         regrade=args.regrade,
+        profile=args.profile,
     )
     out, counts, paint = report.out, report.counts, painter(args)
     print(
@@ -86,6 +87,7 @@ def _write_slurm(args: argparse.Namespace, shard, gpus: list[int]) -> int:
         gpus=0 if args.backend == "cpu" else max(1, len(gpus)),
         timeout=args.timeout,
         submission_timeout=args.submission_timeout,
+        profile=args.profile,
     )
     print(f"Wrote {script}. Nothing was graded. To grade, then merge:")
     print(f"  export {SECRET_ENV}=...   # the tasks get it from your environment")
@@ -270,6 +272,12 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         help="as for check: auto (default) grades on the GPU when one is usable",
     )
     batch.add_argument("--shard", metavar="I/N", help="grade only shard I of N")
+    batch.add_argument(
+        "--profile",
+        action="store_true",
+        help="on GPUs, why this speed from Nsight Compute (the lab's rules are measured by "
+        "the CPU model either way)",
+    )
     batch.add_argument(
         "--regrade",
         action="store_true",

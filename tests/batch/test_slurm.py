@@ -48,3 +48,9 @@ def test_a_cpu_script_asks_for_no_gpu(course, tmp_path):
     text = write_slurm_script("conv2d", course, tmp_path / "o", backend="cpu", gpus=0).read_text()
     assert "--gres" not in text and "--gpus" not in text and "GPU(s)" not in text
     assert "--backend cpu" in text
+
+
+def test_the_tasks_profile_under_nsight_compute_where_asked(course, tmp_path):
+    asked = write_slurm_script("conv2d", course, tmp_path / "o", profile=True).read_text()
+    assert "--profile" in asked
+    assert "--profile" not in write_slurm_script("conv2d", course, tmp_path / "p").read_text()
