@@ -63,7 +63,7 @@ constexpr size_t SECTOR = 32, WORD = 4, BANKS = 32, WARP = 32, WAVEFRONT_BYTES =
 struct Access {
     uintptr_t addr;
     uint32_t pc;
-    uint32_t k; /* when it was logged, until numbered: then the thread's k-th time at pc */
+    uint32_t k; /* the thread's k-th time at pc, once numbered */
     uint16_t thread;
     uint16_t bytes;
     uint8_t kind;
@@ -79,7 +79,6 @@ struct Range {
 
 std::vector<Access> g_log; /* the running block's, as much as it holds */
 size_t g_capacity = 0;
-uint32_t g_logged = 0; /* accesses the running block logged */
 std::string g_token;
 std::vector<Range> g_variables, g_ranges;
 /* (thread, pc) -> how many times the thread executed pc so far in the running block */
@@ -162,19 +161,14 @@ void request(const Access* first, const Access* last) {
 
 uint64_t thread_pc(const Access& a) { return (uint64_t)a.thread << 32 | a.pc; }
 
-/* Each access of [first, last) gets its k: how many times its thread executed its pc
-   before, in the running block; and each thread's global loads are counted. */
+/* Each access of [first, last), in the order they were logged, gets its k: how many
+   times its thread executed its pc before, in the running block; and each thread's
+   global loads are counted. One pass: the log keeps its order (flush's partition is a
+   stable one), so no sort is needed. */
 void number(Access* first, Access* last) {
-    std::sort(first, last, [](const Access& x, const Access& y) {
-        return std::tie(x.thread, x.pc, x.k) < std::tie(y.thread, y.pc, y.k);
-    });
-    for (Access* a = first; a != last;) {
-        uint64_t key = thread_pc(*a);
-        uint32_t& seen = g_seen[key];
-        for (; a != last && thread_pc(*a) == key; ++a) {
-            a->k = seen++;
-            if (a->kind == GLOBAL_LOAD) ++g_loads[a->thread];
-        }
+    for (Access* a = first; a != last; ++a) {
+        a->k = g_seen[thread_pc(*a)]++;
+        if (a->kind == GLOBAL_LOAD) ++g_loads[a->thread];
     }
 }
 
@@ -201,8 +195,8 @@ void requests(Access* first, Access* last) {
    requests, and the rest stay; a log of the running warp's alone becomes requests whole. */
 void flush() {
     size_t warp = running_thread() / WARP;
-    auto rest = std::partition(g_log.begin(), g_log.end(),
-                               [&](const Access& a) { return a.thread / WARP < warp; });
+    auto rest = std::stable_partition(g_log.begin(), g_log.end(),
+                                      [&](const Access& a) { return a.thread / WARP < warp; });
     if (rest == g_log.begin()) rest = g_log.end();
     requests(g_log.data(), g_log.data() + (rest - g_log.begin()));
     g_log.erase(g_log.begin(), rest);
@@ -211,7 +205,7 @@ void flush() {
 void log(uintptr_t a, size_t bytes, uintptr_t ret, Kind kind) {
     if (g_log.size() == g_capacity) flush();
     uint16_t size = (uint16_t)std::min<size_t>(bytes, UINT16_MAX);
-    g_log.push_back(Access{a, caller_pc(ret), g_logged++, running_thread(), size, kind});
+    g_log.push_back(Access{a, caller_pc(ret), 0, running_thread(), size, kind});
 }
 
 }  // namespace
@@ -269,7 +263,6 @@ void profile_block_end() {
     }
     g_log.clear();
     g_seen.clear();
-    g_logged = 0;
     g_atomic_target = 0;
 }
 
