@@ -34,7 +34,6 @@
    job gave: the runner read it and blanked its file before any code of the submission
    ran (runner.cpp), so a record the kernel writes itself does not carry it. */
 #include <algorithm>
-#include <tuple>
 #include <unordered_map>
 
 #include "scheduler.h"
@@ -172,21 +171,48 @@ void number(Access* first, Access* last) {
     }
 }
 
-bool same_request(const Access& x, const Access& y) {
-    return x.pc == y.pc && x.k == y.k && x.kind == y.kind && x.thread / WARP == y.thread / WARP;
-}
+/* What makes accesses one request: the instruction, its k-th time, the kind of access
+   and the warp. */
+struct RequestKey {
+    uint64_t pc_k;
+    uint32_t kind_warp;
+    bool operator==(const RequestKey& o) const {
+        return pc_k == o.pc_k && kind_warp == o.kind_warp;
+    }
+};
+struct RequestHash {
+    size_t operator()(const RequestKey& key) const {
+        return std::hash<uint64_t>()(key.pc_k * 0x9E3779B97F4A7C15ull ^ key.kind_warp);
+    }
+};
+std::unordered_map<RequestKey, uint32_t, RequestHash> g_requests; /* key -> its index */
+std::vector<uint32_t> g_request_of, g_starts, g_next;
+std::vector<Access> g_grouped; /* the accesses, one request after another */
 
-/* [first, last) as requests. */
+/* [first, last) as requests: each access's request found by a hash, the accesses put
+   request by request (a counting sort), each request's lanes in lane order. Linear: the
+   log of a block can hold a million accesses, which sorting took most of the run. */
 void requests(Access* first, Access* last) {
     number(first, last);
-    std::sort(first, last, [](const Access& x, const Access& y) {
-        return std::tie(x.pc, x.k, x.kind, x.thread) < std::tie(y.pc, y.k, y.kind, y.thread);
-    });
-    for (Access* a = first; a != last;) {
-        Access* end = a;
-        while (end != last && same_request(*end, *a)) ++end;
-        request(a, end);
-        a = end;
+    size_t n = (size_t)(last - first);
+    g_requests.clear();
+    g_request_of.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        const Access& a = first[i];
+        RequestKey key{(uint64_t)a.pc << 32 | a.k, (uint32_t)a.kind << 16 | a.thread / WARP};
+        g_request_of[i] = g_requests.emplace(key, (uint32_t)g_requests.size()).first->second;
+    }
+    g_starts.assign(g_requests.size() + 1, 0);
+    for (uint32_t r : g_request_of) ++g_starts[r + 1];
+    for (size_t r = 1; r < g_starts.size(); ++r) g_starts[r] += g_starts[r - 1];
+    g_next.assign(g_starts.begin(), g_starts.end() - 1);
+    g_grouped.resize(n);
+    for (size_t i = 0; i < n; ++i) g_grouped[g_next[g_request_of[i]]++] = first[i];
+    for (size_t r = 0; r + 1 < g_starts.size(); ++r) {
+        Access* lo = g_grouped.data() + g_starts[r];
+        Access* hi = g_grouped.data() + g_starts[r + 1];
+        std::sort(lo, hi, [](const Access& x, const Access& y) { return x.thread < y.thread; });
+        request(lo, hi);
     }
 }
 
