@@ -5,7 +5,7 @@ writes):
     docs/lab-model.md      grader/model/lab.py: Lab and every field, and the classes a
                            lab is made of (each field's documentation is the string that
                            follows it there); the hints a lab may use (grader.judge.hints)
-    docs/expected-toml.md  the keys of wrong/EXPECTED.toml (grader.validate.KEYS)
+    docs/expected-toml.md  the keys of wrong/ and slow/EXPECTED.toml (grader.validate.KEYS)
 
 Run from the repository root:
 
@@ -164,13 +164,19 @@ def expected_toml() -> str:
     out = [
         GENERATED.format(source="grader/validate.py"),
         "",
-        "# `wrong/EXPECTED.toml`",
+        "# `wrong/EXPECTED.toml` and `slow/EXPECTED.toml`",
         "",
         "Each known-wrong kernel in `reference_kernels/LAB/wrong/` has an entry in",
         "`wrong/EXPECTED.toml`, a table named after its file, that says what grading it must",
         "report. `grader validate-lab LAB` grades each kernel with a secret of its own (so the",
         "hidden cases run too) on every backend the machine has, and fails the entry when the",
         "grading says otherwise, or when the entry holds a key not listed here.",
+        "",
+        "Each slow-but-right kernel in `reference_kernels/LAB/slow/` has an entry in",
+        '`slow/EXPECTED.toml` in the same keys (its verdict is "passed"), and `why`: the',
+        'words that the report\'s "why this speed" advice must hold, so that the kernel is',
+        "slow for the reason its entry names. Where the grading made no profile, the why",
+        "words are not checked (tests/test_pipeline.py skips, saying so).",
         "",
         "| key | type | meaning |",
         "|---|---|---|",
@@ -197,6 +203,15 @@ def expected_toml() -> str:
         'verdict = "failed"',
         'kinds = ["out_of_bounds"]',
         'case_hints = { "uniform-517x517" = "return at once when row >= num_rows" }',
+        "```",
+        "",
+        "From `reference_kernels/matmul-tiled/slow/EXPECTED.toml`:",
+        "",
+        "```toml",
+        '["tile_read_down_column.cu"]',
+        "# N's 32 x 32 tile kept transposed and read down a column: 32-way bank conflicts",
+        'verdict = "passed"',
+        'why = ["bank conflicts per request", "pad each row"]',
         "```",
         "",
     ]

@@ -4,7 +4,8 @@ writes, which states all of it and leaves the prose to the course; and `grader
 lab-readme LAB`, which rewrites the sections that state it from the definition.
 
 It must state each kernel's signature, every fixed case by name, the count of hidden
-cases, the scoring table and speed thresholds, and the timed sizes. Phrases are found
+cases, the scoring table and speed thresholds, the timed sizes, and the rules that
+measure the work (`measured_rules`). Phrases are found
 in the README's text with its runs of white space made one space, so lines may wrap
 anywhere. The generated sections (signatures, cases, scoring) lie between HTML comments
 that Markdown does not show, and only they are rewritten."""
@@ -12,13 +13,15 @@ that Markdown does not show, and only they are rewritten."""
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.judge import cases
+from grader.judge import cases, rules
 from grader.model.lab import Lab
 
 README = "README.md"
+WIDTH = 88  # the READMEs' line length
 
 
 def statements(lab: Lab) -> list[tuple[str, str]]:
@@ -37,7 +40,41 @@ def statements(lab: Lab) -> list[tuple[str, str]]:
     ]  # fmt: skip
     found += [(f"`{c.name}`", f"case {c.name}") for c in (*lab.public_cases, *lab.hidden_cases)]
     found += [(str(v), f"the timed size {k} = {v}") for k, v in lab.timing_sizes.items()]
+    found += [(rule, "a rule that measures the work") for rule in measured_rules(lab)]
     return found
+
+
+def measured_rules(lab: Lab) -> list[str]:
+    """The rules the grader measures on its profile of the kernel, as the README and the
+    template state them (grader.judge.rules.measured decides them)."""
+    found = [
+        f"No thread may make more than {rules.share(lab.busiest_thread)} of the global loads "
+        "of the profile case"
+    ]
+    if lab.traffic is not None:
+        found.append(
+            f"Each output element may read at most {rules.share(lab.traffic.fraction)} of the "
+            f"global memory the naive kernel reads for it: {lab.traffic.fix}"
+        )
+    return found
+
+
+def rules_section(lab: Lab) -> str:
+    """The README's section on the rules the grader measures."""
+    case = rules.profile_case(lab, list(lab.public_cases))
+    items = "\n".join(
+        textwrap.fill(f"- {rule}.", WIDTH, subsequent_indent="  ") for rule in measured_rules(lab)
+    )
+    return f"""## Rules the grader measures
+
+On every machine, the grader runs your kernel on the public case `{case}` (the profile
+case) in a model that records the address of every load and store, and measures:
+
+{items}
+
+A kernel that breaks a rule here, or that does not run to its end in the profile case,
+gets half the correctness points and no speed points.
+"""
 
 
 def problems(lab: Lab) -> list[str]:
@@ -132,6 +169,7 @@ TODO: what one block covers here.
 
 {made["cases"]}
 
+{rules_section(lab)}
 ## Check your work
 
 ```

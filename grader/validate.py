@@ -3,8 +3,9 @@
 - `reference.cu` passes every case, public and hidden (graded with a secret of this
   module's own); on a GPU it is also timed against itself and must come out at a
   speedup near 1 with full points;
-- `baseline.cu` passes every case (it may break a lab rule: a tiled lab's baseline may
-  be the naive kernel);
+- `baseline.cu` passes every case, and breaks the rules that measure the work which the
+  lab says it breaks (Lab.baseline_breaks: a tiled lab's naive kernel its traffic rule)
+  and no other;
 - each correct alternative in `variants/` passes every case, with nothing said against it;
 - `student_template/LAB/kernel.cu` compiles and fails every case cleanly: no crash, hang
   or access out of bounds, and every case says why;
@@ -16,6 +17,10 @@
   ["file.cu".cpu] or ["file.cu".cuda] replaces the file's entry on that backend, and
   `sanitize` or `timing` there grade it with --sanitize or with timing on a GPU (KEYS;
   docs/expected-toml.md);
+- each slow-but-right kernel in `slow/` gets what `slow/EXPECTED.toml` names for it, in
+  the same keys (its verdict is "passed"), and `why`: words the "why this speed" advice
+  must hold, so that each kernel is slow for the reason its entry names; a grading
+  without a profile is a problem;
 - `student_template/LAB/README.md` states the kernels' signatures, the cases and the
   scoring (grader.lab_readme)."""
 
@@ -29,11 +34,13 @@ from pathlib import Path
 from grader import lab_readme, labs
 from grader.backends.base import Backend
 from grader.grading.pipeline import Options, grade
+from grader.judge import rules
 from grader.labs import EXPECTED, WRONG
 from grader.model.lab import Lab
 from grader.model.result import Kind, Result, Status, Visibility
 
 SECRET = "validate-lab"  # hidden cases are derived from it, as from a course's secret
+SLOW = "slow"
 VARIANTS = "variants"
 SPEEDUP = (0.85, 1.15)  # the reference timed against itself
 CRASHES = {Kind.CRASH, Kind.TIMEOUT, Kind.OUT_OF_BOUNDS}
@@ -57,6 +64,10 @@ KEYS = {
     ),
     "lines": ("table: kind = integer", "a diagnostic of that kind names that line"),
     "timeout": ("number", "seconds each case may run, for a kernel that hangs"),
+    "why": (
+        "array of strings",
+        'slow/ only: words that must appear in the "why this speed" advice',
+    ),
 }
 
 
@@ -70,9 +81,9 @@ class Check:
     """One kernel of a lab and what its grading must show."""
 
     lab: str
-    role: str  # "reference", "baseline", "template", "wrong", "variant" or "readme"
+    role: str  # "reference", "baseline", "template", "wrong", "slow", "variant" or "readme"
     path: Path
-    expected: dict  # a known-wrong kernel's EXPECTED.toml entry
+    expected: dict  # a known-wrong or slow kernel's EXPECTED.toml entry
 
     @property
     def label(self) -> str:
@@ -86,10 +97,11 @@ def checks(lab: Lab) -> list[Check]:
         Check(lab.name, "baseline", lab.home / "baseline.cu", {}),
         Check(lab.name, "template", lab.template_home / "kernel.cu", {}),
     ]
-    table = lab.home / WRONG / EXPECTED
-    if table.is_file():
-        for name, expected in tomllib.loads(table.read_text()).items():
-            found.append(Check(lab.name, WRONG, table.parent / name, expected))
+    for role in (WRONG, SLOW):
+        table = lab.home / role / EXPECTED
+        if table.is_file():
+            for name, expected in tomllib.loads(table.read_text()).items():
+                found.append(Check(lab.name, role, table.parent / name, expected))
     for path in sorted((lab.home / VARIANTS).glob("*.cu")):
         found.append(Check(lab.name, "variant", path, {}))
     found.append(Check(lab.name, "readme", lab.template_home / lab_readme.README, {}))
@@ -98,13 +110,19 @@ def checks(lab: Lab) -> list[Check]:
 
 def run(check: Check, backend: Backend, timeout: float) -> list[str]:
     """What is wrong with `check` graded on `backend`: sentences, none when it holds."""
+    return examine(check, backend, timeout)[0]
+
+
+def examine(check: Check, backend: Backend, timeout: float) -> tuple[list[str], Result | None]:
+    """What is wrong with `check` graded on `backend`, and the Result of that grading
+    (None where nothing was graded)."""
     if check.role == "readme":
-        return lab_readme.problems(labs.get(check.lab))
+        return lab_readme.problems(labs.get(check.lab)), None
     if not check.path.is_file():
-        return [f"{check.path} does not exist."]
+        return [f"{check.path} does not exist."], None
     unknown = _unknown_keys(check)
     if unknown:
-        return unknown
+        return unknown, None
     wanted = check.expected.get(backend.name, check.expected)
     gpu = backend.measures_speed()
     options = Options(
@@ -115,13 +133,11 @@ def run(check: Check, backend: Backend, timeout: float) -> list[str]:
         sanitize=gpu and bool(wanted.get("sanitize")),
     )
     result = grade(labs.get(check.lab), check.path, backend, options)
-    judge = {"wrong": _known_wrong, "template": _template, "baseline": _cases_pass}.get(
-        check.role, _passes
-    )
-    problems = judge(result, wanted)
+    judges = {WRONG: _expected, SLOW: _slow, "template": _template, "baseline": _baseline}
+    problems = judges.get(check.role, _passes)(result, wanted)
     if check.role == "reference" and gpu and not problems:
         problems = _timed_against_itself(result)
-    return problems
+    return problems, result
 
 
 def _unknown_keys(check: Check) -> list[str]:
@@ -129,12 +145,13 @@ def _unknown_keys(check: Check) -> list[str]:
     not know (a misspelt key would silently check nothing)."""
     entries = [("", check.expected)]
     entries += [(f".{b}", check.expected[b]) for b in BACKENDS if b in check.expected]
+    known = [k for k in KEYS if k != "why" or check.role == SLOW]  # why: slow/ only
     return [
         f'{EXPECTED}\'s entry ["{check.path.name}"{where}] has the key {key!r}, which is '
-        f"none of {', '.join(KEYS)} (docs/expected-toml.md)."
+        f"none of {', '.join(known)} (docs/expected-toml.md)."
         for where, entry in entries
         for key in entry
-        if key not in KEYS and not (where == "" and key in BACKENDS)
+        if key not in known and not (where == "" and key in BACKENDS)
     ]
 
 
@@ -145,12 +162,28 @@ def _passes(result: Result, wanted: dict) -> list[str]:
 
 
 def _cases_pass(result: Result, wanted: dict) -> list[str]:
-    """Every case passes (a baseline may break a lab rule: a tiled lab's naive kernel)."""
+    """Every case passes."""
     failing = [c for c in result.cases if not c.passed]
     problems = [f"case {c.name} {c.status}: {_why(c)}" for c in failing]
     if not any(c.visibility == Visibility.HIDDEN for c in result.cases):
         problems.append("no hidden case ran")
     return problems
+
+
+def _baseline(result: Result, wanted: dict) -> list[str]:
+    """Every case passes, and the rules that measure the work are broken as the lab says
+    (Lab.baseline_breaks: a tiled lab's naive kernel breaks its traffic rule)."""
+    problems = _cases_pass(result, wanted)
+    expected = set(labs.get(result.lab).baseline_breaks)
+    found = rules.broken(result)
+    problems += [f"breaks the {name} rule: {_rule(result, name)}" for name in found - expected]
+    kept = expected - found
+    problems += [f"keeps the {name} rule, which the lab says it breaks" for name in kept]
+    return problems
+
+
+def _rule(result: Result, name: str) -> str:
+    return next(d.message for d in result.diagnostics if d.message.startswith(rules.OPENING[name]))
 
 
 def _template(result: Result, wanted: dict) -> list[str]:
@@ -170,7 +203,20 @@ def _template(result: Result, wanted: dict) -> list[str]:
     return problems
 
 
-def _known_wrong(result: Result, wanted: dict) -> list[str]:
+def _slow(result: Result, wanted: dict) -> list[str]:
+    """What the entry names, and its why words in the advice."""
+    problems = _expected(result, wanted)
+    if result.profile is None:
+        return [*problems, f"the grading made no profile: {' '.join(result.notes)}"]
+    said = " ".join(a.message for a in result.profile.advice)
+    missing = [w for w in wanted.get("why", []) if w.lower() not in said.lower()]
+    problems += [f"the why-this-speed advice lacks {w!r}" for w in missing]
+    if missing:
+        problems.append(f"what the advice said: {said or 'nothing'}")
+    return problems
+
+
+def _expected(result: Result, wanted: dict) -> list[str]:
     text = _found_text(result)
     problems = []
     if str(result.status) != wanted.get("verdict"):

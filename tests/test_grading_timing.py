@@ -25,6 +25,7 @@ from grader.grading.timing import (
     LAUNCH_INPUTS,
     SMALLEST_SAMPLE,
     Expected,
+    device_ceilings,
     draw_ahead,
     expected_sample,
     first_wrong,
@@ -34,7 +35,9 @@ from grader.grading.timing import (
     performance_of,
     plan,
     reached,
+    roofline,
     sample_inputs,
+    traffic,
 )
 from grader.judge import cases
 from grader.judge.compare import allowances
@@ -42,6 +45,7 @@ from grader.judge.launch import launch_sizes, layout
 from grader.labs import all_labs, get
 from grader.model.lab import Case
 from grader.model.launch import Timing
+from grader.model.profile import Counted, KernelProfile, Profile, Source, Traffic
 from grader.model.result import Kind
 
 # -- the plan ---------------------------------------------------------------------------
@@ -305,3 +309,69 @@ def test_the_speed_is_the_median_ratio_and_the_note_ends_with_their_spread():
     assert perf.note == "5 rounds; the per-round speedup spread 10.00%."
     unmeasured = performance_of(lab, cases.timing_case(lab), Timing([0.0], [1.0], "1 round"))
     assert unmeasured.speedup == 0.0 and unmeasured.spread == 0.0  # no ratio to spread
+
+
+# -- the roofline -----------------------------------------------------------------------
+
+
+def loads_profile(lab_name: str, sizes: dict, loaded: int, stored: int, dram=None) -> Profile:
+    kernel = KernelProfile(
+        "k", global_loads=Traffic(1, 1, loaded, 32), global_stores=Traffic(1, 1, stored, 32)
+    )
+    lab = get(lab_name)
+    return Profile(Source.CPU_MODEL, "small", sizes, 1, lab.work(sizes)[0], [kernel],
+                   dram_bytes=dram)  # fmt: skip
+
+
+def test_without_a_profile_the_roofline_counts_the_labs_least_traffic():
+    lab = get("matmul-tiled")
+    case = cases.timing_case(lab)
+    width = case.sizes["Width"]
+    timing = Timing([2.0, 2.0, 2.0], [1.0, 1.0, 1.0], "3 rounds")
+    found = roofline(lab, case, performance_of(lab, case, timing), {"flops": 6e13, "bytes": 4e12})
+    assert found.student.counted == Counted.LEAST and found.student.bytes == 12.0 * width**2
+    assert found.student.flops_per_second == pytest.approx(2.0 * width**3 / 2e-3)
+    assert found.reference.flops_per_second == 2 * found.student.flops_per_second
+    assert found.student.intensity == pytest.approx(width / 6)
+    assert found.ridge == 15.0
+    assert roofline(lab, case, performance_of(lab, case, timing), {"flops": 1.0}) is None
+
+
+def test_a_profiles_requested_bytes_scale_to_the_timed_size_by_its_flops():
+    lab = get("matmul-naive")
+    case = cases.timing_case(lab)
+    width = case.sizes["Width"]
+    naive = loads_profile("matmul-naive", {"Width": 64}, 8 * 64**3, 4 * 64**2)  # 2W^3 loads
+    moved, counted = traffic(lab, case, naive)
+    assert counted == Counted.REQUESTED
+    assert moved == pytest.approx((8 * 64**3 + 4 * 64**2) * (width / 64) ** 3)
+    measured = loads_profile("matmul-naive", case.shown_sizes, 100, 28, dram=64.0)
+    assert traffic(lab, case, measured) == (64.0, Counted.DRAM)  # counted at the timed size
+    elsewhere = loads_profile("matmul-naive", {"Width": 64}, 100, 28, dram=64.0)
+    assert traffic(lab, case, elsewhere)[1] == Counted.REQUESTED  # DRAM's do not scale
+
+
+def test_where_the_lab_counts_no_flops_requested_bytes_scale_by_its_least_traffic():
+    lab = get("histogram")
+    case = cases.timing_case(lab)
+    small = {**case.sizes, "n": case.sizes["n"] // 4}
+    profile = loads_profile("histogram", small, small["n"], 0)
+    moved, counted = traffic(lab, case, profile)
+    least_there, least = lab.work(small)[1], lab.work(case.sizes)[1]
+    assert counted == Counted.REQUESTED and moved == pytest.approx(small["n"] * least / least_there)
+    spmv = get("spmv-csr")
+    timed, _ = cases.timing_inputs(spmv, 1)
+    shown = loads_profile("spmv-csr", dict(timed.sizes), 100, 28)
+    # as if the lab counted no flops: the sizes its draw defined (nnz) are not kept
+    shown.sizes, shown.useful_flops = timed.shown_sizes, 0.0
+    assert traffic(spmv, timed, shown) == (spmv.work(timed.sizes)[1], Counted.LEAST)
+
+
+def test_the_ceilings_are_the_best_this_device_has_measured(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_CACHE", str(tmp_path))
+    assert device_ceilings("H200", {"flops": 5.0, "bytes": 3.0}) == {"flops": 5.0, "bytes": 3.0}
+    assert device_ceilings("H200", {"flops": 2.0, "bytes": 4.0}) == {"flops": 5.0, "bytes": 4.0}
+    assert device_ceilings("H100", {"flops": 1.0, "bytes": 1.0}) == {"flops": 1.0, "bytes": 1.0}
+    for path in (tmp_path / "ceilings").iterdir():
+        path.write_text("not json")
+    assert device_ceilings("H200", {"flops": 1.0, "bytes": 1.0}) == {"flops": 1.0, "bytes": 1.0}

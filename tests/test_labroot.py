@@ -57,6 +57,7 @@ def test_new_lab_writes_a_renamed_copy_ready_to_edit(root):
         "baseline.cu",
         "lab.py",
         "reference.cu",
+        "slow",
         "wrong",
     ]
     # the one known-wrong kernel asked for, with its entry of EXPECTED.toml alone

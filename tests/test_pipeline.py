@@ -1,7 +1,8 @@
 """Every lab's own kernels graded as its folder promises (grader.validate, what `grader
 validate-lab` runs), for every lab the registry finds, on both backends: the reference
-passes every case, the baseline too, the template fails cleanly, and each known-wrong
-kernel in the lab's wrong/ folder gets what its EXPECTED.toml names.
+passes every case, the baseline too, the template fails cleanly, each known-wrong
+kernel in the lab's wrong/ folder gets what its EXPECTED.toml names, and each slow one in
+slow/ passes and gets the "why this speed" words its EXPECTED.toml names.
 
 The cpu runs need no GPU and run in CI; the cuda runs are marked `gpu` and skip without
 one, with the reason."""
@@ -48,5 +49,11 @@ def test_every_lab_has_a_reference_a_baseline_a_template_and_known_wrong_kernels
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.label)
 def test_lab_kernel_grades_as_its_folder_says(check, backend):
-    problems = validate.run(check, backend, TIMEOUT)
+    problems, _ = validate.examine(check, backend, TIMEOUT)
     assert problems == [], "\n".join(problems)
+
+
+def test_slow_kernels_name_why_they_are_slow():
+    slow = [c for lab in all_labs().values() for c in validate.checks(lab) if c.role == "slow"]
+    assert slow, "no lab has slow/ kernels"
+    assert all(c.expected.get("verdict") == "passed" and c.expected.get("why") for c in slow)

@@ -7,15 +7,18 @@ import json
 import math
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
+import profile_kit
 import pytest
 from lxml import etree
 from lxml import html as lxml_html
 
 from grader.model.result import (
     CaseResult,
+    Cause,
     CompileInfo,
     Diagnostic,
     KernelResources,
@@ -31,6 +34,7 @@ from grader.report import html as html_report
 from grader.report import json as json_report
 from grader.report import junit as junit_report
 from grader.report import markdown as markdown_report
+from grader.report import render as render_format
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data" / "reports"
@@ -223,7 +227,29 @@ def timed() -> Result:
     )
 
 
-SAMPLES = {"passing": passing, "failing": failing, "compile_error": compile_error, "timed": timed}
+def profiled() -> Result:
+    """On the CPU: the naive kernel with rows from threadIdx.x, its profile beside the
+    reference's, a note with the student's text in it."""
+    student = replace(profile_kit.rows_from_x(), note=f"a note {SCRIPT}")
+    return replace(passing(), profile=profile_kit.report(student, profile_kit.naive()))
+
+
+def roofline() -> Result:
+    """Timed on a GPU, with the roofline."""
+    report = profile_kit.report(
+        profile_kit.tile_read_down_column(), profile_kit.tiled_reference(), profile_kit.roofline()
+    )
+    return replace(timed(), profile=report)
+
+
+SAMPLES = {
+    "passing": passing,
+    "failing": failing,
+    "compile_error": compile_error,
+    "timed": timed,
+    "profiled": profiled,
+    "roofline": roofline,
+}
 
 
 @pytest.fixture(params=sorted(SAMPLES))
@@ -790,3 +816,101 @@ def test_the_launch_and_its_warnings_are_in_every_format():
     assert "Line 11 steps blockIdx.y" in html_report.render(result)
     data = _strict_json(json_report.render(result))
     assert data["launch"]["warnings"] == result.launch.warnings and data["launch"]["defined"] == []
+
+
+# -- why this speed ---------------------------------------------------------------------
+
+
+def test_schema_causes_are_the_result_causes():
+    causes = SCHEMA["$defs"]["advice"]["properties"]["cause"]["enum"]
+    assert sorted(causes) == sorted(str(cause) for cause in Cause)
+
+
+def test_the_profile_goes_to_json_and_back():
+    data = _strict_json(json_report.render(roofline()))
+    assert data["profile"]["advice"][0]["cause"] == "bank_conflicts"
+    assert data["profile"]["student"]["kernels"][0]["shared_loads"]["sectors"] == 270336
+    assert data["profile"]["roofline"]["peak_bytes"] == 4e12
+    assert json_report.result_from_json(data).profile == roofline().profile
+    assert _strict_json(json_report.render(passing()))["profile"] is None
+
+
+def test_terminal_says_why_under_performance_on_the_cpu():
+    text = terminal.render(profiled())
+    after = text[text.index("Performance  not timed (see the notes)") :]
+    assert after.index("Why this speed: case width-64 (Width=64), measured by the CPU model") < (
+        after.index("Notes")
+    )
+    assert re.search(r"global loads: sectors per request +8\.5 +2\n", after)
+    assert "- Global loads and stores are uncoalesced: loads 8.5 sectors per request" in after
+    assert "Your kernel: a note <script>" in after  # shown as text: a terminal runs no script
+    assert "Why this speed" not in terminal.render(passing())
+
+
+def test_terminal_says_why_after_the_timing_and_the_roofline():
+    text = terminal.render(roofline())
+    assert text.index("speedup 1.85x") < text.index("Why this speed") < text.index("Roofline: ")
+
+
+def test_html_why_this_speed_section_and_roofline():
+    doc = lxml_html.fromstring(html_report.render(roofline()))
+    assert doc.xpath("//h2[@id='why']/text()") == ["Why this speed"]
+    cells = doc.xpath("//table[@class='measures']//tr[td]/td/text()")
+    assert cells[:3] == ["global loads: sectors per request", "4", "16"]
+    assert "bank conflicts" in doc.xpath("//ul[@class='advice']/li/text()")[0]
+    svg = doc.xpath("//svg[contains(@class, 'roofline')]")[0]
+    dots = svg.xpath(".//circle")
+    assert [d.get("class") for d in dots] == ["student", "reference"]
+    width, height = float(svg.get("width")), float(svg.get("height"))
+    for dot in dots:
+        assert 0 < float(dot.get("cx")) < width and 0 < float(dot.get("cy")) < height
+    (low, high) = (float(d.get("cy")) for d in dots)
+    assert low > high  # the student's 800 GFLOP/s is drawn below the reference's 5200
+    assert len(svg.xpath(".//polyline[@class='roof']")[0].get("points").split()) == 3
+
+
+def test_html_roofline_of_a_lab_without_flops_is_bandwidth_bars():
+    result = roofline()
+    result.profile.roofline = profile_kit.roofline(flops=False)
+    svg = lxml_html.fromstring(html_report.render(result)).xpath("//svg[@class='roofline']")[0]
+    assert not svg.xpath(".//circle")
+    bars = svg.xpath(".//rect")
+    assert [b.get("class") for b in bars] == ["student", "reference"]
+    assert float(bars[0].get("width")) < float(bars[1].get("width"))  # 1600 against 3000 GB/s
+    assert "1600 of 4000 GB/s" in svg.xpath("string(.)")
+
+
+def test_html_why_escapes_the_profiles_text():
+    page = html_report.render(profiled())
+    assert "<script" not in page.lower() and "a note &lt;script&gt;" in page
+    assert "<svg" not in page  # no timing, no roofline
+
+
+def test_markdown_why_this_speed():
+    text = markdown_report.render(roofline())
+    assert "### Why this speed" in text
+    assert "| shared loads: bank conflicts per request | 15\\.5 | 1 |" in text
+    assert "- Shared-memory loads and stores have bank conflicts" in text
+    assert "Roofline: yours 800 GFLOP/s" in text
+    assert "\\<script\\>" in markdown_report.render(profiled())
+    assert "Why this speed" not in markdown_report.render(timed())
+
+
+def test_junit_performance_says_why_in_its_system_out():
+    for result in (profiled(), roofline()):
+        suite = ET.fromstring(junit_report.render(result)).find("testsuite")
+        case = suite.find("testcase[@name='performance']")
+        out = case.find("system-out").text
+        assert out.count("Why this speed: case width-64") == 1
+        assert result.profile.advice[0].message in out
+    case = ET.fromstring(junit_report.render(timed())).find(".//testcase[@name='performance']")
+    assert "Why this speed" not in ET.tostring(case, "unicode")
+
+
+def test_a_profile_without_a_reference_says_so_in_one_line():
+    result = profiled()
+    result.profile = profile_kit.report(profile_kit.rows_from_x(), None)
+    text = terminal.render(result)
+    assert "The reference could not be profiled, so nothing is compared." in text
+    for name in ("html", "markdown", "junit"):
+        assert "could not be profiled" in render_format(name, result), name

@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 from grader.backends.timing import TimingCheck
 from grader.model.interface import LaunchDefaults
 from grader.model.launch import Build, Launch, RunOutcome, Timing
+from grader.model.profile import KernelProfile
 from grader.model.result import Diagnostic
 from grader.model.source import Submission
 
@@ -79,6 +80,22 @@ class Backend(ABC):
         crash or a hang (killed after `timeout` seconds) becomes a RunOutcome with a
         crash or timeout diagnostic; the next call then gets a fresh worker."""
 
+    def profile(
+        self, build: Build, launch: Launch, timeout: float
+    ) -> tuple[RunOutcome, list[KernelProfile]]:
+        """`run`, with each kernel's memory profile (grader.model.profile): its loads,
+        stores and atomics as warp-level requests, by memory space, the busiest thread's
+        share of the global loads, and its occupancy where the compiler's figures allow.
+        The outcome is `run`'s, with what each kernel executed counted as a census build's
+        runs count it; a kernel whose run did not go to its end has no profile. Slower
+        than `run`: for one case."""
+        raise BackendUnavailable(f"The {self.name} backend does not profile kernels.")
+
+    def nsight(self, runs: list[tuple[Build, Launch]], timeout: float) -> list:
+        """What Nsight Compute counted in each (build, launch), by kernel
+        (grader.backends.cuda.profiler.Measured): a GPU backend's, where asked (--profile)."""
+        raise BackendUnavailable(f"The {self.name} backend has no Nsight Compute.")
+
     def load(self, build: Build) -> None:  # noqa: B027 - most backends have nothing to load
         """Get ready to run `build` (a GPU worker started, its module loaded), so that a
         caller can do it outside a gate around the runs themselves. A failure is left for
@@ -144,6 +161,14 @@ class Wrapper(Backend):
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         return self.inner.run(build, launch, timeout)
+
+    def profile(
+        self, build: Build, launch: Launch, timeout: float
+    ) -> tuple[RunOutcome, list[KernelProfile]]:
+        return self.inner.profile(build, launch, timeout)
+
+    def nsight(self, runs: list[tuple[Build, Launch]], timeout: float) -> list:
+        return self.inner.nsight(runs, timeout)
 
     def load(self, build: Build) -> None:
         self.inner.load(build)

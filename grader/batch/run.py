@@ -161,6 +161,7 @@ def run_batch(
     log: TextIO | None = None,
     regrade: bool = False,
     public_only: bool = False,
+    profile: bool = False,
 ) -> BatchReport:
     """Grade the submissions in `folder` (the slice `shard` of them) into `out`.
     Raises GraderError for problems of usage or setup; a submission's own problems,
@@ -213,6 +214,7 @@ def run_batch(
             secret=secret,
             gates=Path(gates),
             submission_timeout=deadline,
+            profile=profile,
         )
         pool = Pool(worker_spec, slots, gpus)
         if log and left_out:

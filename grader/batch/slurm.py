@@ -59,6 +59,7 @@ def write_slurm_script(
     submission_timeout: float | None = None,
     cpus: int = CPUS_PER_TASK,
     public_only: bool = False,
+    profile: bool = False,
 ) -> Path:
     """Write OUT/grader-batch.sbatch and return its path. The shards grade into
     OUT/shards/shard-I; `grader merge` writes the course's files into OUT. Each task asks
@@ -79,6 +80,8 @@ def write_slurm_script(
     if submission_timeout is not None:
         argv += ["--submission-timeout", f"{submission_timeout:g}"]
     argv += ["--public-only"] if public_only else []
+    if profile:
+        argv.append("--profile")
     shard_root = out / SHARDS
     script = out / SCRIPT
     merge = f"grader merge {shlex.quote(str(shard_root))}/shard-* "

@@ -151,8 +151,9 @@ def add_authoring_verbs(verbs: argparse._SubParsersAction) -> None:
         help="grade a lab's own kernels as its folder promises",
         description="Grade LAB's reference (it must pass every case, hidden ones too), its "
         "baseline and each variant in variants/ (the same), its template (it must fail "
-        "cleanly) and each known-wrong "
-        "kernel in wrong/ (it must get what wrong/EXPECTED.toml names), on every backend "
+        "cleanly), each known-wrong "
+        "kernel in wrong/ (it must get what wrong/EXPECTED.toml names) and each slow one in "
+        "slow/ (the same, and the why words of slow/EXPECTED.toml), on every backend "
         "this machine has. Exit code 0 when every check holds, 1 otherwise.",
     )
     validate.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")

@@ -51,6 +51,7 @@ def run_batch(args: argparse.Namespace) -> int:
         log=sys.stderr,
         regrade=args.regrade,
         public_only=args.public_only,
+        profile=args.profile,
     )
     out, counts, paint = report.out, report.counts, painter(args)
     print(
@@ -91,6 +92,7 @@ def _write_slurm(args: argparse.Namespace, shard, gpus: list[int]) -> int:
         timeout=args.timeout,
         submission_timeout=args.submission_timeout,
         public_only=args.public_only,
+        profile=args.profile,
     )
     print(f"Wrote {script}. Nothing was graded. To grade, then merge:")
     print(f"  export {SECRET_ENV}=...   # the tasks get it from your environment")
@@ -291,6 +293,12 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         help="grade without the secret: only public cases run, and every score and max "
         "leaves the hidden cases' points out (the terminal, summary.html and the "
         "gradebook's cases column say so). Without it, a batch with no secret is refused",
+    )
+    batch.add_argument(
+        "--profile",
+        action="store_true",
+        help="on GPUs, why this speed from Nsight Compute (the lab's rules are measured by "
+        "the CPU model either way)",
     )
     batch.add_argument(
         "--regrade",

@@ -140,6 +140,7 @@ def run_check(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         timing=not args.no_timing,
         sanitize=args.sanitize,
+        profile=args.profile,
         allow_unsandboxed=args.allow_unsandboxed,
         submission_timeout=args.submission_timeout,
     )
@@ -212,6 +213,12 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
         "--sanitize",
         action="store_true",
         help="also run the public cases under compute-sanitizer (memcheck, racecheck, synccheck)",
+    )
+    check.add_argument(
+        "--profile",
+        action="store_true",
+        help="on a GPU, profile your kernel and the reference under Nsight Compute for why "
+        "this speed (the lab's rules are measured on the CPU model either way)",
     )
     check.add_argument(
         "--allow-unsandboxed",

@@ -60,6 +60,7 @@ def serve(inbox: IO[str], outbox: IO[str]) -> int:
         secret=start["secret"],
         timeout=start["timeout"],
         timing=start["timing"],
+        profile=start.get("profile", False),
     )
     try:
         backend = open_backend(start)

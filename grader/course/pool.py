@@ -67,6 +67,7 @@ class WorkerSpec:
     secret: str | None
     gates: Path
     submission_timeout: float
+    profile: bool = False  # on a GPU, Nsight Compute's profiles for why this speed
 
 
 @dataclass
@@ -150,6 +151,7 @@ class Pool:
             "backend_jobs": self.spec.backend_jobs,
             "timeout": self.spec.timeout,
             "timing": self.spec.timing,
+            "profile": self.spec.profile,
             "secret": self.spec.secret,
             "gates": str(self.spec.gates),
             "gate": gate_name(gpu),

@@ -9,6 +9,10 @@ https://gradescope-autograders.readthedocs.io/en/latest/specs/#output-format
 - the compile check as an informational test (a status and no points), always visible;
 - `speed` as a test when speed was graded, and the speedup as a leaderboard entry when a
   GPU timed the kernel;
+- "Why this speed" as an informational test (no points), always visible, where the kernel
+  was profiled: its measures beside the reference's on a public case, and the advice. The
+  roofline comes from the timed run, which happens once every case passed, so it goes in
+  the speed test, whose visibility is the hidden cases';
 - `score` at the top level is the result's score, so the tests always add up to what the
   grader gave; `execution_time` is the grading's seconds. Where hidden cases ran, the
   top-level `visibility` is theirs and the top-level `output` gives the public cases'
@@ -32,7 +36,7 @@ from grader.judge import cases as casegen
 from grader.judge.grading import SPEED_WAITS
 from grader.model.lab import Lab
 from grader.model.result import CaseResult, Result, Status, Visibility
-from grader.report import common
+from grader.report import common, measures
 
 VISIBILITIES = ("after_due_date", "hidden", "after_published")
 OUTPUT_LINES = 60  # lines of a log or of printf output shown in one test
@@ -132,6 +136,8 @@ def _speed_test(part: points.Part, top: float, result: Result, visibility: str) 
         )
     else:
         text = next((n for n in result.notes if "Speed" in n), "Speed was not measured.")
+    if result.profile and result.profile.roofline:
+        text += "\n" + measures.roofline(result.profile.roofline)
     return {
         "name": "Speed",
         "score": _scaled(part, top),
@@ -139,6 +145,20 @@ def _speed_test(part: points.Part, top: float, result: Result, visibility: str) 
         "output": text,
         "output_format": TEXT,
         "visibility": visibility,
+    }
+
+
+def _why_test(result: Result) -> dict[str, Any] | None:
+    """Why this speed, from the profile of a public case: visible, and worth no points.
+    The roofline, which only a timed run has, is left to the speed test."""
+    if result.profile is None:
+        return None
+    why = replace(measures.section(result.profile), roofline=None)
+    return {
+        "name": measures.TITLE,
+        "output": "\n".join(why.lines()),
+        "output_format": TEXT,
+        "visibility": "visible",
     }
 
 
@@ -190,6 +210,9 @@ def results_json(
             tests.append(_case_test(part, top, hidden_visibility))
         else:
             tests.append(_speed_test(part, top, full, hidden or "visible"))
+    why = _why_test(full)
+    if why:
+        tests.append(why)
     data: dict[str, Any] = {
         "score": round(result.score, DIGITS),
         "execution_time": round(seconds, 2),

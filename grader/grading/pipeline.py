@@ -1,5 +1,6 @@
 """One grading, end to end, scheduled: static checks, the deadline, builds made ahead, the
-cases in turn or side by side, the sanitizer and the timing call. What their results say
+cases in turn or side by side, the profile run (grader.grading.profiles), the sanitizer
+and the timing call. What their results say
 is the judge's (grader.judge: each case's verdict, the rules, the whole grading's).
 
 Expected outputs and hidden cases stay in this process; backends run the student's
@@ -25,9 +26,10 @@ from grader.backends import get_backend
 from grader.backends.base import Backend, BackendUnavailable
 from grader.errors import UsageError
 from grader.files import readable
+from grader.grading import profiles
 from grader.grading.timing import Drawn, draw_ahead, measure
 from grader.judge import cases as casegen
-from grader.judge import launch_macros, rules
+from grader.judge import launch_macros, rules, why
 from grader.judge.deadline import default_submission_timeout
 from grader.judge.grading import (
     add_findings,
@@ -44,16 +46,24 @@ from grader.model import interface
 from grader.model.interface import LAUNCH_MACROS
 from grader.model.lab import Case, Lab
 from grader.model.launch import Build, Launch, RunOutcome
+from grader.model.profile import Profile, Roofline
 from grader.model.result import (
     CaseResult,
     CompileInfo,
     Kind,
     Performance,
+    ProfileReport,
     Result,
     Status,
     Visibility,
 )
-from grader.model.source import Submission, link_on_the_way, no_code, read_submission, static_checks
+from grader.model.source import (
+    Submission,
+    link_on_the_way,
+    no_code,
+    read_submission,
+    static_checks,
+)
 
 # A build is made for each set of macro values, and apart for the census case.
 BuildKey = tuple[tuple[tuple[str, int], ...], bool]
@@ -74,6 +84,7 @@ class Options:
     jobs: int | None = None
     timing_seed: int | None = None  # None: a fresh one for every grading
     submission_timeout: float | None = None  # check's deadline; None: one no honest grading reaches
+    profile: bool = False  # on a GPU, Nsight Compute's counts too (--profile)
 
 
 class DeadlinePassed(BaseException):
@@ -172,7 +183,8 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
     if problems:
         result.diagnostics = problems
         return _finish(lab, result, options, started, speed_graded=False)
-    Grading(lab, submission, backend, options, result).run()
+    with profiles.model_backend(backend) as model:
+        Grading(lab, submission, backend, options, result, model=model).run()
     result.notes += [n for n in backend.notes if n not in result.notes]
     speed_graded = options.timing and backend.measures_speed()
     return _finish(lab, result, options, started, speed_graded)
@@ -192,12 +204,17 @@ class Grading:
     counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
     drawn: Future[Drawn] | None = None  # the timing's inputs, drawn while the cases run
     in_turn: bool = False  # grade_cases_beside: the cases left run one at a time
+    roofline: Roofline | None = None  # the timed run against the ceilings (issue 31's why)
+    model: Backend | str = ""  # the backend of the CPU model's profile runs, or why none
+    profiled: str | None = None  # the case whose run is profiled
+    measured: profiles.Measured | None = None  # the student's profile there, by the CPU model
 
     def run(self) -> None:
         if self.options.timing and self.backend.measures_speed():
             self.drawn = draw_ahead(self.lab, self.options.timing_seed)
         all_cases = casegen.cases_for(self.lab, self.options.secret, self.submission.text)
         self.census = rules.census_case(self.lab, all_cases)
+        self.profiled = rules.profile_case(self.lab, all_cases)
         keys = [self.build_key(case) for case in all_cases]
         with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
             if self.backend.concurrent_runs() > 1:
@@ -213,13 +230,27 @@ class Grading:
         race_fails_every_case(self.lab, self.result.cases)
         built = next((b.interface for b in self.builds.values() if b.ok), None)
         rules.executed(self.lab, self.result, built, self.census, self.counted)
-        self.result.performance = self.performance()
+        shown = self.profile(all_cases) if built is not None else None
+        self.result.performance = self.performance(shown)
+        if shown is not None:
+            self.result.profile = ProfileReport(
+                student=shown[0],
+                reference=shown[1],
+                advice=why.advise(*shown),
+                roofline=self.roofline,
+            )
 
     # -- builds ---------------------------------------------------------------------------
 
     def build_key(self, case: Case) -> BuildKey:
         macros = self.lab.macro_values(case.sizes)
-        return tuple(sorted(macros.items())), case.name == self.census
+        counts = case.name == self.census or (case.name == self.profiled and self.in_run)
+        return tuple(sorted(macros.items())), counts
+
+    @property
+    def in_run(self) -> bool:
+        """Whether the profile case's own run is the profile run (the CPU backend's)."""
+        return self.model is self.backend
 
     def make_build(self, key: BuildKey) -> Build:
         macros, census = key
@@ -341,8 +372,14 @@ class Grading:
         sized = at_launch(self.lab, case, build.interface)
         expected = casegen.expected_outputs(self.lab, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
-        run = self.backend.run_ahead if ahead else self.backend.run
-        outcome = run(build, launch, self.options.timeout)
+        if case.name == self.profiled and self.in_run:
+            outcome, kernels = self.backend.profile(build, launch, self.options.timeout)
+            if ahead and outcome.timed_out:
+                return None  # beside another run it had part of the cores: again, alone
+            self.measured = profiles.from_run(self.lab, case, build, outcome, kernels)
+        else:
+            run = self.backend.run_ahead if ahead else self.backend.run
+            outcome = run(build, launch, self.options.timeout)
         if outcome is None:
             return None
         found = judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
@@ -352,6 +389,48 @@ class Grading:
         """What the kernel executed, from the census case's run."""
         if outcome.completed and case.name == self.census:
             self.counted.append((case.name, outcome.executed))
+
+    # -- profiles -------------------------------------------------------------------------
+
+    def profile(self, all_cases: list[Case]) -> tuple[Profile, Profile | None] | None:
+        """The rules that measure the work, decided from the student's profile at the
+        profile case; and the profiles "why this speed" shows, the student's and the
+        reference's (None, with a note saying why, where there is none): the CPU model's,
+        or with --profile on a GPU, Nsight Compute's where it counted both."""
+        if self.profiled is None:
+            return None
+        case = next(c for c in all_cases if c.name == self.profiled)
+        timeout = self.options.timeout
+        if isinstance(self.model, str):
+            self.measured = profiles.Measured(None, self.model, here=False)
+        elif not self.in_run:  # on a GPU: the CPU model runs the case itself
+            self.measured = profiles.run(self.lab, case, self.submission, self.model, timeout)[1]
+        measured = self.measured or profiles.Measured(None, "that case was not run")
+        if not measured.here:
+            rules.measured(self.lab, self.result, None, None, measured.why, None)
+            self.result.notes.append(f"Why this speed is not shown: {measured.why}.")
+            return None
+        reference = baseline = None  # the lab's own kernels', where the student's was made
+        if measured.profile is not None:
+            own = (self.lab, case.name, self.model, timeout)
+            reference = profiles.lab_kernel(*own, "reference.cu")
+            baseline = profiles.lab_kernel(*own, "baseline.cu") if self.lab.traffic else None
+        rules.measured(
+            self.lab, self.result, case.name, measured.profile, measured.why, baseline, reference
+        )
+        if measured.profile is None:
+            self.result.notes.append(
+                f"Why this speed is not shown: the grader profiles case {case.name}, and "
+                f"{measured.why}."
+            )
+            return None
+        shown = (measured.profile, reference)
+        if self.options.profile and self.backend.measures_speed():
+            build = self.build_for(case)
+            counted, note = profiles.nsight(self.lab, case, self.backend, build, timeout)
+            self.result.notes += [note] if note else []
+            shown = counted or shown
+        return shown
 
     # -- sanitizer and timing -------------------------------------------------------------
 
@@ -388,19 +467,20 @@ class Grading:
             for (case_result, _), diagnostics in zip(runs, found, strict=True):
                 add_findings(case_result, diagnostics)
 
-    def performance(self) -> Performance | None:
+    def performance(self, shown: tuple[Profile, Profile | None] | None) -> Performance | None:
         why = speed_unmeasured(
             self.result.cases, self.options.timing, self.backend.name, self.backend.measures_speed()
         )
         if why:
             self.result.notes.append(why)
             return None
-        performance, untrusted = measure(
+        performance, untrusted, self.roofline = measure(
             self.lab,
             self.submission,
             self.backend,
             self.options.timing_budget,
             self.drawn,
+            shown or (None, None),
         )
         self.result.diagnostics += untrusted
         return performance

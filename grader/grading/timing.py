@@ -9,6 +9,9 @@ all. Any failure costs the speed points."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import math
 import secrets
 import statistics
@@ -30,15 +33,18 @@ from grader.backends.timing import (
     sample_counts,
     summarise,
 )
+from grader.files import write_atomically
 from grader.judge import cases as casegen
 from grader.judge import hints
 from grader.judge.compare import Allowance, Comparison, allowance, compare, counted, magnitudes
 from grader.judge.launch import at_launch, layout, timing_launches
 from grader.model.lab import Case, Lab, Read
 from grader.model.launch import Timing
+from grader.model.profile import Counted, Profile, Roofline, RooflinePoint
 from grader.model.result import Diagnostic, Kind, Performance
 from grader.model.source import Submission, read_submission
 
+CEILINGS = ("flops", "bytes")  # the fp32 peak and the copy bandwidth, per second
 IMPOSSIBLE = 1.2  # a rate above this multiple of the machine's ceiling is not real
 THREADS = 8  # at most, computing the samples' expected values
 SPARE_CORES = 2  # left to the GPU worker, whose launches a busy CPU would delay
@@ -408,11 +414,18 @@ def draw_ahead(lab: Lab, seed: int | None) -> Future[Drawn]:
 
 
 def measure(
-    lab: Lab, submission: Submission, backend: Backend, budget: float, drawn: Future[Drawn]
-) -> tuple[Performance, list[Diagnostic]]:
+    lab: Lab,
+    submission: Submission,
+    backend: Backend,
+    budget: float,
+    drawn: Future[Drawn],
+    profiles: tuple[Profile | None, Profile | None] = (None, None),
+) -> tuple[Performance, list[Diagnostic], Roofline | None]:
     """The student's speed against the reference's, with every timed student launch
-    checked (above), within `budget` seconds, on the inputs `drawn` (draw_ahead); and
-    what makes the timing untrustworthy, which costs the speed points."""
+    checked (above), within `budget` seconds, on the inputs `drawn` (draw_ahead); what
+    makes the timing untrustworthy, which costs the speed points; and, where the timing
+    is trusted, the roofline of both kernels (their `profiles`, student's and
+    reference's, where measured)."""
     seed, case, host = drawn.result()
     macros = lab.macro_values(case.sizes)
     ref_path = lab.home / "reference.cu"
@@ -430,12 +443,16 @@ def measure(
     if untrusted:
         performance.score = 0.0
         performance.note = f"{performance.note} Not scored: {untrusted[0].message}".strip()
-    elif timing.checked:
+        return performance, untrusted, None
+    if timing.checked:
         performance.note += (
             f" Each of the {timing.checked} timed launches of the kernel ran on fresh random "
             "inputs and its output was checked."
         )
-    return performance, untrusted
+    if not timing.student_ms or not timing.ceilings:
+        return performance, untrusted, None
+    ceilings = device_ceilings(backend.device(), timing.ceilings)
+    return performance, untrusted, roofline(lab, case, performance, ceilings, profiles)
 
 
 def performance_of(lab: Lab, case: Case, timing: Timing) -> Performance:
@@ -468,3 +485,68 @@ def performance_of(lab: Lab, case: Case, timing: Timing) -> Performance:
         reference_samples=list(timing.reference_ms),
         note=f"{timing.note}; the per-round speedup spread {summary.spread:.2%}.",
     )
+
+
+# -- the roofline ------------------------------------------------------------------------
+
+
+def roofline(
+    lab: Lab,
+    case: Case,
+    performance: Performance,
+    ceilings: dict[str, float],
+    profiles: tuple[Profile | None, Profile | None] = (None, None),
+) -> Roofline | None:
+    """The timed kernels against the device's ceilings: each one's useful FLOPs and
+    global-memory bytes at the timed size (`case`, with the sizes its draw defined) over
+    its median time. None without both ceilings."""
+    if ceilings.get("flops", 0.0) <= 0 or ceilings.get("bytes", 0.0) <= 0:
+        return None
+    flops = lab.work(case.sizes)[0]
+    times = (performance.student_ms, performance.reference_ms)
+    student, reference = (
+        RooflinePoint(ms, flops, *traffic(lab, case, profile))
+        for ms, profile in zip(times, profiles, strict=True)
+    )
+    return Roofline(ceilings["flops"], ceilings["bytes"], student, reference)
+
+
+def traffic(lab: Lab, case: Case, profile: Profile | None) -> tuple[float, Counted]:
+    """A launch's global-memory bytes at `case`, and which bytes they are. From a profile:
+    DRAM's, where Nsight Compute counted them at these very sizes; otherwise the bytes
+    its loads and stores asked for (cache hits among them: at least what DRAM moves),
+    counted at the profile's case and scaled to this one by the lab's useful FLOPs, per
+    which a kernel's requests do not change with the size (by its least traffic, where
+    the lab counts no FLOPs). Without a profile, the lab's least traffic: each input read
+    once and each output written once, at most what DRAM moves."""
+    flops, least = lab.work(case.sizes)
+    if profile is None:
+        return least, Counted.LEAST
+    if profile.dram_bytes is not None and dict(profile.sizes) == case.shown_sizes:
+        return profile.dram_bytes, Counted.DRAM
+    asked = profile.total("global_loads").bytes + profile.total("global_stores").bytes
+    if flops > 0 and profile.useful_flops > 0:
+        return asked * flops / profile.useful_flops, Counted.REQUESTED
+    try:
+        least_there = lab.work(profile.sizes)[1]
+    except KeyError:  # a size the lab's draw defined, which a profile does not keep
+        return least, Counted.LEAST
+    return (asked * least / least_there if least_there > 0 else least), Counted.REQUESTED
+
+
+def device_ceilings(device: str, measured: dict[str, float]) -> dict[str, float]:
+    """The best fp32 peak and copy bandwidth `device` has measured so far, `measured`
+    among them, kept in the grader's cache: a timing that shared the GPU with other work
+    measures lower ceilings, which would put a kernel nearer its roof than it is. What
+    judges a time possible (`reached`) takes the timing's own, as before."""
+    digest = hashlib.sha256(device.encode()).hexdigest()[:32]
+    path = defaults.cache_dir() / "ceilings" / f"{digest}.json"
+    try:
+        known = json.loads(path.read_text())
+        best = {k: max(float(known[k]), float(measured.get(k, 0.0))) for k in CEILINGS}
+    except (OSError, ValueError, TypeError, KeyError):
+        known, best = None, {k: float(measured.get(k, 0.0)) for k in CEILINGS}
+    if best != known:
+        with contextlib.suppress(OSError):
+            write_atomically(path, json.dumps(best))
+    return best

@@ -5,16 +5,24 @@ kernel to do something (read shared memory, use atomics) is broken when the cens
 run counted none of it (RunOutcome.executed), so that a load in a branch never taken does
 not count, and neither does a word in a comment or a string. A rule that neither the
 module nor the runs decide on this machine is reported as not checked here: a note, never
-a pass."""
+a pass.
+
+The rules that measure the work (Lab.traffic, Lab.busiest_thread) are decided from the
+student's memory profile at the lab's profile case, which the CPU model makes on every
+backend from the addresses each thread touched (grader.grading.profiles): never from
+what the student's process says of itself. Where that run did not go to its end, the
+census case's policy holds: the rule counts as broken, with the reason."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Set
+from fractions import Fraction
 
 from grader.model.interface import Executed, Interface
 from grader.model.lab import Case, Lab, Requirement
 from grader.model.launch import Build
+from grader.model.profile import WARP, Profile
 from grader.model.result import CaseResult, Diagnostic, Kind, Result, Status, Visibility
 
 # Findings that stop a build from being run at all.
@@ -62,8 +70,23 @@ def census_case(lab: Lab, cases: list[Case]) -> str | None:
     smallest public one, the same on every backend. Counting costs (a build that calls
     the runner before every load on the CPU, more than 5x slower on matmul's largest
     case; an extra launch on the GPU), so it is one case."""
+    if not any(rule.executes for rule in lab.requirements):
+        return None
+    return smallest_public(lab, cases)
+
+
+def profile_case(lab: Lab, cases: list[Case]) -> str | None:
+    """The case whose run is profiled: the lab's own (Lab.profile_case) where it names a
+    public case, else the smallest public one, the census case where there is one."""
+    public = {c.name for c in cases if c.visibility == Visibility.PUBLIC}
+    return lab.profile_case if lab.profile_case in public else smallest_public(lab, cases)
+
+
+def smallest_public(lab: Lab, cases: list[Case]) -> str | None:
+    """The public case with the fewest output elements, the same on every backend (the
+    census case, and a kernel's profile case unless its lab names one); None without one."""
     public = [c for c in cases if c.visibility == Visibility.PUBLIC]
-    if not public or not any(rule.executes for rule in lab.requirements):
+    if not public:
         return None
     return min(public, key=lambda c: math.prod(lab.extent(lab.full_sizes(c.sizes)))).name
 
@@ -156,3 +179,130 @@ def _counts(runs: list[Counted], kernel: str, count: str) -> list[tuple[str, int
         if value is not None:
             out.append((case, value))
     return out
+
+
+# -- the rules that measure the work ----------------------------------------------------
+
+TRAFFIC, BUSIEST = "traffic", "busiest_thread"
+# How each one's finding opens: how a reader of the report (grader validate-lab) tells
+# which of them a kernel broke.
+OPENING = {TRAFFIC: "Each output element read ", BUSIEST: "One thread made "}
+
+
+def measured_rules(lab: Lab) -> dict[str, str]:
+    """The lab's rules that measure the work, by name, each with what it asks (a clause)."""
+    found = {BUSIEST: f"no thread makes more than {share(lab.busiest_thread)} of the global loads"}
+    if lab.traffic is not None:
+        found[TRAFFIC] = (
+            f"each output element reads at most {share(lab.traffic.fraction)} of the global "
+            "memory the naive kernel reads for it"
+        )
+    return found
+
+
+def share(fraction: float) -> str:
+    """A lab's fraction as the course writes it: 1/8."""
+    found = Fraction(fraction).limit_denominator(1000)
+    return f"{found.numerator}/{found.denominator}" if found.denominator > 1 else f"{found}"
+
+
+def measured(
+    lab: Lab,
+    result: Result,
+    case: str | None,
+    student: Profile | None,
+    why: str,
+    baseline: Profile | None,
+    reference: Profile | None = None,
+) -> None:
+    """The lab's rules that measure the work, decided from the `student`'s profile at the
+    profile case `case` (`why` there is none), a traffic rule against the `baseline`'s
+    profile there; onto the result. A kernel whose profile run did not go to its end
+    breaks every such rule, as a census case's run does (`why` says how); where the CPU
+    model could not run on this machine (`student` and `case` None), a note. Where the
+    lab's own `reference` breaks the busiest-thread rule there, the case is too small to
+    decide it: a note (the lab should name a larger profile case)."""
+    kernel = lab.kernel.name
+    rules = measured_rules(lab)
+    if case is None:
+        result.notes += [_not_checked(says, why) for says in rules.values()]
+        return
+    if student is None:
+        result.diagnostics += [
+            Diagnostic(Kind.REQUIREMENT, _unmeasured(says, kernel, case, why), kernel=kernel)
+            for says in rules.values()
+        ]
+        return
+    found = []
+    too_small = reference is not None and _busiest(lab, reference)
+    if too_small:
+        why = f"at case {case} even the lab's reference breaks it: the case is too small"
+        result.notes.append(_not_checked(rules[BUSIEST], why))
+    else:
+        found.append(_busiest(lab, student))
+    if lab.traffic is not None:
+        if baseline is None:
+            why = "the lab's baseline.cu could not be profiled"
+            result.notes.append(_not_checked(rules[TRAFFIC], why))
+        else:
+            found.append(_traffic(lab, student, baseline))
+    result.diagnostics += [
+        Diagnostic(Kind.REQUIREMENT, message, kernel=kernel) for message in found if message
+    ]
+
+
+def broken(result: Result) -> set[str]:
+    """The rules that measure the work which `result`'s findings say its kernel broke."""
+    said = [d.message for d in result.diagnostics if d.kind == Kind.REQUIREMENT]
+    return {name for name, opening in OPENING.items() if any(m.startswith(opening) for m in said)}
+
+
+def _busiest(lab: Lab, profile: Profile) -> str | None:
+    found = profile.busiest_thread_share
+    if found is None or found <= lab.busiest_thread:
+        return None
+    loads = profile.total("global_loads").lanes
+    busiest = round(found * loads)
+    return (
+        f"{OPENING[BUSIEST]}{busiest} of the {loads} global loads in case {profile.case} "
+        f"({found:.0%}); the lab allows one thread at most {share(lab.busiest_thread)} of "
+        "them. Spread the work over the threads: each thread loads and combines its own "
+        "part of the input, and the threads of a block combine their parts together (a "
+        "tree in shared memory), not one thread after the others'."
+    )
+
+
+def _read_per_output(profile: Profile) -> float | None:
+    """Global bytes read per output element, a warp's global atomic counted as reading 4
+    bytes a lane: `atomicAdd(&M[i], 0)` reads M[i] too, and is no load."""
+    atomics = sum(k.global_atomics for k in profile.kernels) * WARP * 4
+    read = profile.total("global_loads").bytes + atomics
+    return read / profile.outputs if profile.outputs and read else None
+
+
+def _traffic(lab: Lab, profile: Profile, baseline: Profile) -> str | None:
+    mine, naive = _read_per_output(profile), _read_per_output(baseline)
+    if mine is None or not naive or mine <= lab.traffic.fraction * naive:
+        return None
+    ratio = mine / naive
+    amount = "the naive kernel's amount" if ratio >= 0.95 else f"{ratio:.0%} of the naive kernel's"
+    return (
+        f"{OPENING[TRAFFIC]}{mine:,.0f} bytes of global memory in case "
+        f"{profile.case}, {amount} ({naive:,.0f}); the lab asks for at most "
+        f"{share(lab.traffic.fraction)} of that: {lab.traffic.fix}."
+    )
+
+
+def _unmeasured(says: str, kernel: str, case: str, why: str) -> str:
+    return (
+        f"The lab's rule that {says} is not met in this report: the grader measures what "
+        f"{kernel} reads in case {case}, and {why}. The rule counts as broken until that "
+        "run goes to its end."
+    )
+
+
+def _not_checked(says: str, why: str) -> str:
+    return (
+        f"Not checked here: the lab's rule that {says}, because {why}; it is neither met "
+        "nor broken in this report."
+    )

@@ -332,5 +332,8 @@ def spmv_lab(inputs: tuple[Array, ...], own_hints: tuple = (), **specific) -> La
         cross_case_hints=(),
         scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),
         bound="memory",
+        # rows of one length: one thread a row, the textbook's first kernel, makes at
+        # most 1/517 of the loads (in long-row-300x2000 its long row's thread makes 60%)
+        profile_case="uniform-517x517",
         **specific,
     )

@@ -234,6 +234,21 @@ class Requirement:
 
 
 @dataclass(frozen=True)
+class TrafficLimit:
+    """A rule about reuse (tiling): each output element may read at most `fraction` of
+    the global-memory bytes that the lab's baseline.cu reads for one, both measured by
+    the CPU model at the lab's profile case (grader.judge.rules.measured). Bytes the
+    loads ask for are counted, not DRAM's (a cache does not make a load reuse), and a
+    warp's global atomic as reading 4 bytes a lane (atomicAdd(&M[i], 0) reads M[i])."""
+
+    fraction: float
+    """The most bytes read per output element, as a fraction of the baseline's (1/4)."""
+    fix: str
+    """What to do, in the course's words: "stage tiles of M and N in shared memory and
+    reuse each element TILE times"."""
+
+
+@dataclass(frozen=True)
 class Sampler:
     """A few output elements computed without the whole output, to check timed launches.
     `needs(sizes, axes, read)` gets the sampled coordinates along each axis of the
@@ -312,6 +327,20 @@ class Lab:
     """1, 2 or 3: the output's axes, which set the default BLOCK_*."""
     requirements: tuple[Requirement, ...] = ()
     """Rules correct output alone does not show (grader.labs.common)."""
+    profile_case: str | None = None
+    """The public case whose run is profiled (a kernel's memory profile, "why this
+    speed", and the rules below that measure the work); None: the smallest public case,
+    the census case. A case large enough that every thread has work of its own."""
+    traffic: TrafficLimit | None = None
+    """A rule about reuse: the most global bytes each output element may read, as a
+    fraction of the baseline's (matmul-tiled: 1/4); None: no such rule."""
+    busiest_thread: float = 1 / 8
+    """The largest share of the global loads (over every kernel of the lab) that one
+    thread may make in the profile case: a kernel whose one thread does the work breaks
+    it."""
+    baseline_breaks: tuple[str, ...] = ()
+    """The measured rules ("traffic", "busiest_thread") that the lab's baseline.cu breaks
+    on purpose: the naive kernel a traffic rule compares with breaks it."""
     forbidden: tuple[tuple[str, str], ...] = ()
     """(regex, sentence) pairs the source must not match, read as the compiler reads it:
     no comments, `%:` as `#`, a token that a line splice cuts whole, lines where they were
@@ -401,6 +430,11 @@ class Lab:
         out = dict(sizes)
         out.update(self.derive(out))
         return out
+
+    def output_elements(self, sizes: Sizes) -> int:
+        """The elements of the lab's outputs in a case of `sizes` (its full sizes, launch
+        macros included): what a profile's traffic per output element divides by."""
+        return sum(math.prod(arr.shape(sizes)) for arr in self.outputs)
 
     def macro_values(self, sizes: Sizes) -> dict[str, int]:
         return {name: int(sizes[name]) for name in self.macros}

@@ -12,6 +12,7 @@ from typing import Any
 
 from grader import schema
 from grader.errors import ExitCode
+from grader.model.profile import Profile, Roofline
 
 
 class Kind(StrEnum):
@@ -311,6 +312,52 @@ class Performance:
         }
 
 
+class Cause(StrEnum):
+    """Why a kernel is slower than the reference, in the course's words: each is a gap
+    on one measure of the two profiles (grader.judge.why)."""
+
+    UNCOALESCED = "uncoalesced"  # global loads or stores
+    GLOBAL_TRAFFIC = "global_traffic"  # more global bytes per output: no tiling, no reuse
+    BANK_CONFLICTS = "bank_conflicts"  # shared loads or stores
+    GLOBAL_ATOMICS = "global_atomics"  # where the reference privatises in shared memory
+    DIVERGENCE = "divergence"  # idle lanes in the warps' requests
+    OCCUPANCY = "occupancy"
+    BUSIEST_THREAD = "busiest_thread"  # the work on too few threads
+    MASK_IN_GLOBAL = "mask_in_global"  # a mask read from global, not constant, memory
+
+
+@dataclass(kw_only=True)
+class Advice:
+    """One sentence of "why this speed": a gap to the reference on one measure, with its
+    numbers and the fix, and what it costs by grader.judge.speed_model."""
+
+    cause: Cause
+    message: str
+    cost: float  # the time the gap costs, as a multiple of the reference's memory work
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cause": str(self.cause), "message": self.message, "cost": self.cost}
+
+
+@dataclass(kw_only=True)
+class ProfileReport:
+    """Why this speed: the student's and the reference's memory profiles on the lab's
+    profile case, the advice drawn from them, and on a GPU the roofline."""
+
+    student: Profile
+    reference: Profile | None = None  # None where the reference could not be profiled
+    advice: list[Advice] = field(default_factory=list)
+    roofline: Roofline | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "student": self.student.to_json(),
+            "reference": self.reference.to_json() if self.reference else None,
+            "advice": [a.to_json() for a in self.advice],
+            "roofline": self.roofline.to_json() if self.roofline else None,
+        }
+
+
 @dataclass(kw_only=True)
 class LaunchMacros:
     """The launch the grader used: BLOCK_X .. TILE_Z, which of them the submission defines
@@ -348,6 +395,7 @@ class Result:
     seconds: float = 0.0
     source: str = ""  # the submission's text, for the annotated source of the HTML report
     launch: LaunchMacros | None = None
+    profile: ProfileReport | None = None  # why this speed, where the kernel was profiled
 
     @property
     def graded(self) -> bool:
@@ -386,6 +434,7 @@ class Result:
             "compile": self.compile.to_json(self.kernel),
             "cases": [c.to_json() for c in self.cases],
             "performance": self.performance.to_json() if self.performance else None,
+            "profile": self.profile.to_json() if self.profile else None,
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "notes": list(self.notes),
             "hidden_cases_not_run": self.hidden_not_run,

@@ -5,14 +5,17 @@ printable (common.environment)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import jinja2
 
+from grader.judge.why import figure
+from grader.model.profile import Roofline, RooflinePoint
 from grader.model.result import Performance, Result
-from grader.report import annotate, common, maps
+from grader.report import annotate, common, maps, measures
 
 JINJA = Path(__file__).parent / "jinja"
 
@@ -104,6 +107,120 @@ def chart(perf: Performance) -> Chart:
     return _median_chart(perf)
 
 
+@dataclass(frozen=True)
+class Dot:
+    """A kernel's point on the roofline, in SVG coordinates."""
+
+    label: str  # "student" or "reference", its class
+    x: float
+    y: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Level:
+    """A kernel's bandwidth as a bar against the GPU's, for a lab that counts no FLOPs."""
+
+    label: str
+    y: float
+    width: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Mark:
+    """An axis tick: where, and its label."""
+
+    at: float
+    text: str
+
+
+@dataclass(frozen=True)
+class RooflineChart:
+    """The roofline, log-log: attainable GFLOP/s against FLOPs per byte, the roof of the
+    GPU's bandwidth and FP32 ceilings and a dot for each kernel; for a lab without FLOPs,
+    bars of the bandwidth each achieved against the GPU's. All in SVG coordinates."""
+
+    width: int
+    height: int
+    roof: str
+    dots: list[Dot]
+    xticks: list[Mark]
+    yticks: list[Mark]
+    levels: list[Level]
+    left: int = LEFT
+    right: int = WIDTH - RIGHT
+    top: int = TOP
+    bottom: int = HEIGHT - BOTTOM
+    bar_x: int = BAR_LABEL
+    bar_height: int = BAR_HEIGHT
+
+
+def _points(line: Roofline) -> list[tuple[str, RooflinePoint]]:
+    return [("student", line.student), ("reference", line.reference)]
+
+
+def _decades(values: list[float]) -> tuple[int, int]:
+    """The powers of ten around `values`, at least one decade apart."""
+    low = math.floor(math.log10(min(values)))
+    return low, max(low + 1, math.ceil(math.log10(max(values))))
+
+
+def _place(value: float, decades: tuple[int, int], start: float, end: float) -> float:
+    low, high = decades
+    return start + (end - start) * (math.log10(value) - low) / (high - low)
+
+
+def _ticks(decades: tuple[int, int], start: float, end: float) -> list[Mark]:
+    return [
+        Mark(_place(10.0**p, decades, start, end), figure(10.0**p))
+        for p in range(decades[0], decades[1] + 1)
+    ]
+
+
+def _log_chart(line: Roofline, points: list[tuple[str, RooflinePoint]]) -> RooflineChart:
+    ridge = line.peak_gflops / line.peak_gbps
+    xs = _decades([ridge, *(p.intensity for _, p in points)])
+    ys = _decades([line.peak_gflops, *(p.gflops for _, p in points)])
+    floor_x = max(10.0 ** xs[0], 10.0 ** ys[0] / line.peak_gbps)  # where the roof enters
+
+    def at(x: float, y: float) -> tuple[float, float]:
+        return _place(x, xs, LEFT, WIDTH - RIGHT), _place(y, ys, HEIGHT - BOTTOM, TOP)
+
+    corners = [(floor_x, floor_x * line.peak_gbps), (ridge, line.peak_gflops)]
+    corners.append((10.0 ** xs[1], line.peak_gflops))
+    roof = " ".join("{:.1f},{:.1f}".format(*at(x, y)) for x, y in corners if x <= 10.0 ** xs[1])
+    dots = [
+        Dot(label, *at(p.intensity, p.gflops), f"{figure(p.gflops)} GFLOP/s") for label, p in points
+    ]
+    xticks = _ticks(xs, LEFT, WIDTH - RIGHT)
+    return RooflineChart(WIDTH, HEIGHT, roof, dots, xticks, _ticks(ys, HEIGHT - BOTTOM, TOP), [])
+
+
+def _bandwidth_chart(line: Roofline, points: list[tuple[str, RooflinePoint]]) -> RooflineChart:
+    usable = WIDTH - 2 * BAR_LABEL - RIGHT
+    levels = [
+        Level(
+            label,
+            TOP + i * (BAR_HEIGHT + BAR_GAP),
+            usable * min(1.0, p.gbps / line.peak_gbps),
+            f"{figure(p.gbps)} of {figure(line.peak_gbps)} GB/s",
+        )
+        for i, (label, p) in enumerate(points)
+    ]
+    height = TOP + len(levels) * (BAR_HEIGHT + BAR_GAP)
+    return RooflineChart(WIDTH, height, "", [], [], [], levels)
+
+
+def roofline_chart(line: Roofline) -> RooflineChart:
+    """The roofline with both points; bandwidth bars where a point has no FLOPs or bytes
+    (a log axis has no place for 0)."""
+    points = _points(line)
+    if all(p.gflops > 0 and p.gbps > 0 for _, p in points):
+        return _log_chart(line, points)
+    return _bandwidth_chart(line, points)
+
+
 @cache  # batch grading renders hundreds of reports from the same compiled template
 def _environment() -> jinja2.Environment:
     env = common.environment(JINJA)
@@ -120,6 +237,7 @@ def _environment() -> jinja2.Environment:
 
 def render(result: Result) -> str:
     template = _environment().get_template("report.html.j2")
+    profile = result.profile
     return template.render(
         r=result,
         score=common.score(result),
@@ -128,4 +246,7 @@ def render(result: Result) -> str:
         other_diagnostics=common.other_diagnostics(result),
         passed=sum(c.passed for c in result.cases),
         source=annotate.annotate(result),
+        why=measures.section(profile) if profile else None,
+        why_title=measures.TITLE,
+        roofline=roofline_chart(profile.roofline) if profile and profile.roofline else None,
     )

@@ -14,8 +14,16 @@ from typing import Any
 
 from grader import schema
 from grader.errors import GraderError
+from grader.model.profile import (
+    Counted,
+    Profile,
+    Roofline,
+    RooflinePoint,
+)
 from grader.model.result import (
+    Advice,
     CaseResult,
+    Cause,
     CompileInfo,
     Diagnostic,
     ErrorMap,
@@ -23,6 +31,7 @@ from grader.model.result import (
     LaunchMacros,
     Mismatch,
     Performance,
+    ProfileReport,
     Result,
     Status,
     Visibility,
@@ -123,6 +132,39 @@ def _performance(data: dict[str, Any] | None) -> Performance | None:
     )
 
 
+def _profile(data: dict[str, Any] | None) -> Profile | None:
+    return Profile.from_json(data) if data is not None else None
+
+
+def _point(data: dict[str, Any]) -> RooflinePoint:
+    return RooflinePoint(data["ms"], data["flops"], data["bytes"], Counted(data["counted"]))
+
+
+def _roofline(data: dict[str, Any] | None) -> Roofline | None:
+    if data is None:
+        return None
+    return Roofline(
+        peak_flops=data["peak_flops"],
+        peak_bytes=data["peak_bytes"],
+        student=_point(data["student"]),
+        reference=_point(data["reference"]),
+    )
+
+
+def _profile_report(data: dict[str, Any] | None) -> ProfileReport | None:
+    if data is None:
+        return None
+    return ProfileReport(
+        student=_profile(data["student"]),
+        reference=_profile(data["reference"]),
+        advice=[
+            Advice(cause=Cause(a["cause"]), message=a["message"], cost=a["cost"])
+            for a in data["advice"]
+        ],
+        roofline=_roofline(data["roofline"]),
+    )
+
+
 def _launch(data: dict[str, Any] | None) -> LaunchMacros | None:
     if data is None:
         return None
@@ -161,6 +203,7 @@ def result_from_json(data: dict[str, Any]) -> Result:
             grader_version=data.get("grader_version", ""),
             source=data.get("source", ""),
             launch=_launch(data.get("launch")),
+            profile=_profile_report(data["profile"]),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ReportFormatError(f"This is not a grader report: {error}.") from error

@@ -4,8 +4,9 @@ One testsuite for the submission. A `compile` testcase fails on a build that did
 compile or broke the lab's interface or rules; one testcase per case (classname
 `LAB.public` or `LAB.hidden`) fails on wrong output and errors on a crash or timeout; a
 `diagnostics` testcase, only when there are any, fails on run-time findings outside the
-cases; a `performance` testcase is skipped when nothing was timed. Scores are suite
-properties; notes are the suite's system-out.
+cases; a `performance` testcase is skipped when nothing was timed, and its system-out says
+why this speed where the kernel was profiled. Scores are suite properties; notes are the
+suite's system-out.
 
 The XML keeps to what the strictest readers accept (Jenkins' xUnit junit-10.xsd): no
 `disabled` attribute, and a time on every testcase and suite in whole milliseconds, as a
@@ -18,7 +19,7 @@ import xml.etree.ElementTree as ET
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
 from grader.model.result import CaseResult, Kind, Result, Status
-from grader.report import common
+from grader.report import common, measures
 
 
 def _compile_case(result: Result) -> TestCase:
@@ -61,17 +62,18 @@ def _checks_case(result: Result) -> TestCase | None:
 
 def _performance_case(result: Result) -> TestCase:
     perf = result.performance
-    case = TestCase("performance", classname=result.lab)
+    why = measures.section(result.profile).lines() if result.profile else []
+    case = TestCase("performance", classname=result.lab, stdout="\n".join(why) or None)
     if perf is None:
         case.add_skipped_info("not timed", "\n".join(result.notes) or None)
         return case
-    case.stdout = (
+    timed = (
         f"student {common.number(perf.student_ms)} ms, "
         f"reference {common.number(perf.reference_ms)} ms, "
         f"speedup {common.speedup(perf.speedup)}, spread {common.percent(perf.spread)}, "
         f"{common.points(perf.score)}/{common.points(perf.max_score)} points"
-        + (f"\n{perf.note}" if perf.note else "")
     )
+    case.stdout = "\n".join([timed, *([perf.note] if perf.note else []), *why])
     return case
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 
 from grader.model.result import Result
-from grader.report import common, maps
+from grader.report import common, maps, measures
 
 JINJA = Path(__file__).parent / "jinja"
 OUTPUT_LINES = 40  # printf lines per case; a job summary is read, not archived
@@ -78,4 +78,6 @@ def render(result: Result) -> str:
         log_lines=LOG_LINES,
         map_lines=MAP_LINES,
         first_mapped=next((c for c in result.cases if c.error_map and not c.passed), None),
+        why=measures.section(result.profile) if result.profile else None,
+        why_title=measures.TITLE,
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from grader.model.result import CaseResult, Kind, Performance, Result, Status
-from grader.report import common, maps
+from grader.report import common, maps, measures
 
 OUTPUT_LINES = 8  # printf lines shown per case; the file reports keep the rest
 LOG_LINES = 20  # compiler log lines shown when the build failed
@@ -204,13 +204,29 @@ def _performance(result: Result, paint: _Paint) -> list[str]:
     perf = result.performance
     if perf is None:
         why = " (see the notes)" if result.notes else ""
-        return ["", f"{paint('Performance', 'bold')}  not timed{why}"]
+        return ["", f"{paint('Performance', 'bold')}  not timed{why}", *_why(result, paint)]
     lines = ["", paint("Performance", "bold"), f"  {_performance_line(perf)}"]
     if perf.sizes or perf.rounds:
         lines.append(paint(f"  at {common.sizes(perf.sizes)}, {perf.rounds} rounds", "dim"))
     if perf.note:
         lines.append(f"  {perf.note}")
-    return lines
+    return lines + _why(result, paint)
+
+
+def _why(result: Result, paint: _Paint) -> list[str]:
+    """Why this speed, under Performance: the measures side by side, then the advice."""
+    if result.profile is None:
+        return []
+    why = measures.section(result.profile)
+    lines = [f"  {paint(measures.TITLE, 'bold')}: {why.profiled}"]
+    if why.rows:
+        header = ["measure", "yours", "reference"]
+        rows = [header] + [[r.label, r.student, r.reference] for r in why.rows]
+        painted = [[paint(h, "dim") for h in header]] + rows[1:]
+        lines += [f"  {line}" for line in _table(rows, painted)]
+    lines += [f"  {paint(note, 'dim')}" for note in why.notes]
+    lines += [f"  - {advice}" for advice in why.advice]
+    return lines + ([f"  {why.roofline}"] if why.roofline else [])
 
 
 def _notes(result: Result, paint: _Paint) -> list[str]:

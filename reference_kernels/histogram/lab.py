@@ -178,6 +178,9 @@ LAB = Lab(
     work=lambda s: (0.0, float(s["n"] + 4 * NUM_BINS)),
     dims=1,
     requirements=(common.no_library(), ATOMICS),
+    # enough bytes a block that privatised bins save global atomics (at uniform-1000,
+    # 4 blocks, the reference's merge is a quarter of its atomics)
+    profile_case="uniform-65536",
     forbidden=common.FORBIDDEN,
     hints=(nothing_counted, lost_counts, extra_counts),
     scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),

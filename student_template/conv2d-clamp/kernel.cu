@@ -1,5 +1,8 @@
 // Lab conv2d-clamp: 2D convolution with clamped edges. Read README.md first.
 //
+// Rules the grader measures on its profile of your kernel (README.md):
+//   - No thread may make more than 1/8 of the global loads of the profile case.
+//
 // Check your work:   grader check conv2d-clamp kernel.cu
 //
 // P has the size of N (Height rows of Width pixels, row-major: pixel (row, col) is

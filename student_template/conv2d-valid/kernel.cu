@@ -1,6 +1,9 @@
 // Lab conv2d-valid: valid 2D cross-correlation with a filter in constant memory and a
 // tile of the input in dynamic shared memory. Read README.md first.
 //
+// Rules the grader measures on its profile of your kernel (README.md):
+//   - No thread may make more than 1/8 of the global loads of the profile case.
+//
 // Check your work:   grader check conv2d-valid kernel.cu
 //
 // input is input_rows x input_cols, the filter kernel_rows x kernel_cols (R x S), and

@@ -1,5 +1,8 @@
 // Lab conv3d-pitched: 3D convolution over pitched rows. Read README.md first.
 //
+// Rules the grader measures on its profile of your kernel (README.md):
+//   - No thread may make more than 1/8 of the global loads of the profile case.
+//
 // Check your work:   grader check conv3d-pitched kernel.cu
 //
 // N and P are W x H x D volumes (x fastest). Every row of x values is padded to a

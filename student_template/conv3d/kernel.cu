@@ -1,5 +1,8 @@
 // Lab conv3d: 3D convolution with the mask in constant memory. Read README.md first.
 //
+// Rules the grader measures on its profile of your kernel (README.md):
+//   - No thread may make more than 1/8 of the global loads of the profile case.
+//
 // Check your work:   grader check conv3d kernel.cu
 //
 // N and P are W x H x D volumes (x fastest). Element (x, y, z) is at index (z * H + y) * W + x.

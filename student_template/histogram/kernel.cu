@@ -1,6 +1,9 @@
 // Lab histogram: count the bytes of `input` into NUM_BINS = 256 bins, with atomics and
 // privatized bins in shared memory. Read README.md first.
 //
+// Rules the grader measures on its profile of your kernel (README.md):
+//   - No thread may make more than 1/8 of the global loads of the profile case.
+//
 // Check your work:   grader check histogram kernel.cu
 //
 // The grader launches   histogram<<<grid, block>>>(input, bins, n);

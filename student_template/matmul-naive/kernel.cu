@@ -1,6 +1,9 @@
 // Lab matmul-naive: P = M N for square Width x Width matrices, one thread per element
 // of P, reading M and N straight from global memory. Read README.md first.
 //
+// Rules the grader measures on its profile of your kernel (README.md):
+//   - No thread may make more than 1/8 of the global loads of the profile case.
+//
 // Check your work:   grader check matmul-naive kernel.cu
 //
 // The grader launches   matmul<<<grid, block>>>(M, N, P, Width);

@@ -1,6 +1,12 @@
 // Lab matmul-tiled: P = M N for square Width x Width matrices, with tiles of M and N
 // staged in shared memory and reused by the whole block. Read README.md first.
 //
+// Rules the grader measures on its profile of your kernel (README.md):
+//   - No thread may make more than 1/8 of the global loads of the profile case.
+//   - Each output element may read at most 1/4 of the global memory the naive kernel
+//     reads for it: stage tiles of M and N in shared memory and reuse each element TILE
+//     times.
+//
 // Check your work:   grader check matmul-tiled kernel.cu
 //
 // The grader launches   matmul<<<grid, block>>>(M, N, P, Width);

@@ -1,6 +1,9 @@
 // Lab reduction: block b sums its TILE_X = 2 * BLOCK_X inputs and writes the sum to
 // output[b]; the grader adds the partial sums of all blocks. Read README.md first.
 //
+// Rules the grader measures on its profile of your kernel (README.md):
+//   - No thread may make more than 1/8 of the global loads of the profile case.
+//
 // Check your work:   grader check reduction kernel.cu
 //
 // The grader launches   reduction<<<grid, block>>>(input, output, n);

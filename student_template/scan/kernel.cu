@@ -1,6 +1,9 @@
 // Lab scan: the inclusive prefix sum output[i] = input[0] + ... + input[i], in three
 // kernels the grader launches one after the other. Read README.md first.
 //
+// Rules the grader measures on its profile of your kernel (README.md):
+//   - No thread may make more than 1/8 of the global loads of the profile case.
+//
 // Check your work:   grader check scan kernel.cu
 //
 // The grader launches, in this order, on the same buffers:

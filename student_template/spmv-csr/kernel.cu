@@ -1,6 +1,9 @@
 // Lab spmv-csr: y = A x for a sparse matrix A stored in CSR (compressed sparse rows).
 // Read README.md first.
 //
+// Rules the grader measures on its profile of your kernel (README.md):
+//   - No thread may make more than 1/8 of the global loads of the profile case.
+//
 // Check your work:   grader check spmv-csr kernel.cu
 //
 // The grader launches   spmv_csr<<<grid, block>>>(row_ptr, col_idx, values, x, y, num_rows);

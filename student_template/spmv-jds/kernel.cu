@@ -1,6 +1,9 @@
 // Lab spmv-jds: y = A x for a sparse matrix A stored in transposed JDS (jagged diagonal
 // storage). Read README.md first.
 //
+// Rules the grader measures on its profile of your kernel (README.md):
+//   - No thread may make more than 1/8 of the global loads of the profile case.
+//
 // Check your work:   grader check spmv-jds kernel.cu
 //
 // The grader launches

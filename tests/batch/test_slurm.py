@@ -56,3 +56,9 @@ def test_public_only_reaches_every_task(course, tmp_path):
     assert "--public-only" not in plain
     text = write_slurm_script("conv2d", course, tmp_path / "b", public_only=True).read_text()
     assert " --public-only" in text.split("\nexec ", 1)[1]  # the task's command
+
+
+def test_the_tasks_profile_under_nsight_compute_where_asked(course, tmp_path):
+    asked = write_slurm_script("conv2d", course, tmp_path / "o", profile=True).read_text()
+    assert "--profile" in asked
+    assert "--profile" not in write_slurm_script("conv2d", course, tmp_path / "p").read_text()

@@ -47,6 +47,14 @@ class Kit:
         launch = Launch(kernel, _dim(grid), _dim(block), shared, list(args), constants or {})
         return self.backend.run(build, launch, timeout)
 
+    def profile(self, build: Build, kernel: str, grid, block, args: list, shared: int = 0):
+        """The run's outcome, which must have gone to its end, and the kernel's profile."""
+        launch = Launch(kernel, _dim(grid), _dim(block), shared, list(args), {})
+        outcome, profiles = self.backend.profile(build, launch, 10.0)
+        assert outcome.completed, outcome.diagnostics
+        assert [p.kernel for p in profiles] == [kernel]
+        return outcome, profiles[0]
+
 
 def _dim(v) -> tuple[int, int, int]:
     v = (v,) if isinstance(v, int) else tuple(v)

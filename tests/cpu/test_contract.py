@@ -158,15 +158,15 @@ def test_every_base_has_its_c_type():
 
 def _full_job(folder: Path, monkeypatch) -> None:
     """A job with every kind of line the grader writes: buffers and a scalar, a constant,
-    a carried variable, a library to preload (one that is not there), and the user a
-    worker of root's becomes."""
+    a carried variable, a library to preload (one that is not there), the user a worker
+    of root's becomes, and a profile, which names the variables."""
     monkeypatch.setattr(job, "_libraries", lambda module: (NO_LIBRARY,))
     variables = {"Mc": Variable(16, "const", False), "flag": Variable(4, "global", True)}
     artifact = Artifact(folder / job.MODULE, "kernel.cu", variables=variables)
     ones = np.ones(16, np.float32)
     args = [Buffer("M", ones, False), Buffer("P", ones.copy(), True), Scalar("n", "int", 16)]
     launch = Launch("k", (1, 1, 1), (16, 1, 1), 0, args, {"Mc": np.ones(4, np.float32)})
-    settings = job.Settings(jobs=2, require_isolation=True)
+    settings = job.Settings(jobs=1, require_isolation=True, profile="0123abcd")
     state = {"flag": bytes(4)}
     job._write_job(folder, artifact, launch, 5.0, settings, (65534, 65534), state)
 
@@ -220,8 +220,12 @@ def _run_job(folder: Path) -> job.Report:
             'the key "kernel" 0 times',
         ),
         (lambda lines: [*lines, "grid 1 1 1"], 'the key "grid" 2 times'),
+        (
+            lambda lines: [("jobs 2" if ln == "jobs 1" else ln) for ln in lines],
+            "a profile on more than one pool thread",
+        ),
     ],
-    ids=["unknown", "missing", "twice"],
+    ids=["unknown", "missing", "twice", "profile-on-threads"],
 )
 def test_the_runner_refuses_a_job_it_does_not_read_as_the_graders_bug(
     tmp_path, monkeypatch, change, said
@@ -239,12 +243,16 @@ def test_the_runner_refuses_a_job_it_does_not_read_as_the_graders_bug(
 
 
 def test_the_runner_reads_the_job_the_grader_writes(tmp_path, monkeypatch):
-    """It goes on to its next step: loading the libraries the module needs."""
+    """It goes on to its next step: loading the libraries the module needs. The
+    profile's token it has read is no longer in its file by then."""
     _full_job(tmp_path, monkeypatch)
+    token = tmp_path / contract.FILES["token"]
+    assert token.read_text() == "0123abcd"
     report = _run_job(tmp_path)
     error = report.first_setup(protocol.Error)
     assert report.returncode == contract.Exit.SETUP and error.what == "preload", error
     assert NO_LIBRARY in error.detail
+    assert token.read_bytes() == bytes(8)
 
 
 def _syntax(source: Path, includes: list[str]) -> subprocess.CompletedProcess:

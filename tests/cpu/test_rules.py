@@ -1,19 +1,22 @@
 """Lab rules on the CPU backend, where the module shows no instructions (no nvcc): what
 the kernel executed decides them (runtime/counts.cpp), and a library is found by what
 the module holds (grader.toolchain.libraries). The GPU's census counts the same
-(tests/gpu/test_cuda_backend.py)."""
+(tests/gpu/test_cuda_backend.py). The rules that measure the work, from profiles built
+by hand (tests/profile_kit.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import profile_kit
 from census_kit import DEAD_SHARED_READ, TILED
 from cpu_kit import inp, integer, out
 
 from grader import labs
 from grader.grading.pipeline import Options, grade
-from grader.model.result import Kind, Status
+from grader.judge import rules
+from grader.model.result import CompileInfo, Kind, Result, Status
 from grader.model.source import Submission
 
 
@@ -50,12 +53,13 @@ def _graded(tmp_path, lab: str, source: str):
         return grade(labs.get(lab), path, backend, Options(backend="cpu", timeout=10))
 
 
-def test_without_nvcc_a_dead_shared_load_breaks_the_tiled_rule_and_a_tile_keeps_it(
+def test_without_nvcc_a_naive_multiply_breaks_the_traffic_rule_and_a_tile_keeps_it(
     tmp_path, no_nvcc
 ):
+    """The CPU model measures what each output element reads, with or without nvcc."""
     broken = _graded(tmp_path, "matmul-tiled", DEAD_SHARED_READ)
     rules = [d for d in broken.diagnostics if d.kind == Kind.REQUIREMENT]
-    assert len(rules) == 1 and "executed no load from shared memory in case" in rules[0].message
+    assert len(rules) == 1 and "the naive kernel's amount" in rules[0].message
     assert broken.score == broken.max_score / 2
     kept = _graded(tmp_path, "matmul-tiled", TILED)
     assert kept.status == Status.PASSED
@@ -98,3 +102,67 @@ def test_the_counts_are_out_of_the_modules_reach(kit, no_nvcc):
     build = kit.build(source)
     assert not build.ok
     assert "rt::tw is declared and used, but never defined" in build.diagnostics[0].message
+
+
+# -- the rules that measure the work (Lab.traffic, Lab.busiest_thread) --------------------
+
+
+def _measured(lab: str, student, baseline=None, case="width-64", why="", reference=None):
+    result = Result(
+        lab=lab, submission="k.cu", backend="cpu", device="", status=Status.PASSED,
+        score=0.0, max_score=0.0, compile=CompileInfo(ok=True), kernel="k",
+    )  # fmt: skip
+    rules.measured(labs.get(lab), result, case, student, why, baseline, reference)
+    return result
+
+
+def test_one_thread_that_makes_every_load_breaks_the_busiest_thread_rule():
+    found = _measured("reduction", profile_kit.serial_reduction(), case="n-1000")
+    assert [d.kind for d in found.diagnostics] == [Kind.REQUIREMENT]
+    message = found.diagnostics[0].message
+    assert message.startswith("One thread made 1000 of the 1000 global loads in case n-1000")
+    assert "at most 1/8 of them" in message
+    assert rules.broken(found) == {rules.BUSIEST}
+    kept = _measured("reduction", profile_kit.reduction_reference(), case="n-1000")
+    assert kept.diagnostics == []
+
+
+def test_the_naive_kernels_traffic_breaks_the_tiled_labs_rule_and_a_tile_keeps_it():
+    naive = profile_kit.naive()
+    found = _measured("matmul-tiled", naive, baseline=naive)
+    assert rules.broken(found) == {rules.TRAFFIC}
+    message = found.diagnostics[0].message
+    assert "512 bytes of global memory in case width-64, the naive kernel's amount" in message
+    assert "at most 1/4 of that: stage tiles of M and N in shared memory" in message
+    kept = _measured("matmul-tiled", profile_kit.tiled_reference(), baseline=naive)
+    assert kept.diagnostics == []
+
+
+def test_a_profile_run_that_did_not_end_breaks_every_measured_rule_with_its_reason():
+    found = _measured("matmul-tiled", None, why="there the kernel hung (see that case)")
+    messages = [d.message for d in found.diagnostics]
+    assert len(messages) == 2 and all("is not met in this report" in m for m in messages)
+    assert all("in case width-64, and there the kernel hung" in m for m in messages)
+
+
+def test_where_the_model_cannot_run_the_rules_are_not_checked_never_met():
+    found = _measured("reduction", None, case=None, why="the CPU model cannot run here")
+    assert found.diagnostics == []
+    assert found.notes == [
+        "Not checked here: the lab's rule that no thread makes more than 1/8 of the global "
+        "loads, because the CPU model cannot run here; it is neither met nor broken in this "
+        "report."
+    ]
+
+
+def test_without_a_baseline_profile_the_traffic_rule_is_a_note():
+    found = _measured("matmul-tiled", profile_kit.naive(), baseline=None)
+    assert found.diagnostics == [] and found.notes[0].startswith("Not checked here")
+
+
+def test_a_case_where_the_reference_itself_breaks_the_busiest_thread_rule_decides_nothing():
+    """A profile case too small for the work to spread (one output element, say)."""
+    serial = profile_kit.serial_reduction()
+    found = _measured("reduction", serial, case="n-1000", reference=serial)
+    assert found.diagnostics == []
+    assert "at case n-1000 even the lab's reference breaks it" in found.notes[0]

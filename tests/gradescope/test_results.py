@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import jsonschema
+import profile_kit
 import pytest
 from batch_data import make_result
 
@@ -165,3 +166,33 @@ def test_full_speed_points_score_exactly_the_speed_tests_rounded_maximum():
     validate(data)
     assert [t["max_score"] for t in data["tests"][1:]] == [1.0] * 4
     assert all(t["score"] == t["max_score"] for t in data["tests"][1:])
+
+
+def test_why_this_speed_is_a_visible_test_worth_nothing():
+    lab = labs.get("matmul-naive")
+    report = profile_kit.report(profile_kit.rows_from_x(), profile_kit.naive())
+    result = replace(make_result("matmul-naive", (), SECRET), profile=report)
+    data = results_json(lab, result, SECRET, 1.25, hidden_visibility="hidden")
+    validate(data)
+    why = next(t for t in data["tests"] if t["name"] == "Why this speed")
+    assert why["visibility"] == "visible" and "score" not in why and "max_score" not in why
+    assert why["output"].startswith("Why this speed: case width-64 (Width=64), measured by")
+    assert "Global loads and stores are uncoalesced: loads 8.5 sectors per request" in why["output"]
+    assert sum(t.get("score", 0) for t in data["tests"]) == pytest.approx(data["score"], abs=1e-3)
+    plain = results_json(lab, make_result("matmul-naive", (), SECRET), SECRET, 1.25)
+    assert not any(t["name"] == "Why this speed" for t in plain["tests"])
+
+
+def test_the_roofline_goes_with_the_speed_which_waits_on_the_hidden_cases():
+    lab = labs.get("matmul-tiled")
+    report = profile_kit.report(
+        profile_kit.tile_read_down_column(), profile_kit.tiled_reference(), profile_kit.roofline()
+    )
+    result = replace(make_result("matmul-tiled", (), SECRET, speedup=0.2), profile=report)
+    data = results_json(lab, result, SECRET, 1.25)
+    validate(data)
+    speed = next(t for t in data["tests"] if t["name"] == "Speed")
+    why = next(t for t in data["tests"] if t["name"] == "Why this speed")
+    assert "Roofline: yours 800 GFLOP/s" in speed["output"]
+    assert speed["visibility"] == "after_due_date"
+    assert "Roofline" not in why["output"] and "bank conflicts" in why["output"]

@@ -7,6 +7,7 @@ here."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import platform
 from pathlib import Path
@@ -15,12 +16,15 @@ from grader import machine
 from grader.backends.base import Backend, BackendUnavailable
 from grader.backends.cpu import blame, diagnose
 from grader.backends.cpu import build as building
+from grader.backends.cpu import profile as profiling
 from grader.backends.cpu.job import PASSES, Report, Settings, Stop, execute
 from grader.backends.cpu.protocol import Fault, Hazard, Pass, Sandbox
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 from grader.model.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
 from grader.model.launch import Buffer, Build, Launch, RunOutcome
+from grader.model.occupancy import occupancy
+from grader.model.profile import KernelProfile
 from grader.model.result import Diagnostic, Kind, RaceScope
 from grader.model.source import Submission
 from grader.toolchain import cxx, sandbox, scratch
@@ -126,17 +130,55 @@ class CpuBackend(Backend):
         on a GPU, where the module stays loaded and every run starts from those values."""
         return self._launch(build, launch, timeout, None)
 
+    def profile(
+        self, build: Build, launch: Launch, timeout: float
+    ) -> tuple[RunOutcome, list[KernelProfile]]:
+        """`run`, on the build with load hooks (`build` where it is one; else built here,
+        from the same source, as a census build), each block of the first pass on one
+        pool thread with its loads, stores and atomics grouped into warp-level requests
+        (runtime/profile.cpp). With the outcome, which also counts what each kernel
+        executed, each kernel's profile, its occupancy from ptxas's figures where nvcc
+        gave them; a kernel whose run did not go to its end has none."""
+        if not build.ok or not isinstance(build.artifact, building.Artifact):
+            raise ValueError("profile() needs a successful build from this backend")
+        hooked = self._hooked(build.artifact)
+        if hooked is None:  # the census build failed where the plain one did not
+            return self.run(build, launch, timeout), []
+        profiles: list[KernelProfile] = []
+        on = dataclasses.replace(build, artifact=hooked)
+        outcome = self._launch(on, launch, timeout, None, profiles)
+        return outcome, profiling.merged(profiles)
+
+    def _hooked(self, artifact: building.Artifact) -> building.Artifact | None:
+        """`artifact`, or the module of its census build: the one whose loads are hooked;
+        None where that could not be built."""
+        made = self._made.get(artifact.module)
+        if artifact.census or made is None:
+            return artifact if artifact.census else None
+        built = building.build(*made, census=True)
+        if not isinstance(built.artifact, building.Artifact):
+            return None
+        self._made[built.artifact.module] = made
+        return built.artifact
+
     def _launch(
-        self, build: Build, launch: Launch, timeout: float, stop: Stop | None
+        self,
+        build: Build,
+        launch: Launch,
+        timeout: float,
+        stop: Stop | None,
+        profiles: list[KernelProfile] | None = None,
     ) -> RunOutcome:
-        """`run`; with `stop`, a run made ahead, whose workers `stop` may end."""
+        """`run`; with `stop`, a run made ahead, whose workers `stop` may end; with
+        `profiles`, a profiled run, each kernel's profile added to it."""
         if not build.ok or not isinstance(build.artifact, building.Artifact):
             raise ValueError("run() needs a successful build from this backend")
         contents = {b.name: b.data for b in launch.buffers()}
         state: dict[str, bytes] | None = {} if launch.then else None
         total: RunOutcome | None = None
         for step in launch.steps:
-            outcome = self._run_step(build, _on(step, contents), timeout, state, stop)
+            on = _on(step, contents)
+            outcome = self._run_step(build, on, timeout, state, stop, profiles)
             total = outcome if total is None else _chained(total, outcome)
             if not outcome.completed:
                 break
@@ -150,9 +192,11 @@ class CpuBackend(Backend):
         timeout: float,
         state: dict[str, bytes] | None,
         stop: Stop | None,
+        profiles: list[KernelProfile] | None = None,
     ) -> RunOutcome:
         """`state` (a launch of several kernels) holds the __device__ values the step
-        starts from, and then those it left."""
+        starts from, and then those it left; `profiles` gets the step's kernel's profile,
+        where it is profiled and its run went to its end."""
         problems = _launch_problems(build, launch)
         if problems:
             return RunOutcome(diagnostics=problems, crashed=True)
@@ -176,7 +220,9 @@ class CpuBackend(Backend):
         # start, as every block does where stores show order to matter (the census case
         # is the smallest public one)
         jobs = 1 if artifact.census else self.jobs
-        settings = Settings(jobs, require_isolation=self._require_isolation(), stop=stop)
+        token = profiling.token() if profiles is not None else ""
+        isolated = self._require_isolation()
+        settings = Settings(jobs, require_isolation=isolated, profile=token, stop=stop)
         start = dict(state) if state is not None else None
         report = execute(artifact, launch, timeout, settings, self._shelf, state)
         if jobs > 1 and _order_dependent(report):
@@ -194,7 +240,23 @@ class CpuBackend(Backend):
                 diagnostics=[blame.submission_crash(err, launch.kernel)], crashed=True
             )
         self._locate_race(out, artifact, launch, timeout, settings, start)
+        if profiles is not None and out.completed:
+            self._add_profile(profiles, report, build, launch, token)
         return out
+
+    @staticmethod
+    def _add_profile(
+        profiles: list[KernelProfile], report: Report, build: Build, launch: Launch, token: str
+    ) -> None:
+        """The profile of the run's kernel, with its occupancy, onto `profiles`."""
+        threads = math.prod(launch.block)
+        found = profiling.read(report, launch.kernel, token, threads * math.prod(launch.grid))
+        if found is None:
+            return
+        resources = build.compile.kernels.get(launch.kernel)
+        if resources is not None:
+            found.occupancy = occupancy(resources, threads, launch.shared_bytes)
+        profiles.append(found)
 
     def _locate_race(
         self,
@@ -216,13 +278,10 @@ class CpuBackend(Backend):
         if settings.stop is not None:  # made ahead: an earlier case may show a race too
             raise _InTurn
         self._hazards_sought.add(artifact.module)
-        hooked = artifact
-        if not artifact.census:
-            built = building.build(*made, census=True)
-            if not isinstance(built.artifact, building.Artifact):
-                return
-            hooked = built.artifact
-        seek = dataclasses.replace(settings, jobs=1, hazards=True)
+        hooked = self._hooked(artifact)
+        if hooked is None:
+            return
+        seek = dataclasses.replace(settings, jobs=1, hazards=True, profile="")
         report = execute(hooked, launch, timeout, seek, self._shelf, state)
         record = report.first(Hazard)
         if record is not None:

@@ -49,6 +49,7 @@ JOB_KEYS = {
     "timeout": ONCE,  # seconds of a pass, and of loading the module
     "passes": ONCE,
     "hazards": ONCE,  # 1: find the shared-memory access a missing barrier exposes
+    "profile": ONCE,  # 1: the first pass's memory profile (runtime/profile.cpp), with a token
     "output_limit": ONCE,  # bytes of printf output kept
     "memory_headroom": ONCE,  # bytes of address space past what the runner holds
     "cpu": ONCE,  # seconds of CPU time
@@ -61,6 +62,7 @@ JOB_KEYS = {
     "arg": ANY,  # buffer ELEMENTS ACCESS WIDTH NAME, or scalar CTYPE VALUE
     "constant": ANY,  # BYTES NAME: a variable filled from its CONSTANT file
     "carry": ANY,  # BYTES NAME: a variable written back to its CARRY file
+    "variable": ANY,  # NAME: a __device__ or __constant__ variable whose accesses a profile counts
 }
 
 # The files of a job folder that both sides name (FILE_* in C++); {} is a buffer's
@@ -72,6 +74,7 @@ FILES = {
     "constant": "const_{}.bin",  # a variable's bytes to start from
     "carry": "carry_{}.bin",  # a carried variable as the first pass left it
     "printf": "printf.txt",  # the first pass's printf output
+    "token": "token.txt",  # what a profile record carries, blanked before the submission runs
 }
 
 # -- the shim's codes: include/grader_codes.h, in modules and the runner alike ---------------

@@ -116,6 +116,7 @@ class Settings:
     jobs: int
     require_isolation: bool  # False only with allow_unsandboxed
     hazards: bool = False  # find the shared-memory access a missing barrier exposes
+    profile: str = ""  # the token of the first pass's memory profile; "": none (one job)
     stop: Stop | None = field(default=None, compare=False)  # None: ended by its own thread
 
 
@@ -232,6 +233,7 @@ def _write_job(
         f"timeout {timeout}",
         f"passes {PASSES}",
         f"hazards {int(settings.hazards)}",
+        f"profile {int(bool(settings.profile))}",
         f"output_limit {defaults.OUTPUT_LIMIT}",
         f"memory_headroom {MEMORY_ALLOWANCE + RUNNER_SLACK}",
         f"cpu {math.ceil(settings.jobs * PASSES * timeout) + 5}",
@@ -263,6 +265,9 @@ def _write_job(
         lines.append(f"constant {data.nbytes} {name}")
     if state is not None:
         lines += _state_lines(scratch, artifact, state)
+    if settings.profile:
+        (scratch / FILES["token"]).write_text(settings.profile)
+        lines += [f"variable {name}" for name in artifact.variables if name.isidentifier()]
     (scratch / FILES["printf"]).touch()
     (scratch / FILES["job"]).write_text("\n".join(lines) + "\n")
 

@@ -223,6 +223,25 @@ class Pass(Record):
     conflicts: int = 0  # elements stored by more than one block (runtime/stores.cpp)
 
 
+@_kind("profile")
+@dataclass(frozen=True)
+class Profile(Record):
+    """The first pass's accesses as warp-level requests (runtime/profile.cpp): for each
+    kind with traffic, its requests, sectors (shared: wavefronts), bytes and lanes; the
+    atomics' requests by space; the most global loads one thread made; and the token the
+    job gave, which only the runner knows."""
+
+    token: str = ""
+    global_loads: Numbers = ()
+    global_stores: Numbers = ()
+    shared_loads: Numbers = ()
+    shared_stores: Numbers = ()
+    constant_loads: Numbers = ()
+    global_atomics: int = 0
+    shared_atomics: int = 0
+    busiest: int = 0
+
+
 @_kind("printf")
 @dataclass(frozen=True)
 class Printf(Record):

@@ -27,6 +27,7 @@ SOURCES = (
     "counts.cpp",
     "stores.cpp",
     "hazards.cpp",
+    "profile.cpp",
 )
 # -Werror=switch: a switch over an enum of contract.h (read_job's over the job's keys)
 # handles every member

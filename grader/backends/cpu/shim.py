@@ -92,9 +92,19 @@ _NO_LOAD_HOOKS = {
     "g++": ("--param", "asan-instrument-reads=0"),
     "clang++": ("-mllvm", "-asan-instrument-reads=0"),
 }
+# A census module's accesses make a profile's warp-level requests (runtime/profile.cpp),
+# each one instruction's, as wide as the kernel's: a copy of an instruction in each path
+# through a branch before it (gcc's jump threading) would split the requests of a warp
+# whose lanes took both paths, and a float4 copied member by member (gcc's scalar
+# replacement of aggregates) would be four 4-byte requests where a GPU makes one of 16
+# bytes (the matmul-tiled reference's float4 shared loads: 0.5 bank conflicts a request
+# with it, 0 without, as on a GPU). Vectorising, which has no GPU counterpart, needs no
+# flag: the hooks' calls, inserted before the vectoriser runs, keep it from a loop.
+_AS_WRITTEN = {"g++": ("-fno-thread-jumps", "-fno-tree-sra"), "clang++": ()}
 # The shim parsed once into a precompiled header (g++ only): a module's compile then
 # parses the student's file alone, half its time. Built with a module's flags less the
-# linker's; a census module's extra load hooks change no parse, so it uses it too.
+# linker's; a census module's load hooks and its accesses as written change no parse, so
+# it uses it too.
 PCH_FLAGS = (
     *(f for f in MODULE_FLAGS if f != "-shared" and not f.startswith("-Wl,")),
     *_OWN_LINES["g++"],
@@ -106,9 +116,9 @@ PCH_FLAGS = (
 
 def module_flags(census: bool) -> tuple[str, ...]:
     """How the student's module is compiled: with its store hooks, and with `census` its
-    load hooks too, so that it counts its shared-memory loads."""
+    load hooks too, so that it counts its shared-memory loads and can be profiled."""
     kind = "clang++" if cxx.compiler().version.startswith("clang++") else "g++"
-    loads = () if census else _NO_LOAD_HOOKS[kind]
+    loads = _AS_WRITTEN[kind] if census else _NO_LOAD_HOOKS[kind]
     return (*MODULE_FLAGS, *_OWN_LINES[kind], *_HOOK_FLAGS[kind], *loads)
 
 

@@ -23,9 +23,10 @@ import numpy as np
 from grader import defaults
 from grader.backends.base import Backend, BackendUnavailable
 from grader.backends.cuda import census as counting
-from grader.backends.cuda import errors, sanitizer, vmm
+from grader.backends.cuda import errors, profiler, sanitizer, vmm
 from grader.backends.cuda.client import Reply, WorkerProcess
 from grader.backends.cuda.probe import describe, device_info, forget
+from grader.backends.cuda.profiler import Measured
 from grader.backends.cuda.protocol import ArrayTable, encode_launch
 from grader.backends.timing import TimingCheck
 from grader.model.interface import Executed, LaunchDefaults
@@ -323,7 +324,7 @@ class CudaBackend(Backend):
             if not hello.ok:
                 self._discard()
                 forget()  # the device said yes before: the next grading asks it again
-                return worker, _crash(kernel, f"The GPU worker could not start: {_why(hello)}")
+                return worker, _crash(kernel, f"The GPU worker could not start: {hello.reason}")
             self._guarded = bool(hello.message.header["device"].get("guarded"))
             if not self._guarded:
                 self.note(UNGUARDED)
@@ -332,7 +333,7 @@ class CudaBackend(Backend):
             if not reply.ok:
                 self._discard()
                 return worker, _crash(
-                    kernel, f"The module could not be loaded on the GPU: {_why(reply)}"
+                    kernel, f"The module could not be loaded on the GPU: {reply.reason}"
                 )
             worker.loaded.add(spec.key)
         return worker, None
@@ -366,7 +367,7 @@ class CudaBackend(Backend):
             outcome.diagnostics.append(
                 Diagnostic(
                     Kind.CRASH,
-                    f"{_kernels(launch)} could not be run: {_why(reply)}",
+                    f"{_kernels(launch)} could not be run: {reply.reason}",
                     kernel=launch.kernel,
                 )
             )
@@ -424,7 +425,27 @@ class CudaBackend(Backend):
                 note=f"Timing was stopped: the kernels ran past the "
                 f"{budget + TIMING_GRACE:g} s allowed for timing.",
             )
-        return Timing([], [], note=f"Timing failed: {_why(reply)}")
+        return Timing([], [], note=f"Timing failed: {reply.reason}")
+
+    # -- profile --------------------------------------------------------------------------
+
+    def nsight(self, runs: list[tuple[Build, Launch]], timeout: float) -> list[Measured]:
+        """What Nsight Compute counted in each launch of its build, by kernel (summed
+        over its launches), from the cache where this device counted it before. Where ncu
+        is not installed, may not run here, or the kernel fails under it, that launch's
+        Measured says why in a note, and the caller takes the CPU model's profile. Each
+        request to a worker under ncu may take `timeout` seconds."""
+        jobs = []
+        for build, launch in runs:
+            spec, symbols = _prepared(build, launch)
+            jobs.append(profiler.Job(spec, launch, tuple(symbols)))
+        return profiler.measure(jobs, describe(self.info), timeout, self._compiled)
+
+    def _compiled(self, job: profiler.Job) -> None:
+        """The job's module compiled here, so that the worker under ncu finds PyCUDA's
+        cached cubin (as a sanitized worker does); a failure is the run's to report."""
+        with self._lock:
+            self._ready(job.spec, job.launch.kernel)
 
     # -- sanitize -------------------------------------------------------------------------
 
@@ -562,7 +583,7 @@ def _refuse(tool: str, reply: Reply, log: Path, worker: WorkerProcess) -> None:
     worker.stop()
     text = log.read_text(errors="replace") if log.exists() else ""
     printed, _ = worker.take_output()
-    why = sanitizer.refusal(text, "\n".join([worker.stderr_tail(), printed, _why(reply)]))
+    why = sanitizer.refusal(text, "\n".join([worker.stderr_tail(), printed, reply.reason]))
     raise BackendUnavailable(
         f"compute-sanitizer --tool {tool} cannot check kernels on this machine: {why}"
     )
@@ -603,15 +624,6 @@ def _states(reply: Reply) -> dict[str, BufferState]:
         )
         for info, data in zip(head["buffers"], reply.message.arrays, strict=True)
     }
-
-
-def _why(reply: Reply) -> str:
-    if reply.timed_out:
-        return "it did not answer in time"
-    if reply.died:
-        return reply.why
-    error = reply.error
-    return errors.driver_text(error.get("message", "no reason given"))
 
 
 def _shape(launch: Launch) -> str:

@@ -19,6 +19,7 @@ import weakref
 from dataclasses import dataclass
 
 from grader import defaults, spawn
+from grader.backends.cuda import errors
 from grader.backends.cuda.protocol import ChannelClosed, ChannelTimeout, Message, receive, send
 
 START_TIMEOUT = 120.0  # seconds for a worker to import PyCUDA and create its context
@@ -41,6 +42,15 @@ class Reply:
     @property
     def error(self) -> dict:
         return self.message.header.get("error", {}) if self.message else {}
+
+    @property
+    def reason(self) -> str:
+        """Why the call failed, as a clause."""
+        if self.timed_out:
+            return "it did not answer in time"
+        if self.died:
+            return self.why
+        return errors.driver_text(self.error.get("message", "no reason given"))
 
 
 class WorkerProcess:

@@ -8,7 +8,8 @@
    address lies in the shared memory of the block the calling pool thread runs (its static
    slots, its dynamic area, or the module's thread_local block). Stores are not counted
    here (stores.cpp watches them). Atomics: every atomic function of the shim calls
-   __grader_rt_atomic (stores.cpp) before its operation.
+   __grader_rt_atomic (stores.cpp) before its operation. A profiled pass (profile.cpp)
+   also sees every load here.
 
    The counts reach the parent in the "pass" record, written after the submission's code
    ran, and a kernel can call these hooks itself or write such a record: believing them
@@ -19,16 +20,11 @@
 
 namespace rt {
 
-static inline bool in_shared(const Worker& w, uintptr_t a) {
-    if (a - (uintptr_t)w.dyn.lo < w.dyn.lo_len) return true;
-    if (a - (uintptr_t)w.statics.map < w.statics.map_len) return true;
-    return w.tls_block && a - (uintptr_t)w.tls_block < module.tls_size;
-}
-
-static inline void load(uintptr_t a, uintptr_t ret) {
+static inline void load(uintptr_t a, size_t bytes, uintptr_t ret) {
     Worker* w = tw;
     if (w && w->busy && in_shared(*w, a)) ++w->shared_loads;
     if (g_hazards) hazard_access(a, false, ret);
+    if (g_profiling) profile_access(a, bytes, ret, false);
 }
 
 void counts_take(Counts* c) {
@@ -47,12 +43,12 @@ using rt::load;
 
 #define GRADER_HOOK extern "C" __attribute__((visibility("default")))
 #define GRADER_RETURN (uintptr_t) __builtin_return_address(0)
-GRADER_HOOK void __asan_load1_noabort(uintptr_t a) { load(a, GRADER_RETURN); }
-GRADER_HOOK void __asan_load2_noabort(uintptr_t a) { load(a, GRADER_RETURN); }
-GRADER_HOOK void __asan_load4_noabort(uintptr_t a) { load(a, GRADER_RETURN); }
-GRADER_HOOK void __asan_load8_noabort(uintptr_t a) { load(a, GRADER_RETURN); }
-GRADER_HOOK void __asan_load16_noabort(uintptr_t a) { load(a, GRADER_RETURN); }
-GRADER_HOOK void __asan_loadN_noabort(uintptr_t a, size_t) { load(a, GRADER_RETURN); }
+GRADER_HOOK void __asan_load1_noabort(uintptr_t a) { load(a, 1, GRADER_RETURN); }
+GRADER_HOOK void __asan_load2_noabort(uintptr_t a) { load(a, 2, GRADER_RETURN); }
+GRADER_HOOK void __asan_load4_noabort(uintptr_t a) { load(a, 4, GRADER_RETURN); }
+GRADER_HOOK void __asan_load8_noabort(uintptr_t a) { load(a, 8, GRADER_RETURN); }
+GRADER_HOOK void __asan_load16_noabort(uintptr_t a) { load(a, 16, GRADER_RETURN); }
+GRADER_HOOK void __asan_loadN_noabort(uintptr_t a, size_t n) { load(a, n, GRADER_RETURN); }
 GRADER_HOOK void __asan_handle_no_return(void) {}
 /* around a global constructor of the module */
 GRADER_HOOK void __asan_before_dynamic_init(const char*) {}

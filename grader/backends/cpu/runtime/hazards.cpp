@@ -77,7 +77,7 @@ void hazard_access(uintptr_t a, bool write, uintptr_t ret) {
     Word* d = word_of(*w, a);
     if (!d) return;
     uint32_t me = thread_id(*w), epoch = w->epoch;
-    uint32_t pc = ret >= module.text_lo && ret < module.text_hi ? (uint32_t)(ret - 1 - module.base) : 0;
+    uint32_t pc = caller_pc(ret);
     if (write) {
         if (d->read == epoch && d->reader && d->reader != me) found("war", a, me, pc, d->reader, d->read_pc);
         *d = Word{me, epoch, pc, d->reader, d->read, d->read_pc};

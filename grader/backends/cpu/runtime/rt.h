@@ -126,6 +126,24 @@ extern bool g_hazards; /* the job asks for them */
 void hazard_access(uintptr_t address, bool write, uintptr_t return_address);
 void hazards_report(); /* the "hazard" record, if any */
 
+/* -- the first pass's memory profile (profile.cpp) ------------------------------------- */
+extern bool g_profiling; /* the pass being run is profiled: the hooks log what they see */
+/* Before the sandbox: room for `capacity` accesses of a block, and the record's token. */
+void profile_prepare(size_t capacity, const std::string& token);
+/* A __device__ (global) or __constant__ variable of the module, whose accesses count. */
+void profile_variable(const void* at, size_t bytes, bool constant);
+/* The pass's kernel buffers, each [data, data + bytes), and its blocks' threads:
+   profiling starts. */
+void profile_begin(const std::vector<Area>& buffers, int threads);
+/* A load or store of `bytes` at `a` by the running thread, called from `ret`. */
+void profile_access(uintptr_t a, size_t bytes, uintptr_t ret, bool store);
+/* The atomic function the running thread entered, on `target` (its own store follows). */
+void profile_atomic(uintptr_t target, uintptr_t ret);
+/* The running block's accesses, as requests (its pool thread calls it as it ends). */
+void profile_block_end();
+/* Profiling ends: the "profile" record of the pass. */
+void profile_end();
+
 /* -- the launch ----------------------------------------------------------------------- */
 typedef void (*LoopFn)(void**, const grader_loop_ctl*);
 typedef void (*CallFn)(void**);
@@ -198,6 +216,11 @@ struct Module {
     size_t tls_size = 0;
 };
 extern Module module;
+/* The module offset of the call a hook returns to (`ret`, its return address, is one past
+   the call), or 0 when the caller is not the module's. */
+inline uint32_t caller_pc(uintptr_t ret) {
+    return ret >= module.text_lo && ret < module.text_hi ? (uint32_t)(ret - 1 - module.base) : 0;
+}
 /* Program counter relative to the module, or 0 when pc is elsewhere; scans the stack
    from sp for a return address into the module when pc itself is not in it. */
 uintptr_t module_pc(uintptr_t pc, uintptr_t sp, uintptr_t stack_hi);

@@ -82,6 +82,8 @@ struct Job {
     std::vector<Arg> args;
     std::vector<Constant> constants; /* filled before the first pass */
     std::vector<Constant> carried;   /* written back after it */
+    bool profile = false;            /* the first pass's memory profile (profile.cpp) */
+    std::vector<std::string> variables; /* whose accesses it counts */
 };
 
 static std::string rest(std::istringstream& in) {
@@ -107,6 +109,8 @@ static void read_line(JobKey key, std::istringstream& in, Job* job, int* buffers
         case JOB_TIMEOUT: in >> job->timeout; break;
         case JOB_PASSES: in >> job->passes; break;
         case JOB_HAZARDS: in >> g_hazards; break;
+        case JOB_PROFILE: in >> job->profile; break;
+        case JOB_VARIABLE: job->variables.push_back(rest(in)); break;
         case JOB_OUTPUT_LIMIT: in >> job->output_limit; break;
         case JOB_MEMORY_HEADROOM: in >> job->policy.memory_headroom; break;
         case JOB_CPU: in >> job->policy.cpu; break;
@@ -166,6 +170,7 @@ static void read_job(Job* job) {
         refuse("the key \"" + std::string(JOB_RULES[wrong].word) + "\" " +
                std::to_string(seen[wrong]) + " times");
     }
+    if (job->profile && job->jobs != 1) refuse("a profile on more than one pool thread");
 }
 
 /* A file of the job folder: `pattern` (contract.h's FILE_*) with each {} replaced by the
@@ -203,6 +208,10 @@ static bool write_file(const std::string& path, const void* src, size_t bytes) {
     return off == bytes;
 }
 
+/* The accesses a profiled block logs before it makes requests of them: 24 MiB, held
+   before the sandbox limits memory. */
+constexpr size_t PROFILE_LOG = 1u << 20;
+
 struct KernelSig {
     int magic, nparams, max_threads, reserved;
     int codes[1];
@@ -226,19 +235,31 @@ static std::vector<std::vector<char>> read_constants(const Job& job) {
     return values;
 }
 
-/* A writable variable of the module, by name, through its grader_addr_NAME; `*bytes`
-   becomes the smaller of its size and `*bytes`. */
-static void* variable(const Constant& c, size_t* bytes) {
-    std::string name = "grader_var_" + c.name;
-    const long long* info = static_cast<const long long*>(dlsym(module.handle, name.c_str()));
+/* A variable of the module, as its registration describes it: grader_var_NAME holds its
+   memory space (1: __constant__), whether it is writable and its size, and
+   grader_addr_NAME returns where it is. */
+struct Variable {
+    void* at;
+    size_t bytes;
+    bool constant, writable;
+};
+static Variable module_variable(const std::string& name) {
+    const long long* info = static_cast<const long long*>(
+        dlsym(module.handle, ("grader_var_" + name).c_str()));
     void* (*addr)() = reinterpret_cast<void* (*)()>(
-        dlsym(module.handle, ("grader_addr_" + c.name).c_str()));
-    if (!info || !addr) fail("constant_missing", c.name.c_str(), EXIT_LOAD);
+        dlsym(module.handle, ("grader_addr_" + name).c_str()));
+    if (!info || !addr) fail("constant_missing", name.c_str(), EXIT_LOAD);
     const int* head = reinterpret_cast<const int*>(info);
-    long long size = info[2];
-    if (!head[2]) fail("constant_readonly", c.name.c_str(), EXIT_LOAD);
-    if ((size_t)size < *bytes) *bytes = (size_t)size;
-    return addr();
+    return Variable{addr(), (size_t)info[2], head[1] == 1, head[2] != 0};
+}
+
+/* A writable variable of the module, by name; `*bytes` becomes the smaller of its size
+   and `*bytes`. */
+static void* variable(const Constant& c, size_t* bytes) {
+    Variable v = module_variable(c.name);
+    if (!v.writable) fail("constant_readonly", c.name.c_str(), EXIT_LOAD);
+    if (v.bytes < *bytes) *bytes = v.bytes;
+    return v.at;
 }
 
 /* Every constant, by name. */
@@ -277,6 +298,20 @@ static std::vector<Area> make_buffers(const Job& job, int pass) {
         areas.push_back(area);
     }
     return areas;
+}
+
+/* What a profile record carries, from its file, which is then blanked: the
+   submission's code, which runs in this process later, cannot read it there. */
+static std::string take_token() {
+    char token[64];
+    int fd = open(FILE_TOKEN, O_RDWR | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : pread(fd, token, sizeof(token), 0);
+    char blank[sizeof(token)] = {};
+    bool blanked = n > 0 && pwrite(fd, blank, (size_t)n, 0) == n;
+    if (fd >= 0) close(fd);
+    if (!blanked) fail("token", "the profile's token cannot be read and blanked", EXIT_SETUP);
+    std::string read(token, (size_t)n);
+    return read.substr(0, read.find_first_of(" \n"));
 }
 
 /* The file pass `pass` writes buffer `k` back to (grader/backends/cpu/job.py makes it). */
@@ -395,6 +430,11 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
         }
         writers_begin(outputs, job.grid);
     }
+    bool profiled = job.profile && pass == 0;
+    if (profiled) {
+        L.needs_fibers.store(true); /* every thread in the fibers' copy of the kernel */
+        profile_begin(areas, L.nthreads);
+    }
     watchdog_arm(writers ? job.timeout / 2 : job.timeout, "kernel");
     Counts counts;
     counts_take(&counts); /* from zero: nothing before this pass counts */
@@ -403,6 +443,7 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
     double seconds = now() - t0;
     watchdog_disarm();
     counts_take(&counts);
+    if (profiled) profile_end();
     long long conflicts = stores_disarm();
     if (writers) writers_end();
     Divergence d = divergence_take();
@@ -433,6 +474,7 @@ static int run(const char* dir, int records) {
     if (chdir(dir) != 0) fail("job", "cannot enter the job folder", EXIT_USAGE);
     Job job;
     read_job(&job);
+    if (job.profile) profile_prepare(PROFILE_LOG, take_token());
     signals_install();
     signals_thread_init();
     output_init(job.output_limit);
@@ -479,6 +521,10 @@ static int run(const char* dir, int records) {
         return EXIT_LOAD;
     }
     set_constants(job, constants);
+    for (const std::string& name : job.variables) {
+        Variable v = module_variable(name);
+        profile_variable(v.at, v.bytes, v.constant);
+    }
     module_snapshot();
     bool float_atomics = false; /* sums in another order differ without a mistake */
     long long conflicts = 0;

@@ -592,6 +592,7 @@ void run_block(Worker& w, long b) {
     }
     if (w.fiber_mode) schedule(w);
     w.busy = 0;
+    if (g_profiling) profile_block_end();
     if (w.dyn_span) check_shared_tail(w, L);
     if (L.serial) writers_after_block(b);
 }

@@ -92,6 +92,14 @@ struct Worker {
 extern thread_local Worker* tw;
 extern Launch* g_launch;
 
+/* Whether `a` lies in the shared memory of the block `w` runs: its static slots, its
+   dynamic area, or the module's thread_local block. */
+static inline bool in_shared(const Worker& w, uintptr_t a) {
+    if (a - (uintptr_t)w.dyn.lo < w.dyn.lo_len) return true;
+    if (a - (uintptr_t)w.statics.map < w.statics.map_len) return true;
+    return w.tls_block && a - (uintptr_t)w.tls_block < module.tls_size;
+}
+
 /* Shared memory is filled with SHARED_FILL at each block start (contract.h): a quiet NaN
    with a payload no arithmetic makes, so an output that carries it was computed from
    shared memory that no thread wrote. Each fiber's stack is FIBER_STACK bytes. */

@@ -117,10 +117,13 @@ static inline void note(Owned& o, size_t e, unsigned long long mine, uint32_t pc
 
 /* Whether this pass looks at a store to `a`: inlined in every hook, so that those it does
    not (most of a tiled kernel's) return before a frame is set up. */
-static inline bool watched(uintptr_t a) { return g_hazards || a - g_span_lo < g_span_len; }
+static inline bool watched(uintptr_t a) {
+    return g_hazards || g_profiling || a - g_span_lo < g_span_len;
+}
 
 static __attribute__((noinline)) void store(uintptr_t a, size_t bytes, uintptr_t ret) {
     if (g_hazards) hazard_access(a, true, ret); /* which asks for a busy worker itself */
+    if (g_profiling) profile_access(a, bytes, ret, true); /* and so does this */
     if (a - g_span_lo >= g_span_len) return;
     Worker* w = tw;
     if (!w || !w->busy) return;
@@ -131,9 +134,7 @@ static __attribute__((noinline)) void store(uintptr_t a, size_t bytes, uintptr_t
         bool atomic = a == (uintptr_t)w->atomic_target;
         if (!atomic) w->atomic_target = nullptr;
         unsigned long long mine = (unsigned long long)(w->block + 1) * 2 + (atomic ? 0 : 1);
-        uint32_t pc = ret >= module.text_lo && ret < module.text_hi
-                          ? (uint32_t)(ret - 1 - module.base)
-                          : 0;
+        uint32_t pc = caller_pc(ret);
         size_t first = (a - o.lo) / width;
         size_t last = (a - o.lo + (bytes ? bytes : 1) - 1) / width;
         for (size_t e = first; e <= last && e < o.owner.size(); ++e) note(o, e, mine, pc);
@@ -162,4 +163,5 @@ GRADER_HOOK void __grader_rt_atomic(const void* target) {
         ++w->atomics;
         w->atomic_target = target;
     }
+    if (rt::g_profiling) rt::profile_atomic((uintptr_t)target, (uintptr_t)__builtin_return_address(0));
 }

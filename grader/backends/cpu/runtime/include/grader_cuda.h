@@ -234,7 +234,9 @@ static __inline__ unsigned int __activemask(void) { return grader_rt_active_mask
 /* -- atomics ------------------------------------------------------------------------------
    Blocks run at the same time on several cores, so these are real atomic instructions.
    Each counts itself (__grader_rt_atomic, runtime/counts.cpp) for the labs whose rules
-   ask for atomics. */
+   ask for atomics. Each reads its target with a read-modify-write, never a plain load:
+   what the store hook sees next is the atomic's own, and a load of the target that a
+   profile sees is a load (runtime/profile.cpp). */
 #define __GRADER_ATOMIC_INT(T)                                                               \
     static __inline__ T atomicAdd(T* a, T v) {                                               \
         __grader_rt_atomic(a);                                                                \
@@ -268,7 +270,7 @@ static __inline__ unsigned int __activemask(void) { return grader_rt_active_mask
     }                                                                                        \
     static __inline__ T atomicMin(T* a, T v) {                                               \
         __grader_rt_atomic(a);                                                                \
-        T old = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                        \
+        T old = __atomic_fetch_or(a, (T)0, __ATOMIC_SEQ_CST);                                \
         while (v < old && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_SEQ_CST,  \
                                                        __ATOMIC_SEQ_CST)) {                  \
         }                                                                                    \
@@ -276,7 +278,7 @@ static __inline__ unsigned int __activemask(void) { return grader_rt_active_mask
     }                                                                                        \
     static __inline__ T atomicMax(T* a, T v) {                                               \
         __grader_rt_atomic(a);                                                                \
-        T old = __atomic_load_n(a, __ATOMIC_SEQ_CST);                                        \
+        T old = __atomic_fetch_or(a, (T)0, __ATOMIC_SEQ_CST);                                \
         while (v > old && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_SEQ_CST,  \
                                                        __ATOMIC_SEQ_CST)) {                  \
         }                                                                                    \
@@ -302,7 +304,7 @@ static __inline__ F atomic_float(F* a, F v, Op op) {
     __grader_rt_atomic(a);
     __atomic_store_n(&grader_rt_float_atomics, 1, __ATOMIC_RELAXED);
     I* bits = reinterpret_cast<I*>(a);
-    I old = __atomic_load_n(bits, __ATOMIC_SEQ_CST);
+    I old = __atomic_fetch_or(bits, (I)0, __ATOMIC_SEQ_CST);
     for (;;) {
         F current;
         memcpy(&current, &old, sizeof(F));
@@ -349,7 +351,7 @@ static __inline__ float atomicExch(float* a, float v) {
 }
 static __inline__ unsigned int atomicInc(unsigned int* a, unsigned int limit) {
     __grader_rt_atomic(a);
-    unsigned int old = __atomic_load_n(a, __ATOMIC_SEQ_CST);
+    unsigned int old = __atomic_fetch_or(a, 0u, __ATOMIC_SEQ_CST);
     while (!__atomic_compare_exchange_n(a, &old, old >= limit ? 0u : old + 1u, true,
                                         __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
     }
@@ -357,7 +359,7 @@ static __inline__ unsigned int atomicInc(unsigned int* a, unsigned int limit) {
 }
 static __inline__ unsigned int atomicDec(unsigned int* a, unsigned int limit) {
     __grader_rt_atomic(a);
-    unsigned int old = __atomic_load_n(a, __ATOMIC_SEQ_CST);
+    unsigned int old = __atomic_fetch_or(a, 0u, __ATOMIC_SEQ_CST);
     while (!__atomic_compare_exchange_n(a, &old, (old == 0u || old > limit) ? limit : old - 1u,
                                         true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
     }

@@ -1,0 +1,310 @@
+/* The CPU model of a kernel's memory profile (grader/model/profile.py says what it
+   measures): what the first pass of a census module (built with load hooks: build.py)
+   loads, stores and updates atomically in the kernel's buffers, its __device__ and
+   __constant__ variables and the running block's shared memory, grouped into warp-level
+   requests as a GPU forms them. Anything else a thread touches (its stack, its locals) is
+   not counted: on a GPU it sits in registers or local memory.
+
+   Every hook logs the access with its thread (linear id in the block), the program
+   counter of the hooked instruction (the hook's return address, as a module offset), the
+   address and the size. When a block ends, its log becomes requests: the k-th time a
+   thread executed the instruction at pc, and the k-th time every other lane of its warp
+   (linear id / 32) did, form one request, and the warp's lanes that did not are idle in
+   it, as in a SIMT warp whose lanes run a loop a different number of times. Per request:
+   - global: sectors, the distinct 32-byte segments its lanes touch;
+   - shared: wavefronts, the most distinct 4-byte words one of the 32 banks holds among
+     its lanes' words (lanes on one word share it); 8- and 16-byte accesses are served
+     half and quarter warps at a time, so each such part counts, and the request keeps
+     the wavefronts past those its width needs, plus one: `sectors` - `requests` is then
+     the bank conflicts Nsight Compute counts;
+   - constant: the distinct 4-byte words its lanes read (a divergent read serialises);
+   - atomics: one request, by space. The shim's atomic function names its target first
+     (__grader_rt_atomic) and its own store to it follows, which is not a plain store;
+     a load of the target is still a load, so calling the hook before a plain load hides
+     nothing.
+   And each thread's global loads, of which the block's busiest thread's count is kept.
+
+   A profiled pass runs on one pool thread, each block as fibers from its start, so that
+   every thread runs the same copy of the kernel's code (a block that starts as a loop
+   runs its first thread in the loop's copy: scheduler.cpp) and one instruction has one pc.
+   A block whose log fills up before it ends has its finished warps' accesses made into
+   requests then.
+
+   The totals reach the parent in one "profile" record, after the pass, with the token the
+   job gave: the runner read it and blanked its file before any code of the submission
+   ran (runner.cpp), so a record the kernel writes itself does not carry it. */
+#include <algorithm>
+#include <unordered_map>
+
+#include "scheduler.h"
+
+namespace rt {
+
+bool g_profiling = false;
+
+namespace {
+
+enum Kind : uint8_t {
+    GLOBAL_LOAD,
+    GLOBAL_STORE,
+    SHARED_LOAD,
+    SHARED_STORE,
+    CONSTANT_LOAD,
+    GLOBAL_ATOMIC,
+    SHARED_ATOMIC,
+    KINDS
+};
+/* The record's names of the kinds with traffic, in Kind's order. */
+const char* const TRAFFIC[] = {"global_loads", "global_stores", "shared_loads", "shared_stores",
+                               "constant_loads"};
+constexpr size_t SECTOR = 32, WORD = 4, BANKS = 32, WARP = 32, WAVEFRONT_BYTES = BANKS * WORD;
+
+struct Access {
+    uintptr_t addr;
+    uint32_t pc;
+    uint32_t k; /* the thread's k-th time at pc, once numbered */
+    uint16_t thread;
+    uint16_t bytes;
+    uint8_t kind;
+};
+struct Totals {
+    unsigned long long requests = 0, sectors = 0, bytes = 0, lanes = 0;
+};
+struct Range {
+    uintptr_t lo;
+    size_t len;
+    bool constant;
+};
+
+std::vector<Access> g_log; /* the running block's, as much as it holds */
+size_t g_capacity = 0;
+std::string g_token;
+std::vector<Range> g_variables, g_ranges;
+/* (thread, pc) -> how many times the thread executed pc so far in the running block */
+std::unordered_map<uint64_t, uint32_t> g_seen;
+std::vector<uint32_t> g_loads; /* each thread's global loads in the running block */
+Totals g_totals[KINDS];
+unsigned long long g_busiest = 0;
+/* the atomic function a thread is in, and its target */
+uint16_t g_atomic_thread = 0;
+uintptr_t g_atomic_target = 0;
+std::vector<uint64_t> g_scratch; /* a request's segments or words */
+
+enum Space { NONE, GLOBAL, SHARED, CONSTANT };
+
+Space space_of(const Worker& w, uintptr_t a) {
+    if (in_shared(w, a)) return SHARED;
+    for (const Range& r : g_ranges) {
+        if (a - r.lo < r.len) return r.constant ? CONSTANT : GLOBAL;
+    }
+    return NONE;
+}
+
+uint16_t running_thread() { return (uint16_t)grader_rt_cur; }
+
+/* -- requests -------------------------------------------------------------------------- */
+
+/* How many distinct `unit`-byte pieces the lanes of [first, last) touch; g_scratch holds
+   them, in order, from its start. */
+size_t pieces(const Access* first, const Access* last, size_t unit) {
+    g_scratch.clear();
+    for (const Access* a = first; a != last; ++a) {
+        uintptr_t end = a->addr + (a->bytes ? a->bytes : 1) - 1;
+        for (uintptr_t p = a->addr / unit; p <= end / unit; ++p) g_scratch.push_back(p);
+    }
+    std::sort(g_scratch.begin(), g_scratch.end());
+    return (size_t)(std::unique(g_scratch.begin(), g_scratch.end()) - g_scratch.begin());
+}
+
+/* The most distinct words one bank holds among the lanes of [first, last). */
+unsigned long long busiest_bank(const Access* first, const Access* last) {
+    size_t words = pieces(first, last, WORD);
+    unsigned long long per_bank[BANKS] = {}, most = 0;
+    for (size_t i = 0; i < words; ++i) most = std::max(most, ++per_bank[g_scratch[i] % BANKS]);
+    return most;
+}
+
+/* A shared request's wavefronts beyond those its width needs, plus one. The banks serve
+   a whole warp's accesses of up to 4 bytes at once, and 8- and 16-byte ones a half and a
+   quarter warp at a time: each part needs a wavefront of its own. */
+unsigned long long wavefronts(const Access* first, const Access* last) {
+    size_t widest = WORD;
+    for (const Access* a = first; a != last; ++a) widest = std::max<size_t>(widest, a->bytes);
+    size_t lanes = std::max<size_t>(1, WAVEFRONT_BYTES / widest);
+    unsigned long long found = 0, parts = 0;
+    for (const Access* a = first; a != last; ++parts) {
+        const Access* end = a;
+        while (end != last && end->thread % WARP / lanes == a->thread % WARP / lanes) ++end;
+        found += busiest_bank(a, end);
+        a = end;
+    }
+    return found - parts + 1;
+}
+
+/* One request: the lanes of [first, last), in lane order, one warp's at one instruction's
+   k-th time. */
+void request(const Access* first, const Access* last) {
+    Totals& t = g_totals[first->kind];
+    ++t.requests;
+    t.lanes += (unsigned long long)(last - first);
+    for (const Access* a = first; a != last; ++a) t.bytes += a->bytes;
+    switch (first->kind) {
+        case GLOBAL_LOAD:
+        case GLOBAL_STORE: t.sectors += pieces(first, last, SECTOR); break;
+        case SHARED_LOAD:
+        case SHARED_STORE: t.sectors += wavefronts(first, last); break;
+        case CONSTANT_LOAD: t.sectors += pieces(first, last, WORD); break;
+        default: break;
+    }
+}
+
+uint64_t thread_pc(const Access& a) { return (uint64_t)a.thread << 32 | a.pc; }
+
+/* Each access of [first, last), in the order they were logged, gets its k: how many
+   times its thread executed its pc before, in the running block; and each thread's
+   global loads are counted. One pass: the log keeps its order (flush's partition is a
+   stable one), so no sort is needed. */
+void number(Access* first, Access* last) {
+    for (Access* a = first; a != last; ++a) {
+        a->k = g_seen[thread_pc(*a)]++;
+        if (a->kind == GLOBAL_LOAD) ++g_loads[a->thread];
+    }
+}
+
+/* What makes accesses one request: the instruction, its k-th time, the kind of access
+   and the warp. */
+struct RequestKey {
+    uint64_t pc_k;
+    uint32_t kind_warp;
+    bool operator==(const RequestKey& o) const {
+        return pc_k == o.pc_k && kind_warp == o.kind_warp;
+    }
+};
+struct RequestHash {
+    size_t operator()(const RequestKey& key) const {
+        return std::hash<uint64_t>()(key.pc_k * 0x9E3779B97F4A7C15ull ^ key.kind_warp);
+    }
+};
+std::unordered_map<RequestKey, uint32_t, RequestHash> g_requests; /* key -> its index */
+std::vector<uint32_t> g_request_of, g_starts, g_next;
+std::vector<Access> g_grouped; /* the accesses, one request after another */
+
+/* [first, last) as requests: each access's request found by a hash, the accesses put
+   request by request (a counting sort), each request's lanes in lane order. Linear: the
+   log of a block can hold a million accesses, which sorting took most of the run. */
+void requests(Access* first, Access* last) {
+    number(first, last);
+    size_t n = (size_t)(last - first);
+    g_requests.clear();
+    g_request_of.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        const Access& a = first[i];
+        RequestKey key{(uint64_t)a.pc << 32 | a.k, (uint32_t)a.kind << 16 | a.thread / WARP};
+        g_request_of[i] = g_requests.emplace(key, (uint32_t)g_requests.size()).first->second;
+    }
+    g_starts.assign(g_requests.size() + 1, 0);
+    for (uint32_t r : g_request_of) ++g_starts[r + 1];
+    for (size_t r = 1; r < g_starts.size(); ++r) g_starts[r] += g_starts[r - 1];
+    g_next.assign(g_starts.begin(), g_starts.end() - 1);
+    g_grouped.resize(n);
+    for (size_t i = 0; i < n; ++i) g_grouped[g_next[g_request_of[i]]++] = first[i];
+    for (size_t r = 0; r + 1 < g_starts.size(); ++r) {
+        Access* lo = g_grouped.data() + g_starts[r];
+        Access* hi = g_grouped.data() + g_starts[r + 1];
+        std::sort(lo, hi, [](const Access& x, const Access& y) { return x.thread < y.thread; });
+        request(lo, hi);
+    }
+}
+
+/* A full log: the accesses of the warps before the running thread's, each of whose
+   threads has finished or waits at a barrier (a profiled pass runs them in order), become
+   requests, and the rest stay; a log of the running warp's alone becomes requests whole. */
+void flush() {
+    size_t warp = running_thread() / WARP;
+    auto rest = std::stable_partition(g_log.begin(), g_log.end(),
+                                      [&](const Access& a) { return a.thread / WARP < warp; });
+    if (rest == g_log.begin()) rest = g_log.end();
+    requests(g_log.data(), g_log.data() + (rest - g_log.begin()));
+    g_log.erase(g_log.begin(), rest);
+}
+
+void log(uintptr_t a, size_t bytes, uintptr_t ret, Kind kind) {
+    if (g_log.size() == g_capacity) flush();
+    uint16_t size = (uint16_t)std::min<size_t>(bytes, UINT16_MAX);
+    g_log.push_back(Access{a, caller_pc(ret), 0, running_thread(), size, kind});
+}
+
+}  // namespace
+
+void profile_prepare(size_t capacity, const std::string& token) {
+    g_capacity = capacity;
+    g_log.reserve(capacity);
+    g_scratch.reserve(4 * WARP);
+    g_token = token;
+}
+
+void profile_variable(const void* at, size_t bytes, bool constant) {
+    g_variables.push_back(Range{(uintptr_t)at, bytes, constant});
+}
+
+void profile_begin(const std::vector<Area>& buffers, int threads) {
+    g_ranges = g_variables;
+    for (const Area& b : buffers) g_ranges.push_back(Range{(uintptr_t)b.data, b.bytes, false});
+    for (Totals& t : g_totals) t = Totals();
+    g_busiest = 0;
+    g_loads.assign((size_t)threads, 0);
+    g_profiling = true;
+}
+
+void profile_access(uintptr_t a, size_t bytes, uintptr_t ret, bool store) {
+    Worker* w = tw;
+    if (!w || !w->busy) return;
+    Space space = space_of(*w, a);
+    if (space == NONE || (store && space == CONSTANT)) return;
+    bool atomics_own = store && a == g_atomic_target && running_thread() == g_atomic_thread;
+    if (atomics_own) return;
+    g_atomic_target = 0;
+    Kind kind = space == CONSTANT ? CONSTANT_LOAD
+                : space == SHARED ? (store ? SHARED_STORE : SHARED_LOAD)
+                                  : (store ? GLOBAL_STORE : GLOBAL_LOAD);
+    log(a, bytes, ret, kind);
+}
+
+void profile_atomic(uintptr_t target, uintptr_t ret) {
+    Worker* w = tw;
+    if (!w || !w->busy) return;
+    g_atomic_thread = running_thread();
+    g_atomic_target = target;
+    Space space = space_of(*w, target);
+    if (space == GLOBAL || space == SHARED) {
+        log(target, 0, ret, space == GLOBAL ? GLOBAL_ATOMIC : SHARED_ATOMIC);
+    }
+}
+
+void profile_block_end() {
+    requests(g_log.data(), g_log.data() + g_log.size());
+    for (uint32_t& loads : g_loads) {
+        g_busiest = std::max<unsigned long long>(g_busiest, loads);
+        loads = 0;
+    }
+    g_log.clear();
+    g_seen.clear();
+    g_atomic_target = 0;
+}
+
+void profile_end() {
+    g_profiling = false;
+    Line l;
+    l.str("profile").kv("token", g_token.c_str());
+    for (int k = GLOBAL_LOAD; k <= CONSTANT_LOAD; ++k) {
+        const Totals& t = g_totals[k];
+        l.str(" ").str(TRAFFIC[k]).str("=").num((long long)t.requests).str(",");
+        l.num((long long)t.sectors).str(",").num((long long)t.bytes).str(",").num((long long)t.lanes);
+    }
+    l.kv("global_atomics", (long long)g_totals[GLOBAL_ATOMIC].requests);
+    l.kv("shared_atomics", (long long)g_totals[SHARED_ATOMIC].requests);
+    l.kv("busiest", (long long)g_busiest);
+    l.write();
+}
+
+}  // namespace rt

@@ -1,0 +1,170 @@
+"""The memory profiles a grading makes (issue 31), scheduled. The CPU model measures the
+student's kernel at the lab's profile case on every backend, so that the rules that
+measure the work (grader.judge.rules.measured) decide the same on every machine: on the
+CPU backend the profile run is that case's own run; on a GPU a CPU backend of the
+grading's own makes it. The reference's profile (what "why this speed" compares with)
+and the baseline's (what a traffic rule divides by) are made the same way, on the
+public case's fixed values, and kept in the grader's cache (`profile/`) by lab, case
+and module. Where asked (`--profile`), Nsight Compute counts the student's and the
+reference's kernels on the GPU: those explain, and never decide a rule."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import defaults
+from grader.backends.base import Backend, BackendUnavailable
+from grader.errors import GraderError
+from grader.files import write_atomically
+from grader.judge import cases as casegen
+from grader.judge.launch import make_launch
+from grader.judge.profiling import case_profile
+from grader.model.lab import Case, Lab
+from grader.model.launch import Build, RunOutcome
+from grader.model.profile import KernelProfile, Profile, Source
+from grader.model.source import Submission, read_submission
+from grader.toolchain import build_cache
+
+CACHE_FORMAT = 1  # bump when what an entry holds, or how the model counts, changes
+CPU = "cpu"
+
+
+@dataclass
+class Measured:
+    """A kernel's profile run: its profile, or why there is none (a clause: "there the
+    kernel hung (see that case)"); `here`: False where the CPU model could not run on
+    this machine at all, which is no fault of the kernel's."""
+
+    profile: Profile | None
+    why: str = ""
+    here: bool = True
+
+
+@contextlib.contextmanager
+def model_backend(backend: Backend) -> Iterator[Backend | str]:
+    """The backend that runs the CPU model: the grading's own where it is the CPU
+    backend, else one opened for the profile runs. A grading takes a clause in its place
+    as why there is no model (bench/profile_cost.py's measure without the profile)."""
+    if backend.name == CPU:
+        yield backend
+        return
+    from grader.backends.cpu import CpuBackend  # a GPU grading's only use of the CPU's
+
+    allowed = getattr(backend, "allow_unsandboxed", False)
+    with CpuBackend(jobs=1, allow_unsandboxed=allowed) as opened:
+        yield opened
+
+
+def from_run(
+    lab: Lab, case: Case, build: Build, outcome: RunOutcome, kernels: list[KernelProfile]
+) -> Measured:
+    """The profile of a run the CPU model made of `case` (Backend.profile): none where
+    the run did not go to its end, or a kernel of the lab was not profiled."""
+    if not outcome.completed:
+        how = "hung" if outcome.timed_out else "did not run to its end"
+        return Measured(None, f"there the kernel {how} (see that case)")
+    missing = [k.name for k in lab.kernels if k.name not in {p.kernel for p in kernels}]
+    if missing or build.interface is None:
+        return Measured(None, f"there {', '.join(missing) or 'the kernel'} was not profiled")
+    return Measured(case_profile(lab, case, build.interface, kernels, Source.CPU_MODEL))
+
+
+def run(
+    lab: Lab, case: Case, submission: Submission, model: Backend, timeout: float
+) -> tuple[RunOutcome | None, Measured]:
+    """`submission` built for the CPU model and run at `case` with its profile taken; on
+    a machine where the model cannot build or run, why (Measured.here False)."""
+    macros = lab.macro_values(case.sizes)
+    try:
+        build = model.build(submission, macros, lab.launch_defaults, census=True)
+        if not build.ok or build.interface is None:
+            return None, Measured(None, "there the kernel did not build for the CPU model")
+        launch, _ = make_launch(lab, case, casegen.make_inputs(lab, case), build.interface)
+        outcome, kernels = model.profile(build, launch, timeout)
+    except (GraderError, BackendUnavailable) as why:
+        return None, Measured(None, f"the CPU model cannot run on this machine ({why})", False)
+    return outcome, from_run(lab, case, build, outcome, kernels)
+
+
+def lab_kernel(
+    lab: Lab, case_name: str, model: Backend, timeout: float, file: str
+) -> Profile | None:
+    """The profile of the lab's own `file` (reference.cu, baseline.cu) at the public case
+    `case_name` with its fixed values, from the cache where this module was profiled
+    there before; None where it cannot be made (the report says what is missing)."""
+    if lab.home is None or not (lab.home / file).is_file():
+        return None
+    case = next(c for c in casegen.public_cases(lab) if c.name == case_name)
+    submission, _ = read_submission(lab.home / file)
+    macros = lab.macro_values(case.sizes)
+    try:
+        build = model.build(submission, macros, lab.launch_defaults, census=True)
+    except GraderError:
+        return None
+    if not build.ok or build.interface is None:
+        return None
+    entry = _entry(lab, case, build)
+    cached = _cached(entry)
+    if cached is not None:
+        return cached
+    made = run(lab, case, submission, model, timeout)[1].profile
+    if made is not None:
+        with contextlib.suppress(OSError):
+            write_atomically(entry, json.dumps(made.to_json()))
+            build_cache.stored()
+    return made
+
+
+def _entry(lab: Lab, case: Case, build: Build) -> Path:
+    """Where a lab kernel's profile at `case` is kept: by everything that decides it (the
+    module's own path names its source, macros and the runtime it was built with)."""
+    module = getattr(build.artifact, "module", None)
+    what = [CACHE_FORMAT, lab.name, case.name, sorted(case.sizes.items()), case.seed, str(module)]
+    key = hashlib.sha256(json.dumps(what).encode()).hexdigest()[:40]
+    return defaults.cache_dir() / "profile" / f"{key}.json"
+
+
+def _cached(entry: Path) -> Profile | None:
+    try:
+        found = Profile.from_json(json.loads(entry.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    build_cache.used(entry)
+    return found
+
+
+def nsight(
+    lab: Lab, case: Case, backend: Backend, student: Build, timeout: float
+) -> tuple[tuple[Profile, Profile] | None, str]:
+    """Nsight Compute's profiles of the `student`'s build and the reference's at `case`
+    on this GPU; None, with a note saying why, where it did not count both (then the CPU
+    model's are shown, so that both come from one source)."""
+    reference, _ = read_submission(lab.home / "reference.cu")
+    macros = lab.macro_values(case.sizes)
+    builds = [student, backend.build(reference, macros, lab.launch_defaults)]
+    if not all(b.ok and b.interface is not None for b in builds):
+        return None, ""
+    inputs = casegen.make_inputs(lab, case)
+    runs = [(b, make_launch(lab, case, inputs, b.interface)[0]) for b in builds]
+    try:
+        found = backend.nsight(runs, timeout)
+    except BackendUnavailable as why:
+        return None, f"--profile: Nsight Compute did not run: {why}"
+    failed = next((m.note for m in found if not m.ok), None)
+    if failed is not None:
+        return None, (
+            f"--profile: Nsight Compute did not count both kernels ({failed}); the CPU "
+            "model's profiles are shown."
+        )
+    made = []
+    for (build, _), counted in zip(runs, found, strict=True):
+        kernels, note = counted.kernels(), counted.remarks()
+        profile = case_profile(lab, case, build.interface, kernels, Source.NSIGHT_COMPUTE, note)
+        profile.dram_bytes = counted.dram_bytes()
+        made.append(profile)
+    return (made[0], made[1]), ""

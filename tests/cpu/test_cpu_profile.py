@@ -1,0 +1,431 @@
+"""The CPU model of a kernel's memory profile (runtime/profile.cpp, read by
+grader.backends.cpu.profile): tiny kernels whose requests, sectors, bank conflicts, lanes
+and busiest thread are worked out by hand, the naive matmul against Nsight Compute's
+figures the issue quotes, and the record as the grader believes it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from cpu_kit import inp, integer, out
+
+from grader import labs
+from grader.backends.cpu import job, protocol
+from grader.backends.cpu import profile as profiling
+from grader.judge import cases as casegen
+from grader.judge.launch import make_launch
+from grader.judge.profiling import case_profile
+from grader.model.launch import Buffer
+from grader.model.profile import KernelProfile, Profile, Source, Traffic
+from grader.model.source import Submission
+
+ELEMENTS = """\
+__global__ void copy(const float* a, float* b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = a[i];
+}
+__global__ void strided(const float* a, float* b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = a[(i * 32) % n];
+}
+__global__ void even_lanes(const float* a, float* b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && threadIdx.x % 2 == 0) b[i] = a[i];
+}
+__global__ void one_thread(const float* a, float* b, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        float sum = 0.0f;
+        for (int j = 0; j < n; ++j) sum += a[j];
+        b[0] = sum;
+    }
+}
+"""
+
+
+def _elements(kit, kernel: str, n: int = 1024, block: int = 256) -> KernelProfile:
+    build = kit.built(ELEMENTS)
+    args = [inp("a", np.ones(n)), out("b", n), integer("n", n)]
+    return kit.profile(build, kernel, n // block, block, args)[1]
+
+
+def test_a_coalesced_float_load_is_four_sectors_a_request(kit):
+    found = _elements(kit, "copy")
+    assert found.global_loads == Traffic(requests=32, sectors=128, bytes=4096, lanes=1024)
+    assert found.global_stores == Traffic(requests=32, sectors=128, bytes=4096, lanes=1024)
+    assert (found.threads, found.busiest_thread_loads) == (1024, 1)
+
+
+def test_a_load_with_a_stride_of_32_floats_is_32_sectors_a_request(kit):
+    found = _elements(kit, "strided")
+    assert found.global_loads.per_request == 32.0
+    assert found.global_stores.per_request == 4.0
+
+
+def test_lanes_that_skip_a_load_are_idle_in_its_request(kit):
+    found = _elements(kit, "even_lanes")
+    assert found.global_loads == Traffic(requests=32, sectors=128, bytes=2048, lanes=512)
+
+
+def test_one_thread_that_makes_every_load_is_the_busiest_with_all_of_them(kit):
+    found = _elements(kit, "one_thread", n=256, block=32)
+    assert found.global_loads == Traffic(requests=256, sectors=256, bytes=1024, lanes=256)
+    assert found.busiest_thread_loads == 256
+
+
+NAIVE = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < Width && col < Width) {
+        float sum = 0.0f;
+        for (int k = 0; k < Width; ++k) sum += M[row * Width + k] * N[k * Width + col];
+        P[row * Width + col] = sum;
+    }
+}
+"""
+# Rows from threadIdx.x: the 16 lanes of a half warp read 16 rows of M, and store into 16
+# rows of P.
+ROWS_FROM_X = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    int col = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < Width && col < Width) {
+        float sum = 0.0f;
+        for (int k = 0; k < Width; ++k) sum += M[row * Width + k] * N[k * Width + col];
+        P[row * Width + col] = sum;
+    }
+}
+"""
+
+
+def _matmul(kit, source: str, width: int = 64) -> KernelProfile:
+    build = kit.built(source)
+    rng = np.random.default_rng(0)
+    m, n = (rng.random((width, width), np.float32) for _ in range(2))
+    args = [inp("M", m), inp("N", n), out("P", width * width), integer("Width", width)]
+    outcome, found = kit.profile(build, "matmul", (width // 16, width // 16), (16, 16), args)
+    np.testing.assert_allclose(outcome.buffers["P"].data.reshape(width, width), m @ n, 1e-4)
+    return found
+
+
+def test_the_naive_matmul_loads_two_sectors_a_request_as_nsight_compute_counts(kit):
+    """A warp is two rows of 16 threads: M's two rows give one element each, and N's 16
+    consecutive floats of a row are two sectors. Nsight Compute: 2.0 at 256 x 256."""
+    found = _matmul(kit, NAIVE)
+    warps, loads = 64 * 64 // 32, 2 * 64
+    assert found.global_loads.requests == warps * loads
+    assert found.global_loads.per_request == 2.0
+    assert found.global_stores.per_request == 4.0  # two rows of 64 bytes
+    assert found.global_loads.bytes == 64 * 64 * loads * 4
+    assert found.busiest_thread_loads == loads
+
+
+def test_the_naive_matmul_with_rows_from_threadidx_x_loads_8_5_sectors_a_request(kit):
+    """M's 16 rows are 16 sectors, N's two neighbouring columns one: (16 + 1) / 2, as
+    Nsight Compute counts at 256 x 256; its stores go to 16 rows."""
+    found = _matmul(kit, ROWS_FROM_X)
+    assert found.global_loads.per_request == 8.5
+    assert found.global_stores.per_request == 16.0
+
+
+BANKS = """\
+__global__ void banks(float* out, int mode) {
+    __shared__ float s[32 * 32];
+    __shared__ float padded[32][33];
+    int t = threadIdx.x;
+    for (int j = 0; j < 32; ++j) {
+        s[j * 32 + t] = t;
+        padded[j][t] = t;
+    }
+    __syncthreads();
+    float x;
+    if (mode == 0) x = s[t * 32];        // down a column: every lane in bank 0
+    else if (mode == 1) x = s[5];        // one word for every lane
+    else x = padded[t][3];               // down a column of a padded tile
+    out[blockIdx.x * 32 + t] = x;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "wavefronts"), [(0, 32), (1, 1), (2, 1)], ids=["32-way", "broadcast", "padded"]
+)
+def test_shared_bank_conflicts_are_the_distinct_words_of_the_busiest_bank_less_one(
+    kit, mode, wavefronts
+):
+    build = kit.built(BANKS)
+    _, found = kit.profile(build, "banks", 2, 32, [out("out", 64), integer("mode", mode)])
+    assert found.shared_loads == Traffic(requests=2, sectors=2 * wavefronts, bytes=256, lanes=64)
+    assert found.shared_loads.conflicts_per_request == wavefronts - 1
+    # each row of either tile is 32 consecutive words: no conflict
+    assert found.shared_stores == Traffic(requests=128, sectors=128, bytes=128 * 128, lanes=4096)
+
+
+CSR = """\
+__global__ void rows(const int* row_ptr, const float* values, float* y, int rows) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        float sum = 0.0f;
+        for (int j = row_ptr[r]; j < row_ptr[r + 1]; ++j) sum += values[j];
+        y[r] = sum;
+    }
+}
+"""
+
+
+def test_a_loop_whose_trip_counts_differ_by_lane_forms_a_request_per_trip(kit):
+    """Row r has r % 4 + 1 entries: the first trip has 32 lanes, the second 24, the third
+    16, the fourth 8; besides them, the two loads of row_ptr."""
+    lengths = np.arange(32) % 4 + 1
+    row_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    args = [
+        Buffer("row_ptr", row_ptr, False),
+        inp("values", np.ones(int(lengths.sum()))),
+        out("y", 32),
+        integer("rows", 32),
+    ]
+    _, found = kit.profile(kit.built(CSR), "rows", 1, 32, args)
+    assert (found.global_loads.requests, found.global_loads.lanes) == (2 + 4, 2 * 32 + 80)
+    assert found.busiest_thread_loads == 2 + 4
+
+
+TILED = """\
+#define TILE 16
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    __shared__ float Ms[TILE][TILE];
+    __shared__ float Ns[TILE][TILE];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+    float sum = 0.0f;
+    for (int t = 0; t < Width / TILE; ++t) {
+        Ms[ty][tx] = M[row * Width + t * TILE + tx];
+        Ns[ty][tx] = N[(t * TILE + ty) * Width + col];
+        __syncthreads();
+        for (int k = 0; k < TILE; ++k) sum += Ms[ty][k] * Ns[k][tx];
+        __syncthreads();
+    }
+    P[row * Width + col] = sum;
+}
+"""
+
+
+def test_a_tiled_matmul_reads_a_sixteenth_of_the_naive_ones_bytes_without_conflicts(kit):
+    """Each thread loads two elements a tile, four tiles in all, in rows of 16 consecutive
+    floats (two rows a warp: four sectors); its shared loads are a broadcast word or 16
+    consecutive ones, in distinct banks."""
+    tiled, naive = _matmul(kit, TILED), _matmul(kit, NAIVE)
+    assert tiled.global_loads.per_request == 4.0
+    assert tiled.global_loads.bytes * 16 == naive.global_loads.bytes
+    assert tiled.shared_loads.requests == 64 * 64 // 32 * 4 * 2 * 16
+    assert tiled.shared_loads.conflicts_per_request == 0
+    assert tiled.busiest_thread_loads == 8
+
+
+WIDE = """\
+__global__ void wide(const float4* a, float4* b, float* out) {
+    __shared__ float4 s[64];
+    __shared__ float2 h[64];
+    int t = threadIdx.x;
+    float4 v = a[t];
+    s[t] = v;
+    h[t] = make_float2(v.x, v.y);
+    __syncthreads();
+    float4 w = s[(t * 2) % 64];   // a quarter warp's 8 lanes span 256 bytes
+    float2 g = h[t];
+    b[t] = w;
+    out[t] = g.x + g.y;
+}
+"""
+
+
+def test_float4_and_float2_accesses_are_one_request_served_in_quarter_and_half_warps(kit):
+    """A float4 load is one request of 16 sectors, as a GPU's 128-bit load; shared memory
+    serves 128 bytes a wavefront, so 8- and 16-byte accesses in consecutive lanes have no
+    conflict, and a quarter warp of float4 two apart needs two wavefronts: 4 in all for
+    the 4 it needs at least, 4 conflicts."""
+    args = [inp("a", np.ones(128)), out("b", 128), out("out", 32)]
+    _, found = kit.profile(kit.built(WIDE), "wide", 1, 32, args)
+    assert found.global_loads == Traffic(1, 16, 512, 32)
+    assert found.global_stores == Traffic(2, 16 + 4, 512 + 128, 64)
+    assert found.shared_stores == Traffic(2, 2, 512 + 256, 64)
+    assert found.shared_loads == Traffic(2, 5 + 1, 512 + 256, 64)
+
+
+SPACES = """\
+__constant__ float c[32];
+__device__ float table[256];
+__global__ void spaces(const float* a, float* b, int mode) {
+    int t = threadIdx.x;
+    float local[8];
+    for (int j = 0; j < 8; ++j) local[j] = a[t] * j;
+    float x = local[(t + mode) % 8];          // the thread's own stack: not counted
+    if (mode == 0) x += c[blockIdx.x];        // one constant word for every lane
+    else if (mode == 1) x += c[t];            // a word for each lane
+    else x += table[t];                       // a __device__ array is global memory
+    b[t] = x;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "constant", "global_loads"),
+    [
+        (0, Traffic(1, 1, 128, 32), Traffic(1, 4, 128, 32)),
+        (1, Traffic(1, 32, 128, 32), Traffic(1, 4, 128, 32)),
+        (2, Traffic(), Traffic(2, 8, 256, 64)),
+    ],
+    ids=["uniform-constant", "divergent-constant", "device-variable"],
+)
+def test_constant_and_device_variables_count_and_a_threads_stack_does_not(
+    kit, mode, constant, global_loads
+):
+    build = kit.built(SPACES)
+    _, found = kit.profile(
+        build, "spaces", 1, 32, [inp("a", np.ones(32)), out("b", 32), integer("mode", mode)]
+    )
+    assert found.constant_loads == constant
+    assert found.global_loads == global_loads
+    assert found.global_stores == Traffic(1, 4, 128, 32)
+
+
+ATOMICS = """\
+__global__ void atomics(const unsigned* in, unsigned* bins, float* total, int mode) {
+    __shared__ unsigned local[8];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    if (mode == 0) atomicAdd(&bins[in[i] % 8], 1u);
+    if (mode == 1) atomicMin(&bins[0], in[i]);
+    if (mode == 2) atomicAdd(total, 1.0f);
+    if (mode == 3) {
+        if (t < 8) local[t] = 0;
+        __syncthreads();
+        atomicAdd(&local[in[i] % 8], 1u);
+        __syncthreads();
+        if (t < 8) atomicAdd(&bins[t], local[t]);
+    }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "global_atomics", "shared_atomics"),
+    [(0, 4, 0), (1, 4, 0), (2, 4, 0), (3, 2, 4)],
+    ids=["add", "min", "float-add", "shared"],
+)
+def test_an_atomic_is_a_request_of_its_space_and_its_own_store_no_store(
+    kit, mode, global_atomics, shared_atomics
+):
+    """Four warps, each reading `in` once; the atomic's read of its target is no load."""
+    args = [
+        Buffer("in", np.arange(128, dtype=np.uint32), False),
+        Buffer("bins", np.zeros(8, np.uint32), True, accumulates=True),
+        out("total", 1, 0.0),
+        integer("mode", mode),
+    ]
+    _, found = kit.profile(kit.built(ATOMICS), "atomics", 2, 64, args)
+    assert (found.global_atomics, found.shared_atomics) == (global_atomics, shared_atomics)
+    assert found.global_loads == (Traffic(4, 16, 512, 128) if mode != 2 else Traffic())
+    assert found.global_stores == Traffic()
+
+
+FORGED = """\
+__global__ void copy(const float* a, float* b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    __grader_rt_atomic(&a[i]);   /* the shim's hook, called to pass a load off as an atomic */
+    b[i] = a[i];
+}
+"""
+
+
+def test_calling_the_atomic_hook_before_a_load_hides_no_load(kit, no_nvcc):
+    """Only without nvcc: nvcc knows no __grader_rt_atomic."""
+    args = [inp("a", np.ones(64)), out("b", 64), integer("n", 64)]
+    _, found = kit.profile(kit.built(FORGED), "copy", 2, 32, args)
+    assert found.global_loads == Traffic(2, 8, 256, 64)
+
+
+# -- the record, as the grader believes it ----------------------------------------------
+
+RECORD = (
+    "profile token={token} global_loads=2,8,256,64 global_stores=0,0,0,0 "
+    "shared_loads=1,32,128,32 shared_stores=0,0,0,0 constant_loads=0,0,0,0 "
+    "global_atomics=0 shared_atomics=3 busiest=2"
+)
+
+
+def _report(*lines: str) -> job.Report:
+    report = job.Report(0)
+    report.records = [protocol.parse(line)[0] for line in lines]
+    return report
+
+
+def test_the_record_reads_as_the_kernels_profile():
+    found = profiling.read(_report(RECORD.format(token="abc")), "k", "abc", threads=64)
+    assert found == KernelProfile(
+        "k",
+        global_loads=Traffic(2, 8, 256, 64),
+        shared_loads=Traffic(1, 32, 128, 32),
+        shared_atomics=3,
+        threads=64,
+        busiest_thread_loads=2,
+    )
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        (),
+        (RECORD.format(token="forged"),),
+        (RECORD.format(token="abc"), RECORD.format(token="abc")),
+        (RECORD.format(token="abc").replace("global_loads=2,8,256,64", "global_loads=2,8,256"),),
+        (RECORD.format(token="abc").replace("2,8,256,64", "2,8,256,65"),),
+    ],
+    ids=["none", "without-the-token", "twice", "three-numbers", "more-lanes-than-a-warp-has"],
+)
+def test_no_profile_is_believed_but_the_one_record_with_the_token(lines):
+    assert profiling.read(_report(*lines), "k", "abc", threads=64) is None
+
+
+def test_a_kernel_launched_twice_adds_its_launches_up():
+    first = KernelProfile(
+        "k", global_loads=Traffic(1, 4, 128, 32), threads=32, busiest_thread_loads=1
+    )
+    second = KernelProfile(
+        "k", global_loads=Traffic(2, 8, 256, 64), threads=64, busiest_thread_loads=4
+    )
+    other = KernelProfile("j", threads=1)
+    merged = profiling.merged([first, other, second])
+    assert [p.kernel for p in merged] == ["k", "j"]
+    assert merged[0].global_loads == Traffic(3, 12, 384, 96)
+    assert (merged[0].threads, merged[0].busiest_thread_loads) == (96, 4)
+
+
+# -- every lab's own kernels ------------------------------------------------------------
+
+
+def lab_profile(backend, lab, kernel: str) -> Profile:
+    """The profile of the lab's `kernel` (reference or baseline) at its smallest public
+    case, the census case's rule, as a grading would make it."""
+    cases = casegen.public_cases(lab)
+    case = min(cases, key=lambda c: math.prod(lab.extent(lab.full_sizes(c.sizes))))
+    path = lab.home / f"{kernel}.cu"
+    submission = Submission(path, path.read_text())
+    build = backend.build(submission, lab.macro_values(case.sizes), lab.launch_defaults, True)
+    assert build.ok, build.diagnostics
+    inputs = casegen.make_inputs(lab, case)
+    launch, _ = make_launch(lab, case, inputs, build.interface)
+    outcome, kernels = backend.profile(build, launch, 30.0)
+    assert outcome.completed and not outcome.diagnostics, outcome.diagnostics
+    return case_profile(lab, case, build.interface, kernels, Source.CPU_MODEL)
+
+
+@pytest.mark.parametrize("kernel", ["reference", "baseline"])
+@pytest.mark.parametrize("name", sorted(labs.all_labs()))
+def test_every_labs_reference_and_baseline_are_profiled(kit, name, kernel):
+    lab = labs.get(name)
+    found = lab_profile(kit.backend, lab, kernel)
+    assert [k.kernel for k in found.kernels] == [k.name for k in lab.kernels]
+    loads = found.total("global_loads")
+    assert loads.requests and found.global_bytes_per_output and found.busiest_thread_share
+    assert 0 <= found.idle_lane_share < 1

@@ -1,0 +1,127 @@
+"""The profiles a grading makes (grader.grading.profiles): on the CPU backend the profile
+case's own run is the profile run, one run; on any other backend a CPU backend of the
+grading's own makes it, so that the rules it decides grade alike; the lab's own kernels'
+profiles come from the cache once made."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from grader import labs
+from grader.backends.base import Wrapper
+from grader.backends.cpu import CpuBackend
+from grader.errors import SetupError
+from grader.grading import profiles
+from grader.grading.pipeline import Options, grade
+from grader.judge import rules
+
+SERIAL = labs.get("reduction").home / "wrong" / "serial_thread.cu"
+
+
+class Counting(Wrapper):
+    """The CPU backend, counting its profiled and plain runs (by the launch's first size)."""
+
+    def __init__(self, inner, name: str = "cpu") -> None:
+        super().__init__(inner)
+        self.name = name
+        self.profiled: list[int] = []
+        self.plain = 0
+
+    def profile(self, build, launch, timeout):
+        self.profiled.append(launch.grid[0])
+        return super().profile(build, launch, timeout)
+
+    def run(self, build, launch, timeout):
+        self.plain += 1
+        return super().run(build, launch, timeout)
+
+    def run_ahead(self, build, launch, timeout):
+        self.plain += 1
+        return self.inner.run_ahead(build, launch, timeout)
+
+
+def _grade(backend, path: Path = SERIAL, lab: str = "reduction"):
+    return grade(labs.get(lab), path, backend, Options(backend="cpu", timeout=20, timing=False))
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    with CpuBackend() as opened:
+        yield opened
+
+
+def test_on_the_cpu_the_profile_case_runs_once_and_that_run_is_profiled(cpu):
+    _grade(cpu)  # the reference's profile made, and cached
+    counting = Counting(cpu)
+    result = _grade(counting)
+    assert len(counting.profiled) == 1  # the profile case's own run; the reference's cached
+    assert counting.plain == len(result.cases) - 1  # the other cases, not profiled
+    assert result.profile is not None and result.profile.reference is not None
+    assert result.profile.student.case == "n-100000"
+    assert rules.broken(result) == {rules.BUSIEST}
+
+
+def test_another_backend_grades_the_measured_rules_as_the_cpu_does(cpu):
+    """A backend that is not the CPU one (here one named cuda that runs on the CPU) has
+    the CPU model run the profile case on a CPU backend of the grading's own."""
+    on_cpu = _grade(cpu)
+    elsewhere = Counting(cpu, name="cuda")
+    result = _grade(elsewhere)
+    assert elsewhere.profiled == []  # the profile was made by another backend
+    assert rules.broken(result) == rules.broken(on_cpu) == {rules.BUSIEST}
+    assert result.score == on_cpu.score
+    assert result.profile.student.to_json() == on_cpu.profile.student.to_json()
+
+
+def test_the_labs_own_kernels_profiles_come_from_the_cache(cpu, monkeypatch):
+    lab = labs.get("matmul-tiled")
+    first = profiles.lab_kernel(lab, "width-64", cpu, 20, "baseline.cu")
+    assert first is not None
+    monkeypatch.setattr(profiles, "run", lambda *a: pytest.fail("profiled again"))
+    again = profiles.lab_kernel(lab, "width-64", cpu, 20, "baseline.cu")
+    assert again == first
+
+
+def test_a_kernel_that_crashes_in_the_profile_case_has_no_profile_and_breaks_the_rules(
+    cpu, tmp_path
+):
+    path = tmp_path / "kernel.cu"
+    path.write_text(
+        SERIAL.read_text().replace(
+            "if (threadIdx.x != 0) return;",
+            "if (n == 100000) __trap();\n    if (threadIdx.x != 0) return;",
+        )
+    )
+    result = _grade(cpu, path)
+    assert result.profile is None
+    assert any(
+        n.startswith("Why this speed is not shown: the grader profiles case n-100000")
+        for n in result.notes
+    )
+    said = [d.message for d in result.diagnostics if "is not met in this report" in d.message]
+    assert said and "there the kernel did not run to its end" in said[0]
+
+
+class NoSandbox(Wrapper):
+    """A CPU backend that cannot build here, as on a GPU machine without its sandbox."""
+
+    def build(self, *args, **kwargs):
+        raise SetupError("no sandbox here")
+
+
+def test_where_the_model_cannot_run_on_a_gpu_the_rules_are_not_checked(cpu, monkeypatch):
+    @contextlib.contextmanager
+    def unusable(backend):
+        yield NoSandbox(cpu)
+
+    monkeypatch.setattr(profiles, "model_backend", unusable)
+    result = _grade(Counting(cpu, name="cuda"))
+    assert rules.broken(result) == set() and result.profile is None
+    assert any(
+        n.startswith("Not checked here: the lab's rule that no thread makes more than 1/8")
+        and "the CPU model cannot run on this machine (no sandbox here)" in n
+        for n in result.notes
+    )

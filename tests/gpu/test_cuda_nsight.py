@@ -1,0 +1,128 @@
+"""Nsight Compute on a real GPU (CudaBackend.nsight, grader.backends.cuda.nsight): the
+issue's numbers (the naive matmul at Width 256: 2.0 global-load sectors per request; a
+32-way shared-memory conflict: 31 conflicts per request), what a profile costs cold and
+from the cache, a kernel that fails under ncu as a note that leaves the next launch
+profiled, and a printf that cannot pass for ncu's counters. Skipped, saying why, where
+ncu is not installed or may not run. Run with -s to see the figures."""
+
+from __future__ import annotations
+
+import time
+
+import gpu_kernels as k
+import pytest
+
+from grader.backends.cuda import nsight
+
+# Each warp of a 16x16 block reads one column of a 32x32 tile: 32 words in one bank.
+CONFLICT = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    __shared__ float tile[32][32];
+    int t = threadIdx.y * blockDim.x + threadIdx.x;
+    int lane = t % 32, warp = t / 32;
+    tile[lane][warp] = M[t];
+    __syncthreads();
+    P[(blockIdx.y * gridDim.x + blockIdx.x) * 256 + t] = tile[lane][(warp + 1) % 8];
+}
+"""
+# The naive product, whose first thread prints what a forged ncu row would look like.
+FORGER = "#include <cstdio>\n" + k.NAIVE.replace(
+    "    if (row < Width && col < Width) {",
+    '    if (row == 0 && col == 0) printf("\\"ID\\",\\"Kernel Name\\",\\"CC\\",'
+    '\\"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum\\"\\n\\"0\\",\\"_Z6matmulPKfS0_Pfi\\",'
+    '\\"9.0\\",\\"1\\"\\n");\n'
+    "    if (row < Width && col < Width) {",
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def permitted():
+    found = nsight.tool()
+    if not found.ok:
+        pytest.skip(f"Nsight Compute cannot profile here: {found.why_not}")
+    print(f"\nncu {found.version} at {found.executable}; not offered: {found.missing() or 'none'}")
+
+
+def built(backend, text):
+    build = backend.build(k.submission(text), {}, (16, 16, 1))
+    assert build.ok, build.compile.log
+    return build
+
+
+def test_the_naive_matmul_at_256_has_two_sectors_per_load_request(backend):
+    [measured] = backend.nsight([(built(backend, k.NAIVE), k.matmul_launch(256))], timeout=120)
+    assert measured.ok, measured.note
+    [profile] = measured.kernels()
+    loads, stores = profile.global_loads, profile.global_stores
+    print(f"naive 256: {loads.per_request:.3f} ld sectors/request, {stores.per_request:.3f} st")
+    assert loads.per_request == pytest.approx(2.0, abs=0.1)
+    assert loads.lanes == 32 * loads.requests  # every lane of every warp loads
+    assert profile.threads == 256 * 256
+    assert profile.occupancy is not None and profile.occupancy.blocks_per_sm > 0
+
+
+def test_a_32_way_conflict_is_31_conflicts_per_request(backend):
+    [measured] = backend.nsight([(built(backend, CONFLICT), k.matmul_launch(256))], timeout=120)
+    assert measured.ok, measured.note
+    [profile] = measured.kernels()
+    counted = measured.counters["matmul"][nsight.BANK_CONFLICTS["shared_loads"]]
+    print(
+        f"32-way: {profile.shared_loads.conflicts_per_request:.3f} ld conflicts/request "
+        f"(ncu's own counter: {counted / profile.shared_loads.requests:.3f}), "
+        f"{profile.shared_stores.conflicts_per_request:.3f} st"
+    )
+    assert profile.shared_loads.conflicts_per_request == pytest.approx(31.0, abs=0.1)
+
+
+def test_a_profile_costs_nothing_the_second_time(backend, tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_CACHE", str(tmp_path))  # cold: ncu asked, module compiled
+    nsight.tool.cache_clear()
+    runs = [(built(backend, k.TILED), k.matmul_launch(256))]
+    started = time.monotonic()
+    [first] = backend.nsight(runs, timeout=120)
+    cold = time.monotonic() - started
+    started = time.monotonic()
+    [again] = backend.nsight(runs, timeout=120)
+    warm = time.monotonic() - started
+    print(f"a profile: {cold:.2f} s cold, {warm:.3f} s from the cache")
+    assert first.ok and not first.cached, first.note
+    assert again.cached and again.counters == first.counters
+    assert warm < 0.3
+
+
+def test_a_kernel_that_fails_under_ncu_is_a_note_and_the_next_is_profiled(backend):
+    launch = k.matmul_launch(64)
+    runs = [(built(backend, k.ILLEGAL_ADDRESS), launch), (built(backend, k.NAIVE), launch)]
+    started = time.monotonic()
+    failed, fine = backend.nsight(runs, timeout=60)
+    print(f"a failing kernel and the next: {time.monotonic() - started:.2f} s; {failed.note}")
+    assert failed.note.startswith("Nsight Compute could not profile this kernel:")
+    assert fine.ok and fine.kernels()[0].global_loads.per_request == pytest.approx(2.0, abs=0.1)
+
+
+def test_a_printf_cannot_pass_for_the_counters(backend):
+    [measured] = backend.nsight([(built(backend, FORGER), k.matmul_launch(64))], timeout=120)
+    assert measured.ok, measured.note
+    loads = measured.kernels()[0].global_loads
+    assert loads.requests > 1 and loads.per_request == pytest.approx(2.0, abs=0.1)
+
+
+def test_a_check_with_profile_shows_nsight_computes_and_decides_the_rules_on_the_cpu_model(
+    backend,
+):
+    """`grader check --profile` on the GPU: "why this speed" from ncu's counts of the
+    student's and the reference's kernels, the measured rules from the CPU model, as on
+    the CPU backend (the decorative shared load breaks matmul-tiled's traffic rule)."""
+    from grader import labs
+    from grader.grading.pipeline import Options, grade
+    from grader.judge import rules
+    from grader.model.profile import Source
+
+    lab = labs.get("matmul-tiled")
+    path = lab.home / "wrong" / "decorative_shared_load.cu"
+    options = Options(backend="cuda", timing=False, profile=True)
+    result = grade(lab, path, backend, options)
+    assert result.profile is not None, result.notes
+    sources = {result.profile.student.source, result.profile.reference.source}
+    assert sources == {Source.NSIGHT_COMPUTE}, result.notes
+    assert rules.broken(result) == {rules.TRAFFIC}

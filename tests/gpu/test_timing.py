@@ -1,0 +1,31 @@
+"""The grader's timing on a real GPU (grader.grading.timing.measure): a trusted timing
+comes with its roofline, the reference's point and the student's under the device's
+ceilings, which are kept per device. Run with -s to see the figures."""
+
+from __future__ import annotations
+
+from grader.grading.timing import device_ceilings, draw_ahead, measure
+from grader.labs import get
+from grader.model.profile import Counted
+from grader.model.source import read_submission
+
+
+def test_a_trusted_timing_has_its_roofline_under_the_devices_ceilings(backend):
+    lab = get("matmul-tiled")
+    submission, _ = read_submission(lab.home / "baseline.cu")
+    performance, untrusted, line = measure(lab, submission, backend, 2.0, draw_ahead(lab, 1))
+    assert not untrusted, [d.message for d in untrusted]
+    assert line is not None
+    student, reference = line.student, line.reference
+    print(
+        f"\nceilings {line.peak_flops / 1e12:.1f} TFLOP/s, {line.peak_bytes / 1e9:.0f} GB/s; "
+        f"baseline {student.flops_per_second / 1e12:.2f} TFLOP/s at {student.intensity:.0f} "
+        f"FLOP/byte, reference {reference.flops_per_second / 1e12:.2f} TFLOP/s"
+    )
+    assert (student.ms, reference.ms) == (performance.student_ms, performance.reference_ms)
+    assert student.counted == reference.counted == Counted.LEAST  # no profile passed yet
+    for point in (student, reference):
+        assert 0 < point.flops_per_second <= 1.2 * line.peak_flops
+        assert 0 < point.bytes_per_second <= 1.2 * line.peak_bytes
+    best = device_ceilings(backend.device(), {})
+    assert (best["flops"], best["bytes"]) == (line.peak_flops, line.peak_bytes)

@@ -1,0 +1,285 @@
+"""Memory profiles built by hand, as the CPU model would measure the lab kernels they are
+named after on the lab's profile case (the census case), counted from the warps' address
+patterns as grader/model/profile.py forms requests. The figures are worked out in each
+builder's docstring; the issue's own (8.5 sectors per request for the naive matmul with
+rows from threadIdx.x, 31 conflicts for a 32-way access) are among them."""
+
+from __future__ import annotations
+
+from grader.model.profile import (
+    WARP,
+    Counted,
+    KernelProfile,
+    Occupancy,
+    Profile,
+    Roofline,
+    RooflinePoint,
+    Source,
+    Traffic,
+)
+from grader.model.result import ProfileReport
+
+H200 = "sm_90 (H100, H200)"
+
+
+def occupancy(warps: int, limiter: str) -> Occupancy:
+    """Resident warps per SM of the H200's 64, and what limits them."""
+    return Occupancy(
+        blocks_per_sm=max(1, warps // 8),
+        warps_per_sm=warps,
+        max_warps_per_sm=64,
+        limiter=limiter,
+        gpu=H200,
+    )
+
+
+FULL = occupancy(64, "threads")
+
+
+def traffic(requests: int, per_request: float, lanes: int | None = None, size: int = 4) -> Traffic:
+    """`requests` warp requests touching `per_request` sectors (or wavefronts) each, of
+    `lanes` lanes (all 32 by default) asking for `size` bytes each."""
+    lanes = requests * WARP if lanes is None else lanes
+    return Traffic(requests, round(requests * per_request), lanes * size, lanes)
+
+
+def profile(*kernels: KernelProfile, outputs: int, case: str = "width-64", **sizes) -> Profile:
+    return Profile(
+        source=Source.CPU_MODEL,
+        case=case,
+        sizes=sizes or {"Width": 64},
+        outputs=outputs,
+        useful_flops=2.0 * 64**3,
+        kernels=list(kernels),
+    )
+
+
+# -- matmul at Width 64: 4096 outputs, 256 blocks' worth of 16 x 16 threads -----------------
+
+
+def naive() -> Profile:
+    """The course's naive kernel: a warp is 2 rows of 16 threads; each k loads M (2
+    addresses, 2 sectors) and N (16 floats, 2 sectors): 2 requests per warp per k, 64 k,
+    128 warps: 16384 requests of 2 sectors; each thread's 128 loads in a row."""
+    return profile(
+        KernelProfile(
+            "matmul",
+            global_loads=traffic(16384, 2.0),
+            global_stores=traffic(128, 2.0),
+            threads=4096,
+            busiest_thread_loads=128,
+            occupancy=FULL,
+        ),
+        outputs=4096,
+    )
+
+
+def rows_from_x() -> Profile:
+    """The naive kernel with the row from threadIdx.x: a warp's load of M touches 16
+    rows (16 sectors), of N 2 adjacent floats (1 sector): 8.5 a request; its stores 16."""
+    return profile(
+        KernelProfile(
+            "matmul",
+            global_loads=traffic(16384, 8.5),
+            global_stores=traffic(128, 16.0),
+            threads=4096,
+            busiest_thread_loads=128,
+            occupancy=FULL,
+        ),
+        outputs=4096,
+    )
+
+
+def tiled_reference() -> Profile:
+    """matmul-tiled's reference at Width 64: one block of 256 threads, float4 loads
+    (16 sectors a request), each element of M and N read once (8 bytes per output), its
+    shared reads mostly broadcasts (2 wavefronts a request)."""
+    return profile(
+        KernelProfile(
+            "matmul",
+            global_loads=traffic(64, 16.0, size=16),
+            global_stores=traffic(64, 8.0, lanes=1024, size=16),
+            shared_loads=traffic(2048, 2.0, size=16),
+            shared_stores=traffic(128, 2.0),
+            threads=256,
+            busiest_thread_loads=16,
+            occupancy=occupancy(16, "registers"),
+        ),
+        outputs=4096,
+    )
+
+
+def tile_read_down_column() -> Profile:
+    """32 x 32 tiles, N's kept transposed and read Nt[tx][k]: per k a warp reads Ms
+    (a broadcast, 1 wavefront) and Nt (32-way, 32 wavefronts): 16384 requests averaging
+    16.5 wavefronts; the stores into Nt are 32-way too."""
+    return profile(
+        KernelProfile(
+            "matmul",
+            global_loads=traffic(256, 4.0),
+            global_stores=traffic(128, 4.0),
+            shared_loads=traffic(16384, 16.5),
+            shared_stores=traffic(256, 16.5),
+            threads=4096,
+            busiest_thread_loads=4,
+            occupancy=FULL,
+        ),
+        outputs=4096,
+    )
+
+
+def tiled_rows_from_x() -> Profile:
+    """16 x 16 tiles loaded with the row from threadIdx.x: each tile load touches 16 rows
+    (16 sectors where 4 would do), the stores too; each element read 4 times (32 bytes per
+    output against the reference's 8); the padded tiles have no conflict."""
+    return profile(
+        KernelProfile(
+            "matmul",
+            global_loads=traffic(1024, 16.0),
+            global_stores=traffic(128, 16.0),
+            shared_loads=traffic(16384, 1.0),
+            shared_stores=traffic(1024, 1.0),
+            threads=4096,
+            busiest_thread_loads=8,
+            occupancy=FULL,
+        ),
+        outputs=4096,
+    )
+
+
+# -- histogram at n = 1000: 256 bins ----------------------------------------------------------
+
+
+def histogram_reference() -> Profile:
+    """One block of 512 threads: 62 uint4 loads and 8 single bytes, 1000 shared atomics,
+    the 16 private copies zeroed and summed in shared memory, about 250 global atomics."""
+    return profile(
+        KernelProfile(
+            "histogram",
+            global_loads=Traffic(requests=3, sectors=32, bytes=1000, lanes=70),
+            shared_loads=traffic(128, 1.0),
+            shared_stores=traffic(128, 1.0),
+            global_atomics=250,
+            shared_atomics=1000,
+            threads=512,
+            busiest_thread_loads=2,
+        ),
+        outputs=256,
+        case="uniform-1000",
+        n=1000,
+    )
+
+
+def global_atomics() -> Profile:
+    """Every byte an atomicAdd on the global bins: 32 coalesced byte loads a warp."""
+    return profile(
+        KernelProfile(
+            "histogram",
+            global_loads=traffic(32, 1.0, lanes=1000, size=1),
+            global_atomics=1000,
+            threads=256,
+            busiest_thread_loads=4,
+        ),
+        outputs=256,
+        case="uniform-1000",
+        n=1000,
+    )
+
+
+# -- reduction at n = 1000 --------------------------------------------------------------------
+
+
+def reduction_reference() -> Profile:
+    """One block: 8 float4 requests (250 lanes), then each warp's sum into shared memory
+    by its lane 0, and 8 lanes of one warp reading them back: half its lanes idle."""
+    return profile(
+        KernelProfile(
+            "reduction",
+            global_loads=traffic(8, 15.6, lanes=250, size=16),
+            global_stores=traffic(1, 1.0, lanes=1),
+            shared_loads=traffic(1, 1.0, lanes=8),
+            shared_stores=traffic(8, 1.0, lanes=8),
+            threads=256,
+            busiest_thread_loads=1,
+        ),
+        outputs=1,
+        case="n-1000",
+        n=1000,
+    )
+
+
+def divergent_warps() -> Profile:
+    """2 blocks of 256 threads, each adding its two inputs as it loads them, then
+    t % (2 * s) == 0: per block 16 loads and 8 stores of full warps, then 141 tree
+    requests serving 765 lanes (s = 1: 16 lanes a warp; s = 16: 1)."""
+    return profile(
+        KernelProfile(
+            "reduction",
+            global_loads=traffic(32, 4.0, lanes=1000),
+            global_stores=traffic(2, 1.0, lanes=2),
+            shared_loads=traffic(2 * 95, 1.0, lanes=2 * 511),
+            shared_stores=traffic(2 * 55, 1.0, lanes=2 * 511),
+            threads=512,
+            busiest_thread_loads=2,
+        ),
+        outputs=2,
+        case="n-1000",
+        n=1000,
+    )
+
+
+def strided_index() -> Profile:
+    """The same, partial[2 * s * t]: the working threads together (few idle lanes), their
+    words 2 * s apart: 150 wavefronts for 45 requests a block."""
+    return profile(
+        KernelProfile(
+            "reduction",
+            global_loads=traffic(32, 4.0, lanes=1000),
+            global_stores=traffic(2, 1.0, lanes=2),
+            shared_loads=traffic(2 * 25, 3.8, lanes=2 * 511),
+            shared_stores=traffic(2 * 20, 2.75, lanes=2 * 511),
+            threads=512,
+            busiest_thread_loads=2,
+        ),
+        outputs=2,
+        case="n-1000",
+        n=1000,
+    )
+
+
+def serial_reduction() -> Profile:
+    """One thread of one block adds all 1000 inputs."""
+    return profile(
+        KernelProfile(
+            "reduction",
+            global_loads=traffic(1000, 1.0, lanes=1000),
+            global_stores=traffic(1, 1.0, lanes=1),
+            threads=1024,
+            busiest_thread_loads=1000,
+        ),
+        outputs=1,
+        case="n-1000",
+        n=1000,
+    )
+
+
+def roofline(flops: bool = True) -> Roofline:
+    """An H200's ceilings, the student's point well under the reference's: 1 ms launches
+    of 0.8 and 5.2 GFLOP (or none), 1.6 and 3 GB."""
+    gflop = (0.8, 5.2) if flops else (0.0, 0.0)
+    requested = Counted.REQUESTED
+    return Roofline(
+        peak_flops=60e12,
+        peak_bytes=4e12,
+        student=RooflinePoint(1.0, gflop[0] * 1e9, 1.6e9, requested),
+        reference=RooflinePoint(1.0, gflop[1] * 1e9, 3e9, requested),
+    )
+
+
+def report(student: Profile, reference: Profile | None, line: Roofline | None = None):
+    """The ProfileReport a grading would hold: the two profiles and their advice."""
+    from grader.judge.why import advise
+
+    return ProfileReport(
+        student=student, reference=reference, advice=advise(student, reference), roofline=line
+    )

@@ -1,0 +1,241 @@
+"""The "why this speed" advice (grader/judge/why.py) on profiles built by hand
+(profile_kit): each slow kernel of reference_kernels/*/slow/ gets the sentence its
+EXPECTED.toml names, with the issue's numbers where it quotes them; a kernel as good as
+the reference gets none; at most two sentences, costliest first."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
+import profile_kit as kit
+import pytest
+
+from grader.judge import why
+from grader.model.profile import KernelProfile, Profile, Traffic
+from grader.model.result import Cause
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def said(student: Profile, reference: Profile | None) -> str:
+    return " ".join(a.message for a in why.advise(student, reference))
+
+
+def causes(student: Profile, reference: Profile | None) -> list[Cause]:
+    return [a.cause for a in why.advise(student, reference)]
+
+
+# -- the issue's examples -------------------------------------------------------------------
+
+
+def test_rows_from_thread_x_are_uncoalesced_in_the_issues_numbers():
+    advice = why.advise(kit.rows_from_x(), kit.naive())
+    assert [a.cause for a in advice] == [Cause.UNCOALESCED]
+    assert "loads 8.5 sectors per request where 4 would do" in advice[0].message
+    assert "stores 16 where 4 would do" in advice[0].message
+    assert "threadIdx.x" in advice[0].message
+
+
+def test_a_32_way_conflict_is_said_so():
+    student = kit.tiled_rows_from_x()
+    kernel = replace(student.kernels[0], shared_loads=kit.traffic(1000, 32.0))
+    text = said(replace(student, kernels=[kernel]), kit.tiled_rows_from_x())
+    assert "31 bank conflicts per request where the reference has 0" in text
+    assert "every access is a 32-way bank conflict" in text
+    assert "[32][33]" in text
+
+
+def test_the_naive_kernel_against_tiles_of_16_reads_16_times_the_bytes():
+    """Width 256: 2 * Width floats per output element, 2 KiB; tiles of 16 read 1/16."""
+    outputs = 256 * 256
+    naive = kit.profile(
+        KernelProfile(
+            "matmul",
+            global_loads=kit.traffic(outputs * 512 // 32, 2.0),
+            global_stores=kit.traffic(outputs // 32, 2.0),
+            busiest_thread_loads=512,
+        ),
+        outputs=outputs,
+    )
+    tiled = kit.profile(
+        KernelProfile(
+            "matmul",
+            global_loads=kit.traffic(outputs * 32 // 32, 4.0),
+            global_stores=kit.traffic(outputs // 32, 4.0),
+            shared_loads=kit.traffic(outputs * 512 // 32, 1.0),
+            shared_stores=kit.traffic(outputs * 32 // 32, 1.0),
+            busiest_thread_loads=32,
+        ),
+        outputs=outputs,
+    )
+    advice = why.advise(naive, tiled)
+    assert [a.cause for a in advice] == [Cause.GLOBAL_TRAFFIC]
+    assert advice[0].message.startswith(
+        "Each output element reads 2.0 KiB from global memory where the reference's reads "
+        "128 bytes, 1/16 of that: stage the tiles"
+    )
+
+
+# -- every slow kernel gets its words -----------------------------------------------------
+
+SLOW = {
+    ("matmul-naive", "rows_from_x.cu"): (kit.rows_from_x, kit.naive),
+    ("matmul-tiled", "rows_from_x.cu"): (kit.tiled_rows_from_x, kit.tiled_reference),
+    ("matmul-tiled", "tile_read_down_column.cu"): (kit.tile_read_down_column, kit.tiled_reference),
+    ("histogram", "global_atomics.cu"): (kit.global_atomics, kit.histogram_reference),
+    ("reduction", "divergent_warps.cu"): (kit.divergent_warps, kit.reduction_reference),
+    ("reduction", "strided_index.cu"): (kit.strided_index, kit.reduction_reference),
+}
+
+
+def _slow_entries() -> dict[tuple[str, str], dict]:
+    found = {}
+    for table in sorted(ROOT.glob("reference_kernels/*/slow/EXPECTED.toml")):
+        for name, entry in tomllib.loads(table.read_text()).items():
+            found[(table.parent.parent.name, name)] = entry
+    return found
+
+
+def test_every_slow_kernel_has_a_profile_here():
+    assert set(_slow_entries()) == set(SLOW)
+
+
+@pytest.mark.parametrize("key", sorted(SLOW), ids="/".join)
+def test_a_slow_kernel_gets_its_why_words(key):
+    student, reference = (build() for build in SLOW[key])
+    text = said(student, reference).lower()
+    for word in _slow_entries()[key]["why"]:
+        assert word.lower() in text, f"{word!r} not in {text!r}"
+
+
+@pytest.mark.parametrize(
+    ("key", "cause"),
+    [
+        (("matmul-tiled", "tile_read_down_column.cu"), Cause.BANK_CONFLICTS),
+        (("histogram", "global_atomics.cu"), Cause.GLOBAL_ATOMICS),
+        (("reduction", "divergent_warps.cu"), Cause.DIVERGENCE),
+        (("reduction", "strided_index.cu"), Cause.BANK_CONFLICTS),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "/".join(v),
+)
+def test_a_slow_kernel_is_slow_first_for_its_own_cause(key, cause):
+    student, reference = (build() for build in SLOW[key])
+    assert causes(student, reference)[0] == cause
+
+
+def test_the_tiled_kernel_read_by_rows_is_uncoalesced_and_reads_4_times_the_bytes():
+    assert causes(kit.tiled_rows_from_x(), kit.tiled_reference()) == [
+        Cause.UNCOALESCED,
+        Cause.GLOBAL_TRAFFIC,
+    ]
+    assert "1/4 of that" in said(kit.tiled_rows_from_x(), kit.tiled_reference())
+
+
+# -- saying nothing -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "build",
+    [kit.naive, kit.tiled_reference, kit.histogram_reference, kit.reduction_reference],
+)
+def test_a_kernel_as_good_as_the_reference_gets_no_sentence(build):
+    assert why.advise(build(), build()) == []
+
+
+def test_a_kernel_better_than_the_reference_gets_no_sentence():
+    assert why.advise(kit.naive(), kit.rows_from_x()) == []
+    assert why.advise(kit.tiled_reference(), kit.tile_read_down_column()) == []
+
+
+def test_no_reference_or_an_empty_one_gets_no_sentence():
+    assert why.advise(kit.rows_from_x(), None) == []
+    assert why.advise(kit.rows_from_x(), kit.profile(outputs=4096)) == []
+
+
+def test_a_gap_that_costs_little_is_not_said():
+    """Stores of 16 sectors where 4 would do cost 1.5% of the naive kernel's time."""
+    student = kit.naive()
+    kernel = replace(student.kernels[0], global_stores=kit.traffic(128, 16.0))
+    assert why.advise(replace(student, kernels=[kernel]), kit.naive()) == []
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        KernelProfile("matmul"),  # nothing counted
+        KernelProfile("matmul", global_loads=Traffic(0, 0, 0, 0), threads=0),
+        KernelProfile("matmul", global_loads=Traffic(5, 500, 0, 0)),  # no lanes, no bytes
+    ],
+)
+def test_profiles_with_nothing_in_them_give_sentences_or_none_without_failing(kernel):
+    for outputs in (0, 1):
+        empty = kit.profile(kernel, outputs=outputs)
+        assert isinstance(why.advise(empty, kit.naive()), list)
+        assert isinstance(why.advise(kit.naive(), empty), list)
+
+
+def test_a_fix_leaves_the_kernels_without_that_access_alone():
+    """scan launches three kernels; one of them makes no global load or shared access."""
+
+    def scan(loads: float) -> Profile:
+        return kit.profile(
+            KernelProfile("scan", global_loads=kit.traffic(64, loads), busiest_thread_loads=2),
+            KernelProfile("scan_sums", shared_loads=kit.traffic(4, 1.0)),
+            KernelProfile("add_sums"),
+            outputs=2048,
+        )
+
+    assert causes(scan(16.0), scan(4.0)) == [Cause.UNCOALESCED]
+
+
+# -- the other causes, and the ranking ------------------------------------------------------
+
+
+def test_at_most_two_sentences_costliest_first():
+    advice = why.advise(kit.serial_reduction(), kit.reduction_reference())
+    assert [a.cause for a in advice] == [Cause.BUSIEST_THREAD, Cause.DIVERGENCE]
+    assert advice[0].cost > advice[1].cost >= why.THRESHOLD
+    assert "One thread makes 100% of all the global loads" in advice[0].message
+    assert len(why.advise(kit.rows_from_x(), kit.tiled_reference())) <= why.MOST
+
+
+def _with(profile: Profile, **changes) -> Profile:
+    return replace(profile, kernels=[replace(profile.kernels[0], **changes)])
+
+
+def test_low_occupancy_names_its_limiter_and_the_remedy():
+    advice = why.advise(_with(kit.naive(), occupancy=kit.occupancy(8, "registers")), kit.naive())
+    assert [a.cause for a in advice] == [Cause.OCCUPANCY]
+    assert "Only 8 of 64 warps per SM can be resident in matmul (12.5%)" in advice[0].message
+    assert "limited by registers" in advice[0].message and "fewer registers" in advice[0].message
+
+
+def test_a_mask_read_from_global_memory():
+    """A 5 x 5 mask: 25 loads per output element from constant memory for the reference,
+    from global memory for the student."""
+    outputs = 4096
+    requests = outputs * 25 // 32
+    image, mask = kit.traffic(requests, 2.0), kit.traffic(requests, 1.0)
+    reference = kit.profile(
+        KernelProfile("conv2d", global_loads=image, constant_loads=mask), outputs=outputs
+    )
+    both = Traffic(*(a + b for a, b in zip(vars(image).values(), vars(mask).values(), strict=True)))
+    student = kit.profile(KernelProfile("conv2d", global_loads=both), outputs=outputs)
+    advice = why.advise(student, reference)
+    assert advice[0].cause == Cause.MASK_IN_GLOBAL
+    assert "read from global memory: 25 loads per output element that the" in advice[0].message
+    assert "__constant__" in advice[0].message
+
+
+def test_global_atomics_need_a_reference_that_privatises():
+    shared_free = _with(kit.histogram_reference(), shared_atomics=0)
+    assert Cause.GLOBAL_ATOMICS not in causes(kit.global_atomics(), shared_free)
+
+
+def test_the_numbers_in_a_sentence():
+    assert [why.figure(v) for v in (8.5, 4.0, 15.5, 0.0, 0.25, 2048.0)] == [
+        "8.5", "4", "15.5", "0", "0.25", "2048",
+    ]  # fmt: skip
+    assert why.share(0.125) == "12.5%" and why.share(1.0) == "100%"
