@@ -115,6 +115,7 @@ Speed is measured at {timed}.""",
 The speedup is the reference's time divided by yours. A speedup of {s.target_speedup:g} or
 more earns all {s.performance:g} speed points and {s.zero_speedup:g} or less earns none; in
 between the points grow with the logarithm of the speedup.""",
+        "rules": rules_section(lab).rstrip(),
     }
 
 
@@ -169,7 +170,8 @@ TODO: what one block covers here.
 
 {made["cases"]}
 
-{rules_section(lab)}
+{made["rules"]}
+
 ## Check your work
 
 ```

@@ -117,6 +117,8 @@ The public cases are `n-1000` and `n-517`; your instructor runs 3 hidden cases: 
 | speed | 3 | on a GPU only |
 
 A speedup of 1 or more earns all 3 speed points and 0.25 or less earns none.
+
+No thread may make more than 1/8 of the global loads of the profile case.
 """
 
 

@@ -45,7 +45,8 @@ def root(tmp_path, capsys) -> Path:
     code, out, err = run(capsys, *argv)
     assert code == ExitCode.OK, err
     assert f"grader validate-lab {NAME} --labs {into}" in out
-    assert "Not copied from histogram (name any with --copy): wrong/ (4 files)." in out
+    listed = "slow/ (2 files), wrong/ (4 files)"
+    assert f"Not copied from histogram (name any with --copy): {listed}." in out
     labs._added.clear()  # the command above added nothing, but be sure
     return into
 
@@ -57,7 +58,6 @@ def test_new_lab_writes_a_renamed_copy_ready_to_edit(root):
         "baseline.cu",
         "lab.py",
         "reference.cu",
-        "slow",
         "wrong",
     ]
     # the one known-wrong kernel asked for, with its entry of EXPECTED.toml alone
@@ -105,7 +105,7 @@ def test_lab_readme_rewrites_what_lab_py_decides_and_keeps_the_prose(root, capsy
     code, out, err = run(capsys, "lab-readme", NAME, "--labs", str(root))
     assert code == ExitCode.OK, err
     assert out == (
-        f"Rewrote from {definition} the signatures, cases and scoring sections of {path}.\n"
+        f"Rewrote from {definition} the signatures, cases, scoring and rules sections of {path}.\n"
     )
     readme = path.read_text()
     assert "One block: 256 bins." in readme and "| speed | 30 |" not in readme
@@ -120,7 +120,7 @@ def test_lab_readme_adds_the_sections_a_readme_lacks_and_leaves_the_graders_own(
     path = labs.get(NAME).template_home / "README.md"
     path.write_text("# My lab\n\nWritten by hand.\n")
     code, out, _ = run(capsys, "lab-readme", NAME, "--labs", str(root))
-    assert code == ExitCode.OK and "Added the signatures, cases and scoring sections" in out
+    assert code == ExitCode.OK and "Added the signatures, cases, scoring and rules sections" in out
     assert path.read_text().startswith("# My lab\n\nWritten by hand.\n\n<!-- begin generated")
     assert lab_readme.problems(labs.get(NAME)) == []
     path.unlink()  # none at all: the skeleton
@@ -136,12 +136,11 @@ def test_new_lab_copies_only_what_is_named_and_says_what_there_is(capsys, tmp_pa
     argv = ["new-lab", "mm", "--from", "matmul-naive", "--into", str(into)]
     code, out, _ = run(capsys, *argv)
     assert code == ExitCode.OK
-    assert (
-        "Not copied from matmul-naive (name any with --copy): wrong/ (9 files), tune.toml." in out
-    )
+    listed = "slow/ (2 files), wrong/ (9 files), tune.toml"
+    assert f"Not copied from matmul-naive (name any with --copy): {listed}." in out
     assert not (into / "reference_kernels" / "mm" / "wrong").exists()
     argv = ["new-lab", "mm3", "--from", "matmul-naive", "--into", str(into)]
-    code, out, _ = run(capsys, *argv, "--copy", "wrong", "--copy", "tune.toml")
+    code, out, _ = run(capsys, *argv, "--copy", "wrong", "--copy", "slow", "--copy", "tune.toml")
     assert code == ExitCode.OK and "Not copied" not in out
     copied, source = into / "reference_kernels" / "mm3", labs.get("matmul-naive").home
     table = (copied / "wrong" / "EXPECTED.toml").read_text()
@@ -152,7 +151,10 @@ def test_new_lab_copies_only_what_is_named_and_says_what_there_is(capsys, tmp_pa
 @pytest.mark.parametrize(
     ("copy", "why"),
     [
-        ("wrong/nope.cu", "has no 'wrong/nope.cu' to copy: it has wrong/ (9 files), tune.toml"),
+        (
+            "wrong/nope.cu",
+            "has no 'wrong/nope.cu' to copy: it has slow/ (2 files), wrong/ (9 files), tune.toml",
+        ),
         ("../../lab.py", "has no '../../lab.py' to copy"),
         ("wrong/EXPECTED.toml", "written for the known-wrong kernels copied"),
     ],
