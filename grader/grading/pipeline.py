@@ -166,6 +166,7 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
         kernel=lab.kernel.name,
         grader_version=grader.__version__,
         source=submission.text,  # empty for a file too large to read
+        notes=[submission.note] if submission.note else [],
     )
     problems += static_checks(submission.text, lab.forbidden)
     empty = no_code(submission.text, submission.name, [k.name for k in lab.kernels])
