@@ -26,5 +26,6 @@ def test_a_latin1_comment_is_graded(tmp_path):
     assert result.status == Status.PASSED, result.diagnostics
     said = [n for n in result.notes if "not UTF-8" in n]
     assert said == [
-        "k.cu is not UTF-8 (byte 0xF6 at line 1): graded as it is; save it as UTF-8 to silence this."
+        "k.cu is not UTF-8 (byte 0xF6 at line 1): graded as it is; save it as UTF-8 "
+        "to silence this."
     ]
