@@ -733,14 +733,29 @@ def test_terminal_performance_and_notes():
     assert text.rstrip().endswith("Score 3/6")
 
 
-def test_terminal_compile_error_shows_diagnostics_else_the_log():
+def test_terminal_compile_error_shows_the_compilers_first_errors_with_their_caret():
     result = compile_error()
+    result.compile.log = (
+        'kernel.cu(7): error: identifier "tile" is undefined\n'
+        "      float v = tile[ty][tx];\n"
+        "                ^\n\n1 error detected"
+    )
     text = terminal.render(result)
-    assert "Compile  FAILED" in text
+    assert (
+        "Compile  FAILED\n"
+        '  | kernel.cu(7): error: identifier "tile" is undefined\n'
+        "  |       float v = tile[ty][tx];\n"
+        "  |                 ^\n"
+    ) in text
+    assert "compile_error: identifier" not in text  # the log already says it, with its line
+
+
+def test_terminal_compile_error_said_only_by_the_grader_is_a_diagnostic():
+    result = compile_error()
+    result.compile.log = 'identifier "tile" is undefined'  # no compiler's words: a refusal
+    text = terminal.render(result)
     assert 'compile_error: identifier "tile" is undefined (line 7)' in text
-    assert "| kernel.cu(7)" not in text  # the diagnostic already says it
-    result.diagnostics = []
-    assert '| kernel.cu(7): error: identifier "tile" is undefined' in terminal.render(result)
+    assert "  | " not in text
 
 
 class _Stream:

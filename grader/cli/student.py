@@ -8,8 +8,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from grader.cli.args import add_case_timeout, add_submission_timeout, painter, secret
+from grader.cli.status import StatusLine
 from grader.cli.trust import Graded
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
@@ -118,11 +120,27 @@ def run_template(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    status = StatusLine(sys.stderr, args.timeout, _story(args), plain=args.verbose)
+    try:
+        result, reports = _graded(args, status)
+    finally:
+        steps = status.close()
+    return _show(args, result, reports, steps)
+
+
+def _story(args: argparse.Namespace) -> str:
+    """What the status line says of the points this check cannot grade."""
+    if secret(args):
+        return ""
+    from grader.labs import get
+
+    return f"public cases only: {get(args.lab).scoring.hidden:g} hidden points are the course's"
+
+
+def _graded(args: argparse.Namespace, status: StatusLine) -> tuple[Any, dict[str, str | None]]:
     # Grading and the renderers are imported here, so `grader labs` stays quick.
-    from grader.cli.outputs import STDOUT, check_reports
+    from grader.cli.outputs import check_reports
     from grader.grading.pipeline import Options, check
-    from grader.report import render, terminal, write_reports
-    from grader.report.common import printable
 
     reports = {name: getattr(args, name) for name in FORMATS}
     check_reports(reports, inputs=[Path(args.file)])
@@ -134,15 +152,30 @@ def run_check(args: argparse.Namespace) -> int:
         sanitize=args.sanitize,
         allow_unsandboxed=args.allow_unsandboxed,
         submission_timeout=args.submission_timeout,
+        progress=status,
     )
-    result = check(args.lab, Path(args.file), options)
+    return check(args.lab, Path(args.file), options), reports
+
+
+def _show(
+    args: argparse.Namespace, result: Any, reports: dict, steps: list[tuple[str, float]]
+) -> int:
+    from grader.cli.outputs import STDOUT
+    from grader.report import render, terminal, write_reports
+    from grader.report.common import printable
+    from grader.report.wrap import wrap
+
     piped = next((name for name, target in reports.items() if target == STDOUT), None)
     screen = sys.stderr if piped else sys.stdout  # standard output carries that report
     color = terminal.use_color(screen, args.color)
     if args.quiet:
         print(terminal.score_line(result, color), file=screen)
     else:
-        screen.write(terminal.render(result, color, terminal.use_unicode(screen)))
+        width = terminal.width(screen)
+        shown = terminal.render(result, color, terminal.use_unicode(screen), width, args.verbose)
+        screen.write(shown)
+        if args.verbose:
+            screen.write(wrap(terminal.stage_times(steps, result.seconds), width))
     files = {name: target for name, target in reports.items() if target != STDOUT}
     written = write_reports(result, **files)
     if piped:

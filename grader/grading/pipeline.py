@@ -12,7 +12,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -75,6 +75,23 @@ class Options:
     jobs: int | None = None
     timing_seed: int | None = None  # None: a fresh one for every grading
     submission_timeout: float | None = None  # check's deadline; None: one no honest grading reaches
+    progress: Callable[[Step], None] | None = None  # told each step, for a status line
+
+
+@dataclass(frozen=True)
+class Step:
+    """What a grading starts now: "backend" (started, its runtime built on first use),
+    "compile", "case" (`index` of `total`, from 1), "sanitize" or "timing". The grading
+    never prints; whoever passed Options.progress shows it."""
+
+    stage: str
+    index: int = 0
+    total: int = 0
+
+
+def _tell(options: Options, stage: str, index: int = 0, total: int = 0) -> None:
+    if options.progress is not None:
+        options.progress(Step(stage, index, total))
 
 
 class DeadlinePassed(BaseException):
@@ -130,6 +147,7 @@ def check(lab: str, path: Path, options: Options) -> Result:
     seconds = options.submission_timeout or default_submission_timeout(
         spec, options.timeout, options.timing, options.secret, options.sanitize
     )
+    _tell(options, "backend")
     with get_backend(
         options.backend, jobs=options.jobs, allow_unsandboxed=options.allow_unsandboxed
     ) as backend:
@@ -176,6 +194,7 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
         return _finish(lab, result, options, started, speed_graded=False)
     Grading(lab, submission, backend, options, result).run()
     result.notes += [n for n in backend.notes if n not in result.notes]
+    result.details += backend.details
     speed_graded = options.timing and backend.measures_speed()
     return _finish(lab, result, options, started, speed_graded)
 
@@ -195,13 +214,17 @@ class Grading:
     drawn: Future[Drawn] | None = None  # the timing's inputs, drawn while the cases run
     in_turn: bool = False  # grade_cases_beside: the cases left run one at a time
     roofline: Roofline | None = None  # the timed run against the ceilings (issue 31's why)
+    all_cases: list[Case] = field(default_factory=list)  # run(): every case, in order
 
     def run(self) -> None:
         if self.options.timing and self.backend.measures_speed():
             self.drawn = draw_ahead(self.lab, self.options.timing_seed)
-        all_cases = casegen.cases_for(self.lab, self.options.secret, self.submission.text)
+        self.all_cases = all_cases = casegen.cases_for(
+            self.lab, self.options.secret, self.submission.text
+        )
         self.census = rules.census_case(self.lab, all_cases)
         keys = [self.build_key(case) for case in all_cases]
+        _tell(self.options, "compile")
         with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
             if self.backend.concurrent_runs() > 1:
                 self.grade_cases_beside(all_cases)
@@ -212,6 +235,7 @@ class Grading:
             self.result.hidden_not_run = casegen.hidden_count(self.lab)
         cross_case_hints(self.lab, self.result.cases)
         if self.options.sanitize:
+            _tell(self.options, "sanitize")
             self.sanitize(all_cases)
         race_fails_every_case(self.lab, self.result.cases)
         built = next((b.interface for b in self.builds.values() if b.ok), None)
@@ -259,6 +283,7 @@ class Grading:
 
     def grade_case(self, case: Case) -> CaseResult:
         start = time.monotonic()
+        self.tell_case()
         build = self.build_for(case)
         result = rules.blocked(case, build, self.blocks) or hung_before(case, self.result.cases)
         if result is None:
@@ -302,6 +327,7 @@ class Grading:
         """The result of the first case waiting in grade_cases_beside, once those before
         it are taken."""
         case, build, waited, item = waiting.popleft()
+        self.tell_case()
         if isinstance(item, CaseResult):
             item.seconds = waited
             self.result.cases.append(item)
@@ -321,6 +347,10 @@ class Grading:
             seconds += waited
         result.seconds = seconds
         self.result.cases.append(result)
+
+    def tell_case(self) -> None:
+        """The case whose result is awaited now: the next in the report's order."""
+        _tell(self.options, "case", len(self.result.cases) + 1, len(self.all_cases))
 
     def alone(self, waiting: deque[Waiting]) -> None:
         """Stop the runs made ahead of the cases waiting, which are then made in turn, as
@@ -398,6 +428,7 @@ class Grading:
         if why:
             self.result.notes.append(why)
             return None
+        _tell(self.options, "timing")
         performance, untrusted, self.roofline = measure(
             self.lab,
             self.submission,
