@@ -758,6 +758,36 @@ def test_terminal_compile_error_said_only_by_the_grader_is_a_diagnostic():
     assert "  | " not in text
 
 
+@pytest.mark.parametrize(
+    ("elsewhere", "said"),
+    [
+        ({"hidden": 4.0, "speed": 3.0}, " on the public cases; 7 more points are graded by the "
+         "course (4 hidden, 3 speed)"),
+        ({"speed": 3.0}, "; 3 more points are graded by the course (3 speed)"),
+        ({}, ""),
+    ],
+)  # fmt: skip
+def test_the_score_line_says_what_the_course_grades(elsewhere, said):
+    result = compile_error()
+    result.status, result.score, result.max_score = Status.PASSED, 3.0, 3.0
+    result.elsewhere = elsewhere
+    assert terminal.score_line(result) == f"Score 3/3{said}"
+    assert terminal.render(result).endswith(f"\nScore 3/3{said}\n")
+
+
+def test_the_terminal_wraps_to_its_width_and_v_adds_the_whole_log_and_the_details():
+    result = compile_error()
+    result.compile.log = "\n".join(f"k.cu({n}): error: the {n}th error of many" for n in range(30))
+    result.details = ["The CPU backend's sandbox: landlock, seccomp, namespaces."]
+    short = terminal.render(result, columns=40)
+    assert max(len(line) for line in short.splitlines()) <= 40
+    assert "18 more lines in the compile log (-v shows it)" in terminal.render(result)
+    assert "sandbox" not in short
+    full = terminal.render(result, verbose=True)
+    assert "k.cu(29): error" in full and "more lines" not in full
+    assert "  - The CPU backend's sandbox: landlock, seccomp, namespaces." in full
+
+
 class _Stream:
     def __init__(self, tty: bool):
         self.tty = tty

@@ -37,6 +37,7 @@ class StatusLine:
         self.times: list[tuple[str, float]] = []  # each step, and the seconds it took
         self.step: Any = None  # a grading.pipeline.Step, or the name of a stage of its own
         self.since = time.monotonic()
+        self.drawn = ""  # the line on the screen now
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.ticker = threading.Thread(target=self._tick, name="grader-status", daemon=True)
@@ -83,9 +84,11 @@ class StatusLine:
         if not self.live or self.step is None:
             return
         width = shutil.get_terminal_size().columns
-        line = f"grader: {self.text(time.monotonic() - self.since)}"
-        self.stream.write("\r" + line[: max(width - 1, 1)] + "\x1b[K")
-        self.stream.flush()
+        line = f"grader: {self.text(time.monotonic() - self.since)}"[: max(width - 1, 1)]
+        if line != self.drawn:
+            self.stream.write(f"\r{line}\x1b[K")
+            self.stream.flush()
+            self.drawn = line
 
     def text(self, seconds: float, done: bool = False) -> str:
         """What the line says of the step going on for `seconds`."""

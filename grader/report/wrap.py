@@ -33,13 +33,15 @@ def wrap_line(line: str, width: int) -> list[str]:
     # excerpt reads as one block; any other line's is indented past the line's own
     hanging = indent + {"- ": "  ", "| ": "|   "}.get(mark, " " * HANGING)
     if len(hanging) > width // 2:  # a deep indent would leave no room for words
-        hanging = " " * HANGING
-    words = line.split(" ")  # runs of spaces (a table's) come back as empty words
+        hanging = ""
     lines: list[str] = []
-    current = words[0]
-    for word in words[1:]:
+    current = ""
+    # runs of spaces (a table's) come back as empty words, and are kept
+    for index, word in enumerate(line.split(" ")):
         started = _ESCAPE.sub("", current).strip() not in ("", "-", "|")
-        if started and visible(current) + 1 + visible(word) > width:
+        if index == 0:
+            current = word
+        elif started and visible(current) + 1 + visible(word) > width:
             lines.append(current)
             current = hanging + word
         else:

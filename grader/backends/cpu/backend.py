@@ -237,7 +237,7 @@ class CpuBackend(Backend):
         record = report.first_setup(Sandbox)
         if record is not None:
             layers = record.layers
-            whole = layers.files_isolated and layers.seccomp and layers.netns
+            whole = layers.landlock and layers.seccomp and layers.netns
             self.note(f"The CPU backend's sandbox: {layers.describe()}.", detail=whole)
 
     def _check_machine(self, launch: Launch, timeout: float, settings: Settings) -> None:
