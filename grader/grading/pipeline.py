@@ -273,7 +273,10 @@ class Grading:
             self.blocks |= rules.blocking(self.lab, build.interface)
             if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
                 self.result.launch = launch_macros.describe(
-                    self.submission.text, build.interface.launch, build.macros
+                    self.submission.text,
+                    build.interface.launch,
+                    build.macros,
+                    launch_macros.varied(self.lab),
                 )
         build.diagnostics = found
         known = {(d.kind, d.message) for d in self.result.diagnostics}
