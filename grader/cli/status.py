@@ -11,7 +11,10 @@ from __future__ import annotations
 import shutil
 import threading
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:  # the pipeline loads numpy and the backends: after the line appears
+    from grader.grading.pipeline import Step
 
 TICK = 0.25  # seconds between redraws: the clock of a waiting case moves visibly
 QUIET_WAIT = 2.0  # seconds a case runs before the line says how long it may hang
@@ -35,7 +38,7 @@ class StatusLine:
         self.live = hasattr(stream, "isatty") and stream.isatty()
         self.plain = plain and not self.live
         self.times: list[tuple[str, float]] = []  # each step, and the seconds it took
-        self.step: Any = None  # a grading.pipeline.Step, or the name of a stage of its own
+        self.step: Step | str | None = None  # "loading" is the line's own step
         self.since = time.monotonic()
         self.drawn = ""  # the line on the screen now
         self.lock = threading.Lock()
@@ -45,7 +48,7 @@ class StatusLine:
         if self.live:
             self.ticker.start()
 
-    def __call__(self, step: Any) -> None:
+    def __call__(self, step: Step | str) -> None:
         with self.lock:
             self._end_step()
             self.step, self.since = step, time.monotonic()
@@ -91,18 +94,17 @@ class StatusLine:
             self.drawn = line
 
     def text(self, seconds: float, done: bool = False) -> str:
-        """What the line says of the step going on for `seconds`."""
-        clock = f"{seconds:.1f} s" if done else f"{seconds:.0f} s"
-        if _name(self.step) != "case":
-            return f"{_WHAT.get(_name(self.step), _name(self.step))}, {clock}"
-        step = self.step
-        told = f"case {step.index} of {step.total}, {clock}"
+        """What the line says of the step going on for `seconds`, or of one `done`."""
+        name = _name(self.step)
         if done:
-            return f"cases, {clock}"
+            return f"{_WHAT.get(name, 'cases')}, {seconds:.1f} s"
+        if name != "case":
+            return f"{_WHAT[name]}, {seconds:.0f} s"
+        told = f"case {self.step.index} of {self.step.total}, {seconds:.0f} s"
         if seconds >= QUIET_WAIT:
             told += f" (a case is stopped as hung at {self.timeout:g} s)"
-        return f"{told}{'; ' + self.story if self.story else ''}"
+        return f"{told}; {self.story}" if self.story else told
 
 
-def _name(step: Any) -> str:
+def _name(step: Step | str) -> str:
     return step if isinstance(step, str) else step.stage

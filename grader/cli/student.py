@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from grader.cli.args import add_case_timeout, add_submission_timeout, painter, secret
 from grader.cli.status import StatusLine
@@ -16,6 +16,9 @@ from grader.cli.trust import Graded
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 from grader.report import FORMATS
+
+if TYPE_CHECKING:  # grading is imported where a check runs, so `grader labs` stays quick
+    from grader.model.result import Result
 
 # -- labs -------------------------------------------------------------------------------
 
@@ -137,7 +140,7 @@ def _story(args: argparse.Namespace) -> str:
     return f"public cases only: {get(args.lab).scoring.hidden:g} hidden points are the course's"
 
 
-def _graded(args: argparse.Namespace, status: StatusLine) -> tuple[Any, dict[str, str | None]]:
+def _graded(args: argparse.Namespace, status: StatusLine) -> tuple[Result, dict[str, str | None]]:
     # Grading and the renderers are imported here, so `grader labs` stays quick.
     from grader.cli.outputs import check_reports
     from grader.grading.pipeline import Options, check
@@ -158,7 +161,7 @@ def _graded(args: argparse.Namespace, status: StatusLine) -> tuple[Any, dict[str
 
 
 def _show(
-    args: argparse.Namespace, result: Any, reports: dict, steps: list[tuple[str, float]]
+    args: argparse.Namespace, result: Result, reports: dict, steps: list[tuple[str, float]]
 ) -> int:
     from grader.cli.outputs import STDOUT
     from grader.report import render, terminal, write_reports
