@@ -37,9 +37,8 @@ def test_a_case_says_its_number_its_clock_and_when_it_counts_as_hung():
     status = StatusLine(io.StringIO(), timeout=10, story="public cases only")
     status(Step("case", 2, 3))
     assert status.text(1.2) == "case 2 of 3, 1 s; public cases only"
-    assert status.text(6.0) == (
-        "case 2 of 3, 6 s (a case is stopped as hung at 10 s); public cases only"
-    )
+    assert status.text(6.0) == "case 2 of 3, 6 s (a case is stopped as hung at 10 s)"
+    assert status.text(11.0) == "case 2 of 3, 11 s: hung past its 10 s, being stopped"
     status(Step("compile"))
     assert status.text(3.0) == "compiling, 3 s"
     assert [name for name, _ in status.close()] == ["loading", "cases", "compile"]

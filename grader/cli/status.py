@@ -101,8 +101,11 @@ class StatusLine:
         if name != "case":
             return f"{_WHAT[name]}, {seconds:.0f} s"
         told = f"case {self.step.index} of {self.step.total}, {seconds:.0f} s"
+        # a case that runs long: when it counts as hung, said in place of the story
+        if seconds >= self.timeout:
+            return f"{told}: hung past its {self.timeout:g} s, being stopped"
         if seconds >= QUIET_WAIT:
-            told += f" (a case is stopped as hung at {self.timeout:g} s)"
+            return f"{told} (a case is stopped as hung at {self.timeout:g} s)"
         return f"{told}; {self.story}" if self.story else told
 
 
