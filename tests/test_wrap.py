@@ -4,6 +4,8 @@ terminal, continuations under the text they continue, colour taking no room."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from grader.report.wrap import visible, wrap
 
@@ -57,3 +59,11 @@ def test_no_line_is_wider_than_asked_and_no_word_is_lost(width):
 
 def test_none_leaves_the_text_as_it_is():
     assert wrap(NOTE, None) == NOTE
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")) | st.just("\n")),
+       st.integers(min_value=1, max_value=120))  # fmt: skip
+def test_any_text_fits_any_width_and_keeps_its_words(text, width):
+    wrapped = wrap(text, width)
+    assert all(visible(line) <= width for line in wrapped.split("\n"))
+    assert "".join(wrapped.split()) == "".join(text.split())
