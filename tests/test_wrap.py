@@ -62,8 +62,17 @@ def test_none_leaves_the_text_as_it_is():
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")) | st.just("\n")),
-       st.integers(min_value=1, max_value=120))  # fmt: skip
+       st.integers(min_value=2, max_value=120))  # fmt: skip
 def test_any_text_fits_any_width_and_keeps_its_words(text, width):
+    """Any width a wide character fits in (two columns and more)."""
     wrapped = wrap(text, width)
     assert all(visible(line) <= width for line in wrapped.split("\n"))
     assert "".join(wrapped.split()) == "".join(text.split())
+
+
+def test_a_wide_character_takes_two_columns():
+    assert wrap("  | // 块大小 块大小 块大小", 14).splitlines() == [
+        "  | // 块大小",
+        "  |   块大小",
+        "  |   块大小",
+    ]

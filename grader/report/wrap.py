@@ -5,6 +5,7 @@ escapes take no width, and a word longer than the line is cut where it must be."
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 # a line's own indent and the mark its text starts with: a list's "- ", a log's "| "
@@ -13,8 +14,13 @@ HANGING = 2  # columns a continuation is indented past the line's text
 
 
 def visible(text: str) -> int:
-    """The columns `text` takes on a terminal: escapes take none."""
-    return len(_ESCAPE.sub("", text))
+    """The columns `text` takes on a terminal: escapes take none, a wide character (CJK,
+    in a student's comment) two."""
+    return sum(_columns(c) for c in _ESCAPE.sub("", text))
+
+
+def _columns(char: str) -> int:
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
 
 
 def wrap(text: str, width: int | None) -> str:
@@ -62,5 +68,7 @@ def _cut(text: str, width: int) -> tuple[str, str]:
         if escape:
             index = escape.end()
             continue
-        seen, index = seen + 1, index + 1
+        if seen + _columns(text[index]) > width and seen:
+            break
+        seen, index = seen + _columns(text[index]), index + 1
     return text[:index], text[index:]
