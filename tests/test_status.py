@@ -34,14 +34,25 @@ class _Tty(io.StringIO):
 
 
 def test_a_case_says_its_number_its_clock_and_when_it_counts_as_hung():
-    status = StatusLine(io.StringIO(), timeout=10, story="public cases only")
+    status = StatusLine(io.StringIO(), timeout=10, elsewhere={"hidden": 4.0, "speed": 3.0})
     status(Step("case", 2, 3))
-    assert status.text(1.2) == "case 2 of 3, 1 s; public cases only"
+    told = "case 2 of 3, 1 s; the course grades 7 more (4 hidden, 3 speed)"
+    assert status.text(1.2) == told
     assert status.text(6.0) == "case 2 of 3, 6 s (a case is stopped as hung at 10 s)"
     assert status.text(11.0) == "case 2 of 3, 11 s: hung past its 10 s, being stopped"
     status(Step("compile"))
     assert status.text(3.0) == "compiling, 3 s"
     assert [name for name, _ in status.close()] == ["loading", "cases", "compile"]
+
+
+def test_a_grading_that_scores_speed_leaves_only_the_hidden_points_to_the_course():
+    status = StatusLine(io.StringIO(), timeout=10, elsewhere={"hidden": 4.0, "speed": 3.0})
+    status(Step("compile", speed=True))
+    status(Step("case", 1, 3))
+    assert status.text(0.0) == "case 1 of 3, 0 s; the course grades 4 more (4 hidden)"
+    with_the_secret = StatusLine(io.StringIO(), timeout=10, elsewhere={"hidden": 0.0})
+    with_the_secret(Step("case", 1, 3, speed=True))
+    assert with_the_secret.text(0.0) == "case 1 of 3, 0 s"
 
 
 def test_off_a_terminal_it_writes_nothing_and_with_v_a_plain_line_per_step():
@@ -122,6 +133,7 @@ def test_under_a_terminal_of_80_columns_the_status_comes_within_2_s_and_no_line_
     assert code == 0, text
     assert first < 2.0, f"the first status came after {first:.1f} s"
     assert "grader: compiling" in text and "grader: case 1 of 3" in text
+    assert "; the course grades 7 more (4 hidden, 3 speed)" in text  # as the score line
     # what the terminal shows: each \r starts the line again, escapes take no room
     shown = [line for line in re.split(r"[\r\n]", _ESCAPE.sub("", text)) if line]
     assert max(len(line) for line in shown) <= COLUMNS, max(shown, key=len)

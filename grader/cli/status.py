@@ -28,13 +28,20 @@ _WHAT = {
 
 
 class StatusLine:
-    """A callable for Options.progress, told each step of one grading. `story` ends every
-    case's line (which points this run cannot grade); `timeout` is a case's limit."""
+    """A callable for Options.progress, told each step of one grading. `elsewhere` holds
+    the points this check may leave to the course, by part ("hidden", "speed"): a case's
+    line ends with them, as the score line does; `timeout` is a case's limit."""
 
-    def __init__(self, stream: TextIO, timeout: float, story: str = "", plain: bool = False):
+    def __init__(
+        self,
+        stream: TextIO,
+        timeout: float,
+        elsewhere: dict[str, float] | None = None,
+        plain: bool = False,
+    ):
         self.stream = stream
         self.timeout = timeout
-        self.story = story
+        self.elsewhere = {part: points for part, points in (elsewhere or {}).items() if points}
         self.live = hasattr(stream, "isatty") and stream.isatty()
         self.plain = plain and not self.live
         self.times: list[tuple[str, float]] = []  # each step, and the seconds it took
@@ -52,6 +59,8 @@ class StatusLine:
         with self.lock:
             self._end_step()
             self.step, self.since = step, time.monotonic()
+            if getattr(step, "speed", None):  # this grading scores speed itself
+                self.elsewhere.pop("speed", None)
             self._draw()
 
     def close(self) -> list[tuple[str, float]]:
@@ -106,7 +115,12 @@ class StatusLine:
             return f"{told}: hung past its {self.timeout:g} s, being stopped"
         if seconds >= QUIET_WAIT:
             return f"{told} (a case is stopped as hung at {self.timeout:g} s)"
-        return f"{told}; {self.story}" if self.story else told
+        return f"{told}; {self.story()}" if self.elsewhere else told
+
+    def story(self) -> str:
+        """The points left to the course, as the score line will say them."""
+        parts = ", ".join(f"{points:g} {part}" for part, points in self.elsewhere.items())
+        return f"the course grades {sum(self.elsewhere.values()):g} more ({parts})"
 
 
 def _name(step: Step | str) -> str:

@@ -123,7 +123,7 @@ def run_template(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    status = StatusLine(sys.stderr, args.timeout, _story(args), plain=args.verbose)
+    status = StatusLine(sys.stderr, args.timeout, _elsewhere(args), plain=args.verbose)
     try:
         result, reports = _graded(args, status)
     finally:
@@ -131,13 +131,13 @@ def run_check(args: argparse.Namespace) -> int:
     return _show(args, result, reports, steps)
 
 
-def _story(args: argparse.Namespace) -> str:
-    """What the status line says of the points this check cannot grade."""
-    if secret(args):
-        return ""
+def _elsewhere(args: argparse.Namespace) -> dict[str, float]:
+    """The points this check may leave to the course: the hidden cases' without the
+    secret, and speed's until the grading says it scores it."""
     from grader.labs import get
 
-    return f"public cases only: {get(args.lab).scoring.hidden:g} hidden points are the course's"
+    scoring = get(args.lab).scoring
+    return {"hidden": 0.0 if secret(args) else scoring.hidden, "speed": scoring.performance}
 
 
 def _graded(args: argparse.Namespace, status: StatusLine) -> tuple[Result, dict[str, str | None]]:

@@ -81,17 +81,19 @@ class Options:
 @dataclass(frozen=True)
 class Step:
     """What a grading starts now: "backend" (started, its runtime built on first use),
-    "compile", "case" (`index` of `total`, from 1), "sanitize" or "timing". The grading
-    never prints; whoever passed Options.progress shows it."""
+    "compile", "case" (`index` of `total`, from 1), "sanitize" or "timing"; from
+    "compile" on, `speed` says whether it scores speed. The grading never prints;
+    whoever passed Options.progress shows it."""
 
     stage: str
     index: int = 0
     total: int = 0
+    speed: bool | None = None  # None: not known yet
 
 
-def _tell(options: Options, stage: str, index: int = 0, total: int = 0) -> None:
+def _tell(options: Options, stage: str, index: int = 0, total: int = 0, speed=None) -> None:
     if options.progress is not None:
-        options.progress(Step(stage, index, total))
+        options.progress(Step(stage, index, total, speed))
 
 
 class DeadlinePassed(BaseException):
@@ -224,7 +226,7 @@ class Grading:
         )
         self.census = rules.census_case(self.lab, all_cases)
         keys = [self.build_key(case) for case in all_cases]
-        _tell(self.options, "compile")
+        _tell(self.options, "compile", speed=self.options.timing and self.backend.measures_speed())
         with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
             if self.backend.concurrent_runs() > 1:
                 self.grade_cases_beside(all_cases)

@@ -18,6 +18,7 @@ def test_the_steps_of_a_timed_grading_reach_the_status_line(tmp_path):
     assert result.status == Status.PASSED and result.performance is not None
     stages = [step.stage for step in steps]
     assert stages[:2] == ["backend", "compile"] and stages[-1] == "timing"
+    assert steps[1].speed is True  # the status line drops the speed points from its story
     cases = [(s.index, s.total) for s in steps if s.stage == "case"]
     assert cases == [(i, len(result.cases)) for i in range(1, len(result.cases) + 1)]
     assert "speed" not in result.elsewhere  # speed is graded here
