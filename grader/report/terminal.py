@@ -273,11 +273,11 @@ def score_line(result: Result, color: bool = False) -> str:
 def width(stream: TextIO) -> int | None:
     """The columns to wrap `stream`'s text to: a terminal's width; else None, no wrapping,
     so that a CI log or a file keeps each finding on one line for grep and for the
-    viewer, which wraps to its own width (COLUMNS asks for a width there too)."""
+    viewer, which wraps to its own width. (COLUMNS alone is no terminal: pytest-xdist's
+    workers, for one, have it set to 80.)"""
     if hasattr(stream, "isatty") and stream.isatty():
         return shutil.get_terminal_size().columns
-    columns = os.environ.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+    return None
 
 
 def stage_times(steps: list[tuple[str, float]], total: float) -> str:
