@@ -1,5 +1,8 @@
 """Rebuild the README's examples from real runs on the CPU backend:
 
+    README.md                        the sample `grader check` of "What a report looks
+                                     like", as an 80-column terminal shows it
+                                     (tests/test_docs.py compares it with a fresh run)
     docs/examples/report.png         the HTML report of a known-wrong kernel: its error map
                                      and annotated source (headless chromium, then Pillow)
     docs/class-summary/              `grader batch` over the project's known-wrong course
@@ -9,7 +12,8 @@
 
 Needs chromium and Pillow (`pip install pillow`). Run from the repository root:
 
-    python docs/build_examples.py
+    python docs/build_examples.py           # all of them
+    python docs/build_examples.py readme    # the README's sample run alone
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from PIL import Image
 from grader.batch import run_batch
 from grader.grading.pipeline import Options, check
 from grader.report import html as html_report
+from grader.report import terminal
 from grader.validate import wrong_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +41,38 @@ SHOT_LAB = "matmul-tiled"
 SHOT_KERNEL = wrong_dir(SHOT_LAB) / "early_return_before_sync.cu"
 SECRET = "docs-example"  # a made-up course secret, so the hidden cases run too
 WIDTH, COLOURS = 980, 64
+RUN_LAB = "matmul-tiled"
+RUN_KERNEL = wrong_dir(RUN_LAB) / "no_boundary_check.cu"  # the course's first tiled kernel
+RUN_COLUMNS = 80
+RUN_MARKS = (
+    "<!-- docs/build_examples.py writes this run; tests/test_docs.py compares it -->\n",
+    "<!-- the run ends -->",
+)
+
+
+def terminal_run(device: str | None = None) -> str:
+    """`grader check` of the README's kernel as an 80-column terminal shows it, indented
+    as Markdown code; `device` names the machine in place of this one's."""
+    with tempfile.TemporaryDirectory() as tmp:
+        kernel = Path(tmp) / "kernel.cu"
+        kernel.write_bytes(RUN_KERNEL.read_bytes())
+        result = check(RUN_LAB, kernel, Options(backend="cpu"))
+    result.device = device or result.device
+    shown = f"$ grader check {RUN_LAB} kernel.cu\n" + terminal.render(result, columns=RUN_COLUMNS)
+    return "".join(f"    {line}".rstrip() + "\n" for line in shown.splitlines())
+
+
+def with_run(readme: str, run: str) -> str:
+    """The README with `run` between its marks."""
+    head, rest = readme.split(RUN_MARKS[0], 1)
+    return f"{head}{RUN_MARKS[0]}\n{run}\n{RUN_MARKS[1]}{rest.split(RUN_MARKS[1], 1)[1]}"
+
+
+def device_of(readme: str) -> str:
+    """The machine the README's run names, its header line unwrapped."""
+    run = readme.split(RUN_MARKS[0], 1)[1]
+    header = run.split("    backend cpu, device ", 1)[1].split("\n\n", 1)[0]
+    return " ".join(line.strip() for line in header.splitlines())
 
 
 def chromium() -> str:
@@ -107,6 +144,10 @@ def class_summary(out: Path) -> None:
 
 
 if __name__ == "__main__":
+    readme = ROOT / "README.md"
+    readme.write_text(with_run(readme.read_text(), terminal_run()))
+    if sys.argv[1:] == ["readme"]:
+        sys.exit(0)
     (DOCS / "examples").mkdir(parents=True, exist_ok=True)
     report_picture(DOCS / "examples" / "report.png")
     class_summary(DOCS / "class-summary")

@@ -181,6 +181,30 @@ def test_internal_error_is_one_line(capsys, kernel_file, monkeypatch):
     assert code == ExitCode.USAGE and "Traceback" in err and "internal error" in err
 
 
+def test_v_shows_an_internal_errors_traceback(capsys, kernel_file, monkeypatch):
+    def check(lab, path, options):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr("grader.grading.pipeline.check", check)
+    monkeypatch.delenv("GRADER_DEBUG", raising=False)
+    code, _, err = run(capsys, "check", "-v", "matmul-naive", str(kernel_file))
+    assert code == ExitCode.USAGE and "Traceback" in err and "internal error" in err
+
+
+def test_every_command_takes_v():
+    parser = cli.build_parser()
+    for name, verb in parser._subparsers._group_actions[0].choices.items():
+        flags = {flag for action in verb._actions for flag in action.option_strings}
+        assert {"-v", "--verbose"} <= flags, name
+
+
+def test_check_v_says_each_step_and_its_seconds(capsys, kernel_file, graded):
+    code, out, err = run(capsys, "check", "-v", "matmul-tiled", str(kernel_file))
+    assert code == ExitCode.FAILED
+    assert err.startswith("grader: loading the grader, ")  # plain lines off a terminal
+    assert out.splitlines()[-1].startswith("Steps: loading ")
+
+
 # -- check, with grading stubbed --------------------------------------------------------
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,18 @@ def test_an_undocumented_field_stops_the_page():
 
     with pytest.raises(build.Undocumented, match=r"Thing\.bare has no documentation"):
         build._fields(source, ast.parse(source).body[0])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a run on the CPU backend")
+def test_the_readmes_sample_run_is_what_a_run_shows_now():
+    spec = importlib.util.spec_from_file_location(
+        "build_examples", ROOT / "docs" / "build_examples.py"
+    )
+    examples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(examples)
+    readme = (ROOT / "README.md").read_text()
+    run = examples.terminal_run(examples.device_of(readme))  # the README's machine named
+    assert examples.with_run(readme, run) == readme, (
+        "README.md's sample run is not what `grader check` shows now: run "
+        "`python docs/build_examples.py readme`"
+    )

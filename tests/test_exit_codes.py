@@ -20,6 +20,7 @@ from grader.cli import Terminated
 from grader.errors import ExitCode
 
 LAB = "matmul-naive"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -170,3 +171,61 @@ def test_ctrl_c_stops_a_batch_with_130_cleans_up_and_says_how_to_resume(tmp_path
     assert text.rstrip().endswith("grader: interrupted; run the same command again to resume.")
     assert "Traceback" not in text
     assert [p.name for p in scratch.iterdir() if p.name.startswith("grader-")] == []
+
+
+def _ctrl_c_allowed() -> None:
+    """In the child: Ctrl-C as a terminal delivers it, even where pytest itself was
+    started with SIGINT ignored (nohup, `cmd &`), which a child would inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+# The grader's entry point, with SIGINT sent by the import of grader.cli itself: the
+# moment numpy and the labs load, when no handler of the grader's own has run yet.
+_INTERRUPTED_WHILE_LOADING = """
+import builtins, os, signal, sys
+real = builtins.__import__
+def interrupting(name, *args, **kwargs):
+    if name == "grader.cli" or (name == "grader" and args[2] and "cli" in args[2]):
+        os.kill(os.getpid(), signal.SIGINT)
+    return real(name, *args, **kwargs)
+builtins.__import__ = interrupting
+from grader.__main__ import main
+sys.argv = ["grader", "labs"]
+raise SystemExit(main())
+"""
+
+
+def test_ctrl_c_while_the_grader_loads_exits_130_without_a_traceback():
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_WHILE_LOADING],
+        capture_output=True, text=True, env=env, timeout=120, preexec_fn=_ctrl_c_allowed,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr, done.stdout) == (130, "grader: interrupted.\n", "")
+
+
+@pytest.mark.parametrize("after", [0.3, 0.8, 1.5])
+def test_ctrl_c_at_any_moment_of_a_check_exits_130_without_a_traceback(tmp_path, after):
+    kernel = tmp_path / "kernel.cu"
+    kernel.write_bytes((labs.get(LAB).home / "wrong" / "infinite_loop.cu").read_bytes())
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    argv = [sys.executable, "-m", "grader", "check", LAB, str(kernel), "--backend", "cpu"]
+    process = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True, preexec_fn=_ctrl_c_allowed,
+    )  # fmt: skip
+    try:
+        time.sleep(after)
+        os.killpg(process.pid, signal.SIGINT)  # the whole group, as a terminal's Ctrl-C
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == ExitCode.INTERRUPTED, err
+    assert err.endswith("grader: interrupted.\n") and "Traceback" not in err, err

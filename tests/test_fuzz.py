@@ -124,6 +124,8 @@ def test_any_bytes_are_read_as_a_submission(raw):
         submission, problems = source.read_submission(path)
     assert isinstance(submission, Submission) and "\r\n" not in submission.text
     assert all(d.kind == "compile_error" for d in problems)
+    # the compilers read the file's own bytes, whatever their encoding
+    assert submission.compiled.encode("utf-8", source.SOURCE_ERRORS) == raw.replace(b"\r\n", b"\n")
 
 
 # -- what the compilers say ---------------------------------------------------------------

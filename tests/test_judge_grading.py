@@ -86,3 +86,24 @@ def test_a_submission_not_graded_has_every_case_and_their_points():
     assert all(c.status == Status.ERROR and c.hint == "stopped" for c in result.cases)
     assert result.score == 0 and result.max_score == LAB.scoring.public + LAB.scoring.hidden
     assert grading.status(result) == Status.ERROR
+
+
+@pytest.mark.parametrize(
+    ("secret", "speed_graded", "elsewhere"),
+    [
+        (None, False, {"hidden": 4.0, "speed": 3.0}),  # a laptop: public cases only
+        (None, True, {"hidden": 4.0}),  # a GPU without the secret
+        ("a secret", False, {"speed": 3.0}),  # a TA's CPU batch
+        ("a secret", True, {}),  # the course's own grading
+    ],
+)
+def test_the_points_left_to_the_course_are_named(secret, speed_graded, elsewhere):
+    cases = [case(c.name, c.visibility) for c in casegen.cases_for(LAB, secret)]
+    result = grading.not_graded(
+        LAB, "kernel.cu", "", Kind.TIMEOUT, ("cpu", "CPU"), [], bool(secret), speed_graded
+    )
+    result.cases, result.diagnostics = cases, []
+    result.hidden_not_run = 0 if secret else casegen.hidden_count(LAB)
+    grading.conclude(LAB, result, bool(secret), speed_graded)
+    assert result.elsewhere == elsewhere
+    assert result.max_score + sum(elsewhere.values()) == 10.0  # the lab's whole total

@@ -117,8 +117,59 @@ def test_no_reference_baseline_or_variant_gets_a_warning(lab):
     folder = labs.get(lab).home
     files = [folder / "reference.cu", folder / "baseline.cu", *folder.glob("variants/*.cu")]
     for path in [p for p in files if p.exists()]:
-        found = launch_macros.describe(Path(path).read_text(), _launch_of(path, lab), _macros(lab))
+        text, varied = Path(path).read_text(), launch_macros.varied(labs.get(lab))
+        found = launch_macros.describe(text, _launch_of(path, lab), _macros(lab), varied)
         assert found.warnings == [], (path, found.warnings)
+
+
+CONV = {"MASK_WIDTH": (5,)}  # conv2d's: 5 in the public cases, others in the hidden
+
+
+def test_a_lab_varies_the_macros_its_hidden_cases_change_and_names_only_public_values():
+    assert launch_macros.varied(labs.get("conv2d")) == CONV
+    assert launch_macros.varied(labs.get("conv3d-pitched")) == CONV
+    assert launch_macros.varied(labs.get("histogram")) == {}  # NUM_BINS is always 256
+    assert launch_macros.varied(labs.get("matmul-tiled")) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "value", "derived"),
+    [
+        ("#define MASK_RADIUS 2\n", "MASK_RADIUS", 2, "(MASK_WIDTH / 2)"),
+        ("#define RADIUS 2\n", "RADIUS", 2, "(MASK_WIDTH / 2)"),
+        ("#define MASK_SIZE 25\n", "MASK_SIZE", 25, "(MASK_WIDTH * MASK_WIDTH)"),
+        ("#define TILE_X 16\n#define BLOCK_X 20\n", "BLOCK_X", 20, "(TILE_X + MASK_WIDTH - 1)"),
+    ],
+)
+def test_a_size_fixed_where_the_lab_varies_its_macro_is_named(text, name, value, derived):
+    found = launch_macros.describe(text, DEFAULTS, {"MASK_WIDTH": 5}, CONV)
+    assert found.warnings == [
+        f"{name} is {value} in your file whatever MASK_WIDTH is: right for the public cases' "
+        "MASK_WIDTH 5, wrong where the hidden cases set MASK_WIDTH to other values. Derive "
+        f"it from MASK_WIDTH: #define {name} {derived}."
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "#define MASK_RADIUS (MASK_WIDTH / 2)\n",  # derived
+        "#define R (MASK_WIDTH >> 1)\n#define HALO (2 * R)\n",
+        "#define TILE_X 64\n#define BLOCK_X 32\n#define CX (TILE_X / BLOCK_X)\n",  # a factor
+        "#define TILE 16\n#define COARSEN 4\n",
+        "#define TILE_X 16\n#define BLOCK_X (TILE_X + MASK_WIDTH - 1)\n",
+    ],
+)
+def test_sizes_that_follow_the_lab_or_say_nothing_of_it_are_fine(text):
+    assert launch_macros.describe(text, DEFAULTS, {"MASK_WIDTH": 5}, CONV).warnings == []
+
+
+def test_the_known_wrong_radius_for_mask_5_is_warned_before_any_hidden_case_runs():
+    path = labs.get("conv2d").home / "wrong" / "radius_for_mask5.cu"
+    found = launch_macros.describe(path.read_text(), DEFAULTS, _macros("conv2d"), CONV)
+    assert [w.split(":")[0] for w in found.warnings] == [
+        "RADIUS is 2 in your file whatever MASK_WIDTH is"
+    ]
 
 
 def _macros(lab: str) -> dict[str, int]:

@@ -733,14 +733,59 @@ def test_terminal_performance_and_notes():
     assert text.rstrip().endswith("Score 3/6")
 
 
-def test_terminal_compile_error_shows_diagnostics_else_the_log():
+def test_terminal_compile_error_shows_the_compilers_first_errors_with_their_caret():
     result = compile_error()
+    result.compile.log = (
+        'kernel.cu(7): error: identifier "tile" is undefined\n'
+        "      float v = tile[ty][tx];\n"
+        "                ^\n\n1 error detected"
+    )
     text = terminal.render(result)
-    assert "Compile  FAILED" in text
+    assert (
+        "Compile  FAILED\n"
+        '  | kernel.cu(7): error: identifier "tile" is undefined\n'
+        "  |       float v = tile[ty][tx];\n"
+        "  |                 ^\n"
+    ) in text
+    assert "compile_error: identifier" not in text  # the log already says it, with its line
+
+
+def test_terminal_compile_error_said_only_by_the_grader_is_a_diagnostic():
+    result = compile_error()
+    result.compile.log = 'identifier "tile" is undefined'  # no compiler's words: a refusal
+    text = terminal.render(result)
     assert 'compile_error: identifier "tile" is undefined (line 7)' in text
-    assert "| kernel.cu(7)" not in text  # the diagnostic already says it
-    result.diagnostics = []
-    assert '| kernel.cu(7): error: identifier "tile" is undefined' in terminal.render(result)
+    assert "  | " not in text
+
+
+@pytest.mark.parametrize(
+    ("elsewhere", "said"),
+    [
+        ({"hidden": 4.0, "speed": 3.0}, " on the public cases; 7 more points are graded by the "
+         "course (4 hidden, 3 speed)"),
+        ({"speed": 3.0}, "; 3 more points are graded by the course (3 speed)"),
+        ({}, ""),
+    ],
+)  # fmt: skip
+def test_the_score_line_says_what_the_course_grades(elsewhere, said):
+    result = compile_error()
+    result.status, result.score, result.max_score = Status.PASSED, 3.0, 3.0
+    result.elsewhere = elsewhere
+    assert terminal.score_line(result) == f"Score 3/3{said}"
+    assert terminal.render(result).endswith(f"\nScore 3/3{said}\n")
+
+
+def test_the_terminal_wraps_to_its_width_and_v_adds_the_whole_log_and_the_details():
+    result = compile_error()
+    result.compile.log = "\n".join(f"k.cu({n}): error: the {n}th error of many" for n in range(30))
+    result.details = ["The CPU backend's sandbox: landlock, seccomp, namespaces."]
+    short = terminal.render(result, columns=40)
+    assert max(len(line) for line in short.splitlines()) <= 40
+    assert "18 more lines in the compile log (-v shows it)" in terminal.render(result)
+    assert "sandbox" not in short
+    full = terminal.render(result, verbose=True)
+    assert "k.cu(29): error" in full and "more lines" not in full
+    assert "  - The CPU backend's sandbox: landlock, seccomp, namespaces." in full
 
 
 class _Stream:

@@ -92,6 +92,10 @@ SCANNERS: dict[str, tuple[Callable[[str], object], tuple[str, ...]]] = {
         lambda t: launch_macros.describe(t, LAUNCH, MACROS),
         ("__shared__ ", "__shared__ float t[", "blockIdx.x * A1 + "),
     ),
+    "fixed_macros": (
+        lambda t: launch_macros.describe(t, LAUNCH, MACROS, {"MASK_WIDTH": (5,)}),
+        ("#define MASK_R 2\n", "#define A (A + A)\n", "#define BLOCK_X 20\n"),
+    ),
     "grader_macros": (
         lambda t: nvcc.grader_macros(COMPILE_ERROR, t, MACROS, "k.cu"),
         ("int ", "enum ", "enum {", "#ifdef MASK_WIDTH\n#define MASK_WIDTH 3\n"),

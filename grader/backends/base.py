@@ -25,15 +25,19 @@ _NOTING = threading.Lock()
 class Backend(ABC):
     name: str
     notes: list[str]  # sentences every report from this backend must carry
+    details: list[str]  # sentences of how it ran, for -v only (a sandbox at full strength)
 
     def __init__(self) -> None:
         self.notes = []
+        self.details = []
 
-    def note(self, sentence: str) -> None:
-        """Add a sentence every report must carry, once (builds made at once may each)."""
+    def note(self, sentence: str, detail: bool = False) -> None:
+        """Add a sentence every report must carry, once (builds made at once may each);
+        with `detail`, one that only -v shows."""
+        kept = self.details if detail else self.notes
         with _NOTING:
-            if sentence and sentence not in self.notes:
-                self.notes.append(sentence)
+            if sentence and sentence not in kept:
+                kept.append(sentence)
 
     def concurrent_builds(self) -> int:
         """How many calls of `build` may run at once, each in a thread of its own: 1
@@ -143,6 +147,7 @@ class Wrapper(Backend):
         self.inner = inner
         self.name = inner.name
         self.notes = inner.notes
+        self.details = inner.details
 
     def device(self) -> str:
         return self.inner.device()

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import grader
 from grader import labs
 from grader.cli import config
-from grader.cli.args import add_color_and_config, add_lab_roots, painter
+from grader.cli.args import add_color_and_config, add_lab_roots, add_verbose, painter
 from grader.cli.authoring import add_authoring_verbs
 from grader.cli.config import add_config_verb
 from grader.cli.examples import epilog
@@ -29,7 +29,7 @@ DEBUG_ENV = "GRADER_DEBUG"
 INTERNAL_ERROR = (
     "grader: internal error ({error}). This is a bug in the grader, not in your kernel: "
     "please send the command you ran and this message to your course staff or the "
-    "grader's issue tracker. Set GRADER_DEBUG=1 to see the traceback."
+    "grader's issue tracker. Run it again with -v (or GRADER_DEBUG=1) to see the traceback."
 )
 
 
@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, verb in verbs.choices.items():
         add_lab_roots(verb)
         add_color_and_config(verb)
+        add_verbose(verb)
         verb.epilog, verb.formatter_class = epilog(name), Formatter
         verb.set_defaults(parser=verb)  # its usage errors name it, not the grader
     return parser
@@ -105,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error
         return ExitCode.PIPE_CLOSED
     except Exception as error:  # a bug: one sentence, the traceback only on request
-        if os.environ.get(DEBUG_ENV) == "1":
+        if os.environ.get(DEBUG_ENV) == "1" or getattr(args, "verbose", False):
             traceback.print_exc()
         print(INTERNAL_ERROR.format(error=f"{type(error).__name__}: {error}"), file=sys.stderr)
         return ExitCode.USAGE

@@ -102,3 +102,13 @@ def add_color_and_config(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="read no config file (flags, the environment and the defaults still apply)",
     )
+
+
+def add_verbose(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="say more: the whole compiler log, the seconds each step took, the sandbox's "
+        "layers, and the traceback of an internal error",
+    )

@@ -8,12 +8,17 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.cli.args import add_case_timeout, add_submission_timeout, painter, secret
+from grader.cli.status import StatusLine
 from grader.cli.trust import Graded
 from grader.defaults import SECRET_ENV
 from grader.errors import ExitCode
 from grader.report import FORMATS
+
+if TYPE_CHECKING:  # grading is imported where a check runs, so `grader labs` stays quick
+    from grader.model.result import Result
 
 # -- labs -------------------------------------------------------------------------------
 
@@ -126,11 +131,27 @@ def run_template(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    status = StatusLine(sys.stderr, args.timeout, _elsewhere(args), plain=args.verbose)
+    try:
+        result, reports = _graded(args, status)
+    finally:
+        steps = status.close()
+    return _show(args, result, reports, steps)
+
+
+def _elsewhere(args: argparse.Namespace) -> dict[str, float]:
+    """The points this check may leave to the course: the hidden cases' without the
+    secret, and speed's until the grading says it scores it."""
+    from grader.labs import get
+
+    scoring = get(args.lab).scoring
+    return {"hidden": 0.0 if secret(args) else scoring.hidden, "speed": scoring.performance}
+
+
+def _graded(args: argparse.Namespace, status: StatusLine) -> tuple[Result, dict[str, str | None]]:
     # Grading and the renderers are imported here, so `grader labs` stays quick.
-    from grader.cli.outputs import STDOUT, check_reports
+    from grader.cli.outputs import check_reports
     from grader.grading.pipeline import Options, check
-    from grader.report import render, terminal, write_reports
-    from grader.report.common import printable
 
     reports = {name: getattr(args, name) for name in FORMATS}
     check_reports(reports, inputs=[Path(args.file)])
@@ -143,15 +164,30 @@ def run_check(args: argparse.Namespace) -> int:
         profile=args.profile,
         allow_unsandboxed=args.allow_unsandboxed,
         submission_timeout=args.submission_timeout,
+        progress=status,
     )
-    result = check(args.lab, Path(args.file), options)
+    return check(args.lab, Path(args.file), options), reports
+
+
+def _show(
+    args: argparse.Namespace, result: Result, reports: dict, steps: list[tuple[str, float]]
+) -> int:
+    from grader.cli.outputs import STDOUT
+    from grader.report import render, terminal, write_reports
+    from grader.report.common import printable
+    from grader.report.wrap import wrap
+
     piped = next((name for name, target in reports.items() if target == STDOUT), None)
     screen = sys.stderr if piped else sys.stdout  # standard output carries that report
     color = terminal.use_color(screen, args.color)
     if args.quiet:
         print(terminal.score_line(result, color), file=screen)
     else:
-        screen.write(terminal.render(result, color, terminal.use_unicode(screen)))
+        width = terminal.width(screen)
+        shown = terminal.render(result, color, terminal.use_unicode(screen), width, args.verbose)
+        screen.write(shown)
+        if args.verbose:
+            screen.write(wrap(terminal.stage_times(steps, result.seconds), width))
     files = {name: target for name, target in reports.items() if target != STDOUT}
     written = write_reports(result, **files)
     if piped:

@@ -13,7 +13,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -85,6 +85,25 @@ class Options:
     timing_seed: int | None = None  # None: a fresh one for every grading
     submission_timeout: float | None = None  # check's deadline; None: one no honest grading reaches
     profile: bool = False  # on a GPU, Nsight Compute's counts too (--profile)
+    progress: Callable[[Step], None] | None = None  # told each step, for a status line
+
+
+@dataclass(frozen=True)
+class Step:
+    """What a grading starts now: "backend" (started, its runtime built on first use),
+    "compile", "case" (`index` of `total`, from 1), "sanitize" or "timing"; from
+    "compile" on, `speed` says whether it scores speed. The grading never prints;
+    whoever passed Options.progress shows it."""
+
+    stage: str
+    index: int = 0
+    total: int = 0
+    speed: bool | None = None  # None: not known yet
+
+
+def _tell(options: Options, stage: str, index: int = 0, total: int = 0, speed=None) -> None:
+    if options.progress is not None:
+        options.progress(Step(stage, index, total, speed))
 
 
 class DeadlinePassed(BaseException):
@@ -140,6 +159,7 @@ def check(lab: str, path: Path, options: Options) -> Result:
     seconds = options.submission_timeout or default_submission_timeout(
         spec, options.timeout, options.timing, options.secret, options.sanitize
     )
+    _tell(options, "backend")
     with get_backend(
         options.backend, jobs=options.jobs, allow_unsandboxed=options.allow_unsandboxed
     ) as backend:
@@ -176,6 +196,7 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
         kernel=lab.kernel.name,
         grader_version=grader.__version__,
         source=submission.text,  # empty for a file too large to read
+        notes=[submission.note] if submission.note else [],
     )
     problems += static_checks(submission.text, lab.forbidden)
     empty = no_code(submission.text, submission.name, [k.name for k in lab.kernels])
@@ -186,6 +207,7 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
     with profiles.model_backend(backend) as model:
         Grading(lab, submission, backend, options, result, model=model).run()
     result.notes += [n for n in backend.notes if n not in result.notes]
+    result.details += backend.details
     speed_graded = options.timing and backend.measures_speed()
     return _finish(lab, result, options, started, speed_graded)
 
@@ -208,14 +230,18 @@ class Grading:
     model: Backend | str = ""  # the backend of the CPU model's profile runs, or why none
     profiled: str | None = None  # the case whose run is profiled
     measured: profiles.Measured | None = None  # the student's profile there, by the CPU model
+    all_cases: list[Case] = field(default_factory=list)  # run(): every case, in order
 
     def run(self) -> None:
         if self.options.timing and self.backend.measures_speed():
             self.drawn = draw_ahead(self.lab, self.options.timing_seed)
-        all_cases = casegen.cases_for(self.lab, self.options.secret, self.submission.text)
+        self.all_cases = all_cases = casegen.cases_for(
+            self.lab, self.options.secret, self.submission.text
+        )
         self.census = rules.census_case(self.lab, all_cases)
         self.profiled = rules.profile_case(self.lab, all_cases)
         keys = [self.build_key(case) for case in all_cases]
+        _tell(self.options, "compile", speed=self.options.timing and self.backend.measures_speed())
         with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
             if self.backend.concurrent_runs() > 1:
                 self.grade_cases_beside(all_cases)
@@ -226,6 +252,7 @@ class Grading:
             self.result.hidden_not_run = casegen.hidden_count(self.lab)
         cross_case_hints(self.lab, self.result.cases)
         if self.options.sanitize:
+            _tell(self.options, "sanitize")
             self.sanitize(all_cases)
         race_fails_every_case(self.lab, self.result.cases)
         built = next((b.interface for b in self.builds.values() if b.ok), None)
@@ -277,7 +304,10 @@ class Grading:
             self.blocks |= rules.blocking(self.lab, build.interface)
             if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
                 self.result.launch = launch_macros.describe(
-                    self.submission.text, build.interface.launch, build.macros
+                    self.submission.text,
+                    build.interface.launch,
+                    build.macros,
+                    launch_macros.varied(self.lab),
                 )
         build.diagnostics = found
         known = {(d.kind, d.message) for d in self.result.diagnostics}
@@ -287,6 +317,7 @@ class Grading:
 
     def grade_case(self, case: Case) -> CaseResult:
         start = time.monotonic()
+        self.tell_case()
         build = self.build_for(case)
         result = rules.blocked(case, build, self.blocks) or hung_before(case, self.result.cases)
         if result is None:
@@ -330,6 +361,7 @@ class Grading:
         """The result of the first case waiting in grade_cases_beside, once those before
         it are taken."""
         case, build, waited, item = waiting.popleft()
+        self.tell_case()
         if isinstance(item, CaseResult):
             item.seconds = waited
             self.result.cases.append(item)
@@ -349,6 +381,10 @@ class Grading:
             seconds += waited
         result.seconds = seconds
         self.result.cases.append(result)
+
+    def tell_case(self) -> None:
+        """The case whose result is awaited now: the next in the report's order."""
+        _tell(self.options, "case", len(self.result.cases) + 1, len(self.all_cases))
 
     def alone(self, waiting: deque[Waiting]) -> None:
         """Stop the runs made ahead of the cases waiting, which are then made in turn, as
@@ -474,6 +510,7 @@ class Grading:
         if why:
             self.result.notes.append(why)
             return None
+        _tell(self.options, "timing")
         performance, untrusted, self.roofline = measure(
             self.lab,
             self.submission,

@@ -160,6 +160,9 @@ def conclude(lab: Lab, result: Result, hidden_run: bool, speed_graded: bool) -> 
     )
     result.score, result.max_score = score.points, score.max_points
     result.status = status(result)
+    parts = {"hidden": lab.scoring.hidden * bool(result.hidden_not_run)}
+    parts["speed"] = 0.0 if speed_graded else lab.scoring.performance
+    result.elsewhere = {part: points for part, points in parts.items() if points}
     if result.hidden_not_run:
         result.notes.append(
             # said to students too (Gradescope, CI): no flag or secret they cannot have

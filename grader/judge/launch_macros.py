@@ -1,5 +1,6 @@
-"""The launch macros a submission sets, the defaults the grader filled in, and sizes in
-the submission's own code that disagree with them.
+"""The launch macros a submission sets, the defaults the grader filled in, sizes in the
+submission's own code that disagree with them, and sizes it fixes where the lab varies
+them (a `#define MASK_RADIUS 2` that passes the public cases' MASK_WIDTH 5 alone).
 
 A kernel written for 32 x 32 tiles that never defines BLOCK_X and BLOCK_Y runs with the
 grader's default 16 x 16 blocks; its wrong outputs alone do not say so. This reads the
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 
 from grader.model import lexer
 from grader.model.interface import LAUNCH_MACROS
+from grader.model.lab import Lab
 from grader.model.lexer import line_of
 from grader.model.result import LaunchMacros
 
@@ -40,10 +42,16 @@ _OPS = {
 }
 
 
-def describe(text: str, launch: Mapping[str, int], macros: Mapping[str, int]) -> LaunchMacros:
+def describe(
+    text: str,
+    launch: Mapping[str, int],
+    macros: Mapping[str, int],
+    varied: Mapping[str, tuple[int, ...]] | None = None,
+) -> LaunchMacros:
     """What `text` sets of the launch, as compiled with the grader's `macros`, and a
     sentence for each size in it that the launch `launch` (BLOCK_X .. TILE_Z) does not
-    match."""
+    match, or that is fixed where the lab's cases vary a macro (`varied`, as `varied`
+    gives it)."""
     code = lexer.uncommented(text)
     defines = _defines(text)
     defined = [m for m in LAUNCH_MACROS if m in defines]
@@ -51,7 +59,73 @@ def describe(text: str, launch: Mapping[str, int], macros: Mapping[str, int]) ->
     steps = _steps(code, known, launch, defined)
     # a step that disagrees already says the launch is not the file's: once is enough
     tiles = [] if steps else _tiles(code, defines, known, launch, defined)
-    return LaunchMacros(values=dict(launch), defined=defined, warnings=[*steps.values(), *tiles])
+    fixed = _fixed(defines, varied or {}, macros)
+    warnings = [*steps.values(), *tiles, *fixed]
+    return LaunchMacros(values=dict(launch), defined=defined, warnings=warnings)
+
+
+def varied(lab: Lab) -> dict[str, tuple[int, ...]]:
+    """The macros the grader sets that the lab's cases vary, each with its values in the
+    public cases (the hidden ones are not named: a student sees these sentences)."""
+    public = [lab.macro_values(lab.full_sizes(c.sizes)) for c in lab.public_cases]
+    hidden = [lab.macro_values(lab.full_sizes(c.sizes)) for c in lab.hidden_cases]
+    out = {}
+    for name in lab.macros:
+        shown = sorted({values[name] for values in public})
+        if len({values[name] for values in (*public, *hidden)}) > 1:
+            out[name] = tuple(shown)
+    return out
+
+
+def _fixed(
+    defines: Mapping[str, str], varied: Mapping[str, tuple[int, ...]], macros: Mapping[str, int]
+) -> list[str]:
+    """A sentence for each macro of the file that keeps one value whatever a varied macro
+    is, and that is that macro's size at its public value: named after it (MASK_RADIUS
+    for MASK_WIDTH), or its width or radius (`#define RADIUS 2` at MASK_WIDTH 5), or a
+    block that holds a tile and its halo (`#define BLOCK_X 20` for TILE_X 16)."""
+    out = []
+    for macro, public in varied.items():
+        width = public[0]
+        # one evaluator for each value, each macro worked out once: linear in the file
+        at = [_Values(defines, {**macros, macro: v}) for v in (*public, width + 2)]
+        for name in defines:
+            values = {known.name(name) for known in at}
+            if len(values) != 1 or None in values or name in varied:
+                continue
+            value = values.pop()
+            derived = _derived(name, value, macro, width, at[0], defines[name])
+            if derived:
+                out.append(
+                    f"{name} is {value} in your file whatever {macro} is: right for the "
+                    f"public cases' {macro} {_listed(public)}, wrong where the hidden cases "
+                    f"set {macro} to other values. Derive it from {macro}: "
+                    f"#define {name} {derived}."
+                )
+    return out
+
+
+def _derived(
+    name: str, value: int, macro: str, width: int, known: _Values, body: str
+) -> str | None:
+    """The expression `name` stands for at `macro` = `width` (as `known` evaluates), where
+    its name, or its value written as a number, says it is a size of that macro; None
+    where nothing says so (a coarsening factor TILE_X / BLOCK_X of 2 is no radius)."""
+    if name in LAUNCH_MACROS:
+        tile = known.name(f"TILE_{name[-1]}")
+        fits = name.startswith("BLOCK_") and tile is not None and value == tile + width - 1
+        return f"(TILE_{name[-1]} + {macro} - 1)" if fits else None
+    by_value = {width // 2: f"({macro} / 2)", width: macro, width * width: f"({macro} * {macro})"}
+    if name.split("_")[0] == macro.split("_")[0]:  # MASK_RADIUS, MASK_SIZE for MASK_WIDTH
+        return by_value.get(value, f"(an expression of {macro})")
+    written = not re.search(r"[A-Za-z_]", re.sub(r"\b\d+[uUlL]*\b", "", body))
+    if not written or _TILE_LIKE.search(name) or value not in (width // 2, width):
+        return None
+    return by_value[value]
+
+
+def _listed(values: tuple[int, ...]) -> str:
+    return " and ".join(str(v) for v in values)
 
 
 def _defines(text: str) -> dict[str, str]:

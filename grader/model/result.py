@@ -390,6 +390,12 @@ class Result:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     hidden_not_run: int = 0
+    # points of the lab's total that only the course grades, by part ("hidden" where the
+    # hidden cases did not run, "speed" where speed was not scored): the terminal's score
+    # line says them, so that 3/3 on the public cases never reads as full marks
+    elsewhere: dict[str, float] = field(default_factory=dict)
+    # what -v shows of how the grading ran (the sandbox's layers), beside the notes
+    details: list[str] = field(default_factory=list)
     kernel: str | None = None
     grader_version: str = ""
     seconds: float = 0.0

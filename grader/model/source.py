@@ -23,16 +23,30 @@ MAX_BYTES = 256 * 1024  # the README's limit; a larger file is refused from its 
 LAUNCH_SYMBOL = "grader_launch_config"
 
 
+# How compiled text is written: a byte of the file that is not UTF-8 was read as a lone
+# surrogate (surrogateescape), and is written back as that same byte.
+SOURCE_ERRORS = "surrogateescape"
+
+
 @dataclass
 class Submission:
-    """A student's source file as the grader read it."""
+    """A student's source file as the grader read it: `text` for the grader's own checks
+    and reports (a byte that is not UTF-8 reads as U+FFFD), `source` for the compilers
+    (that byte kept as it is, written back with SOURCE_ERRORS), None where the two agree."""
 
     path: Path
     text: str
+    source: str | None = None
+    note: str = ""  # what every report says of the file itself (its encoding)
 
     @property
     def name(self) -> str:
         return readable(self.path.name)
+
+    @property
+    def compiled(self) -> str:
+        """The text the compilers read: the file's own bytes, whatever their encoding."""
+        return self.text if self.source is None else self.source
 
 
 def read_source(path: Path) -> tuple[bytes | None, str]:
@@ -92,28 +106,35 @@ def _own_folders() -> set[Path]:
 
 
 def read_submission(path: Path) -> tuple[Submission, list[Diagnostic]]:
-    """Read a .cu file. Problems with the file itself come back as diagnostics."""
+    """Read a .cu file. Problems with the file itself come back as diagnostics. A file in
+    another encoding than UTF-8 (Latin-1 from a Windows editor) is graded as it is: nvcc
+    compiles its bytes, and only its name in the report's warning (`not_utf8`) says so."""
     raw, why = read_source(path)
     if raw is None:
         return Submission(path, ""), [Diagnostic(Kind.COMPILE_ERROR, why)]
     shown = readable(path.name)
     problems: list[Diagnostic] = []
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        text = raw.decode("utf-8", errors="replace")
-        problems.append(
-            Diagnostic(
-                Kind.COMPILE_ERROR,
-                f"{shown} is not UTF-8 text: byte {err.start} (line {line}) cannot be "
-                "decoded. Save the file as UTF-8.",
-                line=line,
-            )
-        )
+    text, source = raw.decode("utf-8", errors="replace"), None
+    note = not_utf8(raw, shown)
+    if note:
+        source = raw.decode("utf-8", errors=SOURCE_ERRORS).replace("\r\n", "\n")
     if "\0" in text:
         problems.append(Diagnostic(Kind.COMPILE_ERROR, f"{shown} contains NUL bytes."))
-    return Submission(path, text.replace("\r\n", "\n")), problems
+    return Submission(path, text.replace("\r\n", "\n"), source, note), problems
+
+
+def not_utf8(raw: bytes, shown: str) -> str:
+    """The warning for a file that is not UTF-8, naming its first such byte and line;
+    "" for a UTF-8 file."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        return (
+            f"{shown} is not UTF-8 (byte 0x{raw[err.start]:02X} at line {line}): graded as it "
+            "is; save it as UTF-8 to silence this."
+        )
+    return ""
 
 
 # A submission is one file: the compilers must never be pointed at any other file, such
@@ -211,7 +232,10 @@ def launch_footer(defaults: LaunchDefaults | tuple[int, int, int]) -> str:
 
 
 def with_footer(submission: Submission, defaults: LaunchDefaults | tuple[int, int, int]) -> str:
-    text = submission.text if submission.text.endswith("\n") else submission.text + "\n"
+    """What the compilers read: the file as it is (write it with SOURCE_ERRORS), then the
+    footer."""
+    text = submission.compiled
+    text = text if text.endswith("\n") else text + "\n"
     return text + launch_footer(defaults)
 
 

@@ -6,15 +6,17 @@ either way, so tests and pipes see exactly what a tty sees, minus the escapes.""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
-from grader.model.result import CaseResult, Kind, Performance, Result, Status
+from grader.model.result import CaseResult, Diagnostic, Kind, Performance, Result, Status
 from grader.report import common, maps, measures
+from grader.report.wrap import wrap
 
 OUTPUT_LINES = 8  # printf lines shown per case; the file reports keep the rest
-LOG_LINES = 20  # compiler log lines shown when the build failed
+LOG_LINES = 12  # compiler log lines shown when the build failed: its first errors
 DETAILED_CASES = 5  # failing cases explained in full; the table lists them all
 
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "magenta": "35"}
@@ -78,7 +80,7 @@ def _header(result: Result, paint: _Paint) -> list[str]:
     ]
 
 
-def _compile(result: Result, paint: _Paint) -> list[str]:
+def _compile(result: Result, paint: _Paint, verbose: bool = False) -> list[str]:
     info = result.compile
     arch = f" ({info.arch})" if info.arch else ""
     state = paint("ok", "green", "bold") if info.ok else paint("FAILED", "red", "bold")
@@ -87,22 +89,40 @@ def _compile(result: Result, paint: _Paint) -> list[str]:
     if result.launch:
         lines.append(f"  launch: {common.launch(result.launch)}")
         lines += [f"  {paint('warning', 'yellow', 'bold')}: {w}" for w in result.launch.warnings]
-    # compile_error diagnostics already say the log's errors on the student's own lines
-    explained = any(d.kind == Kind.COMPILE_ERROR for d in result.diagnostics)
-    if not info.ok and info.log.strip() and not explained:
-        shown, left = common.excerpt(info.log, LOG_LINES)
+    if (verbose or not info.ok) and _compiler_said(result):
+        # the compiler's first errors as it wrote them, each with its line and a caret
+        shown, left = common.excerpt(info.log, 10**6 if verbose else LOG_LINES)
         lines += [f"  | {line}" for line in shown]
         if left:
-            lines.append(paint(f"  ... {left} more lines in the compile log", "dim"))
+            lines.append(paint(f"  ... {left} more lines in the compile log (-v shows it)", "dim"))
     return lines
 
 
+def _compiler_said(result: Result) -> bool:
+    """Whether the compile log holds a compiler's words, not only the sentences of the
+    compile_error findings listed under Diagnostics (a build refused before compiling)."""
+    log = result.compile.log.strip()
+    own = "\n".join(d.message for d in result.diagnostics if d.kind == Kind.COMPILE_ERROR)
+    return bool(log) and log != own.strip() and not log.startswith("not compiled:")
+
+
 def _diagnostics(result: Result, paint: _Paint) -> list[str]:
-    if not result.diagnostics:
+    """The findings, less the compile errors that the log under Compile shows as the
+    compiler wrote them."""
+    log = result.compile.log if not result.compile.ok and _compiler_said(result) else ""
+    shown = [d for d in result.diagnostics if not _in_log(d, log)]
+    if not shown:
         return []
-    return ["", paint("Diagnostics", "bold")] + [
-        f"  - {common.diagnostic(d)}" for d in result.diagnostics
-    ]
+    return ["", paint("Diagnostics", "bold")] + [f"  - {common.diagnostic(d)}" for d in shown]
+
+
+def _in_log(finding: Diagnostic, log: str) -> bool:
+    """Whether `finding` is a compile error the log says in the compiler's words, on the
+    first LOG_LINES lines that the terminal shows."""
+    if finding.kind != Kind.COMPILE_ERROR or finding.line is None or not log:
+        return False
+    said = finding.message.split(": ", 1)[-1]
+    return said in "\n".join(log.splitlines()[:LOG_LINES])
 
 
 def _cases(result: Result, paint: _Paint) -> list[str]:
@@ -229,16 +249,41 @@ def _why(result: Result, paint: _Paint) -> list[str]:
     return lines + ([f"  {why.roofline}"] if why.roofline else [])
 
 
-def _notes(result: Result, paint: _Paint) -> list[str]:
-    if not result.notes:
+def _notes(result: Result, paint: _Paint, verbose: bool = False) -> list[str]:
+    notes = [*result.notes, *(result.details if verbose else [])]
+    if not notes:
         return []
-    return ["", paint("Notes", "bold")] + [f"  - {note}" for note in result.notes]
+    return ["", paint("Notes", "bold")] + [f"  - {note}" for note in notes]
 
 
 def score_line(result: Result, color: bool = False) -> str:
+    """The score, and what of the lab's total it leaves to the course: "Score 3/3 on the
+    public cases; 7 more points are graded by the course (4 hidden, 3 speed)"."""
     result = common.printable_result(result)
     paint = _Paint(color)
-    return f"{paint('Score', 'bold')} {paint.status(result.status, common.score(result))}"
+    line = f"{paint('Score', 'bold')} {paint.status(result.status, common.score(result))}"
+    if not result.elsewhere:
+        return line
+    where = " on the public cases" if "hidden" in result.elsewhere else ""
+    more = common.points(sum(result.elsewhere.values()))
+    parts = ", ".join(f"{common.points(p)} {part}" for part, p in result.elsewhere.items())
+    return f"{line}{where}; {more} more points are graded by the course ({parts})"
+
+
+def width(stream: TextIO) -> int | None:
+    """The columns to wrap `stream`'s text to: a terminal's width; else None, no wrapping,
+    so that a CI log or a file keeps each finding on one line for grep and for the
+    viewer, which wraps to its own width. (COLUMNS alone is no terminal: pytest-xdist's
+    workers, for one, have it set to 80.)"""
+    if hasattr(stream, "isatty") and stream.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def stage_times(steps: list[tuple[str, float]], total: float) -> str:
+    """-v's line of the seconds each step of a check took."""
+    told = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in steps)
+    return f"Steps: {told}; the grading {total:.1f} s\n"
 
 
 def use_unicode(stream: TextIO) -> bool:
@@ -251,12 +296,27 @@ def use_unicode(stream: TextIO) -> bool:
     return True
 
 
-def render(result: Result, color: bool = False, unicode: bool = True) -> str:
-    """The whole summary, ending with the score line and a newline. The submission's text
-    (its name, compiler messages, printf output) is made printable first: only the
-    summary's own colours reach the terminal as escapes."""
+def render(
+    result: Result,
+    color: bool = False,
+    unicode: bool = True,
+    columns: int | None = None,
+    verbose: bool = False,
+) -> str:
+    """The whole summary, ending with the score line and a newline, each line wrapped to
+    `columns` (None: not wrapped). The submission's text (its name, compiler messages,
+    printf output) is made printable first: only the summary's own colours reach the
+    terminal as escapes. `verbose` adds the whole compile log and the run's details."""
     result = common.printable_result(result)
     paint = _Paint(color, unicode)
-    sections = (_header, _compile, _diagnostics, _cases, _details, _performance, _notes)
-    lines = [line for section in sections for line in section(result, paint)]
-    return "\n".join([*lines, "", score_line(result, color)]) + "\n"
+    lines = [
+        *_header(result, paint),
+        *_compile(result, paint, verbose),
+        *(
+            line
+            for part in (_diagnostics, _cases, _details, _performance)
+            for line in part(result, paint)
+        ),
+        *_notes(result, paint, verbose),
+    ]
+    return wrap("\n".join([*lines, "", score_line(result, color)]), columns) + "\n"

@@ -40,6 +40,7 @@ from grader.model.lexer import Directive, last_before, line_of, next_of
 from grader.model.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.model.source import (
     LAUNCH_SYMBOL,
+    SOURCE_ERRORS,
     Submission,
     footer_errors,
     launch_values,
@@ -159,7 +160,7 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
     and ptxas's report. `stopped` says a limit of the sandbox stopped it."""
     nvcc = find()
     name = safe_name(shown_name)
-    (tmp / name).write_text(source)
+    (tmp / name).write_text(source, encoding="utf-8", errors=SOURCE_ERRORS)
     flags = ["-arch", arch, "-lineinfo", *macro_flags(macros)]
     ptx, deps = tmp / "module.ptx", tmp / "module.d"
     reads = may_read_files(source)

@@ -289,11 +289,15 @@ class CpuBackend(Backend):
             out.diagnostics[out.diagnostics.index(race)] = found
 
     def _note_layers(self, report: Report) -> None:
-        """Every report names the layers its worker applied, as the worker recorded them
-        before any code of the submission ran."""
+        """The layers its worker applied, as the worker recorded them before any code of
+        the submission ran: in every report where one is missing (no namespaces here, or
+        no isolation at all, allowed by --allow-unsandboxed), else only for -v (to a
+        student it is jargon)."""
         record = report.first_setup(Sandbox)
         if record is not None:
-            self.note(f"The CPU backend's sandbox: {record.layers.describe()}.")
+            layers = record.layers
+            whole = layers.landlock and layers.seccomp and layers.netns
+            self.note(f"The CPU backend's sandbox: {layers.describe()}.", detail=whole)
 
     def _check_machine(self, launch: Launch, timeout: float, settings: Settings) -> None:
         """The control run: the same launch, in the same sandbox, of the grader's own

@@ -30,6 +30,7 @@ from grader.model.lexer import line_of
 from grader.model.result import CompileInfo, Diagnostic, KernelResources, Kind
 from grader.model.source import (
     LAUNCH_SYMBOL,
+    SOURCE_ERRORS,
     Submission,
     last_line,
     left_open,
@@ -328,7 +329,8 @@ def _compile_in(
     dropped: dict[str, str] = {}
     forced, reads = shim.shim_include()
     for _ in range(3):
-        (tmp / name).write_text(text + scan.registration(entries))
+        source = text + scan.registration(entries)
+        (tmp / name).write_text(source, encoding="utf-8", errors=SOURCE_ERRORS)
         cmd = [
             cxx.compiler().path,
             *flags,

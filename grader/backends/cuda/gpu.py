@@ -123,7 +123,7 @@ class Gpu:
         with failures("load"), compile_folder():  # `nvcc` is sandboxed to that folder
             try:
                 module = SourceModule(
-                    source,
+                    _writable(source),
                     nvcc=nvcc,
                     options=options,
                     no_extern_c=True,
@@ -418,3 +418,10 @@ def failures(phase: str) -> Iterator[None]:
         yield
     except (cuda.Error, vmm.VmmError) as err:
         raise CudaFailure(phase, str(err)) from err
+
+
+def _writable(source: str) -> str:
+    """`source` as PyCUDA can write it (UTF-8 only): a byte of the student's file that is
+    not UTF-8 (a Latin-1 comment) reads U+FFFD here. nvcc's inspection compiled the bytes
+    as they are, and a comment or string's bytes change no grade."""
+    return source.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
