@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from grader.cli.status import StatusLine
-from grader.grading.pipeline import Step
+from grader.grading.progress import Step
 from grader.labs import get
 
 ROOT = Path(__file__).resolve().parents[1]

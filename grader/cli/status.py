@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:  # the pipeline loads numpy and the backends: after the line appears
-    from grader.grading.pipeline import Step
+    from grader.grading.progress import Step
 
 TICK = 0.25  # seconds between redraws: the clock of a waiting case moves visibly
 QUIET_WAIT = 2.0  # seconds a case runs before the line says how long it may hang

@@ -9,13 +9,10 @@ kernel in isolated workers and hand back only what the buffers held."""
 from __future__ import annotations
 
 import math
-import signal
-import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +24,8 @@ from grader.backends.base import Backend, BackendUnavailable
 from grader.errors import UsageError
 from grader.files import readable
 from grader.grading import profiles
+from grader.grading.alarm import DeadlinePassed, deadline
+from grader.grading.progress import Step, tell
 from grader.grading.timing import Drawn, draw_ahead, measure
 from grader.judge import cases as casegen
 from grader.judge import launch_macros, rules, why
@@ -88,50 +87,6 @@ class Options:
     progress: Callable[[Step], None] | None = None  # told each step, for a status line
 
 
-@dataclass(frozen=True)
-class Step:
-    """What a grading starts now: "backend" (started, its runtime built on first use),
-    "compile", "case" (`index` of `total`, from 1), "sanitize" or "timing"; from
-    "compile" on, `speed` says whether it scores speed. The grading never prints;
-    whoever passed Options.progress shows it."""
-
-    stage: str
-    index: int = 0
-    total: int = 0
-    speed: bool | None = None  # None: not known yet
-
-
-def _tell(options: Options, stage: str, index: int = 0, total: int = 0, speed=None) -> None:
-    if options.progress is not None:
-        options.progress(Step(stage, index, total, speed))
-
-
-class DeadlinePassed(BaseException):
-    """The whole grading took longer than its deadline. A BaseException, as Ctrl-C is: it
-    unwinds through every `finally` that stops a worker or removes a folder, and no
-    `except Exception` on the way keeps the grading going."""
-
-
-@contextmanager
-def _deadline(seconds: float) -> Iterator[None]:
-    """Raise DeadlinePassed in this thread once `seconds` have passed (SIGALRM, which only
-    the main thread receives; elsewhere there is no deadline)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum: int, frame: object) -> None:
-        raise DeadlinePassed
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def check(lab: str, path: Path, options: Options) -> Result:
     """Grade the file at `path` for `lab`, within the submission timeout. Raises
     GraderError only for problems of usage or setup; everything about the submission
@@ -159,13 +114,13 @@ def check(lab: str, path: Path, options: Options) -> Result:
     seconds = options.submission_timeout or default_submission_timeout(
         spec, options.timeout, options.timing, options.secret, options.sanitize
     )
-    _tell(options, "backend")
+    tell(options.progress, "backend")
     with get_backend(
         options.backend, jobs=options.jobs, allow_unsandboxed=options.allow_unsandboxed
     ) as backend:
         device = backend.device()
         try:
-            with _deadline(seconds):
+            with deadline(seconds):
                 return grade(spec, path, backend, options)
         except DeadlinePassed:
             # what ran is lost, as in a batch: its workers were stopped mid-case
@@ -241,7 +196,11 @@ class Grading:
         self.census = rules.census_case(self.lab, all_cases)
         self.profiled = rules.profile_case(self.lab, all_cases)
         keys = [self.build_key(case) for case in all_cases]
-        _tell(self.options, "compile", speed=self.options.timing and self.backend.measures_speed())
+        tell(
+            self.options.progress,
+            "compile",
+            speed=self.options.timing and self.backend.measures_speed(),
+        )
         with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
             if self.backend.concurrent_runs() > 1:
                 self.grade_cases_beside(all_cases)
@@ -252,7 +211,7 @@ class Grading:
             self.result.hidden_not_run = casegen.hidden_count(self.lab)
         cross_case_hints(self.lab, self.result.cases)
         if self.options.sanitize:
-            _tell(self.options, "sanitize")
+            tell(self.options.progress, "sanitize")
             self.sanitize(all_cases)
         race_fails_every_case(self.lab, self.result.cases)
         built = next((b.interface for b in self.builds.values() if b.ok), None)
@@ -384,7 +343,7 @@ class Grading:
 
     def tell_case(self) -> None:
         """The case whose result is awaited now: the next in the report's order."""
-        _tell(self.options, "case", len(self.result.cases) + 1, len(self.all_cases))
+        tell(self.options.progress, "case", len(self.result.cases) + 1, len(self.all_cases))
 
     def alone(self, waiting: deque[Waiting]) -> None:
         """Stop the runs made ahead of the cases waiting, which are then made in turn, as
@@ -510,7 +469,7 @@ class Grading:
         if why:
             self.result.notes.append(why)
             return None
-        _tell(self.options, "timing")
+        tell(self.options.progress, "timing")
         performance, untrusted, self.roofline = measure(
             self.lab,
             self.submission,

@@ -233,17 +233,22 @@ def _performance(result: Result, paint: _Paint) -> list[str]:
     return lines + _why(result, paint)
 
 
+TABLE_COLUMNS = 80  # the why table only where it fits the narrowest common terminal
+
+
 def _why(result: Result, paint: _Paint) -> list[str]:
     """Why this speed, under Performance: the measures side by side, then the advice."""
     if result.profile is None:
         return []
     why = measures.section(result.profile)
     lines = [f"  {paint(measures.TITLE, 'bold')}: {why.profiled}"]
-    if why.rows:
-        header = ["measure", "yours", "reference"]
-        rows = [header] + [[r.label, r.student, r.reference] for r in why.rows]
-        painted = [[paint(h, "dim") for h in header]] + rows[1:]
-        lines += [f"  {line}" for line in _table(rows, painted)]
+    header = ["measure", "yours", "reference"]
+    rows = [header] + [[r.label, r.student, r.reference] for r in why.rows]
+    table = _table(rows, [[paint(h, "dim") for h in header]] + rows[1:]) if why.rows else []
+    if max((len(line) for line in _table(rows, rows)), default=0) + 2 <= TABLE_COLUMNS:
+        lines += [f"  {line}" for line in table]
+    else:  # too wide for a terminal's columns: a measure to a line, which wraps cleanly
+        lines += [f"    {r.label}: {r.student} (reference: {r.reference})" for r in why.rows]
     lines += [f"  {paint(note, 'dim')}" for note in why.notes]
     lines += [f"  - {advice}" for advice in why.advice]
     return lines + ([f"  {why.roofline}"] if why.roofline else [])
