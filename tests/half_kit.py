@@ -94,12 +94,17 @@ def is_nan(fmt: Fmt, b: int) -> bool:
     return b & 0x7FFF > fmt.inf
 
 
-@lru_cache(maxsize=None)
 def nearest_bits(fmt: Fmt, x: Fraction | float, mode: str = "rn") -> int:
     """x's exact value rounded to the format in the mode, as bits."""
     if isinstance(x, float) and (math.isnan(x) or math.isinf(x) or x == 0):
         return bits_of(fmt, x)
-    return bits_of(fmt, rounded(Fraction(x), fmt.exact, mode))
+    return _rounded_bits(fmt, Fraction(x), mode)
+
+
+@lru_cache(maxsize=None)
+def _rounded_bits(fmt: Fmt, x: Fraction, mode: str) -> int:
+    """Cached apart from nearest_bits: -0.0 and 0.0 are one key to a cache."""
+    return bits_of(fmt, rounded(x, fmt.exact, mode))
 
 
 # -- what a maths function's result must be ------------------------------------------------
@@ -152,11 +157,14 @@ def _decimal(fn: Callable[[], Decimal]) -> Decimal:
 
 def _power_cmp(x: float, base: int) -> Callable[[float], int]:
     """sign(base^x - v): exact where x is an integer, else in 60 digits (base^x, for a
-    rational x not an integer, is no rational number: it meets no v exactly)."""
+    rational x not an integer, is no rational number: it meets no v exactly). Past
+    2^1100 or below 2^-1100, base^x is beyond every double, and is not computed."""
 
     def cmp(v: float) -> int:
         if v <= 0:
             return 1
+        if abs(x) > 1100:
+            return _sign(x)
         if x == int(x):
             return _sign(Fraction(base) ** int(x) - Fraction(v))
         return _sign(_decimal(lambda: Decimal(x) * Decimal(base).ln() - Decimal(v).ln()))
