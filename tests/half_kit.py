@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -101,7 +101,7 @@ def nearest_bits(fmt: Fmt, x: Fraction | float, mode: str = "rn") -> int:
     return _rounded_bits(fmt, Fraction(x), mode)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rounded_bits(fmt: Fmt, x: Fraction, mode: str) -> int:
     """Cached apart from nearest_bits: -0.0 and 0.0 are one key to a cache."""
     return bits_of(fmt, rounded(x, fmt.exact, mode))
@@ -207,8 +207,10 @@ def maths_want(fmt: Fmt, stem: str, b: int):
             flip = stem == "rsqrt"
             return bits_of(fmt, math.copysign(math.inf if (x == 0) == flip else 0.0, x))
         if stem == "sqrt":
-            return Nearest(fmt, math.sqrt(x), lambda v: 1 if v < 0 else _sign(Fraction(x) - Fraction(v) ** 2))
-        return Nearest(fmt, 1 / math.sqrt(x), lambda v: 1 if v <= 0 else _sign(1 - Fraction(v) ** 2 * Fraction(x)))
+            cmp = lambda v: 1 if v < 0 else _sign(Fraction(x) - Fraction(v) ** 2)  # noqa: E731
+            return Nearest(fmt, math.sqrt(x), cmp)
+        cmp = lambda v: 1 if v <= 0 else _sign(1 - Fraction(v) ** 2 * Fraction(x))  # noqa: E731
+        return Nearest(fmt, 1 / math.sqrt(x), cmp)
     if stem.startswith("exp"):
         if math.isinf(x):
             return bits_of(fmt, math.inf if x > 0 else 0.0)
@@ -262,7 +264,7 @@ COMPARISONS = {
     "eq": lambda x, y: x == y, "ne": lambda x, y: x < y or x > y,
     "le": lambda x, y: x <= y, "ge": lambda x, y: x >= y,
     "lt": lambda x, y: x < y, "gt": lambda x, y: x > y,
-    "equ": lambda x, y: not (x < y or x > y), "neu": lambda x, y: not x == y,
+    "equ": lambda x, y: not (x < y or x > y), "neu": lambda x, y: x != y,
     "leu": lambda x, y: not x > y, "geu": lambda x, y: not x < y,
     "ltu": lambda x, y: not x >= y, "gtu": lambda x, y: not x <= y,
 }  # fmt: skip
@@ -278,14 +280,14 @@ def to_integer(fmt: Fmt, b: int, kind: str, mode: str) -> int:
     return ref_to_int(value(fmt, b), lo, hi, mode)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _exact(fmt: Fmt, op: str, bits: tuple[int, ...]) -> int:
     """exact_kit's IEEE result of op on 16-bit operands, rounded to nearest even"""
     return bits_of(fmt, ref_arith(op, tuple(value(fmt, b) for b in bits), fmt.exact, "rn"))
 
 
 def _ops(fmt: Fmt) -> list[Op]:
-    w, w2, t = fmt.word, fmt.word2, fmt.ctype
+    w, t = fmt.word, fmt.ctype
     out: list[Op] = []
 
     def add(call, kinds, result, want, draw="some"):
@@ -364,8 +366,9 @@ def _ops(fmt: Fmt) -> list[Op]:
 
         return want
 
-    for name, pick_max, nan_wins in (("__hmax", True, False), ("__hmin", False, False),
-                                     ("__hmax_nan", True, True), ("__hmin_nan", False, True)):  # fmt: skip
+    extremes = (("__hmax", True, False), ("__hmin", False, False), ("__hmax_nan", True, True),
+                ("__hmin_nan", False, True))  # fmt: skip
+    for name, pick_max, nan_wins in extremes:
         add(f"{name}(a, b)", "hh", "h", extreme(pick_max, nan_wins), "pairs")
     # -- maths
     for stem in MATHS:
@@ -414,8 +417,12 @@ def _pair_ops(fmt: Fmt, arith, sat, relu, extreme) -> list[Op]:
         op("__hmin2_nan(a, b)", "pp", "p", _lanes(extreme(False, True))),
         op("__hisnan2(a)", "p", "p", _lanes(lambda b: one if is_nan(fmt, b) else 0)),
         op("__hle2(a, b)", "pp", "p", _lanes(lambda a, b: one if compare("le")(a, b) else 0)),
-        op("__hgtu2_mask(a, b)", "pp", "u",
-           lambda a, b: sum(0xFFFF << 16 * i for i in (0, 1) if compare("gtu")(a[i], b[i]))),
+        op(
+            "__hgtu2_mask(a, b)",
+            "pp",
+            "u",
+            lambda a, b: sum(0xFFFF << 16 * i for i in (0, 1) if compare("gtu")(a[i], b[i])),
+        ),
         op("__hbeq2(a, b)", "pp", "b", lambda a, b: int(all(map(compare("eq"), a, b)))),
         op("__hbneu2(a, b)", "pp", "b", lambda a, b: int(all(map(compare("neu"), a, b)))),
         op("h2sqrt(a)", "p", "p", _lanes(lambda b: maths_want(fmt, "sqrt", b))),
@@ -479,7 +486,7 @@ def kernel_source(ops: list[Op] = OPS) -> str:
     for code, op in enumerate(ops):
         names = dict(w=op.fmt.word, w2=op.fmt.word2, ow=other(op.fmt).word)
         reads, at = [], 1
-        for var, kind in zip("abc", op.kinds):
+        for var, kind in zip("abc", op.kinds, strict=False):
             reads.append(f"auto {var} = {READ[kind].format(i=at, j=at + 1, **names)};")
             at += 2 if kind in WIDE else 1
         write = WRITE.get(op.result, "(long long)(r)").format(**names)
@@ -570,7 +577,8 @@ def wrong(records, got, ops: list[Op] = OPS) -> dict[str, list[str]]:
         want = op.want(*args)
         if not agrees(op, have, want):
             shown = want.near if isinstance(want, Nearest) else want
-            out.setdefault(op.name, []).append(f"{_shown(args)} gave {_shown(have)}, not {_shown(shown)}")
+            said = f"{_shown(args)} gave {_shown(have)}, not {_shown(shown)}"
+            out.setdefault(op.name, []).append(said)
     return out
 
 
@@ -647,7 +655,8 @@ def _floats(rng, fmt: Fmt, stride: int) -> list[float]:
                 continue
             out += [float(x32), float(np.nextafter(x32, np.float32(np.inf))),
                     float(np.nextafter(x32, np.float32(0)))]  # fmt: skip
-    out += [float(x) for x in rng.integers(0, 2**32, 2000, dtype=np.uint64).astype(np.uint32).view(np.float32)]
+    drawn = rng.integers(0, 2**32, 2000, dtype=np.uint64).astype(np.uint32)
+    out += [float(x) for x in drawn.view(np.float32)]
     return out + [-x for x in out]
 
 
@@ -659,15 +668,39 @@ def _doubles(rng, fmt: Fmt) -> list[float]:
         v, nxt = value(fmt, int(b)), value(fmt, int(b) + 1)
         mid = (v + nxt) / 2
         out += [mid * (1 + 2.0**-40), mid * (1 - 2.0**-40), math.nextafter(mid, math.inf)]
-    out += [math.ldexp(1.0, -1074), 1e300, math.ldexp(1.0, fmt.emin - fmt.frac - 1) * (1 + 2.0**-50)]
+    half_least = math.ldexp(1.0, fmt.emin - fmt.frac - 1)  # half the least subnormal
+    out += [math.ldexp(1.0, -1074), 1e300, half_least * (1 + 2.0**-50)]
     out += _floats(rng, fmt, 256)
     return out + [-x for x in out]
 
 
 def _integers(rng, kind: str) -> list[int]:
     _, lo, hi = INTEGERS[kind]
-    special = [0, 1, 2, 3, 65504, 65519, 65520, 65535, 65536, 2**24 + 1, 2**24 + 3, 2**53 + 1,
-               2**31 - 1, 2**32 - 1, 2**63 - 1, 2**64 - 1, 255, 257, 258, 259, 511, 4095, 32767]
+    special = [
+        0,
+        1,
+        2,
+        3,
+        65504,
+        65519,
+        65520,
+        65535,
+        65536,
+        2**24 + 1,
+        2**24 + 3,
+        2**53 + 1,
+        2**31 - 1,
+        2**32 - 1,
+        2**63 - 1,
+        2**64 - 1,
+        255,
+        257,
+        258,
+        259,
+        511,
+        4095,
+        32767,
+    ]
     special += [-x for x in special] + [lo, hi, lo + 1, hi - 1]
     drawn = [int(x) for x in rng.integers(lo, hi, 200, dtype=np.int64 if lo < 0 else np.uint64,
                                           endpoint=True)]  # fmt: skip
@@ -681,7 +714,8 @@ def records(rng) -> list[tuple[int, tuple]]:
     for fmt in FORMATS:
         some = edges(fmt) + _random_bits(rng, 1500)
         pairs = [(a, b) for a in edges(fmt) for b in edges(fmt)]
-        pairs += _near_pairs(rng, fmt, 1500) + list(zip(_random_bits(rng, 1000), _random_bits(rng, 1000)))
+        drawn = zip(_random_bits(rng, 1000), _random_bits(rng, 1000), strict=True)
+        pairs += _near_pairs(rng, fmt, 1500) + list(drawn)
         floats = _floats(rng, fmt, 16)
         lanes = [tuple(some[int(i)] for i in rng.integers(0, len(some), 2)) for _ in range(400)]
         pools[fmt] = {
