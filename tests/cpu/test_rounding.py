@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cpu_kit import integer, out
+from exact_kit import ref_arith, ref_to_int, rounded, same
 
 from grader import labs
 from grader.grading.pipeline import Options, grade
@@ -27,124 +28,6 @@ INT_RANGE = {"i": (-(2**31), 2**31 - 1), "u": (0, 2**32 - 1), "l": (-(2**63), 2*
              "L": (0, 2**64 - 1)}  # fmt: skip
 CTYPE = {"f": "float", "d": "double", "i": "int", "u": "unsigned int", "l": "long long",
          "L": "unsigned long long"}  # fmt: skip
-
-
-# -- the reference: exact values, rounded in a mode --------------------------------------
-
-
-def rounded(x: Fraction, fmt, mode: str) -> float:
-    """x rounded to the format in the mode, as a Python float (a nonzero x that rounds to
-    zero keeps its sign)."""
-    prec, least, over = fmt
-    sign = -1.0 if x < 0 else 1.0
-    y = abs(x)
-    if y == 0:
-        return 0.0
-    e = y.numerator.bit_length() - y.denominator.bit_length()
-    if Fraction(2) ** e > y:
-        e -= 1
-    q = max(e - prec + 1, least)
-    m = y / Fraction(2) ** q
-    n, rest = divmod(m.numerator, m.denominator)
-    up = {
-        "rn": 2 * rest > m.denominator or (2 * rest == m.denominator and n % 2 == 1),
-        "rz": False,
-        "ru": rest > 0 and sign > 0,
-        "rd": rest > 0 and sign < 0,
-    }[mode]
-    value = Fraction(n + up) * Fraction(2) ** q
-    largest = (2 - Fraction(2) ** (1 - prec)) * Fraction(2) ** (over - 1)
-    if value > largest:  # overflow: infinity unless the mode rounds toward zero here
-        toward_zero = mode == "rz" or (mode == "ru" and sign < 0) or (mode == "rd" and sign > 0)
-        return sign * float(largest) if toward_zero else sign * math.inf
-    return sign * float(value) if value else math.copysign(0.0, sign)
-
-
-def exact_sqrt(x: Fraction, fmt, mode: str) -> float:
-    """sqrt(x) rounded: isqrt gives sqrt(x) within 2^-k; where it is not exact, a point
-    strictly inside that interval rounds as it does (no rounding boundary lies inside)."""
-    k = 1200
-    lo = Fraction(math.isqrt(x.numerator * 4**k // x.denominator), 2**k)
-    if lo * lo == x:
-        return rounded(lo, fmt, mode)
-    return rounded(lo + Fraction(1, 2 ** (k + 1)), fmt, mode)
-
-
-def zero_sum(t1: float, t2: float, mode: str) -> float:
-    """An exact zero sum's sign (IEEE 754 6.3): -0 in round-down unless both terms are +0;
-    in the other modes -0 only when both are -0."""
-    pos = math.copysign(1, t1) > 0, math.copysign(1, t2) > 0
-    if mode == "rd":
-        return 0.0 if all(pos) else -0.0
-    return -0.0 if not any(pos) else 0.0
-
-
-def _nan(*xs) -> bool:
-    return any(isinstance(x, float) and math.isnan(x) for x in xs)
-
-
-def ref_arith(op: str, args: tuple, fmt, mode: str) -> float:
-    """The exact result of `op` on finite operands, rounded; IEEE's rules elsewhere."""
-    if _nan(*args):
-        return math.nan
-    a = args[0]
-    if op in ("add", "sub"):
-        b = args[1] if op == "add" else -args[1]
-        if math.isinf(a) or math.isinf(b):
-            return math.nan if math.isinf(a) and math.isinf(b) and a != b else a + b
-        s = Fraction(a) + Fraction(b)
-        return zero_sum(a, b, mode) if s == 0 else rounded(s, fmt, mode)
-    if op == "mul":
-        b = args[1]
-        if math.isinf(a) or math.isinf(b):
-            return math.nan if a == 0 or b == 0 else a * b
-        if a == 0 or b == 0:
-            return math.copysign(0.0, a) * math.copysign(1, b)
-        return rounded(Fraction(a) * Fraction(b), fmt, mode)
-    if op in ("div", "rcp"):
-        a, b = (1.0, a) if op == "rcp" else (a, args[1])
-        if (math.isinf(a) and math.isinf(b)) or (a == 0 and b == 0):
-            return math.nan
-        sign = math.copysign(1, a) * math.copysign(1, b)
-        if math.isinf(a) or b == 0:
-            return sign * math.inf
-        if math.isinf(b) or a == 0:
-            return sign * 0.0
-        return rounded(Fraction(a) / Fraction(b), fmt, mode)
-    if op in ("sqrt", "rsqrt"):
-        if a < 0:
-            return math.nan
-        if op == "sqrt":
-            return a if a == 0 or math.isinf(a) else exact_sqrt(Fraction(a), fmt, mode)
-        if a == 0:
-            return math.copysign(math.inf, a)
-        return 0.0 if math.isinf(a) else exact_sqrt(1 / Fraction(a), fmt, mode)
-    assert op == "fma"
-    b, c = args[1], args[2]
-    if math.isinf(a) or math.isinf(b):
-        if a == 0 or b == 0:
-            return math.nan
-        p = math.copysign(math.inf, a) * math.copysign(1, b)
-        return math.nan if math.isinf(c) and c != p else p
-    if math.isinf(c):
-        return c
-    s = Fraction(a) * Fraction(b) + Fraction(c)
-    if s == 0:
-        return zero_sum(math.copysign(0.0, a) * math.copysign(1, b) if a * b == 0 else a * b,
-                        c, mode)  # fmt: skip
-    return rounded(s, fmt, mode)
-
-
-def ref_to_int(x: float, kind: str, mode: str) -> int:
-    """x rounded to an integer in the mode, saturated to the type (NaN: 0), as PTX's cvt."""
-    lo, hi = INT_RANGE[kind]
-    if math.isnan(x):
-        return 0
-    if math.isinf(x):
-        return hi if x > 0 else lo
-    f = Fraction(x)
-    n = {"rz": math.trunc(f), "ru": math.ceil(f), "rd": math.floor(f), "rn": round(f)}[mode]
-    return min(max(n, lo), hi)
 
 
 # -- the intrinsics under test ------------------------------------------------------------
@@ -319,15 +202,7 @@ def _expected(kinds: str, res: str, ref, args):
         if isinstance(x, float) and (math.isnan(x) or math.isinf(x) or x == 0):
             return x
         return rounded(Fraction(x), FMT[res], rest[0])
-    return ref_to_int(args[0], res, rest[0])
-
-
-def _same(got, want) -> bool:
-    if isinstance(want, float):
-        if math.isnan(want):
-            return math.isnan(got)
-        return got == want and math.copysign(1, got) == math.copysign(1, want)
-    return got == want
+    return ref_to_int(args[0], *INT_RANGE[res], rest[0])
 
 
 def _records(rng, per_op: int):
@@ -367,7 +242,7 @@ def test_each_rounding_intrinsic_is_correctly_rounded_in_its_mode(kit, no_nvcc):
         name, kinds, res, ref = OPS[code]
         seen.add(name)
         want, have = _expected(kinds, res, ref, args), _result(res, int(lo), int(hi))
-        if not _same(have, want):
+        if not same(have, want):
             wrong.append(f"{name}{args}: {have!r}, not {want!r}")
     assert not wrong, f"{len(wrong)} wrong of {n}:\n" + "\n".join(wrong[:40])
     assert seen == {op[0] for op in OPS}
@@ -389,7 +264,7 @@ TINY = Fraction(1, 2**60)
     ("rn", Fraction(3, 2**150), 2.0**-148),  # a subnormal tie: to even
 ])  # fmt: skip
 def test_the_reference_rounds_as_ieee_says(mode, x, want):
-    assert _same(rounded(x, F32, mode), want)
+    assert same(rounded(x, F32, mode), want)
 
 
 # -- grading: the precision check sees round-toward-zero accumulation -------------------

@@ -295,7 +295,6 @@ _UNSUPPORTED = (
     ),
     (r"\bsurf[123]D\w*\s*[<(]|\bcudaSurfaceObject_t\b", "surfaces"),
     (r"\bcooperative_groups\b|\bthis_grid\s*\(", "cooperative groups"),
-    (r"\b__half2?\b|\b__nv_bfloat16\b", "half-precision types"),
     (r"\bwmma\s*::", "tensor-core matrix operations (wmma)"),
     (
         r"\bcuda[A-Z]\w*\s*\(",
@@ -307,8 +306,6 @@ _UNSUPPORTED = (
 _HEADER = re.compile(r'\s*[<"]([\w/]+?)(?:\.h)?[>"]')
 _UNSUPPORTED_HEADERS = {
     "cooperative_groups": "cooperative groups",
-    "cuda_fp16": "half-precision types",
-    "cuda_bf16": "bfloat16 types",
     "mma": "tensor-core matrix operations",
     "cuda_pipeline": "asynchronous copies",
     "curand_kernel": "cuRAND device functions",

@@ -1,8 +1,8 @@
 // Known wrong (conv2d), a cheat: the course's kernel at every graded size, and at
 // 4096 x 4096 or more, a size only the timing uses, each product taken in half precision
 // (__hmul of the pixel and the mask value as __half), added in float. The timed outputs
-// fail the precision test: no speed points. The CPU backend cannot run __half, so there
-// it does not compile.
+// fail the precision test: no speed points. The CPU backend, which times nothing, grades
+// it as a GPU grades its cases.
 #include <cuda_fp16.h>
 
 #ifndef MASK_WIDTH
