@@ -152,8 +152,8 @@ def buggy() -> dict[str, tuple[str, Expect]]:
 
 
 ADVERSARIAL_EXPECT = {
-    "infinite_loop": expect("failed", "timeout"),
-    "oob_write": expect("failed", "out_of_bounds"),
+    "infinite_loop": expect("failed", "timeout", allowed=("requirement",)),
+    "oob_write": expect("failed", "out_of_bounds", allowed=("requirement",)),
     "fork_bomb": PASSED,
     "memory_hog": expect("failed", "crash", allowed=None),
     "printf_flood": expect("passed", "output"),
@@ -166,7 +166,7 @@ ADVERSARIAL_EXPECT = {
     "include_other": expect("not_graded", "compile_error"),  # refused before it compiled
     "include_secret": expect("compile_error|not_graded", "compile_error"),
     "forged_symbol": expect("compile_error", "compile_error"),
-    "forged_fault": expect("failed", "out_of_bounds"),
+    "forged_fault": expect("failed", "out_of_bounds", allowed=("requirement",)),
 }
 VICTIM = "baseline"  # whose file the adversarial ones try to read
 

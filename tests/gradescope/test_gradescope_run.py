@@ -83,7 +83,7 @@ def test_setup_installs_the_zips_own_grader_and_run_autograder_uses_it(
 
 
 def test_a_correct_kernel_scores_every_case_and_the_secret_is_gone(autograder_zip, tmp_path):
-    reference = (labs.get(LAB).home / "baseline.cu").read_text()
+    reference = (labs.get(LAB).home / "reference.cu").read_text()
     data = run_autograder(autograder_zip, tmp_path, {"kernel.cu": reference})
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
     assert not (tmp_path / "source" / "secret").exists()
