@@ -392,7 +392,7 @@ class Grading:
         profile case; and the profiles "why this speed" shows, the student's and the
         reference's (None, with a note saying why, where there is none): the CPU model's,
         or with --profile on a GPU, Nsight Compute's where it counted both."""
-        unlaunched = {Kind.INTERFACE, Kind.COMPILE_ERROR}  # nothing ran: no rule to judge
+        unlaunched = {Kind.INTERFACE, Kind.COMPILE_ERROR, Kind.RESOURCES}  # nothing ran
         if self.profiled is None or any(d.kind in unlaunched for d in self.result.diagnostics):
             return None
         case = next(c for c in all_cases if c.name == self.profiled)

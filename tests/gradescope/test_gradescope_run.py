@@ -97,7 +97,7 @@ def test_a_correct_kernel_scores_every_case_and_the_secret_is_gone(autograder_zi
     }
     hidden = [t for t in tests if t["name"].startswith("hidden case")]
     assert len(hidden) == 13 and {t["visibility"] for t in hidden} == {"after_due_date"}
-    assert all(t["status"] == "passed" for t in tests)
+    assert all(t["status"] == "passed" for t in tests if t["name"] != "Why this speed")
     assert data["score"] == 7.0  # 3 public + 4 hidden points; no speed without a GPU
     assert "leaderboard" not in data
     assert isinstance(data["execution_time"], float) and data["execution_time"] > 0
@@ -186,4 +186,5 @@ def test_a_course_lab_travels_in_the_zip_without_its_solutions(tmp_path, grader_
     labs._added.clear()  # the autograder finds the lab in its zip alone
     reference = (root / "reference_kernels" / "course-histogram" / "reference.cu").read_text()
     data = run_autograder(zip_path, tmp_path / "autograder", {"kernel.cu": reference})
-    assert all(t["status"] == "passed" for t in data["tests"]) and data["score"] == 3.0
+    graded = [t for t in data["tests"] if t["name"] != "Why this speed"]  # worth no points
+    assert all(t["status"] == "passed" for t in graded) and data["score"] == 3.0
