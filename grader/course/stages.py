@@ -31,7 +31,7 @@ HELD_ALONE = "held alone"  # not a stage: the part of timing's seconds inside th
 GRADING = "rest of grading"
 REPORTS = "reports"
 STAGES = (WORKER_START, COMPILE, CASES, TIMING, WAITING, GRADING, REPORTS)
-GPU = {CASES: "shared", TIMING: "alone"}  # the stages that hold a GPU, and how
+GPU = {CASES: "alone", TIMING: "alone"}  # the stages that hold a GPU, and how (gpus.Gate)
 TIMED = (COMPILE, CASES, TIMING)  # what a worker's backend times
 
 
