@@ -368,9 +368,9 @@ class Grading:
         expected = casegen.expected_outputs(self.lab, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
         if case.name == self.profiled and self.in_run:
+            if ahead:  # a profile run cannot be stopped from outside: in turn, where it can
+                return None
             outcome, kernels = self.backend.profile(build, launch, self.options.timeout)
-            if ahead and outcome.timed_out:
-                return None  # beside another run it had part of the cores: again, alone
             self.measured = profiles.from_run(self.lab, case, build, outcome, kernels)
         else:
             run = self.backend.run_ahead if ahead else self.backend.run
