@@ -45,7 +45,7 @@ from grader.judge import rules  # noqa: E402
 from grader.judge.launch import make_launch  # noqa: E402
 from grader.labs import all_labs  # noqa: E402
 from grader.model.lab import Case, Lab  # noqa: E402
-from grader.model.profile import KernelProfile  # noqa: E402
+from grader.model.profile import KernelProfile, Traffic  # noqa: E402
 from grader.model.result import Kind  # noqa: E402
 from grader.model.source import read_submission  # noqa: E402
 from grader.toolchain import nvcc, sandbox  # noqa: E402
@@ -70,7 +70,10 @@ MEASURES = {
 WIDE_LOADS = re.compile(r"\bLDG(?:\.\w+)*\.(?:64|128)\b")
 READ_ONLY = re.compile(r"\bLDG(?:\.\w+)*\.CONSTANT\b")
 WIDE_STORES = re.compile(r"\bSTG(?:\.\w+)*\.(?:64|128)\b")
-WIDE_SHARED = re.compile(r"\b(?:LDS|STS)(?:\.\w+)*\.(?:64|128)\b")
+WIDE_SHARED = {
+    "shared_loads": re.compile(r"\bLDS(?:\.\w+)*\.(?:64|128)\b"),
+    "shared_stores": re.compile(r"\bSTS(?:\.\w+)*\.(?:64|128)\b"),
+}
 # A read of __constant__ memory (bank 3); every kernel's LDC of bank 0 is its parameters.
 CONSTANT_CACHE = re.compile(r"\bc\[0x3\]")
 
@@ -305,32 +308,62 @@ def agrees(measure: str, cpu: float | None, ncu: float | None) -> bool:
 
 def explained(
     off: list[str], code: str, counters: dict[str, float], cpu: KernelProfile, ncu: KernelProfile
-) -> list[str]:
-    """What the kernel's SASS (and ncu's own bank-conflict counter) says about the
-    measures that differ."""
+) -> dict[str, list[str]]:
+    """What the kernel's SASS (and ncu's own bank-conflict counter) says about each
+    measure that differs: a measure with no reason is unexplained."""
     from grader.backends.cuda.nsight import BANK_CONFLICTS
 
-    why = []
+    why: dict[str, list[str]] = {measure: [] for measure in off}
     if "ld sectors/req" in off:
         if WIDE_LOADS.search(code):
-            why.append("the compiler widened loads (LDG.64/128): fewer requests, more sectors each")
+            why["ld sectors/req"].append(
+                "the compiler widened loads (LDG.64/128): fewer requests, more sectors each"
+            )
         if READ_ONLY.search(code):
-            why.append("read-only loads (ld.global.nc: LDG.CONSTANT)")
+            why["ld sectors/req"].append("read-only loads (ld.global.nc: LDG.CONSTANT)")
         if CONSTANT_CACHE.search(code):
-            why.append("reads of __constant__ memory (c[0x3]) go through the constant cache")
+            why["ld sectors/req"].append(
+                "reads of __constant__ memory (c[0x3]) go through the constant cache"
+            )
+    if "ld sectors/req" in off and _split(cpu.global_loads, ncu.global_loads):
+        why["ld sectors/req"].append(
+            "the same sectors in more requests: nvcc unrolled a loop whose trip count "
+            "differs by lane, so lanes at different trips use different copies of a load"
+        )
     if "st sectors/req" in off and WIDE_STORES.search(code):
-        why.append("the compiler widened stores (STG.64/128)")
+        why["st sectors/req"].append("the compiler widened stores (STG.64/128)")
     for measure, kind in (("sh-ld conflicts/req", "shared_loads"),
                           ("sh-st conflicts/req", "shared_stores")):  # fmt: skip
         if measure not in off:
             continue
-        if WIDE_SHARED.search(code):
-            why.append("8- or 16-byte shared accesses (LDS/STS.64/128) take several wavefronts")
+        if WIDE_SHARED[kind].search(code):
+            why[measure].append(
+                "8- or 16-byte shared accesses (LDS/STS.64/128) take several wavefronts"
+            )
         counted, requests = counters.get(BANK_CONFLICTS[kind]), getattr(ncu, kind).requests
         mine = getattr(cpu, kind).conflicts_per_request
         if counted is not None and requests and agrees(measure, mine, counted / requests):
-            why.append(f"ncu's bank-conflict counter agrees ({counted / requests:.2f}/req)")
+            ratio = counted / requests
+            why[measure].append(f"ncu's bank-conflict counter agrees ({ratio:.2f}/req)")
     return why
+
+
+def _split(cpu: Traffic, ncu: Traffic) -> bool:
+    """Whether ncu saw the sectors the CPU model did (within TOLERANCE) in more requests."""
+    same = abs(cpu.sectors - ncu.sectors) <= TOLERANCE * ncu.sectors
+    return same and ncu.requests > (1 + TOLERANCE) * cpu.requests
+
+
+def verdict_of(why: dict[str, list[str]]) -> str:
+    """ "agrees" where no measure differs; "explained" where every one that does has a
+    reason of its own; else "differs", naming those without one."""
+    if not why:
+        return "agrees"
+    unexplained = [measure for measure, reasons in why.items() if not reasons]
+    if unexplained:
+        return f"differs: {', '.join(unexplained)}"
+    reasons = dict.fromkeys(r for found in why.values() for r in found)
+    return f"explained: {'; '.join(reasons)}"
 
 
 def rows_of(kernel: Kernel, cpu: Side, gpu: Side) -> list[Row]:
@@ -353,14 +386,7 @@ def rows_of(kernel: Kernel, cpu: Side, gpu: Side) -> list[Row]:
         else:
             off = [m for m in MEASURES if not agrees(m, cpu_values[m], ncu_values[m])]
             code = function_sass(gpu.sass, gpu.symbols.get(name, ""))
-            why = explained(off, code, gpu.counters.get(name, {}), mine, theirs) if off else []
-            verdict = (
-                "agrees"
-                if not off
-                else f"explained: {'; '.join(why)}"
-                if why
-                else f"differs: {', '.join(off)}"
-            )
+            verdict = verdict_of(explained(off, code, gpu.counters.get(name, {}), mine, theirs))
         found.append(Row(kernel.lab, kernel.file, name, cpu_values, ncu_values, verdict, requests))
     return found
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from grader.backends.cuda import nsight, profiler
 from grader.model.launch import Buffer, Launch, Scalar
+from grader.model.profile import Profile, Source
 
 MATMUL = "_Z6matmulPKfS0_Pfi"
 SCAN = ("_Z4scanPKfPfS1_i", "_Z9scan_sumsPfi", "_Z8add_sumsPfPKfi")
@@ -118,6 +119,22 @@ def test_what_ncu_counted_says_what_a_profile_from_it_cannot(monkeypatch):
     assert measured.remarks().endswith("not asked for dram__bytes_write.sum.")
     assert profiler.Measured(note="why").remarks() == "why"
     assert profiler.Measured({"matmul": {}}).dram_bytes() is None
+
+
+def test_where_ncu_offers_no_lane_counts_no_idle_lanes_are_claimed(monkeypatch):
+    # Hopper's ncu 2025.3 offers no smsp__sass_thread_inst_executed_op_global_ld
+    lanes = {nsight.base(names[3]) for names in nsight.TRAFFIC.values()}
+    offered = frozenset(nsight.base(m) for m in nsight.METRICS) - lanes
+    monkeypatch.setattr(nsight, "tool", lambda: nsight.Tool("/opt/ncu", "1", offered=offered))
+    counters = {
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 10.0,
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 20.0,
+    }
+    measured = profiler.Measured({"matmul": counters}, "sm_90")
+    profile = Profile(Source.NSIGHT_COMPUTE, "256", {}, 100, 0.0, measured.kernels())
+    assert profile.idle_lane_share is None and profile.busiest_thread_share is None
+    assert "idle lanes are the CPU model's to say" in measured.remarks()
+    assert "not asked for" not in measured.remarks()
 
 
 def test_rows_named_demangled_are_told_apart_by_the_labs_kernel_names():

@@ -167,12 +167,14 @@ class Profile:
         """The largest share of all global loads that one thread made."""
         loads = self.total("global_loads").lanes  # one per thread per load
         busiest = max((k.busiest_thread_loads for k in self.kernels), default=0)
-        return busiest / loads if loads else None
+        return busiest / loads if loads and busiest else None  # 0: not counted (ncu)
 
     @property
     def idle_lane_share(self) -> float | None:
         """The share of lanes idle in the global and shared requests (divergence)."""
         kinds = [self.total(kind) for kind in _TRAFFIC[:4]]
+        if any(t.requests and not t.lanes for t in kinds):
+            return None  # a request has a lane at least: its lanes were not counted
         requests = sum(t.requests for t in kinds)
         return 1 - sum(t.lanes for t in kinds) / (WARP * requests) if requests else None
 

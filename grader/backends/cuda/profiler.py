@@ -41,6 +41,10 @@ NOT_COUNTED = (
     "Nsight Compute counts neither loads per thread nor constant-memory reads: the busiest "
     "thread's share and the constant loads are the CPU model's to say."
 )
+NO_LANES = (
+    " This GPU's counters do not say how many lanes took part in each global or shared "
+    "request: the idle lanes are the CPU model's to say."
+)
 
 
 def could_not(why: str) -> str:
@@ -85,8 +89,10 @@ class Measured:
         if self.note:
             return self.note
         missing = nsight.tool().missing()
-        asked = f" This ncu was not asked for {', '.join(missing)}." if missing else ""
-        return NOT_COUNTED + asked
+        lanes = {names[3] for names in nsight.TRAFFIC.values()}
+        unread = [m for m in missing if m not in lanes]
+        asked = f" This ncu was not asked for {', '.join(unread)}." if unread else ""
+        return NOT_COUNTED + (NO_LANES if lanes & set(missing) else "") + asked
 
     def to_json(self) -> dict[str, Any]:
         return {"counters": self.counters, "arch": self.arch}
@@ -205,7 +211,8 @@ def _session(found: nsight.Tool, jobs: list[Job], timeout: float) -> list[Measur
         return [Measured(note=could_not(why or failure)) for _ in jobs]
     measured = attributed(jobs[:ran], nsight.rows(text), why)
     if ran < len(jobs):
-        measured.append(Measured(note=could_not(failure)))
+        said = f"; ncu said: {why}" if why and why not in failure else ""
+        measured.append(Measured(note=could_not(failure + said)))
     return measured
 
 

@@ -92,10 +92,15 @@ std::vector<uint64_t> g_scratch; /* a request's segments or words */
 
 enum Space { NONE, GLOBAL, SHARED, CONSTANT };
 
-Space space_of(const Worker& w, uintptr_t a) {
+/* Where `a` is: in shared memory, or in one of g_ranges, whose index `*range` gets. */
+Space space_of(const Worker& w, uintptr_t a, size_t* range) {
     if (in_shared(w, a)) return SHARED;
-    for (const Range& r : g_ranges) {
-        if (a - r.lo < r.len) return r.constant ? CONSTANT : GLOBAL;
+    for (size_t i = 0; i < g_ranges.size(); ++i) {
+        const Range& r = g_ranges[i];
+        if (a - r.lo < r.len) {
+            *range = i;
+            return r.constant ? CONSTANT : GLOBAL;
+        }
     }
     return NONE;
 }
@@ -228,6 +233,13 @@ void flush() {
     g_log.erase(g_log.begin(), rest);
 }
 
+/* A global address as the GPU would have it: the buffer at a 256-byte boundary, as
+   cudaMalloc places it (a checked pass ends each buffer at its guard page, so the host
+   address of its start may be anywhere), and the buffers far apart. */
+uintptr_t rebased(size_t range, uintptr_t a) {
+    return (uintptr_t)(range + 1) << 40 | (a - g_ranges[range].lo);
+}
+
 void log(uintptr_t a, size_t bytes, uintptr_t ret, Kind kind) {
     if (g_log.size() == g_capacity) flush();
     uint16_t size = (uint16_t)std::min<size_t>(bytes, UINT16_MAX);
@@ -259,7 +271,8 @@ void profile_begin(const std::vector<Area>& buffers, int threads) {
 void profile_access(uintptr_t a, size_t bytes, uintptr_t ret, bool store) {
     Worker* w = tw;
     if (!w || !w->busy) return;
-    Space space = space_of(*w, a);
+    size_t range = 0;
+    Space space = space_of(*w, a, &range);
     if (space == NONE || (store && space == CONSTANT)) return;
     bool atomics_own = store && a == g_atomic_target && running_thread() == g_atomic_thread;
     if (atomics_own) return;
@@ -267,7 +280,7 @@ void profile_access(uintptr_t a, size_t bytes, uintptr_t ret, bool store) {
     Kind kind = space == CONSTANT ? CONSTANT_LOAD
                 : space == SHARED ? (store ? SHARED_STORE : SHARED_LOAD)
                                   : (store ? GLOBAL_STORE : GLOBAL_LOAD);
-    log(a, bytes, ret, kind);
+    log(space == GLOBAL ? rebased(range, a) : a, bytes, ret, kind);
 }
 
 void profile_atomic(uintptr_t target, uintptr_t ret) {
@@ -275,9 +288,11 @@ void profile_atomic(uintptr_t target, uintptr_t ret) {
     if (!w || !w->busy) return;
     g_atomic_thread = running_thread();
     g_atomic_target = target;
-    Space space = space_of(*w, target);
+    size_t range = 0;
+    Space space = space_of(*w, target, &range);
     if (space == GLOBAL || space == SHARED) {
-        log(target, 0, ret, space == GLOBAL ? GLOBAL_ATOMIC : SHARED_ATOMIC);
+        log(space == GLOBAL ? rebased(range, target) : target, 0, ret,
+            space == GLOBAL ? GLOBAL_ATOMIC : SHARED_ATOMIC);
     }
 }
 
