@@ -1,7 +1,19 @@
-"""Kernels whose executed shared loads and atomics both backends count the same: the CPU
-backend's census build (tests/cpu/test_rules.py) and the GPU's census module
+"""Kernels that the tests of both backends build: the naive matrix multiply, and kernels
+whose executed shared loads and atomics both backends count the same: the CPU backend's
+census build (tests/cpu/test_rules.py) and the GPU's census module
 (tests/gpu/test_cuda_backend.py)."""
 
+NAIVE = """\
+__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < Width && col < Width) {
+        float sum = 0.0f;
+        for (int k = 0; k < Width; ++k) sum += M[row * Width + k] * N[k * Width + col];
+        P[row * Width + col] = sum;
+    }
+}
+"""
 TILED = """\
 #define TILE 16
 __global__ void matmul(const float* M, const float* N, float* P, int Width) {
@@ -23,20 +35,13 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
 """
 # A naive multiply whose only shared load sits in a branch no thread takes, and which
 # adds to a counter with an atomic in every thread.
-DEAD_SHARED_READ = """\
-__device__ unsigned launched;
-__global__ void matmul(const float* M, const float* N, float* P, int Width) {
+DEAD_SHARED_READ = "__device__ unsigned launched;\n" + NAIVE.replace(
+    "{\n    int row",
+    """{
     __shared__ float never[32];
     never[threadIdx.x % 32] = 0.0f;
     __syncthreads();
     if (Width < 0) P[0] = never[threadIdx.y % 32];
     atomicAdd(&launched, 1u);
-    int row = blockIdx.y * blockDim.y + threadIdx.y;
-    int col = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row < Width && col < Width) {
-        float sum = 0.0f;
-        for (int k = 0; k < Width; ++k) sum += M[row * Width + k] * N[k * Width + col];
-        P[row * Width + col] = sum;
-    }
-}
-"""
+    int row""",
+)

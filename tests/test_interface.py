@@ -4,6 +4,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from census_kit import NAIVE as MATMUL
 from include_tricks import TRICKS
 
 from grader.labs import common, get
@@ -15,17 +16,6 @@ from grader.toolchain import libraries, nvcc
 
 pytestmark = pytest.mark.skipif(nvcc.find() is None, reason="nvcc is not installed")
 
-MATMUL = """\
-__global__ void matmul(const float* M, const float* N, float* P, int Width) {
-    int row = blockIdx.y * blockDim.y + threadIdx.y;
-    int col = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row < Width && col < Width) {
-        float sum = 0;
-        for (int k = 0; k < Width; ++k) sum += M[row * Width + k] * N[k * Width + col];
-        P[row * Width + col] = sum;
-    }
-}
-"""
 
 CONV3D_PITCHED = """\
 #ifndef MASK_WIDTH
@@ -373,7 +363,7 @@ def test_a_launch_macro_past_the_labs_largest_is_a_resources_finding(tmp_path):
 
 
 def test_compile_errors_are_on_the_students_lines(tmp_path):
-    text = MATMUL.replace("float sum = 0;", "float sum = 0;\n        sum += undefined_name;")
+    text = MATMUL.replace("float sum = 0.0f;", "float sum = 0.0f;\n        sum += undefined_name;")
     _, found, _, _ = inspect(tmp_path, text, name="my kernel.cu")
     assert not found.compile.ok and found.interface is None
     assert found.diagnostics[0].line == 6

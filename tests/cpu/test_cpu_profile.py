@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from census_kit import NAIVE, TILED
 from cpu_kit import inp, integer, out
 
 from grader import labs
@@ -83,17 +84,6 @@ def test_one_thread_that_makes_every_load_is_the_busiest_with_all_of_them(kit):
     assert found.busiest_thread_loads == 256
 
 
-NAIVE = """\
-__global__ void matmul(const float* M, const float* N, float* P, int Width) {
-    int row = blockIdx.y * blockDim.y + threadIdx.y;
-    int col = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row < Width && col < Width) {
-        float sum = 0.0f;
-        for (int k = 0; k < Width; ++k) sum += M[row * Width + k] * N[k * Width + col];
-        P[row * Width + col] = sum;
-    }
-}
-"""
 # Rows from threadIdx.x: the 16 lanes of a half warp read 16 rows of M, and store into 16
 # rows of P.
 ROWS_FROM_X = """\
@@ -107,6 +97,7 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
     }
 }
 """
+)
 
 
 def _matmul(kit, source: str, width: int = 64) -> KernelProfile:
@@ -198,26 +189,6 @@ def test_a_loop_whose_trip_counts_differ_by_lane_forms_a_request_per_trip(kit):
     _, found = kit.profile(kit.built(CSR), "rows", 1, 32, args)
     assert (found.global_loads.requests, found.global_loads.lanes) == (2 + 4, 2 * 32 + 80)
     assert found.busiest_thread_loads == 2 + 4
-
-
-TILED = """\
-#define TILE 16
-__global__ void matmul(const float* M, const float* N, float* P, int Width) {
-    __shared__ float Ms[TILE][TILE];
-    __shared__ float Ns[TILE][TILE];
-    int tx = threadIdx.x, ty = threadIdx.y;
-    int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
-    float sum = 0.0f;
-    for (int t = 0; t < Width / TILE; ++t) {
-        Ms[ty][tx] = M[row * Width + t * TILE + tx];
-        Ns[ty][tx] = N[(t * TILE + ty) * Width + col];
-        __syncthreads();
-        for (int k = 0; k < TILE; ++k) sum += Ms[ty][k] * Ns[k][tx];
-        __syncthreads();
-    }
-    P[row * Width + col] = sum;
-}
-"""
 
 
 def test_a_tiled_matmul_reads_a_sixteenth_of_the_naive_ones_bytes_without_conflicts(kit):
