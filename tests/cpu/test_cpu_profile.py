@@ -97,7 +97,6 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
     }
 }
 """
-)
 
 
 def _matmul(kit, source: str, width: int = 64) -> KernelProfile:
