@@ -123,18 +123,27 @@ def test_the_attack_is_real_where_a_ta_names_the_clones_file(clone, tmp_path):
     assert (tmp_path / "marker").exists() and (tmp_path / "stolen").read_text() == SECRET
 
 
-def test_batch_over_a_folder_holding_the_clone_run_from_inside_it(clone, honest, tmp_path):
-    out = tmp_path / "grades"
+def batch(folder: Path, cwd: Path, out: Path) -> dict:
+    """The one report of `grader batch` over `folder`, run in `cwd`."""
     done = run_grader(
-        "batch", LAB, str(clone.parent), "--out", str(out), "--jobs", "1",
-        cwd=clone / "x", env={SECRET_ENV: SECRET},  # the script goes to clone/bin/grader
+        "batch", LAB, str(folder), "--out", str(out), "--jobs", "1",
+        cwd=cwd, env={SECRET_ENV: SECRET},
     )  # fmt: skip
     assert done.returncode == ExitCode.OK, done.stdout + done.stderr
-    untouched(tmp_path)
     assert "1 submissions" in done.stdout and "0 could not be graded" in done.stdout
     (report,) = out.glob("students/*/report.json")
-    assert grade(json.loads(report.read_text())) == grade(honest)
+    return json.loads(report.read_text())
+
+
+def test_batch_over_a_folder_holding_the_clone_run_from_inside_it(clone, tmp_path):
+    # the script goes to clone/bin/grader
+    graded = batch(clone.parent, clone / "x", tmp_path / "grades")
+    untouched(tmp_path)
     assert not (clone / "forged-grades").exists()
+    honest = tmp_path / "honest-subs" / "alice"  # a batch times its kernels on a GPU: so
+    honest.mkdir(parents=True)  # the honest grade is a batch's too
+    shutil.copyfile(clone / "kernel.cu", honest / "kernel.cu")
+    assert grade(graded) == grade(batch(honest.parent, tmp_path, tmp_path / "honest-grades"))
 
 
 @pytest.mark.slow
