@@ -105,13 +105,15 @@ def test_the_course_is_big_enough_and_every_submission_has_its_row_and_reports(r
 
 def test_the_batch_says_where_its_time_went(run):
     """Each stage (grader.course.stages) timed, summed over the two workers; the CPU
-    backend times nothing."""
+    backend times nothing. A worker is in one stage at a time, but for its compiles,
+    which run several at once (grader.ahead; as many as its cores allow) and add up."""
     spent = run.counts["stages"]
     assert list(spent) == list(stages.STAGES)
     assert spent[stages.TIMING] == 0
     for name in (stages.WORKER_START, stages.COMPILE, stages.CASES, stages.REPORTS):
         assert spent[name] > 0, name
-    assert sum(spent.values()) < 2 * run.counts["seconds"]
+    in_turn = sum(seconds for name, seconds in spent.items() if name != stages.COMPILE)
+    assert in_turn < 2 * run.counts["seconds"]
 
 
 # nvcc, which the CPU backend runs first as the judge of CUDA syntax, reads any file the
