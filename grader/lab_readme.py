@@ -72,6 +72,10 @@ case) in a model that records the address of every load and store, and measures:
 
 {items}
 
+Graded with the course's hidden cases, the profile case is one of the hidden cases of
+about that size instead, drawn for each submission: a kernel meets these rules at every
+size, or it is not known to meet them.
+
 A kernel that breaks a rule here, or that does not run to its end in the profile case,
 gets half the correctness points and no speed points.
 """

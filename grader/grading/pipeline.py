@@ -408,7 +408,7 @@ class Grading:
             return None
         reference = baseline = None  # the lab's own kernels', where the student's was made
         if measured.profile is not None:
-            own = (self.lab, case.name, self.model, timeout)
+            own = (self.lab, case, self.model, timeout)
             reference = profiles.lab_kernel(*own, "reference.cu")
             baseline = profiles.lab_kernel(*own, "baseline.cu") if self.lab.traffic else None
         rules.measured(

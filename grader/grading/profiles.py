@@ -91,15 +91,14 @@ def run(
     return outcome, from_run(lab, case, build, outcome, kernels)
 
 
-def lab_kernel(
-    lab: Lab, case_name: str, model: Backend, timeout: float, file: str
-) -> Profile | None:
-    """The profile of the lab's own `file` (reference.cu, baseline.cu) at the public case
-    `case_name` with its fixed values, from the cache where this module was profiled
-    there before; None where it cannot be made (the report says what is missing)."""
+def lab_kernel(lab: Lab, case: Case, model: Backend, timeout: float, file: str) -> Profile | None:
+    """The profile of the lab's own `file` (reference.cu, baseline.cu) at `case`, a public
+    one with its fixed values (the same for every submission), from the cache where this
+    module was profiled there before; None where it cannot be made (the report says what
+    is missing)."""
     if lab.home is None or not (lab.home / file).is_file():
         return None
-    case = next(c for c in casegen.public_cases(lab) if c.name == case_name)
+    case = next((c for c in casegen.public_cases(lab) if c.name == case.name), case)
     submission, _ = read_submission(lab.home / file)
     macros = lab.macro_values(case.sizes)
     try:

@@ -330,7 +330,9 @@ class Lab:
     profile_case: str | None = None
     """The public case whose run is profiled (a kernel's memory profile, "why this
     speed", and the rules below that measure the work); None: the smallest public case,
-    the census case. A case large enough that every thread has work of its own."""
+    the census case. A case large enough that every thread has work of its own. Graded
+    with the secret, a hidden case of about its size is profiled instead, where the lab
+    has one (grader.judge.rules.profile_case)."""
     traffic: TrafficLimit | None = None
     """A rule about reuse: the most global bytes each output element may read, as a
     fraction of the baseline's (matmul-tiled: 1/4); None: no such rule."""

@@ -16,6 +16,7 @@ from grader.backends.cpu import CpuBackend
 from grader.errors import SetupError
 from grader.grading import profiles
 from grader.grading.pipeline import Options, grade
+from grader.judge import cases as casegen
 from grader.judge import rules
 
 SERIAL = labs.get("reduction").home / "wrong" / "serial_thread.cu"
@@ -78,10 +79,14 @@ def test_another_backend_grades_the_measured_rules_as_the_cpu_does(cpu):
 
 def test_the_labs_own_kernels_profiles_come_from_the_cache(cpu, monkeypatch):
     lab = labs.get("matmul-tiled")
-    first = profiles.lab_kernel(lab, "width-64", cpu, 20, "baseline.cu")
+    first = profiles.lab_kernel(
+        lab, casegen.find_case(lab, "width-64", None), cpu, 20, "baseline.cu"
+    )
     assert first is not None
     monkeypatch.setattr(profiles, "run", lambda *a: pytest.fail("profiled again"))
-    again = profiles.lab_kernel(lab, "width-64", cpu, 20, "baseline.cu")
+    again = profiles.lab_kernel(
+        lab, casegen.find_case(lab, "width-64", None), cpu, 20, "baseline.cu"
+    )
     assert again == first
 
 

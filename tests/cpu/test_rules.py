@@ -15,6 +15,7 @@ from cpu_kit import inp, integer, out
 
 from grader import labs
 from grader.grading.pipeline import Options, grade
+from grader.judge import cases as casegen
 from grader.judge import rules
 from grader.model.result import CompileInfo, Kind, Result, Status
 from grader.model.source import Submission
@@ -44,13 +45,14 @@ def test_a_plain_build_counts_atomics_but_not_loads(kit, no_nvcc):
     assert (plain.shared_loads, plain.atomics) == (None, 32 * 32)
 
 
-def _graded(tmp_path, lab: str, source: str):
+def _graded(tmp_path, lab: str, source: str, secret: str | None = None):
     path = tmp_path / "kernel.cu"
     path.write_text(source)
     from grader.backends.cpu import CpuBackend
 
     with CpuBackend() as backend:
-        return grade(labs.get(lab), path, backend, Options(backend="cpu", timeout=10))
+        options = Options(backend="cpu", timeout=10, secret=secret)
+        return grade(labs.get(lab), path, backend, options)
 
 
 def test_without_nvcc_a_naive_multiply_breaks_the_traffic_rule_and_a_tile_keeps_it(
@@ -166,3 +168,22 @@ def test_a_case_where_the_reference_itself_breaks_the_busiest_thread_rule_decide
     found = _measured("reduction", serial, case="n-1000", reference=serial)
     assert found.diagnostics == []
     assert "at case n-1000 even the lab's reference breaks it" in found.notes[0]
+
+
+def test_with_a_secret_the_rules_are_measured_at_a_hidden_case_the_text_draws():
+    """Without hidden cases, the lab's own profile case; with them, a hidden case of
+    about its size, drawn anew for each text: no kernel knows its size beforehand."""
+    lab = labs.get("matmul-naive")
+    assert rules.profile_case(lab, casegen.cases_for(lab, None)) == "width-64"
+    drawn = [rules.profile_case(lab, casegen.cases_for(lab, "s", f"// {i}\n")) for i in range(40)]
+    assert set(drawn) == {"width-97", "random-1"}  # random-1: 57 x 57 with this secret
+    assert drawn[0] == rules.profile_case(lab, casegen.cases_for(lab, "s", "// 0\n"))
+
+
+def test_a_kernel_that_tiles_at_the_public_profile_case_alone_breaks_the_rule_graded(tmp_path):
+    path = labs.get("matmul-tiled").home / "wrong" / "tiled_at_public_size_only.cu"
+    public = _graded(tmp_path, "matmul-tiled", path.read_text())
+    assert not [d for d in public.diagnostics if d.kind == Kind.REQUIREMENT]
+    secret = _graded(tmp_path, "matmul-tiled", path.read_text(), secret="s")
+    broken = [d.message for d in secret.diagnostics if d.kind == Kind.REQUIREMENT]
+    assert len(broken) == 1 and "the naive kernel's amount" in broken[0]
