@@ -283,10 +283,11 @@ def _busiest(lab: Lab, profile: Profile) -> str | None:
     found = profile.busiest_thread_share
     if found is None or found <= lab.busiest_thread:
         return None
-    loads = profile.total("global_loads").lanes
-    busiest = round(found * loads)
+    reads = profile.global_reads
+    atomics = " and atomics" if reads > profile.total("global_loads").lanes else ""
+    busiest = round(found * reads)
     return (
-        f"{OPENING[BUSIEST]}{busiest} of the {loads} global loads in case {profile.case} "
+        f"{OPENING[BUSIEST]}{busiest} of the {reads} global loads{atomics} in case {profile.case} "
         f"({found:.0%}); the lab allows one thread at most {share(lab.busiest_thread)} of "
         "them. Spread the work over the threads: each thread loads and combines its own "
         "part of the input, and the threads of a block combine their parts together (a "

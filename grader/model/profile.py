@@ -97,7 +97,7 @@ class KernelProfile:
     global_atomics: int = 0
     shared_atomics: int = 0
     threads: int = 0  # threads launched
-    busiest_thread_loads: int = 0  # the global loads of the thread that made the most
+    busiest_thread_loads: int = 0  # the global loads and atomics of the busiest thread
     occupancy: Occupancy | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -163,11 +163,17 @@ class Profile:
         return self.useful_flops / moved if moved else None
 
     @property
+    def global_reads(self) -> int:
+        """The global loads and atomics the threads made, one per thread each (the CPU
+        model counts atomics by thread): what the busiest thread's share is of."""
+        return self.total("global_loads").lanes + sum(k.global_atomics for k in self.kernels)
+
+    @property
     def busiest_thread_share(self) -> float | None:
-        """The largest share of all global loads that one thread made."""
-        loads = self.total("global_loads").lanes  # one per thread per load
+        """The largest share of all global loads and atomics that one thread made."""
+        reads = self.global_reads
         busiest = max((k.busiest_thread_loads for k in self.kernels), default=0)
-        return busiest / loads if loads and busiest else None  # 0: not counted (ncu)
+        return busiest / reads if reads and busiest else None  # 0: not counted (ncu)
 
     @property
     def idle_lane_share(self) -> float | None:

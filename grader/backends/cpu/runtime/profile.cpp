@@ -22,7 +22,9 @@
      (__grader_rt_atomic) and its own store to it follows, which is not a plain store;
      a load of the target is still a load, so calling the hook before a plain load hides
      nothing.
-   And each thread's global loads, of which the block's busiest thread's count is kept.
+   And each thread's global loads and atomics (an atomic reads its target: a thread that
+   reads through atomicAdd(&in[j], 0) makes loads in all but name), of which the block's
+   busiest thread's count is kept.
 
    A profiled pass runs on one pool thread, each block as fibers from its start, so that
    every thread runs the same copy of the kernel's code (a block that starts as a loop
@@ -82,7 +84,7 @@ std::string g_token;
 std::vector<Range> g_variables, g_ranges;
 /* (thread, pc) -> how many times the thread executed pc so far in the running block */
 std::unordered_map<uint64_t, uint32_t> g_seen;
-std::vector<uint32_t> g_loads; /* each thread's global loads in the running block */
+std::vector<uint32_t> g_loads; /* each thread's global loads and atomics in the block */
 Totals g_totals[KINDS];
 unsigned long long g_busiest = 0;
 /* the atomic function a thread is in, and its target */
@@ -172,7 +174,7 @@ uint64_t thread_pc(const Access& a) { return (uint64_t)a.thread << 32 | a.pc; }
 void number(Access* first, Access* last) {
     for (Access* a = first; a != last; ++a) {
         a->k = g_seen[thread_pc(*a)]++;
-        if (a->kind == GLOBAL_LOAD) ++g_loads[a->thread];
+        if (a->kind == GLOBAL_LOAD || a->kind == GLOBAL_ATOMIC) ++g_loads[a->thread];
     }
 }
 
