@@ -176,7 +176,7 @@ def run_batch(
     found = discover(Path(folder))
     left_out = _without_secret(spec, secret, public_only)
     entries = [e for e in found.entries if shard is None or shard.holds(e.id)]
-    settings = Settings(spec.name, backend, timeout, timing, secret_fingerprint(secret))
+    settings = Settings(spec.name, backend, timeout, timing, secret_fingerprint(secret), profile)
     out = Path(out)
     if not regrade:
         _same_secret(out, settings)

@@ -39,13 +39,14 @@ def secret_fingerprint(secret: str | None) -> str:
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything besides the submission's bytes that changes its grade."""
+    """Everything besides the submission's bytes that changes its grade or its report."""
 
     lab: str
     backend: str
     timeout: float
     timing: bool
     secret: str  # the fingerprint, never the secret
+    profile: bool = False  # Nsight Compute's "why this speed" (--profile): in the report
     grader_version: str = grader.__version__
     # a report of another schema cannot be read back, so a new schema grades again
     schema_version: int = field(default_factory=lambda: schema.version(schema.REPORT))

@@ -32,6 +32,7 @@ def test_the_key_follows_content_settings_version_and_secret():
         {"backend": "cuda"},
         {"timeout": 5.0},
         {"timing": False},
+        {"profile": True},  # a resumed batch asked for ncu's profiles grades again
         {"grader_version": "9.9.9"},
         {"secret": secret_fingerprint("another secret")},
         {"secret": secret_fingerprint(None)},
