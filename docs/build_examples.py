@@ -1,6 +1,6 @@
-"""Rebuild the README's examples from real runs on the CPU backend:
+"""Rebuild the guides' examples from real runs on the CPU backend:
 
-    README.md                        the sample `grader check` of "What a report looks
+    docs/student.md                  the sample `grader check` of "What a report looks
                                      like", as an 80-column terminal shows it
                                      (tests/test_docs.py compares it with a fresh run)
     docs/examples/report.png         the HTML report of a known-wrong kernel: its error map
@@ -13,7 +13,7 @@
 Needs chromium and Pillow (`pip install pillow`). Run from the repository root:
 
     python docs/build_examples.py           # all of them
-    python docs/build_examples.py readme    # the README's sample run alone
+    python docs/build_examples.py student   # the student's guide's sample run alone
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT / "tests" / "batch"))
 import course_data  # noqa: E402
 
 DOCS = ROOT / "docs"
+GUIDE = DOCS / "student.md"  # the guide whose sample run this writes
 SHOT_LAB = "matmul-tiled"
 SHOT_KERNEL = wrong_dir(SHOT_LAB) / "early_return_before_sync.cu"
 SECRET = "docs-example"  # a made-up course secret, so the hidden cases run too
@@ -51,7 +52,7 @@ RUN_MARKS = (
 
 
 def terminal_run(device: str | None = None) -> str:
-    """`grader check` of the README's kernel as an 80-column terminal shows it, indented
+    """`grader check` of the guide's kernel as an 80-column terminal shows it, indented
     as Markdown code; `device` names the machine in place of this one's."""
     with tempfile.TemporaryDirectory() as tmp:
         kernel = Path(tmp) / "kernel.cu"
@@ -62,15 +63,15 @@ def terminal_run(device: str | None = None) -> str:
     return "".join(f"    {line}".rstrip() + "\n" for line in shown.splitlines())
 
 
-def with_run(readme: str, run: str) -> str:
-    """The README with `run` between its marks."""
-    head, rest = readme.split(RUN_MARKS[0], 1)
+def with_run(guide: str, run: str) -> str:
+    """The guide with `run` between its marks."""
+    head, rest = guide.split(RUN_MARKS[0], 1)
     return f"{head}{RUN_MARKS[0]}\n{run}\n{RUN_MARKS[1]}{rest.split(RUN_MARKS[1], 1)[1]}"
 
 
-def device_of(readme: str) -> str:
-    """The machine the README's run names, its header line unwrapped."""
-    run = readme.split(RUN_MARKS[0], 1)[1]
+def device_of(guide: str) -> str:
+    """The machine the guide's run names, its header line unwrapped."""
+    run = guide.split(RUN_MARKS[0], 1)[1]
     header = run.split("    backend cpu, device ", 1)[1].split("\n\n", 1)[0]
     return " ".join(line.strip() for line in header.splitlines())
 
@@ -144,9 +145,8 @@ def class_summary(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    readme = ROOT / "README.md"
-    readme.write_text(with_run(readme.read_text(), terminal_run()))
-    if sys.argv[1:] == ["readme"]:
+    GUIDE.write_text(with_run(GUIDE.read_text(), terminal_run()))
+    if sys.argv[1:] == ["student"]:
         sys.exit(0)
     (DOCS / "examples").mkdir(parents=True, exist_ok=True)
     report_picture(DOCS / "examples" / "report.png")

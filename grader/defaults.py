@@ -17,7 +17,7 @@ MODULE_BYTES = 16 << 20
 # GPU memory when it loads, which a batch's other submissions share.
 DEVICE_DATA_BYTES = 256 << 20
 CASE_TIMEOUT = 10.0  # seconds for one launch, --timeout
-MAX_CASE_TIMEOUT = 3600.0  # the most --timeout accepts (the README says so)
+MAX_CASE_TIMEOUT = 3600.0  # the most --timeout accepts (docs/student.md says so)
 MAX_SUBMISSION_TIMEOUT = 24 * 3600.0  # the most --submission-timeout accepts
 MAX_TIMEOUTS = 2  # cases that may hang before the rest are not run
 SANITIZE_FACTOR = 10  # a case under a sanitizer may take this many times its timeout

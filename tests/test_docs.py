@@ -1,10 +1,13 @@
 """The reference pages a course author works from are generated from the code they
-describe (docs/build_reference.py): the committed pages must be what it writes now."""
+describe (docs/build_reference.py): the committed pages must be what it writes now. The
+README is a short front page whose guides in docs/ hold what it once did, and every
+relative link among them reaches its file and heading."""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -54,15 +57,95 @@ def test_an_undocumented_field_stops_the_page():
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a run on the CPU backend")
-def test_the_readmes_sample_run_is_what_a_run_shows_now():
+def test_the_student_guides_sample_run_is_what_a_run_shows_now():
     spec = importlib.util.spec_from_file_location(
         "build_examples", ROOT / "docs" / "build_examples.py"
     )
     examples = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(examples)
-    readme = (ROOT / "README.md").read_text()
-    run = examples.terminal_run(examples.device_of(readme))  # the README's machine named
-    assert examples.with_run(readme, run) == readme, (
-        "README.md's sample run is not what `grader check` shows now: run "
-        "`python docs/build_examples.py readme`"
+    guide = examples.GUIDE.read_text()
+    run = examples.terminal_run(examples.device_of(guide))  # the guide's machine named
+    assert examples.with_run(guide, run) == guide, (
+        "docs/student.md's sample run is not what `grader check` shows now: run "
+        "`python docs/build_examples.py student`"
+    )
+
+
+# The sections the README held before they moved to docs/ (issue 33): each guide keeps its own.
+MOVED = {
+    "student.md": [
+        "For a student",
+        "What a report looks like",
+        "The labs",
+        "The launch convention",
+        "Scoring",
+        "Why this speed",
+        "Without a GPU: the CPU backend",
+        "On a GPU: timing and `--sanitize`",
+    ],
+    "ta.md": [
+        "Grading a course (for TAs)",
+        "Course settings: `grader.toml` or `[tool.grader]`",
+        "Batch grading",
+        "Resuming",
+        "Several machines: shards, merge and Slurm",
+        "Gradescope",
+        "GitHub Classroom and CI",
+    ],
+    "authoring.md": ["Adding a lab", "Lab rules, on each backend"],
+    "precision.md": ["Cases, hidden cases and tolerance", "One grade, whichever backend"],
+    "threat-model.md": ["Threat model"],
+    "json-report.md": ["The JSON report"],
+    "how-it-works.md": ["How it works"],
+    "development.md": ["Development", "The build cache"],
+}
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def headings(path: Path) -> list[str]:
+    """The page's headings, outside indented code."""
+    lines = path.read_text().splitlines()
+    return [line.lstrip("#").strip() for line in lines if line.startswith("#")]
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lowercase, punctuation dropped, spaces made hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def test_the_readme_is_a_short_front_page():
+    assert len((ROOT / "README.md").read_text().splitlines()) < 150
+
+
+@pytest.mark.parametrize("guide", sorted(MOVED))
+def test_each_guide_keeps_its_sections_and_the_readme_links_it(guide):
+    assert f"](docs/{guide})" in (ROOT / "README.md").read_text(), f"README.md links no {guide}"
+    found = headings(ROOT / "docs" / guide)
+    lost = [heading for heading in MOVED[guide] if heading not in found]
+    assert not lost, f"docs/{guide} lost the README's sections {lost}"
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_relative_link_reaches_a_file_and_its_heading(page):
+    broken = []
+    for target in LINK.findall(page.read_text()):
+        if re.match(r"[a-z]+:", target):
+            continue  # a web address
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and anchor not in {slug(h) for h in headings(file)}:
+            broken.append(f"{target}: no heading #{anchor} in {file.name}")
+    assert not broken, f"{page.name}: {broken}"
+
+
+def test_anchors_follow_githubs_slug_rules():
+    assert slug("On a GPU: timing and `--sanitize`") == "on-a-gpu-timing-and---sanitize"
+    assert slug("Course settings: `grader.toml` or `[tool.grader]`") == (
+        "course-settings-gradertoml-or-toolgrader"
     )

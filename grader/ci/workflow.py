@@ -72,7 +72,7 @@ _SOURCE_HELP = (
 
 
 def check_command(lab: str, submission: str, backend: str, lab_root: str | None = None) -> str:
-    """The `grader check` line the workflow runs (and the README documents), writing its
+    """The `grader check` line the workflow runs (and docs/ta.md documents), writing its
     reports into the Grade step's fresh folder $REPORT_DIR; `lab_root` is the
     repository's copy of a course's own lab root."""
     # --no-config: a grader.toml the student commits changes nothing here

@@ -73,7 +73,7 @@ def format_lab(info: LabInfo, paint: Callable[..., str] = lambda text, *styles: 
 
 
 def markdown_table(infos: list[LabInfo]) -> str:
-    """The labs as a Markdown table (the README's, `grader labs --markdown`)."""
+    """The labs as a Markdown table (docs/student.md's, `grader labs --markdown`)."""
     rows = [
         "| lab | you write | constants the grader fills | output |",
         "|---|---|---|---|",

@@ -21,7 +21,7 @@ Precision, over a whole output. On the grader's inputs (random signs, magnitudes
 0.3 u B whatever k (summing one term after the other, the worst natural order; a tree
 much less), so R, the root mean square of error / (u B) over an output, stays under
 PRECISION. Half, bfloat16 or TF32 values, products or sums give R from tens to thousands
-(the README has the figures). A lab with its own tolerance (Lab.tolerance) has no
+(docs/precision.md has the figures). A lab with its own tolerance (Lab.tolerance) has no
 precision test, and integer outputs are compared exactly."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from grader.model.interface import LAUNCH_MACROS, LaunchDefaults
 from grader.model.lexer import line_of
 from grader.model.result import Diagnostic, Kind
 
-MAX_BYTES = 256 * 1024  # the README's limit; a larger file is refused from its size alone
+MAX_BYTES = 256 * 1024  # docs/threat-model.md's limit; a larger file is refused from its size alone
 LAUNCH_SYMBOL = "grader_launch_config"
 
 

@@ -1,5 +1,5 @@
 """`grader init-ci`: the workflow parses as YAML, installs the grader, runs `grader check`
-exactly as the README documents it, and reports the JUnit, the Markdown summary and
+exactly as docs/ta.md documents it, and reports the JUnit, the Markdown summary and
 the points for GitHub Classroom."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from grader.ci import init_ci, workflow
 from grader.ci.workflow import check_command, grader_requirement
 from grader.errors import UsageError
 
-DOCS = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "ta.md"
 WHEEL = "./.github/grader/cuda_lab_grader-0.1.0-py3-none-any.whl"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 HASHED_URL = f"https://example.edu/g-1.0-py3-none-any.whl#sha256={'0' * 64}"
