@@ -337,9 +337,9 @@ class Lab:
     """A rule about reuse: the most global bytes each output element may read, as a
     fraction of the baseline's (matmul-tiled: 1/4); None: no such rule."""
     busiest_thread: float = 1 / 8
-    """The largest share of the global loads (over every kernel of the lab) that one
-    thread may make in the profile case: a kernel whose one thread does the work breaks
-    it."""
+    """The largest share of the global loads and atomics (over every kernel of the lab)
+    that one thread may make in the profile case: a kernel whose one thread does the work
+    breaks it."""
     baseline_breaks: tuple[str, ...] = ()
     """The measured rules ("traffic", "busiest_thread") that the lab's baseline.cu breaks
     on purpose: the naive kernel a traffic rule compares with breaks it."""
