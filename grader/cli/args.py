@@ -50,6 +50,20 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def add_lab(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
+
+
+def add_profile(parser: argparse.ArgumentParser, where: str) -> None:
+    """--profile, for a verb that grades `where` ("on a GPU", "on GPUs")."""
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help=f"{where}, why this speed from Nsight Compute's counts of the kernel and the "
+        "reference (the lab's rules are measured by the CPU model either way)",
+    )
+
+
 def add_case_timeout(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.cli.args import add_case_timeout, painter
+from grader.cli.args import add_case_timeout, add_lab, painter
 from grader.errors import ExitCode, UsageError
 
 # -- new-lab ----------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def add_authoring_verbs(verbs: argparse._SubParsersAction) -> None:
         "slow/ (the same, and the why words of slow/EXPECTED.toml), on every backend "
         "this machine has. Exit code 0 when every check holds, 1 otherwise.",
     )
-    validate.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
+    add_lab(validate)
     validate.add_argument(
         "--backend",
         choices=("all", "cpu", "cuda"),

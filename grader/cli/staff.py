@@ -11,6 +11,8 @@ from pathlib import Path
 from grader import defaults, labs, machine
 from grader.cli.args import (
     add_case_timeout,
+    add_lab,
+    add_profile,
     add_submission_timeout,
     painter,
     positive_int,
@@ -181,7 +183,7 @@ def _similar_parser(verbs: argparse._SubParsersAction) -> None:
         "with --out, writes similar.html and a side-by-side page of each pair. Evidence for "
         "a person to read, never a grade.",
     )
-    similar.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
+    add_lab(similar)
     similar.add_argument("dir", metavar="DIR", help="the folder of submissions, as for batch")
     similar.add_argument(
         "--against",
@@ -265,7 +267,7 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         "and GitHub Classroom exports as they are) into OUT: gradebook.csv, summary.html "
         "and a report folder per student. Resumable: run it again to finish or update.",
     )
-    batch.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
+    add_lab(batch)
     batch.add_argument("dir", metavar="DIR", help="the folder of submissions")
     batch.add_argument(
         "--out", metavar="OUT", help="the folder to grade into (or out in grader.toml)"
@@ -294,12 +296,7 @@ def _batch_parser(verbs: argparse._SubParsersAction) -> None:
         "leaves the hidden cases' points out (the terminal, summary.html and the "
         "gradebook's cases column say so). Without it, a batch with no secret is refused",
     )
-    batch.add_argument(
-        "--profile",
-        action="store_true",
-        help="on GPUs, why this speed from Nsight Compute (the lab's rules are measured by "
-        "the CPU model either way)",
-    )
+    add_profile(batch, "on GPUs")
     batch.add_argument(
         "--regrade",
         action="store_true",
@@ -332,7 +329,7 @@ def _staff_parsers(verbs: argparse._SubParsersAction) -> None:
         help="build a Gradescope autograder.zip",
         description="Build the autograder.zip of LAB for a Gradescope programming assignment.",
     )
-    gradescope.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
+    add_lab(gradescope)
     gradescope.add_argument(
         "--out", default="autograder.zip", metavar="ZIP", help="the zip to write (autograder.zip)"
     )
@@ -353,7 +350,7 @@ def _staff_parsers(verbs: argparse._SubParsersAction) -> None:
         description="Write a GitHub Actions workflow that runs `grader check` on every push "
         "and reports to the run's page and to GitHub Classroom.",
     )
-    ci.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
+    add_lab(ci)
     ci.add_argument("--gpu-runner", metavar="LABEL", help="run on this GPU runner, cuda backend")
     ci.add_argument(
         "--runner-is-ephemeral",

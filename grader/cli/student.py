@@ -10,7 +10,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.cli.args import add_case_timeout, add_submission_timeout, painter, secret
+from grader.cli.args import (
+    add_case_timeout,
+    add_lab,
+    add_profile,
+    add_submission_timeout,
+    painter,
+    secret,
+)
 from grader.cli.status import StatusLine
 from grader.cli.trust import Graded
 from grader.defaults import SECRET_ENV
@@ -216,7 +223,7 @@ def add_student_verbs(verbs: argparse._SubParsersAction) -> None:
         help="copy a lab's starting template",
         description="Copy LAB's template (kernel.cu and README.md) into DIR.",
     )
-    template.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
+    add_lab(template)
     template.add_argument("dir", metavar="DIR", help="the folder to create or fill")
     template.add_argument("--force", action="store_true", help="overwrite existing files")
     template.set_defaults(run=run_template)
@@ -231,7 +238,7 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
         "Exit code 0 when every case passed, 1 when graded with failures, 2 when "
         "nothing could be graded.",
     )
-    check.add_argument("lab", metavar="LAB", help="the lab, as `grader labs` names it")
+    add_lab(check)
     check.add_argument("file", metavar="FILE", help="your .cu file")
     check.add_argument(
         "--backend",
@@ -250,12 +257,7 @@ def _check_parser(verbs: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also run the public cases under compute-sanitizer (memcheck, racecheck, synccheck)",
     )
-    check.add_argument(
-        "--profile",
-        action="store_true",
-        help="on a GPU, profile your kernel and the reference under Nsight Compute for why "
-        "this speed (the lab's rules are measured on the CPU model either way)",
-    )
+    add_profile(check, "on a GPU")
     check.add_argument(
         "--allow-unsandboxed",
         action="store_true",
