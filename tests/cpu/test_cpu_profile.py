@@ -78,6 +78,29 @@ def test_sectors_count_from_a_buffers_start_as_cudamalloc_aligns_it(kit):
     assert found.global_loads.sectors == found.global_stores.sectors == sectors
 
 
+HALO = """\
+__global__ void halo(const float* a, float* b) {
+    __shared__ float s[48];
+    for (int step = 0; step < 4; ++step) {
+        for (int i = threadIdx.x; i < 48; i += 32) s[i] = a[step * 48 + i + 1];
+        __syncthreads();
+        b[step * 32 + threadIdx.x] = s[threadIdx.x] + s[threadIdx.x + 16];
+        __syncthreads();
+    }
+}
+"""
+
+
+def test_a_loop_whose_trips_differ_by_lane_pairs_its_trips_between_the_same_barriers(kit):
+    """A tile of 48 loaded by 32 lanes, four times, one float past a sector's start:
+    lanes 0-15 take two trips, the others one. Each stretch has a request of 32 lanes (5
+    sectors) and one of 16 (3 sectors), as on a GPU; counting trips from the block's start
+    paired lane 0's second trip with lane 16's second stretch, requests across tiles."""
+    args = [inp("a", np.ones(4 * 48 + 1)), out("b", 4 * 32)]
+    _, found = kit.profile(kit.built(HALO), "halo", 1, 32, args)
+    assert found.global_loads == Traffic(requests=8, sectors=32, bytes=4 * 48 * 4, lanes=4 * 48)
+
+
 def test_one_thread_that_makes_every_load_is_the_busiest_with_all_of_them(kit):
     found = _elements(kit, "one_thread", n=256, block=32)
     assert found.global_loads == Traffic(requests=256, sectors=256, bytes=1024, lanes=256)

@@ -82,8 +82,16 @@ std::vector<Access> g_log; /* the running block's, as much as it holds */
 size_t g_capacity = 0;
 std::string g_token;
 std::vector<Range> g_variables, g_ranges;
-/* (thread, pc) -> how many times the thread executed pc so far in the running block */
-std::unordered_map<uint64_t, uint32_t> g_seen;
+/* Each instruction's slot, a small number: (slot, thread) counts sit in a flat array. */
+std::unordered_map<uint32_t, uint32_t> g_slots;
+struct SlotCache {
+    uint32_t pc = UINT32_MAX, slot = 0;
+};
+SlotCache g_slot_cache[4096]; /* direct-mapped, before the map: a few dozen pcs in all */
+int g_threads = 0;            /* a block's */
+/* slot * g_threads + thread -> how many times the thread executed the slot's pc so far
+   in the running block */
+std::vector<uint32_t> g_seen;
 std::vector<uint32_t> g_loads; /* each thread's global loads and atomics in the block */
 Totals g_totals[KINDS];
 unsigned long long g_busiest = 0;
@@ -165,34 +173,67 @@ void request(const Access* first, const Access* last) {
     }
 }
 
-uint64_t thread_pc(const Access& a) { return (uint64_t)a.thread << 32 | a.pc; }
+uint32_t slot_of(uint32_t pc) {
+    SlotCache& cached = g_slot_cache[pc % 4096];
+    if (cached.pc == pc) return cached.slot;
+    auto found = g_slots.emplace(pc, (uint32_t)g_slots.size());
+    if (found.second) g_seen.resize(g_slots.size() * (size_t)g_threads, 0);
+    cached = SlotCache{pc, found.first->second};
+    return cached.slot;
+}
 
-/* Each access of [first, last), in the order they were logged, gets its k: how many
-   times its thread executed its pc before, in the running block; and each thread's
-   global loads are counted. One pass: the log keeps its order (flush's partition is a
-   stable one), so no sort is needed. */
+/* Each access of [first, last), in the order they were logged, gets its pc's slot in
+   place of the pc, and its k: how many times its thread executed its pc before, in the
+   running block; and each thread's global loads are counted. One pass: the log keeps
+   its order (flush's partition is a stable one), so no sort is needed. */
 void number(Access* first, Access* last) {
     for (Access* a = first; a != last; ++a) {
-        a->k = g_seen[thread_pc(*a)]++;
+        a->pc = slot_of(a->pc);
+        a->k = g_seen[(size_t)a->pc * (size_t)g_threads + a->thread]++;
         if (a->kind == GLOBAL_LOAD || a->kind == GLOBAL_ATOMIC) ++g_loads[a->thread];
     }
 }
 
-/* What makes accesses one request: the instruction, its k-th time, the kind of access
-   and the warp. */
-struct RequestKey {
-    uint64_t pc_k;
-    uint32_t kind_warp;
-    bool operator==(const RequestKey& o) const {
-        return pc_k == o.pc_k && kind_warp == o.kind_warp;
+/* What makes accesses one request: the instruction (its slot), its k-th time, the kind
+   of access and the warp (a block has 32 warps at most). */
+uint64_t request_key(const Access& a) {
+    return (uint64_t)a.k << 32 | (uint64_t)a.pc << 8 | (uint64_t)a.kind << 5 | a.thread / WARP;
+}
+
+/* Request keys -> their indices, by open addressing; an entry of an older generation is
+   empty, so that the table is not cleared for each block. */
+struct RequestTable {
+    std::vector<uint64_t> keys;
+    std::vector<uint32_t> values, generations;
+    uint32_t generation = 0, count = 0;
+    int bits = 0;
+
+    void reset(size_t most) {
+        size_t size = 1;
+        for (bits = 0; size < 2 * most; ++bits) size <<= 1;
+        if (keys.size() < size) {
+            keys.assign(size, 0);
+            values.assign(size, 0);
+            generations.assign(size, 0);
+            generation = 0;
+        }
+        ++generation;
+        count = 0;
+    }
+    uint32_t index(uint64_t key) {
+        size_t mask = ((size_t)1 << bits) - 1;
+        size_t at = (size_t)(key * 0x9E3779B97F4A7C15ull >> (64 - bits)) & mask;
+        for (;; at = (at + 1) & mask) {
+            if (generations[at] != generation) {
+                generations[at] = generation;
+                keys[at] = key;
+                return values[at] = count++;
+            }
+            if (keys[at] == key) return values[at];
+        }
     }
 };
-struct RequestHash {
-    size_t operator()(const RequestKey& key) const {
-        return std::hash<uint64_t>()(key.pc_k * 0x9E3779B97F4A7C15ull ^ key.kind_warp);
-    }
-};
-std::unordered_map<RequestKey, uint32_t, RequestHash> g_requests; /* key -> its index */
+RequestTable g_requests;
 std::vector<uint32_t> g_request_of, g_starts, g_next;
 std::vector<Access> g_grouped; /* the accesses, one request after another */
 
@@ -202,14 +243,10 @@ std::vector<Access> g_grouped; /* the accesses, one request after another */
 void requests(Access* first, Access* last) {
     number(first, last);
     size_t n = (size_t)(last - first);
-    g_requests.clear();
+    g_requests.reset(std::max<size_t>(n, 1));
     g_request_of.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-        const Access& a = first[i];
-        RequestKey key{(uint64_t)a.pc << 32 | a.k, (uint32_t)a.kind << 16 | a.thread / WARP};
-        g_request_of[i] = g_requests.emplace(key, (uint32_t)g_requests.size()).first->second;
-    }
-    g_starts.assign(g_requests.size() + 1, 0);
+    for (size_t i = 0; i < n; ++i) g_request_of[i] = g_requests.index(request_key(first[i]));
+    g_starts.assign(g_requests.count + 1, 0);
     for (uint32_t r : g_request_of) ++g_starts[r + 1];
     for (size_t r = 1; r < g_starts.size(); ++r) g_starts[r] += g_starts[r - 1];
     g_next.assign(g_starts.begin(), g_starts.end() - 1);
@@ -267,6 +304,10 @@ void profile_begin(const std::vector<Area>& buffers, int threads) {
     for (Totals& t : g_totals) t = Totals();
     g_busiest = 0;
     g_loads.assign((size_t)threads, 0);
+    g_threads = threads;
+    g_slots.clear();
+    for (SlotCache& cached : g_slot_cache) cached = SlotCache();
+    g_seen.clear();
     g_profiling = true;
 }
 
@@ -298,6 +339,12 @@ void profile_atomic(uintptr_t target, uintptr_t ret) {
     }
 }
 
+void profile_barrier() {
+    requests(g_log.data(), g_log.data() + g_log.size());
+    g_log.clear();
+    std::fill(g_seen.begin(), g_seen.end(), 0);
+}
+
 void profile_block_end() {
     requests(g_log.data(), g_log.data() + g_log.size());
     for (uint32_t& loads : g_loads) {
@@ -305,7 +352,7 @@ void profile_block_end() {
         loads = 0;
     }
     g_log.clear();
-    g_seen.clear();
+    std::fill(g_seen.begin(), g_seen.end(), 0);
     g_atomic_target = 0;
 }
 

@@ -139,6 +139,13 @@ void profile_begin(const std::vector<Area>& buffers, int threads);
 void profile_access(uintptr_t a, size_t bytes, uintptr_t ret, bool store);
 /* The atomic function the running thread entered, on `target` (its own store follows). */
 void profile_atomic(uintptr_t target, uintptr_t ret);
+/* Every thread of the running block waits at a barrier: the accesses so far, as
+   requests, and each thread's count of its instructions' times starts again. A warp's
+   lanes meet the k-th time of an instruction between the same two barriers: a loop whose
+   trip count differs by lane, entered once a stretch (a tile's halo loads), pairs its
+   lanes' trips in each stretch, as a GPU does, not the trips of one lane's third stretch
+   with another's fourth. The log holds one stretch, not the block's all. */
+void profile_barrier();
 /* The running block's accesses, as requests (its pool thread calls it as it ends). */
 void profile_block_end();
 /* Profiling ends: the "profile" record of the pass. */

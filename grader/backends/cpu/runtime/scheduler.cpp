@@ -443,6 +443,7 @@ static void warp_stuck(Worker& w, int warp) {
 /* Every fiber that has not finished waits at a barrier: check they wait at the same one,
    record who had returned instead, and let them all go on. */
 static void release_barrier(Worker& w) {
+    if (g_profiling) profile_barrier();
     Fiber* first = nullptr;
     Fiber* done = nullptr;
     Fiber* other_line = nullptr;
