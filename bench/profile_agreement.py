@@ -70,6 +70,10 @@ MEASURES = {
 WIDE_LOADS = re.compile(r"\bLDG(?:\.\w+)*\.(?:64|128)\b")
 READ_ONLY = re.compile(r"\bLDG(?:\.\w+)*\.CONSTANT\b")
 WIDE_STORES = re.compile(r"\bSTG(?:\.\w+)*\.(?:64|128)\b")
+ANY_SHARED = {
+    "shared_loads": re.compile(r"\bLDS\b"),
+    "shared_stores": re.compile(r"\bSTS\b"),
+}
 WIDE_SHARED = {
     "shared_loads": re.compile(r"\bLDS(?:\.\w+)*\.(?:64|128)\b"),
     "shared_stores": re.compile(r"\bSTS(?:\.\w+)*\.(?:64|128)\b"),
@@ -339,6 +343,10 @@ def explained(
         if WIDE_SHARED[kind].search(code):
             why[measure].append(
                 "8- or 16-byte shared accesses (LDS/STS.64/128) take several wavefronts"
+            )
+        if not getattr(ncu, kind).requests and not ANY_SHARED[kind].search(code):
+            why[measure].append(
+                "nvcc removed the shared accesses, which change nothing (no LDS/STS in SASS)"
             )
         counted, requests = counters.get(BANK_CONFLICTS[kind]), getattr(ncu, kind).requests
         mine = getattr(cpu, kind).conflicts_per_request
