@@ -32,6 +32,7 @@ SAME_AS_BASELINE = (
     "decorative_shared_load",  # the naive multiply with a shared store and load beside it
     "atomic_reads",  # the naive multiply reading through atomicAdd(p, 0)
     "half_tiles",  # the reference's tiles held as __half
+    "tiled_at_public_size_only",  # the naive multiply with a tiled one at one size
 )
 OTHER_REFERENCES = (
     "histogram",
