@@ -1,27 +1,26 @@
 """Which GPU each grading worker uses, and the gate that keeps timing alone on its GPU.
 
 Several workers share a GPU for compiling and for the sanitizer. A correctness run
-holds the GPU alone: it fills shared memory before the kernel, so that a read of shared
-memory no thread wrote sees NaN, as on the CPU backend, and another worker's kernel
-between the fill and the launch would leave zeros there instead (a matmul adding an
-unwritten shared array scored 3 points of 7 so under four test processes, and 0 alone).
-Timing holds it alone too: a kernel timed while another worker's kernel runs on the same
-GPU looks slower than it is. So each GPU has a gate, a pair of `flock` files: the
-sanitizer holds it shared, correctness runs and timing alone. A request to hold it alone
-closes a turnstile first, so that a steady stream of shared holders cannot keep it
-waiting for ever. The kernel drops a dead worker's locks with its file descriptors, so a
-worker killed mid-run never blocks the others."""
+holds the GPU alone from the fill of shared memory to its kernel's end: the fill makes a
+read of shared memory no thread wrote see NaN, as on the CPU backend, and another
+worker's kernel between the fill and the launch would leave zeros there instead (a
+matmul adding an unwritten shared array scored 3 points of 7 so under four test
+processes, and 0 alone). On the cuda backend the GPU worker takes the gate for that
+stretch itself (grader.backends.gate.alone_at); the copies and checks around it share
+the GPU. Timing holds it alone too: a kernel timed while another worker's kernel runs
+on the same GPU looks slower than it is. So each GPU has a gate (grader.backends.gate):
+the sanitizer holds it shared, correctness runs and timing alone."""
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from grader.backends import gate as gpu_gate
 from grader.backends.base import Backend, Wrapper
 from grader.backends.timing import TimingCheck
 from grader.course import stages
@@ -88,44 +87,33 @@ def gate_name(gpu: int | None) -> str:
 
 class Gate:
     """Shared for the sanitizer, alone for correctness runs and timing; see the module's
-    docstring. `waits`
-    adds up the seconds spent waiting for it, by the stage that waited, and those it was
-    held alone (grader.course.stages)."""
+    docstring. `waits` adds up the seconds spent waiting for it, by the stage that
+    waited, and those it was held alone (grader.course.stages)."""
 
     def __init__(self, folder: Path, name: str, waits: Counter[str] | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self._turnstile = os.open(folder / f"{name}.turnstile", os.O_RDWR | os.O_CREAT, 0o600)
-        self._lock = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        self.paths = gpu_gate.paths(folder, name)
+        self._turnstile, self._lock = gpu_gate.opened(self.paths)
         self.waits: Counter[str] = waits if waits is not None else Counter()
 
     @contextlib.contextmanager
     def shared(self) -> Iterator[None]:
         started = time.monotonic()
-        fcntl.flock(self._turnstile, fcntl.LOCK_EX)
-        fcntl.flock(self._lock, fcntl.LOCK_SH)
-        fcntl.flock(self._turnstile, fcntl.LOCK_UN)
-        self.waits[stages.CASES] += time.monotonic() - started
-        try:
+        with gpu_gate.shared(self._turnstile, self._lock):
+            self.waits[stages.CASES] += time.monotonic() - started
             yield
-        finally:
-            fcntl.flock(self._lock, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def alone(self, stage: str = stages.TIMING) -> Iterator[None]:
         started = time.monotonic()
-        fcntl.flock(self._turnstile, fcntl.LOCK_EX)
-        try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX)
-        finally:
-            fcntl.flock(self._turnstile, fcntl.LOCK_UN)
-        held = time.monotonic()
-        self.waits[stage] += held - started
-        try:
-            yield
-        finally:
-            fcntl.flock(self._lock, fcntl.LOCK_UN)
-            if stage == stages.TIMING:
-                self.waits[stages.HELD_ALONE] += time.monotonic() - held
+        with gpu_gate.alone(self._turnstile, self._lock):
+            held = time.monotonic()
+            self.waits[stage] += held - started
+            try:
+                yield
+            finally:
+                if stage == stages.TIMING:
+                    self.waits[stages.HELD_ALONE] += time.monotonic() - held
 
     def close(self) -> None:
         os.close(self._turnstile)
@@ -138,9 +126,18 @@ class GatedBackend(Wrapper):
     def __init__(self, inner: Backend, gate: Gate) -> None:
         super().__init__(inner)
         self.gate = gate
+        innermost = inner
+        while isinstance(innermost, Wrapper):
+            innermost = innermost.inner
+        # a backend whose GPU worker takes the gate itself, for the fill and the kernel
+        self._worker_takes_it = hasattr(innermost, "launch_gate")
+        if self._worker_takes_it:
+            innermost.launch_gate = gate.paths
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         self.inner.load(build)  # a worker's start holds no gate: it runs no kernel
+        if self._worker_takes_it:
+            return self.inner.run(build, launch, timeout)
         with self.gate.alone(stages.CASES):  # the fill of shared memory, then the kernel
             return self.inner.run(build, launch, timeout)
 

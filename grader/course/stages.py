@@ -3,8 +3,10 @@
 A worker times its backend's calls (`Clocked`): compiles, case runs (the sanitizer's too)
 and timing, and the rest of the grading (inputs, expected outputs, judging) is what is
 left of it. The batch times the workers' start-up and the writing of each submission's
-reports. On a GPU, case runs hold the GPU shared and timing holds it alone
-(grader.course.gpus); the waits at that gate are a stage of their own. Only figures for
+reports. On a GPU, a case run holds the GPU alone from the shared-memory fill to its
+kernel's end (the cuda worker takes the gate: its waits count in the cases' seconds) and
+timing holds it alone (grader.course.gpus); timing's waits at that gate are a stage of
+their own. Only figures for
 `bench/batch.py`: nothing here changes a grade."""
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ HELD_ALONE = "held alone"  # not a stage: the part of timing's seconds inside th
 GRADING = "rest of grading"
 REPORTS = "reports"
 STAGES = (WORKER_START, COMPILE, CASES, TIMING, WAITING, GRADING, REPORTS)
-GPU = {CASES: "alone", TIMING: "alone"}  # the stages that hold a GPU, and how (gpus.Gate)
+# the stages that hold a GPU, and how (gpus.Gate)
+GPU = {CASES: "alone: fill, kernel", TIMING: "alone"}
 TIMED = (COMPILE, CASES, TIMING)  # what a worker's backend times
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from grader import labs
 from grader.backends.cpu import CpuBackend
+from grader.backends.gate import alone_at
 from grader.course.gpus import Gate, GatedBackend, parse_gpus, physical_device
 from grader.errors import UsageError
 from grader.grading.pipeline import Options, grade
@@ -110,3 +111,34 @@ def test_a_gated_backend_grades_as_its_inner_backend(tmp_path):
         result = grade(lab, reference, gated, Options(backend="cpu"))
     assert str(result.status) == "passed", [d.message for d in result.all_diagnostics()]
     assert "A note every report of this backend carries." in result.notes
+
+
+def test_a_backend_whose_worker_takes_the_gate_gets_its_files_and_runs_ungated(tmp_path):
+    """The cuda worker holds the gate alone from the shared-memory fill to the kernel's
+    end (grader.backends.gate.alone_at): the grader holds nothing around the whole case,
+    and the worker's hold excludes timing's as the grader's did."""
+    gate = Gate(tmp_path, "gpu-0")
+
+    class WorkerGated:
+        name, notes, details, launch_gate = "cuda", [], [], None
+
+        def load(self, build):
+            pass
+
+        def run(self, build, launch, timeout):
+            with alone_at(self.launch_gate):
+                events.append("kernel")
+                time.sleep(0.3)
+                events.append("kernel done")
+
+    events: list[str] = []
+    inner = WorkerGated()
+    gated = GatedBackend(inner, gate)
+    assert inner.launch_gate == gate.paths
+    run = threading.Thread(target=gated.run, args=(None, None, 1.0))
+    run.start()
+    time.sleep(0.1)
+    with Gate(tmp_path, "gpu-0").alone():  # timing waits for the kernel's end
+        events.append("timing")
+    run.join(timeout=5)
+    assert events == ["kernel", "kernel done", "timing"]

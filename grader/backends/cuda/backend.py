@@ -102,6 +102,9 @@ class CudaBackend(Backend):
         # each run that stops costs a worker
         self._located: dict[tuple[str, str], str | None] = {}
         self._sanitized: set[tuple[str, str, str]] = set()  # (build, buffer, side) explained
+        # A batch's GPU gate (grader.backends.gate.paths), which the worker holds alone
+        # from the shared-memory fill to the kernel's end; None: no other process shares it.
+        self.launch_gate: tuple[str, str] | None = None
 
     def device(self) -> str:
         return describe(self.info)
@@ -193,6 +196,7 @@ class CudaBackend(Backend):
             "key": spec.key,
             "launch": encode_launch(launch, symbols, table),
             "sides": sides,
+            "gate": self.launch_gate,
         }
         reply = worker.call(header, table.arrays, timeout)
         outcome = self._outcome(worker, reply, launch, timeout)
@@ -215,6 +219,7 @@ class CudaBackend(Backend):
             "launch": encode_launch(launch, symbols, table),
             "sides": {b.name: vmm.ROOMY for b in launch.buffers()},
             "census": spec.census[0],
+            "gate": self.launch_gate,
         }
         reply = worker.call(header, table.arrays, timeout)
         worker.take_output()  # the case's own run showed its printf

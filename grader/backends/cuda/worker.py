@@ -34,6 +34,7 @@ import sys
 import time
 import traceback
 
+from grader.backends import gate
 from grader.backends.cuda import census, checked, timing, vmm
 from grader.backends.cuda.gpu import CudaFailure, Gpu
 from grader.backends.cuda.protocol import ChannelClosed, Message, decode_launch, receive, send
@@ -75,7 +76,6 @@ class Worker:
         # A case never sees what earlier runs left in the module, as on the CPU. Timed
         # launches are not reset: checked timing catches a kernel that remembers results.
         self.gpu.restore(key)
-        self.gpu.fill_shared()  # reads of shared memory no thread wrote see NaN, as on the CPU
         self.gpu.set_constants(key, launch.constants)
         counters = self.gpu.counters(key, counted) if counted else None
         if counters is not None:
@@ -86,15 +86,19 @@ class Worker:
         by_name = {p.name: p for p in placed}
         step = launch
         try:
-            started = time.monotonic()
-            for step, function in zip(launch.steps, functions, strict=True):
-                self.gpu.launch(function, step, self.gpu.arguments(step, by_name))
-                self.gpu.finish()  # after each kernel, so that a failure names its own
-                if counters is not None:
-                    counts = self.gpu.take_counters(counters)
-                    before = executed.get(step.kernel, [0, 0])
-                    executed[step.kernel] = [a + b for a, b in zip(before, counts, strict=True)]
-            seconds = time.monotonic() - started
+            # Alone on the GPU from the fill to the last kernel's end, where a batch shares
+            # it: another process's kernel in between would leave its own shared memory.
+            with gate.alone_at(head.get("gate")):
+                self.gpu.fill_shared()  # reads of shared memory no thread wrote see NaN
+                started = time.monotonic()
+                for step, function in zip(launch.steps, functions, strict=True):
+                    self.gpu.launch(function, step, self.gpu.arguments(step, by_name))
+                    self.gpu.finish()  # after each kernel, so that a failure names its own
+                    if counters is not None:
+                        counts = self.gpu.take_counters(counters)
+                        before = executed.get(step.kernel, [0, 0])
+                        executed[step.kernel] = [a + b for a, b in zip(before, counts, strict=True)]
+                seconds = time.monotonic() - started
             states = [self.gpu.download(p) for p in placed]
         except CudaFailure as failure:
             failure.extra["addresses"] = addresses
