@@ -86,8 +86,7 @@ def profile_case(lab: Lab, cases: list[Case]) -> str | None:
     kernel cannot know the sizes beforehand, so that it cannot do the work at the public
     case alone (a tiled product at width 64 only, without the bounds checks that a width
     of 33 or 97 needs, and the naive one elsewhere)."""
-    public = {c.name for c in cases if c.visibility == Visibility.PUBLIC}
-    named = lab.profile_case if lab.profile_case in public else smallest_public(lab, cases)
+    named = named_profile_case(lab, cases)
     if named is None:
         return None
     chosen = next(c for c in cases if c.name == named)
@@ -98,6 +97,13 @@ def profile_case(lab: Lab, cases: list[Case]) -> str | None:
         if c.visibility == Visibility.HIDDEN and low <= _outputs(lab, c) <= high
     )
     return near[chosen.seed % len(near)] if near else named
+
+
+def named_profile_case(lab: Lab, cases: list[Case]) -> str | None:
+    """The lab's own profile case (Lab.profile_case) where it names a public case, else the
+    smallest public one: the profile case without the secret."""
+    public = {c.name for c in cases if c.visibility == Visibility.PUBLIC}
+    return lab.profile_case if lab.profile_case in public else smallest_public(lab, cases)
 
 
 def _outputs(lab: Lab, case: Case) -> int:
