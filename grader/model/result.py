@@ -444,6 +444,7 @@ class Result:
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "notes": list(self.notes),
             "hidden_cases_not_run": self.hidden_not_run,
+            "points_elsewhere": dict(self.elsewhere),
             "grader_version": self.grader_version,
             "source": self.source,
             **launch,

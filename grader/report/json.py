@@ -199,6 +199,7 @@ def result_from_json(data: dict[str, Any]) -> Result:
             diagnostics=[Diagnostic.from_json(d) for d in data["diagnostics"]],
             notes=list(data.get("notes", [])),
             hidden_not_run=data.get("hidden_cases_not_run", 0),
+            elsewhere={str(k): float(v) for k, v in data.get("points_elsewhere", {}).items()},
             kernel=kernel,
             grader_version=data.get("grader_version", ""),
             source=data.get("source", ""),
