@@ -58,12 +58,13 @@ def blocked(case: Case, build: Build, blocks: Set[str]) -> CaseResult | None:
 
 
 def census_case(lab: Lab, cases: list[Case]) -> str | None:
-    """The case whose run counts what the kernel executed, where a rule asks: the
-    smallest public one, the same on every backend. Counting costs (a build that calls
-    the runner before every load on the CPU, more than 5x slower on matmul's largest
-    case; an extra launch on the GPU), so it is one case."""
+    """The case whose run is watched most closely: it counts what the kernel executed,
+    for the rules that ask, and on the CPU backend every access that races among a
+    block's threads. The smallest public one, the same on every backend. Watching costs
+    (a build that calls the runner before every load on the CPU, more than 5x slower on
+    matmul's largest case; an extra launch on the GPU), so it is one case."""
     public = [c for c in cases if c.visibility == Visibility.PUBLIC]
-    if not public or not any(rule.executes for rule in lab.requirements):
+    if not public:
         return None
     return min(public, key=lambda c: math.prod(lab.extent(lab.full_sizes(c.sizes)))).name
 
