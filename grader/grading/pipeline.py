@@ -207,7 +207,7 @@ class Grading:
                     self.result.cases.append(self.grade_case(case))
         if not self.options.secret:
             self.result.hidden_not_run = casegen.hidden_count(self.lab)
-        cross_case_hints(self.lab, self.result.cases)
+        cross_case_hints(self.lab, self.result)
         if self.options.sanitize:
             self.sanitize(all_cases)
         race_fails_every_case(self.lab, self.result.cases)
@@ -246,7 +246,7 @@ class Grading:
             self.blocks |= rules.blocking(self.lab, build.interface)
             if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
                 self.result.launch = launch_macros.describe(
-                    self.submission.text, build.interface.launch, build.macros
+                    self.submission.text, build.interface.launch, build.macros, self.lab
                 )
         build.diagnostics = found
         known = {(d.kind, d.message) for d in self.result.diagnostics}

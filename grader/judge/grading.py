@@ -83,9 +83,14 @@ def hung_before(case: Case, done: list[CaseResult]) -> CaseResult | None:
     )
 
 
-def cross_case_hints(lab: Lab, cases: list[CaseResult]) -> None:
-    """A sentence from what the cases have in common, for each that failed, drawn from
-    the cases it may name (Visibility.may_name)."""
+def cross_case_hints(lab: Lab, result: Result) -> None:
+    """The hints a finding elsewhere in the grading explains better (a launch warning of
+    the compile section, an output one case's run saw read before it was set), then a
+    sentence from what the cases have in common, for each that failed, drawn from the
+    cases it may name (Visibility.may_name)."""
+    cases = result.cases
+    _launch_explains(result)
+    _read_before_set(cases)
     by_sight = {
         sight: hints.cross_case(lab, [c for c in cases if sight.may_name(c.visibility)])
         for sight in Visibility
@@ -96,6 +101,57 @@ def cross_case_hints(lab: Lab, cases: list[CaseResult]) -> None:
             kind, sentence = found
             case.hint = f"{case.hint} {sentence}" if case.hint else sentence
             case.hint_kind = case.hint_kind or kind
+
+
+# The hints a launch warning explains better: they would send the student to the grid's
+# size or to bounds checks, where the file's own sizes disagree with the launch.
+LAUNCH_EXPLAINS = {"nothing_written", "partly_unwritten", "last_partial_tile", "partial_tile_fault"}
+
+
+def _launch_explains(result: Result) -> None:
+    """A failing case whose hint speaks of the grid or the tiles, or that has none, where
+    the compile section warns that the file's sizes disagree with the launch: it says so,
+    with the warning's finding, and a hint of a repeating pattern (unwritten_pattern)
+    adds it."""
+    warnings = result.launch.warnings if result.launch else []
+    if not warnings:
+        return
+    said = f"The launch warning under Compile says why: {warnings[0].split('. ')[0]}."
+    for case in result.cases:
+        if case.passed:
+            continue
+        if case.hint_kind == "unwritten_pattern":
+            case.hint = f"{case.hint} {said}"
+        elif case.hint_kind in LAUNCH_EXPLAINS or (case.hint is None and case.mismatches):
+            case.hint, case.hint_kind = f"{_wrong(case)} {said}", "launch_warning"
+
+
+def _wrong(case: CaseResult) -> str:
+    """How much of the output a case got wrong, from its error map where it has one."""
+    counts = case.error_map.counts if case.error_map else {}
+    unwritten = counts.get("unwritten", 0)
+    never = f", {unwritten:,} of them never written" if unwritten else ""
+    name = f" of {case.error_map.output}" if case.error_map else ""
+    return f"{case.mismatches:,} elements{name} are wrong{never}."
+
+
+def _read_before_set(cases: list[CaseResult]) -> None:
+    """Where one case's run saw an output read before any thread set it (the CPU
+    backend's census run watches the loads), the cases whose output holds the poison say
+    why, rather than that nothing was stored."""
+    found = [(c, hints.read_before_set_finding(c.diagnostics)) for c in cases]
+    found = [(c, d) for c, d in found if d is not None]
+    for case in cases:
+        source = next(((c, d) for c, d in found if case.visibility.may_name(c.visibility)), None)
+        if source is None or source[0] is case or case.passed:
+            continue
+        if case.hint_kind in ("nothing_written", "partly_unwritten"):
+            raced, finding = source
+            case.hint = (
+                "The output holds the NaN the grader fills it with, and not because nothing "
+                f"was stored: case {raced.name} shows why. {finding.message}"
+            )
+            case.hint_kind = "read_before_set"
 
 
 def add_findings(case: CaseResult, found: list[Diagnostic]) -> None:
