@@ -108,19 +108,21 @@ def _uncounted(lab: Lab, result: Result, built: Interface, census: str) -> None:
 
 def _uncounted_why(rule: Requirement, kernel: str, name: str, census: CaseResult | None) -> str:
     """Why a rule about what `kernel` executes is broken where the census case `name`
-    counted nothing."""
+    counted nothing: first what stopped it, the hang or crash the report gives first."""
     if census is None:
-        why = "that case was not run"
+        head, why = "Not checked: the case was not run.", "that case was not run"
     elif census.status == Status.TIMEOUT:
-        why = "there the kernel hung (see that case)"
+        head, why = "Not checked: the case hung.", "there the kernel hung (above)"
     elif census.status == Status.ERROR:
-        why = "there the kernel did not run to its end (see that case)"
+        head = "Not checked: the case did not run to its end."
+        why = "there the kernel did not run to its end (above)"
     else:
+        head = "Not checked: the run that counts stopped early."
         why = "the run that counts it stopped before its end, though the case's own runs did not"
     return (
-        f"The lab's rule that {rule.says} is not met in this report: the grader counts what "
-        f"{kernel} executes in case {name}, and {why}. The rule counts as broken until that "
-        "run goes to its end."
+        f"{head} The lab's rule that {rule.says} is not met in this report: the grader "
+        f"counts what {kernel} executes in case {name}, and {why}. The rule counts as broken "
+        "until that run goes to its end."
     )
 
 

@@ -122,6 +122,7 @@ def render(result: Result) -> str:
     template = _environment().get_template("report.html.j2")
     return template.render(
         r=result,
+        findings=common.findings(result),
         score=common.score(result),
         chart=chart(result.performance) if result.performance else None,
         build_diagnostics=common.build_diagnostics(result),

@@ -101,7 +101,7 @@ def _diagnostics(result: Result, paint: _Paint) -> list[str]:
     if not result.diagnostics:
         return []
     return ["", paint("Diagnostics", "bold")] + [
-        f"  - {common.diagnostic(d)}" for d in result.diagnostics
+        f"  - {common.diagnostic(d)}" for d in common.findings(result)
     ]
 
 
