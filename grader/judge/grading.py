@@ -85,12 +85,12 @@ def hung_before(case: Case, done: list[CaseResult]) -> CaseResult | None:
 
 def cross_case_hints(lab: Lab, result: Result) -> None:
     """The hints a finding elsewhere in the grading explains better (a launch warning of
-    the compile section, an output one case's run saw read before it was set), then a
+    the compile section, another case's hint: EXPLAINED_ELSEWHERE), then a
     sentence from what the cases have in common, for each that failed, drawn from the
     cases it may name (Visibility.may_name)."""
     cases = result.cases
     _launch_explains(result)
-    _read_before_set(cases)
+    _explained_elsewhere(cases)
     by_sight = {
         sight: hints.cross_case(lab, [c for c in cases if sight.may_name(c.visibility)])
         for sight in Visibility
@@ -130,28 +130,40 @@ def _wrong(case: CaseResult) -> str:
     """How much of the output a case got wrong, from its error map where it has one."""
     counts = case.error_map.counts if case.error_map else {}
     unwritten = counts.get("unwritten", 0)
-    never = f", {unwritten:,} of them never written" if unwritten else ""
     name = f" of {case.error_map.output}" if case.error_map else ""
-    return f"{case.mismatches:,} elements{name} are wrong{never}."
+    poison = f", {unwritten:,} of them holding the NaN the grader fills outputs with"
+    return f"{case.mismatches:,} elements{name} are wrong{poison if unwritten else ''}."
 
 
-def _read_before_set(cases: list[CaseResult]) -> None:
-    """Where one case's run saw an output read before any thread set it (the CPU
-    backend's census run watches the loads), the cases whose output holds the poison say
-    why, rather than that nothing was stored."""
-    found = [(c, hints.read_before_set_finding(c.diagnostics)) for c in cases]
-    found = [(c, d) for c, d in found if d is not None]
-    for case in cases:
-        source = next(((c, d) for c, d in found if case.visibility.may_name(c.visibility)), None)
-        if source is None or source[0] is case or case.passed:
-            continue
-        if case.hint_kind in ("nothing_written", "partly_unwritten"):
-            raced, finding = source
-            case.hint = (
-                "The output holds the NaN the grader fills it with, and not because nothing "
-                f"was stored: case {raced.name} shows why. {finding.message}"
-            )
-            case.hint_kind = "read_before_set"
+# Hints another case's hint explains better: its family, the families it explains, and
+# what it saw there, where the others' outputs cannot show it.
+EXPLAINED_ELSEWHERE = {
+    "read_before_set": (
+        {"nothing_written", "partly_unwritten"},
+        "the kernel reads the output before setting it, and what it computes from the NaN "
+        "the grader fills outputs with is NaN too",
+    ),
+    "unwritten_pattern": (
+        {"nothing_written", "partly_unwritten", "last_partial_tile"},
+        "there the elements never written repeat in a pattern, which comes from the index "
+        "arithmetic, not from the grid",
+    ),
+}
+
+
+def _explained_elsewhere(cases: list[CaseResult]) -> None:
+    """Where one case's output shows the cause (an output read before it was set, which
+    the CPU backend's census run sees; a pattern of unwritten elements, which a small
+    output is too small to show), a case it may name whose hint would send the student
+    elsewhere says so instead."""
+    for family, (explains, why) in EXPLAINED_ELSEWHERE.items():
+        sources = [c for c in cases if c.hint_kind == family]
+        for case in cases:
+            source = next((c for c in sources if case.visibility.may_name(c.visibility)), None)
+            if source is None or case.passed or case.hint_kind not in explains:
+                continue
+            case.hint = f"{_wrong(case)} Case {source.name} shows why: {why} (see that case)."
+            case.hint_kind = family
 
 
 def add_findings(case: CaseResult, found: list[Diagnostic]) -> None:

@@ -114,7 +114,7 @@ def nothing_written(ctx: Context) -> str | None:
     )
 
 
-def read_before_set_finding(findings: Iterable[Diagnostic]) -> Diagnostic | None:
+def _read_before_set_finding(findings: Iterable[Diagnostic]) -> Diagnostic | None:
     """A run's finding that a thread read an output before any thread stored into it
     (the CPU backend's census run sees the load); the judge's own unwritten_output
     findings name no line."""
@@ -130,7 +130,7 @@ def read_before_set(ctx: Context) -> str | None:
     if next(a.initial for a in ctx.lab.outputs if a.name == name) != "poison":
         return None
     fix = "Add into a register and store the result once, or set the element before adding to it."
-    seen = read_before_set_finding(ctx.findings)
+    seen = _read_before_set_finding(ctx.findings)
     if seen is not None:
         return (
             f"{name} holds the NaN the grader fills outputs with, because the kernel reads "
@@ -294,8 +294,8 @@ def tile_seams(ctx: Context) -> str | None:
     threads would store into."""
     radius = ctx.sizes.get("MASK_WIDTH", 1) // 2
     bad = ctx.cmp.bad
-    if radius == 0 or not bad.any():
-        return None
+    if radius == 0 or not bad.any() or ctx.cmp.unwritten.any():
+        return None  # an element never written is the grid's or an index's, not the halo's
     tile = tuple(reversed(ctx.tile[: bad.ndim]))
     near = np.zeros(bad.shape, bool)
     for axis, (n, t) in enumerate(zip(bad.shape, tile, strict=True)):
@@ -646,7 +646,7 @@ def ghost_cells_fault(rule: str) -> Callable[[Fault], str | None]:
             return None
         name, side = found[0]
         return (
-            f"The access {side} {name} is a ghost cell: near every edge of {name}, the mask "
+            f"The access {side} of {name} is a ghost cell: near every edge of {name}, the mask "
             f"around an output reaches outside it, whatever its size. Before reading a "
             f"neighbour, check its index on every axis against the sizes "
             f"({listing(_size_params(lab))}). {rule}"
