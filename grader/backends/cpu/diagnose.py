@@ -441,11 +441,11 @@ def _why_not_there(source: str, line: int | None, other, call: str, who: str) ->
             if context.return_line
             else ""
         )
-        tile = " (threads with nothing to load can store 0 into the tile)" if "threads" in call else ""
+        tile = "threads" in call and " (threads with nothing to load can store 0 into the tile)"
         return (
             f", which is inside the {context.branch} at line {context.branch_line}; {gone} "
             f"did not take that branch and finished without reaching it{also}. {every}: put "
-            f"the {call} outside the {context.branch} and keep only the work inside it{tile}."
+            f"the {call} outside the {context.branch} and keep only the work inside it{tile or ''}."
         )
     if context.return_line:
         return (
