@@ -308,21 +308,26 @@ def fault_of(lab, sizes, messages: list[str], tile=(16, 16, 1)) -> hints.Fault:
 
 
 def test_a_fault_past_a_buffer_blames_the_partial_tile_unless_the_lab_says_otherwise():
-    lab = get("conv2d")
-    sizes = {"Width": 100, "Height": 90, "MASK_WIDTH": 5}
-    fault = fault_of(
-        lab,
-        sizes,
-        [
-            "thread (3,0,0) of block (6,0,0) read N[9000], 1 element "
-            "past the end of N (9000 elements), at line 12."
-        ],
-    )
+    lab = get("matmul-naive")
+    sizes = {"Width": 100}
+    past = "thread (3,0,0) of block (6,0,0) read M[10000], 1 element past the end of M"
+    fault = fault_of(lab, sizes, [past + " (10000 elements), at line 12."])
     assert hints.fault_hint(fault)[0] == "partial_tile_fault"
-    assert hints.strayed(fault) == {"N": "past the end"}
+    assert hints.strayed(fault) == {"M": "past the end"}
     own = replace(lab, fault_hints=(gathered,))
-    assert hints.fault_hint(replace(fault, lab=own)) == ("gathered", "Strayed from N.")
+    assert hints.fault_hint(replace(fault, lab=own)) == ("gathered", "Strayed from M.")
     assert hints.fault_hint(replace(fault, lab=replace(lab, fault_hints=()))) is None
+
+
+def test_a_stencil_lab_reads_a_fault_past_its_image_as_a_ghost_cell_at_every_size():
+    lab = get("conv2d")
+    for width, block in ((100, 6), (64, 3)):
+        sizes = {"Width": width, "Height": 90, "MASK_WIDTH": 5}
+        past = f"thread (3,0,0) of block ({block},0,0) read N[{width * 90}], 1 element"
+        fault = fault_of(lab, sizes, [f"{past} past the end of N ({width * 90} elements)."])
+        kind, hint = hints.fault_hint(fault)
+        assert kind == "ghost_cells_fault" and "partial" not in hint
+        assert "The access past the end of N is a ghost cell" in hint
 
 
 def test_strayed_reads_both_backends_and_leaves_shared_memory_out():
