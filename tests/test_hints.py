@@ -291,6 +291,74 @@ def test_wrong_sums_are_not_lower_precision():
     assert hints.lower_precision(ctx) is None
 
 
+# -- patterns any output can show, and the stencil labs' (issue 32) ---------------------
+
+
+def output_hint_of(lab_name, sizes, mutate, tile=(16, 16, 1)):
+    _, ctx = context(lab_name, sizes, mutate, tile)
+    return hints.output_hint(ctx)
+
+
+def test_unwritten_columns_that_repeat_lead_to_the_index_arithmetic_not_the_grid():
+    poison = bits_as_float(POISON_BITS)
+
+    def stripes(got, *_):  # 8 columns of every 32 written
+        for start in range(8, 64, 32):
+            got[:, start : start + 24] = poison
+        return got
+
+    kind, hint = output_hint_of("matmul-naive", {"Width": 64}, stripes)
+    assert kind == "unwritten_pattern" and "repeats every 32 along x" in hint
+    assert "only x 0..7 is written" in hint and "not from the grid" in hint
+    assert "blockIdx.x * TILE_X + threadIdx.x" in hint and "TILE_Z" not in hint
+
+
+def test_a_tail_left_unwritten_is_no_pattern():
+    poison = bits_as_float(POISON_BITS)
+
+    def tail(got, *_):
+        got[:, 60:] = poison
+        return got
+
+    assert output_hint_of("matmul-naive", {"Width": 64}, tail)[0] == "partly_unwritten"
+
+
+def test_an_output_all_nan_on_a_gpu_is_read_before_it_was_set():
+    poison = bits_as_float(POISON_BITS)
+
+    def added_onto_poison(got, *_):  # the GPU's NaN is not the grader's
+        got[:] = np.nan
+        got[:3] = poison
+        return got
+
+    sizes = cases.cases_for(get("spmv-csr"), "secret")[0].sizes  # uniform-517x517
+    kind, hint = output_hint_of("spmv-csr", sizes, added_onto_poison)
+    assert kind == "read_before_set" and "Every element of y is NaN (514 computed, 3" in hint
+    assert "y[i] += ..." in hint and "skipped by a condition" not in hint
+
+
+def test_wrong_only_along_the_seams_between_tiles_is_the_halo():
+    def seams(got, *_):
+        got[:, 14:18] = 0  # within 2 of the seam at x 16
+        return got
+
+    kind, hint = output_hint_of("conv2d", {"Width": 64, "Height": 48, "MASK_WIDTH": 5}, seams)
+    assert kind == "tile_seams" and "within 2 of a seam" in hint and "partial" not in hint
+
+
+def test_an_image_read_column_major_is_told_so_not_that_the_mask_is_exchanged():
+    def column_major(got, inputs, lab, case):
+        flat = {"N": hints._column_major(inputs["N"])}
+        _, ctx = context("conv2d", case.sizes, lambda g, *_: g)
+        return hints.reference_with(ctx, **flat).T.copy().reshape(got.shape).astype(np.float32)
+
+    for width, height in ((48, 48), (64, 40)):
+        sizes = {"Width": width, "Height": height, "MASK_WIDTH": 5}
+        kind, hint = output_hint_of("conv2d", sizes, column_major)
+        assert kind == "column_major" and "column-major" in hint
+        assert ("axes exchanged" in hint) == (width == height)
+
+
 # -- the built-in hints are the lab's to keep, replace or drop ---------------------------
 
 
