@@ -177,10 +177,8 @@ static void shared_word(Word& d, uintptr_t a, bool write, const Access& me, bool
     d.value = value;
 }
 
-static void output_access(uintptr_t a, bool write, const Access& me) {
-    int index = 0;
-    size_t e = 0, elements = 0;
-    if (!stores_element(a, &index, &e, &elements)) return;
+static void output_access(uintptr_t a, int index, size_t e, size_t elements, bool write,
+                          const Access& me) {
     Access& last = stored(index, e, elements);
     if (!write) {
         if (!last.thread && !g_found[UNSET]) found(UNSET, "unset", a, me, nullptr);
@@ -194,13 +192,16 @@ void hazard_access(uintptr_t a, bool write, uintptr_t ret) {
     Worker* w = tw;
     if (!g_hazards || current_pass != 0 || !w || !w->busy) return;
     if (a == (uintptr_t)w->atomic_target) return;
-    Access me = now(*w, ret);
+    /* where it lies first: most of a kernel's loads are of its inputs, which race with nothing */
     bool mapped = false;
-    Word* d = word_of(*w, a, &mapped);
-    if (d) {
-        shared_word(*d, a, write, me, mapped);
-    } else {
-        output_access(a, write, me);
+    if (Word* d = word_of(*w, a, &mapped)) {
+        shared_word(*d, a, write, now(*w, ret), mapped);
+        return;
+    }
+    int index = 0;
+    size_t e = 0, elements = 0;
+    if (stores_element(a, &index, &e, &elements)) {
+        output_access(a, index, e, elements, write, now(*w, ret));
     }
 }
 
