@@ -138,3 +138,16 @@ def test_a_case_whose_output_cannot_show_the_cause_points_at_the_one_that_does()
     assert empty.hint == "Nothing was written to y."  # a public case names no hidden one
     assert told.hint.startswith("12 elements are wrong. Case h1 shows why: the kernel reads")
     assert told.hint_kind == "read_before_set"
+
+
+def test_a_race_a_run_did_not_locate_points_at_the_case_that_did():
+    located = raced("p1", PUBLIC, RaceScope.EVERY_CASE)
+    located.diagnostics[0].line = 18
+    public, hidden = (raced(n, v, RaceScope.EVERY_CASE) for n, v in (("p2", PUBLIC), ("h", HIDDEN)))
+    alone = raced("h2", HIDDEN, RaceScope.EVERY_CASE)
+    grading.race_fails_every_case(LAB, [located, public, hidden])
+    grading.race_fails_every_case(LAB, [alone])
+    assert located.diagnostics[0].message == "a race"
+    for case in (public, hidden):
+        assert case.diagnostics[0].message == "a race Case p1 shows the line (see that case)."
+    assert alone.diagnostics[0].message == "a race"

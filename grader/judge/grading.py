@@ -5,6 +5,8 @@ results: the pipeline runs the work and hands what it found here."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import grader
 from grader import defaults
 from grader.judge import hints, scoring
@@ -183,6 +185,7 @@ def race_fails_every_case(lab: Lab, cases: list[CaseResult]) -> None:
     right, that was luck, and a GPU has more of it than the CPU backend, whose threads
     take turns. So both backends grade it alike."""
     found = [(c, d) for c in cases for d in c.diagnostics if d.race_scope == RaceScope.EVERY_CASE]
+    _race_located_elsewhere(found)
     for case in cases:
         seen = next(((c, d) for c, d in found if case.visibility.may_name(c.visibility)), None)
         if not case.passed or seen is None:
@@ -200,6 +203,22 @@ def race_fails_every_case(lab: Lab, cases: list[CaseResult]) -> None:
                 race_scope=RaceScope.EVERY_CASE,
             )
         )
+
+
+def _race_located_elsewhere(found: list[tuple[CaseResult, Diagnostic]]) -> None:
+    """A race a case's run showed but did not locate (the CPU backend watches the accesses
+    of one run per module: its census case, and the first other case whose outputs the
+    threads' order changed) points at a case it may name whose finding has the line."""
+    located = [(c, d) for c, d in found if d.line is not None]
+    for case, race in found:
+        where = next(
+            (c for c, d in located if c is not case and case.visibility.may_name(c.visibility)),
+            None,
+        )
+        if race.line is None and where is not None:
+            at = case.diagnostics.index(race)
+            said = f"{race.message} Case {where.name} shows the line (see that case)."
+            case.diagnostics[at] = dataclasses.replace(race, message=said)
 
 
 def speed_unmeasured(
