@@ -1,11 +1,11 @@
-// Known wrong (conv3d): an 8 x 8 x 8 output tile loaded with its halo by a block of
-// (8 + MASK_WIDTH - 1)^3 threads: 1000 at mask 3, but 1728 at mask 5 and 2744 at mask 7,
-// more than a block may have, so those launches are refused.
+// Known wrong (conv3d): a 6 x 6 x 6 output tile loaded with its halo by a block of
+// (6 + MASK_WIDTH - 1)^3 threads: 512 at mask 3 and 1000 at mask 5, but 12^3 = 1728 at
+// mask 7, more than a block may have, so those launches are refused.
 #ifndef MASK_WIDTH
 #define MASK_WIDTH 5
 #endif
 #define MASK_RADIUS (MASK_WIDTH / 2)
-#define TILE 8
+#define TILE 6
 #define TILE_X TILE
 #define TILE_Y TILE
 #define TILE_Z TILE
