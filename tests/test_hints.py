@@ -323,7 +323,7 @@ def test_a_tail_left_unwritten_is_no_pattern():
     assert output_hint_of("matmul-naive", {"Width": 64}, tail)[0] == "partly_unwritten"
 
 
-def test_an_output_all_nan_on_a_gpu_is_read_before_it_was_set():
+def test_an_output_all_nan_on_a_gpu_says_what_it_saw_and_names_the_output_read_first():
     lab = get("spmv-csr")
     case = cases.cases_for(lab, "secret")[0]  # a sparse matrix's sizes come with its draw
     inputs = cases.make_inputs(lab, case)
@@ -334,8 +334,9 @@ def test_an_output_all_nan_on_a_gpu_is_read_before_it_was_set():
     cmp = compare("y", want, got, allowed.tolerance, allowed.magnitude)
     ctx = hints.Context(lab, case.sizes, inputs, cmp, allowed.tolerance, (256, 1, 1))
     kind, hint = hints.output_hint(ctx)
-    assert kind == "read_before_set" and "Every element of y is NaN (514 computed, 3" in hint
-    assert "y[i] += ..." in hint and "skipped by a condition" not in hint
+    assert kind == "all_nan" and "Every element of y is NaN (514 computed, 3" in hint
+    assert "y[i] += ... on an element nothing set first" in hint and "likeliest" not in hint
+    assert "skipped by a condition" not in hint
 
 
 def test_wrong_only_along_the_seams_between_tiles_is_the_halo():

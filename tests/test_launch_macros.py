@@ -173,3 +173,15 @@ def _launch_of(path: Path, lab: str) -> dict[str, int]:
     for axis, default in zip("XYZ", spec.launch_defaults.tile, strict=True):
         out[f"TILE_{axis}"] = values.name(f"TILE_{axis}") or tile.of(default)
     return out
+
+
+def test_a_block_the_file_defines_otherwise_than_it_steps_is_what_to_change():
+    text = (
+        "#define BLOCK_X 32\n#define BLOCK_Y 32\n__global__ void matmul(float* P) {\n"
+        "int row = blockIdx.y * 16 + threadIdx.y; int col = blockIdx.x * 16 + threadIdx.x; }\n"
+    )
+    launch = {"BLOCK_X": 32, "BLOCK_Y": 32, "BLOCK_Z": 1, "TILE_X": 32, "TILE_Y": 32, "TILE_Z": 1}
+    [warning] = launch_macros.describe(text, launch, {}, FLAT).warnings
+    said = "#define BLOCK_X 16 and #define BLOCK_Y 16 in place of your BLOCK_X and BLOCK_Y"
+    assert said in warning
+    assert "halo" not in warning

@@ -4,8 +4,9 @@ Each detector looks at one failing case and returns a sentence for the student, 
 Labs list the detectors that make sense for them, most specific first; the first one
 that recognises the pattern gives the case its hint. Before a lab's own come the
 detectors of patterns any output can show (LEADING_HINTS): an output read before it was
-set, and elements never written in a pattern that repeats. Four lists, each a field of
-the lab (grader.model.lab.Lab), the last three with defaults here that a lab may replace:
+set, an output all NaN, and elements never written in a pattern that repeats. Four
+lists, each a field of the lab (grader.model.lab.Lab), the last three with defaults here
+that a lab may replace:
 - `hints`, for wrong elements: each detector gets a Context;
 - `fault_hints`, for a run a fault stopped: each gets a Fault (FAULT_HINTS);
 - `precision_hints`, after those of `hints` (PRECISION_HINTS);
@@ -121,32 +122,46 @@ def _read_before_set_finding(findings: Iterable[Diagnostic]) -> Diagnostic | Non
     return next((d for d in findings if d.kind == Kind.UNWRITTEN_OUTPUT and d.line), None)
 
 
+READ_BEFORE_SET_FIX = (
+    "Add into a register and store the result once, or set the element before adding to it."
+)
+
+
 def read_before_set(ctx: Context) -> str | None:
     """An output read before it was set (y[i] += ... on an element nothing set first),
-    where outputs arrive poisoned. The CPU backend saw the load; a GPU shows the poison
-    carried into the output: every element NaN, those computed as well as those never
-    written. A NaN has other sources, which the GPU's hint names too."""
+    where outputs arrive poisoned, as the run saw it: the CPU backend's census run watches
+    the loads of outputs."""
     name = ctx.cmp.name
-    if next(a.initial for a in ctx.lab.outputs if a.name == name) != "poison":
-        return None
-    fix = "Add into a register and store the result once, or set the element before adding to it."
     seen = _read_before_set_finding(ctx.findings)
-    if seen is not None:
-        return (
-            f"{name} holds the NaN the grader fills outputs with, because the kernel reads "
-            f"it before setting it (line {seen.line}, below), and what it computes from "
-            f"that NaN is NaN too: outputs arrive holding NaN, not 0. {fix}"
-        )
+    if seen is None or next(a.initial for a in ctx.lab.outputs if a.name == name) != "poison":
+        return None
+    return (
+        f"{name} holds the NaN the grader fills outputs with, because the kernel reads it "
+        f"before setting it (line {seen.line}, below), and what it computes from that NaN is "
+        f"NaN too: outputs arrive holding NaN, not 0. {READ_BEFORE_SET_FIX}"
+    )
+
+
+def all_nan(ctx: Context) -> str | None:
+    """Every element NaN, computed or never written. What a GPU shows of an output read
+    before it was set (the poison carried into it), but a NaN has other sources, and the
+    output alone cannot tell them apart: it says what it saw, and where a NaN comes from."""
     cmp = ctx.cmp
     if not cmp.bad.all() or not (cmp.nan | cmp.unwritten).all() or not cmp.nan.any():
         return None
+    name = cmp.name
+    own = (
+        f" Outputs arrive holding NaN, so {name}[i] += ... on an element nothing set first "
+        f"reads one: {READ_BEFORE_SET_FIX}"
+        if next(a.initial for a in ctx.lab.outputs if a.name == name) == "poison"
+        else ""
+    )
     return (
         f"Every element of {name} is NaN ({int(cmp.nan.sum())} computed, "
-        f"{int(cmp.unwritten.sum())} never written). A value computed from a NaN is NaN, "
-        f"and the likeliest NaN is {name}'s own: the grader fills outputs with NaN before "
-        f"the run, and {name}[i] += ... on an element nothing set first reads it. {fix} If "
-        f"the kernel never reads {name}, look for other memory it reads before writing it "
-        "(a __shared__ array before its __syncthreads())."
+        f"{int(cmp.unwritten.sum())} never written), and what is computed from a NaN is NaN; "
+        f"the output alone does not say where the first one came from.{own} Memory read "
+        "before it was written (a __shared__ array before its __syncthreads()) holds NaN too, "
+        "and 0 / 0, inf - inf or 0 * inf make one."
     )
 
 
@@ -942,7 +957,7 @@ def _not_run(case: CaseResult) -> bool:
 
 
 # Tried before a lab's own hints: patterns any output can show.
-LEADING_HINTS: tuple[Detector, ...] = (read_before_set, unwritten_pattern)
+LEADING_HINTS: tuple[Detector, ...] = (read_before_set, all_nan, unwritten_pattern)
 # The detectors a lab gets where it names none of its own (Lab.fault_hints,
 # Lab.precision_hints, Lab.cross_case_hints).
 FAULT_HINTS: tuple[Callable[[Fault], str | None], ...] = (lax_bounds_check, partial_tile_fault)

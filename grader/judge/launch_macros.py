@@ -5,8 +5,8 @@ A kernel written for 32 x 32 tiles that never defines BLOCK_X and BLOCK_Y runs w
 grader's default 16 x 16 blocks; its wrong outputs alone do not say so. This reads the
 file's own `#define`s, evaluates the simple ones, and compares the sizes its blocks step
 by (`blockIdx.y * TILE_WIDTH`) and its shared tiles with the launch. The advice names
-only the lab's own axes, the macros the file does not set yet, and a halo only where the
-lab has a mask."""
+only the lab's own axes, only the axes whose sizes disagree, and a halo only where the lab
+has a mask."""
 
 from __future__ import annotations
 
@@ -260,9 +260,9 @@ def _defaults(defined: list[str]) -> str:
 
 
 def _advice(name: str | None, value: int, axes: list[str], terms: _Terms, threads: bool) -> str:
-    """How to say that each block covers `value` elements along `axes`, with the macros
-    the file does not define yet; a step by a number of threads (2 * blockDim.x) is a
-    tile of several elements per thread."""
+    """How to say that each block covers `value` elements along `axes`, in place of the
+    BLOCK macros the file defines otherwise; a step by a number of threads (2 *
+    blockDim.x) is a tile of several elements per thread."""
     size = name or str(value)
     tiles = [f"TILE_{a}" for a in axes]
     along = f"along {_both([a.lower() for a in axes])}"
@@ -272,15 +272,16 @@ def _advice(name: str | None, value: int, axes: list[str], terms: _Terms, thread
             f"{_both([f'#define {t} {size}' for t in tiles])}, with BLOCK_{axes[0]} the "
             "threads that cover them."
         )
-    blocks = [f"#define BLOCK_{a} {size}" for a in axes if f"BLOCK_{a}" not in terms.defined]
+    blocks = _both([f"#define BLOCK_{a} {size}" for a in axes])
+    # a BLOCK macro the file defines disagrees with the step: its value is what to change
+    mine = [f"BLOCK_{a}" for a in axes if f"BLOCK_{a}" in terms.defined]
+    instead = f" in place of your {_both(mine)}" if mine else ""
     several = (
         "compute several elements or load a halo" if terms.halo else "compute several elements"
     )
-    if not blocks:
-        return f"If each block covers {value} elements {along}, say so: {_both(tiles)} {size}."
     return (
-        f"If each block covers {value} elements {along}, say so: {_both(blocks)} (one thread "
-        f"per element), or also {_both(tiles)} when threads {several}."
+        f"If each block covers {value} elements {along}, say so: {blocks}{instead} (one "
+        f"thread per element), or also {_both(tiles)} when threads {several}."
     )
 
 
