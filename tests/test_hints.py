@@ -337,6 +337,8 @@ def test_an_output_all_nan_on_a_gpu_says_what_it_saw_and_names_the_output_read_f
     assert kind == "all_nan" and "Every element of y is NaN (514 computed, 3" in hint
     assert "y[i] += ... on an element nothing set first" in hint and "likeliest" not in hint
     assert "skipped by a condition" not in hint
+    raced = Diagnostic(Kind.RACE, "a race on __shared__ partial[0]")
+    assert hints.all_nan(replace(ctx, findings=(raced,))) is None  # the race says why
 
 
 def test_wrong_only_along_the_seams_between_tiles_is_the_halo():

@@ -143,25 +143,28 @@ def read_before_set(ctx: Context) -> str | None:
 
 
 def all_nan(ctx: Context) -> str | None:
-    """Every element NaN, computed or never written. What a GPU shows of an output read
-    before it was set (the poison carried into it), but a NaN has other sources, and the
-    output alone cannot tell them apart: it says what it saw, and where a NaN comes from."""
+    """Every element NaN, computed or never written, and nothing the run found to say
+    why (a race, shared memory never written). What a GPU shows of an output read before
+    it was set (the poison carried into it), but a NaN has other sources, and the output
+    alone cannot tell them apart: it says what it saw, and where a NaN comes from."""
     cmp = ctx.cmp
     if not cmp.bad.all() or not (cmp.nan | cmp.unwritten).all() or not cmp.nan.any():
         return None
+    if any(d.kind != Kind.OUTPUT for d in ctx.findings):
+        return None
     name = cmp.name
-    own = (
-        f" Outputs arrive holding NaN, so {name}[i] += ... on an element nothing set first "
-        f"reads one: {READ_BEFORE_SET_FIX}"
+    shared = "a __shared__ array read before its __syncthreads()"
+    read = (
+        f"{shared}, or {name} itself, which arrives holding NaN: {name}[i] += ... on an "
+        f"element nothing set first reads it. {READ_BEFORE_SET_FIX}"
         if next(a.initial for a in ctx.lab.outputs if a.name == name) == "poison"
-        else ""
+        else f"{shared}."
     )
     return (
         f"Every element of {name} is NaN ({int(cmp.nan.sum())} computed, "
         f"{int(cmp.unwritten.sum())} never written), and what is computed from a NaN is NaN; "
-        f"the output alone does not say where the first one came from.{own} Memory read "
-        "before it was written (a __shared__ array before its __syncthreads()) holds NaN too, "
-        "and 0 / 0, inf - inf or 0 * inf make one."
+        "the output alone does not say where the first one came from. 0 / 0, inf - inf and "
+        f"0 * inf make one, and so does memory read before it was written: {read}"
     )
 
 
