@@ -197,7 +197,7 @@ class Grading:
         if self.options.timing and self.backend.measures_speed():
             self.drawn = draw_ahead(self.lab, self.options.timing_seed)
         all_cases = casegen.cases_for(self.lab, self.options.secret, self.submission.text)
-        self.census = rules.census_case(self.lab, all_cases)
+        self.census = rules.census_case(self.lab, all_cases, self.backend.watches_races())
         keys = [self.build_key(case) for case in all_cases]
         with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
             if self.backend.concurrent_runs() > 1:

@@ -57,14 +57,15 @@ def blocked(case: Case, build: Build, blocks: Set[str]) -> CaseResult | None:
     )
 
 
-def census_case(lab: Lab, cases: list[Case]) -> str | None:
+def census_case(lab: Lab, cases: list[Case], watches_races: bool) -> str | None:
     """The case whose run is watched most closely: it counts what the kernel executed,
-    for the rules that ask, and on the CPU backend every access that races among a
-    block's threads. The smallest public one, the same on every backend. Watching costs
-    (a build that calls the runner before every load on the CPU, more than 5x slower on
-    matmul's largest case; an extra launch on the GPU), so it is one case."""
+    for the rules that ask, and on a backend that `watches_races` there (the CPU's) every
+    access that races among a block's threads. The smallest public one, the same on every
+    backend. Watching costs (a build that calls the runner before every load on the CPU,
+    more than 5x slower on matmul's largest case; an extra launch on the GPU), so it is
+    one case, and none where nothing would be watched."""
     public = [c for c in cases if c.visibility == Visibility.PUBLIC]
-    if not public:
+    if not public or not (watches_races or any(rule.executes for rule in lab.requirements)):
         return None
     return min(public, key=lambda c: math.prod(lab.extent(lab.full_sizes(c.sizes)))).name
 

@@ -98,3 +98,13 @@ def test_the_counts_are_out_of_the_modules_reach(kit, no_nvcc):
     build = kit.build(source)
     assert not build.ok
     assert "rt::tw is declared and used, but never defined" in build.diagnostics[0].message
+
+
+def test_a_lab_with_no_rule_on_what_executes_has_a_census_case_where_races_are_watched():
+    from grader.judge import cases, rules
+
+    lab = labs.get("reduction")  # its rules are all in the text
+    every = cases.cases_for(lab, "secret")
+    assert not any(rule.executes for rule in lab.requirements)
+    assert rules.census_case(lab, every, watches_races=False) is None
+    assert rules.census_case(lab, every, watches_races=True) == "n-1000"  # the smallest public

@@ -75,6 +75,11 @@ class CpuBackend(Backend):
         missing = layers.missing()
         return f"{text}. {missing}" if missing else text
 
+    def watches_races(self) -> bool:
+        """The census run, on one pool thread in the module built with load hooks, turns
+        on runtime/hazards.cpp (run)."""
+        return True
+
     def concurrent_builds(self) -> int:
         """A build is compilers in processes of their own, nvcc's in a row beside g++'s:
         one build more than cores keeps them busy through each build's tail (the four
