@@ -18,7 +18,9 @@
    epoch it happened in: the block's count of released barriers, so that an access before
    the last barrier is no hazard. Lanes of one warp are ordered by a warp operation both
    passed in between (__syncwarp, a shuffle): each thread counts the warp operations it
-   has passed in the block. An atomic function's own accesses are never a hazard.
+   has passed in the block. Two atomic functions' accesses never race with each other; an
+   atomic and a plain access of another thread in one stretch do (a merge that reads a
+   shared histogram while other threads still add to it).
 
    gcc leaves a store unhooked where a hook of the same address dominates it with no call
    between (the store of partial[t] += ..., after its load's hook): no other thread runs
@@ -34,6 +36,7 @@ bool g_hazards = false;
 struct Access {
     uint32_t thread = 0, epoch = 0, pc = 0; /* thread + 1, epoch, module offset */
     uint32_t warp_ops = 0;                  /* the warp operations the thread had passed */
+    bool atomic = false;                    /* an atomic function's own load or store */
 };
 /* The last two accesses of one kind by different threads, the latest first. */
 struct Pair {
@@ -123,6 +126,7 @@ static bool races(const Access& before, const Access& after) {
     if (!before.thread || before.thread == after.thread || before.epoch != after.epoch) {
         return false;
     }
+    if (before.atomic && after.atomic) return false; /* atomics order themselves */
     bool same_warp = (before.thread - 1) / 32 == (after.thread - 1) / 32;
     return !(same_warp && after.warp_ops > before.warp_ops);
 }
@@ -191,13 +195,16 @@ static void output_access(uintptr_t a, int index, size_t e, size_t elements, boo
 void hazard_access(uintptr_t a, bool write, uintptr_t ret) {
     Worker* w = tw;
     if (!g_hazards || current_pass != 0 || !w || !w->busy) return;
-    if (a == (uintptr_t)w->atomic_target) return;
+    bool atomic = a == (uintptr_t)w->atomic_target;
     /* where it lies first: most of a kernel's loads are of its inputs, which race with nothing */
     bool mapped = false;
     if (Word* d = word_of(*w, a, &mapped)) {
-        shared_word(*d, a, write, now(*w, ret), mapped);
+        Access me = now(*w, ret);
+        me.atomic = atomic; /* races with a plain access of another thread, not an atomic */
+        shared_word(*d, a, write, me, mapped);
         return;
     }
+    if (atomic) return; /* an output the blocks add into is set by no one thread */
     int index = 0;
     size_t e = 0, elements = 0;
     if (stores_element(a, &index, &e, &elements)) {
