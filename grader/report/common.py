@@ -207,20 +207,19 @@ def case_details(case: CaseResult) -> list[str]:
 
 
 def stopped(result: Result) -> list[Diagnostic]:
-    """Where the grading has findings of its own, what stopped a public case's run (a
-    hang, a crash), restated with the case's name: the reports give it before those
-    findings, some of which it leaves unjudged. A hidden case is not named here."""
+    """Where the grading has findings of its own, what stopped the first public case whose
+    run stopped (a hang, a crash), restated with the case's name: the reports give it
+    before those findings, some of which it leaves unjudged (the census case is the
+    smallest public one). The other cases say theirs below. A hidden case is not named
+    here."""
     if not result.diagnostics:
         return []
-    found = []
     for case in result.cases:
         ran = case.status in (Status.TIMEOUT, Status.ERROR) and case.diagnostics
         if ran and case.visibility == Visibility.PUBLIC:
             first = case.diagnostics[0]
-            found.append(
-                dataclasses.replace(first, message=f"In case {case.name}: {first.message}")
-            )
-    return list({d.message: d for d in found}.values())
+            return [dataclasses.replace(first, message=f"In case {case.name}: {first.message}")]
+    return []
 
 
 def findings(result: Result) -> list[Diagnostic]:
