@@ -166,3 +166,13 @@ def test_a_case_where_the_reference_itself_breaks_the_busiest_thread_rule_decide
     found = _measured("reduction", serial, case="n-1000", reference=serial)
     assert found.diagnostics == []
     assert "at case n-1000 even the lab's reference breaks it" in found.notes[0]
+
+
+def test_a_lab_with_no_rule_on_what_executes_has_a_census_case_where_races_are_watched():
+    from grader.judge import cases, rules
+
+    lab = labs.get("reduction")  # its rules are all in the text
+    every = cases.cases_for(lab, "secret")
+    assert not any(rule.executes for rule in lab.requirements)
+    assert rules.census_case(lab, every, watches_races=False) is None
+    assert rules.census_case(lab, every, watches_races=True) == "n-1000"  # the smallest public

@@ -118,13 +118,17 @@ void stores_arm(const std::vector<char*>& data, bool serial);
 /* Stop watching: the pass's conflicts (elements two blocks stored into, one of them
    plainly), after writing the "lost" record of a serial pass, if any. */
 long long stores_disarm();
+/* The output `a` lies in, unless blocks add to it: its ordinal, the element and how many
+   it has. */
+bool stores_element(uintptr_t a, int* index, size_t* element, size_t* elements);
 /* The module offset of the last store into an output element, in a serial pass; or 0. */
 uint32_t stores_pc(int index, size_t element);
 
-/* -- shared-memory accesses a missing barrier exposes (hazards.cpp) -------------------- */
+/* -- accesses that race among a block's threads (hazards.cpp) ------------------------- */
 extern bool g_hazards; /* the job asks for them */
 void hazard_access(uintptr_t address, bool write, uintptr_t return_address);
-void hazards_report(); /* the "hazard" record, if any */
+void hazards_warp_passed(); /* the running thread passed a warp operation */
+void hazards_report();      /* the "hazard" records, if any */
 
 /* -- the first pass's memory profile (profile.cpp) ------------------------------------- */
 extern bool g_profiling; /* the pass being run is profiled: the hooks log what they see */

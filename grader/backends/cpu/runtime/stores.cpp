@@ -82,6 +82,20 @@ long long stores_disarm() {
     return g_conflicts.load();
 }
 
+bool stores_element(uintptr_t a, int* index, size_t* element, size_t* elements) {
+    if (a - g_span_lo >= g_span_len) return false;
+    for (int i = 0; i < g_armed; ++i) {
+        const Owned& o = g_owned[(size_t)i];
+        if (a - o.lo >= o.owner.size() * o.shape.width) continue;
+        if (o.shape.accumulates) return false;
+        *index = o.shape.index;
+        *element = (a - o.lo) / o.shape.width;
+        *elements = o.owner.size();
+        return true;
+    }
+    return false;
+}
+
 uint32_t stores_pc(int index, size_t element) {
     for (const Owned& o : g_owned) {
         if (o.shape.index == index && element < o.pc.size()) return o.pc[element];
