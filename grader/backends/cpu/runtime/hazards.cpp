@@ -192,7 +192,7 @@ static void output_access(uintptr_t a, int index, size_t e, size_t elements, boo
     last = me;
 }
 
-void hazard_access(uintptr_t a, bool write, uintptr_t ret) {
+void hazard_access(uintptr_t a, size_t bytes, bool write, uintptr_t ret) {
     Worker* w = tw;
     if (!g_hazards || current_pass != 0 || !w || !w->busy) return;
     bool atomic = a == (uintptr_t)w->atomic_target;
@@ -205,10 +205,12 @@ void hazard_access(uintptr_t a, bool write, uintptr_t ret) {
         return;
     }
     if (atomic) return; /* an output the blocks add into is set by no one thread */
-    int index = 0;
-    size_t e = 0, elements = 0;
-    if (stores_element(a, &index, &e, &elements)) {
-        output_access(a, index, e, elements, write, now(*w, ret));
+    Covered c;
+    if (!stores_elements(a, bytes, &c)) return;
+    Access me = now(*w, ret);
+    /* a vector access (a float4 store) sets, or reads, every element it covers */
+    for (size_t e = c.first; e <= c.last; ++e) {
+        output_access(c.lo + e * c.width, c.index, e, c.elements, write, me);
     }
 }
 
