@@ -70,6 +70,7 @@ c_text = st.lists(st.one_of(st.sampled_from(C_WORDS), st.text(max_size=3)), max_
     "".join
 )
 LAUNCH = {"BLOCK_X": 16, "BLOCK_Y": 16, "BLOCK_Z": 1, "TILE_X": 16, "TILE_Y": 16, "TILE_Z": 1}
+CONV = labs.get("conv2d")  # a mask, and a macro its cases vary
 ERROR = [Diagnostic(Kind.COMPILE_ERROR, "k.cu:1: error", line=1)]
 
 
@@ -81,7 +82,7 @@ def test_every_scanner_of_the_text_reads_any_text(text):
     scan.unsupported(text)
     scan.rewrite_dynamic_shared(text)
     source.static_checks(text, lab_rules.FORBIDDEN)
-    launch_macros.describe(text, LAUNCH, {"MASK_WIDTH": 5})
+    launch_macros.describe(text, LAUNCH, {"MASK_WIDTH": 5}, CONV)
     nvcc.grader_macros(ERROR, text, {"MASK_WIDTH": 5, "BLOCK_X": 16}, "k.cu")
     markdown.code(text, 40)
     markdown.md(text)

@@ -291,6 +291,78 @@ def test_wrong_sums_are_not_lower_precision():
     assert hints.lower_precision(ctx) is None
 
 
+# -- patterns any output can show, and the stencil labs' (issue 32) ---------------------
+
+
+def output_hint_of(lab_name, sizes, mutate, tile=(16, 16, 1)):
+    _, ctx = context(lab_name, sizes, mutate, tile)
+    return hints.output_hint(ctx)
+
+
+def test_unwritten_columns_that_repeat_lead_to_the_index_arithmetic_not_the_grid():
+    poison = bits_as_float(POISON_BITS)
+
+    def stripes(got, *_):  # 8 columns of every 32 written
+        for start in range(8, 64, 32):
+            got[:, start : start + 24] = poison
+        return got
+
+    kind, hint = output_hint_of("matmul-naive", {"Width": 64}, stripes)
+    assert kind == "unwritten_pattern" and "repeats every 32 along x" in hint
+    assert "only x 0..7 is written" in hint and "not from the grid" in hint
+    assert "blockIdx.x * TILE_X + threadIdx.x" in hint and "TILE_Z" not in hint
+
+
+def test_a_tail_left_unwritten_is_no_pattern():
+    poison = bits_as_float(POISON_BITS)
+
+    def tail(got, *_):
+        got[:, 60:] = poison
+        return got
+
+    assert output_hint_of("matmul-naive", {"Width": 64}, tail)[0] == "partly_unwritten"
+
+
+def test_an_output_all_nan_on_a_gpu_says_what_it_saw_and_names_the_output_read_first():
+    lab = get("spmv-csr")
+    case = cases.cases_for(lab, "secret")[0]  # a sparse matrix's sizes come with its draw
+    inputs = cases.make_inputs(lab, case)
+    want = cases.expected_outputs(lab, case, inputs)["y"]
+    got = np.full(want.shape, np.nan, np.float32)  # the GPU's NaN is not the grader's
+    got[:3] = bits_as_float(POISON_BITS)
+    allowed = allowances(lab, case, inputs)["y"]
+    cmp = compare("y", want, got, allowed.tolerance, allowed.magnitude)
+    ctx = hints.Context(lab, case.sizes, inputs, cmp, allowed.tolerance, (256, 1, 1))
+    kind, hint = hints.output_hint(ctx)
+    assert kind == "all_nan" and "Every element of y is NaN (514 computed, 3" in hint
+    assert "y[i] += ... on an element nothing set first" in hint and "likeliest" not in hint
+    assert "skipped by a condition" not in hint
+    raced = Diagnostic(Kind.RACE, "a race on __shared__ partial[0]")
+    assert hints.all_nan(replace(ctx, findings=(raced,))) is None  # the race says why
+
+
+def test_wrong_only_along_the_seams_between_tiles_is_the_halo():
+    def seams(got, *_):
+        got[:, 14:18] = 0  # within 2 of the seam at x 16
+        return got
+
+    kind, hint = output_hint_of("conv2d", {"Width": 64, "Height": 48, "MASK_WIDTH": 5}, seams)
+    assert kind == "tile_seams" and "within 2 of a seam" in hint and "partial" not in hint
+
+
+def test_an_image_read_column_major_is_told_so_not_that_the_mask_is_exchanged():
+    def column_major(got, inputs, lab, case):
+        flat = {"N": hints._column_major(inputs["N"])}
+        _, ctx = context("conv2d", case.sizes, lambda g, *_: g)
+        return hints.reference_with(ctx, **flat).T.copy().reshape(got.shape).astype(np.float32)
+
+    for width, height in ((48, 48), (64, 40)):
+        sizes = {"Width": width, "Height": height, "MASK_WIDTH": 5}
+        kind, hint = output_hint_of("conv2d", sizes, column_major)
+        assert kind == "column_major" and "column-major" in hint
+        assert ("axes exchanged" in hint) == (width == height)
+
+
 # -- the built-in hints are the lab's to keep, replace or drop ---------------------------
 
 
@@ -308,21 +380,26 @@ def fault_of(lab, sizes, messages: list[str], tile=(16, 16, 1)) -> hints.Fault:
 
 
 def test_a_fault_past_a_buffer_blames_the_partial_tile_unless_the_lab_says_otherwise():
-    lab = get("conv2d")
-    sizes = {"Width": 100, "Height": 90, "MASK_WIDTH": 5}
-    fault = fault_of(
-        lab,
-        sizes,
-        [
-            "thread (3,0,0) of block (6,0,0) read N[9000], 1 element "
-            "past the end of N (9000 elements), at line 12."
-        ],
-    )
+    lab = get("matmul-naive")
+    sizes = {"Width": 100}
+    past = "thread (3,0,0) of block (6,0,0) read M[10000], 1 element past the end of M"
+    fault = fault_of(lab, sizes, [past + " (10000 elements), at line 12."])
     assert hints.fault_hint(fault)[0] == "partial_tile_fault"
-    assert hints.strayed(fault) == {"N": "past the end"}
+    assert hints.strayed(fault) == {"M": "past the end"}
     own = replace(lab, fault_hints=(gathered,))
-    assert hints.fault_hint(replace(fault, lab=own)) == ("gathered", "Strayed from N.")
+    assert hints.fault_hint(replace(fault, lab=own)) == ("gathered", "Strayed from M.")
     assert hints.fault_hint(replace(fault, lab=replace(lab, fault_hints=()))) is None
+
+
+def test_a_stencil_lab_reads_a_fault_past_its_image_as_a_ghost_cell_at_every_size():
+    lab = get("conv2d")
+    for width, block in ((100, 6), (64, 3)):
+        sizes = {"Width": width, "Height": 90, "MASK_WIDTH": 5}
+        past = f"thread (3,0,0) of block ({block},0,0) read N[{width * 90}], 1 element"
+        fault = fault_of(lab, sizes, [f"{past} past the end of N ({width * 90} elements)."])
+        kind, hint = hints.fault_hint(fault)
+        assert kind == "ghost_cells_fault" and "partial" not in hint
+        assert "The access past the end of N is a ghost cell" in hint
 
 
 def test_strayed_reads_both_backends_and_leaves_shared_memory_out():

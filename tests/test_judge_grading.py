@@ -9,7 +9,17 @@ import pytest
 from grader import labs
 from grader.judge import cases as casegen
 from grader.judge import grading
-from grader.model.result import CaseResult, Diagnostic, Kind, RaceScope, Status, Visibility
+from grader.model.result import (
+    CaseResult,
+    CompileInfo,
+    Diagnostic,
+    Kind,
+    LaunchMacros,
+    RaceScope,
+    Result,
+    Status,
+    Visibility,
+)
 
 PUBLIC, HIDDEN = Visibility.PUBLIC, Visibility.HIDDEN
 LAB = labs.get("matmul-naive")
@@ -107,3 +117,58 @@ def test_the_points_left_to_the_course_are_named(secret, speed_graded, elsewhere
     grading.conclude(LAB, result, bool(secret), speed_graded)
     assert result.elsewhere == elsewhere
     assert result.max_score + sum(elsewhere.values()) == 10.0  # the lab's whole total
+
+
+def hinted(name: str, visibility: Visibility, kind: str, hint: str) -> CaseResult:
+    found = case(name, visibility, Status.FAILED)
+    found.hint, found.hint_kind, found.mismatches = hint, kind, 12
+    return found
+
+
+def graded(cases: list[CaseResult], warnings: tuple[str, ...] = ()) -> Result:
+    return Result(
+        lab=LAB.name,
+        submission="k.cu",
+        backend="cpu",
+        device="cpu",
+        status=Status.FAILED,
+        score=0.0,
+        max_score=1.0,
+        compile=CompileInfo(ok=True),
+        cases=cases,
+        launch=LaunchMacros(values={}, defined=[], warnings=list(warnings)),
+    )
+
+
+def test_a_case_a_launch_warning_explains_refers_to_it_rather_than_to_the_grid():
+    warning = "Line 7 steps blockIdx.y by the number 32, but the grader's blocks cover 16. If"
+    grid = hinted("w64", PUBLIC, "partly_unwritten", "Make sure the grid covers the output.")
+    seams = hinted("w100", PUBLIC, "unwritten_pattern", "A pattern that repeats.")
+    grading.cross_case_hints(LAB, graded([grid, seams], (warning,)))
+    said = "The launch warning under Compile says why: Line 7 steps blockIdx.y by the number 32"
+    assert grid.hint.startswith("12 elements are wrong.") and said in grid.hint
+    assert "grid covers" not in grid.hint and grid.hint_kind == "launch_warning"
+    assert seams.hint.startswith("A pattern that repeats.") and said in seams.hint
+
+
+def test_a_case_whose_output_cannot_show_the_cause_points_at_the_one_that_does():
+    seen = hinted("h1", HIDDEN, "read_before_set", "y is read before it is set (line 10).")
+    empty = hinted("p1", PUBLIC, "nothing_written", "Nothing was written to y.")
+    told = hinted("h2", HIDDEN, "nothing_written", "Nothing was written to y.")
+    grading.cross_case_hints(LAB, graded([seen, empty, told]))
+    assert empty.hint == "Nothing was written to y."  # a public case names no hidden one
+    assert told.hint.startswith("12 elements are wrong. Case h1 shows why: the kernel reads")
+    assert told.hint_kind == "read_before_set"
+
+
+def test_a_race_a_run_did_not_locate_points_at_the_case_that_did():
+    located = raced("p1", PUBLIC, RaceScope.EVERY_CASE)
+    located.diagnostics[0].line = 18
+    public, hidden = (raced(n, v, RaceScope.EVERY_CASE) for n, v in (("p2", PUBLIC), ("h", HIDDEN)))
+    alone = raced("h2", HIDDEN, RaceScope.EVERY_CASE)
+    grading.race_fails_every_case(LAB, [located, public, hidden])
+    grading.race_fails_every_case(LAB, [alone])
+    assert located.diagnostics[0].message == "a race"
+    for case in (public, hidden):
+        assert case.diagnostics[0].message == "a race Case p1 shows the line (see that case)."
+    assert alone.diagnostics[0].message == "a race"

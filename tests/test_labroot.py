@@ -136,7 +136,7 @@ def test_new_lab_copies_only_what_is_named_and_says_what_there_is(capsys, tmp_pa
     argv = ["new-lab", "mm", "--from", "matmul-naive", "--into", str(into)]
     code, out, _ = run(capsys, *argv)
     assert code == ExitCode.OK
-    listed = "slow/ (2 files), wrong/ (9 files), tune.toml"
+    listed = "slow/ (2 files), wrong/ (11 files), tune.toml"
     assert f"Not copied from matmul-naive (name any with --copy): {listed}." in out
     assert not (into / "reference_kernels" / "mm" / "wrong").exists()
     argv = ["new-lab", "mm3", "--from", "matmul-naive", "--into", str(into)]
@@ -145,7 +145,7 @@ def test_new_lab_copies_only_what_is_named_and_says_what_there_is(capsys, tmp_pa
     copied, source = into / "reference_kernels" / "mm3", labs.get("matmul-naive").home
     table = (copied / "wrong" / "EXPECTED.toml").read_text()
     assert table == (source / "wrong" / "EXPECTED.toml").read_text()
-    assert len(list((copied / "wrong").glob("*.cu"))) == 9
+    assert len(list((copied / "wrong").glob("*.cu"))) == 11
 
 
 @pytest.mark.parametrize(
@@ -153,7 +153,7 @@ def test_new_lab_copies_only_what_is_named_and_says_what_there_is(capsys, tmp_pa
     [
         (
             "wrong/nope.cu",
-            "has no 'wrong/nope.cu' to copy: it has slow/ (2 files), wrong/ (9 files), tune.toml",
+            "has no 'wrong/nope.cu' to copy: it has slow/ (2 files), wrong/ (11 files), tune.toml",
         ),
         ("../../lab.py", "has no '../../lab.py' to copy"),
         ("wrong/EXPECTED.toml", "written for the known-wrong kernels copied"),

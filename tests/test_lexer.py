@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import labs
 from grader.backends.cpu import scan, shim
 from grader.errors import SetupError
 from grader.judge import launch_macros
@@ -41,7 +42,9 @@ def test_every_lexing_question_gets_the_compilers_answer_in_every_spelling(spell
     read = SPELLINGS[spelling][1]
     define, include = spelt(spelling, "define"), spelt(spelling, "include")
     # a macro's value: the launch the file sets
-    described = launch_macros.describe(f"{define} BLOCK_X 32\n", LAUNCH, {})
+    described = launch_macros.describe(
+        f"{define} BLOCK_X 32\n", LAUNCH, {}, labs.get("matmul-naive")
+    )
     assert described.defined == (["BLOCK_X"] if read else [])
     # a redefinition of the grader's own macro
     found = nvcc.grader_macros([], f"{define} MASK_WIDTH 3\n", {"MASK_WIDTH": 5}, "k.cu")

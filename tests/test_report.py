@@ -961,3 +961,37 @@ def test_a_profile_without_a_reference_says_so_in_one_line():
     assert "The reference could not be profiled, so nothing is compared." in text
     for name in ("html", "markdown", "junit"):
         assert "could not be profiled" in render_format(name, result), name
+
+
+def hung() -> Result:
+    """A kernel that hung in the case whose run judges the lab's rule (issue 32): the
+    rule's finding was left unjudged by the hang."""
+    rule = Diagnostic(
+        Kind.REQUIREMENT,
+        "Not checked: the case hung. The lab's rule that the kernel uses shared memory is "
+        "not met in this report.",
+    )
+    timeout = Diagnostic(Kind.TIMEOUT, "The kernel did not finish within 1 s, at line 9.")
+    case = CaseResult(
+        name="width-64",
+        visibility="public",
+        sizes={"Width": 64},
+        status=Status.TIMEOUT,
+        diagnostics=[timeout],
+    )
+    secret = replace(case, name="secret-1", visibility="hidden")
+    return _result(status=Status.FAILED, cases=[case, secret], diagnostics=[rule])
+
+
+def test_a_hang_comes_before_the_rule_it_left_unjudged_in_every_report():
+    first, then = "In case width-64: The kernel did not finish", "Not checked: the case hung."
+    texts = {
+        "terminal": terminal.render(hung(), color=False),
+        "markdown": markdown_report.render(hung()),
+        "html": html_report.render(hung()),
+        "junit": _gitlab_cases(junit_report.render(hung()))[0]["output"],
+    }
+    for name, text in texts.items():
+        assert first in text and then in text, name
+        assert text.index(first) < text.index(then), name
+        assert "In case secret-1" not in text, name

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import labs
 from grader.backends.cpu import build, scan
 from grader.course import similarity
 from grader.judge import launch_macros
@@ -89,11 +90,11 @@ SCANNERS: dict[str, tuple[Callable[[str], object], tuple[str, ...]]] = {
     "rewrite_static_shared": (scan.rewrite_static_shared, ("__shared__ ", "{", "__shared__ {")),
     "barrier_context": (barrier_context, ("{", "namespace a {", "return ")),
     "launch_macros": (
-        lambda t: launch_macros.describe(t, LAUNCH, MACROS),
+        lambda t: launch_macros.describe(t, LAUNCH, MACROS, labs.get("matmul-naive")),
         ("__shared__ ", "__shared__ float t[", "blockIdx.x * A1 + "),
     ),
     "fixed_macros": (
-        lambda t: launch_macros.describe(t, LAUNCH, MACROS, {"MASK_WIDTH": (5,)}),
+        lambda t: launch_macros.describe(t, LAUNCH, MACROS, labs.get("conv2d")),
         ("#define MASK_R 2\n", "#define A (A + A)\n", "#define BLOCK_X 20\n"),
     ),
     "grader_macros": (

@@ -1,16 +1,23 @@
-"""Verdicts over a case's runs: two runs of one case that disagree are a likely race."""
+"""Verdicts over a case's runs: two runs of one case that disagree are a likely race, and
+the hint of a case is drawn from what the run found, not from what the judge says of its
+output."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from grader.judge import cases
 from grader.judge.compare import allowances, compare
-from grader.judge.launch import layout
-from grader.judge.verdict import unsteady
+from grader.judge.hints import READ_BEFORE_SET_FIX
+from grader.judge.launch import at_launch, layout, make_launch
+from grader.judge.verdict import judge, unsteady
 from grader.labs import get
-from grader.model.launch import RunOutcome
-from grader.model.result import Kind
+from grader.model.interface import LAUNCH_MACROS, Interface
+from grader.model.launch import BufferState, Build, RunOutcome
+from grader.model.result import CompileInfo, Kind
+from grader.model.source import Submission
 
 
 def _case_run(data, again):
@@ -44,3 +51,25 @@ def test_the_same_wrong_result_twice_is_no_race():
 
     assert _case_run(wrong, wrong) == []
     assert _case_run(lambda v: None, lambda v: None) == []
+
+
+def test_an_output_all_nan_as_a_gpu_returns_it_is_told_with_an_output_read_first():
+    """spmv-csr's y[row] += ... (wrong/adds_into_y.cu) on a GPU: its arithmetic makes a NaN
+    of its own from the grader's poison, and the judge's own findings of that output (its
+    NaN, its elements never written) are no cause the run found, so the hint still says
+    what it saw and names y[i] += ... (they once silenced it)."""
+    lab = get("spmv-csr")
+    case = cases.public_cases(lab)[0]
+    interface = Interface(launch=dict(zip(LAUNCH_MACROS, (256, 1, 1, 256, 1, 1), strict=True)))
+    inputs = cases.make_inputs(lab, case)
+    sized = at_launch(lab, case, interface)
+    expected = cases.expected_outputs(lab, sized, inputs)
+    launch, layouts = make_launch(lab, case, inputs, interface)
+    buffers = {b.name: BufferState(b.data.copy()) for b in launch.buffers()}
+    buffers["y"].data[3:] = np.nan  # the GPU's NaN is not the poison: three rows kept it
+    build = Build(Submission(Path("k.cu"), ""), {}, CompileInfo(ok=True), interface)
+    outcome = RunOutcome(buffers=buffers)
+    found = judge(lab, case, sized, inputs, expected, launch, layouts, outcome, build)
+    assert {Kind.NAN, Kind.UNWRITTEN_OUTPUT} <= {d.kind for d in found.diagnostics}
+    assert found.hint_kind == "all_nan" and "Every element of y is NaN" in found.hint
+    assert READ_BEFORE_SET_FIX in found.hint and "skipped by a condition" not in found.hint

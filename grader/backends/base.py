@@ -109,6 +109,11 @@ class Backend(ABC):
         """Whether `time` works here: only a GPU's timings are scored."""
         return False
 
+    def watches_races(self) -> bool:
+        """Whether the census case's run (grader.judge.rules.census_case) watches every
+        access that races among a block's threads, so that every lab has one."""
+        return False
+
     def time(
         self,
         student: Build,
@@ -180,6 +185,9 @@ class Wrapper(Backend):
 
     def measures_speed(self) -> bool:
         return self.inner.measures_speed()
+
+    def watches_races(self) -> bool:
+        return self.inner.watches_races()
 
     def time(
         self,

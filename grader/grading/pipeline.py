@@ -193,7 +193,7 @@ class Grading:
         self.all_cases = all_cases = casegen.cases_for(
             self.lab, self.options.secret, self.submission.text
         )
-        self.census = rules.census_case(self.lab, all_cases)
+        self.census = rules.census_case(self.lab, all_cases, self.backend.watches_races())
         self.profiled = rules.profile_case(self.lab, all_cases)
         keys = [self.build_key(case) for case in all_cases]
         tell(
@@ -209,7 +209,7 @@ class Grading:
                     self.result.cases.append(self.grade_case(case))
         if not self.options.secret:
             self.result.hidden_not_run = casegen.hidden_count(self.lab)
-        cross_case_hints(self.lab, self.result.cases)
+        cross_case_hints(self.lab, self.result)
         if self.options.sanitize:
             tell(self.options.progress, "sanitize")
             self.sanitize(all_cases)
@@ -263,10 +263,7 @@ class Grading:
             self.blocks |= rules.blocking(self.lab, build.interface)
             if self.result.launch is None and len(build.interface.launch) == len(LAUNCH_MACROS):
                 self.result.launch = launch_macros.describe(
-                    self.submission.text,
-                    build.interface.launch,
-                    build.macros,
-                    launch_macros.varied(self.lab),
+                    self.submission.text, build.interface.launch, build.macros, self.lab
                 )
         build.diagnostics = found
         known = {(d.kind, d.message) for d in self.result.diagnostics}

@@ -5,6 +5,8 @@ results: the pipeline runs the work and hands what it found here."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import grader
 from grader import defaults
 from grader.judge import hints, scoring
@@ -83,9 +85,14 @@ def hung_before(case: Case, done: list[CaseResult]) -> CaseResult | None:
     )
 
 
-def cross_case_hints(lab: Lab, cases: list[CaseResult]) -> None:
-    """A sentence from what the cases have in common, for each that failed, drawn from
-    the cases it may name (Visibility.may_name)."""
+def cross_case_hints(lab: Lab, result: Result) -> None:
+    """The hints a finding elsewhere in the grading explains better (a launch warning of
+    the compile section, another case's hint: EXPLAINED_ELSEWHERE), then a
+    sentence from what the cases have in common, for each that failed, drawn from the
+    cases it may name (Visibility.may_name)."""
+    cases = result.cases
+    _launch_explains(result)
+    _explained_elsewhere(cases)
     by_sight = {
         sight: hints.cross_case(lab, [c for c in cases if sight.may_name(c.visibility)])
         for sight in Visibility
@@ -96,6 +103,69 @@ def cross_case_hints(lab: Lab, cases: list[CaseResult]) -> None:
             kind, sentence = found
             case.hint = f"{case.hint} {sentence}" if case.hint else sentence
             case.hint_kind = case.hint_kind or kind
+
+
+# The hints a launch warning explains better: they would send the student to the grid's
+# size or to bounds checks, where the file's own sizes disagree with the launch.
+LAUNCH_EXPLAINS = {"nothing_written", "partly_unwritten", "last_partial_tile", "partial_tile_fault"}
+
+
+def _launch_explains(result: Result) -> None:
+    """A failing case whose hint speaks of the grid or the tiles, or that has none, where
+    the compile section warns that the file's sizes disagree with the launch: it says so,
+    with the warning's finding, and a hint of a repeating pattern (unwritten_pattern)
+    adds it."""
+    warnings = result.launch.warnings if result.launch else []
+    if not warnings:
+        return
+    said = f"The launch warning under Compile says why: {warnings[0].split('. ')[0]}."
+    for case in result.cases:
+        if case.passed:
+            continue
+        if case.hint_kind == "unwritten_pattern":
+            case.hint = f"{case.hint} {said}"
+        elif case.hint_kind in LAUNCH_EXPLAINS or (case.hint is None and case.mismatches):
+            case.hint, case.hint_kind = f"{_wrong(case)} {said}", "launch_warning"
+
+
+def _wrong(case: CaseResult) -> str:
+    """How much of the output a case got wrong, from its error map where it has one."""
+    counts = case.error_map.counts if case.error_map else {}
+    unwritten = counts.get("unwritten", 0)
+    name = f" of {case.error_map.output}" if case.error_map else ""
+    poison = f", {unwritten:,} of them holding the NaN the grader fills outputs with"
+    return f"{case.mismatches:,} elements{name} are wrong{poison if unwritten else ''}."
+
+
+# Hints another case's hint explains better: its family, the families it explains, and
+# what it saw there, where the others' outputs cannot show it.
+EXPLAINED_ELSEWHERE = {
+    "read_before_set": (
+        {"nothing_written", "partly_unwritten"},
+        "the kernel reads the output before setting it, and what it computes from the NaN "
+        "the grader fills outputs with is NaN too",
+    ),
+    "unwritten_pattern": (
+        {"nothing_written", "partly_unwritten", "last_partial_tile"},
+        "there the elements never written repeat in a pattern, which comes from the index "
+        "arithmetic, not from the grid",
+    ),
+}
+
+
+def _explained_elsewhere(cases: list[CaseResult]) -> None:
+    """Where one case's output shows the cause (an output read before it was set, which
+    the CPU backend's census run sees; a pattern of unwritten elements, which a small
+    output is too small to show), a case it may name whose hint would send the student
+    elsewhere says so instead."""
+    for family, (explains, why) in EXPLAINED_ELSEWHERE.items():
+        sources = [c for c in cases if c.hint_kind == family]
+        for case in cases:
+            source = next((c for c in sources if case.visibility.may_name(c.visibility)), None)
+            if source is None or case.passed or case.hint_kind not in explains:
+                continue
+            case.hint = f"{_wrong(case)} Case {source.name} shows why: {why} (see that case)."
+            case.hint_kind = family
 
 
 def add_findings(case: CaseResult, found: list[Diagnostic]) -> None:
@@ -115,6 +185,7 @@ def race_fails_every_case(lab: Lab, cases: list[CaseResult]) -> None:
     right, that was luck, and a GPU has more of it than the CPU backend, whose threads
     take turns. So both backends grade it alike."""
     found = [(c, d) for c in cases for d in c.diagnostics if d.race_scope == RaceScope.EVERY_CASE]
+    _race_located_elsewhere(found)
     for case in cases:
         seen = next(((c, d) for c, d in found if case.visibility.may_name(c.visibility)), None)
         if not case.passed or seen is None:
@@ -132,6 +203,22 @@ def race_fails_every_case(lab: Lab, cases: list[CaseResult]) -> None:
                 race_scope=RaceScope.EVERY_CASE,
             )
         )
+
+
+def _race_located_elsewhere(found: list[tuple[CaseResult, Diagnostic]]) -> None:
+    """A race a case's run showed but did not locate (the CPU backend watches the accesses
+    of one run per module: its census case, and the first other case whose outputs the
+    threads' order changed) points at a case it may name whose finding has the line."""
+    located = [(c, d) for c, d in found if d.line is not None]
+    for case, race in found:
+        where = next(
+            (c for c, d in located if c is not case and case.visibility.may_name(c.visibility)),
+            None,
+        )
+        if race.line is None and where is not None:
+            at = case.diagnostics.index(race)
+            said = f"{race.message} Case {where.name} shows the line (see that case)."
+            case.diagnostics[at] = dataclasses.replace(race, message=said)
 
 
 def speed_unmeasured(

@@ -2,8 +2,11 @@
 
 Each detector looks at one failing case and returns a sentence for the student, or None.
 Labs list the detectors that make sense for them, most specific first; the first one
-that recognises the pattern gives the case its hint. Four lists, each a field of the lab
-(grader.model.lab.Lab), the last three with defaults here that a lab may replace:
+that recognises the pattern gives the case its hint. Before a lab's own come the
+detectors of patterns any output can show (LEADING_HINTS): an output read before it was
+set, an output all NaN, and elements never written in a pattern that repeats. Four
+lists, each a field of the lab (grader.model.lab.Lab), the last three with defaults here
+that a lab may replace:
 - `hints`, for wrong elements: each detector gets a Context;
 - `fault_hints`, for a run a fault stopped: each gets a Fault (FAULT_HINTS);
 - `precision_hints`, after those of `hints` (PRECISION_HINTS);
@@ -29,7 +32,7 @@ from grader.judge.cases import widened
 from grader.judge.compare import PRECISION, Comparison, close
 from grader.model.lab import Lab, Role
 from grader.model.lexer import line_of, uncommented
-from grader.model.result import CaseResult, Diagnostic, Kind
+from grader.model.result import CaseResult, Diagnostic, Kind, Status
 
 
 @dataclass
@@ -112,6 +115,59 @@ def nothing_written(ctx: Context) -> str | None:
     )
 
 
+def _read_before_set_finding(findings: Iterable[Diagnostic]) -> Diagnostic | None:
+    """A run's finding that a thread read an output before any thread stored into it
+    (the CPU backend's census run sees the load); the judge's own unwritten_output
+    findings name no line."""
+    return next((d for d in findings if d.kind == Kind.UNWRITTEN_OUTPUT and d.line), None)
+
+
+READ_BEFORE_SET_FIX = (
+    "Add into a register and store the result once, or set the element before adding to it."
+)
+
+
+def read_before_set(ctx: Context) -> str | None:
+    """An output read before it was set (y[i] += ... on an element nothing set first),
+    where outputs arrive poisoned, as the run saw it: the CPU backend's census run watches
+    the loads of outputs."""
+    name = ctx.cmp.name
+    seen = _read_before_set_finding(ctx.findings)
+    if seen is None or next(a.initial for a in ctx.lab.outputs if a.name == name) != "poison":
+        return None
+    return (
+        f"{name} holds the NaN the grader fills outputs with, because the kernel reads it "
+        f"before setting it (line {seen.line}, below), and what it computes from that NaN is "
+        f"NaN too: outputs arrive holding NaN, not 0. {READ_BEFORE_SET_FIX}"
+    )
+
+
+def all_nan(ctx: Context) -> str | None:
+    """Every element NaN, computed or never written, and nothing the run found to say
+    why (a race, shared memory never written). What a GPU shows of an output read before
+    it was set (the poison carried into it), but a NaN has other sources, and the output
+    alone cannot tell them apart: it says what it saw, and where a NaN comes from."""
+    cmp = ctx.cmp
+    if not cmp.bad.all() or not (cmp.nan | cmp.unwritten).all() or not cmp.nan.any():
+        return None
+    if any(d.kind != Kind.OUTPUT for d in ctx.findings):
+        return None
+    name = cmp.name
+    shared = "a __shared__ array read before its __syncthreads()"
+    read = (
+        f"{shared}, or {name} itself, which arrives holding NaN: {name}[i] += ... on an "
+        f"element nothing set first reads it. {READ_BEFORE_SET_FIX}"
+        if next(a.initial for a in ctx.lab.outputs if a.name == name) == "poison"
+        else f"{shared}."
+    )
+    return (
+        f"Every element of {name} is NaN ({int(cmp.nan.sum())} computed, "
+        f"{int(cmp.unwritten.sum())} never written), and what is computed from a NaN is NaN; "
+        "the output alone does not say where the first one came from. 0 / 0, inf - inf and "
+        f"0 * inf make one, and so does memory read before it was written: {read}"
+    )
+
+
 def partly_unwritten(ctx: Context) -> str | None:
     """Some elements, not all, were never written: named by the box they span."""
     missing = ctx.cmp.unwritten
@@ -127,6 +183,65 @@ def partly_unwritten(ctx: Context) -> str | None:
         f"{int(missing.sum())} elements of {ctx.cmp.name} were never written ({box}). "
         "Make sure the grid covers the whole output (grid = ceil(size / TILE)) and that every "
         "thread that owns an output element stores it."
+    )
+
+
+def _period(mask: np.ndarray, axis: int, longest: int = 256) -> int | None:
+    """The shortest period of `mask` along `axis` that repeats at least twice; None where
+    it does not change along that axis, or repeats with no such period."""
+    n = mask.shape[axis]
+    whole = np.moveaxis(mask, axis, 0)
+    if np.array_equal(whole[1:], whole[:-1]):
+        return None
+    for p in range(2, min(n // 2, longest) + 1):
+        if np.array_equal(whole[p:], whole[:-p]):
+            return p
+    return None
+
+
+def _box(cell: np.ndarray) -> str | None:
+    """Where `cell` is true, as a box "x 0..7, y 0..15" when it is one."""
+    where = np.argwhere(cell)
+    lo, hi = where.min(axis=0), where.max(axis=0)
+    if int(cell.sum()) != int(np.prod(hi - lo + 1)):
+        return None
+    return ", ".join(
+        f"{_axis(cell.ndim, a)} {_fmt_range(int(lo[a]), int(hi[a]))}"
+        for a in reversed(range(cell.ndim))
+        if (lo[a], hi[a]) != (0, cell.shape[a] - 1)
+    )
+
+
+def _own_axes(ndim: int) -> str:
+    """Each index from its own axis, as the launch convention has it."""
+    parts = [f"blockIdx.{a} * TILE_{a.upper()} + threadIdx.{a}" for a in "xyz"[:ndim]]
+    return listing(parts)
+
+
+def unwritten_pattern(ctx: Context) -> str | None:
+    """Elements never written in a pattern that repeats along an axis (8 columns of every
+    32): an index steps from one block to the next by more than a block covers, or takes
+    another axis's block or thread index. The grid does not make such a pattern."""
+    missing = ctx.cmp.unwritten
+    if not missing.any() or missing.all():
+        return None
+    periods = [_period(missing, a) for a in range(missing.ndim)]
+    if not any(periods):
+        return None
+    cell = ~missing[tuple(slice(0, p or n) for p, n in zip(periods, missing.shape, strict=True))]
+    if not cell.any():
+        return None
+    every = listing(
+        [f"{p} along {_axis(missing.ndim, a)}" for a, p in reversed(list(enumerate(periods))) if p]
+    )
+    box = _box(cell)
+    written = f"only {box} is written" if box else "the same elements are written"
+    return (
+        f"{int(missing.sum())} elements of {ctx.cmp.name} were never written, in a pattern "
+        f"that repeats every {every}: in each repeat, {written}. A pattern that repeats comes "
+        "from the index arithmetic, not from the grid: from one block to the next an index "
+        "must step by as many elements as a block covers along its axis, and each index "
+        f"takes the block and thread index of its own axis ({_own_axes(missing.ndim)})."
     )
 
 
@@ -181,6 +296,74 @@ def ghost_border(rule: str) -> Detector:
         )
 
     return detect
+
+
+def _seams(n: int, tile: int, radius: int) -> np.ndarray:
+    """Positions along an axis of `n` within `radius` of a seam between two tiles."""
+    i = np.arange(n)
+    seam = np.rint(i / tile).astype(int) * tile
+    return (seam > 0) & (seam < n) & (i >= seam - radius) & (i < seam + radius)
+
+
+def tile_seams(ctx: Context) -> str | None:
+    """Wrong only within the mask radius of the seams between tiles (the edges two blocks'
+    tiles share), as the submission's TILE lays them: the outputs whose mask reaches into
+    the neighbouring tile. A block's halo lies there, and so do the outputs its halo
+    threads would store into."""
+    radius = ctx.sizes.get("MASK_WIDTH", 1) // 2
+    bad = ctx.cmp.bad
+    if radius == 0 or not bad.any() or ctx.cmp.unwritten.any():
+        return None  # an element never written is the grid's or an index's, not the halo's
+    tile = tuple(reversed(ctx.tile[: bad.ndim]))
+    near = np.zeros(bad.shape, bool)
+    for axis, (n, t) in enumerate(zip(bad.shape, tile, strict=True)):
+        shape = [1] * bad.ndim
+        shape[axis] = n
+        near |= _seams(n, t, radius).reshape(shape)
+    if not near.any() or (bad & ~near).any():
+        return None
+    return (
+        f"Every wrong element lies within {radius} of a seam between two blocks' tiles "
+        f"({_dims(tile)}): the outputs whose mask reaches into the neighbouring tile. There a "
+        "block reads its halo, the input its neighbours cover, and its halo threads sit over "
+        "the neighbours' outputs. Load the halo from the input, and let only the threads "
+        "that own an output store it: a thread that only loads a halo element stores nothing."
+    )
+
+
+def column_major(ctx: Context) -> str | None:
+    """For a 2D output: the result of a kernel that reads the inputs of the output's shape,
+    and writes the output, column-major (element (r, c) at c * rows + r). For a square
+    output that is also the result of a mask with its axes exchanged, which it says."""
+    got, cmp = ctx.cmp.got, ctx.cmp
+    if got.ndim != 2 or cmp.bad.mean() < DENSE or min(got.shape) < 2:
+        return None
+    rows, cols = got.shape
+    read = {k: _column_major(v) for k, v in ctx.inputs.items() if v.shape == got.shape}
+    if not read:
+        return None
+    want = reference_with(ctx, **read)
+    if not close(got, np.ascontiguousarray(want.T).reshape(rows, cols), ctx.tol):
+        return None
+    names = _main_axes(ctx.lab) or ["rows", "columns"]
+    square = (
+        " For a square output that is also the result of the mask with its x and y axes "
+        "exchanged: either the image's row and column are exchanged in every index, or the "
+        "mask's."
+        if rows == cols
+        else ""
+    )
+    return (
+        f"Your result is what reading and writing the arrays column-major gives: element "
+        f"(r, c) at c * {names[0]} + r, where they are row-major, element (r, c) at r * "
+        f"{names[-1]} + c.{square} Index each array as rows of {names[-1]} elements."
+    )
+
+
+def _column_major(a: np.ndarray) -> np.ndarray:
+    """What a kernel reading `a` column-major sees at (r, c): element c * rows + r."""
+    rows, cols = a.shape
+    return np.asarray(a, np.float64).reshape(-1).reshape(cols, rows).T
 
 
 def transposed(ctx: Context) -> str | None:
@@ -466,15 +649,42 @@ def _past_a_buffer(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     ]
 
 
+def ghost_cells_fault(rule: str) -> Callable[[Fault], str | None]:
+    """For a lab with a mask over an input the output's size: a run stopped by an access
+    outside that input is the mask reaching ghost cells at its edges, whatever the size.
+    `rule` says how the lab treats them."""
+
+    def detect(fault: Fault) -> str | None:
+        lab = fault.lab
+        sizes = lab.full_sizes(fault.sizes)
+        shape = lab.outputs[0].shape(sizes)
+        framed = {a.name for a in lab.inputs if a.shape(sizes) == shape}
+        found = [(name, side) for name, side in strayed(fault).items() if name in framed]
+        if not lab.constants or not found:
+            return None
+        name, side = found[0]
+        return (
+            f"The access {side} of {name} is a ghost cell: near every edge of {name}, the mask "
+            f"around an output reaches outside it, whatever its size. Before reading a "
+            f"neighbour, check its index on every axis against the sizes "
+            f"({listing(_size_params(lab))}). {rule}"
+        )
+
+    return detect
+
+
 def partial_tile_fault(fault: Fault) -> str | None:
-    """For a run stopped by an access past a buffer: whether the size the grid covers, no
-    multiple of the tile, explains it, named as the array of that size (the output, or
-    the input of a reduction)."""
-    if not _past_a_buffer(fault.diagnostics):
+    """For a run stopped by an access past the end of a buffer: whether the size the grid
+    covers, no multiple of the tile, explains it, named as the array of that size (the
+    output, or the input of a reduction). It does not where the access was before a
+    buffer's start, or where the thread that made it is in no last, partial block."""
+    if "past the end" not in strayed(fault).values():
         return None
     extent, tile = fault.lab.extent(fault.sizes), fault.tile
     axes = [(e, t) for e, t in zip(extent, tile, strict=True) if e > 1 or t > 1]
     if all(e % t == 0 for e, t in axes):
+        return None
+    if not any(_in_partial_block(d.block, extent, tile) for d in _past_a_buffer(fault.diagnostics)):
         return None
     return (
         f"The {_covered(fault)} ({_dims(e for e, _ in axes)}) is not a multiple of your tile "
@@ -483,14 +693,22 @@ def partial_tile_fault(fault: Fault) -> str | None:
     )
 
 
+def _in_partial_block(block, extent, tile) -> bool:
+    """Whether `block` (None: not known) is the last along an axis the tile does not
+    divide."""
+    if block is None:
+        return True
+    return any(e % t and b == -(-e // t) - 1 for b, e, t in zip(block, extent, tile, strict=True))
+
+
 def _covered(fault: Fault) -> str:
     """What the grid's extent is the size of: "output", "input" (the input named input),
     "input N", or "grid"."""
     lab, sizes = fault.lab, fault.lab.full_sizes(fault.sizes)
     spans = [n for n in lab.extent(fault.sizes) if n > 1]
     for what, arrays in (("output", lab.outputs), ("input", lab.inputs)):
-        for array in arrays:
-            if [n for n in array.shape(sizes) if n > 1] == spans:
+        for array in arrays:  # its shape's last axis is x, the extent's first
+            if [n for n in reversed(array.shape(sizes)) if n > 1] == spans:
                 return what if what == "output" or array.name == "input" else f"input {array.name}"
     return "grid"
 
@@ -583,10 +801,11 @@ def fault_hint(fault: Fault) -> tuple[str, str] | None:
 
 
 def output_hint(ctx: Context) -> tuple[str, str] | None:
-    """The hint of a wrong output: the lab's hints where some element is wrong (their
-    patterns are of wrong elements), then its precision_hints (or PRECISION_HINTS)."""
+    """The hint of a wrong output: LEADING_HINTS and the lab's hints where some element
+    is wrong (their patterns are of wrong elements), then its precision_hints (or
+    PRECISION_HINTS)."""
     lab = ctx.lab
-    own = lab.hints if ctx.cmp.bad.any() else ()
+    own = (*LEADING_HINTS, *lab.hints) if ctx.cmp.bad.any() else ()
     closing = PRECISION_HINTS if lab.precision_hints is None else lab.precision_hints
     return first_match((*own, *closing), ctx)
 
@@ -713,6 +932,14 @@ def _macro_only(lab: Lab, cases: list[CaseResult], macro: str) -> str | None:
         listing([str(v) for v in sorted(failing)]),
         listing([str(v) for v in sorted(passing)]),
     )
+    if all(_not_run(c) for c in cases if not c.passed and macro in c.sizes):
+        return (
+            f"Only the cases with {macro} {bad} fail, and every case with {macro} {good} "
+            f"passes: with {macro} {bad} the kernel is not run at all, for the reason each "
+            f"of those cases gives, which something sized from {macro} (the block, a "
+            f"__shared__ array) meets only there. Size it so that it fits at every {macro} "
+            "the grader sets."
+        )
     if min(failing) > max(passing):
         cause, block = f"sized for a smaller {macro}", "too small"
     elif max(failing) < min(passing):
@@ -727,6 +954,13 @@ def _macro_only(lab: Lab, cases: list[CaseResult], macro: str) -> str | None:
     )
 
 
+def _not_run(case: CaseResult) -> bool:
+    """A case whose build a finding stopped: an error with nothing of a run in it."""
+    return case.status == Status.ERROR and not case.diagnostics and case.first_mismatch is None
+
+
+# Tried before a lab's own hints: patterns any output can show.
+LEADING_HINTS: tuple[Detector, ...] = (read_before_set, all_nan, unwritten_pattern)
 # The detectors a lab gets where it names none of its own (Lab.fault_hints,
 # Lab.precision_hints, Lab.cross_case_hints).
 FAULT_HINTS: tuple[Callable[[Fault], str | None], ...] = (lax_bounds_check, partial_tile_fault)

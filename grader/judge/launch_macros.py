@@ -5,7 +5,9 @@ them (a `#define MASK_RADIUS 2` that passes the public cases' MASK_WIDTH 5 alone
 A kernel written for 32 x 32 tiles that never defines BLOCK_X and BLOCK_Y runs with the
 grader's default 16 x 16 blocks; its wrong outputs alone do not say so. This reads the
 file's own `#define`s, evaluates the simple ones, and compares the sizes its blocks step
-by (`blockIdx.y * TILE_WIDTH`) and its shared tiles with the launch."""
+by (`blockIdx.y * TILE_WIDTH`) and its shared tiles with the launch. The advice names
+only the lab's own axes, only the axes whose sizes disagree, and a halo only where the lab
+has a mask."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import ast
 import operator
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from grader.model import lexer
 from grader.model.interface import LAUNCH_MACROS
@@ -43,24 +46,22 @@ _OPS = {
 
 
 def describe(
-    text: str,
-    launch: Mapping[str, int],
-    macros: Mapping[str, int],
-    varied: Mapping[str, tuple[int, ...]] | None = None,
+    text: str, launch: Mapping[str, int], macros: Mapping[str, int], lab: Lab
 ) -> LaunchMacros:
     """What `text` sets of the launch, as compiled with the grader's `macros`, and a
     sentence for each size in it that the launch `launch` (BLOCK_X .. TILE_Z) does not
-    match, or that is fixed where the lab's cases vary a macro (`varied`, as `varied`
-    gives it)."""
+    match, with advice in `lab`'s terms, or that is fixed where `lab`'s cases vary a
+    macro."""
     code = lexer.uncommented(text)
     defines = _defines(text)
     defined = [m for m in LAUNCH_MACROS if m in defines]
     known = _Values(defines, {**macros, **launch})
-    steps = _steps(code, known, launch, defined)
+    terms = _Terms("XYZ"[: lab.dims], bool(lab.constants), defined)
+    steps = _steps(code, known, launch, terms)
     # a step that disagrees already says the launch is not the file's: once is enough
-    tiles = [] if steps else _tiles(code, defines, known, launch, defined)
-    fixed = _fixed(defines, varied or {}, macros)
-    warnings = [*steps.values(), *tiles, *fixed]
+    tiles = [] if steps else _tiles(code, defines, known, launch, terms)
+    fixed = _fixed(defines, varied(lab), macros)
+    warnings = [*steps, *tiles, *fixed]
     return LaunchMacros(values=dict(launch), defined=defined, warnings=warnings)
 
 
@@ -126,6 +127,16 @@ def _derived(
 
 def _listed(values: tuple[int, ...]) -> str:
     return " and ".join(str(v) for v in values)
+
+
+@dataclass(frozen=True)
+class _Terms:
+    """What advice may name: the lab's axes, whether it has a halo (a mask), and the
+    launch macros the file defines already."""
+
+    axes: str
+    halo: bool
+    defined: list[str]
 
 
 def _defines(text: str) -> dict[str, str]:
@@ -205,35 +216,60 @@ def _raise() -> int:
     raise ZeroDivisionError
 
 
-def _steps(
-    code: str, known: _Values, launch: Mapping[str, int], defined: list[str]
-) -> dict[str, str]:
-    """`blockIdx.y * TILE_WIDTH` where TILE_WIDTH is neither TILE_Y nor BLOCK_Y: the first
-    such line for each size, one warning for each value (TILE_H and TILE_W both 32)."""
-    out: dict[str, str] = {}
-    values: set[int] = set()
+def _steps(code: str, known: _Values, launch: Mapping[str, int], terms: _Terms) -> list[str]:
+    """`blockIdx.y * TILE_WIDTH` where TILE_WIDTH is neither TILE_Y nor BLOCK_Y: one
+    warning for each value (TILE_H and TILE_W both 32), at its first line, naming every
+    axis stepped by it."""
+    found: dict[int, _Step] = {}
     for match in _STEP.finditer(code):
         axis = (match.group(1) or match.group(4)).upper()
         factor = (match.group(2) or match.group(3)).strip("() \t")
         value = known.of(factor)
-        tile, block = launch[f"TILE_{axis}"], launch[f"BLOCK_{axis}"]
+        shown, threads = factor, False  # threads: a number of blocks' threads
         more = _MORE.match(code, match.end()) if match.group(3) else None
         if more is not None and value is not None:
             second = more.group(1).strip("() \t")
+            block = launch[f"BLOCK_{axis}"]
             times = block if second.startswith("blockDim") else known.of(second)
             value = value * times if times is not None else None
-        if value is None or value in (tile, block) or factor in LAUNCH_MACROS or value in values:
+            shown, threads = f"{factor} * {' '.join(second.split())}", times == block
+        if value is None or value in (launch[f"TILE_{axis}"], launch[f"BLOCK_{axis}"]):
             continue
-        values.add(value)
-        named = factor if not factor.isdigit() else f"the number {factor}"
-        shown = f"{named} = {value}" if not factor.isdigit() else named
-        out[factor] = (
-            f"Line {line_of(code, match.start())} steps blockIdx.{axis.lower()} by {shown}, "
-            f"but the grader's blocks each cover TILE_{axis} = {tile} elements along "
-            f"{axis.lower()} (BLOCK_{axis} = {block} threads){_defaults(defined)}. "
-            + _advice(factor if not factor.isdigit() else None, value, _axes(launch, code))
-        )
-    return out
+        if factor in LAUNCH_MACROS:
+            continue
+        step = found.setdefault(value, _Step(line_of(code, match.start()), axis, shown, threads))
+        if axis not in step.axes:
+            step.axes += axis
+    return [_step_warning(value, step, launch, terms) for value, step in found.items()]
+
+
+@dataclass
+class _Step:
+    """The first step by one value: its line, the axes stepped by it, the step as written
+    (TILE_WIDTH, 32, 2 * blockDim.x), and whether it is a number of a block's threads
+    times some count, each thread covering several elements."""
+
+    line: int
+    axes: str
+    shown: str
+    threads: bool
+
+
+def _step_warning(value: int, step: _Step, launch: Mapping[str, int], terms: _Terms) -> str:
+    axis = step.axes[0]
+    shown = f"the number {value}" if step.shown.isdigit() else f"{step.shown} = {value}"
+    named = step.shown if re.fullmatch(r"[A-Za-z_]\w*", step.shown) else None
+    return (
+        f"Line {step.line} steps blockIdx.{axis.lower()} by {shown}, but the grader's blocks "
+        f"each cover TILE_{axis} = {launch[f'TILE_{axis}']} elements along {axis.lower()} "
+        f"(BLOCK_{axis} = {launch[f'BLOCK_{axis}']} threads){_defaults(terms.defined)}. "
+        + _advice(named, value, _own(step.axes, terms), terms, step.threads)
+    )
+
+
+def _own(axes: str, terms: _Terms) -> list[str]:
+    """`axes` that are the lab's (all of them, where the code steps only others)."""
+    return sorted([a for a in axes if a in terms.axes] or axes, key="XYZ".index)
 
 
 def _tiles(
@@ -241,12 +277,12 @@ def _tiles(
     defines: Mapping[str, str],
     known: _Values,
     launch: Mapping[str, int],
-    defined: list[str],
+    terms: _Terms,
 ) -> list[str]:
     """Tile-size macros bigger than anything the launch covers, or else __shared__ tiles
     that are: only when the file sets none of the launch macros (the launch is all
     defaults), one warning for each value."""
-    if defined:
+    if terms.defined:
         return []
     largest = max(launch.values())
     out: dict[int, str] = {}
@@ -258,7 +294,7 @@ def _tiles(
                 f"{name} is {value} in your file, but it defines none of the launch macros, so "
                 f"the grader launches its default {_shape(launch, 'BLOCK')} blocks, each "
                 f"covering a {_shape(launch, 'TILE')} tile. "
-                + _advice(name, value, _axes(launch, code))
+                + _advice(name, value, list(terms.axes), terms, False)
             )
     return list(out.values()) or _shared_tiles(code, known, launch)
 
@@ -291,21 +327,31 @@ def _defaults(defined: list[str]) -> str:
     return f" (your file does not define {', '.join(unset)}: the defaults)" if unset else ""
 
 
-def _axes(launch: Mapping[str, int], code: str) -> str:
-    """The axes a block spans: z too where the launch or the code uses it."""
-    deep = launch["BLOCK_Z"] > 1 or launch["TILE_Z"] > 1 or re.search(r"\bblockIdx\s*\.\s*z", code)
-    return "XYZ" if deep else "XY"
-
-
-def _advice(name: str | None, value: int, axes: str) -> str:
+def _advice(name: str | None, value: int, axes: list[str], terms: _Terms, threads: bool) -> str:
+    """How to say that each block covers `value` elements along `axes`, in place of the
+    BLOCK macros the file defines otherwise; a step by a number of threads (2 *
+    blockDim.x) is a tile of several elements per thread."""
     size = name or str(value)
+    tiles = [f"TILE_{a}" for a in axes]
+    along = f"along {_both([a.lower() for a in axes])}"
+    if threads:
+        return (
+            f"If each block covers {value} elements {along}, say so: "
+            f"{_both([f'#define {t} {size}' for t in tiles])}, with BLOCK_{axes[0]} the "
+            "threads that cover them."
+        )
     blocks = _both([f"#define BLOCK_{a} {size}" for a in axes])
-    tiles = _both([f"TILE_{a}" for a in axes])
+    # a BLOCK macro the file defines disagrees with the step: its value is what to change
+    mine = [f"BLOCK_{a}" for a in axes if f"BLOCK_{a}" in terms.defined]
+    instead = f" in place of your {_both(mine)}" if mine else ""
+    several = (
+        "compute several elements or load a halo" if terms.halo else "compute several elements"
+    )
     return (
-        f"If each block covers {value} elements per axis, say so: {blocks} (one thread per "
-        f"element), or also {tiles} when threads compute several elements or load a halo."
+        f"If each block covers {value} elements {along}, say so: {blocks}{instead} (one "
+        f"thread per element), or also {_both(tiles)} when threads {several}."
     )
 
 
 def _both(words: list[str]) -> str:
-    return f"{', '.join(words[:-1])} and {words[-1]}"
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"

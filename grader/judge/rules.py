@@ -68,12 +68,14 @@ def blocked(case: Case, build: Build, blocks: Set[str]) -> CaseResult | None:
     )
 
 
-def census_case(lab: Lab, cases: list[Case]) -> str | None:
-    """The case whose run counts what the kernel executed, where a rule asks: the
-    smallest public one, the same on every backend. Counting costs (a build that calls
-    the runner before every load on the CPU, more than 5x slower on matmul's largest
-    case; an extra launch on the GPU), so it is one case."""
-    if not any(rule.executes for rule in lab.requirements):
+def census_case(lab: Lab, cases: list[Case], watches_races: bool) -> str | None:
+    """The case whose run is watched most closely: it counts what the kernel executed,
+    for the rules that ask, and on a backend that `watches_races` there (the CPU's) every
+    access that races among a block's threads. The smallest public one, the same on every
+    backend. Watching costs (a build that calls the runner before every load on the CPU,
+    more than 5x slower on matmul's largest case; an extra launch on the GPU), so it is
+    one case, and none where nothing would be watched."""
+    if not (watches_races or any(rule.executes for rule in lab.requirements)):
         return None
     return smallest_public(lab, cases)
 
@@ -158,19 +160,21 @@ def _uncounted(lab: Lab, result: Result, built: Interface, census: str) -> None:
 
 def _uncounted_why(rule: Requirement, kernel: str, name: str, census: CaseResult | None) -> str:
     """Why a rule about what `kernel` executes is broken where the census case `name`
-    counted nothing."""
+    counted nothing: first what stopped it, the hang or crash the report gives first."""
     if census is None:
-        why = "that case was not run"
+        head, why = "Not checked: the case was not run.", "that case was not run"
     elif census.status == Status.TIMEOUT:
-        why = "there the kernel hung (see that case)"
+        head, why = "Not checked: the case hung.", "there the kernel hung (above)"
     elif census.status == Status.ERROR:
-        why = "there the kernel did not run to its end (see that case)"
+        head = "Not checked: the case did not run to its end."
+        why = "there the kernel did not run to its end (above)"
     else:
+        head = "Not checked: the run that counts stopped early."
         why = "the run that counts it stopped before its end, though the case's own runs did not"
     return (
-        f"The lab's rule that {rule.says} is not met in this report: the grader counts what "
-        f"{kernel} executes in case {name}, and {why}. The rule counts as broken until that "
-        "run goes to its end."
+        f"{head} The lab's rule that {rule.says} is not met in this report: the grader "
+        f"counts what {kernel} executes in case {name}, and {why}. The rule counts as broken "
+        "until that run goes to its end."
     )
 
 

@@ -59,9 +59,8 @@ def judge(
         for name, want in expected.items()
     ]
     seen = {d.kind for d in outcome.diagnostics}
-    result.diagnostics += [
-        d for d in output_diagnostics(comparisons, lab.kernel.name) if d.kind not in seen
-    ]
+    of_output = [d for d in output_diagnostics(comparisons, lab.kernel.name) if d.kind not in seen]
+    result.diagnostics += of_output
     if Kind.RACE not in seen:
         result.diagnostics += unsteady(comparisons, layouts, outcome, tol, lab.kernel.name)
     _summarise(result, comparisons)
@@ -76,10 +75,12 @@ def judge(
     found = overrun
     if failing and found is None:
         cmp = failing[0]
+        # what the run found: the judge's own words on the output (its NaN, its elements
+        # never written) name no cause, and must not silence a hint that names one
+        findings = tuple(d for d in result.diagnostics if d not in of_output)
         ctx = hints.Context(
-            lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile(),
-            tuple(result.diagnostics),
-        )  # fmt: skip
+            lab, sized.sizes, inputs, cmp, tol[cmp.name], build.interface.tile(), findings
+        )
         found = hints.output_hint(ctx)
     result.hint_kind, result.hint = found or (None, None)
     failed = failing or any(d.kind not in INFORMATIVE for d in result.diagnostics)

@@ -60,6 +60,11 @@ GHOST_RULES = {
 }
 
 
+def _fault_hints(rule: str) -> tuple:
+    """The default fault hints, with the mask reaching ghost cells before a partial tile."""
+    return (hints.lax_bounds_check, hints.ghost_cells_fault(rule), hints.partial_tile_fault)
+
+
 def _image(sizes):
     return (sizes["Height"], sizes["Width"])
 
@@ -104,13 +109,16 @@ def image_lab(kernel: Kernel, ghost: str, title: str, summary: str) -> Lab:
         forbidden=common.FORBIDDEN,
         hints=(
             hints.nothing_written,
+            hints.tile_seams,
             hints.last_partial_tile,
             hints.partly_unwritten,
             hints.ghost_border(GHOST_RULES[ghost]),
+            hints.column_major,
             hints.mask_rearranged("mask"),
             hints.shifted,
             hints.transposed,
         ),
+        fault_hints=_fault_hints(GHOST_RULES[ghost]),
         scoring=Scoring(target_speedup=0.7, zero_speedup=0.2),
         bound="memory",
         sampler=same_sampler(_image, _square, ghost),
@@ -139,6 +147,9 @@ VOLUME_HIDDEN = (
     _volume_case("1x1x1-mask5", 1, 1, 1, 5, "hidden"),
     _volume_case("65x33x17-mask5", 65, 33, 17, 5, "hidden"),
 )
+
+
+VOLUME_GHOSTS = "In this lab a ghost cell counts as 0."
 
 
 def _volume(sizes):
@@ -201,12 +212,14 @@ def volume_lab(kernel: Kernel, title: str, summary: str, **extra) -> Lab:
         hints=(
             hints.nothing_written,
             *detectors,
+            hints.tile_seams,
             hints.last_partial_tile,
             hints.partly_unwritten,
-            hints.ghost_border("In this lab a ghost cell counts as 0."),
+            hints.ghost_border(VOLUME_GHOSTS),
             hints.mask_rearranged("mask"),
             hints.shifted,
         ),
+        fault_hints=_fault_hints(VOLUME_GHOSTS),
         scoring=Scoring(target_speedup=0.6, zero_speedup=0.15),
         bound="compute",
         sampler=same_sampler(_volume, _cube, "zero"),

@@ -16,9 +16,12 @@ from grader.model.result import (
     CaseResult,
     Diagnostic,
     KernelResources,
+    Kind,
     LaunchMacros,
     Mismatch,
     Result,
+    Status,
+    Visibility,
 )
 
 # Text from the submission (compiler output, #error text, printf output, file names) may
@@ -201,6 +204,33 @@ def case_details(case: CaseResult) -> list[str]:
         lines.append(f"hint: {case.hint}")
     lines.extend(diagnostic(d) for d in case.diagnostics)
     return lines
+
+
+def stopped(result: Result) -> list[Diagnostic]:
+    """Where the grading has findings of its own, what stopped the first public case whose
+    run stopped (a hang, a crash), restated with the case's name: the reports give it
+    before those findings, some of which it leaves unjudged (the census case is the
+    smallest public one). The other cases say theirs below. A hidden case is not named
+    here."""
+    if not result.diagnostics:
+        return []
+    for case in result.cases:
+        ran = case.status in (Status.TIMEOUT, Status.ERROR) and case.diagnostics
+        if ran and case.visibility == Visibility.PUBLIC:
+            first = case.diagnostics[0]
+            return [dataclasses.replace(first, message=f"In case {case.name}: {first.message}")]
+    return []
+
+
+def findings(result: Result) -> list[Diagnostic]:
+    """The grading's findings in the order the reports list them: what stopped a case
+    first (stopped), then its own, hangs and crashes before the rest."""
+    first = sorted(result.diagnostics, key=lambda d: d.kind not in STOPPING)
+    return [*stopped(result), *first]
+
+
+# What stops a run: it comes before what it leaves unjudged.
+STOPPING = frozenset({Kind.TIMEOUT, Kind.CRASH})
 
 
 def build_diagnostics(result: Result) -> list[Diagnostic]:

@@ -240,6 +240,7 @@ def render(result: Result) -> str:
     profile = result.profile
     return template.render(
         r=result,
+        findings=common.findings(result),
         score=common.score(result),
         chart=chart(result.performance) if result.performance else None,
         build_diagnostics=common.build_diagnostics(result),

@@ -27,8 +27,10 @@ def _compile_case(result: Result) -> TestCase:
     case = TestCase("compile", classname=result.lab, stdout=common.printable(result.compile.log))
     if not result.compile.ok or build:
         message = build[0].message if build else "The kernel did not compile."
-        # GitLab shows a failure's text, not its message, so the text is never empty
-        details = "\n".join(common.diagnostic(d) for d in build) or message
+        # GitLab shows a failure's text, not its message, so the text is never empty; a
+        # hang that left a rule unjudged comes before it
+        found = [*common.stopped(result), *build]
+        details = "\n".join(common.diagnostic(d) for d in found) or message
         case.add_failure_info(message=message, output=details, failure_type="build")
     return case
 

@@ -72,6 +72,7 @@ def render(result: Result) -> str:
     template = _environment().get_template("report.md.j2")
     return template.render(
         r=result,
+        findings=common.findings(result),
         score=common.score(result),
         passed=sum(c.passed for c in result.cases),
         output_lines=OUTPUT_LINES,

@@ -107,10 +107,10 @@ def _compiler_said(result: Result) -> bool:
 
 
 def _diagnostics(result: Result, paint: _Paint) -> list[str]:
-    """The findings, less the compile errors that the log under Compile shows as the
-    compiler wrote them."""
+    """The findings in the reports' order (common.findings), less the compile errors that
+    the log under Compile shows as the compiler wrote them."""
     log = result.compile.log if not result.compile.ok and _compiler_said(result) else ""
-    shown = [d for d in result.diagnostics if not _in_log(d, log)]
+    shown = [d for d in common.findings(result) if not _in_log(d, log)]
     if not shown:
         return []
     return ["", paint("Diagnostics", "bold")] + [f"  - {common.diagnostic(d)}" for d in shown]

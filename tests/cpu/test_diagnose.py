@@ -565,13 +565,15 @@ def test_two_blocks_writing_one_element_are_named(kit, no_nvcc):
     assert "Blocks (0,0,0) and (1,0,0) both wrote P[14]" in race.message
     assert "stored 1, then block (1,0,0) stored 0" in race.message
     assert "elements were written by more than one block" in race.message
-    assert "halo" in race.message and race.block == (1, 0, 0)
+    # no mask is filled: a halo is not this kernel's (conv2d's halo_threads_store.cu is)
+    assert "halo" not in race.message and race.block == (1, 0, 0)
 
 
 def test_a_race_inside_one_block_is_still_called_one(kit, rng, no_nvcc):
     result, _ = run_matmul(kit, TILED.replace("__syncthreads(); /*FIRST*/", ""), rng)
     race = only(result, Kind.RACE)
-    assert "without a __syncthreads()" in race.message and "both wrote" not in race.message
+    assert "with no __syncthreads() between them" in race.message
+    assert "both wrote" not in race.message
 
 
 def test_a_barrier_inside_an_if_is_not_called_an_early_return(kit, rng, no_nvcc):

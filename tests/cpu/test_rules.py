@@ -202,3 +202,13 @@ def test_a_boundary_bug_at_the_drawn_case_costs_its_cases_and_the_rules_are_meas
     assert not [d for d in graded.diagnostics if d.kind == Kind.REQUIREMENT]
     assert graded.profile is not None and "width-64" in graded.profile.student.case
     assert any(c.status != Status.PASSED for c in graded.cases if c.name == "width-97")
+
+
+def test_a_lab_with_no_rule_on_what_executes_has_a_census_case_where_races_are_watched():
+    from grader.judge import cases, rules
+
+    lab = labs.get("reduction")  # its rules are all in the text
+    every = cases.cases_for(lab, "secret")
+    assert not any(rule.executes for rule in lab.requirements)
+    assert rules.census_case(lab, every, watches_races=False) is None
+    assert rules.census_case(lab, every, watches_races=True) == "n-1000"  # the smallest public

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +13,9 @@ from cpu_kit import inp, integer, kinds, out
 
 from grader.backends.cpu import job, protocol, runner
 from grader.backends.cpu.shelf import Shelf
+from grader.model.launch import POISON_BITS
+from grader.model.result import Kind
+from grader.model.source import Submission
 from grader.toolchain import cxx
 
 # -- the fiber switch itself -------------------------------------------------------------
@@ -358,6 +362,40 @@ def test_a_kernel_without_barriers_runs_as_a_loop_and_one_with_them_as_fibers(ki
             report = job.execute(build.artifact, launch, 10, settings, shelf)
         passes = report.all(protocol.Pass)
         assert [p.fibers for p in passes] == [fibers, fibers]
+
+
+# -- the race watch of a census run (hazards.cpp) -------------------------------------------
+
+VECTOR_STORES = r"""
+__global__ void add_one(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (4 * i + 3 < n) reinterpret_cast<float4*>(y)[i] = make_float4(1.0f, 2.0f, 3.0f, 4.0f);
+    __syncthreads();
+    if (4 * i + 3 < n) y[4 * i + 1] += 1.0f;
+}
+__global__ void adds_unset(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] += 1.0f;
+}
+"""
+
+
+def test_a_vector_store_sets_every_element_it_covers_for_the_read_before_set_watch(kit, no_nvcc):
+    """A float4 store sets four output elements: reading the second of them is no read
+    before a set (the watch once took the store for its first element alone, and failed
+    the exploit kit's replay of matmul-tiled, which copies what the reference's float4
+    stores set)."""
+    build = kit.backend.build(Submission(Path("k.cu"), VECTOR_STORES), {}, (16, 1, 1), census=True)
+    assert build.ok, build.diagnostics
+    poison = np.full(64, POISON_BITS, np.uint32).view(np.float32)  # the grader's own fill
+    stored = kit.run(build, "add_one", 1, 16, [out("y", 64, poison), integer("n", 64)])
+    assert stored.diagnostics == []
+    np.testing.assert_array_equal(stored.buffers["y"].data.reshape(-1, 4)[:, 1], 3.0)
+    unset = kit.run(build, "adds_unset", 4, 16, [out("y", 64, poison), integer("n", 64)])
+    assert kinds(unset) == [Kind.UNWRITTEN_OUTPUT]
+    assert (
+        "read y[0] at line 10 before any thread had stored into it" in unset.diagnostics[0].message
+    )
 
 
 # -- maths -----------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from grader.backends.cpu import blame, diagnose
 from grader.backends.cpu import build as building
 from grader.backends.cpu import profile as profiling
 from grader.backends.cpu.job import PASSES, Report, Settings, Stop, execute
-from grader.backends.cpu.protocol import Fault, Hazard, Pass, Sandbox
+from grader.backends.cpu.protocol import Fault, Pass, Sandbox
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 from grader.model.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
@@ -78,6 +78,11 @@ class CpuBackend(Backend):
         text = layers.describe()
         missing = layers.missing()
         return f"{text}. {missing}" if missing else text
+
+    def watches_races(self) -> bool:
+        """The census run, on one pool thread in the module built with load hooks, turns
+        on runtime/hazards.cpp (run)."""
+        return True
 
     def concurrent_builds(self) -> int:
         """A build is compilers in processes of their own, nvcc's in a row beside g++'s:
@@ -222,7 +227,8 @@ class CpuBackend(Backend):
         jobs = 1 if artifact.census else self.jobs
         token = profiling.token() if profiles is not None else ""
         isolated = self._require_isolation()
-        settings = Settings(jobs, require_isolation=isolated, profile=token, stop=stop)
+        # a census run also watches every access that races among a block's threads
+        settings = Settings(jobs, isolated, hazards=artifact.census, profile=token, stop=stop)
         start = dict(state) if state is not None else None
         report = execute(artifact, launch, timeout, settings, self._shelf, state)
         if jobs > 1 and _order_dependent(report):
@@ -267,13 +273,18 @@ class CpuBackend(Backend):
         settings: Settings,
         state: dict[str, bytes] | None,
     ) -> None:
-        """The first race among a block's threads a module shows: run that case again to
-        find the shared-memory access a missing barrier exposes (runtime/hazards.cpp), in
-        the module built with load hooks, and name its array, threads and lines. Once per
-        module: each case costs an instrumented run."""
+        """The first race among a block's threads a module shows outside the census run
+        (which watched its accesses itself): run that case again to find the accesses
+        that race (runtime/hazards.cpp), in the module built with load hooks, and name
+        their threads and lines. Once per module: each case costs an instrumented run."""
         race = next((d for d in out.diagnostics if d.race_scope == RaceScope.EVERY_CASE), None)
         made = self._made.get(artifact.module)
-        if race is None or made is None or artifact.module in self._hazards_sought:
+        if (
+            race is None
+            or made is None
+            or artifact.census
+            or artifact.module in self._hazards_sought
+        ):
             return
         if settings.stop is not None:  # made ahead: an earlier case may show a race too
             raise _InTurn
@@ -283,10 +294,9 @@ class CpuBackend(Backend):
             return
         seek = dataclasses.replace(settings, jobs=1, hazards=True, profile="")
         report = execute(hooked, launch, timeout, seek, self._shelf, state)
-        record = report.first(Hazard)
-        if record is not None:
-            found = diagnose.hazard(record, race, launch, diagnose.Locator(hooked, self._shelf))
-            out.diagnostics[out.diagnostics.index(race)] = found
+        locate = diagnose.Locator(hooked, self._shelf)
+        at = out.diagnostics.index(race)
+        out.diagnostics[at : at + 1] = diagnose.explained(race, report, launch, locate)
 
     def _note_layers(self, report: Report) -> None:
         """The layers its worker applied, as the worker recorded them before any code of

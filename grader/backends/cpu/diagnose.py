@@ -35,6 +35,7 @@ from grader.backends.cpu.protocol import (
 )
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
+from grader.judge.compare import poisoned
 from grader.model.interface import Executed
 from grader.model.launch import (
     SHARED_FILL_BITS,
@@ -108,8 +109,10 @@ def outcome(
                 race = _lost(lost, launch, kernel, locate)
             else:
                 race = _race(report, launch, kernel, atomics)
-            if race:
-                out.diagnostics.append(race)
+            out.diagnostics += explained(race, report, launch, locate)
+            unset = read_before_set(report, launch, locate)
+            if unset:
+                out.diagnostics.append(unset)
         unwritten = _uninitialised_shared(out.buffers, launch, kernel)
         if unwritten:
             out.diagnostics.append(unwritten)
@@ -206,7 +209,7 @@ def _fault(record: Fault, launch: Launch, locate: Locator) -> Diagnostic:
             Kind.OUT_OF_BOUNDS, message, kernel=launch.kernel, thread=thread, block=block, line=line
         )
     if kind == "static_shared":
-        message = _static_shared_message(record, who, line)
+        message = _static_shared_message(record, who, line, bool(launch.constants))
         return Diagnostic(
             Kind.OUT_OF_BOUNDS, message, kernel=launch.kernel, thread=thread, block=block, line=line
         )
@@ -226,9 +229,10 @@ def _shared_message(record: Fault, who: str, where: str) -> str:
     )
 
 
-def _static_shared_message(record: Fault, who: str, line: int | None) -> str:
+def _static_shared_message(record: Fault, who: str, line: int | None, halo: bool) -> str:
     """An access past a static __shared__ array: the element as the student indexes it
-    (tile[12][3] for element 147 of tile[12][12]), and the declaration."""
+    (tile[12][3] for element 147 of tile[12][12]), and the declaration; a tile's halo
+    only in a lab with a mask (`halo`: the launch fills __constant__ memory)."""
     name = record.name or "a __shared__ array"
     access = {"read": "read", "write": "wrote"}.get(record.access, "accessed")
     element = max(1, record.element)
@@ -241,9 +245,10 @@ def _static_shared_message(record: Fault, who: str, line: int | None) -> str:
     what = _outside(index, count, array)
     if index >= count:
         what = f"{name}{_subscript(index, dims)}, {what}"
+    size = "the largest tile (with its halo)" if halo else "everything the block keeps in it"
     return (
-        f"{who} {access} {what}{',' if line else ''}{_at(line)}. Size the array for the "
-        "largest tile (with its halo) it must hold, or keep the index inside it."
+        f"{who} {access} {what}{',' if line else ''}{_at(line)}. Keep the index inside the "
+        f"array (check the arithmetic on that line), or size the array for {size}."
     )
 
 
@@ -382,16 +387,17 @@ def _divergence(record: Divergence, kernel: str, source: str) -> Diagnostic:
         )
     if what == "warp":
         name = WARP_CALLS.get(op, "a warp operation")
-        state = (
-            "had already returned"
-            if record.other_state == 0
-            else f"waits at __syncthreads(){_at(other_line)}"
-        )
+        waits = f"Thread {_xyz(thread)} of block {_xyz(block)} waits in {name}{_at(line)}"
+        if record.other_state == 0:
+            why = _why_not_there(source, line, other, name, "Every lane named in the mask")
+        else:
+            why = (
+                f" for thread {_xyz(other)}, which waits at __syncthreads(){_at(other_line)}. "
+                f"Every lane named in the mask must reach the same {name}."
+            )
         return Diagnostic(
             Kind.BARRIER_DIVERGENCE,
-            f"Thread {_xyz(thread)} of block {_xyz(block)} waits in {name}{_at(line)} for "
-            f"thread {_xyz(other)}, which {state}. Every lane named in the mask must reach the "
-            "same warp operation.",
+            waits + why,
             kernel=kernel,
             thread=thread,
             block=block,
@@ -413,7 +419,7 @@ def _divergence(record: Divergence, kernel: str, source: str) -> Diagnostic:
     message = f"Thread {_xyz(thread)} of block {_xyz(block)} waits at {barrier}{_at(line)}"
     return Diagnostic(
         Kind.BARRIER_DIVERGENCE,
-        message + _why_not_there(source, line, other),
+        message + _why_not_there(source, line, other, barrier, "Every thread of a block"),
         kernel=kernel,
         thread=thread,
         block=block,
@@ -421,34 +427,35 @@ def _divergence(record: Divergence, kernel: str, source: str) -> Diagnostic:
     )
 
 
-def _why_not_there(source: str, line: int | None, other) -> str:
-    """How thread `other` finished without reaching the barrier on `line`, as far as the
-    source shows: the barrier sits in a branch it skipped, or it returned early."""
+def _why_not_there(source: str, line: int | None, other, call: str, who: str) -> str:
+    """How thread `other` finished without reaching `call` (a barrier or a warp operation)
+    on `line`, as far as the source shows: it sits in a branch the thread skipped, or the
+    thread returned early. `who` must reach it: every thread of a block, or every lane a
+    mask names."""
     context = scan.barrier_context(source, line) if line else scan.BarrierContext(None, None)
     gone = f"thread {_xyz(other)} of the same block"
-    every = "Every thread of a block must reach each __syncthreads()"
+    every = f"{who} must reach each {call}"
     if context.branch_line:
         also = (
             f" (the return at line {context.return_line} may skip it too)"
             if context.return_line
             else ""
         )
+        tile = "threads" in call and " (threads with nothing to load can store 0 into the tile)"
         return (
             f", which is inside the {context.branch} at line {context.branch_line}; {gone} "
-            f"did not take that branch and finished without reaching the barrier{also}. "
-            f"{every}: put the "
-            "barrier outside the if and keep only the work inside it (threads with nothing "
-            "to load can store 0 into the tile)."
+            f"did not take that branch and finished without reaching it{also}. {every}: put "
+            f"the {call} outside the {context.branch} and keep only the work inside it{tile or ''}."
         )
     if context.return_line:
         return (
             f", while {gone} had already returned (the return at line "
             f"{context.return_line}). {every}: move the early return after the last "
-            "barrier, or put the work inside an if instead of returning."
+            f"{call}, or put the work inside an if instead of returning."
         )
     return (
         f", while {gone} finished the kernel without reaching it: a condition or a loop let "
-        f"it skip the barrier. {every}, the same number of times."
+        f"it skip the {call}. {every}, the same number of times."
     )
 
 
@@ -518,6 +525,8 @@ def _same(a: np.ndarray, b: np.ndarray, tolerant: bool) -> np.ndarray:
 
 
 def _race(report: Report, launch: Launch, kernel: str, atomics: bool) -> Diagnostic | None:
+    """The two thread orders left an output different: what differs, and the two ways
+    threads of a block can make it so, until a hazard record says which (explained)."""
     forward, reverse = report.outputs[0], report.outputs[1]
     for k, buffer in enumerate(launch.buffers()):
         a, b = forward[k], reverse[k]
@@ -530,45 +539,132 @@ def _race(report: Report, launch: Launch, kernel: str, atomics: bool) -> Diagnos
             Kind.RACE,
             f"{buffer.name}[{index}] differs between two runs that ran the threads of each "
             f"block in different orders ({_value(a[index])} in one, {_value(b[index])} in the "
-            f"other; {count:,} element{'s' if count != 1 else ''} differ). Threads of a block "
-            "read what other threads write without a __syncthreads() between the write and "
-            "the read.",
+            f"other; {count:,} element{'s' if count != 1 else ''} differ). {_ORDERS}",
             kernel=kernel,
             race_scope=RaceScope.EVERY_CASE,
         )
     return None
 
 
-def hazard(record: Hazard, race: Diagnostic, launch: Launch, locate: Locator) -> Diagnostic:
-    """`race` (two thread orders, two results) with the access that shows why, from a
-    "hazard" record (runtime/hazards.cpp): a thread read a shared element another thread
-    of its block wrote since the last barrier, or wrote one another had read since then."""
+# What threads of a block do for their order to matter, where no record says which.
+_ORDERS = (
+    "Threads of a block depend on the order they run in: one reads what another writes "
+    "with no __syncthreads() between the write and the read, or several store into the "
+    "same element."
+)
+
+
+def explained(race: Diagnostic | None, report: Report, launch: Launch, locate: Locator):
+    """The race findings of a run whose accesses were watched (runtime/hazards.cpp's
+    "hazard" records), from `race`, what its two passes showed (None: nothing). A shared
+    access that races is a finding even where the orders agreed: a GPU's warps need
+    not. Two threads storing into one element only explain outputs that differed:
+    storing the same value is harmless."""
+    records = {r.what: r for r in reversed(report.all(Hazard))}
+    shared = records.get("raw") or records.get("war")
+    if race is None or race.race_scope != RaceScope.EVERY_CASE:
+        alone = _hazard(shared, launch, locate, "") if shared else None
+        return [d for d in (race, alone) if d]
+    seen = race.message.removesuffix(_ORDERS)
+    if shared:
+        return [_hazard(shared, launch, locate, seen)]
+    if "waw" in records:
+        return [_stored_twice(records["waw"], launch, locate, seen)]
+    return [race]
+
+
+def _hazard(record: Hazard, launch: Launch, locate: Locator, seen: str) -> Diagnostic:
+    """A thread read a shared element another thread of its block wrote since the last
+    barrier, or wrote one another had read since then; `seen`, the outputs it left
+    different, where the two thread orders showed it."""
     thread, other, block = record.thread, record.other, record.block
     line, other_line = locate.line(record.pc), locate.line(record.other_pc)
     element = _shared_element(record)
+    who = f"thread {_xyz(thread)} of block {_xyz(block)}"
     if record.what == "war":
         what = (
-            f"thread {_xyz(thread)} of block {_xyz(block)} wrote {element}{_at(line)} after "
-            f"thread {_xyz(other)} of the same block had read it{_at(other_line)}"
+            f"{who} wrote {element}{_at(line)} after thread {_xyz(other)} of the same block "
+            f"had read it{_at(other_line)}"
         )
-        read_line = other_line
+        read_line, fix = other_line, "after the last read of it, before the next write"
     else:
         what = (
-            f"thread {_xyz(thread)} of block {_xyz(block)} read {element}{_at(line)} after "
-            f"thread {_xyz(other)} of the same block had written it{_at(other_line)}"
+            f"{who} read {element}{_at(line)} after thread {_xyz(other)} of the same block "
+            f"had written it{_at(other_line)}"
         )
         read_line = line
+        fix = (
+            "between the write and the other threads' reads, wherever they are: after a "
+            "loop's last step too, not only between its steps"
+        )
+    shown = f"{seen}The first such access: {what}" if seen else f"{what[0].upper()}{what[1:]}"
+    luck = (
+        ""
+        if seen
+        else " The orders the CPU backend ran the threads in happened to give the same "
+        "output; a GPU's warps need not, and the reader may see the value from before the "
+        "write or after it."
+    )
     return Diagnostic(
         Kind.RACE,
-        f"{race.message} The first such access: {what}, with no __syncthreads() between "
-        "them, so what the reader sees depends on which thread runs first. "
-        "Put a __syncthreads() between the writes of a shared array and the reads of them "
-        "by other threads, and another after the last read, before the next writes.",
+        f"{shown}, with no __syncthreads() between them, so what the reader sees depends on "
+        f"which thread runs first.{luck} Put a __syncthreads() {fix}.",
         kernel=launch.kernel,
         thread=thread,
         block=block,
         line=read_line,
         race_scope=RaceScope.EVERY_CASE,
+    )
+
+
+def _stored_twice(record: Hazard, launch: Launch, locate: Locator, seen: str) -> Diagnostic:
+    """Two threads of one block stored different values into one output element, with no
+    barrier between: what is left is whichever store came last."""
+    thread, other, block = record.thread, record.other, record.block
+    line, other_line = locate.line(record.pc), locate.line(record.other_pc)
+    buffer = _buffer_at(launch, record.index)
+    name = buffer.name if buffer else "an output"
+    element = record.offset // (buffer.data.itemsize if buffer else 4)
+    lines = _at(line) if line == other_line else f"{_at(other_line)} and{_at(line)}"
+    return Diagnostic(
+        Kind.RACE,
+        f"{seen}Threads {_xyz(other)} and {_xyz(thread)} of block {_xyz(block)} both stored "
+        f"into {name}[{element}]{lines}, with no barrier between them, so the value left is "
+        "whichever store runs last. Only one thread should store each element: where the "
+        "block's threads compute one result together, the thread that holds it stores it "
+        "(if (threadIdx.x == 0) ...), after the others' work is done.",
+        kernel=launch.kernel,
+        thread=thread,
+        block=block,
+        line=line,
+        race_scope=RaceScope.EVERY_CASE,
+    )
+
+
+def read_before_set(report: Report, launch: Launch, locate: Locator) -> Diagnostic | None:
+    """An output element a thread read before any thread stored into it, where it still
+    held the grader's poison when the kernel started (a later kernel of a launch reads
+    what an earlier one stored)."""
+    record = next((r for r in report.all(Hazard) if r.what == "unset"), None)
+    buffer = _buffer_at(launch, record.index) if record else None
+    if record is None or buffer is None or not buffer.output:
+        return None
+    data = buffer.data.reshape(-1)
+    element = record.offset // data.itemsize
+    if not 0 <= element < data.size or not poisoned(data[element : element + 1]).all():
+        return None
+    line = locate.line(record.pc)
+    return Diagnostic(
+        Kind.UNWRITTEN_OUTPUT,
+        f"Thread {_xyz(record.thread)} of block {_xyz(record.block)} read "
+        f"{buffer.name}[{element}]{_at(line)} before any thread had stored into it. Outputs "
+        "arrive holding the NaN the grader fills them with, not 0, so a value computed from "
+        f"{buffer.name}[{element}] (as {buffer.name}[i] += ... computes) is that NaN too. Add "
+        "into a register and store the result once, or set the element before adding to it.",
+        kernel=launch.kernel,
+        thread=record.thread,
+        block=record.block,
+        line=line,
     )
 
 
@@ -603,8 +699,12 @@ def _overlap(record: Overlap, launch: Launch, kernel: str, locate: Locator) -> D
         "Blocks run in any order, so which value is left differs from run to run. Each "
         "output element must be stored by exactly one thread of one block: check the index "
         "each thread stores to (every size in its place, the block offset stepping by the "
-        "tile each block covers, TILE, not by the block size), and that threads which only "
-        "load a tile's halo store nothing.",
+        "tile each block covers, TILE, not by the block size)"
+        + (
+            ", and that threads which only load a tile's halo store nothing."
+            if launch.constants
+            else "."
+        ),
         kernel=kernel,
         block=second,
         line=line,

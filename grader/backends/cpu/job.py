@@ -115,7 +115,7 @@ class Stop:
 class Settings:
     jobs: int
     require_isolation: bool  # False only with allow_unsandboxed
-    hazards: bool = False  # find the shared-memory access a missing barrier exposes
+    hazards: bool = False  # watch the accesses that race among a block's threads
     profile: str = ""  # the token of the first pass's memory profile; "": none (one job)
     stop: Stop | None = field(default=None, compare=False)  # None: ended by its own thread
 

@@ -284,11 +284,12 @@ class Lost(Record):
 @_kind("hazard")
 @dataclass(frozen=True)
 class Hazard(Region):
-    """The first shared-memory access a missing __syncthreads() exposes (runtime/hazards.cpp):
-    a read after another thread's write (raw) or a write after its read (war), and where
-    in shared memory."""
+    """An access that races with another thread's of its block (runtime/hazards.cpp), the
+    first of its kind: in shared memory, a read after another thread's write (raw) or a
+    write after its read (war); in an output, a store after another thread's (waw), or a
+    read before any store (unset, with no other thread); and where it lies."""
 
-    what: str = ""  # raw | war
+    what: str = ""  # raw | war | waw | unset
     thread: Dim | None = None
     other: Dim | None = None
     block: Dim | None = None

@@ -382,7 +382,9 @@ def rewrite_dynamic_shared(text: str) -> str:
 
 # -- where a barrier sits -----------------------------------------------------------------
 
-_BARRIER = re.compile(r"\b(__syncthreads(?:_count|_and|_or)?|__syncwarp)\s*\(")
+# a block's barriers, and the warp's: __syncwarp and every *_sync operation (__shfl_sync,
+# __ballot_sync, __reduce_add_sync...), which waits for the lanes its mask names
+_BARRIER = re.compile(r"\b(__syncthreads(?:_count|_and|_or)?|__syncwarp|__\w+_sync)\s*\(")
 _BRANCH = re.compile(r"\b(if|else|switch|case|default)\b")
 
 
@@ -394,7 +396,8 @@ class BarrierContext:
 
 
 def barrier_context(text: str, line: int) -> BarrierContext:
-    """What surrounds the barrier on `line`: an enclosing branch, an earlier return."""
+    """What surrounds the barrier (or warp operation) on `line`: an enclosing branch, an
+    earlier return."""
     code = lexer.code(text)
     starts = [0, *(m.end() for m in re.finditer("\n", code))]
     if not 1 <= line <= len(starts):

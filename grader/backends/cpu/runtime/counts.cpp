@@ -23,7 +23,7 @@ namespace rt {
 static inline void load(uintptr_t a, size_t bytes, uintptr_t ret) {
     Worker* w = tw;
     if (w && w->busy && in_shared(*w, a)) ++w->shared_loads;
-    if (g_hazards) hazard_access(a, false, ret);
+    if (g_hazards) hazard_access(a, bytes, false, ret);
     if (g_profiling) profile_access(a, bytes, ret, false);
 }
 

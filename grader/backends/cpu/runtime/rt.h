@@ -118,13 +118,24 @@ void stores_arm(const std::vector<char*>& data, bool serial);
 /* Stop watching: the pass's conflicts (elements two blocks stored into, one of them
    plainly), after writing the "lost" record of a serial pass, if any. */
 long long stores_disarm();
+/* The elements of one output that an access of `bytes` at `address` covers (a float4
+   store sets four). */
+struct Covered {
+    int index = 0;                  /* the output's ordinal */
+    size_t first = 0, last = 0;     /* the first and last element covered */
+    size_t elements = 0, width = 0; /* how many it has, and their bytes */
+    uintptr_t lo = 0;               /* where its element 0 lies */
+};
+/* The output elements an access covers, unless blocks add to that output. */
+bool stores_elements(uintptr_t address, size_t bytes, Covered* out);
 /* The module offset of the last store into an output element, in a serial pass; or 0. */
 uint32_t stores_pc(int index, size_t element);
 
-/* -- shared-memory accesses a missing barrier exposes (hazards.cpp) -------------------- */
+/* -- accesses that race among a block's threads (hazards.cpp) ------------------------- */
 extern bool g_hazards; /* the job asks for them */
-void hazard_access(uintptr_t address, bool write, uintptr_t return_address);
-void hazards_report(); /* the "hazard" record, if any */
+void hazard_access(uintptr_t address, size_t bytes, bool write, uintptr_t return_address);
+void hazards_warp_passed(); /* the running thread passed a warp operation */
+void hazards_report();      /* the "hazard" records, if any */
 
 /* -- the first pass's memory profile (profile.cpp) ------------------------------------- */
 extern bool g_profiling; /* the pass being run is profiled: the hooks log what they see */

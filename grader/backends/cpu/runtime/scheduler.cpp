@@ -657,6 +657,7 @@ extern "C" __attribute__((visibility("default"))) unsigned long long grader_rt_w
     w->warp_waiting[(size_t)(cur / 32)] |= 1u << (cur % 32);
     w->warp_needed[(size_t)(cur / 32)] |= mask;
     if (!warp_try(*w, cur / 32, false) || f.state != RUNNABLE) yield(*w, f);
+    hazards_warp_passed();
     return f.w_result;
 }
 

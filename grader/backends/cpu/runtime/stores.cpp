@@ -82,6 +82,21 @@ long long stores_disarm() {
     return g_conflicts.load();
 }
 
+bool stores_elements(uintptr_t a, size_t bytes, Covered* out) {
+    if (a - g_span_lo >= g_span_len) return false;
+    for (int i = 0; i < g_armed; ++i) {
+        const Owned& o = g_owned[(size_t)i];
+        size_t width = o.shape.width, elements = o.owner.size();
+        if (a - o.lo >= elements * width) continue;
+        if (o.shape.accumulates) return false;
+        size_t last = (a - o.lo + (bytes ? bytes : 1) - 1) / width;
+        *out = Covered{o.shape.index, (a - o.lo) / width, std::min(last, elements - 1),
+                       elements, width, o.lo};
+        return true;
+    }
+    return false;
+}
+
 uint32_t stores_pc(int index, size_t element) {
     for (const Owned& o : g_owned) {
         if (o.shape.index == index && element < o.pc.size()) return o.pc[element];
@@ -122,7 +137,7 @@ static inline bool watched(uintptr_t a) {
 }
 
 static __attribute__((noinline)) void store(uintptr_t a, size_t bytes, uintptr_t ret) {
-    if (g_hazards) hazard_access(a, true, ret); /* which asks for a busy worker itself */
+    if (g_hazards) hazard_access(a, bytes, true, ret); /* which asks for a busy worker itself */
     if (g_profiling) profile_access(a, bytes, ret, true); /* and so does this */
     if (a - g_span_lo >= g_span_len) return;
     Worker* w = tw;
