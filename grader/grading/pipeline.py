@@ -384,21 +384,6 @@ class Grading:
 
     # -- profiles -------------------------------------------------------------------------
 
-    def where_it_ran(
-        self, all_cases: list[Case], case: Case, measured: profiles.Measured
-    ) -> tuple[Case, profiles.Measured]:
-        """Where the kernel did not run to its end at a drawn hidden profile case (that
-        case fails, and says why), the work is measured at the lab's own profile case, if
-        it ran to its end there: a boundary bug costs the hidden case's points, not the
-        rules' too. A kernel that fails the drawn case on purpose loses that case."""
-        named = rules.named_profile_case(self.lab, all_cases)
-        if named in (None, case.name) or isinstance(self.model, str):
-            return case, measured
-        fallback = next(c for c in all_cases if c.name == named)
-        timeout = self.options.timeout
-        again = profiles.run(self.lab, fallback, self.submission, self.model, timeout)[1]
-        return (fallback, again) if again.profile is not None else (case, measured)
-
     def profile(self, all_cases: list[Case]) -> tuple[Profile, Profile | None] | None:
         """The rules that measure the work, decided from the student's profile at the
         profile case; and the profiles "why this speed" shows, the student's and the
@@ -414,8 +399,10 @@ class Grading:
         elif not self.in_run:  # on a GPU: the CPU model runs the case itself
             self.measured = profiles.run(self.lab, case, self.submission, self.model, timeout)[1]
         measured = self.measured or profiles.Measured(None, "that case was not run")
-        if measured.profile is None and measured.here:
-            case, measured = self.where_it_ran(all_cases, case, measured)
+        passed = {c.name for c in self.result.cases if c.status == Status.PASSED}
+        case, measured = profiles.where_it_ran(
+            self.lab, all_cases, case, measured, self.submission, self.model, timeout, passed
+        )
         if not measured.here:
             rules.measured(self.lab, self.result, None, None, measured.why, None)
             self.result.notes.append(f"Why this speed is not shown: {measured.why}.")
@@ -423,23 +410,24 @@ class Grading:
         reference = baseline = None  # the lab's own kernels', where the student's was made
         if measured.profile is not None:
             own = (self.lab, case, self.model, timeout)
-            reference = profiles.lab_kernel(*own, "reference.cu")
+            reference = profiles.as_shown(profiles.lab_kernel(*own, "reference.cu"), case)
             baseline = profiles.lab_kernel(*own, "baseline.cu") if self.lab.traffic else None
-        rules.measured(
-            self.lab, self.result, case.name, measured.profile, measured.why, baseline, reference
-        )
-        if measured.profile is None:
+        student, name = profiles.as_shown(measured.profile, case), profiles.label(case)
+        baseline = profiles.as_shown(baseline, case)
+        rules.measured(self.lab, self.result, name, student, measured.why, baseline, reference)
+        if student is None:
             self.result.notes.append(
-                f"Why this speed is not shown: the grader profiles case {case.name}, and "
-                f"{measured.why}."
+                f"Why this speed is not shown: the grader profiles {rules.case_phrase(name)}, "
+                f"and {measured.why}."
             )
             return None
-        shown = (measured.profile, reference)
+        shown = (student, reference)
         if self.options.profile and self.backend.measures_speed():
             build = self.build_for(case)
             counted, note = profiles.nsight(self.lab, case, self.backend, build, timeout)
             self.result.notes += [note] if note else []
-            shown = counted or shown
+            if counted is not None:
+                shown = (profiles.as_shown(counted[0], case), profiles.as_shown(counted[1], case))
         return shown
 
     # -- sanitizer and timing -------------------------------------------------------------

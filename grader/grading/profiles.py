@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader import defaults
@@ -22,11 +22,13 @@ from grader.backends.base import Backend, BackendUnavailable
 from grader.errors import GraderError
 from grader.files import write_atomically
 from grader.judge import cases as casegen
+from grader.judge import rules
 from grader.judge.launch import make_launch
 from grader.judge.profiling import case_profile
 from grader.model.lab import Case, Lab
 from grader.model.launch import Build, RunOutcome
 from grader.model.profile import KernelProfile, Profile, Source
+from grader.model.result import Visibility
 from grader.model.source import Submission, read_submission
 from grader.toolchain import build_cache
 
@@ -123,7 +125,12 @@ def _entry(lab: Lab, case: Case, build: Build) -> Path:
     """Where a lab kernel's profile at `case` is kept: by everything that decides it (the
     module's own path names its source, macros and the runtime it was built with)."""
     module = getattr(build.artifact, "module", None)
-    what = [CACHE_FORMAT, lab.name, case.name, sorted(case.sizes.items()), case.seed, str(module)]
+    # ptxas's figures decide the occupancy: a build without nvcc has none, for the same module
+    resources = sorted((k, repr(r)) for k, r in build.compile.kernels.items())
+    what = [
+        CACHE_FORMAT, lab.name, case.name, sorted(case.sizes.items()), case.seed, str(module),
+        resources,
+    ]  # fmt: skip
     key = hashlib.sha256(json.dumps(what).encode()).hexdigest()[:40]
     return defaults.cache_dir() / "profile" / f"{key}.json"
 
@@ -167,3 +174,38 @@ def nsight(
         profile.dram_bytes = counted.dram_bytes()
         made.append(profile)
     return (made[0], made[1]), ""
+
+
+def where_it_ran(
+    lab: Lab,
+    cases: list[Case],
+    case: Case,
+    measured: Measured,
+    submission: Submission,
+    model: Backend,
+    timeout: float,
+    passed: set[str],
+) -> tuple[Case, Measured]:
+    """Where the kernel did not run to its end at a drawn hidden profile case (that case
+    fails, and says why), the work is measured at the lab's own profile case, if that
+    case passed (`passed`: the names of those that did): a boundary bug costs the hidden
+    case's points, not the rules' too. A kernel that fails the drawn case on purpose
+    loses that case."""
+    named = rules.named_profile_case(lab, cases)
+    if measured.profile is not None or not measured.here or named not in passed - {case.name}:
+        return case, measured
+    fallback = next(c for c in cases if c.name == named)
+    again = run(lab, fallback, submission, model, timeout)[1]
+    return (fallback, again) if again.profile is not None else (case, measured)
+
+
+def label(case: Case) -> str:
+    """The case's name as reports give it: a hidden one's stays out of sight."""
+    return case.name if case.visibility == Visibility.PUBLIC else rules.HIDDEN_CASE
+
+
+def as_shown(profile: Profile | None, case: Case) -> Profile | None:
+    """A profile as reports show it: at a hidden case, named as none is, with no sizes."""
+    if profile is None or case.visibility == Visibility.PUBLIC:
+        return profile
+    return replace(profile, case=rules.HIDDEN_CASE, sizes={})

@@ -27,6 +27,9 @@ from grader.model.result import CaseResult, Diagnostic, Kind, Result, Status, Vi
 
 # Findings that stop a build from being run at all.
 BLOCKING = {Kind.COMPILE_ERROR, Kind.INTERFACE, Kind.RESOURCES}
+# What a report calls a hidden profile case: its name and sizes are out of sight until the
+# hidden cases are shown (Gradescope's "Why this speed" test is visible before the deadline).
+HIDDEN_CASE = "a hidden case"
 # The outputs of the cases the profile case is chosen among, with the course's secret,
 # against the lab's own profile case's: the CPU model's profile run costs at most 3x.
 PROFILE_BAND = (0.5, 3.0)
@@ -101,6 +104,11 @@ def profile_case(lab: Lab, cases: list[Case]) -> str | None:
     return near[chosen.seed % len(near)] if near else named
 
 
+def case_phrase(name: str) -> str:
+    """ "case width-64", or "a hidden case" for the HIDDEN_CASE label."""
+    return name if name == HIDDEN_CASE else f"case {name}"
+
+
 def named_profile_case(lab: Lab, cases: list[Case]) -> str | None:
     """The lab's own profile case (Lab.profile_case) where it names a public case, else the
     smallest public one: the profile case without the secret."""
@@ -173,8 +181,8 @@ def _uncounted_why(rule: Requirement, kernel: str, name: str, census: CaseResult
         why = "the run that counts it stopped before its end, though the case's own runs did not"
     return (
         f"{head} The lab's rule that {rule.says} is not met in this report: the grader "
-        f"counts what {kernel} executes in case {name}, and {why}. The rule counts as broken "
-        "until that run goes to its end."
+        f"counts what {kernel} executes in {case_phrase(name)}, and {why}. The rule counts "
+        "as broken until that run goes to its end."
     )
 
 
@@ -268,7 +276,7 @@ def measured(
     found = []
     too_small = reference is not None and _busiest(lab, reference)
     if too_small:
-        why = f"at case {case} even the lab's reference breaks it: the case is too small"
+        why = f"at {case_phrase(case)} even the lab's reference breaks it: the case is too small"
         result.notes.append(_not_checked(rules[BUSIEST], why))
     else:
         found.append(_busiest(lab, student))
@@ -297,7 +305,8 @@ def _busiest(lab: Lab, profile: Profile) -> str | None:
     atomics = " and atomics" if reads > profile.total("global_loads").lanes else ""
     busiest = round(found * reads)
     return (
-        f"{OPENING[BUSIEST]}{busiest} of the {reads} global loads{atomics} in case {profile.case} "
+        f"{OPENING[BUSIEST]}{busiest} of the {reads} global loads{atomics} in "
+        f"{case_phrase(profile.case)} "
         f"({found:.0%}); the lab allows one thread at most {share(lab.busiest_thread)} of "
         "them. Spread the work over the threads: each thread loads and combines its own "
         "part of the input, and the threads of a block combine their parts together (a "
@@ -320,8 +329,8 @@ def _traffic(lab: Lab, profile: Profile, baseline: Profile) -> str | None:
     ratio = mine / naive
     amount = "the naive kernel's amount" if ratio >= 0.95 else f"{ratio:.0%} of the naive kernel's"
     return (
-        f"{OPENING[TRAFFIC]}{mine:,.0f} bytes of global memory in case "
-        f"{profile.case}, {amount} ({naive:,.0f}); the lab asks for at most "
+        f"{OPENING[TRAFFIC]}{mine:,.0f} bytes of global memory in "
+        f"{case_phrase(profile.case)}, {amount} ({naive:,.0f}); the lab asks for at most "
         f"{share(lab.traffic.fraction)} of that: {lab.traffic.fix}."
     )
 
@@ -329,7 +338,7 @@ def _traffic(lab: Lab, profile: Profile, baseline: Profile) -> str | None:
 def _unmeasured(says: str, kernel: str, case: str, why: str) -> str:
     return (
         f"The lab's rule that {says} is not met in this report: the grader measures what "
-        f"{kernel} reads in case {case}, and {why}. The rule counts as broken until that "
+        f"{kernel} reads in {case_phrase(case)}, and {why}. The rule counts as broken until that "
         "run goes to its end."
     )
 

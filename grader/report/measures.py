@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from grader.judge.rules import case_phrase
 from grader.judge.why import figure, share
 from grader.model.profile import Counted, Profile, Roofline, RooflinePoint, Source
 from grader.model.result import ProfileReport
@@ -112,7 +113,8 @@ def profiled(report: ProfileReport) -> str:
     who = WHO[student.source]
     if reference and reference.source != student.source:
         who += f" (the reference's by {WHO[reference.source]})"
-    case = f"case {student.case}" + (f" ({common.sizes(student.sizes)})" if student.sizes else "")
+    sizes = f" ({common.sizes(student.sizes)})" if student.sizes else ""
+    case = case_phrase(student.case) + sizes
     return f"{case}, measured by {who}"
 
 

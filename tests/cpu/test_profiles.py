@@ -130,3 +130,20 @@ def test_where_the_model_cannot_run_on_a_gpu_the_rules_are_not_checked(cpu, monk
         and "the CPU model cannot run on this machine (no sandbox here)" in n
         for n in result.notes
     )
+
+
+def test_a_profile_made_without_ptxas_figures_is_not_the_one_kept_for_a_build_with_them(cpu):
+    """Occupancy comes from ptxas: a grading without nvcc (or a test that hides it) keeps
+    a profile without it, which a later grading with nvcc must not take for its own (the
+    sample run in docs/student.md lost the reference's occupancy so)."""
+    import dataclasses
+
+    from grader.model.source import read_submission
+
+    lab = labs.get("matmul-tiled")
+    case = casegen.find_case(lab, "width-64", None)
+    submission, _ = read_submission(lab.home / "reference.cu")
+    build = cpu.build(submission, lab.macro_values(case.sizes), lab.launch_defaults, census=True)
+    assert build.compile.kernels
+    bare = dataclasses.replace(build, compile=dataclasses.replace(build.compile, kernels={}))
+    assert profiles._entry(lab, case, build) != profiles._entry(lab, case, bare)

@@ -168,7 +168,7 @@ def test_the_measured_ceilings_are_physical():
 # Another process keeps the GPU busy with matmuls until it is killed.
 BUSY = f"""
 import sys
-sys.path[:0] = [{str(ROOT)!r}, {str(Path(__file__).parent)!r}]
+sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}, {str(Path(__file__).parent)!r}]
 import gpu_kernels as k
 from grader.backends.cuda import CudaBackend
 with CudaBackend() as cuda:

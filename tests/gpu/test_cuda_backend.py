@@ -275,7 +275,7 @@ def test_worker_does_not_outlive_a_killed_grader(busy):
     script = textwrap.dedent(
         f"""
         import sys, time
-        sys.path[:0] = [{str(ROOT)!r}, {str(HERE)!r}]
+        sys.path[:0] = [{str(ROOT)!r}, {str(HERE.parent)!r}, {str(HERE)!r}]
         from grader.backends.cuda import CudaBackend
         import gpu_kernels as k
         backend = CudaBackend()
