@@ -410,10 +410,11 @@ class Grading:
         reference = baseline = None  # the lab's own kernels', where the student's was made
         if measured.profile is not None:
             own = (self.lab, case, self.model, timeout)
-            reference = profiles.as_shown(profiles.lab_kernel(*own, "reference.cu"), case)
+            reference = profiles.lab_kernel(*own, "reference.cu")
             baseline = profiles.lab_kernel(*own, "baseline.cu") if self.lab.traffic else None
-        student, name = profiles.as_shown(measured.profile, case), profiles.label(case)
-        baseline = profiles.as_shown(baseline, case)
+        made = (measured.profile, reference, baseline)
+        student, reference, baseline = profiles.as_shown(case, *made)
+        name = profiles.label(case)
         rules.measured(self.lab, self.result, name, student, measured.why, baseline, reference)
         if student is None:
             self.result.notes.append(
@@ -427,7 +428,7 @@ class Grading:
             counted, note = profiles.nsight(self.lab, case, self.backend, build, timeout)
             self.result.notes += [note] if note else []
             if counted is not None:
-                shown = (profiles.as_shown(counted[0], case), profiles.as_shown(counted[1], case))
+                shown = profiles.as_shown(case, *counted)
         return shown
 
     # -- sanitizer and timing -------------------------------------------------------------

@@ -204,8 +204,9 @@ def label(case: Case) -> str:
     return case.name if case.visibility == Visibility.PUBLIC else rules.HIDDEN_CASE
 
 
-def as_shown(profile: Profile | None, case: Case) -> Profile | None:
-    """A profile as reports show it: at a hidden case, named as none is, with no sizes."""
-    if profile is None or case.visibility == Visibility.PUBLIC:
-        return profile
-    return replace(profile, case=rules.HIDDEN_CASE, sizes={})
+def as_shown(case: Case, *made: Profile | None) -> tuple[Profile | None, ...]:
+    """Profiles made at `case` as reports show them: at a hidden case, named as none is,
+    with no sizes."""
+    if case.visibility == Visibility.PUBLIC:
+        return made
+    return tuple(p and replace(p, case=rules.HIDDEN_CASE, sizes={}) for p in made)
