@@ -399,10 +399,6 @@ class Grading:
         elif not self.in_run:  # on a GPU: the CPU model runs the case itself
             self.measured = profiles.run(self.lab, case, self.submission, self.model, timeout)[1]
         measured = self.measured or profiles.Measured(None, "that case was not run")
-        passed = {c.name for c in self.result.cases if c.status == Status.PASSED}
-        case, measured = profiles.where_it_ran(
-            self.lab, all_cases, case, measured, self.submission, self.model, timeout, passed
-        )
         if not measured.here:
             rules.measured(self.lab, self.result, None, None, measured.why, None)
             self.result.notes.append(f"Why this speed is not shown: {measured.why}.")

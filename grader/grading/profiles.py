@@ -176,29 +176,6 @@ def nsight(
     return (made[0], made[1]), ""
 
 
-def where_it_ran(
-    lab: Lab,
-    cases: list[Case],
-    case: Case,
-    measured: Measured,
-    submission: Submission,
-    model: Backend,
-    timeout: float,
-    passed: set[str],
-) -> tuple[Case, Measured]:
-    """Where the kernel did not run to its end at a drawn hidden profile case (that case
-    fails, and says why), the work is measured at the lab's own profile case, if that
-    case passed (`passed`: the names of those that did): a boundary bug costs the hidden
-    case's points, not the rules' too. A kernel that fails the drawn case on purpose
-    loses that case."""
-    named = rules.named_profile_case(lab, cases)
-    if measured.profile is not None or not measured.here or named not in passed - {case.name}:
-        return case, measured
-    fallback = next(c for c in cases if c.name == named)
-    again = run(lab, fallback, submission, model, timeout)[1]
-    return (fallback, again) if again.profile is not None else (case, measured)
-
-
 def label(case: Case) -> str:
     """The case's name as reports give it: a hidden one's stays out of sight."""
     return case.name if case.visibility == Visibility.PUBLIC else rules.HIDDEN_CASE

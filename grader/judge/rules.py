@@ -90,7 +90,9 @@ def profile_case(lab: Lab, cases: list[Case]) -> str | None:
     which the secret and the submission's text draw: the rules are measured where the
     kernel cannot know the sizes beforehand, so that it cannot do the work at the public
     case alone (a tiled product at width 64 only, without the bounds checks that a width
-    of 33 or 97 needs, and the naive one elsewhere)."""
+    of 33 or 97 needs, and the naive one elsewhere). A kernel that does not run to its
+    end there breaks the rules: measured anywhere else, it could stop itself at the
+    drawn case to be measured where it knows the size."""
     named = named_profile_case(lab, cases)
     if named is None:
         return None

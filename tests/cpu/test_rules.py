@@ -189,19 +189,15 @@ def test_a_kernel_that_tiles_at_the_public_profile_case_alone_breaks_the_rule_gr
     assert len(broken) == 1 and "the naive kernel's amount" in broken[0]
 
 
-def test_a_boundary_bug_at_the_drawn_case_costs_its_cases_and_the_rules_are_measured_where_it_ran(
-    tmp_path,
-):
-    """A tiled product without bounds checks runs past its buffers at width-97, the drawn
-    profile case: the rules are measured at width-64, where it ran to its end."""
-    unchecked = TILED.replace("(row < Width && mc < Width) ? ", "").replace(
-        "(col < Width && nr < Width) ? ", ""
-    )
-    unchecked = unchecked.replace(" : 0.0f;", ";").replace("if (row < Width && col < Width) ", "")
-    graded = _graded(tmp_path, "matmul-tiled", unchecked, secret="s")
-    assert not [d for d in graded.diagnostics if d.kind == Kind.REQUIREMENT]
-    assert graded.profile is not None and "width-64" in graded.profile.student.case
-    assert any(c.status != Status.PASSED for c in graded.cases if c.name == "width-97")
+def test_a_kernel_that_stops_at_the_drawn_case_breaks_the_rules_measured_nowhere_else(tmp_path):
+    """A kernel that tiles at width-64 and stops itself at the sizes a hidden profile case
+    is drawn from: its work is not measured at width-64 instead, where it knows the size."""
+    path = labs.get("matmul-tiled").home / "wrong" / "stops_at_hidden_profile_sizes.cu"
+    graded = _graded(tmp_path, "matmul-tiled", path.read_text(), secret="s")
+    broken = [d.message for d in graded.diagnostics if d.kind == Kind.REQUIREMENT]
+    assert len(broken) == 2 and all("in a hidden case" in m for m in broken)
+    assert all("counts as broken until that run goes to its end" in m for m in broken)
+    assert graded.profile is None
 
 
 def test_a_lab_with_no_rule_on_what_executes_has_a_census_case_where_races_are_watched():
