@@ -103,7 +103,8 @@ def honest(clone, tmp_path) -> dict:
     folder.mkdir()
     shutil.copyfile(clone / "kernel.cu", folder / "kernel.cu")
     report, _ = check(folder / "kernel.cu", folder, tmp_path / "honest.json")
-    assert (report["score"], report["max_score"]) == (2.0, 7.0)  # the hidden cases ran
+    # the hidden cases ran; it stops at the drawn profile case, so the rules are broken
+    assert (report["score"], report["max_score"]) == (1.0, 7.0)
     return report
 
 
@@ -157,7 +158,7 @@ def test_gradescope_with_the_clone_as_the_submission(clone, tmp_path, grader_whe
     shutil.copytree(clone, tmp_path / "attacked" / "submission")
     attacked = run_autograder(zip_path, tmp_path / "attacked", {})
     untouched(tmp_path)
-    assert attacked["score"] == alone["score"] == 2.0
+    assert attacked["score"] == alone["score"] == 1.0
     assert [(t["name"], t.get("score"), t.get("status")) for t in attacked["tests"]] == [
         (t["name"], t.get("score"), t.get("status")) for t in alone["tests"]
     ]
