@@ -35,18 +35,20 @@ HOW_TO_SEE = (
     "GPU, compute-sanitizer's racecheck and synccheck may."
 )
 BARRIER_LUCK = (
-    "A __syncthreads() that not every thread of a block reaches is undefined: the GPU let "
+    "A barrier that some of the threads it waits for never reach is undefined: the GPU let "
     "the waiting threads go on, so this case's right numbers were luck: it fails until "
-    "every thread of a block reaches each barrier."
+    "every thread reaches each barrier it waits at."
 )
 WHAT = {Kind.RACE: "a race", Kind.BARRIER_DIVERGENCE: "threads waiting at different barriers"}
 
 
 def unwatched(why: str) -> str:
-    """The note of a GPU grading whose CPU model ran nothing (`why`, a clause)."""
+    """The note of a GPU grading whose CPU model ran nothing (`why`, a clause: "there the
+    kernel did not build for the CPU model")."""
     return (
         "Races among the threads of a block, and barriers not every thread reaches, were "
-        f"not watched: {why}. {HOW_TO_SEE}"
+        "not watched on this GPU: the grader's CPU model watches them in its run of the "
+        f"profile case, and {why}. {HOW_TO_SEE}"
     )
 
 

@@ -112,7 +112,8 @@ def test_a_barrier_fails_every_case_where_the_gpu_got_the_profile_case_right(mod
     other = next(c for c in gpu if c is not own)
     assert said(other).startswith(
         f"The grader's CPU model found threads waiting at different barriers in reduction in "
-        f"case {case.name} (see that case). A __syncthreads() that not every thread"
+        f"case {case.name} (see that case). A barrier that some of the threads it waits for "
+        "never reach is undefined"
     )
 
 

@@ -130,6 +130,12 @@ def test_where_the_model_cannot_run_on_a_gpu_the_rules_are_not_checked(cpu, monk
         and "the CPU model cannot run on this machine (no sandbox here)" in n
         for n in result.notes
     )
+    # nor were races watched, which the same run watches on a GPU (grader.judge.model_findings)
+    assert (
+        "Races among the threads of a block, and barriers not every thread reaches, were not "
+        "watched on this GPU: the grader's CPU model watches them in its run of the profile "
+        "case, and the CPU model cannot run on this machine (no sandbox here)."
+    ) in " ".join(result.notes)
 
 
 def test_a_profile_made_without_ptxas_figures_is_not_the_one_kept_for_a_build_with_them(cpu):
