@@ -77,6 +77,17 @@ def test_another_backend_grades_the_measured_rules_as_the_cpu_does(cpu):
     assert result.profile.student.to_json() == on_cpu.profile.student.to_json()
 
 
+def test_on_another_backend_the_model_runs_the_profile_case_once(cpu, monkeypatch):
+    """The run whose findings about races a GPU grading believes is the profile's own: no
+    second CPU run (grader.judge.model_findings)."""
+    _grade(cpu)  # the lab's own kernels' profiles, cached
+    made = []
+    real = profiles.run
+    monkeypatch.setattr(profiles, "run", lambda *args: made.append(args[1].name) or real(*args))
+    _grade(Counting(cpu, name="cuda"))
+    assert made == ["n-100000"]
+
+
 def test_the_labs_own_kernels_profiles_come_from_the_cache(cpu, monkeypatch):
     lab = labs.get("matmul-tiled")
     first = profiles.lab_kernel(
