@@ -2,11 +2,13 @@
 student's kernel at the lab's profile case on every backend, so that the rules that
 measure the work (grader.judge.rules.measured) decide the same on every machine: on the
 CPU backend the profile run is that case's own run; on a GPU a CPU backend of the
-grading's own makes it. The reference's profile (what "why this speed" compares with)
-and the baseline's (what a traffic rule divides by) are made the same way, on the
-public case's fixed values, and kept in the grader's cache (`profile/`) by lab, case
-and module. Where asked (`--profile`), Nsight Compute counts the student's and the
-reference's kernels on the GPU: those explain, and never decide a rule."""
+grading's own makes it, and what that run saw of the threads of each block (races,
+barriers) fails the GPU's cases as on the CPU (watched). The reference's profile (what
+"why this speed" compares with) and the baseline's (what a traffic rule divides by) are
+made the same way, on the public case's fixed values, and kept in the grader's cache
+(`profile/`) by lab, case and module. Where asked (`--profile`), Nsight Compute counts
+the student's and the reference's kernels on the GPU: those explain, and never decide a
+rule."""
 
 from __future__ import annotations
 
