@@ -22,6 +22,7 @@ Functions over results: the pipeline runs the model and hands its outcome here."
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from grader.judge.grading import RACE_LUCK
 from grader.judge.rules import HIDDEN_CASE
@@ -40,6 +41,9 @@ BARRIER_LUCK = (
     "every thread reaches each barrier it waits at."
 )
 WHAT = {Kind.RACE: "a race", Kind.BARRIER_DIVERGENCE: "threads waiting at different barriers"}
+# the shared array a race finding names, as the CPU backend writes it (Ms[0][3]): its name
+# alone, since the element depends on the sizes; an identifier, whatever the record held
+SHARED = re.compile(r"__shared__ (\w+)")
 
 
 def unwatched(why: str) -> str:
@@ -103,10 +107,13 @@ def _pointer(finding: Diagnostic, found: Case, case: CaseResult) -> Diagnostic:
     if case.visibility.may_name(found.visibility):
         message = f"{what} in case {found.name} (see that case). {luck}"
     else:
+        shared = SHARED.search(finding.message)
+        array = f", on __shared__ {shared[1]}," if shared else ""
         thread = "thread ({},{},{}) of a block".format(*finding.thread) if finding.thread else ""
         line = f"line {finding.line}" if finding.line else ""
         at = " at ".join(part for part in (thread, line) if part)
-        message = f"{what} in {HIDDEN_CASE}{f', {at}' if at else ''}. {luck} {HOW_TO_SEE}"
+        where = f"{array} in {HIDDEN_CASE}{f': {at}' if at else ''}"
+        message = f"{what}{where}. {luck} {HOW_TO_SEE}"
     return Diagnostic(
         finding.kind,
         message,

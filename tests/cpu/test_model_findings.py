@@ -91,7 +91,9 @@ def test_a_public_case_is_told_of_a_race_at_a_hidden_profile_case_without_its_na
     public = [c for c in gpu if str(c.visibility) == "public"]
     for told in public:
         text = said(told)
-        assert text.startswith("The grader's CPU model found a race in matmul in a hidden case,")
+        assert text.startswith(
+            "The grader's CPU model found a race in matmul, on __shared__ Ms, in a hidden case: "
+        )
         assert re.search(r"thread \(\d+,\d+,\d+\) of a block at line 21\.", text)
         # neither the case nor what its sizes make: 97, 97 x 97 outputs, its blocks
         assert not re.search(r"width-97|\b97\b|9409|block \(", text), text
