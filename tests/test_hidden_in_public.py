@@ -1,9 +1,10 @@
 """Public output never names a hidden case. On Gradescope a public case's test is shown
 before the deadline, so what it says comes from the public cases alone: a race found only
-in a hidden case fails the hidden cases alone, and a hint drawn from which cases fail
-looks at the public ones. The hidden cases keep every detail, where hidden results are
-shown. Real kernels, graded with the hidden cases on the CPU backend
-(and on the GPU, where there is one, for what Gradescope shows)."""
+in a hidden case fails the hidden cases alone, a hint drawn from which cases fail looks
+at the public ones, and on a GPU a race the CPU model found at a hidden profile case is
+told to a public case with its thread and line, never the case. The hidden cases keep
+every detail, where hidden results are shown. Real kernels, graded with the hidden cases
+on the CPU backend (and on the GPU, where there is one, for what Gradescope shows)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,11 @@ RADIUS_ONE = (
     .read_text()
     .replace("#define MASK_RADIUS (MASK_WIDTH / 2)", "#define MASK_RADIUS 1")
 )
+
+
+# A race in every case (no __syncthreads() after the products): on a GPU the CPU model
+# finds it at the profile case, which the secret draws among the hidden cases.
+RACES_EVERYWHERE = (labs.get("matmul-tiled").home / "wrong" / "no_second_sync.cu").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +136,12 @@ def test_a_hint_across_cases_looks_only_at_public_cases_in_a_public_one(graded):
 )
 @pytest.mark.parametrize(
     ("lab", "text"),
-    [("matmul-naive", RACES_ABOVE_300), ("conv2d", RADIUS_ONE)],
-    ids=["races_above_300", "radius_one"],
+    [
+        ("matmul-naive", RACES_ABOVE_300),
+        ("conv2d", RADIUS_ONE),
+        ("matmul-tiled", RACES_EVERYWHERE),
+    ],
+    ids=["races_above_300", "radius_one", "races_everywhere"],
 )
 def test_gradescope_shows_no_hidden_case_before_the_deadline(graded, lab, text, backend):
     result = graded(lab, text, backend)

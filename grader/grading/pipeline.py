@@ -388,7 +388,8 @@ class Grading:
         """The rules that measure the work, decided from the student's profile at the
         profile case; and the profiles "why this speed" shows, the student's and the
         reference's (None, with a note saying why, where there is none): the CPU model's,
-        or with --profile on a GPU, Nsight Compute's where it counted both."""
+        or with --profile on a GPU, Nsight Compute's where it counted both. On a GPU, what
+        the model's run saw of the threads of each block fails cases (profiles.watched)."""
         unlaunched = {Kind.INTERFACE, Kind.COMPILE_ERROR, Kind.RESOURCES}  # nothing ran
         if self.profiled is None or any(d.kind in unlaunched for d in self.result.diagnostics):
             return None
@@ -396,8 +397,9 @@ class Grading:
         timeout = self.options.timeout
         if isinstance(self.model, str):
             self.measured = profiles.Measured(None, self.model, here=False)
-        elif not self.in_run:  # on a GPU: the CPU model runs the case itself
-            self.measured = profiles.run(self.lab, case, self.submission, self.model, timeout)[1]
+        elif not self.in_run:  # on a GPU: the CPU model runs the case, and watches its threads
+            model_run = (self.lab, case, self.submission, self.model, timeout)
+            self.measured = profiles.watched(*model_run, self.result)
         measured = self.measured or profiles.Measured(None, "that case was not run")
         if not measured.here:
             rules.measured(self.lab, self.result, None, None, measured.why, None)

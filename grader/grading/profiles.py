@@ -2,11 +2,13 @@
 student's kernel at the lab's profile case on every backend, so that the rules that
 measure the work (grader.judge.rules.measured) decide the same on every machine: on the
 CPU backend the profile run is that case's own run; on a GPU a CPU backend of the
-grading's own makes it. The reference's profile (what "why this speed" compares with)
-and the baseline's (what a traffic rule divides by) are made the same way, on the
-public case's fixed values, and kept in the grader's cache (`profile/`) by lab, case
-and module. Where asked (`--profile`), Nsight Compute counts the student's and the
-reference's kernels on the GPU: those explain, and never decide a rule."""
+grading's own makes it, and what that run saw of the threads of each block (races,
+barriers) fails the GPU's cases as on the CPU (watched). The reference's profile (what
+"why this speed" compares with) and the baseline's (what a traffic rule divides by) are
+made the same way, on the public case's fixed values, and kept in the grader's cache
+(`profile/`) by lab, case and module. Where asked (`--profile`), Nsight Compute counts
+the student's and the reference's kernels on the GPU: those explain, and never decide a
+rule."""
 
 from __future__ import annotations
 
@@ -22,13 +24,13 @@ from grader.backends.base import Backend, BackendUnavailable
 from grader.errors import GraderError
 from grader.files import write_atomically
 from grader.judge import cases as casegen
-from grader.judge import rules
+from grader.judge import model_findings, rules
 from grader.judge.launch import make_launch
 from grader.judge.profiling import case_profile
 from grader.model.lab import Case, Lab
 from grader.model.launch import Build, RunOutcome
 from grader.model.profile import KernelProfile, Profile, Source
-from grader.model.result import Visibility
+from grader.model.result import Result, Visibility
 from grader.model.source import Submission, read_submission
 from grader.toolchain import build_cache
 
@@ -91,6 +93,22 @@ def run(
     except (GraderError, BackendUnavailable) as why:
         return None, Measured(None, f"the CPU model cannot run on this machine ({why})", False)
     return outcome, from_run(lab, case, build, outcome, kernels)
+
+
+def watched(
+    lab: Lab, case: Case, submission: Submission, model: Backend, timeout: float, result: Result
+) -> Measured:
+    """On a GPU: `run`, whose run of `case` also watches the threads of each block as the
+    CPU backend's census run does; what it found there fails the GPU's cases as the CPU
+    backend's own findings fail its (grader.judge.model_findings), and where the model
+    ran nothing, a note says that nothing was watched. The run the profile needs anyway:
+    it costs nothing more."""
+    outcome, measured = run(lab, case, submission, model, timeout)
+    if outcome is None:
+        result.notes.append(model_findings.unwatched(measured.why))
+    else:
+        model_findings.believe(case, outcome, result.cases)
+    return measured
 
 
 def lab_kernel(lab: Lab, case: Case, model: Backend, timeout: float, file: str) -> Profile | None:

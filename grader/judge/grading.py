@@ -24,6 +24,11 @@ from grader.model.result import (
 )
 
 SPEED_WAITS = "Speed is measured once every case passes; it earns 0 now."
+# What a case whose numbers came out right is told of a race that reaches it.
+RACE_LUCK = (
+    "With a race the results depend on the order the threads happen to run in, so this "
+    "case's right numbers were luck: it fails until the race is fixed."
+)
 SANITIZER_FOUND = (
     "The output matched, but the sanitizer saw the kernel do something undefined (below): "
     "a result that is right by luck can be wrong on another GPU, size or run."
@@ -196,9 +201,7 @@ def race_fails_every_case(lab: Lab, cases: list[CaseResult]) -> None:
         case.diagnostics.append(
             Diagnostic(
                 Kind.RACE,
-                f"Case {raced.name} showed a race in {kernel} (see that case). With a "
-                "race the results depend on the order the threads happen to run in, so "
-                "this case's right numbers were luck: it fails until the race is fixed.",
+                f"Case {raced.name} showed a race in {kernel} (see that case). {RACE_LUCK}",
                 kernel=race.kernel,
                 race_scope=RaceScope.EVERY_CASE,
             )

@@ -77,6 +77,17 @@ def test_another_backend_grades_the_measured_rules_as_the_cpu_does(cpu):
     assert result.profile.student.to_json() == on_cpu.profile.student.to_json()
 
 
+def test_on_another_backend_the_model_runs_the_profile_case_once(cpu, monkeypatch):
+    """The run whose findings about races a GPU grading believes is the profile's own: no
+    second CPU run (grader.judge.model_findings)."""
+    _grade(cpu)  # the lab's own kernels' profiles, cached
+    made = []
+    real = profiles.run
+    monkeypatch.setattr(profiles, "run", lambda *args: made.append(args[1].name) or real(*args))
+    _grade(Counting(cpu, name="cuda"))
+    assert made == ["n-100000"]
+
+
 def test_the_labs_own_kernels_profiles_come_from_the_cache(cpu, monkeypatch):
     lab = labs.get("matmul-tiled")
     first = profiles.lab_kernel(
@@ -130,6 +141,12 @@ def test_where_the_model_cannot_run_on_a_gpu_the_rules_are_not_checked(cpu, monk
         and "the CPU model cannot run on this machine (no sandbox here)" in n
         for n in result.notes
     )
+    # nor were races watched, which the same run watches on a GPU (grader.judge.model_findings)
+    assert (
+        "Races among the threads of a block, and barriers not every thread reaches, were not "
+        "watched on this GPU: the grader's CPU model watches them in its run of the profile "
+        "case, and the CPU model cannot run on this machine (no sandbox here)."
+    ) in " ".join(result.notes)
 
 
 def test_a_profile_made_without_ptxas_figures_is_not_the_one_kept_for_a_build_with_them(cpu):

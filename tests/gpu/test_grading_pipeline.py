@@ -1,7 +1,11 @@
-"""A grading on a real GPU tells its steps to a status line, timing among them, and
-grades a file that is not UTF-8 as nvcc and PyCUDA read it (issue 33, items 4 and 7)."""
+"""A grading on a real GPU tells its steps to a status line, timing among them, grades a
+file that is not UTF-8 as nvcc and PyCUDA read it (issue 33, items 4 and 7), and believes
+what the CPU model's run of the profile case saw of the threads of each block, so that a
+racy kernel gets the CPU backend's grade (issue 36, item 5)."""
 
 from __future__ import annotations
+
+import pytest
 
 from grader import labs
 from grader.grading.pipeline import Options, check
@@ -33,3 +37,25 @@ def test_a_latin1_comment_is_graded_on_a_gpu(tmp_path):
         "k.cu is not UTF-8 (byte 0xF6 at line 1): graded as it is; save it as UTF-8 to "
         "silence this."
     )
+
+
+@pytest.mark.parametrize("secret", [None, "a course secret"], ids=["public", "secret"])
+@pytest.mark.parametrize(
+    ("lab", "name"),
+    [
+        ("matmul-tiled", "no_second_sync.cu"),  # a race in shared memory: 0 on cpu, 3 here
+        ("reduction", "sync_inside_branch.cu"),  # a barrier inside an if: 0 on cpu, 7 here
+        ("reduction", "syncwarp_inside_if.cu"),  # a __syncwarp() inside an if: passed here
+    ],
+)
+def test_a_kernel_that_races_gets_the_cpu_backends_grade_on_a_gpu(lab, name, secret):
+    path = labs.get(lab).home / "wrong" / name
+    graded = {
+        backend: check(lab, path, Options(backend=backend, secret=secret, timing=False))
+        for backend in ("cpu", "cuda")
+    }
+    on_gpu = graded["cuda"]
+    assert on_gpu.score == graded["cpu"].score == 0
+    assert all(c.status == Status.FAILED for c in on_gpu.cases)
+    said = [d.message for c in on_gpu.cases for d in c.diagnostics]
+    assert any(m.startswith("The grader's CPU model ran this case too, and found: ") for m in said)

@@ -1,0 +1,162 @@
+"""What the CPU model saw of the threads of each block, believed on a GPU
+(grader.judge.model_findings), from the CPU backend's real run of known-wrong kernels at
+their profile case, as a GPU grading makes it (grader.grading.profiles.run). The GPU's
+case results are written here as a GPU that got lucky reports them: every case passed,
+or the profile case failed by its numbers. No GPU runs, and none is pretended to."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from grader import labs
+from grader.backends.cpu import CpuBackend
+from grader.grading import profiles
+from grader.grading.pipeline import Options, grade
+from grader.judge import cases as casegen
+from grader.judge import model_findings, rules, scoring
+from grader.model.lab import Case, Lab
+from grader.model.result import CaseResult, Kind, Status
+from grader.model.source import read_submission
+
+SECRET = "agreement-secret"  # bench/agreement.py's: its profile case of matmul is width-97
+
+
+@pytest.fixture(scope="module")
+def model():
+    with CpuBackend(jobs=1) as opened:
+        yield opened
+
+
+def wrong(lab: str, name: str):
+    return labs.get(lab).home / "wrong" / name
+
+
+def profile_run(model, lab: Lab, name: str, secret: str | None):
+    """The profile case, and the model's outcome there, as a GPU grading makes them."""
+    submission, _ = read_submission(wrong(lab.name, name))
+    cases = casegen.cases_for(lab, secret, submission.text)
+    case = next(c for c in cases if c.name == rules.profile_case(lab, cases))
+    outcome, _ = profiles.run(lab, case, submission, model, 20)
+    assert outcome is not None and outcome.completed
+    return case, cases, outcome
+
+
+def lucky(cases: list[Case], failed: tuple[str, ...] = ()) -> list[CaseResult]:
+    """The GPU's results: every case passed, but those `failed` by their numbers."""
+    return [
+        CaseResult(
+            name=c.name,
+            visibility=c.visibility,
+            sizes=c.shown_sizes,
+            status=Status.FAILED if c.name in failed else Status.PASSED,
+        )
+        for c in cases
+    ]
+
+
+def said(case: CaseResult) -> str:
+    return " ".join(d.message for d in case.diagnostics)
+
+
+def test_a_race_the_model_found_fails_every_case_and_says_where(model):
+    lab = labs.get("matmul-tiled")
+    case, cases, outcome = profile_run(model, lab, "no_second_sync.cu", None)
+    assert case.name == "width-64"
+    gpu = lucky(cases)
+    model_findings.believe(case, outcome, gpu)
+    assert all(c.status == Status.FAILED for c in gpu)
+    own = next(c for c in gpu if c.name == case.name)
+    [found] = own.diagnostics
+    assert found.kind == Kind.RACE and found.line == 21 and found.thread is not None
+    assert found.message.startswith("The grader's CPU model ran this case too, and found: ")
+    assert "read __shared__ Ms[0][0] at line 21" in found.message
+    assert "--backend cpu" in found.message and "racecheck" in found.message
+    for other in (c for c in gpu if c is not own):
+        assert said(other).startswith(
+            "The grader's CPU model found a race in matmul in case width-64 (see that case)."
+        )
+
+
+def test_a_public_case_is_told_of_a_race_at_a_hidden_profile_case_without_its_name_or_sizes(
+    model,
+):
+    lab = labs.get("matmul-tiled")
+    case, cases, outcome = profile_run(model, lab, "no_second_sync.cu", SECRET)
+    assert case.name == "width-97" and str(case.visibility) == "hidden"
+    gpu = lucky(cases)
+    model_findings.believe(case, outcome, gpu)
+    assert all(c.status == Status.FAILED for c in gpu)
+    public = [c for c in gpu if str(c.visibility) == "public"]
+    for told in public:
+        text = said(told)
+        assert text.startswith(
+            "The grader's CPU model found a race in matmul, on __shared__ Ms, in a hidden case: "
+        )
+        assert re.search(r"thread \(\d+,\d+,\d+\) of a block at line 21\.", text)
+        # neither the case nor what its sizes make: 97, 97 x 97 outputs, its blocks
+        assert not re.search(r"width-97|\b97\b|9409|block \(", text), text
+    hidden = next(c for c in gpu if c.name == "width-517")
+    assert "in case width-97 (see that case)" in said(hidden)
+    assert "differs between two runs" in said(next(c for c in gpu if c.name == "width-97"))
+
+
+def test_a_barrier_fails_every_case_where_the_gpu_got_the_profile_case_right(model):
+    lab = labs.get("reduction")
+    case, cases, outcome = profile_run(model, lab, "sync_inside_branch.cu", None)
+    gpu = lucky(cases)
+    model_findings.believe(case, outcome, gpu)
+    assert all(c.status == Status.FAILED for c in gpu)
+    own = next(c for c in gpu if c.name == case.name)
+    assert own.diagnostics[0].kind == Kind.BARRIER_DIVERGENCE
+    assert "inside the if at line 15" in own.diagnostics[0].message
+    other = next(c for c in gpu if c is not own)
+    assert said(other).startswith(
+        f"The grader's CPU model found threads waiting at different barriers in reduction in "
+        f"case {case.name} (see that case). A barrier that some of the threads it waits for "
+        "never reach is undefined"
+    )
+
+
+def test_a_barrier_where_the_gpu_failed_the_profile_case_fails_that_case_alone(model):
+    # the tile loop inside `if (row < Width && col < Width)`: in a partial tile the threads
+    # outside P skip the barrier and the loads, so the GPU's numbers are wrong there too,
+    # and right where every tile is whole (width-64), as on the CPU backend
+    lab = labs.get("matmul-tiled")
+    case, cases, outcome = profile_run(model, lab, "sync_inside_if.cu", SECRET)
+    gpu = lucky(cases, failed=(case.name,))
+    model_findings.believe(case, outcome, gpu)
+    own = next(c for c in gpu if c.name == case.name)
+    assert [d.kind for d in own.diagnostics] == [Kind.BARRIER_DIVERGENCE]
+    others = [c for c in gpu if c is not own]
+    assert all(c.status == Status.PASSED and not c.diagnostics for c in others)
+
+
+def test_what_the_backends_see_differently_is_not_believed(model):
+    # missing_syncthreads reads the tiles before they are loaded: the race is believed,
+    # the NaN the CPU fills shared memory with is the CPU's own
+    lab = labs.get("matmul-tiled")
+    _, _, outcome = profile_run(model, lab, "missing_syncthreads.cu", None)
+    assert {d.kind for d in outcome.diagnostics} == {Kind.RACE, Kind.NAN}
+    assert [d.kind for d in model_findings.believed(outcome)] == [Kind.RACE]
+    submission, _ = read_submission(wrong("matmul-tiled", "no_boundary_check.cu"))
+    case = casegen.find_case(lab, "width-100", None)
+    ran, _ = profiles.run(lab, case, submission, model, 20)
+    assert ran is not None and Kind.OUT_OF_BOUNDS in {d.kind for d in ran.diagnostics}
+    assert model_findings.believed(ran) == []
+
+
+@pytest.mark.parametrize(
+    ("lab", "name"), [("matmul-tiled", "no_second_sync.cu"), ("reduction", "sync_inside_branch.cu")]
+)
+def test_a_lucky_gpu_scores_what_the_cpu_backend_does(model, lab, name, tmp_path):
+    """The points of a GPU that passed every case, once it believes the model, against the
+    CPU backend's own grading of the same file (public cases, as `grader check` has them)."""
+    spec = labs.get(lab)
+    on_cpu = grade(spec, wrong(lab, name), model, Options(backend="cpu", timing=False))
+    case, cases, outcome = profile_run(model, spec, name, None)
+    gpu = lucky(cases)
+    model_findings.believe(case, outcome, gpu)
+    points = scoring.correctness(spec.scoring, gpu, hidden_run=False).points
+    assert points == scoring.correctness(spec.scoring, on_cpu.cases, hidden_run=False).points == 0
