@@ -14,7 +14,9 @@ import pytest
 from cpu_kit import integer, out
 
 from grader.backends.cpu import describe, scan, shim
+from grader.backends.cpu.elf import Elf, dynamic
 from grader.model.result import Kind
+from grader.model.source import Submission
 from grader.toolchain import cxx, sandbox
 
 
@@ -209,10 +211,10 @@ def test_modules_compile_against_the_precompiled_shim_in_their_sandbox(tmp_path,
     """g++ takes the shim from its precompiled header, for a census module too, and the
     code is what the header itself gives: a change of the module's flags that made the
     header unusable would silently make every compile slower."""
-    forced, reads = shim.shim_include()
+    forced, reads = shim.shim_include(census)
     assert len(reads) == 2, "the shim was not precompiled"
     (tmp_path / "k.cu").write_text(SHARED_LOADS)
-    command = [cxx.compiler().path, *shim.module_flags(census)]
+    command = [cxx.compiler().path, *shim.module_flags(census), *shim.link_flags(tmp_path, census)]
     source = ["-x", "c++", str(tmp_path / "k.cu")]
     pch = [*command, *forced, "-H", "-o", str(tmp_path / "pch.so"), *source]
     run = sandbox.run_compiler(pch, tmp_path, reads=reads)
@@ -237,3 +239,14 @@ def test_graders_starting_at_once_precompile_the_shim_once(tmp_path):
     assert (folder / f"{shim.SHIM}.gch").is_file()
     # nothing else: no second build, no staging folder left behind
     assert [p for p in (tmp_path / "cpu").iterdir() if not p.name.startswith(".")] == [folder]
+
+
+@needs_gxx
+def test_a_census_module_links_no_thread_sanitizer_runtime(kit, no_nvcc):
+    """A census module built by g++ is instrumented as -fsanitize=thread instruments, and
+    the runner serves its hooks: libtsan, which g++ would link with it, is not needed."""
+    build = kit.backend.build(Submission(Path("k.cu"), SHARED_LOADS), {}, (64, 1, 1), True)
+    assert build.ok, build.diagnostics
+    module = build.artifact.module
+    assert not [name for name in dynamic(module).needed if "tsan" in name]
+    assert {"__tsan_read4", "__tsan_write4"} <= set(Elf(module).undefined())

@@ -172,6 +172,13 @@ RUNTIME_SYMBOLS = frozenset(
         "__grader_rt_atomic", "__asan_handle_no_return", "__asan_before_dynamic_init",
         "__asan_after_dynamic_init",
         *(f"__asan_{op}{n}_noabort" for op in ("load", "store") for n in (1, 2, 4, 8, 16, "N")),
+        # a census module's hooks where g++ built it (shim.py), atomics.cpp's operations
+        "__tsan_init", "__tsan_read_range", "__tsan_write_range", "__tsan_vptr_update",
+        "__tsan_atomic_thread_fence", "__tsan_atomic_signal_fence",
+        *(f"__tsan_{op}{n}" for op in ("read", "write") for n in (1, 2, 4, 8, 16)),
+        *(f"__tsan_atomic{bits}_{op}" for bits in (8, 16, 32, 64) for op in (
+            "load", "store", "exchange", "fetch_add", "fetch_sub", "fetch_and", "fetch_or",
+            "fetch_xor", "fetch_nand", "compare_exchange_strong", "compare_exchange_weak")),
     }
 )  # fmt: skip
 
@@ -267,7 +274,7 @@ def _compile(
         return cached
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grader-cc-", dir=folder.parent) as tmp:
-        result = _compile_in(Path(tmp), text, entries, macros, name, shown, flags)
+        result = _compile_in(Path(tmp), text, entries, macros, name, shown, census)
         if result.stopped:
             return result
         if result.module is not None:
@@ -323,11 +330,12 @@ def _refused(module: Path) -> Diagnostic | None:
 
 
 def _compile_in(
-    tmp: Path, text: str, entries: list[str], macros, name: str, shown: str, flags: tuple
+    tmp: Path, text: str, entries: list[str], macros, name: str, shown: str, census: bool
 ) -> Compiled:
     entries = list(entries)
     dropped: dict[str, str] = {}
-    forced, reads = shim.shim_include()
+    flags = (*shim.module_flags(census), *shim.link_flags(tmp, census))
+    forced, reads = shim.shim_include(census)
     for _ in range(3):
         source = text + scan.registration(entries)
         (tmp / name).write_text(source, encoding="utf-8", errors=SOURCE_ERRORS)

@@ -2,8 +2,9 @@
    pool threads ran the blocks.
 
    Every module is built to call __asan_storeN_noabort(address) before each store it
-   makes (build.py: -fsanitize=kernel-address, writes only, with calls; no shadow memory,
-   no red zones). A store into an output notes its block in the element's entry; an
+   makes (shim.py: -fsanitize=kernel-address, writes only, with calls; no shadow memory,
+   no red zones), and a census module built by g++ __tsan_writeN(address) (shim.py:
+   -fsanitize=thread's instrumentation, whose runtime is these hooks and atomics.cpp). A store into an output notes its block in the element's entry; an
    element that two blocks store into, one of them with a plain store, is a conflict.
    That set of elements is the same whatever order the blocks ran in, so the pass record's
    count of conflicts tells the parent, deterministically, that the blocks' results
@@ -11,9 +12,10 @@
    (backend.py). An atomic function of the shim names its target first
    (__grader_rt_atomic), and a store to that address is the atomic's own.
 
-   A census module (backend.py: the smallest public case) has its loads hooked too, and
-   gcc then leaves the store of a read-modify-write (bins[v]++) unhooked, the load's check
-   covering it: the backend runs that one on a single pool thread from the start.
+   A census module (backend.py: the smallest public case) has its loads hooked too; one
+   built by clang++ (with -fsanitize=kernel-address) may leave the store of a
+   read-modify-write (bins[v]++) unhooked, the load's check covering it: the backend runs
+   a census module on a single pool thread from the start.
 
    In a pass that runs the blocks one at a time the entries also keep the module offset
    of the store that last wrote each element, for the line of an overlap, and the first
@@ -157,6 +159,10 @@ static __attribute__((noinline)) void store(uintptr_t a, size_t bytes, uintptr_t
     }
 }
 
+void on_store(uintptr_t a, size_t bytes, uintptr_t ret) {
+    if (watched(a)) store(a, bytes, ret);
+}
+
 }  // namespace rt
 
 #define GRADER_HOOK extern "C" __attribute__((visibility("default")))
@@ -171,6 +177,19 @@ GRADER_STORE(__asan_store8_noabort, 8)
 GRADER_STORE(__asan_store16_noabort, 16)
 GRADER_HOOK void __asan_storeN_noabort(uintptr_t a, size_t n) {
     if (rt::watched(a)) rt::store(a, n, (uintptr_t)__builtin_return_address(0));
+}
+GRADER_STORE(__tsan_write1, 1)
+GRADER_STORE(__tsan_write2, 2)
+GRADER_STORE(__tsan_write4, 4)
+GRADER_STORE(__tsan_write8, 8)
+GRADER_STORE(__tsan_write16, 16)
+/* an access of another size, or aligned below it (a packed struct's member) */
+GRADER_HOOK void __tsan_write_range(uintptr_t a, size_t n) {
+    if (rt::watched(a)) rt::store(a, n, (uintptr_t)__builtin_return_address(0));
+}
+/* the store of an object's vtable pointer */
+GRADER_HOOK void __tsan_vptr_update(uintptr_t a, void*) {
+    if (rt::watched(a)) rt::store(a, sizeof(void*), (uintptr_t)__builtin_return_address(0));
 }
 GRADER_HOOK void __grader_rt_atomic(const void* target) {
     rt::Worker* w = rt::tw;
