@@ -1,7 +1,8 @@
 """The CUDA shim (runtime/include) a submission's module is compiled against on the CPU
-backend, the flags of that compile, and the shim as a precompiled header, built once per
-machine and cached under `grader.defaults.cache_dir()/cpu/shim-HASH/`, HASH covering the
-runtime (runner.runtime_hash) and the flags it was built with."""
+backend, the flags of that compile, and the shim as a precompiled header (one for census
+modules, one for the others), each built once per machine and cached under
+`grader.defaults.cache_dir()/cpu/shim-HASH/`, HASH covering the runtime
+(runner.runtime_hash) and the flags it was built with."""
 
 from __future__ import annotations
 
@@ -113,14 +114,13 @@ _CENSUS_HOOKS = {
 # with it, 0 without, as on a GPU). Vectorising, which has no GPU counterpart, needs no
 # flag: the hooks' calls, inserted before the vectoriser runs, keep it from a loop.
 _AS_WRITTEN = {"g++": ("-fno-thread-jumps", "-fno-tree-sra"), "clang++": ()}
-# The shim parsed once into a precompiled header (g++ only): a module's compile then
-# parses the student's file alone, half its time. Built with a module's flags less the
-# linker's. A census module's accesses as written change no parse, but g++ takes no header
-# precompiled with another sanitizer: a census module has one of its own.
 
 
 def pch_flags(census: bool) -> tuple[str, ...]:
-    """The flags the shim is precompiled with for a module, a census one or not (g++)."""
+    """The flags the shim is precompiled with (g++ only: a module's compile then parses
+    the student's file alone, half its time): a module's less the linker's. A census
+    module's accesses as written change no parse, but g++ takes no header precompiled
+    with another sanitizer: a census module has a precompiled shim of its own."""
     hooks = _CENSUS_HOOKS["g++"] if census else (*_HOOK_FLAGS["g++"], *_NO_LOAD_HOOKS["g++"])
     kept = (f for f in MODULE_FLAGS if f != "-shared" and not f.startswith("-Wl,"))
     return (*kept, *_OWN_LINES["g++"], *hooks, ARCH_MACRO)
