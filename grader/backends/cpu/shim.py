@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import subprocess
 import tempfile
 from functools import cache
@@ -139,15 +140,36 @@ def module_flags(census: bool) -> tuple[str, ...]:
     return (*MODULE_FLAGS, *_OWN_LINES[kind], *_HOOK_FLAGS[kind], *_NO_LOAD_HOOKS[kind])
 
 
-def link_flags(folder: Path, census: bool) -> list[str]:
-    """What the link of a module compiled in `folder` needs besides its flags. g++ links
-    libtsan wherever -fsanitize=thread is given, and the runner, not libtsan, must serve
-    the census module's hooks: an empty archive of that name in `folder`, searched before
-    the toolchain's folders, links nothing in its place."""
+def folder_flags(folder: Path, census: bool) -> list[str]:
+    """What the compile of a module in `folder` needs besides its flags, for a census
+    module built with -fsanitize=thread. g++ links libtsan wherever that is given, and the
+    runner, not libtsan, must serve the module's hooks: an empty archive of that name in
+    `folder`, searched before the toolchain's folders, links nothing in its place. And the
+    dump of the thread sanitizer's pass, where the atomics it left unhooked show
+    (unhooked_atomics)."""
     if not census or "-fsanitize=thread" not in _CENSUS_HOOKS[_kind()]:
         return []
     (folder / "libtsan.a").write_bytes(b"!<arch>\n")
-    return ["-L", str(folder)]
+    return ["-L", str(folder), f"-fdump-tree-tsan1-lineno={folder / TSAN_DUMP}"]
+
+
+TSAN_DUMP = "tsan.txt"  # in the compile's folder
+# A call of an atomic builtin in the pass's dump (every one it hooked is a __tsan_ call),
+# with the place of its statement: "  [kernel.cu:12:9] _5 = __atomic_load_4 (_4, 42);"
+_UNHOOKED = re.compile(
+    r"^[ \t]*+(?:\[(?P<file>[^\]\n:]*+):(?P<line>\d++):\d++\][ \t]*+)?(?:\S++ = )?"
+    r"(?P<call>__(?:atomic|sync)_\w++) \(",
+    re.MULTILINE,
+)
+
+
+def unhooked_atomics(dump: str) -> list[tuple[str, int, str]]:
+    """Each atomic builtin that the thread sanitizer's pass left as it was, in its `dump`
+    (TSAN_DUMP) of a census module: one given no memory order C++ has, as in
+    __atomic_load_n(p, 42), which g++ compiles as a plain access that calls no hook. As
+    (file, line, builtin), file and line those of the statement (a header's, where it was
+    inlined from one; "" and 0 where the dump gives none)."""
+    return [(m["file"] or "", int(m["line"] or 0), m["call"]) for m in _UNHOOKED.finditer(dump)]
 
 
 def shim_include(census: bool) -> tuple[list[str], list[str]]:
