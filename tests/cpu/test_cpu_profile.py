@@ -459,6 +459,27 @@ def test_a_brent_kung_scan_in_shared_memory_conflicts_as_nsight_compute_counts(k
     assert found.shared_stores.conflicts_per_request == pytest.approx(2.96, abs=0.005)
 
 
+RAW_ATOMICS = """\
+__global__ void reads(unsigned* in, unsigned* out, int n) {
+    unsigned sum = 0;
+    for (int j = 0; j < n; ++j) sum += __atomic_fetch_or(&in[j], 0u, __ATOMIC_SEQ_CST);
+    out[threadIdx.x] = sum;
+}
+"""
+
+
+def test_a_gnu_atomic_builtin_that_reads_its_target_is_an_atomic_not_a_store(kit, no_nvcc):
+    """Without nvcc, which compiles none in a kernel, a thread may read through GNU's
+    builtins: each is an atomic of the profile, counted as the thread's read, not a store
+    that would hide it from the busiest-thread and traffic rules."""
+    args = [Buffer("in", np.arange(64, dtype=np.uint32), True), out("out", 32),
+            integer("n", 64)]  # fmt: skip
+    outcome, found = kit.profile(kit.built(RAW_ATOMICS), "reads", 1, 32, args)
+    assert (found.global_atomics, found.busiest_thread_loads) == (64, 64)
+    assert found.global_stores == Traffic(1, 4, 128, 32)
+    assert outcome.buffers["out"].data.view(np.uint32).tolist() == [64 * 63 // 2] * 32
+
+
 FORGED = """\
 __global__ void copy(const float* a, float* b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

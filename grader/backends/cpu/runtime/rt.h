@@ -136,6 +136,10 @@ uint32_t stores_pc(int index, size_t element);
    (its return address in the module). */
 void on_load(uintptr_t a, size_t bytes, uintptr_t ret);
 void on_store(uintptr_t a, size_t bytes, uintptr_t ret);
+/* The running thread enters an atomic function on `target` (__grader_rt_atomic); whether
+   it is in one on `target` now. */
+void on_atomic(const void* target, uintptr_t ret);
+bool announced(const void* target);
 
 /* -- accesses that race among a block's threads (hazards.cpp) ------------------------- */
 extern bool g_hazards; /* the job asks for them */

@@ -4,8 +4,9 @@
    Every module is built to call __asan_storeN_noabort(address) before each store it
    makes (shim.py: -fsanitize=kernel-address, writes only, with calls; no shadow memory,
    no red zones), and a census module built by g++ __tsan_writeN(address) (shim.py:
-   -fsanitize=thread's instrumentation, whose runtime is these hooks and atomics.cpp). A store into an output notes its block in the element's entry; an
-   element that two blocks store into, one of them with a plain store, is a conflict.
+   -fsanitize=thread's instrumentation, whose runtime is these hooks and atomics.cpp). A
+   store into an output notes its block in the element's entry; an element that two
+   blocks store into, one of them with a plain store, is a conflict.
    That set of elements is the same whatever order the blocks ran in, so the pass record's
    count of conflicts tells the parent, deterministically, that the blocks' results
    depend on their order, and it runs the launch again one block at a time
@@ -163,6 +164,25 @@ void on_store(uintptr_t a, size_t bytes, uintptr_t ret) {
     if (watched(a)) store(a, bytes, ret);
 }
 
+static uint32_t linear_thread() {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+void on_atomic(const void* target, uintptr_t ret) {
+    Worker* w = tw;
+    if (w && w->busy) {
+        ++w->atomics;
+        w->atomic_target = target;
+        w->atomic_thread = linear_thread();
+    }
+    if (g_profiling) profile_atomic((uintptr_t)target, ret);
+}
+
+bool announced(const void* target) {
+    const Worker* w = tw;
+    return w && w->atomic_target == target && w->atomic_thread == linear_thread();
+}
+
 }  // namespace rt
 
 #define GRADER_HOOK extern "C" __attribute__((visibility("default")))
@@ -192,10 +212,5 @@ GRADER_HOOK void __tsan_vptr_update(uintptr_t a, void*) {
     if (rt::watched(a)) rt::store(a, sizeof(void*), (uintptr_t)__builtin_return_address(0));
 }
 GRADER_HOOK void __grader_rt_atomic(const void* target) {
-    rt::Worker* w = rt::tw;
-    if (w && w->busy) {
-        ++w->atomics;
-        w->atomic_target = target;
-    }
-    if (rt::g_profiling) rt::profile_atomic((uintptr_t)target, (uintptr_t)__builtin_return_address(0));
+    rt::on_atomic(target, (uintptr_t)__builtin_return_address(0));
 }
