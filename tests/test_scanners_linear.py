@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from grader import labs
-from grader.backends.cpu import build, scan
+from grader.backends.cpu import build, scan, shim
 from grader.course import similarity
 from grader.judge import launch_macros
 from grader.model import lexer, source
@@ -107,6 +107,7 @@ SCANNERS: dict[str, tuple[Callable[[str], object], tuple[str, ...]]] = {
         ("k.cu:1: error ", "k.cu(1): error x"),
     ),
     "cpu_compile_errors": (lambda t: build._errors(t, "k.cu"), ("k.cu:1: error ",)),
+    "unhooked_atomics": (shim.unhooked_atomics, ("  [k.cu:1:2] _1 = ", "[k.cu:", "\n ")),
     "clean_log": (lambda t: nvcc.clean_log(t, Path("/tmp/x"), "a.cu", "k.cu"), ("a.cu:1: ",)),
     "parse_ptxas": (nvcc.parse_ptxas, ("Used 1 registers ",)),
     "printable": (common.printable, ("\x1b[2J\u202e",)),

@@ -10,11 +10,15 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
-from cpu_kit import integer, out
+from cpu_kit import inp, integer, out
 
 from grader.backends.cpu import describe, scan, shim
+from grader.backends.cpu.elf import Elf, dynamic
+from grader.model.profile import Traffic
 from grader.model.result import Kind
+from grader.model.source import Submission
 from grader.toolchain import cxx, sandbox
 
 
@@ -209,10 +213,11 @@ def test_modules_compile_against_the_precompiled_shim_in_their_sandbox(tmp_path,
     """g++ takes the shim from its precompiled header, for a census module too, and the
     code is what the header itself gives: a change of the module's flags that made the
     header unusable would silently make every compile slower."""
-    forced, reads = shim.shim_include()
+    forced, reads = shim.shim_include(census)
     assert len(reads) == 2, "the shim was not precompiled"
     (tmp_path / "k.cu").write_text(SHARED_LOADS)
-    command = [cxx.compiler().path, *shim.module_flags(census)]
+    flags = [*shim.module_flags(census), *shim.folder_flags(tmp_path, census)]
+    command = [cxx.compiler().path, *flags]
     source = ["-x", "c++", str(tmp_path / "k.cu")]
     pch = [*command, *forced, "-H", "-o", str(tmp_path / "pch.so"), *source]
     run = sandbox.run_compiler(pch, tmp_path, reads=reads)
@@ -237,3 +242,44 @@ def test_graders_starting_at_once_precompile_the_shim_once(tmp_path):
     assert (folder / f"{shim.SHIM}.gch").is_file()
     # nothing else: no second build, no staging folder left behind
     assert [p for p in (tmp_path / "cpu").iterdir() if not p.name.startswith(".")] == [folder]
+
+
+@needs_gxx
+def test_a_census_module_links_no_thread_sanitizer_runtime(kit, no_nvcc):
+    """A census module built by g++ is instrumented as -fsanitize=thread instruments, and
+    the runner serves its hooks: libtsan, which g++ would link with it, is not needed."""
+    build = kit.backend.build(Submission(Path("k.cu"), SHARED_LOADS), {}, (64, 1, 1), True)
+    assert build.ok, build.diagnostics
+    module = build.artifact.module
+    assert not [name for name in dynamic(module).needed if "tsan" in name]
+    assert {"__tsan_read4", "__tsan_write4"} <= set(Elf(module).undefined())
+
+
+ATOMIC_LOAD = """\
+__global__ void copy(const float* in, float* out) {
+    int i = threadIdx.x;
+    out[i] = __int_as_float(__atomic_load_n((const int*)&in[i], ORDER));
+}
+"""
+
+
+@needs_gxx
+@pytest.mark.parametrize("order", [42, 0], ids=["no-such-order", "relaxed"])
+def test_a_census_module_refuses_an_atomic_builtin_that_calls_no_hook(kit, no_nvcc, order):
+    """g++'s thread-sanitizer pass leaves an atomic builtin given a memory order C++ does
+    not have as it was: a load that no hook would see, missing from the profile, so the
+    census build fails and names its line. With an order, the builtin calls the runner,
+    and its load counts."""
+    source = Submission(Path("k.cu"), ATOMIC_LOAD.replace("ORDER", str(order)))
+    build = kit.backend.build(source, {}, (32, 1, 1), census=True)
+    if order == 42:
+        assert [d.line for d in build.diagnostics] == [3]
+        assert build.diagnostics[0].message.startswith(
+            "k.cu:3: an atomic builtin (__atomic_load_4) is given a memory order that C++ "
+            "does not have"
+        )
+        assert kit.build(source.text, name="k.cu").ok  # a plain build hooks no load
+        return
+    assert build.ok, build.diagnostics
+    _, found = kit.profile(build, "copy", 1, 32, [inp("in", np.ones(32)), out("out", 32)])
+    assert found.global_loads == Traffic(1, 4, 128, 32)

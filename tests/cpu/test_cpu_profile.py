@@ -331,6 +331,155 @@ def test_an_atomic_is_a_request_of_its_space_and_its_own_store_no_store(
     assert found.global_stores == Traffic()
 
 
+# -- both halves of a read-modify-write --------------------------------------------------
+
+RMW = """\
+__global__ void bins_plus_plus(const unsigned char* in, unsigned* bins, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) bins[in[i]]++;
+}
+__global__ void adds_into(const float* a, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] += a[i];
+}
+__global__ void halves(const float* in, float* out) {
+    __shared__ float sdata[256];
+    int t = threadIdx.x;
+    sdata[t] = in[blockIdx.x * 256 + t];
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        __syncthreads();
+        if (t < s) sdata[t] += sdata[t + s];
+    }
+    if (t == 0) out[blockIdx.x] = sdata[0];
+}
+__global__ void apart(float* y, unsigned* z) {
+    int i = threadIdx.x;
+    float v = y[i];
+    __syncthreads();                          /* a call between the load and the store */
+    y[i] = v + 1.0f;
+    z[i] = ((unsigned char*)z)[4 * i] + 1u;   /* a store wider than the load before it */
+}
+"""
+
+
+def test_the_store_of_bins_v_plus_plus_is_a_request_of_its_own(kit):
+    """Eight warps, each lane's byte naming the bin 8 * lane: each warp loads and stores
+    32 bins a sector apart. The census module's hooks once checked the address once for
+    the load and the store, and the store was not seen."""
+    data = (8 * np.arange(256) % 256).astype(np.uint8)
+    args = [Buffer("in", data, False), Buffer("bins", np.zeros(256, np.uint32), True),
+            integer("n", 256)]  # fmt: skip
+    outcome, found = kit.profile(kit.built(RMW), "bins_plus_plus", 1, 256, args)
+    assert found.global_stores == Traffic(requests=8, sectors=8 * 32, bytes=1024, lanes=256)
+    assert found.global_loads == Traffic(16, 8 * 1 + 8 * 32, 256 + 1024, 512)
+    assert outcome.buffers["bins"].data[::8].tolist() == [8] * 32
+
+
+def test_the_store_of_y_i_plus_equals_is_a_request_of_its_own(kit):
+    args = [inp("a", np.ones(1024)), out("y", 1024, 1.0), integer("n", 1024)]
+    _, found = kit.profile(kit.built(RMW), "adds_into", 4, 256, args)
+    assert found.global_stores == Traffic(32, 128, 4096, 1024)
+    assert found.global_loads == Traffic(64, 256, 8192, 2048)
+
+
+def test_each_step_of_a_tree_sum_in_shared_memory_stores_its_sums(kit):
+    """sdata[t] += sdata[t + s], s from 128 down to 1 over a block of 256: the first store
+    is 8 requests, then 4, 2, and a warp's at each of the 6 steps from s = 32, no two
+    lanes in a bank; the loads are two a step and the block's sum."""
+    args = [inp("in", np.ones(512)), out("out", 2)]
+    outcome, found = kit.profile(kit.built(RMW), "halves", 2, 256, args)
+    lanes = 256 + 255
+    assert found.shared_stores == Traffic(2 * 20, 2 * 20, 2 * 4 * lanes, 2 * lanes)
+    assert found.shared_loads == Traffic(2 * 25, 2 * 25, 2 * 4 * (2 * 255 + 1), 2 * 511)
+    assert outcome.buffers["out"].data.tolist() == [256.0, 256.0]
+
+
+def test_a_load_and_a_store_hooked_apart_are_each_logged_once(kit):
+    """Where a call comes between the load and the store of one place, or the store is
+    wider, each had a hook before; each is one access still."""
+    args = [out("y", 32, 1.0), Buffer("z", np.zeros(32, np.uint32), True)]
+    outcome, found = kit.profile(kit.built(RMW), "apart", 1, 32, args)
+    assert found.global_loads == Traffic(2, 4 + 4, 128 + 32, 64)
+    assert found.global_stores == Traffic(2, 8, 256, 64)
+    assert outcome.buffers["z"].data.tolist() == [1] * 32
+
+
+def _lab_kernel(kit, lab: str, file: str, kernel: str, grid: int, block: int, args: list):
+    """The profile of `kernel` of `file` in `lab`'s folder, launched as given."""
+    path = labs.get(lab).home / file
+    return kit.profile(kit.built(path.read_text()), kernel, grid, block, args)[1]
+
+
+def test_the_reduction_baselines_interleaved_sums_conflict_as_nsight_compute_counts(kit):
+    """partial[2t] += partial[2t + stride] where t % stride == 0, a block of 256: at the
+    strides 1 to 16 every warp's lanes store two words a bank (40 requests of 2
+    wavefronts), at 32 and over one lane a warp (8, 4, 2 and 1 requests), after the 16
+    of the tile's load: 40 conflicts in 71 requests, the 0.56 ncu counts on the H200."""
+    args = [inp("input", np.ones(512)), out("output", 1), integer("n", 512)]
+    found = _lab_kernel(kit, "reduction", "baseline.cu", "reduction", 1, 256, args)
+    assert found.shared_stores == Traffic(71, 71 + 40, 4 * 1023, 1023)
+    assert found.shared_stores.conflicts_per_request == pytest.approx(0.56, abs=0.005)
+
+
+def test_histogram_without_atomics_stores_each_bin_it_adds_to(kit):
+    """no_atomics.cu's bins[input[i]]++: as many store requests as load requests of the
+    bins, each over the sectors its lanes' bins lie in."""
+    data = (np.arange(1024) * 37 % 256).astype(np.uint8)
+    args = [Buffer("input", data, False), Buffer("bins", np.zeros(256, np.uint32), True),
+            integer("n", 1024)]  # fmt: skip
+    found = _lab_kernel(kit, "histogram", "wrong/no_atomics.cu", "histogram", 4, 256, args)
+    sectors = sum(len({int(b) // 8 for b in data[w : w + 32]}) for w in range(0, 1024, 32))
+    assert found.global_stores == Traffic(32, sectors, 4096, 1024)
+    assert found.global_loads.requests == 32 + 32
+
+
+def test_one_thread_scanning_the_sums_in_place_stores_each_one(kit):
+    """serial_thread.cu's scan_sums: sums[j] = running after reading sums[j], one lane."""
+    args = [out("sums", 10, 1.0), integer("m", 10)]
+    found = _lab_kernel(kit, "scan", "wrong/serial_thread.cu", "scan_sums", 1, 512, args)
+    assert found.global_stores == Traffic(10, 10, 40, 10)
+    assert found.global_loads == Traffic(10, 10, 40, 10)
+
+
+@pytest.mark.parametrize("kernel", ["scan", "scan_sums"])
+def test_a_brent_kung_scan_in_shared_memory_conflicts_as_nsight_compute_counts(kit, kernel):
+    """device_totals.cu's Brent-Kung tree over 1024 floats, 512 threads: XY[i] +=
+    XY[i - stride] at i = (t + 1) * 2 * stride - 1 puts a warp's lanes 2 * stride words
+    apart, so min(32, 2 * stride) of them share a bank: the up-sweep's 36 requests take
+    191 wavefronts, the down-sweep's 35 take 185, after the tile's load of 32 requests:
+    305 conflicts in 103 requests, the 2.96 ncu counts on the H200."""
+    args = (
+        [inp("input", np.ones(1024)), out("output", 1024), out("sums", 1), integer("n", 1024)]
+        if kernel == "scan"
+        else [out("sums", 1), integer("m", 1)]
+    )
+    found = _lab_kernel(kit, "scan", "variants/device_totals.cu", kernel, 1, 512, args)
+    lanes = 1024 + 1023 + 1013
+    assert found.shared_stores == Traffic(103, 408, 4 * lanes, lanes)
+    assert found.shared_stores.conflicts_per_request == pytest.approx(2.96, abs=0.005)
+
+
+RAW_ATOMICS = """\
+__global__ void reads(unsigned* in, unsigned* out, int n) {
+    unsigned sum = 0;
+    for (int j = 0; j < n; ++j) sum += __atomic_fetch_or(&in[j], 0u, __ATOMIC_SEQ_CST);
+    out[threadIdx.x] = sum;
+}
+"""
+
+
+def test_a_gnu_atomic_builtin_that_reads_its_target_is_an_atomic_not_a_store(kit, no_nvcc):
+    """Without nvcc, which compiles none in a kernel, a thread may read through GNU's
+    builtins: each is an atomic of the profile, counted as the thread's read, not a store
+    that would hide it from the busiest-thread and traffic rules."""
+    args = [Buffer("in", np.arange(64, dtype=np.uint32), True), out("out", 32),
+            integer("n", 64)]  # fmt: skip
+    outcome, found = kit.profile(kit.built(RAW_ATOMICS), "reads", 1, 32, args)
+    assert (found.global_atomics, found.busiest_thread_loads) == (64, 64)
+    assert found.global_stores == Traffic(1, 4, 128, 32)
+    assert outcome.buffers["out"].data.view(np.uint32).tolist() == [64 * 63 // 2] * 32
+
+
 FORGED = """\
 __global__ void copy(const float* a, float* b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -248,7 +248,18 @@ __global__ void atomics(float* out, int per_thread) {
 
 
 def test_atomics_are_atomic_across_parallel_blocks(kit, no_nvcc):
-    build = kit.built(ATOMICS)
+    _atomics_add_up(kit, kit.built(ATOMICS))
+
+
+def test_a_census_modules_atomic_builtins_are_the_runners_operations(kit, no_nvcc):
+    """g++'s census build makes each atomic builtin a call of the runner's (atomics.cpp):
+    every atomic function of the shim gives what it gives in a plain build."""
+    build = kit.backend.build(Submission(Path("k.cu"), ATOMICS), {}, (16, 16, 1), census=True)
+    assert build.ok, build.diagnostics
+    _atomics_add_up(kit, build)
+
+
+def _atomics_add_up(kit, build) -> None:
     blocks, threads, per = 64, 128, 8
     result = kit.run(
         build, "atomics", blocks, threads, [out("out", 10, fill=0.0), integer("per_thread", per)]

@@ -2,17 +2,20 @@
 issue's numbers (the naive matmul at Width 256: 2.0 global-load sectors per request; a
 32-way shared-memory conflict: 31 conflicts per request), what a profile costs cold and
 from the cache, a kernel that fails under ncu as a note that leaves the next launch
-profiled, and a printf that cannot pass for ncu's counters. Skipped, saying why, where
-ncu is not installed or may not run. Run with -s to see the figures."""
+profiled, a printf that cannot pass for ncu's counters, and the stores of
+read-modify-writes, counted as the CPU model counts them. Skipped, saying why, where ncu
+is not installed or may not run. Run with -s to see the figures."""
 
 from __future__ import annotations
 
 import time
 
 import gpu_kernels as k
+import numpy as np
 import pytest
 
 from grader.backends.cuda import nsight
+from grader.model.launch import Buffer, Launch, Scalar
 from grader.model.profile import Profile, Source
 
 # Each warp of a 16x16 block reads one column of a 32x32 tile: 32 words in one bank.
@@ -110,6 +113,57 @@ def test_a_printf_cannot_pass_for_the_counters(backend):
     assert measured.ok, measured.note
     loads = measured.kernels()[0].global_loads
     assert loads.requests > 1 and loads.per_request == pytest.approx(2.0, abs=0.1)
+
+
+def _ones(name: str, n: int) -> Buffer:
+    return Buffer(name, np.ones(n, np.float32), False)
+
+
+def _zeros(name: str, n: int, dtype=np.float32) -> Buffer:
+    return Buffer(name, np.zeros(n, dtype), True)
+
+
+# Lab kernels whose read-modify-writes' stores the CPU model once missed, launched as
+# tests/cpu/test_cpu_profile.py launches them and works their figures out by hand: the
+# kind of access, the grid and block, and the arguments.
+READ_MODIFY_WRITES = {
+    "reduction/baseline.cu": ("shared_stores", 1, 256, lambda: [
+        _ones("input", 512), _zeros("output", 1), Scalar("n", "int", 512)]),
+    "scan/variants/device_totals.cu": ("shared_stores", 1, 512, lambda: [
+        _ones("input", 1024), _zeros("output", 1024), _zeros("sums", 1),
+        Scalar("n", "int", 1024)]),
+    "scan/wrong/serial_thread.cu": ("global_stores", 1, 512, lambda: [
+        Buffer("sums", np.ones(10, np.float32), True), Scalar("m", "int", 10)]),
+    "histogram/wrong/no_atomics.cu": ("global_stores", 4, 256, lambda: [
+        Buffer("input", (np.arange(1024) * 37 % 256).astype(np.uint8), False),
+        _zeros("bins", 256, np.uint32), Scalar("n", "int", 1024)]),
+}  # fmt: skip
+KERNELS = {"scan/wrong/serial_thread.cu": "scan_sums", "scan/variants/device_totals.cu": "scan"}
+
+
+@pytest.mark.parametrize("file", sorted(READ_MODIFY_WRITES))
+def test_a_read_modify_writes_stores_are_what_the_cpu_model_counts(backend, file):
+    """Requests and sectors (wavefronts in shared memory) of the stores, from Nsight
+    Compute and from the CPU model on the same launch, where the CPU model once saw no
+    store of bins[v]++ or partial[2t] += ... (issue 31)."""
+    from grader import labs
+    from grader.backends.cpu import CpuBackend
+
+    kind, grid, block, args = READ_MODIFY_WRITES[file]
+    lab, _, name = file.partition("/")
+    text = (labs.get(lab).home / name).read_text()
+    kernel = KERNELS.get(file, lab)
+    launch = Launch(kernel, (grid, 1, 1), (block, 1, 1), 0, args(), {})
+    [measured] = backend.nsight([(built(backend, text), launch)], timeout=120)
+    assert measured.ok, measured.note
+    theirs = getattr(next(p for p in measured.kernels() if p.kernel == kernel), kind)
+    cpu = CpuBackend(jobs=1)
+    hooked = cpu.build(k.submission(text), {}, (block, 1, 1), census=True)
+    _, [mine] = cpu.profile(hooked, launch, 60.0)
+    mine = getattr(mine, kind)
+    print(f"{file} {kind}: ncu {theirs.requests} requests, {theirs.sectors} sectors; "
+          f"CPU model {mine.requests}, {mine.sectors}")  # fmt: skip
+    assert (theirs.requests, theirs.sectors) == (mine.requests, mine.sectors)
 
 
 def test_a_check_with_profile_shows_nsight_computes_and_decides_the_rules_on_the_cpu_model(

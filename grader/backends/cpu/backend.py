@@ -220,10 +220,11 @@ class CpuBackend(Backend):
                 ],
                 crashed=True,
             )
-        # A census module's loads are hooked too, and gcc then leaves the store of a
-        # read-modify-write (bins[v]++) unhooked: its blocks run in grid order from the
-        # start, as every block does where stores show order to matter (the census case
-        # is the smallest public one)
+        # A census module's run watches races among a block's threads and may be
+        # profiled, on one pool thread, and clang++'s census build may leave the store of
+        # a read-modify-write (bins[v]++) unhooked (shim.py): its blocks run in grid order
+        # from the start, as every block does where stores show order to matter (the
+        # census case is the smallest public one)
         jobs = 1 if artifact.census else self.jobs
         token = profiling.token() if profiles is not None else ""
         isolated = self._require_isolation()

@@ -41,8 +41,8 @@ from grader.toolchain import build_cache, cxx, libraries, nvcc, sandbox
 
 ARCH = "cpu"
 # Part of every build's cache key: raise it when what a build produces changes (4: the
-# dependency list).
-CACHE_VERSION = 4
+# dependency list; 5: a census module's atomic builtins that call no hook are refused).
+CACHE_VERSION = 5
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -172,6 +172,13 @@ RUNTIME_SYMBOLS = frozenset(
         "__grader_rt_atomic", "__asan_handle_no_return", "__asan_before_dynamic_init",
         "__asan_after_dynamic_init",
         *(f"__asan_{op}{n}_noabort" for op in ("load", "store") for n in (1, 2, 4, 8, 16, "N")),
+        # a census module's hooks where g++ built it (shim.py), atomics.cpp's operations
+        "__tsan_init", "__tsan_read_range", "__tsan_write_range", "__tsan_vptr_update",
+        "__tsan_atomic_thread_fence", "__tsan_atomic_signal_fence",
+        *(f"__tsan_{op}{n}" for op in ("read", "write") for n in (1, 2, 4, 8, 16)),
+        *(f"__tsan_atomic{bits}_{op}" for bits in (8, 16, 32, 64) for op in (
+            "load", "store", "exchange", "fetch_add", "fetch_sub", "fetch_and", "fetch_or",
+            "fetch_xor", "fetch_nand", "compare_exchange_strong", "compare_exchange_weak")),
     }
 )  # fmt: skip
 
@@ -267,7 +274,7 @@ def _compile(
         return cached
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grader-cc-", dir=folder.parent) as tmp:
-        result = _compile_in(Path(tmp), text, entries, macros, name, shown, flags)
+        result = _compile_in(Path(tmp), text, entries, macros, name, shown, census)
         if result.stopped:
             return result
         if result.module is not None:
@@ -323,11 +330,12 @@ def _refused(module: Path) -> Diagnostic | None:
 
 
 def _compile_in(
-    tmp: Path, text: str, entries: list[str], macros, name: str, shown: str, flags: tuple
+    tmp: Path, text: str, entries: list[str], macros, name: str, shown: str, census: bool
 ) -> Compiled:
     entries = list(entries)
     dropped: dict[str, str] = {}
-    forced, reads = shim.shim_include()
+    flags = (*shim.module_flags(census), *shim.folder_flags(tmp, census))
+    forced, reads = shim.shim_include(census)
     for _ in range(3):
         source = text + scan.registration(entries)
         (tmp / name).write_text(source, encoding="utf-8", errors=SOURCE_ERRORS)
@@ -347,6 +355,9 @@ def _compile_in(
             return Compiled(False, message, diags, None, {}, stopped=True)
         code, log = run.code, run.log
         log = _clean(log, tmp, name, shown)
+        unhooked = _unhooked_atomics(tmp, name, shown) if code == 0 and census else []
+        if unhooked:
+            return Compiled(False, log, unhooked, None, dropped)
         if code == 0:
             deps = (tmp / "module.d").read_text() if (tmp / "module.d").exists() else ""
             return Compiled(True, log, [], tmp / "module.so", dropped, deps=deps)
@@ -363,6 +374,31 @@ def _compile_in(
                 if match:
                     dropped[match.group(1)] = bad[index]
     return Compiled(False, log, [_generic(log, shown)], None, dropped)
+
+
+def _unhooked_atomics(tmp: Path, name: str, shown: str) -> list[Diagnostic]:
+    """A compile error for each atomic builtin of a census module that calls no hook
+    (shim.unhooked_atomics): its load or store would be missing from what the kernel is
+    measured by, as if it had not been made."""
+    try:
+        dump = (tmp / shim.TSAN_DUMP).read_text(errors="replace")
+    except OSError:
+        return []
+    out = []
+    found = dict.fromkeys(shim.unhooked_atomics(dump))  # a kernel has a copy in its loop
+    for file, line, call in list(found)[: defaults.MAX_COMPILE_ERRORS]:
+        own = file in (name, str(tmp / name)) and line > 0
+        where = f"{shown}:{line}: " if own else ""
+        header = Path(file).name or "a header"
+        inlined = "" if own else f" (inlined from {header} into {shown})"
+        message = (
+            f"{where}an atomic builtin ({call}){inlined} is given a memory order that C++ "
+            "does not have, and g++ makes it an access the CPU backend cannot see. Give it "
+            "one of the __ATOMIC_ orders, or use CUDA's atomic functions: nvcc compiles no "
+            "GNU atomic builtin in a kernel."
+        )
+        out.append(Diagnostic(Kind.COMPILE_ERROR, message, line=line if own else None))
+    return out
 
 
 def _clean(log: str, tmp: Path, name: str, shown: str) -> str:

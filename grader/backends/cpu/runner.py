@@ -26,6 +26,7 @@ SOURCES = (
     "fiber.cpp",
     "counts.cpp",
     "stores.cpp",
+    "atomics.cpp",
     "hazards.cpp",
     "profile.cpp",
 )

@@ -1,7 +1,8 @@
 """The CUDA shim (runtime/include) a submission's module is compiled against on the CPU
-backend, the flags of that compile, and the shim as a precompiled header, built once per
-machine and cached under `grader.defaults.cache_dir()/cpu/shim-HASH/`, HASH covering the
-runtime (runner.runtime_hash) and the flags it was built with."""
+backend, the flags of that compile, and the shim as a precompiled header (one for census
+modules, one for the others), each built once per machine and cached under
+`grader.defaults.cache_dir()/cpu/shim-HASH/`, HASH covering the runtime
+(runner.runtime_hash) and the flags it was built with."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import subprocess
 import tempfile
 from functools import cache
@@ -73,9 +75,8 @@ if platform.machine().lower() in ("x86_64", "amd64") and _cpu_has("fma", "avx"):
 # CUDA's macro for the architecture nvcc targets, which a module is compiled for.
 ARCH_MACRO = f"-D__CUDA_ARCH__={defaults.ARCH.removeprefix('sm_')}0"
 # Every module calls the runner's __asan_storeN_noabort before each store it makes
-# (runtime/stores.cpp: which block stored each output element), and a census module also
-# __asan_loadN_noabort before every load (runtime/counts.cpp); nothing else of a sanitizer
-# (no shadow memory, no red zones).
+# (runtime/stores.cpp: which block stored each output element); nothing else of a
+# sanitizer (no shadow memory, no red zones).
 _HOOK_FLAGS = {
     "g++": ("-fsanitize=kernel-address",
             "--param", "asan-instrumentation-with-call-threshold=0",
@@ -92,6 +93,19 @@ _NO_LOAD_HOOKS = {
     "g++": ("--param", "asan-instrument-reads=0"),
     "clang++": ("-mllvm", "-asan-instrument-reads=0"),
 }
+# A census module calls a hook before every load and every store, once each (runtime/
+# counts.cpp, stores.cpp). Built by g++, with -fsanitize=thread's instrumentation: its
+# address sanitizer checks an address once in a basic block, load or store alike (asan.cc,
+# has_mem_ref_been_instrumented), so the store of a read-modify-write (bins[v]++,
+# sdata[t] += sdata[t + s]) had no hook, where the thread sanitizer's pass hooks each
+# access (__tsan_readN, __tsan_writeN) and makes each atomic builtin a call
+# (runtime/atomics.cpp). The runner defines every one of them: no libtsan is linked
+# (link_flags), and nothing is called at a function's entry and exit. clang++'s
+# equivalent is left as it is, untried.
+_CENSUS_HOOKS = {
+    "g++": ("-fsanitize=thread", "--param", "tsan-instrument-func-entry-exit=0"),
+    "clang++": _HOOK_FLAGS["clang++"],
+}
 # A census module's accesses make a profile's warp-level requests (runtime/profile.cpp),
 # each one instruction's, as wide as the kernel's: a copy of an instruction in each path
 # through a branch before it (gcc's jump threading) would split the requests of a warp
@@ -101,58 +115,95 @@ _NO_LOAD_HOOKS = {
 # with it, 0 without, as on a GPU). Vectorising, which has no GPU counterpart, needs no
 # flag: the hooks' calls, inserted before the vectoriser runs, keep it from a loop.
 _AS_WRITTEN = {"g++": ("-fno-thread-jumps", "-fno-tree-sra"), "clang++": ()}
-# The shim parsed once into a precompiled header (g++ only): a module's compile then
-# parses the student's file alone, half its time. Built with a module's flags less the
-# linker's; a census module's load hooks and its accesses as written change no parse, so
-# it uses it too.
-PCH_FLAGS = (
-    *(f for f in MODULE_FLAGS if f != "-shared" and not f.startswith("-Wl,")),
-    *_OWN_LINES["g++"],
-    *_HOOK_FLAGS["g++"],
-    *_NO_LOAD_HOOKS["g++"],
-    ARCH_MACRO,
-)
+
+
+def pch_flags(census: bool) -> tuple[str, ...]:
+    """The flags the shim is precompiled with (g++ only: a module's compile then parses
+    the student's file alone, half its time): a module's less the linker's. A census
+    module's accesses as written change no parse, but g++ takes no header precompiled
+    with another sanitizer: a census module has a precompiled shim of its own."""
+    hooks = _CENSUS_HOOKS["g++"] if census else (*_HOOK_FLAGS["g++"], *_NO_LOAD_HOOKS["g++"])
+    kept = (f for f in MODULE_FLAGS if f != "-shared" and not f.startswith("-Wl,"))
+    return (*kept, *_OWN_LINES["g++"], *hooks, ARCH_MACRO)
+
+
+def _kind() -> str:
+    return "clang++" if cxx.compiler().version.startswith("clang++") else "g++"
 
 
 def module_flags(census: bool) -> tuple[str, ...]:
     """How the student's module is compiled: with its store hooks, and with `census` its
     load hooks too, so that it counts its shared-memory loads and can be profiled."""
-    kind = "clang++" if cxx.compiler().version.startswith("clang++") else "g++"
-    loads = _AS_WRITTEN[kind] if census else _NO_LOAD_HOOKS[kind]
-    return (*MODULE_FLAGS, *_OWN_LINES[kind], *_HOOK_FLAGS[kind], *loads)
+    kind = _kind()
+    if census:
+        return (*MODULE_FLAGS, *_OWN_LINES[kind], *_CENSUS_HOOKS[kind], *_AS_WRITTEN[kind])
+    return (*MODULE_FLAGS, *_OWN_LINES[kind], *_HOOK_FLAGS[kind], *_NO_LOAD_HOOKS[kind])
 
 
-def shim_include() -> tuple[list[str], list[str]]:
-    """The flags that force the shim into a module's compile, from its precompiled header
-    where there is one (g++ looks in that folder first), and the folders the compile
-    reads for them besides the toolchain's: that one, and the shim's."""
+def folder_flags(folder: Path, census: bool) -> list[str]:
+    """What the compile of a module in `folder` needs besides its flags, for a census
+    module built with -fsanitize=thread. g++ links libtsan wherever that is given, and the
+    runner, not libtsan, must serve the module's hooks: an empty archive of that name in
+    `folder`, searched before the toolchain's folders, links nothing in its place. And the
+    dump of the thread sanitizer's pass, where the atomics it left unhooked show
+    (unhooked_atomics)."""
+    if not census or "-fsanitize=thread" not in _CENSUS_HOOKS[_kind()]:
+        return []
+    (folder / "libtsan.a").write_bytes(b"!<arch>\n")
+    return ["-L", str(folder), f"-fdump-tree-tsan1-lineno={folder / TSAN_DUMP}"]
+
+
+TSAN_DUMP = "tsan.txt"  # in the compile's folder
+# A call of an atomic builtin in the pass's dump (every one it hooked is a __tsan_ call),
+# with the place of its statement: "  [kernel.cu:12:9] _5 = __atomic_load_4 (_4, 42);"
+_UNHOOKED = re.compile(
+    r"^[ \t]*+(?:\[(?P<file>[^\]\n:]*+):(?P<line>\d++):\d++\][ \t]*+)?(?:\S++ = )?"
+    r"(?P<call>__(?:atomic|sync)_\w++) \(",
+    re.MULTILINE,
+)
+
+
+def unhooked_atomics(dump: str) -> list[tuple[str, int, str]]:
+    """Each atomic builtin that the thread sanitizer's pass left as it was, in its `dump`
+    (TSAN_DUMP) of a census module: one given no memory order C++ has, as in
+    __atomic_load_n(p, 42), which g++ compiles as a plain access that calls no hook. As
+    (file, line, builtin), file and line those of the statement (a header's, where it was
+    inlined from one; "" and 0 where the dump gives none)."""
+    return [(m["file"] or "", int(m["line"] or 0), m["call"]) for m in _UNHOOKED.finditer(dump)]
+
+
+def shim_include(census: bool) -> tuple[list[str], list[str]]:
+    """The flags that force the shim into a module's compile (a `census` one or not),
+    from its precompiled header where there is one (g++ looks in that folder first), and
+    the folders the compile reads for them besides the toolchain's: that one, and the
+    shim's."""
     flags = ["-I", str(INCLUDE), "-include", SHIM, ARCH_MACRO]
-    precompiled = precompiled_shim()
+    precompiled = precompiled_shim(census)
     if precompiled is None:
         return flags, [str(INCLUDE)]
     return [f"-I{precompiled}", *flags], [str(precompiled), str(INCLUDE)]
 
 
 @cache
-def precompiled_shim() -> Path | None:
-    """The folder of the shim's precompiled header, built on first use; None with clang++
-    (which does not look for one in an include folder), or where it could not be built
-    (a module then compiles from the header)."""
-    if cxx.compiler().version.startswith("clang++"):
+def precompiled_shim(census: bool = False) -> Path | None:
+    """The folder of the shim's precompiled header for a module (a `census` one or not),
+    built on first use; None with clang++ (which does not look for one in an include
+    folder), or where it could not be built (a module then compiles from the header)."""
+    if _kind() == "clang++":
         return None
     # a foreign INCLUDE: its logs
-    key = json.dumps([runner.runtime_hash(), str(INCLUDE), PCH_FLAGS])
+    key = json.dumps([runner.runtime_hash(), str(INCLUDE), pch_flags(census)])
     folder = defaults.cache_dir() / "cpu" / f"shim-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
-    header = cxx.built_once(folder / f"{SHIM}.gch", _build_shim)
+    header = cxx.built_once(folder / f"{SHIM}.gch", lambda to: _build_shim(to, census))
     return folder if header.exists() else None
 
 
-def _build_shim(folder: Path) -> None:
+def _build_shim(folder: Path, census: bool) -> None:
     """The grader's own header, so not sandboxed; a failure leaves no folder."""
     with tempfile.TemporaryDirectory(prefix="grader-shim-", dir=folder.parent) as tmp:
         staged = Path(tmp) / "out"
         staged.mkdir()
-        cmd = [cxx.compiler().path, *PCH_FLAGS, "-I", str(INCLUDE), "-x", "c++-header"]
+        cmd = [cxx.compiler().path, *pch_flags(census), "-I", str(INCLUDE), "-x", "c++-header"]
         cmd += [str(INCLUDE / SHIM), "-o", str(staged / f"{SHIM}.gch")]
         if subprocess.run(cmd, capture_output=True, env=cxx.clean_env()).returncode == 0:
             os.replace(staged, folder)

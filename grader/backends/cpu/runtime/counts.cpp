@@ -3,13 +3,14 @@
    memory, and its atomic operations. Without nvcc the grader has no instructions to read,
    and text proves nothing, so the CPU backend counts what really ran.
 
-   Loads: a module built for counting (build.py, -fsanitize=kernel-address with calls)
-   calls __asan_loadN_noabort(address) before every load it makes; a load counts when the
-   address lies in the shared memory of the block the calling pool thread runs (its static
-   slots, its dynamic area, or the module's thread_local block). Stores are not counted
-   here (stores.cpp watches them). Atomics: every atomic function of the shim calls
-   __grader_rt_atomic (stores.cpp) before its operation. A profiled pass (profile.cpp)
-   also sees every load here.
+   Loads: a module built for counting (shim.py) calls a hook before every load it makes:
+   __tsan_readN(address) where g++ built it (-fsanitize=thread's instrumentation, whose
+   runtime is these hooks: no libtsan), __asan_loadN_noabort(address) where clang++ did; a
+   load counts when the address lies in the shared memory of the block the calling pool
+   thread runs (its static slots, its dynamic area, or the module's thread_local block).
+   Stores are not counted here (stores.cpp watches them). Atomics: every atomic function
+   of the shim calls __grader_rt_atomic (stores.cpp) before its operation. A profiled pass
+   (profile.cpp) also sees every load here.
 
    The counts reach the parent in the "pass" record, written after the submission's code
    ran, and a kernel can call these hooks itself or write such a record: believing them
@@ -27,6 +28,8 @@ static inline void load(uintptr_t a, size_t bytes, uintptr_t ret) {
     if (g_profiling) profile_access(a, bytes, ret, false);
 }
 
+void on_load(uintptr_t a, size_t bytes, uintptr_t ret) { load(a, bytes, ret); }
+
 void counts_take(Counts* c) {
     c->shared_loads = c->atomics = 0;
     for (int i = 0; i < pool_size(); ++i) {
@@ -43,13 +46,24 @@ using rt::load;
 
 #define GRADER_HOOK extern "C" __attribute__((visibility("default")))
 #define GRADER_RETURN (uintptr_t) __builtin_return_address(0)
-GRADER_HOOK void __asan_load1_noabort(uintptr_t a) { load(a, 1, GRADER_RETURN); }
-GRADER_HOOK void __asan_load2_noabort(uintptr_t a) { load(a, 2, GRADER_RETURN); }
-GRADER_HOOK void __asan_load4_noabort(uintptr_t a) { load(a, 4, GRADER_RETURN); }
-GRADER_HOOK void __asan_load8_noabort(uintptr_t a) { load(a, 8, GRADER_RETURN); }
-GRADER_HOOK void __asan_load16_noabort(uintptr_t a) { load(a, 16, GRADER_RETURN); }
+#define GRADER_LOAD(name, size) \
+    GRADER_HOOK void name(uintptr_t a) { load(a, size, GRADER_RETURN); }
+GRADER_LOAD(__asan_load1_noabort, 1)
+GRADER_LOAD(__asan_load2_noabort, 2)
+GRADER_LOAD(__asan_load4_noabort, 4)
+GRADER_LOAD(__asan_load8_noabort, 8)
+GRADER_LOAD(__asan_load16_noabort, 16)
 GRADER_HOOK void __asan_loadN_noabort(uintptr_t a, size_t n) { load(a, n, GRADER_RETURN); }
 GRADER_HOOK void __asan_handle_no_return(void) {}
 /* around a global constructor of the module */
 GRADER_HOOK void __asan_before_dynamic_init(const char*) {}
 GRADER_HOOK void __asan_after_dynamic_init(void) {}
+GRADER_LOAD(__tsan_read1, 1)
+GRADER_LOAD(__tsan_read2, 2)
+GRADER_LOAD(__tsan_read4, 4)
+GRADER_LOAD(__tsan_read8, 8)
+GRADER_LOAD(__tsan_read16, 16)
+/* an access of another size, or aligned below it (a packed struct's member) */
+GRADER_HOOK void __tsan_read_range(uintptr_t a, size_t n) { load(a, n, GRADER_RETURN); }
+/* the module's constructor calls it */
+GRADER_HOOK void __tsan_init(void) {}

@@ -22,11 +22,13 @@
    atomic and a plain access of another thread in one stretch do (a merge that reads a
    shared histogram while other threads still add to it).
 
-   gcc leaves a store unhooked where a hook of the same address dominates it with no call
+   A module built with an address sanitizer's hooks (clang++'s census build: shim.py) may
+   leave a store unhooked where a hook of the same address dominates it with no call
    between (the store of partial[t] += ..., after its load's hook): no other thread runs
    in between, so a shared word whose value changed since its last hooked access, in the
    same stretch between barriers, was written by the thread of that access, and is
-   counted so at the next one. */
+   counted so at the next one. g++'s census build hooks every store before it is made,
+   which leaves no such change. */
 #include "scheduler.h"
 
 namespace rt {

@@ -131,6 +131,16 @@ bool stores_elements(uintptr_t address, size_t bytes, Covered* out);
 /* The module offset of the last store into an output element, in a serial pass; or 0. */
 uint32_t stores_pc(int index, size_t element);
 
+/* -- what a module's hooks report (counts.cpp, stores.cpp) ----------------------------- */
+/* A load, or a store, of `bytes` at `a` by the running thread, the hook called from `ret`
+   (its return address in the module). */
+void on_load(uintptr_t a, size_t bytes, uintptr_t ret);
+void on_store(uintptr_t a, size_t bytes, uintptr_t ret);
+/* The running thread enters an atomic function on `target` (__grader_rt_atomic); whether
+   it is in one on `target` now. */
+void on_atomic(const void* target, uintptr_t ret);
+bool announced(const void* target);
+
 /* -- accesses that race among a block's threads (hazards.cpp) ------------------------- */
 extern bool g_hazards; /* the job asks for them */
 void hazard_access(uintptr_t address, size_t bytes, bool write, uintptr_t return_address);

@@ -77,9 +77,11 @@ struct Worker {
     StaticSlots statics;
     /* what its blocks executed (counts.cpp) */
     unsigned long long shared_loads = 0, atomics = 0;
-    /* the block it runs, and the target of the atomic function it is in (stores.cpp) */
+    /* the block it runs, and the target of the atomic function it is in, and the linear
+       id of the thread that entered it (stores.cpp) */
     long block = 0;
     const void* atomic_target = nullptr;
+    uint32_t atomic_thread = 0;
     uint32_t epoch = 0; /* block starts and barriers released so far (hazards.cpp) */
     /* the barrier lines the running block met, and how often (a hang's loop: signals.cpp) */
     int met_line[4] = {0, 0, 0, 0};

@@ -2,18 +2,21 @@
    pool threads ran the blocks.
 
    Every module is built to call __asan_storeN_noabort(address) before each store it
-   makes (build.py: -fsanitize=kernel-address, writes only, with calls; no shadow memory,
-   no red zones). A store into an output notes its block in the element's entry; an
-   element that two blocks store into, one of them with a plain store, is a conflict.
+   makes (shim.py: -fsanitize=kernel-address, writes only, with calls; no shadow memory,
+   no red zones), and a census module built by g++ __tsan_writeN(address) (shim.py:
+   -fsanitize=thread's instrumentation, whose runtime is these hooks and atomics.cpp). A
+   store into an output notes its block in the element's entry; an element that two
+   blocks store into, one of them with a plain store, is a conflict.
    That set of elements is the same whatever order the blocks ran in, so the pass record's
    count of conflicts tells the parent, deterministically, that the blocks' results
    depend on their order, and it runs the launch again one block at a time
    (backend.py). An atomic function of the shim names its target first
    (__grader_rt_atomic), and a store to that address is the atomic's own.
 
-   A census module (backend.py: the smallest public case) has its loads hooked too, and
-   gcc then leaves the store of a read-modify-write (bins[v]++) unhooked, the load's check
-   covering it: the backend runs that one on a single pool thread from the start.
+   A census module (backend.py: the smallest public case) has its loads hooked too; one
+   built by clang++ (with -fsanitize=kernel-address) may leave the store of a
+   read-modify-write (bins[v]++) unhooked, the load's check covering it: the backend runs
+   a census module on a single pool thread from the start.
 
    In a pass that runs the blocks one at a time the entries also keep the module offset
    of the store that last wrote each element, for the line of an overlap, and the first
@@ -157,6 +160,29 @@ static __attribute__((noinline)) void store(uintptr_t a, size_t bytes, uintptr_t
     }
 }
 
+void on_store(uintptr_t a, size_t bytes, uintptr_t ret) {
+    if (watched(a)) store(a, bytes, ret);
+}
+
+static uint32_t linear_thread() {
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+void on_atomic(const void* target, uintptr_t ret) {
+    Worker* w = tw;
+    if (w && w->busy) {
+        ++w->atomics;
+        w->atomic_target = target;
+        w->atomic_thread = linear_thread();
+    }
+    if (g_profiling) profile_atomic((uintptr_t)target, ret);
+}
+
+bool announced(const void* target) {
+    const Worker* w = tw;
+    return w && w->atomic_target == target && w->atomic_thread == linear_thread();
+}
+
 }  // namespace rt
 
 #define GRADER_HOOK extern "C" __attribute__((visibility("default")))
@@ -172,11 +198,19 @@ GRADER_STORE(__asan_store16_noabort, 16)
 GRADER_HOOK void __asan_storeN_noabort(uintptr_t a, size_t n) {
     if (rt::watched(a)) rt::store(a, n, (uintptr_t)__builtin_return_address(0));
 }
+GRADER_STORE(__tsan_write1, 1)
+GRADER_STORE(__tsan_write2, 2)
+GRADER_STORE(__tsan_write4, 4)
+GRADER_STORE(__tsan_write8, 8)
+GRADER_STORE(__tsan_write16, 16)
+/* an access of another size, or aligned below it (a packed struct's member) */
+GRADER_HOOK void __tsan_write_range(uintptr_t a, size_t n) {
+    if (rt::watched(a)) rt::store(a, n, (uintptr_t)__builtin_return_address(0));
+}
+/* the store of an object's vtable pointer */
+GRADER_HOOK void __tsan_vptr_update(uintptr_t a, void*) {
+    if (rt::watched(a)) rt::store(a, sizeof(void*), (uintptr_t)__builtin_return_address(0));
+}
 GRADER_HOOK void __grader_rt_atomic(const void* target) {
-    rt::Worker* w = rt::tw;
-    if (w && w->busy) {
-        ++w->atomics;
-        w->atomic_target = target;
-    }
-    if (rt::g_profiling) rt::profile_atomic((uintptr_t)target, (uintptr_t)__builtin_return_address(0));
+    rt::on_atomic(target, (uintptr_t)__builtin_return_address(0));
 }
