@@ -284,6 +284,14 @@ def timed_stages() -> dict[str, list[float]]:
     return spent
 
 
+def children_cpu() -> float:
+    """CPU seconds, user and system, of every child process ended so far."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def lab_costs(
     labs: list[str], stages: bool = False
 ) -> tuple[list[tuple[str, str, str]], float, float]:
@@ -305,10 +313,14 @@ def lab_costs(
             path = ROOT / "reference_kernels" / lab / "reference.cu"
             options = pipeline.Options(backend="cpu", secret="bench-secret", timing=False)
             spent.clear()
+            used = children_cpu()
             start = time.monotonic()
             result = pipeline.check(lab, path, options)
             seconds = time.monotonic() - start
             totals[phase] += seconds
+            if stages:
+                cpu = f"{children_cpu() - used:.2f} s"
+                stage_rows.append((f"  {phase} {lab}: CPU of compilers and workers", cpu, ""))
             for stage, (calls, took) in spent.items():
                 stage_rows.append((f"  {phase} {lab}: {stage}", f"{took:.2f} s, {calls} calls", ""))
             if phase == "cold":
