@@ -294,7 +294,8 @@ class Grading:
         with ThreadPoolExecutor(width, thread_name_prefix="grader-case") as pool:
             try:
                 for case in cases:
-                    if self.in_turn:
+                    # a profile run cannot be stopped from outside: in turn, where it can
+                    if self.in_turn or (case.name == self.profiled and self.in_run):
                         while waiting:
                             self.take(waiting)
                         self.result.cases.append(self.grade_case(case))
@@ -365,8 +366,6 @@ class Grading:
         expected = casegen.expected_outputs(self.lab, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
         if case.name == self.profiled and self.in_run:
-            if ahead:  # a profile run cannot be stopped from outside: in turn, where it can
-                return None
             outcome, kernels = self.backend.profile(build, launch, self.options.timeout)
             self.measured = profiles.from_run(self.lab, case, build, outcome, kernels)
         else:
