@@ -303,6 +303,15 @@ __global__ void sum(const float* in, float* out) {
     out[threadIdx.x] = buf[threadIdx.x];
 }
 """,
+    # the C library's memcpy, found by name
+    "dlsym": """\
+#include <dlfcn.h>
+__global__ void sum(const float* in, float* out) {
+    float buf[64];
+    ((void* (*)(void*, const void*, size_t))dlsym(RTLD_DEFAULT, "memcpy"))(buf, in, 256);
+    out[threadIdx.x] = buf[threadIdx.x];
+}
+""",
     # another of the C library's functions that reads memory
     "memcmp": """\
 #include <string.h>
@@ -320,6 +329,7 @@ __global__ void sum(const float* in, float* out) {
         ("real", "k.cu:1: the kernel calls the C library's memcpy itself"),
         ("builtin", "k.cu:3: __builtin_memcpy is a copy g++ makes with moves"),
         ("memcmp", "k.cu:3: the kernel calls the C library's memcmp itself"),
+        ("dlsym", "k.cu:4: the kernel calls the C library's dlsym itself"),
     ],
 )
 def test_a_census_module_refuses_a_copy_that_calls_no_hook(kit, no_nvcc, bypass, opening):

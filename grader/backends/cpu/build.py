@@ -432,11 +432,14 @@ def _unwrapped(library: str, text: str, shown: str) -> Diagnostic:
     )
     line = line_of(code, match.start()) if match else None
     where = f"{shown}:{line}: " if line else ""
+    what = "the memory it reads or writes"
+    if library.startswith("dl"):
+        what = f"what the functions it finds with {library} read or write"
     message = (
         f"{where}the kernel calls the C library's {library} itself, where the CPU backend "
-        "cannot count the memory it reads or writes (it counts every byte of memcpy, "
-        "memmove and memset through its own). Read memory with loads, or with memcpy: "
-        "nvcc compiles no other of the C library's memory functions in a kernel."
+        f"cannot count {what} (it counts every byte of memcpy, memmove and memset through "
+        "its own). Read memory with loads, or with memcpy: nvcc compiles no other of the "
+        "C library's memory functions in a kernel."
     )
     return Diagnostic(Kind.COMPILE_ERROR, message, line=line)
 

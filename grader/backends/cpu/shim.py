@@ -165,9 +165,12 @@ def folder_flags(folder: Path, census: bool) -> list[str]:
 
 
 # What a census module may not import from the C library (build.py): a copy that the
-# runner's wrapper did not take (__real_memcpy, or a versioned name), or another of the
-# library's functions that reads or writes memory it is given, which no hook sees.
-_UNWRAPPED = re.compile(r"(?:__)?(?:w?mem|str|stp|wcs)\w*|bcopy|bzero|bcmp|explicit_bzero")
+# runner's wrapper did not take (__real_memcpy, or a versioned name), another of the
+# library's functions that reads or writes memory it is given, which no hook sees, or the
+# lookup that would find one by name (dlsym(RTLD_DEFAULT, "memcpy")).
+_UNWRAPPED = re.compile(
+    r"(?:__)?(?:w?mem|str|stp|wcs)\w*|bcopy|bzero|bcmp|explicit_bzero|dl(?:v?sym|open)"
+)
 
 
 def unwrapped_copies(imports: list[str]) -> list[str]:
