@@ -107,7 +107,10 @@ SCANNERS: dict[str, tuple[Callable[[str], object], tuple[str, ...]]] = {
         ("k.cu:1: error ", "k.cu(1): error x"),
     ),
     "cpu_compile_errors": (lambda t: build._errors(t, "k.cu"), ("k.cu:1: error ",)),
-    "unhooked_atomics": (shim.unhooked_atomics, ("  [k.cu:1:2] _1 = ", "[k.cu:", "\n ")),
+    "unhooked_calls": (
+        shim.unhooked_calls,
+        ("  [k.cu:1:2] _1 = ", "[k.cu:", "\n ", "__builtin_mem"),
+    ),
     "clean_log": (lambda t: nvcc.clean_log(t, Path("/tmp/x"), "a.cu", "k.cu"), ("a.cu:1: ",)),
     "parse_ptxas": (nvcc.parse_ptxas, ("Used 1 registers ",)),
     "printable": (common.printable, ("\x1b[2J\u202e",)),

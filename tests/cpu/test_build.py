@@ -283,3 +283,85 @@ def test_a_census_module_refuses_an_atomic_builtin_that_calls_no_hook(kit, no_nv
     assert build.ok, build.diagnostics
     _, found = kit.profile(build, "copy", 1, 32, [inp("in", np.ones(32)), out("out", 32)])
     assert found.global_loads == Traffic(1, 4, 128, 32)
+
+
+BYPASSES = {
+    # the C library's memcpy, which the link's --wrap leaves to the name __real_memcpy
+    "real": """\
+extern "C" void* __real_memcpy(void*, const void*, size_t);
+__global__ void sum(const float* in, float* out) {
+    float buf[64];
+    __real_memcpy(buf, in, sizeof buf);
+    out[threadIdx.x] = buf[threadIdx.x];
+}
+""",
+    # a copy of constant size g++ makes moves after the thread sanitizer's pass
+    "builtin": """\
+__global__ void sum(const float* in, float* out) {
+    float buf[64];
+    __builtin_memcpy(buf, in, sizeof buf);
+    out[threadIdx.x] = buf[threadIdx.x];
+}
+""",
+    # the C library's memcpy, found by name
+    "dlsym": """\
+#include <dlfcn.h>
+__global__ void sum(const float* in, float* out) {
+    float buf[64];
+    ((void* (*)(void*, const void*, size_t))dlsym(RTLD_DEFAULT, "memcpy"))(buf, in, 256);
+    out[threadIdx.x] = buf[threadIdx.x];
+}
+""",
+    # another of the C library's functions that reads memory
+    "memcmp": """\
+#include <string.h>
+__global__ void sum(const float* in, float* out) {
+    out[threadIdx.x] = memcmp(in, in + 32, 128) ? 1.0f : 0.0f;
+}
+""",
+}
+
+
+@needs_gxx
+@pytest.mark.parametrize(
+    ("bypass", "opening"),
+    [
+        ("real", "k.cu:1: the kernel calls the C library's memcpy itself"),
+        ("builtin", "k.cu:3: __builtin_memcpy is a copy g++ makes with moves"),
+        ("memcmp", "k.cu:3: the kernel calls the C library's memcmp itself"),
+        ("dlsym", "k.cu:4: the kernel calls the C library's dlsym itself"),
+    ],
+)
+def test_a_census_module_refuses_a_copy_that_calls_no_hook(kit, no_nvcc, bypass, opening):
+    """A census module's memcpy, memmove and memset are the runner's, which log every
+    byte; a copy that would not be (the C library's own, or moves g++ makes of a
+    builtin's) fails the census build with its line. A plain build, which logs no load,
+    takes it (where __real_memcpy names nothing)."""
+    source = Submission(Path("k.cu"), BYPASSES[bypass])
+    build = kit.backend.build(source, {}, (32, 1, 1), census=True)
+    assert not build.ok
+    assert build.diagnostics[0].message.startswith(opening), build.diagnostics
+    assert kit.build(source.text, name="k.cu").ok == (bypass != "real")
+
+
+POINTER = """\
+__global__ void sum(const float* in, float* out) {
+    void* (*volatile copy)(void*, const void*, size_t) = memcpy;
+    float buf[2];
+    copy(buf, in + 2 * threadIdx.x, sizeof buf);
+    out[threadIdx.x] = buf[0] + buf[1];
+}
+"""
+
+
+@needs_gxx
+def test_a_pointer_to_memcpy_is_the_runners_and_its_bytes_count(kit, no_nvcc):
+    """The link's --wrap binds every reference to memcpy to the runner's, a pointer's
+    too: the module takes no memcpy from the C library."""
+    build = kit.backend.build(Submission(Path("k.cu"), POINTER), {}, (32, 1, 1), census=True)
+    assert build.ok, build.diagnostics
+    assert "memcpy" not in Elf(build.artifact.module).imports()
+    args = [inp("in", np.ones(64)), out("out", 32)]
+    _, found = kit.profile(build, "sum", 1, 32, args)
+    # byte k of each lane's 8: 32 lanes 8 bytes apart, 8 sectors a request
+    assert found.global_loads == Traffic(8, 64, 256, 256)

@@ -496,6 +496,84 @@ def test_calling_the_atomic_hook_before_a_load_hides_no_load(kit, no_nvcc):
     assert found.global_loads == Traffic(2, 8, 256, 64)
 
 
+COPIES = """\
+__global__ void into_local(const float* in, float* out) {
+    int t = threadIdx.x;
+    float buf[16];
+    memcpy(buf, in + t * 16, 16 * sizeof(float));
+    float sum = 0.0f;
+    for (int j = 0; j < 16; ++j) sum += buf[j];
+    out[t] = sum;
+}
+__global__ void word(const float* in, float* out) {
+    int t = threadIdx.x;
+    float v;
+    COPY(&v, &in[t], sizeof(float));
+    out[t] = v;
+}
+"""
+# every lane's k-th byte of its own 64 bytes: 32 lanes 64 bytes apart, 32 sectors
+BYTES_OF_16_FLOATS = Traffic(requests=64, sectors=64 * 32, bytes=64 * 32, lanes=64 * 32)
+
+
+def test_a_memcpy_from_global_memory_is_a_load_of_each_byte_as_a_gpus_device_memcpy(kit):
+    """nvcc's device memcpy (void* pointers, alignment unknown) is 64 ld.global.u8 for 64
+    bytes: each lane's k-th byte is the warp's k-th request, and the thread makes a load
+    of each, which the busiest-thread and traffic rules count."""
+    build = kit.built(COPIES.replace("COPY", "memcpy"))
+    args = [inp("in", np.arange(512)), out("out", 32)]
+    outcome, found = kit.profile(build, "into_local", 1, 32, args)
+    assert found.global_loads == BYTES_OF_16_FLOATS
+    assert found.global_stores == Traffic(1, 4, 128, 32)  # the local buffer is no global
+    assert found.busiest_thread_loads == 64
+    sums = np.arange(512, dtype=np.float32).reshape(32, 16).sum(axis=1)
+    assert outcome.buffers["out"].data.tolist() == sums.tolist()
+
+
+@pytest.mark.parametrize(
+    ("copy", "loads"),
+    [("memcpy", Traffic(4, 16, 128, 128)), ("__builtin_memcpy", Traffic(1, 4, 128, 32))],
+)
+def test_a_small_copy_is_bytes_and_a_builtin_one_g_plus_plus_folds_is_one_wide_load(
+    kit, copy, loads
+):
+    """A 4-byte memcpy is 4 byte loads, as on a GPU; __builtin_memcpy of a constant 4
+    bytes is folded into one 4-byte load before the thread sanitizer's pass, which hooks
+    it: counted too, as one access of its width."""
+    build = kit.built(COPIES.replace("COPY", copy))
+    _, found = kit.profile(build, "word", 1, 32, [inp("in", np.ones(32)), out("out", 32)])
+    assert found.global_loads == loads
+
+
+GLOBAL_COPIES = """\
+#include <string.h>
+__global__ void copy(const float* in, float* out) {
+    int t = threadIdx.x;
+    COPY(out + t * 16, in + t * 16, 16 * sizeof(float));
+}
+__global__ void clear(float* out) {
+    memset(out + threadIdx.x * 16, 0, 16 * sizeof(float));
+}
+"""
+
+
+@pytest.mark.parametrize("copy", ["memcpy", "memmove"])
+def test_a_copy_between_global_buffers_loads_and_stores_each_byte(kit, no_nvcc, copy):
+    """Only without nvcc for memmove, which nvcc does not compile in a kernel."""
+    build = kit.built(GLOBAL_COPIES.replace("COPY", copy))
+    args = [inp("in", np.arange(512)), out("out", 512)]
+    outcome, found = kit.profile(build, "copy", 1, 32, args)
+    assert found.global_loads == found.global_stores == BYTES_OF_16_FLOATS
+    assert outcome.buffers["out"].data.tolist() == list(range(512))
+
+
+def test_a_memset_stores_each_byte(kit):
+    _, found = kit.profile(kit.built(GLOBAL_COPIES.replace("COPY", "memcpy")), "clear", 1, 32,
+                           [out("out", 512)])  # fmt: skip
+    assert found.global_stores == BYTES_OF_16_FLOATS
+    assert found.global_loads == Traffic()
+
+
 # -- the record, as the grader believes it ----------------------------------------------
 
 RECORD = (

@@ -166,6 +166,42 @@ def test_a_read_modify_writes_stores_are_what_the_cpu_model_counts(backend, file
     assert (theirs.requests, theirs.sectors) == (mine.requests, mine.sectors)
 
 
+# Known-wrong kernels that read through a device memcpy, which nvcc makes ld.global.u8
+# byte loads (an unrolled 64 for the 64-byte copy, a loop for one of variable size) and
+# the CPU model counts byte by byte (runtime/copies.cpp): Width 40 copies two full rows'
+# chunks and a part.
+COPIES = {
+    "reduction/wrong/serial_memcpy_reads.cu": ((1, 1), (256, 1), lambda: [
+        _ones("input", 1000), _zeros("output", 1), Scalar("n", "int", 1000)]),
+    "matmul-tiled/wrong/memcpy_rows.cu": ((3, 3), (16, 16), lambda: [
+        _ones("M", 1600), _ones("N", 1600), _zeros("P", 1600), Scalar("Width", "int", 40)]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("file", sorted(COPIES))
+def test_a_device_memcpys_loads_are_what_the_cpu_model_counts(backend, file):
+    """Requests and sectors of the global loads and stores, from Nsight Compute and from
+    the CPU model on the same launch, where the CPU model once saw no load of a copy."""
+    from grader import labs
+    from grader.backends.cpu import CpuBackend
+
+    grid, block, args = COPIES[file]
+    lab, _, name = file.partition("/")
+    text = (labs.get(lab).home / name).read_text()
+    launch = Launch(lab.split("-")[0], (*grid, 1), (*block, 1), 0, args(), {})
+    [measured] = backend.nsight([(built(backend, text), launch)], timeout=120)
+    assert measured.ok, measured.note
+    [theirs] = measured.kernels()
+    cpu = CpuBackend(jobs=1)
+    hooked = cpu.build(k.submission(text), {}, (*block, 1), census=True)
+    _, [mine] = cpu.profile(hooked, launch, 60.0)
+    for kind in ("global_loads", "global_stores"):
+        ncu, model = getattr(theirs, kind), getattr(mine, kind)
+        print(f"{file} {kind}: ncu {ncu.requests} requests, {ncu.sectors} sectors; "
+              f"CPU model {model.requests}, {model.sectors}")  # fmt: skip
+        assert (ncu.requests, ncu.sectors) == (model.requests, model.sectors)
+
+
 def test_a_check_with_profile_shows_nsight_computes_and_decides_the_rules_on_the_cpu_model(
     backend,
 ):

@@ -172,7 +172,9 @@ RUNTIME_SYMBOLS = frozenset(
         "__grader_rt_atomic", "__asan_handle_no_return", "__asan_before_dynamic_init",
         "__asan_after_dynamic_init",
         *(f"__asan_{op}{n}_noabort" for op in ("load", "store") for n in (1, 2, 4, 8, 16, "N")),
-        # a census module's hooks where g++ built it (shim.py), atomics.cpp's operations
+        # a census module's hooks where g++ built it (shim.py), atomics.cpp's operations,
+        # copies.cpp's copies
+        "__wrap_memcpy", "__wrap_memmove", "__wrap_memset",
         "__tsan_init", "__tsan_read_range", "__tsan_write_range", "__tsan_vptr_update",
         "__tsan_atomic_thread_fence", "__tsan_atomic_signal_fence",
         *(f"__tsan_{op}{n}" for op in ("read", "write") for n in (1, 2, 4, 8, 16)),
@@ -355,7 +357,7 @@ def _compile_in(
             return Compiled(False, message, diags, None, {}, stopped=True)
         code, log = run.code, run.log
         log = _clean(log, tmp, name, shown)
-        unhooked = _unhooked_atomics(tmp, name, shown) if code == 0 and census else []
+        unhooked = _unhooked(tmp, source, name, shown) if code == 0 and census else []
         if unhooked:
             return Compiled(False, log, unhooked, None, dropped)
         if code == 0:
@@ -376,29 +378,70 @@ def _compile_in(
     return Compiled(False, log, [_generic(log, shown)], None, dropped)
 
 
-def _unhooked_atomics(tmp: Path, name: str, shown: str) -> list[Diagnostic]:
-    """A compile error for each atomic builtin of a census module that calls no hook
-    (shim.unhooked_atomics): its load or store would be missing from what the kernel is
-    measured by, as if it had not been made."""
+def _unhooked(tmp: Path, text: str, name: str, shown: str) -> list[Diagnostic]:
+    """A compile error for each access of a census module that calls no hook, which would
+    be missing from what the kernel is measured by, as if it had not been made: an atomic
+    or memory builtin the thread sanitizer's pass left as it was (shim.unhooked_calls),
+    and a function of the C library that reads or writes memory (shim.unwrapped_copies:
+    __real_memcpy, where memcpy is the runner's)."""
     try:
         dump = (tmp / shim.TSAN_DUMP).read_text(errors="replace")
-    except OSError:
+        imports = Elf(tmp / "module.so").imports()
+    except (OSError, ElfError):
         return []
     out = []
-    found = dict.fromkeys(shim.unhooked_atomics(dump))  # a kernel has a copy in its loop
+    found = dict.fromkeys(shim.unhooked_calls(dump))  # a kernel has a copy in its loop
     for file, line, call in list(found)[: defaults.MAX_COMPILE_ERRORS]:
         own = file in (name, str(tmp / name)) and line > 0
         where = f"{shown}:{line}: " if own else ""
         header = Path(file).name or "a header"
         inlined = "" if own else f" (inlined from {header} into {shown})"
-        message = (
-            f"{where}an atomic builtin ({call}){inlined} is given a memory order that C++ "
-            "does not have, and g++ makes it an access the CPU backend cannot see. Give it "
-            "one of the __ATOMIC_ orders, or use CUDA's atomic functions: nvcc compiles no "
-            "GNU atomic builtin in a kernel."
+        out.append(
+            Diagnostic(
+                Kind.COMPILE_ERROR, where + _unseen(call, inlined), line=line if own else None
+            )
         )
-        out.append(Diagnostic(Kind.COMPILE_ERROR, message, line=line if own else None))
+    for library in shim.unwrapped_copies(imports)[: defaults.MAX_COMPILE_ERRORS - len(out)]:
+        out.append(_unwrapped(library, text, shown))
     return out
+
+
+def _unseen(call: str, inlined: str) -> str:
+    """Why the builtin `call` is refused, a sentence."""
+    if call.startswith("__builtin_"):
+        plain = call.removeprefix("__builtin_").strip("_").removesuffix("_chk")
+        return (
+            f"{call}{inlined} is a copy g++ makes with moves the CPU backend cannot see. "
+            f"Call {plain}, whose every byte it counts as a GPU reads it: a device memcpy "
+            "is a loop of byte loads."
+        )
+    return (
+        f"an atomic builtin ({call}){inlined} is given a memory order that C++ does not "
+        "have, and g++ makes it an access the CPU backend cannot see. Give it one of the "
+        "__ATOMIC_ orders, or use CUDA's atomic functions: nvcc compiles no GNU atomic "
+        "builtin in a kernel."
+    )
+
+
+def _unwrapped(library: str, text: str, shown: str) -> Diagnostic:
+    """The C library's function `library`, which a census module imports, refused with
+    the line where the file names it (__real_memcpy, where plain memcpy is the runner's)."""
+    code = lexer.code(text)
+    match = re.search(rf"\b__real_{re.escape(library)}\b", code) or re.search(
+        rf"\b{re.escape(library)}\b", code
+    )
+    line = line_of(code, match.start()) if match else None
+    where = f"{shown}:{line}: " if line else ""
+    what = "the memory it reads or writes"
+    if library.startswith("dl"):
+        what = f"what the functions it finds with {library} read or write"
+    message = (
+        f"{where}the kernel calls the C library's {library} itself, where the CPU backend "
+        f"cannot count {what} (it counts every byte of memcpy, memmove and memset through "
+        "its own). Read memory with loads, or with memcpy: nvcc compiles no other of the "
+        "C library's memory functions in a kernel."
+    )
+    return Diagnostic(Kind.COMPILE_ERROR, message, line=line)
 
 
 def _clean(log: str, tmp: Path, name: str, shown: str) -> str:

@@ -98,12 +98,22 @@ class Elf:
         """Names the module needs from elsewhere without a symbol version: not from the C
         or C++ libraries (whose symbols are versioned), so from the runner or nowhere.
         Weak references are left out."""
+        return [name for name, version, weak in self._read_imports() if version <= 1 and not weak]
+
+    def imports(self) -> list[str]:
+        """Every name the module takes from elsewhere, from whichever library and with
+        whichever version (memcpy@GLIBC_2.14), weak references too: the dynamic linker
+        binds one wherever a library it loaded has the name."""
+        return [name for name, _, _ in self._read_imports()]
+
+    def _read_imports(self) -> list[tuple[str, int, bool]]:
         try:
-            return self._undefined()
+            return self._imports()
         except _MALFORMED as error:
             raise ElfError(f"The module's dynamic symbols cannot be read ({error}).") from None
 
-    def _undefined(self) -> list[str]:
+    def _imports(self) -> list[tuple[str, int, bool]]:
+        """(name, index of its version (0 or 1: none), whether the reference is weak)."""
         dynsym = next((s for s in self.sections if s.type == SHT_DYNSYM), None)
         if dynsym is None:
             return []
@@ -114,13 +124,12 @@ class Elf:
             name_i, info, _other, shndx, _value, _size = struct.unpack_from(
                 "<IBBHQQ", self.data, off
             )
-            if shndx != 0 or not name_i or info >> 4 == STB_WEAK:
+            if shndx != 0 or not name_i:
                 continue
             version = 0
             if versions is not None:
                 version = struct.unpack_from("<H", self.data, versions.offset + 2 * i)[0] & 0x7FFF
-            if version <= 1:
-                out.append(self._string(strings, name_i))
+            out.append((self._string(strings, name_i), version, info >> 4 == STB_WEAK))
         return out
 
     def read(self, symbol: Symbol) -> bytes:

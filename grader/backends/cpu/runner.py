@@ -27,6 +27,7 @@ SOURCES = (
     "counts.cpp",
     "stores.cpp",
     "atomics.cpp",
+    "copies.cpp",
     "hazards.cpp",
     "profile.cpp",
 )

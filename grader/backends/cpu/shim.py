@@ -100,10 +100,19 @@ _NO_LOAD_HOOKS = {
 # sdata[t] += sdata[t + s]) had no hook, where the thread sanitizer's pass hooks each
 # access (__tsan_readN, __tsan_writeN) and makes each atomic builtin a call
 # (runtime/atomics.cpp). The runner defines every one of them: no libtsan is linked
-# (link_flags), and nothing is called at a function's entry and exit. clang++'s
-# equivalent is left as it is, untried.
+# (folder_flags), and nothing is called at a function's entry and exit. The pass hooks
+# no copy of the C library's: memcpy, memmove and memset are no builtins here, so that g++
+# makes none of constant size moves after the pass, and each call is the runner's
+# (runtime/copies.cpp: folder_flags wraps them). clang++'s equivalent is left as it is,
+# untried.
+_COPIES = ("memcpy", "memmove", "memset")
 _CENSUS_HOOKS = {
-    "g++": ("-fsanitize=thread", "--param", "tsan-instrument-func-entry-exit=0"),
+    "g++": (
+        "-fsanitize=thread",
+        "--param",
+        "tsan-instrument-func-entry-exit=0",
+        *(f"-fno-builtin-{name}" for name in _COPIES),
+    ),
     "clang++": _HOOK_FLAGS["clang++"],
 }
 # A census module's accesses make a profile's warp-level requests (runtime/profile.cpp),
@@ -144,31 +153,52 @@ def folder_flags(folder: Path, census: bool) -> list[str]:
     """What the compile of a module in `folder` needs besides its flags, for a census
     module built with -fsanitize=thread. g++ links libtsan wherever that is given, and the
     runner, not libtsan, must serve the module's hooks: an empty archive of that name in
-    `folder`, searched before the toolchain's folders, links nothing in its place. And the
-    dump of the thread sanitizer's pass, where the atomics it left unhooked show
-    (unhooked_atomics)."""
+    `folder`, searched before the toolchain's folders, links nothing in its place. Every
+    reference to the C library's copies becomes one to the runner's (__wrap_memcpy). And
+    the dump of the thread sanitizer's pass, where the atomics and copies it left unhooked
+    show (unhooked_calls)."""
     if not census or "-fsanitize=thread" not in _CENSUS_HOOKS[_kind()]:
         return []
     (folder / "libtsan.a").write_bytes(b"!<arch>\n")
-    return ["-L", str(folder), f"-fdump-tree-tsan1-lineno={folder / TSAN_DUMP}"]
+    wrap = ",".join(f"--wrap={name}" for name in _COPIES)
+    return ["-L", str(folder), f"-Wl,{wrap}", f"-fdump-tree-tsan1-lineno={folder / TSAN_DUMP}"]
+
+
+# What a census module may not import from the C library (build.py): a copy that the
+# runner's wrapper did not take (__real_memcpy, or a versioned name), another of the
+# library's functions that reads or writes memory it is given, which no hook sees, or the
+# lookup that would find one by name (dlsym(RTLD_DEFAULT, "memcpy")).
+_UNWRAPPED = re.compile(
+    r"(?:__)?(?:w?mem|str|stp|wcs)\w*|bcopy|bzero|bcmp|explicit_bzero|dl(?:v?sym|open)"
+)
+
+
+def unwrapped_copies(imports: list[str]) -> list[str]:
+    """Of a census module's `imports` from other libraries, those of the C library's
+    functions that read or write memory given them, in no hook's sight (_UNWRAPPED)."""
+    return [name for name in imports if _UNWRAPPED.fullmatch(name)]
 
 
 TSAN_DUMP = "tsan.txt"  # in the compile's folder
 # A call of an atomic builtin in the pass's dump (every one it hooked is a __tsan_ call),
-# with the place of its statement: "  [kernel.cu:12:9] _5 = __atomic_load_4 (_4, 42);"
+# or of a memory builtin (__builtin_memcpy), with the place of its statement:
+# "  [kernel.cu:12:9] _5 = __atomic_load_4 (_4, 42);"
 _UNHOOKED = re.compile(
     r"^[ \t]*+(?:\[(?P<file>[^\]\n:]*+):(?P<line>\d++):\d++\][ \t]*+)?(?:\S++ = )?"
-    r"(?P<call>__(?:atomic|sync)_\w++) \(",
+    r"(?P<call>__(?:atomic|sync)_\w++|__builtin_(?:__)?(?:mem|str|stp|b(?:copy|zero|cmp))\w*+)"
+    r" \(",
     re.MULTILINE,
 )
 
 
-def unhooked_atomics(dump: str) -> list[tuple[str, int, str]]:
-    """Each atomic builtin that the thread sanitizer's pass left as it was, in its `dump`
-    (TSAN_DUMP) of a census module: one given no memory order C++ has, as in
-    __atomic_load_n(p, 42), which g++ compiles as a plain access that calls no hook. As
-    (file, line, builtin), file and line those of the statement (a header's, where it was
-    inlined from one; "" and 0 where the dump gives none)."""
+def unhooked_calls(dump: str) -> list[tuple[str, int, str]]:
+    """Each builtin that the thread sanitizer's pass left as it was, in its `dump`
+    (TSAN_DUMP) of a census module, which g++ compiles as accesses that call no hook: an
+    atomic one given no memory order C++ has, as in __atomic_load_n(p, 42), and a memory
+    one named as a builtin (__builtin_memcpy(buf, in, 256): moves, or a call of the C
+    library's; a small one of constant size is folded into one access before the pass,
+    and hooked). As (file, line, builtin), file and line those of the statement (a
+    header's, where it was inlined from one; "" and 0 where the dump gives none)."""
     return [(m["file"] or "", int(m["line"] or 0), m["call"]) for m in _UNHOOKED.finditer(dump)]
 
 

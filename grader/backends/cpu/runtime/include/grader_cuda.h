@@ -181,13 +181,13 @@ template <class T>
 static __inline__ unsigned long long to_bits(T v) {
     static_assert(sizeof(T) <= 8, "warp shuffles move at most 8 bytes");
     unsigned long long bits = 0;
-    memcpy(&bits, &v, sizeof(T));
+    __builtin_memcpy(&bits, &v, sizeof(T));
     return bits;
 }
 template <class T>
 static __inline__ T from_bits(unsigned long long bits) {
     T v;
-    memcpy(&v, &bits, sizeof(T));
+    __builtin_memcpy(&v, &bits, sizeof(T));
     return v;
 }
 template <class T>
@@ -307,10 +307,10 @@ static __inline__ F atomic_float(F* a, F v, Op op) {
     I old = __atomic_fetch_or(bits, (I)0, __ATOMIC_SEQ_CST);
     for (;;) {
         F current;
-        memcpy(&current, &old, sizeof(F));
+        __builtin_memcpy(&current, &old, sizeof(F));
         F next = op(current, v);
         I next_bits;
-        memcpy(&next_bits, &next, sizeof(F));
+        __builtin_memcpy(&next_bits, &next, sizeof(F));
         if (__atomic_compare_exchange_n(bits, &old, next_bits, true, __ATOMIC_SEQ_CST,
                                         __ATOMIC_SEQ_CST)) {
             return current;
@@ -344,9 +344,9 @@ static __inline__ float atomicMax(float* a, float v) {
 static __inline__ float atomicExch(float* a, float v) {
     __grader_rt_atomic(a);
     unsigned int bits;
-    memcpy(&bits, &v, 4);
+    __builtin_memcpy(&bits, &v, 4);
     bits = __atomic_exchange_n(reinterpret_cast<unsigned int*>(a), bits, __ATOMIC_SEQ_CST);
-    memcpy(&v, &bits, 4);
+    __builtin_memcpy(&v, &bits, 4);
     return v;
 }
 static __inline__ unsigned int atomicInc(unsigned int* a, unsigned int limit) {

@@ -30,12 +30,12 @@ template <class F> constexpr unsigned short one() { return (unsigned short)((1 -
 template <class T> static __inline__ unsigned short bits(T v) {
     static_assert(sizeof(T) == 2, "a 16-bit float");
     unsigned short b;
-    memcpy(&b, &v, 2);
+    __builtin_memcpy(&b, &v, 2);
     return b;
 }
 template <class T> static __inline__ T make(unsigned short b) {
     T v;
-    memcpy(&v, &b, 2);
+    __builtin_memcpy(&v, &b, 2);
     return v;
 }
 template <class F> static __inline__ bool is_nan(unsigned short b) { return (b & 0x7fffu) > inf<F>(); }
@@ -55,7 +55,7 @@ template <class F> static __inline__ float to_float(unsigned short h) {
         return sign ? -f : f;
     }
     float f;
-    memcpy(&f, &out, 4);
+    __builtin_memcpy(&f, &out, 4);
     return f;
 }
 template <class F> static __inline__ double to_double(unsigned short h) { return to_float<F>(h); }
