@@ -34,6 +34,7 @@ SAME_AS_BASELINE = (
     "half_tiles",  # the reference's tiles held as __half
     "tiled_at_public_size_only",  # the naive multiply with a tiled one at one size
     "stops_at_hidden_profile_sizes",  # the same, stopping itself at the sizes around it
+    "memcpy_rows",  # the naive multiply reading M's rows through memcpy
 )
 OTHER_REFERENCES = (
     "histogram",
