@@ -168,8 +168,12 @@ def folder_flags(folder: Path, census: bool) -> list[str]:
 # runner's wrapper did not take (__real_memcpy, or a versioned name), another of the
 # library's functions that reads or writes memory it is given, which no hook sees, or the
 # lookup that would find one by name (dlsym(RTLD_DEFAULT, "memcpy")).
+# the copies (memcpy, memmove, mempcpy, memset and their _chk forms, bcopy), which
+# move a buffer's bytes out of sight, and the loader's lookups that could find one;
+# not the functions that only compare or measure (memcmp, strlen): what they tell of a
+# buffer is no copy of it, and g++ inlines them differently from one version to the next
 _UNWRAPPED = re.compile(
-    r"(?:__)?(?:w?mem|str|stp|wcs)\w*|bcopy|bzero|bcmp|explicit_bzero|dl(?:v?sym|open)"
+    r"(?:__)?w?mem(?:p?cpy|move|set)\w*|bcopy|bzero|explicit_bzero|dl(?:v?sym|open)"
 )
 
 
@@ -181,12 +185,15 @@ def unwrapped_copies(imports: list[str]) -> list[str]:
 
 TSAN_DUMP = "tsan.txt"  # in the compile's folder
 # A call of an atomic builtin in the pass's dump (every one it hooked is a __tsan_ call),
-# or of a memory builtin (__builtin_memcpy), with the place of its statement:
+# or of a memory builtin of constant size (__builtin_memcpy (buf, in, 256)), which g++
+# may copy with moves; one of a size known only when it runs is a call of memcpy, which
+# the link wraps. With the place of its statement:
 # "  [kernel.cu:12:9] _5 = __atomic_load_4 (_4, 42);"
 _UNHOOKED = re.compile(
     r"^[ \t]*+(?:\[(?P<file>[^\]\n:]*+):(?P<line>\d++):\d++\][ \t]*+)?(?:\S++ = )?"
-    r"(?P<call>__(?:atomic|sync)_\w++|__builtin_(?:__)?(?:mem|str|stp|b(?:copy|zero|cmp))\w*+)"
-    r" \(",
+    r"(?:(?P<call>__(?:atomic|sync)_\w++) \("
+    r"|(?P<copy>__builtin_(?:__)?(?:mem(?:p?cpy|move|set)|b(?:copy|zero))\w*+)"
+    r" \((?:[^,()\n\"]*+, )*+\d++\);)",  # a string literal's copy reads no buffer
     re.MULTILINE,
 )
 
@@ -195,11 +202,15 @@ def unhooked_calls(dump: str) -> list[tuple[str, int, str]]:
     """Each builtin that the thread sanitizer's pass left as it was, in its `dump`
     (TSAN_DUMP) of a census module, which g++ compiles as accesses that call no hook: an
     atomic one given no memory order C++ has, as in __atomic_load_n(p, 42), and a memory
-    one named as a builtin (__builtin_memcpy(buf, in, 256): moves, or a call of the C
-    library's; a small one of constant size is folded into one access before the pass,
-    and hooked). As (file, line, builtin), file and line those of the statement (a
-    header's, where it was inlined from one; "" and 0 where the dump gives none)."""
-    return [(m["file"] or "", int(m["line"] or 0), m["call"]) for m in _UNHOOKED.finditer(dump)]
+    one of constant size named as a builtin (__builtin_memcpy(buf, in, 256): moves; a
+    small one is folded into one access before the pass, and hooked; one of a size known
+    only at run time is a call of memcpy, which the link wraps). As (file, line,
+    builtin), file and line those of the statement (a header's, where it was inlined from
+    one; "" and 0 where the dump gives none)."""
+    return [
+        (m["file"] or "", int(m["line"] or 0), m["call"] or m["copy"])
+        for m in _UNHOOKED.finditer(dump)
+    ]
 
 
 def shim_include(census: bool) -> tuple[list[str], list[str]]:
