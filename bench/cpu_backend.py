@@ -254,7 +254,7 @@ STAGES = (
     ("grader.toolchain.nvcc", "_compile", "nvcc (not cached)"),
     ("grader.backends.cpu.build", "_compile_in", "g++ (not cached)"),
     ("grader.backends.cpu.backend", "execute", "workers (each kernel's run)"),
-    ("grader.judge.cases", "expected_outputs", "expected outputs (numpy)"),
+    ("grader.grading.pipeline", "reference_sums", "the reference's sums (numpy, or the cache)"),
     ("grader.grading.pipeline", "judge", "judging the outputs"),
     ("grader.grading.profiles", "lab_kernel", "reference's and baseline's profiles"),
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.judge import cases
-from grader.judge.compare import allowances, compare
+from grader.judge.compare import allowances, compare, sums
 from grader.judge.hints import READ_BEFORE_SET_FIX
 from grader.judge.launch import at_launch, layout, make_launch
 from grader.judge.verdict import judge, unsteady
@@ -63,13 +63,13 @@ def test_an_output_all_nan_as_a_gpu_returns_it_is_told_with_an_output_read_first
     interface = Interface(launch=dict(zip(LAUNCH_MACROS, (256, 1, 1, 256, 1, 1), strict=True)))
     inputs = cases.make_inputs(lab, case)
     sized = at_launch(lab, case, interface)
-    expected = cases.expected_outputs(lab, sized, inputs)
+    reference = sums(lab, sized, inputs)
     launch, layouts = make_launch(lab, case, inputs, interface)
     buffers = {b.name: BufferState(b.data.copy()) for b in launch.buffers()}
     buffers["y"].data[3:] = np.nan  # the GPU's NaN is not the poison: three rows kept it
     build = Build(Submission(Path("k.cu"), ""), {}, CompileInfo(ok=True), interface)
     outcome = RunOutcome(buffers=buffers)
-    found = judge(lab, case, sized, inputs, expected, launch, layouts, outcome, build)
+    found = judge(lab, case, sized, inputs, reference, launch, layouts, outcome, build)
     assert {Kind.NAN, Kind.UNWRITTEN_OUTPUT} <= {d.kind for d in found.diagnostics}
     assert found.hint_kind == "all_nan" and "Every element of y is NaN" in found.hint
     assert READ_BEFORE_SET_FIX in found.hint and "skipped by a condition" not in found.hint

@@ -26,6 +26,7 @@ from grader.files import readable
 from grader.grading import profiles
 from grader.grading.alarm import DeadlinePassed, deadline
 from grader.grading.progress import Step, tell
+from grader.grading.reference_cache import reference_sums
 from grader.grading.timing import Drawn, draw_ahead, measure
 from grader.judge import cases as casegen
 from grader.judge import launch_macros, rules, why
@@ -363,7 +364,7 @@ class Grading:
         start = time.monotonic()
         inputs = casegen.make_inputs(self.lab, case)
         sized = at_launch(self.lab, case, build.interface)
-        expected = casegen.expected_outputs(self.lab, sized, inputs)
+        expected = reference_sums(self.lab, case, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
         if case.name == self.profiled and self.in_run:
             outcome, kernels = self.backend.profile(build, launch, self.options.timeout)

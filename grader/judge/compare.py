@@ -79,15 +79,45 @@ def counted(values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     }
 
 
+@dataclass(frozen=True)
+class Sums:
+    """The lab's reference on one case's inputs, the three ways a verdict needs it: as
+    they are (`expected`, each output's float64 values), made positive (`bound`, each
+    element's sum of |terms|) and made 1 (`terms`, its count of terms). `bound` and
+    `terms` are empty where every output is exact: no tolerance, so no bound."""
+
+    expected: dict[str, np.ndarray]
+    bound: dict[str, np.ndarray]
+    terms: dict[str, np.ndarray]
+
+
+def sums(lab: Lab, case: Case, inputs: dict[str, np.ndarray]) -> Sums:
+    """The reference's three sums of `case` (its sizes with the launch macros) on `inputs`."""
+    values = {name: widened(v) for name, v in inputs.items()}
+    return Sums(lab.reference(values, case.sizes), *_bound_and_terms(lab, case, values))
+
+
+def _bound_and_terms(lab: Lab, case: Case, values: dict[str, np.ndarray]) -> tuple[dict, dict]:
+    if all(out.exact for out in lab.outputs):
+        return {}, {}
+    return lab.reference(magnitudes(values), case.sizes), lab.reference(counted(values), case.sizes)
+
+
 def allowances(lab: Lab, case: Case, inputs: dict[str, np.ndarray]) -> dict[str, Allowance]:
     """Each output's Allowance, from the reference on the case's inputs made positive and
     made 1."""
-    if all(out.exact for out in lab.outputs):  # no tolerance, so no bound to compute
-        return {out.name: Allowance(np.zeros(out.shape(case.sizes))) for out in lab.outputs}
     values = {name: widened(v) for name, v in inputs.items()}
-    bound = lab.reference(magnitudes(values), case.sizes)
-    terms = lab.reference(counted(values), case.sizes)
-    return {name: allowance(lab, case.sizes, b, terms[name], name) for name, b in bound.items()}
+    return allowed(lab, case, Sums({}, *_bound_and_terms(lab, case, values)))
+
+
+def allowed(lab: Lab, case: Case, found: Sums) -> dict[str, Allowance]:
+    """Each output's Allowance from the sums the reference `found` for `case`."""
+    if not found.bound:  # every output exact
+        return {out.name: Allowance(np.zeros(out.shape(case.sizes))) for out in lab.outputs}
+    return {
+        name: allowance(lab, case.sizes, b, found.terms[name], name)
+        for name, b in found.bound.items()
+    }
 
 
 def allowance(lab: Lab, sizes, bound: np.ndarray, terms: np.ndarray, output: str) -> Allowance:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from grader.judge import errormap, hints
-from grader.judge.compare import Comparison, allowances, compare
+from grader.judge.compare import Comparison, Sums, allowed, compare
 from grader.judge.launch import Layout
 from grader.model.lab import Case, Lab
 from grader.model.launch import Buffer, BufferState, Build, Launch, RunOutcome, as_bits
@@ -25,7 +25,7 @@ def judge(
     case: Case,
     sized: Case,  # `case` with the launch macros among its sizes (at_launch)
     inputs: dict[str, np.ndarray],
-    expected: dict[str, np.ndarray],
+    reference: Sums,  # the lab's reference on `inputs` at `sized` (compare.sums)
     launch: Launch,
     layouts: dict[str, Layout],
     outcome: RunOutcome,
@@ -46,15 +46,15 @@ def judge(
     # a write past a buffer that landed in the guard after it (on the GPU) is what stops
     # the run where it is unmapped (on the CPU): the same hint, whichever backend ran
     overrun = _fault_hint(lab, sized, inputs, build, past) if past else None
-    allowed = allowances(lab, sized, inputs)
-    tol = {name: a.tolerance for name, a in allowed.items()}
+    expected, allowances = reference.expected, allowed(lab, sized, reference)
+    tol = {name: a.tolerance for name, a in allowances.items()}
     comparisons = [
         compare(
             name,
             want,
             layouts[name].unpack(outcome.buffers[name].data),
-            allowed[name].tolerance,
-            allowed[name].magnitude,
+            allowances[name].tolerance,
+            allowances[name].magnitude,
         )
         for name, want in expected.items()
     ]

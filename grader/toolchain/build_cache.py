@@ -2,7 +2,8 @@
 `defaults.cache_dir()`, one folder per kind of build: `sandbox/` (the compilers' sandbox),
 `cpu/` (the CPU backend's runner and compiled modules), `nvcc/` (nvcc's inspections),
 `pycuda/` (PyCUDA's cubins), `nsight/` (what Nsight Compute counted), `profile/` (the CPU
-model's profiles of the labs' own kernels). Each child of those folders is one entry.
+model's profiles of the labs' own kernels), `reference/` (the reference's sums of the
+cases every submission shares). Each child of those folders is one entry.
 
 When a new entry is stored and the cache holds more than its bound (GRADER_CACHE_SIZE,
 default 1 GiB), the least recently used entries are deleted until it fits. An entry's
@@ -28,7 +29,7 @@ SIZE_ENV = "GRADER_CACHE_SIZE"
 DEFAULT_SIZE = 1 << 30
 GRACE = 3600.0  # seconds an entry is safe after its last use
 PRUNE_EVERY = 60.0  # seconds between two prunes of one process
-KINDS = ("sandbox", "cpu", "nvcc", "pycuda", "nsight", "profile")
+KINDS = ("sandbox", "cpu", "nvcc", "pycuda", "nsight", "profile", "reference")
 LOCK = ".lock"  # in an entry's folder: shared while held, exclusive while deleted
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _held: list[int] = []  # lock descriptors, kept open for this process's life

@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 from cpu_kit import integer, out
 
+from grader import defaults
 from grader.backends.cpu import CpuBackend
 from grader.backends.cpu.job import MEMORY_ALLOWANCE
 from grader.errors import SetupError
+from grader.grading import reference_cache
 from grader.model.result import Kind
 from grader.toolchain import sandbox
 
@@ -89,6 +91,35 @@ def test_writing_a_file_outside_the_scratch_folder_is_blocked(kit, tmp_path, no_
     assert not target.exists() and not home.exists()
     assert not Path("/tmp/grader-escape-test").exists()
     assert list(got[:3]) == [errno.EACCES] * 3
+
+
+@needs_isolation
+def test_the_graders_cache_of_expected_outputs_is_out_of_reach(kit, no_nvcc):
+    """An entry of the reference's sums (grader.grading.reference_cache) forged or
+    overwritten by a kernel would raise the grade of every grading that read it next."""
+    folder = defaults.cache_dir() / reference_cache.KIND
+    folder.mkdir(parents=True, exist_ok=True)
+    kept, forged = folder / "sandbox-test.npz", folder / "sandbox-forged.npz"
+    kept.write_bytes(b"kept")
+    try:
+        build = attempt_module(
+            kit,
+            f"""
+            const char* paths[] = {{"{kept}", "{forged}"}};
+            for (int i = 0; i < 2; ++i) {{
+                FILE* f = fopen(paths[i], "w");
+                results[i] = f ? 0.0f : (float)errno;
+                if (f) {{ fputs("forged", f); fclose(f); }}
+            }}
+            results[2] = open("{kept}", O_RDONLY) < 0 ? (float)errno : 0.0f;
+            """,
+        )
+        _, got = run_report(kit, build)
+        assert kept.read_bytes() == b"kept" and not forged.exists()
+        assert list(got[:3]) == [errno.EACCES] * 3
+    finally:
+        kept.unlink(missing_ok=True)
+        forged.unlink(missing_ok=True)
 
 
 @needs_isolation
