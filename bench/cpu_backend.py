@@ -12,7 +12,8 @@ Prints one table:
     build cache and a warm one; what is built once per machine (the runner, the shim's
     precompiled header) is built first, and timed apart.
 With --stages, the labs alone, each grading's seconds by stage (STAGES) under its total:
-the stages overlap (builds ahead, two cases at once), so they add up to more than it.
+the stages overlap (builds ahead, two cases at once), so they add up to more than it; and
+its CPU seconds, of its own process (every thread) and of the compilers and workers.
 Targets: switch <= 30 ns; barrier-free <= 3x plain C++; all labs <= 15 s cold and
 <= 6 s warm on 2 cores (`taskset -c 0,1`, issue 36)."""
 
@@ -292,6 +293,14 @@ def children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def own_cpu() -> float:
+    """CPU seconds, user and system, of this process (every thread) so far."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
+
+
 def lab_costs(
     labs: list[str], stages: bool = False
 ) -> tuple[list[tuple[str, str, str]], float, float]:
@@ -314,7 +323,7 @@ def lab_costs(
             path = ROOT / "reference_kernels" / lab / "reference.cu"
             options = pipeline.Options(backend="cpu", secret="bench-secret", timing=False)
             spent.clear()
-            used = children_cpu()
+            used, own = children_cpu(), own_cpu()
             start = time.monotonic()
             result = pipeline.check(lab, path, options)
             seconds = time.monotonic() - start
@@ -322,6 +331,8 @@ def lab_costs(
             if stages:
                 cpu = f"{children_cpu() - used:.2f} s"
                 stage_rows.append((f"  {phase} {lab}: CPU of compilers and workers", cpu, ""))
+                cpu = f"{own_cpu() - own:.2f} s"
+                stage_rows.append((f"  {phase} {lab}: CPU of the grading's own process", cpu, ""))
             for stage, (calls, took) in spent.items():
                 stage_rows.append((f"  {phase} {lab}: {stage}", f"{took:.2f} s, {calls} calls", ""))
             if phase == "cold":
