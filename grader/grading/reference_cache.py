@@ -22,6 +22,7 @@ import io
 import json
 import platform
 import time
+import zipfile
 from functools import cache
 from pathlib import Path
 
@@ -126,7 +127,7 @@ def _cached(lab: Lab, sized: Case, entry: Path) -> Sums | None:
     try:
         with np.load(entry, allow_pickle=False) as held:
             arrays = {name: held[name] for name in held.files}
-    except (OSError, ValueError, EOFError):
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
         return None
     shapes = {out.name: out.shape(sized.sizes) for out in lab.outputs}
     needed = PARTS if not all(out.exact for out in lab.outputs) else PARTS[:1]
