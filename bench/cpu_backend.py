@@ -1,6 +1,6 @@
 """How fast the CPU backend is, on this machine.
 
-    python3 bench/cpu_backend.py [--labs LAB ...] [--skip-labs | --stages]
+    python3 bench/cpu_backend.py [--labs LAB ...] [--skip-labs | --stages | --references]
 
 Prints one table:
   - the fiber switch: two fibers switching back and forth (assembly and ucontext), and
@@ -14,6 +14,9 @@ Prints one table:
 With --stages, the labs alone, each grading's seconds by stage (STAGES) under its total:
 the stages overlap (builds ahead, two cases at once), so they add up to more than it; and
 its CPU seconds, of its own process (every thread) and of the compilers and workers.
+With --references, the reference's sums of each lab's cases alone, computed and kept in
+the cache (grader.grading.reference_cache): without the secret, what a warm check
+computes on either backend.
 Targets: switch <= 30 ns; barrier-free <= 3x plain C++; all labs <= 15 s cold and
 <= 6 s warm on 2 cores (`taskset -c 0,1`, issue 36)."""
 
@@ -349,6 +352,50 @@ def lab_costs(
     return table + stage_rows, totals["cold"], totals["warm"]
 
 
+def reference_costs(labs: list[str]) -> list[tuple[str, str, str]]:
+    """Each lab's seconds of the reference's sums of its cases (compare.sums), the median
+    of 3: computed, and through grader.grading.reference_cache once it has kept them.
+    Without the secret, the public cases: what a warm `grader check` computes, on a GPU
+    too; with it, every case (the warm gradings above)."""
+    import statistics
+
+    from grader.grading import reference_cache
+    from grader.judge import cases, compare
+    from grader.judge.launch import at_launch
+    from grader.labs import get
+    from grader.model.interface import LAUNCH_MACROS, Interface
+
+    # the reference kernels' launch where it decides the sums (reduction's TILE_X)
+    interface = Interface(launch=dict(zip(LAUNCH_MACROS, (256, 1, 1, 512, 1, 1), strict=True)))
+
+    def seconds(work) -> float:
+        took = []
+        for _ in range(3):
+            start = time.perf_counter()
+            work()
+            took.append(time.perf_counter() - start)
+        return statistics.median(took)
+
+    rows, totals = [], collections.Counter()
+    for name in labs:
+        lab = get(name)
+        for secret, which in ((None, "public cases"), ("bench-secret", "every case, secret")):
+            made = [(c, at_launch(lab, c, interface)) for c in cases.cases_for(lab, secret)]
+            made = [(case, sized, cases.make_inputs(lab, case)) for case, sized in made]
+            computed = seconds(lambda: [compare.sums(lab, s, i) for _, s, i in made])  # noqa: B023
+            for m in made:  # kept where it pays, before the timed reads
+                reference_cache.reference_sums(lab, *m)
+            cached = seconds(lambda: [reference_cache.reference_sums(lab, *m) for m in made])  # noqa: B023
+            totals[which, "computed"] += computed
+            totals[which, "cached"] += cached
+            result = f"{computed * 1e3:.0f} ms computed, {cached * 1e3:.0f} ms kept"
+            rows.append((f"lab {name}: the reference's sums, {which}", result, ""))
+    for which in ("public cases", "every case, secret"):
+        result = f"{totals[which, 'computed']:.2f} s computed, {totals[which, 'cached']:.2f} s kept"
+        rows.append((f"all labs: the reference's sums, {which}", result, ""))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labs", nargs="*", help="these labs only (default: every lab)")
@@ -356,8 +403,20 @@ def main() -> None:
     parser.add_argument(
         "--stages", action="store_true", help="the labs alone, with each stage's seconds"
     )
+    parser.add_argument(
+        "--references",
+        action="store_true",
+        help="the reference's sums of every lab's cases alone, computed and kept",
+    )
     args = parser.parse_args()
     rows: list[tuple[str, str, str]] = []
+    if args.references:
+        with tempfile.TemporaryDirectory(prefix="grader-bench-cache-") as cache:
+            os.environ["GRADER_CACHE"] = cache
+            from grader.labs import all_labs
+
+            rows += reference_costs(args.labs or list(all_labs()))
+        args.skip_labs, args.stages = True, True
     if not args.stages:
         with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
             rows += switch_costs(Path(tmp))
