@@ -403,11 +403,14 @@ def lab_costs(
             options = pipeline.Options(backend="cpu", secret="bench-secret", timing=False)
             spent.clear()
             first = len(ran)
-            used = children_cpu()
+            used, own = children_cpu(), own_cpu()
             start = time.monotonic()
             result = pipeline.check(lab, path, options)
             seconds = time.monotonic() - start
             totals[phase] += seconds
+            if stages or compilers:
+                cpu = children_cpu() - used + own_cpu() - own
+                stage_rows.append((f"  {phase} {lab}: all CPU", f"{cpu:.2f} CPU-s", ""))
             if stages:
                 cpu = f"{children_cpu() - used:.2f} s"
                 stage_rows.append((f"  {phase} {lab}: CPU of compilers and workers", cpu, ""))
