@@ -1,6 +1,6 @@
 """How fast the CPU backend is, on this machine.
 
-    python3 bench/cpu_backend.py [--labs LAB ...] [--skip-labs | --stages]
+    python3 bench/cpu_backend.py [--labs LAB ...] [--skip-labs | --stages | --compilers]
 
 Prints one table:
   - the fiber switch: two fibers switching back and forth (assembly and ucontext), and
@@ -13,6 +13,10 @@ Prints one table:
     precompiled header) is built first, and timed apart.
 With --stages, the labs alone, each grading's seconds by stage (STAGES) under its total:
 the stages overlap (builds ahead, two cases at once), so they add up to more than it.
+With --compilers, the labs alone, each compiler run (nvcc, ptxas, g++: which file, which
+build) with its CPU seconds, which other load on the machine inflates far less than it
+does a wall-clock second; the totals by tool. Every table ends with each phase's CPU
+seconds, the grader's own and its children's: on 2 cores, a phase takes at least half.
 Targets: switch <= 30 ns; barrier-free <= 3x plain C++; all labs <= 15 s cold and
 <= 6 s warm on 2 cores (`taskset -c 0,1`, issue 36)."""
 
@@ -285,14 +289,14 @@ def timed_stages() -> dict[str, list[float]]:
     return spent
 
 
-# Each compiler the gradings ran: (tool, file compiled, build kind, CPU seconds).
+# The compilers a grading runs besides the C++ compiler, by program, as --compilers names them
 COMPILERS = {"nvcc": "nvcc", "ptxas": "ptxas", "c++filt": "c++filt", "cu++filt": "c++filt"}
 
 
 def counted_compilers() -> list[tuple[str, str, str, float]]:
-    """Each process a grading waits for from now on (grader.waiting.wait), with its CPU
-    seconds, user and system, its own children's included (os.wait4): of the compilers,
-    one row each; of the workers, one row for them all."""
+    """Each process the gradings wait for from now on (grader.waiting.wait: compilers
+    and workers), as (tool, file compiled, build kind, CPU seconds), the CPU seconds user
+    and system and its own children's included (os.wait4)."""
     import select
 
     from grader import waiting
