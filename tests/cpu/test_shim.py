@@ -18,6 +18,7 @@ from grader.backends.cpu.describe import describe
 from grader.backends.cpu.elf import Elf
 from grader.model.source import Submission
 from grader.toolchain import cxx
+from grader.toolchain.sandbox import CompilerRun
 
 # Macros the shim defines that nvcc's device pass defines too; all others are reserved.
 CUDA_MACROS = {"CUDART_VERSION", "CUDART_CB"}
@@ -130,3 +131,19 @@ def test_a_module_linked_by_gold_is_the_module_ld_bfd_links(kit, no_nvcc, monkey
             )
         )
     assert seen[0] == seen[1]
+
+
+def test_where_gold_cannot_link_a_module_is_linked_by_the_default_linker(monkeypatch):
+    """binutils 2.44 no longer ships gold: the probe's failure leaves the linker flag
+    out, and the module's flags are the default linker's."""
+    monkeypatch.setattr(
+        cpu_shim.sandbox,
+        "run_compiler",
+        lambda *a, **k: CompilerRun(1, "collect2: fatal error: cannot find 'ld.gold'"),
+    )
+    cpu_shim._gold.cache_clear()
+    try:
+        assert cpu_shim.linker() == ()
+        assert not [f for f in cpu_shim.module_flags(False) if f.startswith("-fuse-ld")]
+    finally:
+        cpu_shim._gold.cache_clear()  # the next test probes this machine's compiler again
