@@ -1,6 +1,7 @@
 """How fast the CPU backend is, on this machine.
 
-    python3 bench/cpu_backend.py [--labs LAB ...] [--skip-labs | --stages | --references]
+    python3 bench/cpu_backend.py [--labs LAB ...]
+        [--skip-labs | --stages | --references | --compilers]
 
 Prints one table:
   - the fiber switch: two fibers switching back and forth (assembly and ucontext), and
@@ -17,6 +18,10 @@ its CPU seconds, of its own process (every thread) and of the compilers and work
 With --references, the reference's sums of each lab's cases alone, computed and kept in
 the cache (grader.grading.reference_cache): without the secret, what a warm check
 computes on either backend.
+With --compilers, the labs alone, each compiler run (nvcc, ptxas, g++: which file, which
+build) with its CPU seconds, which other load on the machine inflates far less than it
+does a wall-clock second; the totals by tool. Every table ends with each phase's CPU
+seconds, the grader's own and its children's: on 2 cores, a phase takes at least half.
 Targets: switch <= 30 ns; barrier-free <= 3x plain C++; all labs <= 15 s cold and
 <= 6 s warm on 2 cores (`taskset -c 0,1`, issue 36)."""
 
@@ -26,6 +31,7 @@ import argparse
 import collections
 import functools
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -288,6 +294,82 @@ def timed_stages() -> dict[str, list[float]]:
     return spent
 
 
+# The compilers a grading runs besides the C++ compiler, by program, as --compilers names them
+COMPILERS = {"nvcc": "nvcc", "ptxas": "ptxas", "c++filt": "c++filt", "cu++filt": "c++filt"}
+
+
+def counted_compilers() -> list[tuple[str, str, str, float]]:
+    """Each process the gradings wait for from now on (grader.waiting.wait: compilers
+    and workers), as (tool, file compiled, build kind, CPU seconds), the CPU seconds user
+    and system and its own children's included (os.wait4)."""
+    import select
+
+    from grader import waiting
+
+    ran: list[tuple[str, str, str, float]] = []
+
+    def wait(proc, timeout):
+        if proc.returncode is None:
+            fd = os.pidfd_open(proc.pid)
+            try:
+                if not select.select([fd], [], [], max(0, timeout))[0]:
+                    raise subprocess.TimeoutExpired(proc.args, timeout)
+            finally:
+                os.close(fd)
+            _, status, used = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            ran.append((*_invocation(list(map(str, proc.args))), used.ru_utime + used.ru_stime))
+        return proc.returncode
+
+    waiting.wait = wait
+    return ran
+
+
+def _invocation(argv: list[str]) -> tuple[str, str, str]:
+    """(tool, file, build kind) of a process the grading ran: a compiler inside `sandbox
+    exec ... --`, or a worker."""
+    cmd = argv[argv.index("--") + 1 :] if "--" in argv else argv
+    tool = Path(cmd[0]).name
+    if tool not in COMPILERS and not tool.endswith(("g++", "c++", "clang++")):
+        return "workers", "", ""
+    tool = COMPILERS.get(tool, tool)
+    source = Path(cmd[-1]).name if tool != "c++filt" else ""
+    macros = " ".join(a[2:] for a in cmd if re.match(r"-D[A-Z][A-Z_]*=\d+$", a))
+    if tool == "ptxas":
+        kind = "resources"
+    elif tool == "nvcc":
+        kind = "PTX, with -MD" if "-MD" in cmd else "PTX"
+    else:
+        kind = "census" if "-fsanitize=thread" in cmd else "plain"
+    return tool, source, f"{kind} {macros}".strip()
+
+
+def compiler_rows(grading: str, ran: list[tuple[str, str, str, float]]) -> list[tuple]:
+    """A row for each compiler a grading ran, with its CPU seconds, and one for all its
+    workers."""
+    rows = [
+        (f"  {grading}: {t} {file} ({kind})", f"{cpu:.2f} CPU-s", "")
+        for t, file, kind, cpu in ran
+        if t != "workers"
+    ]
+    workers = [cpu for tool, _, _, cpu in ran if tool == "workers"]
+    if workers:
+        rows.append((f"  {grading}: {len(workers)} workers", f"{sum(workers):.2f} CPU-s", ""))
+    return rows
+
+
+def tool_totals(phase: str, ran: list[tuple[str, str, str, float]]) -> list[tuple[str, str, str]]:
+    """Each tool's calls and CPU seconds over a phase's gradings."""
+    totals: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
+    for tool, _, _, cpu in ran:
+        totals[tool][0] += 1
+        totals[tool][1] += cpu
+    return [
+        (f"  {phase}, every lab: {tool}", f"{n} runs, {cpu:.1f} CPU-s", "")
+        for tool, (n, cpu) in sorted(totals.items())
+    ]
+
+
 def children_cpu() -> float:
     """CPU seconds, user and system, of every child process ended so far."""
     import resource
@@ -305,13 +387,14 @@ def own_cpu() -> float:
 
 
 def lab_costs(
-    labs: list[str], stages: bool = False
+    labs: list[str], stages: bool = False, compilers: bool = False
 ) -> tuple[list[tuple[str, str, str]], float, float]:
     from grader.backends.cpu import runner, shim
     from grader.grading import pipeline
     from grader.toolchain import sandbox
 
     spent = timed_stages() if stages else {}
+    ran = counted_compilers() if compilers else []
 
     start = time.monotonic()
     sandbox.executable()  # built once per machine, outside the labs' timings
@@ -319,18 +402,24 @@ def lab_costs(
     shim.precompiled_shim()
     shim.precompiled_shim(census=True)
     once = time.monotonic() - start
-    rows, totals, stage_rows = [], {}, []
+    rows, totals, stage_rows, cpu_rows = [], {}, [], []
     for phase in ("cold", "warm"):
         totals[phase] = 0.0
+        began = len(ran)
+        cpu_at = own_cpu(), children_cpu()
         for lab in labs:
             path = ROOT / "reference_kernels" / lab / "reference.cu"
             options = pipeline.Options(backend="cpu", secret="bench-secret", timing=False)
             spent.clear()
+            first = len(ran)
             used, own = children_cpu(), own_cpu()
             start = time.monotonic()
             result = pipeline.check(lab, path, options)
             seconds = time.monotonic() - start
             totals[phase] += seconds
+            if stages or compilers:
+                cpu = children_cpu() - used + own_cpu() - own
+                stage_rows.append((f"  {phase} {lab}: all CPU", f"{cpu:.2f} CPU-s", ""))
             if stages:
                 cpu = f"{children_cpu() - used:.2f} s"
                 stage_rows.append((f"  {phase} {lab}: CPU of compilers and workers", cpu, ""))
@@ -338,18 +427,28 @@ def lab_costs(
                 stage_rows.append((f"  {phase} {lab}: CPU of the grading's own process", cpu, ""))
             for stage, (calls, took) in spent.items():
                 stage_rows.append((f"  {phase} {lab}: {stage}", f"{took:.2f} s, {calls} calls", ""))
+            stage_rows += compiler_rows(f"{phase} {lab}", ran[first:])
             if phase == "cold":
                 passed = sum(c.passed for c in result.cases)
                 rows.append([lab, f"{passed}/{len(result.cases)} cases", seconds])
             else:
                 row = next(r for r in rows if r[0] == lab)
                 row[2] = (row[2], seconds)
+        stage_rows += tool_totals(phase, ran[began:])
+        own, children = own_cpu() - cpu_at[0], children_cpu() - cpu_at[1]
+        cpu_rows.append(
+            (
+                f"all labs {phase}: CPU-s, the grader's own + its children's",
+                f"{own + children:.1f} = {own:.1f} + {children:.1f} CPU-s",
+                "",
+            )
+        )
     table = [("built once per machine: sandbox, runner, shims", f"{once:.1f} s", "")]
     table += [
         (f"lab {lab}: {cases}", f"{cold:.1f} s cold, {warm:.1f} s warm", "")
         for lab, cases, (cold, warm) in rows
     ]
-    return table + stage_rows, totals["cold"], totals["warm"]
+    return table + stage_rows + cpu_rows, totals["cold"], totals["warm"]
 
 
 def reference_costs(labs: list[str]) -> list[tuple[str, str, str]]:
@@ -408,6 +507,11 @@ def main() -> None:
         action="store_true",
         help="the reference's sums of every lab's cases alone, computed and kept",
     )
+    parser.add_argument(
+        "--compilers",
+        action="store_true",
+        help="the labs alone, with each compiler's run and its CPU seconds",
+    )
     args = parser.parse_args()
     rows: list[tuple[str, str, str]] = []
     if args.references:
@@ -417,7 +521,7 @@ def main() -> None:
 
             rows += reference_costs(args.labs or list(all_labs()))
         args.skip_labs, args.stages = True, True
-    if not args.stages:
+    if not (args.stages or args.compilers):
         with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
             rows += switch_costs(Path(tmp))
             rows += kernel_costs(Path(tmp))
@@ -432,7 +536,9 @@ def main() -> None:
             shim.precompiled_shim.cache_clear()
             from grader.labs import all_labs
 
-            table, cold, warm = lab_costs(args.labs or list(all_labs()), args.stages)
+            table, cold, warm = lab_costs(
+                args.labs or list(all_labs()), args.stages, args.compilers
+            )
             rows += table
             total = f"{cold:.1f} s cold, {warm:.1f} s warm"
             rows.append(("all labs, public and hidden cases", total, "<= 15 s, <= 6 s"))
