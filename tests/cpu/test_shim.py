@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import re
 import subprocess
+from pathlib import Path
 
-from cpu_kit import integer, out
+import numpy as np
+import pytest
+from cpu_kit import inp, integer, out
 
 from grader.backends.cpu import shim as cpu_shim
+from grader.backends.cpu.elf import Elf
+from grader.model.source import Submission
 from grader.toolchain import cxx
 
 # Macros the shim defines that nvcc's device pass defines too; all others are reserved.
@@ -84,3 +89,32 @@ def test_a_kernel_that_tests_for_every_grader_name_sees_none_of_them(kit):
     assert outcome.buffers["out"].data.tolist() == [0.0] * 4  # none of `names` is defined
     # printf is still the runner's, even where the compiler would have made it puts
     assert outcome.output == "hello\n"
+
+
+SHARED_STORES = """\
+__global__ void k(const float* in, float* out) {
+    __shared__ float tile[64];
+    tile[threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = tile[63 - threadIdx.x];
+}
+"""
+
+
+@pytest.mark.skipif(
+    not cpu_shim.inline_checks(), reason="the module calls a hook before every store"
+)
+def test_a_grading_module_calls_the_runner_only_where_the_shadow_marks_an_output(kit, no_nvcc):
+    """Its stores are checked inline (shim.py): a call only where the runner's shadow
+    marks an output's granule (__asan_report_store4_noabort), none before a store into
+    shared memory (__asan_store4_noabort was one before every store); the census build,
+    whose hooks count every access for the profile and the races, still calls its own."""
+    build = kit.built(SHARED_STORES, block=(64, 1, 1))
+    imports = set(Elf(build.artifact.module).undefined())
+    assert "__asan_report_store4_noabort" in imports
+    assert "__asan_store4_noabort" not in imports
+    census = kit.backend.build(Submission(Path("k.cu"), SHARED_STORES), {}, (64, 1, 1), True)
+    assert {"__tsan_read4", "__tsan_write4"} <= set(Elf(census.artifact.module).undefined())
+    result = kit.run(build, "k", 1, 64, [inp("in", np.arange(64)), out("out", 64)])
+    assert result.diagnostics == []
+    np.testing.assert_array_equal(result.buffers["out"].data, np.arange(64)[::-1])
