@@ -475,7 +475,7 @@ static int run(const char* dir, int records) {
     Job job;
     read_job(&job);
     if (job.profile) profile_prepare(PROFILE_LOG, take_token());
-    if (!stores_reserve()) fail("shadow", "the address range of the stores' shadow is taken", EXIT_SETUP);
+    if (!stores_reserve()) fail("shadow", "the stores' shadow cannot be reserved", EXIT_SETUP);
     signals_install();
     signals_thread_init();
     output_init(job.output_limit);
