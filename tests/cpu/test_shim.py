@@ -118,3 +118,17 @@ def test_a_grading_module_calls_the_runner_only_where_the_shadow_marks_an_output
     result = kit.run(build, "k", 1, 64, [inp("in", np.arange(64)), out("out", 64)])
     assert result.diagnostics == []
     np.testing.assert_array_equal(result.buffers["out"].data, np.arange(64)[::-1])
+
+
+def test_under_an_address_space_limit_every_store_calls_the_runner(monkeypatch):
+    """A runner under `ulimit -v` could not reserve the shadow an inline check reads
+    (16 TiB of address space), so no module is built to read it: each store calls."""
+    monkeypatch.setattr(cpu_shim.resource, "getrlimit", lambda which: (8 << 30, 8 << 30))
+    cpu_shim._shadow_fits.cache_clear()
+    try:
+        assert not cpu_shim.inline_checks()
+        flags = cpu_shim.module_flags(census=False)
+        assert [f for f in flags if f.endswith("instrumentation-with-call-threshold=0")]
+        assert not [f for f in flags if f.startswith("-fasan-shadow-offset")]
+    finally:
+        cpu_shim._shadow_fits.cache_clear()
