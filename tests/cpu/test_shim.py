@@ -132,3 +132,28 @@ def test_under_an_address_space_limit_every_store_calls_the_runner(monkeypatch):
         assert not [f for f in flags if f.startswith("-fasan-shadow-offset")]
     finally:
         cpu_shim._shadow_fits.cache_clear()
+
+
+KERNEL = " void k(float* p) { p[threadIdx.x] = 1.0f; }"
+UNHOOKED = {  # what comes before KERNEL
+    "attribute": "__global__ __attribute__((no_sanitize_address))",
+    "spelled": '__global__ __attribute__((__no_sanitize__("thread")))',
+    "standard": "[[gnu::no_sanitize_thread]] __global__",
+    "pasted": "#define CAT(a, b) a##b\n__global__ __attribute__((CAT(no_sanitize, _thread)))",
+    "undefined": "#undef no_sanitize_address\n__global__ __attribute__((no_sanitize_address))",
+}
+
+
+@pytest.mark.parametrize("census", [False, True], ids=["graded", "census"])
+@pytest.mark.parametrize("spelling", sorted(UNHOOKED))
+def test_an_attribute_that_would_take_a_kernel_out_of_the_hooks_does_not_compile(
+    kit, no_nvcc, spelling, census
+):
+    """A function marked no_sanitize_address or no_sanitize("thread") gets no hooks from
+    the sanitizer's pass: its stores would make no conflict or lost update, and in the
+    census build its loads would be missing from the profile. The shim poisons those
+    names, whichever way the file spells or builds them."""
+    source = Submission(Path("k.cu"), UNHOOKED[spelling] + KERNEL)
+    build = kit.backend.build(source, {}, (32, 1, 1), census)
+    assert not build.ok
+    assert "attempt to use poisoned" in " ".join(d.message for d in build.diagnostics)
