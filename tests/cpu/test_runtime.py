@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cpu_kit import inp, integer, kinds, out
+from cpu_kit import inp, integer, kinds, only, out
 
 from grader.backends.cpu import job, protocol, runner
+from grader.backends.cpu import shim as cpu_shim
 from grader.backends.cpu.shelf import Shelf
 from grader.model.launch import POISON_BITS
 from grader.model.result import Kind
@@ -498,3 +499,34 @@ def test_warp_and_block_reductions_in_large_3d_blocks(kit, rng, no_nvcc):
     sums = data.reshape(blocks, n).astype(np.float64).sum(axis=1)
     want = [sums[b] * sum(range(1, rounds + b + 1)) for b in range(blocks)]
     np.testing.assert_allclose(result.buffers["out"].data, want, rtol=1e-4, atol=1e-4)
+
+
+# -- the stores' inline check ------------------------------------------------------------------
+
+SHADOW_CLEARED = """\
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+__global__ void k(float* P, int n) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {  /* the shadow of P, made writable and cleared */
+        uintptr_t first = ((uintptr_t)P >> 3) + 0x7fff8000, page = first & ~(uintptr_t)4095;
+        mprotect((void*)page, first - page + n / 8 + 4096, PROT_READ | PROT_WRITE);
+        memset((void*)first, 0, n / 2);
+    }
+    P[threadIdx.x] = blockIdx.x;  /* every block stores the same elements */
+}
+"""
+
+
+@pytest.mark.skipif(
+    not cpu_shim.inline_checks(), reason="this machine's modules call a hook before every store"
+)
+def test_a_kernel_that_clears_its_outputs_shadow_to_store_unseen_crashes(kit, no_nvcc):
+    """An output's stores call the runner because the shadow byte of each of its
+    granules says so (runtime/stores.cpp); a kernel that zeroes those bytes, so that two
+    blocks' stores into one element go unseen, fails with a sentence that says what it
+    did, rather than passing as one block's stores."""
+    build = kit.built(SHADOW_CLEARED)
+    result = kit.run(build, "k", 4, 16, [out("P", 16), integer("n", 16)])
+    crash = only(result, Kind.CRASH)
+    assert "the kernel changed the shadow of an output" in crash.message

@@ -103,6 +103,16 @@ GATHER = """__global__ void gather(const float* in, float* out, int n) {
 """
 
 
+SHARED_STORES = """\
+__global__ void k(const float* in, float* out) {
+    __shared__ float tile[64];
+    tile[threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = tile[63 - threadIdx.x];
+}
+"""
+
+
 @pytest.mark.parametrize("census", [False, True], ids=["plain", "census"])
 def test_a_module_linked_by_gold_is_the_module_ld_bfd_links(kit, no_nvcc, monkeypatch, census):
     """Where gold links (shim.linker), a module reads (its registration, its undefined
@@ -147,3 +157,61 @@ def test_where_gold_cannot_link_a_module_is_linked_by_the_default_linker(monkeyp
         assert not [f for f in cpu_shim.module_flags(False) if f.startswith("-fuse-ld")]
     finally:
         cpu_shim._gold.cache_clear()  # the next test probes this machine's compiler again
+
+
+@pytest.mark.skipif(
+    not cpu_shim.inline_checks(), reason="the module calls a hook before every store"
+)
+def test_a_grading_module_calls_the_runner_only_where_the_shadow_marks_an_output(kit, no_nvcc):
+    """Its stores are checked inline (shim.py): a call only where the runner's shadow
+    marks an output's granule (__asan_report_store4_noabort), none before a store into
+    shared memory (__asan_store4_noabort was one before every store); the census build,
+    whose hooks count every access for the profile and the races, still calls its own."""
+    build = kit.built(SHARED_STORES, block=(64, 1, 1))
+    imports = set(Elf(build.artifact.module).undefined())
+    assert "__asan_report_store4_noabort" in imports
+    assert "__asan_store4_noabort" not in imports
+    census = kit.backend.build(Submission(Path("k.cu"), SHARED_STORES), {}, (64, 1, 1), True)
+    assert {"__tsan_read4", "__tsan_write4"} <= set(Elf(census.artifact.module).undefined())
+    result = kit.run(build, "k", 1, 64, [inp("in", np.arange(64)), out("out", 64)])
+    assert result.diagnostics == []
+    np.testing.assert_array_equal(result.buffers["out"].data, np.arange(64)[::-1])
+
+
+def test_under_an_address_space_limit_every_store_calls_the_runner(monkeypatch):
+    """A runner under `ulimit -v` could not reserve the shadow an inline check reads
+    (16 TiB of address space), so no module is built to read it: each store calls."""
+    monkeypatch.setattr(cpu_shim.resource, "getrlimit", lambda which: (8 << 30, 8 << 30))
+    cpu_shim._shadow_fits.cache_clear()
+    try:
+        assert not cpu_shim.inline_checks()
+        flags = cpu_shim.module_flags(census=False)
+        assert [f for f in flags if f.endswith("instrumentation-with-call-threshold=0")]
+        assert not [f for f in flags if f.startswith("-fasan-shadow-offset")]
+    finally:
+        cpu_shim._shadow_fits.cache_clear()
+
+
+KERNEL = " void k(float* p) { p[threadIdx.x] = 1.0f; }"
+UNHOOKED = {  # what comes before KERNEL
+    "attribute": "__global__ __attribute__((no_sanitize_address))",
+    "spelled": '__global__ __attribute__((__no_sanitize__("thread")))',
+    "standard": "[[gnu::no_sanitize_thread]] __global__",
+    "pasted": "#define CAT(a, b) a##b\n__global__ __attribute__((CAT(no_sanitize, _thread)))",
+    "undefined": "#undef no_sanitize_address\n__global__ __attribute__((no_sanitize_address))",
+}
+
+
+@pytest.mark.parametrize("census", [False, True], ids=["graded", "census"])
+@pytest.mark.parametrize("spelling", sorted(UNHOOKED))
+def test_an_attribute_that_would_take_a_kernel_out_of_the_hooks_does_not_compile(
+    kit, no_nvcc, spelling, census
+):
+    """A function marked no_sanitize_address or no_sanitize("thread") gets no hooks from
+    the sanitizer's pass: its stores would make no conflict or lost update, and in the
+    census build its loads would be missing from the profile. The shim poisons those
+    names, whichever way the file spells or builds them."""
+    source = Submission(Path("k.cu"), UNHOOKED[spelling] + KERNEL)
+    build = kit.backend.build(source, {}, (32, 1, 1), census)
+    assert not build.ok
+    assert "attempt to use poisoned" in " ".join(d.message for d in build.diagnostics)

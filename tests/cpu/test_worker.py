@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -145,6 +146,29 @@ def test_a_worker_that_fails_before_the_submission_ran_is_a_setup_error(
     assert code == ExitCode.USAGE
     assert "cannot run kernels on this machine" in err
     assert "could not load a library the compiled module needs" in err and "libgrader-gone" in err
+
+
+@needs_isolation
+@pytest.mark.skipif(not shim.inline_checks(), reason="no module here reads the stores' shadow")
+def test_a_runner_that_cannot_reserve_the_stores_shadow_is_a_setup_error(
+    tmp_path, capsys, monkeypatch
+):
+    """A worker under an address-space limit the grader itself did not run under (which
+    would have built its modules to call before each store: shim.py) stops before any
+    code of the submission runs, and the error says what to lift."""
+    started = subprocess.Popen
+
+    def limited(cmd, *args, **kwargs):
+        if cmd[0] == str(runner.executable()):
+            limit = (64 << 30, 64 << 30)  # far below the shadow's 16 TiB
+            kwargs["preexec_fn"] = lambda: resource.setrlimit(resource.RLIMIT_AS, limit)
+        return started(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(job.subprocess, "Popen", limited)
+    code, err, _ = grade(tmp_path, capsys)
+    assert code == ExitCode.USAGE
+    assert "could not reserve the address space its stores' checks read" in err
+    assert "ulimit -v" in err
 
 
 @needs_isolation

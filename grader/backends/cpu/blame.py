@@ -36,6 +36,8 @@ _SETUP = {
     "has free space",
     "constant_file": "could not read the constant {detail} from its job folder. Check that "
     "TMPDIR has free space",
+    "shadow": "could not reserve the address space its stores' checks read ({detail}): 16 "
+    "TiB at 0x7fff8000, which hold no memory. Lift the limit on address space (ulimit -v)",
 }
 
 

@@ -110,11 +110,15 @@ struct Stored {
     bool accumulates; /* blocks add to it (atomics) */
     int index;        /* buffer ordinal */
 };
+/* Before the submission's code runs: the shadow that a module's inline checks read
+   (false where it cannot be had). */
+bool stores_reserve();
 /* Before the sandbox: a table for each output. */
 void stores_prepare(const std::vector<Stored>& outputs);
 /* Watch this pass's outputs (their data, in the order prepared), from empty tables;
-   `serial`: the blocks run one at a time, so lines and lost updates are kept. */
-void stores_arm(const std::vector<char*>& data, bool serial);
+   `serial`: the blocks run one at a time, so lost updates are kept; `lines`: the
+   writers' pass, which keeps each element's last store for the line of an overlap. */
+void stores_arm(const std::vector<char*>& data, bool serial, bool lines);
 /* Stop watching: the pass's conflicts (elements two blocks stored into, one of them
    plainly), after writing the "lost" record of a serial pass, if any. */
 long long stores_disarm();

@@ -379,7 +379,7 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
     for (const Arg& a : job.args) {
         if (a.buffer && a.output) outputs.push_back(areas[(size_t)a.index].data);
     }
-    stores_arm(outputs, writers || pool_size() == 1);
+    stores_arm(outputs, writers || pool_size() == 1, writers);
     /* Argument slots: 8 bytes each, read by the module as the parameter's own type. */
     std::vector<unsigned long long> slots(job.args.size() + 1);
     std::vector<void*> argv(job.args.size() + 1);
@@ -475,6 +475,7 @@ static int run(const char* dir, int records) {
     Job job;
     read_job(&job);
     if (job.profile) profile_prepare(PROFILE_LOG, take_token());
+    if (!stores_reserve()) fail("shadow", "the stores' shadow cannot be reserved", EXIT_SETUP);
     signals_install();
     signals_thread_init();
     output_init(job.output_limit);

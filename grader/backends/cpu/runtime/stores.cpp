@@ -18,21 +18,98 @@
    read-modify-write (bins[v]++) unhooked, the load's check covering it: the backend runs
    a census module on a single pool thread from the start.
 
-   In a pass that runs the blocks one at a time the entries also keep the module offset
-   of the store that last wrote each element, for the line of an overlap, and the first
-   element of an output blocks add to (a histogram's bins) that a second block updated
-   with a plain store is a "lost" record: on a GPU those updates collide. */
+   In the writers' pass (runner.cpp) the entries also keep the module offset of the store
+   that last wrote each element, for the line of an overlap; in a pass that runs the
+   blocks one at a time, the first element of an output blocks add to (a histogram's
+   bins) that a second block updated with a plain store is a "lost" record: on a GPU
+   those updates collide. */
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "scheduler.h"
 
 namespace rt {
 
+/* -- the shadow of an inline check --------------------------------------------------------
+   A module that g++ built on x86-64 checks each store inline (shim.py): it reads the byte
+   at (address >> 3) + SHADOW_OFFSET and calls its hook (__asan_report_storeN_noabort)
+   only where that byte is not 0. The runner reserves the shadow of the whole address
+   space, zero and read-only, before the submission's code runs, and marks the 8-byte
+   granules of a pass's outputs alone: a store anywhere else (shared memory, the stack, a
+   local array the compiler kept in memory) costs a load and a branch, not a call. */
+#if defined(__x86_64__)
+constexpr uintptr_t SHADOW_OFFSET = 0x7fff8000;   /* shim.py's -fasan-shadow-offset */
+constexpr size_t SHADOW_BYTES = (size_t)1 << 44;  /* of a 47-bit address space */
+constexpr unsigned char SHADOW_WATCHED = 0x80;    /* below every offset in a granule */
+static bool g_shadow = false;
+
+bool stores_reserve() {
+    void* want = reinterpret_cast<void*>(SHADOW_OFFSET);
+    void* m = mmap(want, SHADOW_BYTES, PROT_READ,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (m != MAP_FAILED && m != want) munmap(m, SHADOW_BYTES); /* a kernel that took a hint */
+    g_shadow = m == want;
+    return g_shadow;
+}
+
+/* The shadow pages of [lo, lo + bytes), and its granules' bytes within them. */
+struct ShadowSpan {
+    unsigned char *first, *last;  /* granules */
+    char* pages;
+    size_t pages_len;
+};
+static ShadowSpan shadow_of(uintptr_t lo, size_t bytes) {
+    static const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    auto at = [](uintptr_t a) {
+        return reinterpret_cast<unsigned char*>((a >> 3) + SHADOW_OFFSET);
+    };
+    ShadowSpan s{at(lo), at(lo + bytes - 1), nullptr, 0};
+    uintptr_t from = (uintptr_t)s.first & ~(page - 1);
+    uintptr_t to = ((uintptr_t)s.last + page) & ~(page - 1);
+    s.pages = reinterpret_cast<char*>(from);
+    s.pages_len = to - from;
+    return s;
+}
+
+/* Every store into [lo, lo + bytes) calls its hook from now on. */
+static void shadow_watch(uintptr_t lo, size_t bytes) {
+    if (!g_shadow || !bytes) return;
+    ShadowSpan s = shadow_of(lo, bytes);
+    if (mprotect(s.pages, s.pages_len, PROT_READ | PROT_WRITE) != 0) {
+        fail("shadow", "the shadow of an output cannot be written", EXIT_FAULT);
+    }
+    memset(s.first, SHADOW_WATCHED, (size_t)(s.last - s.first) + 1);
+    mprotect(s.pages, s.pages_len, PROT_READ);
+}
+
+/* Stores into [lo, lo + bytes) call no hook again; false where the shadow was not as
+   shadow_watch left it: the kernel changed it, to store unseen. */
+static bool shadow_unwatch(uintptr_t lo, size_t bytes) {
+    if (!g_shadow || !bytes) return true;
+    ShadowSpan s = shadow_of(lo, bytes);
+    bool kept = true;
+    for (const unsigned char* b = s.first; b <= s.last && kept; ++b) kept = *b == SHADOW_WATCHED;
+    /* fresh zero pages in place of the marked ones, read-only */
+    void* m = mmap(s.pages, s.pages_len, PROT_READ,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    if (m == MAP_FAILED) fail("shadow", "the shadow of an output cannot be cleared", EXIT_FAULT);
+    return kept;
+}
+#else
+bool stores_reserve() { return true; } /* every module calls its hooks (shim.py) */
+static void shadow_watch(uintptr_t, size_t) {}
+static bool shadow_unwatch(uintptr_t, size_t) { return true; }
+#endif
+
 struct Owned {
     Stored shape;
     uintptr_t lo = 0;
+    int shift = -1; /* log2 of the width, where it is a power of two: no division per store */
     std::vector<unsigned long long> owner; /* (block + 1) * 2 + plain of the last store; 0 none */
-    std::vector<uint32_t> pc;              /* module offset of that store (serial passes) */
+    std::vector<uint32_t> pc;              /* module offset of that store (the writers' pass) */
 };
 static std::vector<Owned> g_owned;
 static int g_armed = 0; /* how many of g_owned this pass watches */
@@ -42,6 +119,8 @@ static int g_armed = 0; /* how many of g_owned this pass watches */
 static uintptr_t g_span_lo = 0;
 static size_t g_span_len = 0;
 static bool g_serial = false;
+static bool g_lines = false; /* the writers' pass: each element's last store is kept */
+static bool g_alone = false; /* one pool thread runs the blocks: no store of another races */
 static std::atomic<long long> g_conflicts{0};
 static std::atomic<int> g_lost_taken{0};
 static Line g_lost;
@@ -52,18 +131,21 @@ void stores_prepare(const std::vector<Stored>& outputs) {
         o.shape = s;
         o.owner.assign(s.elements, 0);
         o.pc.assign(s.elements, 0);
+        if (s.width && !(s.width & (s.width - 1))) o.shift = __builtin_ctzll(s.width);
         g_owned.push_back(std::move(o));
     }
 }
 
-void stores_arm(const std::vector<char*>& data, bool serial) {
+void stores_arm(const std::vector<char*>& data, bool serial, bool lines) {
     for (size_t i = 0; i < g_owned.size() && i < data.size(); ++i) {
         Owned& o = g_owned[i];
         std::fill(o.owner.begin(), o.owner.end(), 0ull);
-        std::fill(o.pc.begin(), o.pc.end(), 0u);
+        if (lines) std::fill(o.pc.begin(), o.pc.end(), 0u);
         o.lo = (uintptr_t)data[i];
     }
     g_serial = serial;
+    g_lines = lines;
+    g_alone = pool_size() == 1;
     g_conflicts = 0;
     g_lost_taken = 0;
     g_lost = Line();
@@ -76,11 +158,22 @@ void stores_arm(const std::vector<char*>& data, bool serial) {
     }
     g_span_lo = lo;
     g_span_len = hi > lo ? hi - lo : 0;
+    for (int i = 0; i < g_armed; ++i) {
+        const Owned& o = g_owned[(size_t)i];
+        shadow_watch(o.lo, o.owner.size() * o.shape.width);
+    }
 }
 
 long long stores_disarm() {
+    bool kept = true;
+    for (int i = 0; i < g_armed; ++i) {
+        const Owned& o = g_owned[(size_t)i];
+        kept = shadow_unwatch(o.lo, o.owner.size() * o.shape.width) && kept;
+    }
     g_armed = 0;
     g_span_len = 0;
+    /* the kernel's doing: its own stores into an output might have called no hook */
+    if (!kept) fail("shadow", "the kernel changed the shadow of an output", EXIT_FAULT);
     if (g_lost_taken.load() == 2) g_lost.write();
     return g_conflicts.load();
 }
@@ -124,10 +217,19 @@ static void lost(const Owned& o, size_t e, unsigned long long prev, unsigned lon
     g_lost_taken = 2;
 }
 
+/* The element's new owner: exchanged where other pool threads store too (a claim that
+   raced with another block's is seen by one of them), a plain store where none does. */
+static inline unsigned long long claim(unsigned long long* slot, unsigned long long mine) {
+    unsigned long long prev = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (prev == mine) return prev;
+    if (!g_alone) return __atomic_exchange_n(slot, mine, __ATOMIC_RELAXED);
+    __atomic_store_n(slot, mine, __ATOMIC_RELAXED);
+    return prev;
+}
+
 static inline void note(Owned& o, size_t e, unsigned long long mine, uint32_t pc) {
-    unsigned long long prev = __atomic_load_n(&o.owner[e], __ATOMIC_RELAXED);
-    if (prev != mine) prev = __atomic_exchange_n(&o.owner[e], mine, __ATOMIC_RELAXED);
-    if (g_serial) o.pc[e] = pc;
+    unsigned long long prev = claim(&o.owner[e], mine);
+    if (g_lines) o.pc[e] = pc;
     if (!prev || prev / 2 == mine / 2 || !((prev | mine) & 1)) return;
     g_conflicts.fetch_add(1, std::memory_order_relaxed);
     if (g_serial && o.shape.accumulates) lost(o, e, prev, mine, pc);
@@ -139,7 +241,10 @@ static inline bool watched(uintptr_t a) {
     return g_hazards || g_profiling || a - g_span_lo < g_span_len;
 }
 
-static __attribute__((noinline)) void store(uintptr_t a, size_t bytes, uintptr_t ret) {
+/* A store the pass may look at. Inlined into an inline check's call, which comes from an
+   output's granule alone (stores_arm); out of line behind every other hook's `watched`. */
+static __attribute__((always_inline)) inline void note_store(uintptr_t a, size_t bytes,
+                                                             uintptr_t ret) {
     if (g_hazards) hazard_access(a, bytes, true, ret); /* which asks for a busy worker itself */
     if (g_profiling) profile_access(a, bytes, ret, true); /* and so does this */
     if (a - g_span_lo >= g_span_len) return;
@@ -152,12 +257,17 @@ static __attribute__((noinline)) void store(uintptr_t a, size_t bytes, uintptr_t
         bool atomic = a == (uintptr_t)w->atomic_target;
         if (!atomic) w->atomic_target = nullptr;
         unsigned long long mine = (unsigned long long)(w->block + 1) * 2 + (atomic ? 0 : 1);
-        uint32_t pc = caller_pc(ret);
-        size_t first = (a - o.lo) / width;
-        size_t last = (a - o.lo + (bytes ? bytes : 1) - 1) / width;
+        uint32_t pc = g_serial ? caller_pc(ret) : 0; /* for a line, kept by serial passes */
+        size_t from = a - o.lo, to = from + (bytes ? bytes : 1) - 1;
+        size_t first = o.shift >= 0 ? from >> o.shift : from / width;
+        size_t last = o.shift >= 0 ? to >> o.shift : to / width;
         for (size_t e = first; e <= last && e < o.owner.size(); ++e) note(o, e, mine, pc);
         return;
     }
+}
+
+static __attribute__((noinline)) void store(uintptr_t a, size_t bytes, uintptr_t ret) {
+    note_store(a, bytes, ret);
 }
 
 void on_store(uintptr_t a, size_t bytes, uintptr_t ret) {
@@ -197,6 +307,19 @@ GRADER_STORE(__asan_store8_noabort, 8)
 GRADER_STORE(__asan_store16_noabort, 16)
 GRADER_HOOK void __asan_storeN_noabort(uintptr_t a, size_t n) {
     if (rt::watched(a)) rt::store(a, n, (uintptr_t)__builtin_return_address(0));
+}
+/* an inline check's call: the store is into a granule of an output (stores_arm) */
+#define GRADER_REPORT(name, size)                                         \
+    GRADER_HOOK void name(uintptr_t a) {                                  \
+        rt::note_store(a, size, (uintptr_t)__builtin_return_address(0)); \
+    }
+GRADER_REPORT(__asan_report_store1_noabort, 1)
+GRADER_REPORT(__asan_report_store2_noabort, 2)
+GRADER_REPORT(__asan_report_store4_noabort, 4)
+GRADER_REPORT(__asan_report_store8_noabort, 8)
+GRADER_REPORT(__asan_report_store16_noabort, 16)
+GRADER_HOOK void __asan_report_store_n_noabort(uintptr_t a, size_t n) {
+    rt::note_store(a, n, (uintptr_t)__builtin_return_address(0));
 }
 GRADER_STORE(__tsan_write1, 1)
 GRADER_STORE(__tsan_write2, 2)
