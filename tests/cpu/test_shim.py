@@ -14,11 +14,9 @@ import pytest
 from cpu_kit import inp, integer, out
 
 from grader.backends.cpu import shim as cpu_shim
-from grader.backends.cpu.describe import describe
 from grader.backends.cpu.elf import Elf
 from grader.model.source import Submission
 from grader.toolchain import cxx
-from grader.toolchain.sandbox import CompilerRun
 
 # Macros the shim defines that nvcc's device pass defines too; all others are reserved.
 CUDA_MACROS = {"CUDART_VERSION", "CUDART_CB"}
@@ -93,16 +91,6 @@ def test_a_kernel_that_tests_for_every_grader_name_sees_none_of_them(kit):
     assert outcome.output == "hello\n"
 
 
-GATHER = """__global__ void gather(const float* in, float* out, int n) {
-    __shared__ float tile[32];
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    tile[threadIdx.x] = i < n ? in[(i * 7) % n] : 0.0f;
-    __syncthreads();
-    if (i < n) out[i] = tile[31 - threadIdx.x] * 2.0f;
-}
-"""
-
-
 SHARED_STORES = """\
 __global__ void k(const float* in, float* out) {
     __shared__ float tile[64];
@@ -111,52 +99,6 @@ __global__ void k(const float* in, float* out) {
     out[threadIdx.x] = tile[63 - threadIdx.x];
 }
 """
-
-
-@pytest.mark.parametrize("census", [False, True], ids=["plain", "census"])
-def test_a_module_linked_by_gold_is_the_module_ld_bfd_links(kit, no_nvcc, monkeypatch, census):
-    """Where gold links (shim.linker), a module reads (its registration, its undefined
-    and imported names) and runs as the default linker's link of the same objects."""
-    if not cpu_shim.linker():
-        pytest.skip("the compiler cannot link with gold here")
-    data = np.arange(100, dtype=np.float32)
-    seen = []
-    for linker in (cpu_shim.linker(), ()):
-        monkeypatch.setattr(cpu_shim, "linker", lambda linker=linker: linker)
-        build = kit.backend.build(Submission(Path("k.cu"), GATHER), {}, (32, 1, 1), census)
-        assert build.ok, build.diagnostics
-        module = build.artifact.module
-        found = describe(module)
-        args = [inp("in", data), out("out", 100), integer("n", 100)]
-        outcome = kit.run(build, "gather", 4, 32, args)
-        assert outcome.completed, outcome.diagnostics
-        seen.append(
-            (
-                repr(found.interface),
-                found.codes,
-                found.variables,
-                sorted(Elf(module).undefined()),
-                sorted(Elf(module).imports()),
-                outcome.buffers["out"].data.tobytes(),
-            )
-        )
-    assert seen[0] == seen[1]
-
-
-def test_where_gold_cannot_link_a_module_is_linked_by_the_default_linker(monkeypatch):
-    """binutils 2.44 no longer ships gold: the probe's failure leaves the linker flag
-    out, and the module's flags are the default linker's."""
-    monkeypatch.setattr(
-        cpu_shim.sandbox,
-        "run_compiler",
-        lambda *a, **k: CompilerRun(1, "collect2: fatal error: cannot find 'ld.gold'"),
-    )
-    cpu_shim._gold.cache_clear()
-    try:
-        assert cpu_shim.linker() == ()
-        assert not [f for f in cpu_shim.module_flags(False) if f.startswith("-fuse-ld")]
-    finally:
-        cpu_shim._gold.cache_clear()  # the next test probes this machine's compiler again
 
 
 @pytest.mark.skipif(

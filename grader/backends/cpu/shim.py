@@ -14,13 +14,12 @@ import re
 import resource
 import subprocess
 import tempfile
-import threading
 from functools import cache
 from pathlib import Path
 
 from grader import defaults
 from grader.backends.cpu import runner
-from grader.toolchain import cxx, sandbox, scratch
+from grader.toolchain import cxx
 
 INCLUDE = runner.RUNTIME / "include"
 SHIM = "grader_cuda.h"
@@ -191,28 +190,7 @@ def module_flags(census: bool) -> tuple[str, ...]:
         hooks = (*_OWN_LINES[kind], *_CENSUS_HOOKS[kind], *_AS_WRITTEN[kind])
     else:
         hooks = (*_OWN_LINES[kind], *_store_hooks(kind), *_NO_LOAD_HOOKS[kind])
-    return (*MODULE_FLAGS, *linker(), *hooks)
-
-
-_probing = threading.Lock()  # the builds a grading makes at once ask together
-
-
-def linker() -> tuple[str, ...]:
-    """The flag that links a module with gold where the compiler, sandboxed as a
-    module's compile is, can: it lays out the same objects in 40% of the CPU time of
-    ld.bfd, the default (the labs' references, plain and census: 0.046 -> 0.018 CPU-s a
-    link, of 0.3 a build; every lab's reference cold builds 39). None where gold is
-    missing (binutils 2.44 no longer ships it)."""
-    with _probing:
-        return _gold()
-
-
-@cache
-def _gold() -> tuple[str, ...]:
-    gold = "-fuse-ld=gold"
-    with tempfile.TemporaryDirectory(prefix=scratch.prefix("linker")) as tmp:
-        run = sandbox.run_compiler([cxx.compiler().path, gold, "-Wl,--version"], Path(tmp))
-    return (gold,) if run.code == 0 and "gold" in run.log.lower() else ()
+    return (*MODULE_FLAGS, *hooks)
 
 
 def folder_flags(folder: Path, census: bool) -> list[str]:
