@@ -7,10 +7,12 @@ import dataclasses
 import math
 import unicodedata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 import markupsafe
+
+if TYPE_CHECKING:
+    import jinja2
 
 from grader.model.result import (
     CaseResult,
@@ -259,6 +261,8 @@ def _finalize(value: Any) -> Any:
 def environment(folder: Path, autoescape: bool = True) -> jinja2.Environment:
     """The jinja2 settings every report template shares: strict, tidy whitespace, every
     text printed made printable, and the formatting filters every format uses."""
+    import jinja2  # here: the terminal report, every check's, needs none of it (0.03-0.12 s)
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(folder),
         autoescape=autoescape,
