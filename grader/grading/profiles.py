@@ -16,7 +16,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import defaults
@@ -30,7 +30,7 @@ from grader.judge.profiling import case_profile
 from grader.model.lab import Case, Lab
 from grader.model.launch import Build, RunOutcome
 from grader.model.profile import KernelProfile, Profile, Source
-from grader.model.result import Result, Visibility
+from grader.model.result import Diagnostic, Result, Visibility
 from grader.model.source import Submission, read_submission
 from grader.toolchain import build_cache
 
@@ -42,11 +42,13 @@ CPU = "cpu"
 class Measured:
     """A kernel's profile run: its profile, or why there is none (a clause: "there the
     kernel hung (see that case)"); `here`: False where the CPU model could not run on
-    this machine at all, which is no fault of the kernel's."""
+    this machine at all, which is no fault of the kernel's; `refused`: why the model's
+    build refused the text (Build.refused), which fails the kernel on every backend."""
 
     profile: Profile | None
     why: str = ""
     here: bool = True
+    refused: list[Diagnostic] = field(default_factory=list)
 
 
 @contextlib.contextmanager
@@ -86,6 +88,9 @@ def run(
     macros = lab.macro_values(case.sizes)
     try:
         build = model.build(submission, macros, lab.launch_defaults, census=True)
+        if build.refused:
+            why = "there the grader refused the file (see its diagnostics)"
+            return None, Measured(None, why, refused=build.diagnostics)
         if not build.ok or build.interface is None:
             return None, Measured(None, "there the kernel did not build for the CPU model")
         launch, _ = make_launch(lab, case, casegen.make_inputs(lab, case), build.interface)
@@ -104,7 +109,9 @@ def watched(
     ran nothing, a note says that nothing was watched. The run the profile needs anyway:
     it costs nothing more."""
     outcome, measured = run(lab, case, submission, model, timeout)
-    if outcome is None:
+    if measured.refused:
+        model_findings.refuse(measured.refused, result.cases)
+    elif outcome is None:
         result.notes.append(model_findings.unwatched(measured.why))
     else:
         model_findings.believe(case, outcome, result.cases)

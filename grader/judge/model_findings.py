@@ -13,6 +13,8 @@ backend that graded it. Each finding reaches the cases the CPU backend's own wou
 - a barrier not every thread reaches fails the profile case; and where the GPU's own
   run of that case came out right, every case, as a race does: the GPU let the waiting
   threads go on, and does so at every size (the CPU backend sees it in each case).
+- a file whose text the model's build refused (Build.refused: an attribute that would
+  take the kernel out of the hooks) fails every case, as the CPU backend's build fails.
 
 Not believed, because the backends differ there by design, and each case's own run
 finds them on each backend: what a kernel computes from shared memory nobody wrote (NaN
@@ -54,6 +56,24 @@ def unwatched(why: str) -> str:
         "not watched on this GPU: the grader's CPU model watches them in its run of the "
         f"profile case, and {why}. {HOW_TO_SEE}"
     )
+
+
+def refuse(refusals: list[Diagnostic], cases: list[CaseResult]) -> None:
+    """Fail every case for what the CPU model's build refused in the file (Build.refused:
+    an attribute that would hide the kernel's accesses from the checks), as the CPU
+    backend's build fails them: the GPU ran the kernel, but with the grader blind to its
+    threads' accesses, which the text chose. The sentences name lines, no case."""
+    said = [
+        dataclasses.replace(
+            refusal,
+            message=f"The grader's CPU model, which watches every grading's memory accesses, "
+            f"refused this file: {refusal.message}",
+        )
+        for refusal in refusals
+    ]
+    for case in cases:
+        for diagnostic in said:
+            _fail(case, diagnostic)
 
 
 def believed(outcome: RunOutcome) -> list[Diagnostic]:

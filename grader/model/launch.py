@@ -54,6 +54,9 @@ class Build:
     interface: Interface | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     artifact: object = None  # whatever the backend needs to run it (a path, a source)
+    # the backend refused the text on purpose, not for a feature it lacks: it would hide
+    # the kernel's accesses from the checks (the CPU backend's poisoned attributes)
+    refused: bool = False
 
     @property
     def ok(self) -> bool:

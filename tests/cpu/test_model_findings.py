@@ -160,3 +160,36 @@ def test_a_lucky_gpu_scores_what_the_cpu_backend_does(model, lab, name, tmp_path
     model_findings.believe(case, outcome, gpu)
     points = scoring.correctness(spec.scoring, gpu, hidden_run=False).points
     assert points == scoring.correctness(spec.scoring, on_cpu.cases, hidden_run=False).points == 0
+
+
+def test_a_file_the_model_refuses_fails_every_case_as_on_the_cpu(model):
+    """A race wearing no_sanitize_address, which would take the kernel out of the hooks:
+    the model's build refuses the file (not a feature the CPU backend lacks), and a GPU
+    that got every case right by luck fails them all, as the CPU backend's build does."""
+    lab = labs.get("reduction")
+    submission, _ = read_submission(wrong("reduction", "unsanitized_missing_sync.cu"))
+    cases = casegen.cases_for(lab, None, submission.text)
+    case = next(c for c in cases if c.name == rules.profile_case(lab, cases))
+    outcome, measured = profiles.run(lab, case, submission, model, 20)
+    assert outcome is None and measured.here and measured.profile is None
+    [refusal] = measured.refused
+    assert refusal.kind == Kind.COMPILE_ERROR and refusal.line == 8
+    gpu = lucky(cases)
+    model_findings.refuse(measured.refused, gpu)
+    assert all(c.status == Status.FAILED for c in gpu)
+    assert all(said(c).startswith("The grader's CPU model, which watches") for c in gpu)
+    assert all("unsanitized_missing_sync.cu:8: no_sanitize_address" in said(c) for c in gpu)
+    points = scoring.correctness(lab.scoring, gpu, hidden_run=False).points
+    assert points == 0
+
+
+def test_a_feature_the_cpu_lacks_is_no_refusal(model):
+    """Inline PTX the CPU backend cannot run is no fault of the text's: the model's build
+    fails without refusing, and a GPU grading only notes that nothing was watched."""
+    lab = labs.get("histogram")
+    submission, _ = read_submission(wrong("histogram", "asm_comment_atomics.cu"))
+    cases = casegen.cases_for(lab, None, submission.text)
+    case = next(c for c in cases if c.name == rules.profile_case(lab, cases))
+    outcome, measured = profiles.run(lab, case, submission, model, 20)
+    assert outcome is None and not measured.refused
+    assert measured.why == "there the kernel did not build for the CPU model"

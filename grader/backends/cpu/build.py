@@ -15,7 +15,7 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import defaults
@@ -43,7 +43,7 @@ ARCH = "cpu"
 # Part of every build's cache key: raise it when what a build produces changes (4: the
 # dependency list; 5: a census module's atomic builtins that call no hook are refused;
 # 6: only a memory builtin of constant size is).
-CACHE_VERSION = 6
+CACHE_VERSION = 7
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -81,6 +81,7 @@ class Compiled:
     dropped: dict[str, str]
     stopped: bool = False  # by a limit of the sandbox: not cached, it may not repeat
     deps: str = ""  # the compiler's dependency list (-MD): every header it read
+    refused: bool = False  # the text would hide accesses from the hooks (Build.refused)
 
 
 def build(
@@ -117,14 +118,14 @@ def build(
         if early is not None:  # never left running: its compiler writes into the build cache
             early.exception()
     if not compiled.ok:
-        if inspection is not None:
+        if inspection is not None and not compiled.refused:
             for d in compiled.diagnostics:
                 d.message = f"nvcc compiles this file, but the CPU backend does not: {d.message}"
         found = compiled.diagnostics
         if inspection is None:
             found = _footer_reached(found, compiled.log, submission)
             found = nvcc.grader_macros(found, submission.text, macros, submission.name)
-        return _failed(submission, macros, found, compiled.log)
+        return _failed(submission, macros, found, compiled.log, compiled.refused)
     missing = _undefined(compiled.module, source, submission.name)
     if missing:
         return _failed(submission, macros, missing)
@@ -156,9 +157,11 @@ def build(
     return Build(submission, macros, info, own.interface, found, artifact)
 
 
-def _failed(submission: Submission, macros, diags: list[Diagnostic], log: str = "") -> Build:
+def _failed(
+    submission: Submission, macros, diags: list[Diagnostic], log: str = "", refused: bool = False
+) -> Build:
     info = CompileInfo(ok=False, log=log or "\n".join(d.message for d in diags), arch=ARCH)
-    return Build(submission, macros, info, None, diags)
+    return Build(submission, macros, info, None, diags, refused=refused)
 
 
 # What the runner gives the module; any other unversioned symbol is defined nowhere.
@@ -297,6 +300,7 @@ def _compile(
             "diagnostics": [d.to_json() for d in result.diagnostics],
             "dropped": result.dropped,
             "deps": result.deps,
+            "refused": result.refused,
         }
         (staged / "meta.json").write_text(json.dumps(meta))
         with contextlib.suppress(OSError):  # another process stored the same build first
@@ -320,6 +324,7 @@ def _load(folder: Path) -> Compiled | None:
         module if meta["ok"] else None,
         meta["dropped"],
         deps=meta.get("deps", ""),
+        refused=meta.get("refused", False),
     )
 
 
@@ -362,11 +367,16 @@ def _compile_in(
         log = _clean(log, tmp, name, shown)
         unhooked = _unhooked(tmp, source, name, shown) if code == 0 and census else []
         if unhooked:
-            return Compiled(False, log, unhooked, None, dropped)
+            return Compiled(False, log, unhooked, None, dropped, refused=True)
         if code == 0:
             deps = (tmp / "module.d").read_text() if (tmp / "module.d").exists() else ""
             return Compiled(True, log, [], tmp / "module.so", dropped, deps=deps)
         errors = _errors(log, shown)
+        poisoned = [e for e in errors if POISONED_ERROR.match(e.message)]
+        if poisoned:
+            said = {d.message: d for d in map(_unwatchable, poisoned)}  # once a line
+            refusals = list(said.values())
+            return Compiled(False, log, refusals, None, dropped, refused=True)
         bad = _registration_errors(log)
         if any(e.line for e in errors if e.line is not None) or not bad:
             return Compiled(False, log, errors or [_generic(log, shown)], None, dropped)
@@ -407,6 +417,23 @@ def _unhooked(tmp: Path, text: str, name: str, shown: str) -> list[Diagnostic]:
     for library in shim.unwrapped_copies(imports)[: defaults.MAX_COMPILE_ERRORS - len(out)]:
         out.append(_unwrapped(library, text, shown))
     return out
+
+
+# g++'s error for a name the shim poisons (grader_cuda.h): an attribute that would take a
+# function out of the sanitizer's hooks; `_errors` has put the file and line first
+POISONED_ERROR = re.compile(r'^(?P<where>.*?:\d+: )attempt to use poisoned "(?P<name>\w+)"')
+
+
+def _unwatchable(error: Diagnostic) -> Diagnostic:
+    """The sentence for a poisoned name: what the attribute would hide, and what to do."""
+    match = POISONED_ERROR.match(error.message)
+    where, name = (match["where"], match["name"]) if match else ("", "the attribute")
+    message = (
+        f"{where}{name} would take the kernel out of the grader's sight of its loads and "
+        "stores, which it checks and counts on every backend (races, bounds, the memory "
+        "profile). Remove the attribute: nvcc ignores it anyway."
+    )
+    return replace(error, message=message)
 
 
 def _unseen(call: str, inlined: str) -> str:
