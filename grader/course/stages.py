@@ -6,17 +6,18 @@ left of it. The batch times the workers' start-up and the writing of each submis
 reports. On a GPU, a case run holds the GPU alone from the shared-memory fill to its
 kernel's end (the cuda worker takes the gate: its waits count in the cases' seconds) and
 timing holds it alone (grader.course.gpus); timing's waits at that gate are a stage of
-their own. Only figures for
+their own. A timing also says where its seconds went, phase by phase, on the GPU
+worker's clock (grader.backends.window): the batch sums those too. Only figures for
 `bench/batch.py`: nothing here changes a grade."""
 
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 
+from grader.backends import window
 from grader.backends.base import Backend, Wrapper
 from grader.backends.timing import TimingCheck
 from grader.model.interface import LaunchDefaults
@@ -36,6 +37,7 @@ STAGES = (WORKER_START, COMPILE, CASES, TIMING, WAITING, GRADING, REPORTS)
 # the stages that hold a GPU, and how (gpus.Gate)
 GPU = {CASES: "alone: fill, kernel", TIMING: "alone"}
 TIMED = (COMPILE, CASES, TIMING)  # what a worker's backend times
+WINDOW = window.PHASES  # a timing's phases, beside the stages (not a share of the wall)
 
 
 class Clocked(Wrapper):
@@ -47,6 +49,7 @@ class Clocked(Wrapper):
         self.seconds: Counter[str] = Counter()
         # seconds the stages' calls waited at the GPU's gate, by stage (grader.course.gpus)
         self.waits: Counter[str] = waits if waits is not None else Counter()
+        self.window: Counter[str] = Counter()  # the timings' phases (grader.backends.window)
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
@@ -79,7 +82,9 @@ class Clocked(Wrapper):
         check: TimingCheck | None = None,
     ) -> Timing:
         with self._stage(TIMING):
-            return self.inner.time(student, reference, launches, budget, check)
+            timing = self.inner.time(student, reference, launches, budget, check)
+        self.window.update(timing.window)
+        return timing
 
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float
@@ -88,26 +93,21 @@ class Clocked(Wrapper):
             return self.inner.sanitize(build, launches, timeout)
 
     def take(self, graded: float) -> dict[str, float]:
-        """The stages of the grading that took `graded` seconds, since the last take."""
+        """The stages of the grading that took `graded` seconds, since the last take, and
+        its timings' phases (WINDOW)."""
         stages = {name: self.seconds[name] - self.waits[name] for name in TIMED}
         if HELD_ALONE in self.waits:  # timing's module loads before the gate are grading's
             stages[TIMING] = self.waits[HELD_ALONE]
         stages[WAITING] = sum(self.waits[name] for name in TIMED)
         stages[GRADING] = max(0.0, graded - sum(stages.values()))
+        phases = {name: self.window[name] for name in WINDOW if name in self.window}
         self.seconds.clear()
         self.waits.clear()
-        return stages
+        self.window.clear()
+        return {**stages, **phases}
 
 
 def read(message: object) -> dict[str, float]:
-    """A worker's stages as it sent them, with anything else left out."""
-    if not isinstance(message, Mapping):
-        return {}
-    return {
-        name: float(value)
-        for name, value in message.items()
-        if name in STAGES
-        and isinstance(value, (int, float))
-        and math.isfinite(value)
-        and value >= 0
-    }
+    """A worker's stages and timings' phases as it sent them, with anything else left
+    out."""
+    return window.read(message, STAGES + WINDOW)

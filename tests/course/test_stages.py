@@ -9,9 +9,11 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 
+from grader.backends import window
 from grader.backends.base import Backend
 from grader.course import stages
 from grader.course.gpus import Gate, GatedBackend
+from grader.model.launch import Timing
 
 
 class Slow(Backend):
@@ -48,6 +50,24 @@ def test_the_batch_keeps_only_stages_it_knows_with_finite_seconds():
     sent = {"compile": 1.5, "cases": "2", "timing": float("nan"), "reports": -1, "mine": 3}
     assert stages.read(sent) == {"compile": 1.5}
     assert stages.read(["compile", 1.0]) == {}
+    assert stages.read({window.LAUNCHES: 0.5, window.HELD: -1}) == {window.LAUNCHES: 0.5}
+
+
+class Windowed(Slow):
+    """Each timing says where its window went: 10 ms of launches, 40 ms held."""
+
+    def time(self, student, reference, launches, budget, check=None):
+        return Timing([], [], window={window.LAUNCHES: 0.01, window.HELD: 0.04})
+
+
+def test_a_workers_clock_sums_its_timings_phases_apart_from_the_stages():
+    clocked = stages.Clocked(Windowed())
+    clocked.time(None, None, (None, None), 1.0)
+    clocked.time(None, None, (None, None), 1.0)
+    taken = clocked.take(graded=1.0)
+    assert taken[window.LAUNCHES] == 0.02 and taken[window.HELD] == 0.08
+    assert abs(sum(taken[name] for name in stages.STAGES if name in taken) - 1.0) < 1e-9
+    assert window.LAUNCHES not in clocked.take(graded=0.0)
 
 
 @contextlib.contextmanager
@@ -109,6 +129,7 @@ def test_timing_counts_only_its_seconds_inside_the_gate(tmp_path):
 
         def time(self, student, reference, launches, budget, check=None):
             time.sleep(0.2)
+            return Timing([], [])
 
     waits: Counter[str] = Counter()
     clocked = stages.Clocked(GatedBackend(TimesSlowly(), Gate(tmp_path, "gpu-0", waits)), waits)

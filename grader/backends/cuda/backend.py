@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import defaults
+from grader.backends import window
 from grader.backends.base import Backend, BackendUnavailable
 from grader.backends.cuda import census as counting
 from grader.backends.cuda import errors, profiler, sanitizer, vmm
@@ -615,6 +616,7 @@ def _timing(reply: Reply) -> Timing:
         samples=dict(zip(head["sampled"], reply.message.arrays, strict=True)),
         ceilings={k: float(v) for k, v in head["ceilings"].items()},
         check_seconds=float(head["check_seconds"]),
+        window=window.read(head.get("window")),
     )
 
 

@@ -10,31 +10,42 @@ import time
 
 import numpy as np
 
+from grader.backends import window as phases
 from grader.backends.cuda.gpu import Gpu, failures
 from grader.backends.cuda.l2 import PersistingL2
 from grader.backends.timing import Plan
+from grader.backends.window import Window
 from grader.model.launch import Launch
 
 FLUSH_BYTES = 256 << 20  # cleared before every timed launch: several times any L2
 ROUND_OVERHEAD_S = 0.002  # launches, events and the flush, beyond the kernels themselves
 
 
-def time_pair(gpu: Gpu, runs: list[list[tuple[object, Launch, list]]], plan: Plan, checker) -> dict:
+def time_pair(
+    gpu: Gpu,
+    runs: list[list[tuple[object, Launch, list]]],
+    plan: Plan,
+    checker,
+    window: Window,
+) -> dict:
     """Time two runs, each a list of launches (function, launch, args) timed as one,
     interleaved: round r starts with runs[r % 2]. L2 is flushed before every timed
     run. `checker` (a checked.Checker) prepares and samples every run alike, outside
-    the timed intervals, and keeps the samples of runs[0], the student's."""
+    the timed intervals, and keeps the samples of runs[0], the student's. `window`
+    gets the seconds of each phase."""
     started = time.monotonic()
+    lap = time.perf_counter()
     with failures("alloc"):
         flush = gpu.cuda.mem_alloc(FLUSH_BYTES)
         hold = Hold(gpu)
     with failures("l2"):
         l2 = PersistingL2()
         l2.clear()
+    window.lap(phases.ALLOCATE, lap)
     try:
 
         def timed(which: int) -> float:
-            return _timed(gpu, flush, l2, hold, runs[which], checker, which == 0)
+            return _timed(gpu, flush, l2, hold, runs[which], checker, which == 0, window)
 
         first = [timed(0), timed(1)]  # also loads lazily-loaded code
         for _ in range(plan.warmups(max(first) / 1000)):
@@ -53,9 +64,11 @@ def time_pair(gpu: Gpu, runs: list[list[tuple[object, Launch, list]]], plan: Pla
         if not samples[0]:  # a kernel too slow to repeat: its first run is the sample
             samples = [[first[0]], [first[1]]]
     finally:
+        lap = time.perf_counter()
         gpu.settle()  # a failed launch left the hold queued: it reads the flag
         flush.free()
         hold.free()
+        window.lap(phases.SETTLE, lap)
     return {
         "student_ms": samples[0],
         "reference_ms": samples[1],
@@ -71,12 +84,17 @@ def _timed(
     run: list[tuple[object, Launch, list]],
     checker,
     student: bool,
+    window: Window,
 ) -> float:
+    lap = time.perf_counter()
     if checker is not None:  # the same work around both kernels' runs
         checker.before(student)
+        lap = window.lap(phases.BEFORE, lap)
         checker.prepare(student)
+        lap = window.lap(phases.PREPARE, lap)
     with failures("l2"):
         l2.reset()  # before the hold is queued: the driver may wait for the GPU
+    lap = window.lap(phases.L2, lap)
     start, end = gpu.cuda.Event(), gpu.cuda.Event()
     hold.close()
     try:
@@ -90,11 +108,14 @@ def _timed(
             end.query()  # hands the queued launches to the GPU before the hold opens
     finally:
         hold.open()
+        lap = window.lap(phases.LAUNCHES, lap)
     gpu.wait(end)
     with failures("sync"):
         ms = end.time_since(start)
+    lap = window.lap(phases.WAITS, lap)
     if checker is not None:
         checker.after(student)
+        window.lap(phases.AFTER, lap)
     return ms
 
 

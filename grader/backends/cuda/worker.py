@@ -35,10 +35,12 @@ import time
 import traceback
 
 from grader.backends import gate
+from grader.backends import window as phases
 from grader.backends.cuda import census, checked, timing, vmm
 from grader.backends.cuda.gpu import CudaFailure, Gpu
 from grader.backends.cuda.protocol import ChannelClosed, Message, decode_launch, receive, send
 from grader.backends.timing import Plan, TimingCheck
+from grader.backends.window import Window
 
 EXIT_STICKY = 3
 
@@ -135,6 +137,8 @@ class Worker:
         module = checked.helper_module(self.gpu, head["helpers"]["nvcc"], head["helpers"]["arch"])
         check = TimingCheck.from_json(head["check"])
         runs, placed, checker = [], {}, None
+        window = Window()
+        lap = time.perf_counter()
         try:
             for role in ("student", "reference"):
                 launch, symbols = decode_launch(head[role]["launch"], message.arrays)
@@ -150,12 +154,14 @@ class Worker:
                     ]
                 )
             checker = checked.Checker(self.gpu, module, check, placed)
+            held = window.lap(phases.PLACE, lap)
             result = timing.time_pair(
-                self.gpu, runs, Plan(head["budget"], max_rounds=check.rounds), checker
+                self.gpu, runs, Plan(head["budget"], max_rounds=check.rounds), checker, window
             )
-            started = time.perf_counter()
+            lap = time.perf_counter()
             result["ceilings"] = checked.ceilings(self.gpu, module)
-            checker.seconds += time.perf_counter() - started
+            checker.seconds += window.lap(phases.CEILINGS, lap) - lap
+            window.lap(phases.HELD, held)
             found, arrays = checker.result()
         except CudaFailure as failure:
             if not failure.sticky:
@@ -163,10 +169,12 @@ class Worker:
                 if checker is not None:
                     checker.free()
             raise
+        lap = time.perf_counter()
         self.gpu.free(list(placed.values()))
         checker.free()
+        window.lap(phases.FREE, lap)
         self.flush_output()
-        return Message({"ok": True, **result, **found}, arrays)
+        return Message({"ok": True, **result, **found, "window": window.to_json()}, arrays)
 
     def flush_output(self) -> None:
         """Device printf goes through C stdio, which buffers a file fully."""
