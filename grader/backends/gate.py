@@ -6,7 +6,9 @@ a process killed while it holds the gate never blocks the others.
 
 The GPU worker takes it alone itself from the shared-memory fill to the kernel's end
 (`alone_at`, with the paths the grader gives in a run request): that stretch, not the
-whole case with its copies and checks, is what another process's kernel must not enter."""
+whole case with its copies and checks, is what another process's kernel must not enter.
+A timing's likewise: from its first timed run to the last one's end, not the placing
+and freeing of its buffers around them (grader.backends.window)."""
 
 from __future__ import annotations
 

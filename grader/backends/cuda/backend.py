@@ -104,7 +104,8 @@ class CudaBackend(Backend):
         self._located: dict[tuple[str, str], str | None] = {}
         self._sanitized: set[tuple[str, str, str]] = set()  # (build, buffer, side) explained
         # A batch's GPU gate (grader.backends.gate.paths), which the worker holds alone
-        # from the shared-memory fill to the kernel's end; None: no other process shares it.
+        # from the shared-memory fill to the kernel's end, and for a timing's runs; None:
+        # no other process shares it.
         self.launch_gate: tuple[str, str] | None = None
 
     def device(self) -> str:
@@ -417,6 +418,7 @@ class CudaBackend(Backend):
                 "budget": budget,
                 "check": check.to_json(),
                 "helpers": {"nvcc": s_spec.nvcc, "arch": s_spec.arch},
+                "gate": self.launch_gate,
             }
             reply = worker.call(header, table.arrays, budget + TIMING_GRACE)
             worker.take_output()  # printf during timing is not shown

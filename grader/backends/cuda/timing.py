@@ -19,10 +19,29 @@ from grader.model.launch import Launch
 
 FLUSH_BYTES = 256 << 20  # cleared before every timed launch: several times any L2
 ROUND_OVERHEAD_S = 0.002  # launches, events and the flush, beyond the kernels themselves
+# The longest sleep between looks at a timed run's end event: gpu.wait's 1 ms overslept a
+# run by half of it on average, 16 runs a timing, all inside the window.
+WAIT_POLL_S = 1e-4
+
+
+class Rig:
+    """What every timing in a worker reuses: the flush buffer, the hold and the handle on
+    the persisting L2. Made once, outside any timing's window: made per timing, they
+    took a few milliseconds of the window (bench/batch.py's "allocate flush, hold").
+    Nothing of them carries from one timing to the next: the flush is cleared before
+    each run, the hold's flag set before each, and the L2's set-aside cleared per timing."""
+
+    def __init__(self, gpu: Gpu) -> None:
+        with failures("alloc"):
+            self.flush = gpu.cuda.mem_alloc(FLUSH_BYTES)
+            self.hold = Hold(gpu)
+        with failures("l2"):
+            self.l2 = PersistingL2()
 
 
 def time_pair(
     gpu: Gpu,
+    rig: Rig,
     runs: list[list[tuple[object, Launch, list]]],
     plan: Plan,
     checker,
@@ -32,20 +51,17 @@ def time_pair(
     interleaved: round r starts with runs[r % 2]. L2 is flushed before every timed
     run. `checker` (a checked.Checker) prepares and samples every run alike, outside
     the timed intervals, and keeps the samples of runs[0], the student's. `window`
-    gets the seconds of each phase."""
+    gets the seconds of each phase. Everything queued has finished on return."""
     started = time.monotonic()
     lap = time.perf_counter()
-    with failures("alloc"):
-        flush = gpu.cuda.mem_alloc(FLUSH_BYTES)
-        hold = Hold(gpu)
+    l2 = rig.l2
     with failures("l2"):
-        l2 = PersistingL2()
         l2.clear()
-    window.lap(phases.ALLOCATE, lap)
+    window.lap(phases.L2, lap)
     try:
 
         def timed(which: int) -> float:
-            return _timed(gpu, flush, l2, hold, runs[which], checker, which == 0, window)
+            return _timed(gpu, rig, runs[which], checker, which == 0, window)
 
         first = [timed(0), timed(1)]  # also loads lazily-loaded code
         for _ in range(plan.warmups(max(first) / 1000)):
@@ -65,9 +81,9 @@ def time_pair(
             samples = [[first[0]], [first[1]]]
     finally:
         lap = time.perf_counter()
-        gpu.settle()  # a failed launch left the hold queued: it reads the flag
-        flush.free()
-        hold.free()
+        # nothing of the runs left on the GPU once the gate opens; a failed launch left
+        # the hold queued, and it reads the flag
+        gpu.settle()
         window.lap(phases.SETTLE, lap)
     return {
         "student_ms": samples[0],
@@ -78,9 +94,7 @@ def time_pair(
 
 def _timed(
     gpu: Gpu,
-    flush,
-    l2: PersistingL2,
-    hold: Hold,
+    rig: Rig,
     run: list[tuple[object, Launch, list]],
     checker,
     student: bool,
@@ -93,13 +107,14 @@ def _timed(
         checker.prepare(student)
         lap = window.lap(phases.PREPARE, lap)
     with failures("l2"):
-        l2.reset()  # before the hold is queued: the driver may wait for the GPU
+        rig.l2.reset()  # before the hold is queued: the driver may wait for the GPU
     lap = window.lap(phases.L2, lap)
     start, end = gpu.cuda.Event(), gpu.cuda.Event()
+    hold = rig.hold
     hold.close()
     try:
         with failures("sync"):
-            gpu.cuda.memset_d8_async(flush, 0, FLUSH_BYTES)
+            gpu.cuda.memset_d8_async(rig.flush, 0, FLUSH_BYTES)
             start.record()
         for function, launch, args in run:
             gpu.launch(function, launch, args)
@@ -109,7 +124,7 @@ def _timed(
     finally:
         hold.open()
         lap = window.lap(phases.LAUNCHES, lap)
-    gpu.wait(end)
+    gpu.wait(end, longest=WAIT_POLL_S)
     with failures("sync"):
         ms = end.time_since(start)
     lap = window.lap(phases.WAITS, lap)
@@ -140,9 +155,6 @@ class Hold:
 
     def open(self) -> None:
         self.flag[0] = 1
-
-    def free(self) -> None:
-        self.flag.base.free()
 
 
 def note(rounds: int, reason: str, l2: PersistingL2) -> str:

@@ -16,8 +16,9 @@ printed there. Requests:
                                             with census, on the census module, and what
                                             each kernel executed ("executed")
     time  {student, reference, budget,      interleaved timing of two loaded launches, the
-           check, helpers}                  student's checked (grader.backends.timing);
-                                            with the machine's ceilings
+           check, helpers, gate}            student's checked (grader.backends.timing);
+                                            with the machine's ceilings, and where its
+                                            seconds went (grader.backends.window)
     exit
 
 After a sticky CUDA error the worker answers and exits, so no dead context is reused.
@@ -49,6 +50,7 @@ class Worker:
     def __init__(self, gpu: Gpu) -> None:
         self.gpu = gpu
         self.libc = ctypes.CDLL(None)
+        self.rig: timing.Rig | None = None  # made at the first timing
 
     def handle(self, message: Message) -> Message:
         op = message.header["op"]
@@ -154,14 +156,19 @@ class Worker:
                     ]
                 )
             checker = checked.Checker(self.gpu, module, check, placed)
-            held = window.lap(phases.PLACE, lap)
-            result = timing.time_pair(
-                self.gpu, runs, Plan(head["budget"], max_rounds=check.rounds), checker, window
-            )
-            lap = time.perf_counter()
-            result["ceilings"] = checked.ceilings(self.gpu, module)
-            checker.seconds += window.lap(phases.CEILINGS, lap) - lap
-            window.lap(phases.HELD, held)
+            if self.rig is None:
+                self.rig = timing.Rig(self.gpu)
+            lap = window.lap(phases.PLACE, lap)
+            plan = Plan(head["budget"], max_rounds=check.rounds)
+            # Alone on the GPU from the first timed run's inputs to the last run's end,
+            # where a batch shares it: placing and freeing the buffers need not be.
+            with gate.alone_at(head.get("gate")):
+                held = window.lap(phases.GATE, lap)
+                result = timing.time_pair(self.gpu, self.rig, runs, plan, checker, window)
+                lap = time.perf_counter()
+                result["ceilings"] = checked.ceilings(self.gpu, module)
+                checker.seconds += window.lap(phases.CEILINGS, lap) - lap
+                window.lap(phases.HELD, held)
             found, arrays = checker.result()
         except CudaFailure as failure:
             if not failure.sticky:
