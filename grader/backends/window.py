@@ -16,16 +16,16 @@ from collections.abc import Mapping
 
 # Inside the window, in the order a timing meets them.
 GATE = "acquire gate"  # waiting for the gate (a batch's other processes on this GPU)
-L2 = "L2 reset"  # persisting lines made normal before each timed run (backends.cuda.l2)
 BEFORE = "checker.before"  # fresh inputs drawn, outputs poisoned: on the GPU, queued
-PREPARE = "checker.prepare"  # the next sample's coordinates, on the host
+L2 = "L2 reset"  # persisting lines made normal before each timed run (backends.cuda.l2)
 LAUNCHES = "launches"  # the hold, the flush, the events and the kernels, queued
+PREPARE = "checker.prepare"  # the sample's coordinates, on the host while the run runs
 WAITS = "event waits"  # the host waiting for a timed run's end event: the kernels
 AFTER = "checker.after"  # the sample gathered and read back
 CEILINGS = "ceilings"  # the fp32 peak and copy bandwidth, once per worker
 SETTLE = "settle"  # everything queued finished before the gate opens
 HELD = "held"  # all of the window, gate acquired to gate released
-INSIDE = (L2, BEFORE, PREPARE, LAUNCHES, WAITS, AFTER, CEILINGS, SETTLE)
+INSIDE = (BEFORE, L2, LAUNCHES, PREPARE, WAITS, AFTER, CEILINGS, SETTLE)
 OTHER = "other"  # held, less the phases inside: Python between them, the plan's sums
 # Around the window, in the worker: not held, so another process's kernels may run.
 PLACE = "place buffers"  # constants set, buffers mapped, the checker's and rig's allocations
