@@ -1,14 +1,16 @@
 """Where a batch's time goes: each stage of grading a submission, summed over the course.
 
-A worker times its backend's calls (`Clocked`): compiles, case runs (the sanitizer's too)
-and timing, and the rest of the grading (inputs, expected outputs, judging) is what is
-left of it. The batch times the workers' start-up and the writing of each submission's
-reports. On a GPU, a case run holds the GPU alone from the shared-memory fill to its
-kernel's end (the cuda worker takes the gate: its waits count in the cases' seconds) and
-timing holds it alone (grader.course.gpus); timing's waits at that gate are a stage of
-their own. A timing also says where its seconds went, phase by phase, on the GPU
-worker's clock (grader.backends.window): the batch sums those too. Only figures for
-`bench/batch.py`: nothing here changes a grade."""
+A worker times its backend's calls (`Clocked`): compiles, case runs (the sanitizer's and
+the profile run's too) and timing, and on a GPU the CPU model's builds and profile runs
+(grader.grading.profiles opens a CPU backend of its own for them), and the rest of the
+grading (inputs, expected outputs, judging) is what is left of it. The batch times the
+workers' start-up and the writing of each submission's reports. On a GPU, a case run
+holds the GPU alone from the shared-memory fill to its kernel's end (the cuda worker
+takes the gate: its waits count in the cases' seconds) and timing holds it alone
+(grader.course.gpus); timing's waits at that gate are a stage of their own. A timing
+also says where its seconds went, phase by phase, on the GPU worker's clock
+(grader.backends.window): the batch sums those too. Only figures for `bench/batch.py`:
+nothing here changes a grade."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from grader.backends.base import Backend, Wrapper
 from grader.backends.timing import TimingCheck
 from grader.model.interface import LaunchDefaults
 from grader.model.launch import Build, Launch, RunOutcome, Timing
+from grader.model.profile import KernelProfile
 from grader.model.result import Diagnostic
 from grader.model.source import Submission
 
@@ -31,9 +34,10 @@ CASES = "cases"
 TIMING = "timing"
 WAITING = "waiting at gate"
 HELD_ALONE = "held alone"  # not a stage: the part of timing's seconds inside the gate
+CPU_MODEL = "CPU model"  # on a GPU: the model's census builds and profile runs, on the CPU
 GRADING = "rest of grading"
 REPORTS = "reports"
-STAGES = (WORKER_START, COMPILE, CASES, TIMING, WAITING, GRADING, REPORTS)
+STAGES = (WORKER_START, COMPILE, CASES, TIMING, WAITING, CPU_MODEL, GRADING, REPORTS)
 # the stages that hold a GPU, and how (gpus.Gate)
 GPU = {CASES: "alone: fill, kernel", TIMING: "alone"}
 TIMED = (COMPILE, CASES, TIMING)  # what a worker's backend times
@@ -73,6 +77,15 @@ class Clocked(Wrapper):
         with self._stage(CASES):
             return self.inner.run(build, launch, timeout)
 
+    def profile(
+        self, build: Build, launch: Launch, timeout: float
+    ) -> tuple[RunOutcome, list[KernelProfile]]:
+        with self._stage(CASES):
+            return self.inner.profile(build, launch, timeout)
+
+    def model_of(self, model: Backend) -> Backend:
+        return ModelClocked(self.inner.model_of(model), self)
+
     def time(
         self,
         student: Build,
@@ -99,12 +112,25 @@ class Clocked(Wrapper):
         if HELD_ALONE in self.waits:  # timing's module loads before the gate are grading's
             stages[TIMING] = self.waits[HELD_ALONE]
         stages[WAITING] = sum(self.waits[name] for name in TIMED)
+        stages[CPU_MODEL] = self.seconds[CPU_MODEL]
         stages[GRADING] = max(0.0, graded - sum(stages.values()))
         phases = {name: self.window[name] for name in WINDOW if name in self.window}
         self.seconds.clear()
         self.waits.clear()
         self.window.clear()
         return {**stages, **phases}
+
+
+class ModelClocked(Clocked):
+    """The CPU model's backend on a GPU grading (Backend.model_of): its builds and profile
+    runs are the CPU_MODEL stage of the grading's clock, not its compiles and cases."""
+
+    def __init__(self, inner: Backend, grading: Clocked) -> None:
+        super().__init__(inner)
+        self.seconds = grading.seconds
+
+    def _stage(self, name: str):
+        return super()._stage(CPU_MODEL)
 
 
 def read(message: object) -> dict[str, float]:
