@@ -26,10 +26,10 @@ WAIT_POLL_S = 1e-4
 
 class Rig:
     """What every timing in a worker reuses: the flush buffer, the hold and the handle on
-    the persisting L2. Made once, outside any timing's window: made per timing, they
-    took a few milliseconds of the window (bench/batch.py's "allocate flush, hold").
-    Nothing of them carries from one timing to the next: the flush is cleared before
-    each run, the hold's flag set before each, and the L2's set-aside cleared per timing."""
+    the persisting L2. Made once, outside any timing's window, where they were made
+    inside every timing's. Nothing of them carries from one timing to the next: the
+    flush is cleared before each run, the hold's flag set before each, and the L2's
+    set-aside cleared per timing."""
 
     def __init__(self, gpu: Gpu) -> None:
         with failures("alloc"):
