@@ -10,8 +10,9 @@
 # then on the GPU machine, from this tree's root, carrying build/window-before:
 #     bash bench/window_before_after.sh
 # Settings from the environment: LAB (matmul-tiled), COUNT (128), JOBS (16), CPUS (2-15,
-# for taskset), PAIRS (1: before then after; 2 interleaves two such pairs), and OUT (a
-# folder to keep the log in, as window_before_after.txt).
+# for taskset), PAIRS (1: before then after; 2 interleaves two such pairs), CHECKS (3
+# checks of each kernel on each tree), and OUT (a folder to keep the log in, as
+# window_before_after.txt).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,6 +36,7 @@ count="${COUNT:-128}"
 jobs="${JOBS:-16}"
 cpus="${CPUS:-2-15}"
 pairs="${PAIRS:-1}"
+repeats="${CHECKS:-3}"
 log="${OUT:-/tmp}/window_before_after.txt"
 : >"$log"
 
@@ -50,21 +52,26 @@ batch() {  # tree, its label: one batch, timing and hidden cases on
     fi
 }
 
-checks() {  # tree, its label: each of the lab's kernels checked alone, its speedup
-    local tree="$1" label="$2" kernel
-    for kernel in "$tree/reference_kernels/$lab"/*.cu; do
-        (cd "$tree" && GRADER_CACHE="/tmp/window-cache-$label" python3 -m grader check \
-            "$lab" "$kernel" --json "/tmp/window-check.json" >/dev/null 2>&1) || true
-        python3 - "$label" "$(basename "$kernel")" <<'PY' | tee -a "$log"
+speedup='
 import json, sys
 label, kernel = sys.argv[1:]
 try:
     performance = json.load(open("/tmp/window-check.json"))["performance"] or {}
 except (OSError, ValueError, KeyError):
     performance = {}
-print(f"  {label}: grader check {kernel}: speedup {performance.get('speedup')}")
-PY
-        rm -f /tmp/window-check.json
+print(f"  {label}: grader check {kernel}: speedup", performance.get("speedup"))
+'
+
+checks() {  # tree, its label: each of the lab's kernels checked alone, its speedup
+    local tree="$1" label="$2" kernel
+    for kernel in "$tree/reference_kernels/$lab"/*.cu; do
+        for _ in $(seq "$repeats"); do
+            rm -f /tmp/window-check.json
+            (cd "$tree" && GRADER_CACHE="/tmp/window-cache-$label" python3 -m grader check \
+                "$lab" "$kernel" --backend cuda --json /tmp/window-check.json \
+                >/dev/null 2>&1) || true
+            python3 -c "$speedup" "$label" "$(basename "$kernel")" | tee -a "$log"
+        done
     done
 }
 
