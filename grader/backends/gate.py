@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 
@@ -53,14 +53,19 @@ def shared(turnstile: int, lock: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def alone_at(files: Sequence[str] | None) -> Iterator[None]:
-    """The gate at `files` (paths()) held alone; nothing where there is none."""
+def alone_at(
+    files: Sequence[str] | None, taken: Callable[[], None] | None = None
+) -> Iterator[None]:
+    """The gate at `files` (paths()) held alone, and `taken` called once it is; nothing
+    where there is none."""
     if not files:
         yield
         return
     descriptors = opened(files)
     try:
         with alone(*descriptors):
+            if taken is not None:
+                taken()
             yield
     finally:
         for fd in descriptors:

@@ -117,6 +117,28 @@ def test_a_gated_backend_grades_as_its_inner_backend(tmp_path):
     assert "A note every report of this backend carries." in result.notes
 
 
+def test_a_worker_is_told_once_it_holds_the_gate(tmp_path):
+    """alone_at's `taken` (the cuda worker's word to the grader, whose deadline for the
+    request starts again there) is called once the gate is held, and never without one."""
+    gate, told = Gate(tmp_path, "gpu-0"), []
+
+    def take() -> None:
+        with alone_at(gate.paths, lambda: told.append(time.monotonic())):
+            pass
+
+    with Gate(tmp_path, "gpu-0").alone():
+        taker = threading.Thread(target=take)
+        taker.start()
+        time.sleep(0.3)
+        assert not told  # still waiting
+        released = time.monotonic()
+    taker.join(timeout=5)
+    assert len(told) == 1 and told[0] >= released
+    with alone_at(None, lambda: told.append(0.0)):
+        pass
+    assert len(told) == 1
+
+
 def test_a_backend_whose_worker_takes_the_gate_gets_its_files_and_runs_ungated(tmp_path):
     """The cuda worker holds the gate alone from the shared-memory fill to the kernel's
     end (grader.backends.gate.alone_at): the grader holds nothing around the whole case,

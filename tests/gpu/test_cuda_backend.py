@@ -273,6 +273,36 @@ def test_a_timing_holds_a_batchs_gate_for_its_runs_alone_and_says_where_its_wind
     assert 0.98 <= summary.speedup <= 1.02, timing.note
 
 
+def test_a_wait_at_a_batchs_gate_is_not_the_runs_time(tmp_path):
+    """Another process holds the gate longer than this case's whole deadline (its kernel
+    hung until its own deadline): the worker says when it took the gate, and only from
+    there does the case's deadline count, so the case is not called hung."""
+    from grader.backends.cuda import CudaBackend
+
+    with CudaBackend() as cuda:
+        built = build(cuda, k.TILED)
+        launch = k.matmul_launch(64)
+        assert_product(cuda.run(built, launch, timeout=10), launch)  # loaded, warm
+        cuda.launch_gate = gate.paths(tmp_path, "gpu-0")
+        held, release = threading.Event(), threading.Event()
+
+        def elsewhere() -> None:
+            with Gate(tmp_path, "gpu-0").alone():
+                held.set()
+                release.wait(timeout=10)
+
+        other = threading.Thread(target=elsewhere)
+        other.start()
+        held.wait()
+        threading.Timer(2.0, release.set).start()
+        started = time.monotonic()
+        outcome = cuda.run(built, launch, timeout=1.0)
+        waited = time.monotonic() - started
+        other.join()
+    assert waited >= 1.5 and not outcome.timed_out, outcome.diagnostics
+    assert_product(outcome, launch)
+
+
 def test_time_keeps_to_the_budget_for_a_very_slow_student(backend):
     slow, fast = build(backend, k.SLOW), build(backend, k.NAIVE)
     inputs = k.matrices(256)
