@@ -1,6 +1,10 @@
 """Batch throughput: submissions graded per minute, end to end (discovery, compiles, every
 case, timing on a GPU, reports, gradebook), and where the time went, stage by stage
-(grader.course.stages), with the stages that hold the GPU on the cuda backend.
+(grader.course.stages), with the stages that hold the GPU on the cuda backend, and on a
+GPU where each timing's exclusive window went, phase by phase (grader.backends.window), with
+each kernel's median speedup (the same kernel's must not move between two runs), and the
+CPU seconds a submission took, which cap a batch on this machine's cores as the window
+caps it on one GPU.
 
 The course is the lab's reference and baseline kernels, each copy made distinct by a
 comment unique to the run, so that no compile is served from the cache of an earlier run,
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -23,7 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.cpu_backend import children_cpu, own_cpu  # noqa: E402
 from grader import defaults, labs, machine  # noqa: E402
+from grader.backends import window  # noqa: E402
 from grader.batch import run_batch  # noqa: E402
 from grader.course import stages  # noqa: E402
 from grader.course.gpus import parse_gpus  # noqa: E402
@@ -54,7 +61,7 @@ def main() -> int:
         course, out = Path(tmp) / "course", args.keep or Path(tmp) / "out"
         course.mkdir()
         make_course(args.lab, args.count, course)
-        started = time.monotonic()
+        started, cpu = time.monotonic(), own_cpu() + children_cpu()
         report = run_batch(
             args.lab,
             course,
@@ -69,6 +76,7 @@ def main() -> int:
             log=sys.stderr,
         )
         seconds = time.monotonic() - started
+        cpu = own_cpu() + children_cpu() - cpu
     statuses = sorted({row.status for row in report.rows})
     timed = sum(row.speedup is not None for row in report.rows)
     print(
@@ -79,6 +87,10 @@ def main() -> int:
         f"hidden cases {'on' if args.secret else 'off'}, statuses {', '.join(statuses)})"
     )
     print_stages(report, args.jobs, args.backend)
+    print_cpu(report, cpu)
+    if args.backend != "cpu" and not args.no_timing:
+        print_window(report)
+        print_speedups(report, args.lab)
     return 0 if report.counts.errors == 0 else 1
 
 
@@ -107,6 +119,49 @@ def print_stages(report, jobs: int, backend: str) -> None:
         f"  a GPU was held alone for timing {alone:.1f} s in all, {alone / count:.2f} s per "
         f"submission: {100 * alone / max(report.seconds, 1e-9):.0f}% of the wall time on one GPU"
     )
+
+
+def print_cpu(report, cpu_seconds: float) -> None:
+    """The CPU seconds, user and system, of the batch and of every process it started
+    that has ended (grading workers, compilers, GPU workers), per submission, and the
+    most submissions a minute this machine's cores could grade at that cost."""
+    count, cores = max(1, report.graded), machine.cores()
+    per = cpu_seconds / count
+    cap = f"at most {60 * cores / per:.0f} a minute on {cores} cores" if per > 0 else "none"
+    print(f"CPU: {cpu_seconds:.1f} CPU-s in all, {per:.2f} per submission: {cap}")
+
+
+def print_window(report) -> None:
+    """The timings' phases on the GPU workers' clocks, per submission: those inside the
+    exclusive window, what of it they leave unaccounted, and the work around it."""
+    count = max(1, report.graded)
+    spent = report.window
+    held = spent.get(window.HELD, 0.0)
+    print("the timing window, per submission (the GPU worker's clock):")
+    print(f"  {'phase':<22} {'ms':>8} {'of held':>8}")
+    rows = [window.GATE, *window.INSIDE, window.OTHER, window.HELD, window.PLACE, window.FREE]
+    for name in rows:
+        seconds = window.other(spent) if name == window.OTHER else spent.get(name, 0.0)
+        inside = name in window.INSIDE or name in (window.OTHER, window.HELD)
+        share = f"{100 * seconds / held:7.0f}%" if inside and held else " " * 8
+        print(f"  {name:<22} {1000 * seconds / count:8.1f} {share}")
+    alone = report.stages.get(stages.TIMING, 0.0)  # the grader's clock where it holds the gate
+    print(f"  (the stage table's timing, held alone: {1000 * alone / count:.1f} ms a submission)")
+
+
+def print_speedups(report, lab: str) -> None:
+    """Each kernel's median speedup over its copies (student i is kernel i % kernels)."""
+    kernels = sorted(labs.get(lab).home.glob("*.cu"))
+    by_kernel: dict[str, list[float]] = {}
+    for row in report.rows:
+        number = int(row.student.removeprefix("student"))
+        if row.speedup is not None:
+            by_kernel.setdefault(kernels[number % len(kernels)].name, []).append(row.speedup)
+    for name, speedups in sorted(by_kernel.items()):
+        print(
+            f"  speedup of {name}: median {statistics.median(speedups):.4f} over "
+            f"{len(speedups)} copies, {min(speedups):.4f} to {max(speedups):.4f}"
+        )
 
 
 if __name__ == "__main__":

@@ -66,6 +66,17 @@ def test_clear_sets_nothing_aside_and_clears_the_stream_window_and_reset_makes_l
     assert "reset before every launch" in cache.said()
 
 
+def test_each_timing_on_a_kept_handle_counts_its_own_resets(driver):
+    driver(most=75 << 20)
+    cache = l2.PersistingL2()  # one per worker (timing.Rig), cleared per timing
+    cache.clear()
+    cache.reset()
+    cache.reset()
+    cache.clear()
+    cache.reset()
+    assert cache.resets == 1
+
+
 def test_a_device_without_persisting_lines_is_left_alone(driver):
     fake = driver(most=0)
     cache = l2.PersistingL2()

@@ -105,6 +105,12 @@ class Backend(ABC):
         caller can do it outside a gate around the runs themselves. A failure is left for
         `run` to report."""
 
+    def model_of(self, model: Backend) -> Backend:
+        """`model`, the backend a GPU grading opens for the CPU model's profile runs
+        (grader.grading.profiles), as this backend's caller sees it: a wrapper may time
+        its calls (grader.course.stages)."""
+        return model
+
     def measures_speed(self) -> bool:
         """Whether `time` works here: only a GPU's timings are scored."""
         return False
@@ -182,6 +188,9 @@ class Wrapper(Backend):
 
     def load(self, build: Build) -> None:
         self.inner.load(build)
+
+    def model_of(self, model: Backend) -> Backend:
+        return self.inner.model_of(model)
 
     def measures_speed(self) -> bool:
         return self.inner.measures_speed()

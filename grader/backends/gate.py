@@ -6,14 +6,16 @@ a process killed while it holds the gate never blocks the others.
 
 The GPU worker takes it alone itself from the shared-memory fill to the kernel's end
 (`alone_at`, with the paths the grader gives in a run request): that stretch, not the
-whole case with its copies and checks, is what another process's kernel must not enter."""
+whole case with its copies and checks, is what another process's kernel must not enter.
+A timing's likewise: from its first timed run to the last one's end, not the placing
+and freeing of its buffers around them (grader.backends.window)."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 
@@ -51,14 +53,19 @@ def shared(turnstile: int, lock: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def alone_at(files: Sequence[str] | None) -> Iterator[None]:
-    """The gate at `files` (paths()) held alone; nothing where there is none."""
+def alone_at(
+    files: Sequence[str] | None, taken: Callable[[], None] | None = None
+) -> Iterator[None]:
+    """The gate at `files` (paths()) held alone, and `taken` called once it is; nothing
+    where there is none."""
     if not files:
         yield
         return
     descriptors = opened(files)
     try:
         with alone(*descriptors):
+            if taken is not None:
+                taken()
             yield
     finally:
         for fd in descriptors:

@@ -58,6 +58,7 @@ class BatchReport:
     ignored: list[str]
     seconds: float
     stages: dict[str, float] = field(default_factory=dict)  # grader.course.stages, summed
+    window: dict[str, float] = field(default_factory=dict)  # grader.backends.window, summed
     public_only: str | None = None  # what the scores leave out, where the secret was not used
 
 
@@ -257,5 +258,6 @@ def run_batch(
         ignored=found.ignored,
         seconds=time.monotonic() - started,
         stages={name: spent[name] for name in stages.STAGES},
+        window={name: spent[name] for name in stages.WINDOW},
         public_only=left_out,
     )

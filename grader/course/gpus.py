@@ -8,7 +8,8 @@ matmul adding an unwritten shared array scored 3 points of 7 so under four test
 processes, and 0 alone). On the cuda backend the GPU worker takes the gate for that
 stretch itself (grader.backends.gate.alone_at); the copies and checks around it share
 the GPU. Timing holds it alone too: a kernel timed while another worker's kernel runs
-on the same GPU looks slower than it is. So each GPU has a gate (grader.backends.gate):
+on the same GPU looks slower than it is (the cuda worker takes it itself for the timed
+runs, and says how long it waited and held it). So each GPU has a gate (grader.backends.gate):
 the sanitizer holds it shared, correctness runs and timing alone."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from grader.backends import gate as gpu_gate
+from grader.backends import window
 from grader.backends.base import Backend, Wrapper
 from grader.backends.timing import TimingCheck
 from grader.course import stages
@@ -103,6 +105,11 @@ class Gate:
             self.waits[stages.CASES] += time.monotonic() - started
             yield
 
+    def held_for_timing(self, waited: float, held: float) -> None:
+        """Count a timing's wait and hold of the gate where the GPU worker took it."""
+        self.waits[stages.TIMING] += waited
+        self.waits[stages.HELD_ALONE] += held
+
     @contextlib.contextmanager
     def alone(self, stage: str = stages.TIMING) -> Iterator[None]:
         started = time.monotonic()
@@ -151,8 +158,13 @@ class GatedBackend(Wrapper):
     ) -> Timing:
         self.inner.load(student)
         self.inner.load(reference)
-        with self.gate.alone():
-            return self.inner.time(student, reference, launches, budget, check)
+        if not self._worker_takes_it:
+            with self.gate.alone():
+                return self.inner.time(student, reference, launches, budget, check)
+        timing = self.inner.time(student, reference, launches, budget, check)
+        phases = timing.window
+        self.gate.held_for_timing(phases.get(window.GATE, 0.0), phases.get(window.HELD, 0.0))
+        return timing
 
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float

@@ -1,26 +1,30 @@
 """Where a batch's time goes: each stage of grading a submission, summed over the course.
 
-A worker times its backend's calls (`Clocked`): compiles, case runs (the sanitizer's too)
-and timing, and the rest of the grading (inputs, expected outputs, judging) is what is
-left of it. The batch times the workers' start-up and the writing of each submission's
-reports. On a GPU, a case run holds the GPU alone from the shared-memory fill to its
-kernel's end (the cuda worker takes the gate: its waits count in the cases' seconds) and
-timing holds it alone (grader.course.gpus); timing's waits at that gate are a stage of
-their own. Only figures for
-`bench/batch.py`: nothing here changes a grade."""
+A worker times its backend's calls (`Clocked`): compiles, case runs (the sanitizer's and
+the profile run's too) and timing, and on a GPU the CPU model's builds and profile runs
+(grader.grading.profiles opens a CPU backend of its own for them), and the rest of the
+grading (inputs, expected outputs, judging) is what is left of it. The batch times the
+workers' start-up and the writing of each submission's reports. On a GPU, a case run
+holds the GPU alone from the shared-memory fill to its kernel's end (the cuda worker
+takes the gate: its waits count in the cases' seconds) and timing holds it alone
+(grader.course.gpus); timing's waits at that gate are a stage of their own. A timing
+also says where its seconds went, phase by phase, on the GPU worker's clock
+(grader.backends.window): the batch sums those too. Only figures for `bench/batch.py`:
+nothing here changes a grade."""
 
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 
+from grader.backends import window
 from grader.backends.base import Backend, Wrapper
 from grader.backends.timing import TimingCheck
 from grader.model.interface import LaunchDefaults
 from grader.model.launch import Build, Launch, RunOutcome, Timing
+from grader.model.profile import KernelProfile
 from grader.model.result import Diagnostic
 from grader.model.source import Submission
 
@@ -30,12 +34,14 @@ CASES = "cases"
 TIMING = "timing"
 WAITING = "waiting at gate"
 HELD_ALONE = "held alone"  # not a stage: the part of timing's seconds inside the gate
+CPU_MODEL = "CPU model"  # on a GPU: the model's census builds and profile runs, on the CPU
 GRADING = "rest of grading"
 REPORTS = "reports"
-STAGES = (WORKER_START, COMPILE, CASES, TIMING, WAITING, GRADING, REPORTS)
+STAGES = (WORKER_START, COMPILE, CASES, TIMING, WAITING, CPU_MODEL, GRADING, REPORTS)
 # the stages that hold a GPU, and how (gpus.Gate)
 GPU = {CASES: "alone: fill, kernel", TIMING: "alone"}
 TIMED = (COMPILE, CASES, TIMING)  # what a worker's backend times
+WINDOW = window.PHASES  # a timing's phases, beside the stages (not a share of the wall)
 
 
 class Clocked(Wrapper):
@@ -47,6 +53,7 @@ class Clocked(Wrapper):
         self.seconds: Counter[str] = Counter()
         # seconds the stages' calls waited at the GPU's gate, by stage (grader.course.gpus)
         self.waits: Counter[str] = waits if waits is not None else Counter()
+        self.window: Counter[str] = Counter()  # the timings' phases (grader.backends.window)
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
@@ -70,6 +77,15 @@ class Clocked(Wrapper):
         with self._stage(CASES):
             return self.inner.run(build, launch, timeout)
 
+    def profile(
+        self, build: Build, launch: Launch, timeout: float
+    ) -> tuple[RunOutcome, list[KernelProfile]]:
+        with self._stage(CASES):
+            return self.inner.profile(build, launch, timeout)
+
+    def model_of(self, model: Backend) -> Backend:
+        return ModelClocked(self.inner.model_of(model), self)
+
     def time(
         self,
         student: Build,
@@ -79,7 +95,9 @@ class Clocked(Wrapper):
         check: TimingCheck | None = None,
     ) -> Timing:
         with self._stage(TIMING):
-            return self.inner.time(student, reference, launches, budget, check)
+            timing = self.inner.time(student, reference, launches, budget, check)
+        self.window.update(timing.window)
+        return timing
 
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float
@@ -88,26 +106,34 @@ class Clocked(Wrapper):
             return self.inner.sanitize(build, launches, timeout)
 
     def take(self, graded: float) -> dict[str, float]:
-        """The stages of the grading that took `graded` seconds, since the last take."""
+        """The stages of the grading that took `graded` seconds, since the last take, and
+        its timings' phases (WINDOW)."""
         stages = {name: self.seconds[name] - self.waits[name] for name in TIMED}
         if HELD_ALONE in self.waits:  # timing's module loads before the gate are grading's
             stages[TIMING] = self.waits[HELD_ALONE]
         stages[WAITING] = sum(self.waits[name] for name in TIMED)
+        stages[CPU_MODEL] = self.seconds[CPU_MODEL]
         stages[GRADING] = max(0.0, graded - sum(stages.values()))
+        phases = {name: self.window[name] for name in WINDOW if name in self.window}
         self.seconds.clear()
         self.waits.clear()
-        return stages
+        self.window.clear()
+        return {**stages, **phases}
+
+
+class ModelClocked(Clocked):
+    """The CPU model's backend on a GPU grading (Backend.model_of): its builds and profile
+    runs are the CPU_MODEL stage of the grading's clock, not its compiles and cases."""
+
+    def __init__(self, inner: Backend, grading: Clocked) -> None:
+        super().__init__(inner)
+        self.seconds = grading.seconds
+
+    def _stage(self, name: str):
+        return super()._stage(CPU_MODEL)
 
 
 def read(message: object) -> dict[str, float]:
-    """A worker's stages as it sent them, with anything else left out."""
-    if not isinstance(message, Mapping):
-        return {}
-    return {
-        name: float(value)
-        for name, value in message.items()
-        if name in STAGES
-        and isinstance(value, (int, float))
-        and math.isfinite(value)
-        and value >= 0
-    }
+    """A worker's stages and timings' phases as it sent them, with anything else left
+    out."""
+    return window.read(message, STAGES + WINDOW)

@@ -63,7 +63,7 @@ def model_backend(backend: Backend) -> Iterator[Backend | str]:
 
     allowed = getattr(backend, "allow_unsandboxed", False)
     with CpuBackend(jobs=1, allow_unsandboxed=allowed) as opened:
-        yield opened
+        yield backend.model_of(opened)
 
 
 def from_run(

@@ -188,7 +188,8 @@ class Timing:
     sampled output, the values read back after each of them (launches x elements), and
     `ceilings` the machine's measured fp32 peak ("flops", per second) and copy bandwidth
     ("bytes" read plus written, per second). `check_seconds` is the time the checks took
-    on the GPU's side, outside the timed intervals."""
+    on the GPU's side, outside the timed intervals. `window`: the worker's seconds by
+    phase (grader.backends.window), only for bench/batch.py."""
 
     student_ms: list[float]
     reference_ms: list[float]
@@ -197,3 +198,4 @@ class Timing:
     samples: dict[str, np.ndarray] = field(default_factory=dict)
     ceilings: dict[str, float] = field(default_factory=dict)
     check_seconds: float = 0.0
+    window: dict[str, float] = field(default_factory=dict)

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 
 import pytest
 
 from grader import labs
+from grader.backends import window
 from grader.backends.cpu import CpuBackend
 from grader.backends.gate import alone_at
+from grader.course import stages
 from grader.course.gpus import Gate, GatedBackend, parse_gpus, physical_device
 from grader.errors import UsageError
 from grader.grading.pipeline import Options, grade
+from grader.model.launch import Timing
 
 
 def test_gpus_parse():
@@ -113,6 +117,28 @@ def test_a_gated_backend_grades_as_its_inner_backend(tmp_path):
     assert "A note every report of this backend carries." in result.notes
 
 
+def test_a_worker_is_told_once_it_holds_the_gate(tmp_path):
+    """alone_at's `taken` (the cuda worker's word to the grader, whose deadline for the
+    request starts again there) is called once the gate is held, and never without one."""
+    gate, told = Gate(tmp_path, "gpu-0"), []
+
+    def take() -> None:
+        with alone_at(gate.paths, lambda: told.append(time.monotonic())):
+            pass
+
+    with Gate(tmp_path, "gpu-0").alone():
+        taker = threading.Thread(target=take)
+        taker.start()
+        time.sleep(0.3)
+        assert not told  # still waiting
+        released = time.monotonic()
+    taker.join(timeout=5)
+    assert len(told) == 1 and told[0] >= released
+    with alone_at(None, lambda: told.append(0.0)):
+        pass
+    assert len(told) == 1
+
+
 def test_a_backend_whose_worker_takes_the_gate_gets_its_files_and_runs_ungated(tmp_path):
     """The cuda worker holds the gate alone from the shared-memory fill to the kernel's
     end (grader.backends.gate.alone_at): the grader holds nothing around the whole case,
@@ -142,3 +168,24 @@ def test_a_backend_whose_worker_takes_the_gate_gets_its_files_and_runs_ungated(t
         events.append("timing")
     run.join(timeout=5)
     assert events == ["kernel", "kernel done", "timing"]
+
+
+def test_a_worker_that_takes_the_gate_for_timing_says_how_long_it_waited_and_held_it(tmp_path):
+    """The cuda worker holds the gate for the timed runs alone, not for placing their
+    buffers: the grader takes none around the call, and counts the worker's figures."""
+    waits: Counter[str] = Counter()
+    gate = Gate(tmp_path, "gpu-0", waits)
+
+    class WorkerTimes:
+        name, notes, details, launch_gate = "cuda", [], [], None
+
+        def load(self, build):
+            pass
+
+        def time(self, student, reference, launches, budget, check=None):
+            with Gate(tmp_path, "gpu-0").alone():  # free: the grader holds nothing
+                pass
+            return Timing([1.0], [1.0], window={window.GATE: 0.25, window.HELD: 0.08})
+
+    GatedBackend(WorkerTimes(), gate).time(None, None, (None, None), 1.0)
+    assert waits[stages.TIMING] == 0.25 and waits[stages.HELD_ALONE] == 0.08

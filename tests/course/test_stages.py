@@ -9,9 +9,11 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 
+from grader.backends import window
 from grader.backends.base import Backend
 from grader.course import stages
 from grader.course.gpus import Gate, GatedBackend
+from grader.model.launch import Timing
 
 
 class Slow(Backend):
@@ -36,18 +38,64 @@ def test_a_workers_clock_splits_a_grading_into_its_stages_and_starts_again():
     clocked.run(None, None, 1.0)
     taken = clocked.take(graded=5.0)
     assert set(taken) == {
-        stages.COMPILE, stages.CASES, stages.TIMING, stages.WAITING, stages.GRADING
+        stages.COMPILE, stages.CASES, stages.TIMING, stages.WAITING, stages.CPU_MODEL,
+        stages.GRADING,
     }  # fmt: skip
     assert 0.1 <= taken[stages.COMPILE] < taken[stages.CASES] and taken[stages.CASES] >= 0.4
-    assert taken[stages.TIMING] == taken[stages.WAITING] == 0
+    assert taken[stages.TIMING] == taken[stages.WAITING] == taken[stages.CPU_MODEL] == 0
     assert abs(sum(taken.values()) - 5.0) < 1e-9
     assert clocked.take(graded=0.0) == dict.fromkeys(taken, 0.0)
+
+
+class Profiled(Slow):
+    """A profile run takes 0.2 s, as a run does."""
+
+    def profile(self, build, launch, timeout):
+        time.sleep(0.2)
+        return None, []
+
+
+def test_the_cpu_models_builds_and_profile_runs_on_a_gpu_are_a_stage_of_their_own():
+    clocked = stages.Clocked(Slow())
+    model = clocked.model_of(Profiled())  # the CPU backend a GPU grading opens for it
+    model.build(None, {}, (1, 1, 1))
+    model.profile(None, None, 1.0)
+    clocked.run(None, None, 1.0)
+    taken = clocked.take(graded=2.0)
+    assert taken[stages.COMPILE] == 0 and taken[stages.CASES] >= 0.2
+    assert taken[stages.CPU_MODEL] >= 0.3  # the model's build and profile run
+    assert abs(sum(taken.values()) - 2.0) < 1e-9 and taken[stages.GRADING] > 0.5
+
+
+def test_the_cpu_backends_own_profile_run_is_a_case():
+    clocked = stages.Clocked(Profiled())
+    clocked.profile(None, None, 1.0)
+    taken = clocked.take(graded=1.0)
+    assert taken[stages.CASES] >= 0.2 and taken[stages.CPU_MODEL] == 0
 
 
 def test_the_batch_keeps_only_stages_it_knows_with_finite_seconds():
     sent = {"compile": 1.5, "cases": "2", "timing": float("nan"), "reports": -1, "mine": 3}
     assert stages.read(sent) == {"compile": 1.5}
     assert stages.read(["compile", 1.0]) == {}
+    assert stages.read({window.LAUNCHES: 0.5, window.HELD: -1}) == {window.LAUNCHES: 0.5}
+
+
+class Windowed(Slow):
+    """Each timing says where its window went: 10 ms of launches, 40 ms held."""
+
+    def time(self, student, reference, launches, budget, check=None):
+        return Timing([], [], window={window.LAUNCHES: 0.01, window.HELD: 0.04})
+
+
+def test_a_workers_clock_sums_its_timings_phases_apart_from_the_stages():
+    clocked = stages.Clocked(Windowed())
+    clocked.time(None, None, (None, None), 1.0)
+    clocked.time(None, None, (None, None), 1.0)
+    taken = clocked.take(graded=1.0)
+    assert taken[window.LAUNCHES] == 0.02 and taken[window.HELD] == 0.08
+    assert abs(sum(taken[name] for name in stages.STAGES if name in taken) - 1.0) < 1e-9
+    assert window.LAUNCHES not in clocked.take(graded=0.0)
 
 
 @contextlib.contextmanager
@@ -109,6 +157,7 @@ def test_timing_counts_only_its_seconds_inside_the_gate(tmp_path):
 
         def time(self, student, reference, launches, budget, check=None):
             time.sleep(0.2)
+            return Timing([], [])
 
     waits: Counter[str] = Counter()
     clocked = stages.Clocked(GatedBackend(TimesSlowly(), Gate(tmp_path, "gpu-0", waits)), waits)

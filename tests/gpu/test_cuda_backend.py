@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -16,9 +17,11 @@ import numpy as np
 import pytest
 import state_kit
 
+from grader.backends import gate, window
 from grader.backends.base import BackendUnavailable
 from grader.backends.cuda import sanitizer_available
 from grader.backends.timing import summarise
+from grader.course.gpus import Gate
 from grader.model.launch import Buffer, Launch, Repeated, Scalar
 from grader.model.result import Kind
 
@@ -231,6 +234,73 @@ def test_time_against_itself_gives_speedup_one(backend):
     print(f"self speedup {summary.speedup:.4f}, spread {summary.spread:.4f}: {timing.note}")
     assert 0.98 <= summary.speedup <= 1.02, timing.note
     assert "persisting L2 lines reset before every launch" in timing.note
+
+
+def test_a_timing_holds_a_batchs_gate_for_its_runs_alone_and_says_where_its_window_went(
+    tmp_path,
+):
+    """The worker takes the batch's gate itself for the timed runs (grader.backends.window):
+    it places the buffers while another process holds the gate, waits, and the phases
+    inside the window add up to no more than it held. Its second timing reuses the
+    worker's flush and hold (timing.Rig) and still finds the kernel as fast as itself."""
+    from grader.backends.cuda import CudaBackend
+
+    with CudaBackend() as cuda:
+        built = build(cuda, k.TILED)
+        inputs = k.matrices(1024)
+        pair = (k.matmul_launch(1024, inputs), k.matmul_launch(1024, inputs))
+        assert cuda.time(built, built, pair, budget=8.0).student_ms  # the rig is made
+        cuda.launch_gate = gate.paths(tmp_path, "gpu-0")
+        held, release = threading.Event(), threading.Event()
+
+        def elsewhere() -> None:
+            with Gate(tmp_path, "gpu-0").alone():
+                held.set()
+                release.wait(timeout=10)
+
+        other = threading.Thread(target=elsewhere)
+        other.start()
+        held.wait()
+        threading.Timer(0.5, release.set).start()
+        timing = cuda.time(built, built, pair, budget=8.0)
+        other.join()
+    spent = timing.window
+    print(f"window: {', '.join(f'{name} {1000 * s:.1f} ms' for name, s in spent.items())}")
+    assert spent[window.GATE] >= 0.3 and spent[window.PLACE] > 0 and spent[window.FREE] > 0
+    assert spent[window.WAITS] > 0 and window.other(spent) >= 0
+    assert sum(spent[name] for name in window.INSIDE) <= spent[window.HELD]
+    summary = summarise(timing.student_ms, timing.reference_ms)
+    assert 0.98 <= summary.speedup <= 1.02, timing.note
+
+
+def test_a_wait_at_a_batchs_gate_is_not_the_runs_time(tmp_path):
+    """Another process holds the gate longer than this case's whole deadline (its kernel
+    hung until its own deadline): the worker says when it took the gate, and only from
+    there does the case's deadline count, so the case is not called hung."""
+    from grader.backends.cuda import CudaBackend
+
+    with CudaBackend() as cuda:
+        built = build(cuda, k.TILED)
+        launch = k.matmul_launch(64)
+        assert_product(cuda.run(built, launch, timeout=10), launch)  # loaded, warm
+        cuda.launch_gate = gate.paths(tmp_path, "gpu-0")
+        held, release = threading.Event(), threading.Event()
+
+        def elsewhere() -> None:
+            with Gate(tmp_path, "gpu-0").alone():
+                held.set()
+                release.wait(timeout=10)
+
+        other = threading.Thread(target=elsewhere)
+        other.start()
+        held.wait()
+        threading.Timer(2.0, release.set).start()
+        started = time.monotonic()
+        outcome = cuda.run(built, launch, timeout=1.0)
+        waited = time.monotonic() - started
+        other.join()
+    assert waited >= 1.5 and not outcome.timed_out, outcome.diagnostics
+    assert_product(outcome, launch)
 
 
 def test_time_keeps_to_the_budget_for_a_very_slow_student(backend):

@@ -1,14 +1,18 @@
 """A grading on a real GPU tells its steps to a status line, timing among them, grades a
 file that is not UTF-8 as nvcc and PyCUDA read it (issue 33, items 4 and 7), and believes
 what the CPU model's run of the profile case saw of the threads of each block, so that a
-racy kernel gets the CPU backend's grade (issue 36, item 5)."""
+racy kernel gets the CPU backend's grade (issue 36, item 5); the batch's figures show that
+run, and the model's census build, as a stage of their own."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 
 from grader import labs
-from grader.grading.pipeline import Options, check
+from grader.course import stages
+from grader.grading.pipeline import Options, check, grade
 from grader.model.result import Status
 
 BASELINE = (labs.get("matmul-naive").home / "baseline.cu").read_bytes()
@@ -59,3 +63,19 @@ def test_a_kernel_that_races_gets_the_cpu_backends_grade_on_a_gpu(lab, name, sec
     assert all(c.status == Status.FAILED for c in on_gpu.cases)
     said = [d.message for c in on_gpu.cases for d in c.diagnostics]
     assert any(m.startswith("The grader's CPU model ran this case too, and found: ") for m in said)
+
+
+def test_a_gpu_gradings_cpu_model_is_a_stage_of_its_own(backend, tmp_path):
+    """The CPU model's census build and profile run, which every GPU grading makes on the
+    CPU, are the batch's "CPU model" stage (grader.course.stages), not its compiles or
+    the rest of the grading."""
+    path = tmp_path / "kernel.cu"
+    path.write_bytes(BASELINE)
+    clocked = stages.Clocked(backend)
+    started = time.monotonic()
+    options = Options(backend="cuda", timing=False)
+    result = grade(labs.get("matmul-naive"), path, clocked, options)
+    taken = clocked.take(graded=time.monotonic() - started)
+    assert result.status == Status.PASSED, result.diagnostics
+    assert taken[stages.CPU_MODEL] > 0, taken
+    assert taken[stages.COMPILE] > 0 and taken[stages.CASES] > 0, taken

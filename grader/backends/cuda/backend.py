@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import defaults
+from grader.backends import window
 from grader.backends.base import Backend, BackendUnavailable
 from grader.backends.cuda import census as counting
 from grader.backends.cuda import errors, profiler, sanitizer, vmm
@@ -103,7 +104,8 @@ class CudaBackend(Backend):
         self._located: dict[tuple[str, str], str | None] = {}
         self._sanitized: set[tuple[str, str, str]] = set()  # (build, buffer, side) explained
         # A batch's GPU gate (grader.backends.gate.paths), which the worker holds alone
-        # from the shared-memory fill to the kernel's end; None: no other process shares it.
+        # from the shared-memory fill to the kernel's end, and for a timing's runs; None:
+        # no other process shares it.
         self.launch_gate: tuple[str, str] | None = None
 
     def device(self) -> str:
@@ -416,6 +418,7 @@ class CudaBackend(Backend):
                 "budget": budget,
                 "check": check.to_json(),
                 "helpers": {"nvcc": s_spec.nvcc, "arch": s_spec.arch},
+                "gate": self.launch_gate,
             }
             reply = worker.call(header, table.arrays, budget + TIMING_GRACE)
             worker.take_output()  # printf during timing is not shown
@@ -615,6 +618,7 @@ def _timing(reply: Reply) -> Timing:
         samples=dict(zip(head["sampled"], reply.message.arrays, strict=True)),
         ceilings={k: float(v) for k, v in head["ceilings"].items()},
         check_seconds=float(head["check_seconds"]),
+        window=window.read(head.get("window")),
     )
 
 

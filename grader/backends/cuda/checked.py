@@ -106,7 +106,8 @@ class Checker:
         self.seconds += time.perf_counter() - started
 
     def prepare(self, student: bool) -> None:
-        """The coordinates of the next launch's sample, computed before it is queued."""
+        """The coordinates of the launch's sample, computed on the host once it is
+        queued, while it runs: they reach the GPU only in after()."""
         started = time.perf_counter()
         self.pending = [
             sample_elements(

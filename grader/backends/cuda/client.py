@@ -20,7 +20,13 @@ from dataclasses import dataclass
 
 from grader import defaults, spawn
 from grader.backends.cuda import errors
-from grader.backends.cuda.protocol import ChannelClosed, ChannelTimeout, Message, receive, send
+from grader.backends.cuda.protocol import (
+    ChannelClosed,
+    ChannelTimeout,
+    Message,
+    receive_reply,
+    send,
+)
 
 START_TIMEOUT = 120.0  # seconds for a worker to import PyCUDA and create its context
 EXIT_TIMEOUT = 30.0  # seconds for a worker (and a sanitizer around it) to finish writing
@@ -116,9 +122,8 @@ class WorkerProcess:
         return self._connection.fileno()
 
     def _receive(self, timeout: float | None) -> Reply:
-        deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
         try:
-            return Reply(receive(self._fd(), deadline))
+            return Reply(receive_reply(self._fd(), timeout))
         except ChannelTimeout:
             self.kill()
             return Reply(timed_out=True)

@@ -8,7 +8,11 @@ The header's "arrays" entry gives each array's dtype and shape; the payload is t
 bytes, one after another. Nothing is pickled, so a worker that misbehaves can send
 only data. Launches travel as plain dictionaries that name arrays by position, a launch
 of several kernels as its steps in order. An array that two launches share crosses once,
-a Repeated buffer sends only its pattern, and a Drawn one only its size and type."""
+a Repeated buffer sends only its pattern, and a Drawn one only its size and type.
+
+A request that names a batch's GPU gate may get one message before its reply: the
+worker's word that it holds the gate (GATE_TAKEN), from which the request's deadline
+starts again (receive_reply)."""
 
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from grader.model.launch import Buffer, Drawn, Launch, Repeated, Scalar
 _FRAME = struct.Struct("<IQ")
 _CHUNK = 1 << 20
 MAX_HEADER = 64 << 20
+GATE_TAKEN = "gate taken"  # a header's only key, mid-request: the worker holds the gate
 
 # Scalar C types the labs pass, and the numpy type that has their size.
 SCALAR_TYPES = {"int": np.int32, "unsigned": np.uint32, "size_t": np.uint64}
@@ -101,6 +106,18 @@ def receive(fd: int, deadline: float | None = None) -> Message:
         raise ChannelClosed(f"a message header of {head_len} bytes is not one of ours")
     head = _read_exact(fd, head_len, deadline)
     return decode(head, _read_exact(fd, payload_len, deadline))
+
+
+def receive_reply(fd: int, timeout: float | None) -> Message:
+    """A request's reply, within `timeout` seconds (None: forever) of the request, or of
+    the worker's word that it took the batch's GPU gate: the wait there is for other
+    processes' kernels (a hung one holds it until its own deadline), none of this
+    request's, so it never makes a kernel look hung."""
+    while True:
+        deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
+        message = receive(fd, deadline)
+        if message.header != {GATE_TAKEN: True}:
+            return message
 
 
 def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:

@@ -10,31 +10,58 @@ import time
 
 import numpy as np
 
+from grader.backends import window as phases
 from grader.backends.cuda.gpu import Gpu, failures
 from grader.backends.cuda.l2 import PersistingL2
 from grader.backends.timing import Plan
+from grader.backends.window import Window
 from grader.model.launch import Launch
 
 FLUSH_BYTES = 256 << 20  # cleared before every timed launch: several times any L2
 ROUND_OVERHEAD_S = 0.002  # launches, events and the flush, beyond the kernels themselves
+# The longest sleep between looks at a timed run's end event: gpu.wait's 1 ms overslept a
+# run by half of it on average, 16 runs a timing, all inside the window.
+WAIT_POLL_S = 1e-4
 
 
-def time_pair(gpu: Gpu, runs: list[list[tuple[object, Launch, list]]], plan: Plan, checker) -> dict:
+class Rig:
+    """What every timing in a worker reuses: the flush buffer, the hold and the handle on
+    the persisting L2. Made once, outside any timing's window, where they were made
+    inside every timing's. Nothing of them carries from one timing to the next: the
+    flush is cleared before each run, the hold's flag set before each, and the L2's
+    set-aside cleared per timing."""
+
+    def __init__(self, gpu: Gpu) -> None:
+        with failures("alloc"):
+            self.flush = gpu.cuda.mem_alloc(FLUSH_BYTES)
+            self.hold = Hold(gpu)
+        with failures("l2"):
+            self.l2 = PersistingL2()
+
+
+def time_pair(
+    gpu: Gpu,
+    rig: Rig,
+    runs: list[list[tuple[object, Launch, list]]],
+    plan: Plan,
+    checker,
+    window: Window,
+) -> dict:
     """Time two runs, each a list of launches (function, launch, args) timed as one,
     interleaved: round r starts with runs[r % 2]. L2 is flushed before every timed
     run. `checker` (a checked.Checker) prepares and samples every run alike, outside
-    the timed intervals, and keeps the samples of runs[0], the student's."""
+    the timed intervals, and keeps the samples of runs[0], the student's. `window`
+    gets the seconds of each phase. Everything queued has finished on return."""
     started = time.monotonic()
-    with failures("alloc"):
-        flush = gpu.cuda.mem_alloc(FLUSH_BYTES)
-        hold = Hold(gpu)
+    lap = time.perf_counter()
+    l2 = rig.l2
     with failures("l2"):
-        l2 = PersistingL2()
         l2.clear()
+    window.lap(phases.L2, lap)
     try:
 
         def timed(which: int) -> float:
-            return _timed(gpu, flush, l2, hold, runs[which], checker, which == 0)
+            return _timed(gpu, rig, runs[which], checker, which == 0, window)
 
         first = [timed(0), timed(1)]  # also loads lazily-loaded code
         for _ in range(plan.warmups(max(first) / 1000)):
@@ -53,9 +80,11 @@ def time_pair(gpu: Gpu, runs: list[list[tuple[object, Launch, list]]], plan: Pla
         if not samples[0]:  # a kernel too slow to repeat: its first run is the sample
             samples = [[first[0]], [first[1]]]
     finally:
-        gpu.settle()  # a failed launch left the hold queued: it reads the flag
-        flush.free()
-        hold.free()
+        lap = time.perf_counter()
+        # nothing of the runs left on the GPU once the gate opens; a failed launch left
+        # the hold queued, and it reads the flag
+        gpu.settle()
+        window.lap(phases.SETTLE, lap)
     return {
         "student_ms": samples[0],
         "reference_ms": samples[1],
@@ -65,23 +94,25 @@ def time_pair(gpu: Gpu, runs: list[list[tuple[object, Launch, list]]], plan: Pla
 
 def _timed(
     gpu: Gpu,
-    flush,
-    l2: PersistingL2,
-    hold: Hold,
+    rig: Rig,
     run: list[tuple[object, Launch, list]],
     checker,
     student: bool,
+    window: Window,
 ) -> float:
+    lap = time.perf_counter()
     if checker is not None:  # the same work around both kernels' runs
         checker.before(student)
-        checker.prepare(student)
+        lap = window.lap(phases.BEFORE, lap)
     with failures("l2"):
-        l2.reset()  # before the hold is queued: the driver may wait for the GPU
+        rig.l2.reset()  # before the hold is queued: the driver may wait for the GPU
+    lap = window.lap(phases.L2, lap)
     start, end = gpu.cuda.Event(), gpu.cuda.Event()
+    hold = rig.hold
     hold.close()
     try:
         with failures("sync"):
-            gpu.cuda.memset_d8_async(flush, 0, FLUSH_BYTES)
+            gpu.cuda.memset_d8_async(rig.flush, 0, FLUSH_BYTES)
             start.record()
         for function, launch, args in run:
             gpu.launch(function, launch, args)
@@ -90,11 +121,17 @@ def _timed(
             end.query()  # hands the queued launches to the GPU before the hold opens
     finally:
         hold.open()
-    gpu.wait(end)
+        lap = window.lap(phases.LAUNCHES, lap)
+    if checker is not None:  # on the host while the run is on the GPU, not after it
+        checker.prepare(student)
+        lap = window.lap(phases.PREPARE, lap)
+    gpu.wait(end, longest=WAIT_POLL_S)
     with failures("sync"):
         ms = end.time_since(start)
+    lap = window.lap(phases.WAITS, lap)
     if checker is not None:
         checker.after(student)
+        window.lap(phases.AFTER, lap)
     return ms
 
 
@@ -119,9 +156,6 @@ class Hold:
 
     def open(self) -> None:
         self.flag[0] = 1
-
-    def free(self) -> None:
-        self.flag.base.free()
 
 
 def note(rounds: int, reason: str, l2: PersistingL2) -> str:

@@ -16,9 +16,15 @@ printed there. Requests:
                                             with census, on the census module, and what
                                             each kernel executed ("executed")
     time  {student, reference, budget,      interleaved timing of two loaded launches, the
-           check, helpers}                  student's checked (grader.backends.timing);
-                                            with the machine's ceilings
+           check, helpers, gate}            student's checked (grader.backends.timing);
+                                            with the machine's ceilings, and where its
+                                            seconds went (grader.backends.window)
     exit
+
+A run or time request that names a batch's GPU gate ("gate") gets {"gate taken": true}
+first, once the worker holds the gate: the grader's deadline for the request starts again
+there (protocol.receive_reply), so a wait behind another process's hung kernel is never
+taken for this one's.
 
 After a sticky CUDA error the worker answers and exits, so no dead context is reused.
 It exits too when the grader goes away (the connection closes), even mid-kernel."""
@@ -35,18 +41,29 @@ import time
 import traceback
 
 from grader.backends import gate
+from grader.backends import window as phases
 from grader.backends.cuda import census, checked, timing, vmm
 from grader.backends.cuda.gpu import CudaFailure, Gpu
-from grader.backends.cuda.protocol import ChannelClosed, Message, decode_launch, receive, send
+from grader.backends.cuda.protocol import (
+    GATE_TAKEN,
+    ChannelClosed,
+    Message,
+    decode_launch,
+    receive,
+    send,
+)
 from grader.backends.timing import Plan, TimingCheck
+from grader.backends.window import Window
 
 EXIT_STICKY = 3
 
 
 class Worker:
-    def __init__(self, gpu: Gpu) -> None:
+    def __init__(self, gpu: Gpu, fd: int | None = None) -> None:
         self.gpu = gpu
+        self.fd = fd  # the grader's connection
         self.libc = ctypes.CDLL(None)
+        self.rig: timing.Rig | None = None  # made at the first timing
 
     def handle(self, message: Message) -> Message:
         op = message.header["op"]
@@ -88,7 +105,7 @@ class Worker:
         try:
             # Alone on the GPU from the fill to the last kernel's end, where a batch shares
             # it: another process's kernel in between would leave its own shared memory.
-            with gate.alone_at(head.get("gate")):
+            with gate.alone_at(head.get("gate"), self.gate_taken):
                 self.gpu.fill_shared()  # reads of shared memory no thread wrote see NaN
                 started = time.monotonic()
                 for step, function in zip(launch.steps, functions, strict=True):
@@ -135,6 +152,8 @@ class Worker:
         module = checked.helper_module(self.gpu, head["helpers"]["nvcc"], head["helpers"]["arch"])
         check = TimingCheck.from_json(head["check"])
         runs, placed, checker = [], {}, None
+        window = Window()
+        lap = time.perf_counter()
         try:
             for role in ("student", "reference"):
                 launch, symbols = decode_launch(head[role]["launch"], message.arrays)
@@ -150,12 +169,19 @@ class Worker:
                     ]
                 )
             checker = checked.Checker(self.gpu, module, check, placed)
-            result = timing.time_pair(
-                self.gpu, runs, Plan(head["budget"], max_rounds=check.rounds), checker
-            )
-            started = time.perf_counter()
-            result["ceilings"] = checked.ceilings(self.gpu, module)
-            checker.seconds += time.perf_counter() - started
+            if self.rig is None:
+                self.rig = timing.Rig(self.gpu)
+            lap = window.lap(phases.PLACE, lap)
+            plan = Plan(head["budget"], max_rounds=check.rounds)
+            # Alone on the GPU from the first timed run's inputs to the last run's end,
+            # where a batch shares it: placing and freeing the buffers need not be.
+            with gate.alone_at(head.get("gate"), self.gate_taken):
+                held = window.lap(phases.GATE, lap)
+                result = timing.time_pair(self.gpu, self.rig, runs, plan, checker, window)
+                lap = time.perf_counter()
+                result["ceilings"] = checked.ceilings(self.gpu, module)
+                checker.seconds += window.lap(phases.CEILINGS, lap) - lap
+                window.lap(phases.HELD, held)
             found, arrays = checker.result()
         except CudaFailure as failure:
             if not failure.sticky:
@@ -163,10 +189,18 @@ class Worker:
                 if checker is not None:
                     checker.free()
             raise
+        lap = time.perf_counter()
         self.gpu.free(list(placed.values()))
         checker.free()
+        window.lap(phases.FREE, lap)
         self.flush_output()
-        return Message({"ok": True, **result, **found}, arrays)
+        return Message({"ok": True, **result, **found, "window": window.to_json()}, arrays)
+
+    def gate_taken(self) -> None:
+        """Tell the grader, mid-request, that the batch's gate is held: the request's
+        deadline starts again there (protocol.receive_reply)."""
+        if self.fd is not None:
+            send(self.fd, Message({GATE_TAKEN: True}))
 
     def flush_output(self) -> None:
         """Device printf goes through C stdio, which buffers a file fully."""
@@ -190,7 +224,7 @@ def serve(fd: int, cache_dir: str) -> int:
     except CudaFailure as failure:
         send(fd, Message({"ok": False, "error": failure.to_json()}))
         return 1
-    worker = Worker(gpu)
+    worker = Worker(gpu, fd)
     while True:
         try:
             message = receive(fd)

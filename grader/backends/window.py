@@ -1,0 +1,67 @@
+"""Where a timing's seconds go, phase by phase, on the GPU worker's own clock: the
+exclusive window (from the gate taken to the gate released, where no other process's
+kernel may run) and the work around it. A batch on one GPU is capped by that window, so
+bench/batch.py prints these per submission (grader.course.stages carries them). The
+worker is the grader's code (a submission brings device code alone), and the figures
+only describe: nothing here changes a grade.
+
+Cheap by design: a phase is a perf_counter lap summed over the timing, never a record
+per launch."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+
+# Inside the window, in the order a timing meets them.
+GATE = "acquire gate"  # waiting for the gate (a batch's other processes on this GPU)
+BEFORE = "checker.before"  # fresh inputs drawn, outputs poisoned: on the GPU, queued
+L2 = "L2 reset"  # persisting lines made normal before each timed run (backends.cuda.l2)
+LAUNCHES = "launches"  # the hold, the flush, the events and the kernels, queued
+PREPARE = "checker.prepare"  # the sample's coordinates, on the host while the run runs
+WAITS = "event waits"  # the host waiting for a timed run's end event: the kernels
+AFTER = "checker.after"  # the sample gathered and read back
+CEILINGS = "ceilings"  # the fp32 peak and copy bandwidth, once per worker
+SETTLE = "settle"  # everything queued finished before the gate opens
+HELD = "held"  # all of the window, gate acquired to gate released
+INSIDE = (BEFORE, L2, LAUNCHES, PREPARE, WAITS, AFTER, CEILINGS, SETTLE)
+OTHER = "other"  # held, less the phases inside: Python between them, the plan's sums
+# Around the window, in the worker: not held, so another process's kernels may run.
+PLACE = "place buffers"  # constants set, buffers mapped, the checker's and rig's allocations
+FREE = "free buffers"
+PHASES = (GATE, *INSIDE, HELD, PLACE, FREE)
+
+
+class Window:
+    """A timing's seconds by phase (PHASES), each summed from laps of perf_counter."""
+
+    def __init__(self) -> None:
+        self.seconds = dict.fromkeys(PHASES, 0.0)
+
+    def lap(self, phase: str, since: float) -> float:
+        """Add the seconds from `since` to now to `phase`; now, for the next lap."""
+        now = time.perf_counter()
+        self.seconds[phase] += now - since
+        return now
+
+    def to_json(self) -> dict[str, float]:
+        return dict(self.seconds)
+
+
+def read(sent: object, names: tuple[str, ...] = PHASES) -> dict[str, float]:
+    """The seconds a worker sent by `names` (its phases, or grader.course.stages'
+    stages), with anything else left out: another name, or a value that is not a finite
+    count of seconds."""
+    if not isinstance(sent, Mapping):
+        return {}
+    return {
+        name: float(value)
+        for name, value in sent.items()
+        if name in names and isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
+    }
+
+
+def other(phases: Mapping[str, float]) -> float:
+    """What of the held window no phase inside it accounts for."""
+    return max(0.0, phases.get(HELD, 0.0) - sum(phases.get(p, 0.0) for p in INSIDE))
