@@ -172,3 +172,11 @@ def test_a_race_a_run_did_not_locate_points_at_the_case_that_did():
     for case in (public, hidden):
         assert case.diagnostics[0].message == "a race Case p1 shows the line (see that case)."
     assert alone.diagnostics[0].message == "a race"
+
+
+def test_two_runs_that_differed_fail_every_case_until_placed():
+    """A GPU's race of two runs (RaceScope.RUNS) may be a block's: every case, unless the
+    CPU model placed it among blocks (grader.judge.model_findings.placed)."""
+    cases = [raced("p1", PUBLIC, RaceScope.RUNS), case("p2", PUBLIC), case("h", HIDDEN)]
+    grading.race_fails_every_case(LAB, cases)
+    assert all(c.status == Status.FAILED for c in cases)

@@ -105,7 +105,8 @@ def watched(
 ) -> Measured:
     """On a GPU: `run`, whose run of `case` also watches the threads of each block as the
     CPU backend's census run does; what it found there fails the GPU's cases as the CPU
-    backend's own findings fail its (grader.judge.model_findings), and where the model
+    backend's own findings fail its, and places the GPU's own races of two runs
+    (grader.judge.model_findings); where the model
     ran nothing, a note says that nothing was watched. The run the profile needs anyway:
     it costs nothing more."""
     outcome, measured = run(lab, case, submission, model, timeout)
@@ -115,6 +116,7 @@ def watched(
         result.notes.append(model_findings.unwatched(measured.why))
     else:
         model_findings.believe(case, outcome, result.cases)
+        model_findings.placed(outcome, result.cases)
     return measured
 
 

@@ -185,11 +185,12 @@ def add_findings(case: CaseResult, found: list[Diagnostic]) -> None:
 
 
 def race_fails_every_case(lab: Lab, cases: list[CaseResult]) -> None:
-    """A race whose finding covers every case (RaceScope.EVERY_CASE) makes the kernel
-    wrong in every case that may name the one it was found in: where its numbers came out
-    right, that was luck, and a GPU has more of it than the CPU backend, whose threads
-    take turns. So both backends grade it alike."""
-    found = [(c, d) for c in cases for d in c.diagnostics if d.race_scope == RaceScope.EVERY_CASE]
+    """A race whose finding covers every case (RaceScope.EVERY_CASE, and RUNS where the
+    CPU model did not place it) makes the kernel wrong in every case that may name the one
+    it was found in: where its numbers came out right, that was luck, and a GPU has more
+    of it than the CPU backend, whose threads take turns. So both backends grade it alike."""
+    wide = (RaceScope.EVERY_CASE, RaceScope.RUNS)
+    found = [(c, d) for c in cases for d in c.diagnostics if d.race_scope in wide]
     _race_located_elsewhere(found)
     for case in cases:
         seen = next(((c, d) for c, d in found if case.visibility.may_name(c.visibility)), None)

@@ -6,6 +6,7 @@ or the profile case failed by its numbers. No GPU runs, and none is pretended to
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -15,9 +16,10 @@ from grader.backends.cpu import CpuBackend
 from grader.grading import profiles
 from grader.grading.pipeline import Options, grade
 from grader.judge import cases as casegen
-from grader.judge import model_findings, rules, scoring
+from grader.judge import grading, model_findings, rules, scoring
 from grader.model.lab import Case, Lab
-from grader.model.result import CaseResult, Kind, Status
+from grader.model.launch import RunOutcome
+from grader.model.result import CaseResult, Diagnostic, Kind, RaceScope, Status
 from grader.model.source import read_submission
 
 SECRET = "agreement-secret"  # bench/agreement.py's: its profile case of matmul is width-97
@@ -193,3 +195,59 @@ def test_a_feature_the_cpu_lacks_is_no_refusal(model):
     outcome, measured = profiles.run(lab, case, submission, model, 20)
     assert outcome is None and not measured.refused
     assert measured.why == "there the kernel did not build for the CPU model"
+
+
+def two_runs_differed(case: CaseResult) -> CaseResult:
+    """A GPU case whose two runs gave different outputs (grader.judge.verdict.unsteady)."""
+    case.status = Status.FAILED
+    race = Diagnostic(Kind.RACE, "Two runs of this case gave different results", kernel="k")
+    case.diagnostics.append(dataclasses.replace(race, race_scope=RaceScope.RUNS))
+    return case
+
+
+def test_two_runs_the_model_places_among_blocks_fail_their_case_alone(model):
+    """halo_threads_store.cu: the halo threads store 0 into the neighbouring blocks'
+    outputs. The model finds two blocks storing into one element (a race of one case),
+    so the GPU's own race of two runs reaches its case alone, as the CPU backend's does,
+    and a case of one block, where no block overlaps another, keeps its pass."""
+    lab = labs.get("conv2d")
+    case, cases, outcome = profile_run(model, lab, "halo_threads_store.cu", None)
+    assert {d.race_scope for d in model_findings.believed(outcome)} == {RaceScope.CASE}
+    gpu = lucky(cases, failed=(case.name,))
+    raced = next(c for c in gpu if c.name != case.name)
+    two_runs_differed(raced)
+    model_findings.believe(case, outcome, gpu)
+    model_findings.placed(outcome, gpu)
+    grading.race_fails_every_case(lab, gpu)
+    failed = {c.name for c in gpu if not c.passed}
+    assert failed == {case.name, raced.name}
+    assert [d.race_scope for d in raced.diagnostics] == [RaceScope.CASE]
+
+
+@pytest.mark.parametrize(
+    ("lab", "name"), [("matmul-tiled", "no_second_sync.cu"), ("reduction", "sync_inside_branch.cu")]
+)
+def test_two_runs_the_model_does_not_place_among_blocks_fail_every_case(model, lab, name):
+    """A race among a block's threads, or a barrier, at the profile case: the GPU's own
+    race of two runs may be theirs, and keeps reaching every case."""
+    spec = labs.get(lab)
+    case, cases, outcome = profile_run(model, spec, name, None)
+    gpu = lucky(cases, failed=(case.name,))
+    raced = two_runs_differed(next(c for c in gpu if c.name != case.name))
+    model_findings.placed(outcome, gpu)
+    assert [d.race_scope for d in raced.diagnostics] == [RaceScope.RUNS]
+    grading.race_fails_every_case(spec, gpu)
+    assert not any(c.passed for c in gpu)
+
+
+def test_two_runs_the_model_saw_nothing_of_fail_every_case():
+    """The model's run found nothing, or did not end: a race of a block it did not see at
+    its size may be what the two runs showed."""
+    lab = labs.get("matmul-naive")
+    blocks = Diagnostic(Kind.RACE, "Blocks both wrote P[0]", race_scope=RaceScope.CASE)
+    for outcome in (RunOutcome(), RunOutcome(diagnostics=[blocks], crashed=True)):
+        gpu = lucky([casegen.find_case(lab, n, None) for n in ("width-64", "width-100")])
+        two_runs_differed(gpu[0])
+        model_findings.placed(outcome, gpu)
+        grading.race_fails_every_case(lab, gpu)
+        assert not gpu[1].passed
