@@ -12,6 +12,7 @@ from grader.grading.pipeline import Options, check
 from grader.model.result import Status
 
 BASELINE = (labs.get("matmul-naive").home / "baseline.cu").read_bytes()
+SECRET = "agreement-secret"  # bench/agreement.py's
 
 
 def test_the_steps_of_a_timed_grading_reach_the_status_line(tmp_path):
@@ -37,6 +38,26 @@ def test_a_latin1_comment_is_graded_on_a_gpu(tmp_path):
         "k.cu is not UTF-8 (byte 0xF6 at line 1): graded as it is; save it as UTF-8 to "
         "silence this."
     )
+
+
+def test_a_race_between_blocks_fails_the_cases_it_shows_in_on_a_gpu():
+    """conv2d/wrong/halo_threads_store.cu: the halo threads store 0 into the neighbouring
+    blocks' outputs. The CPU backend fails each case of more than one block and passes
+    the two of one block; on a GPU, two runs of a case that differ fail that case alone
+    once the CPU model found the blocks' race at the profile case (model_findings.placed),
+    so a case of one block passes there too (every case failed before: GPU 0, CPU 0.727)."""
+    path = labs.get("conv2d").home / "wrong" / "halo_threads_store.cu"
+    graded = {
+        backend: check("conv2d", path, Options(backend=backend, secret=SECRET, timing=False))
+        for backend in ("cpu", "cuda")
+    }
+    passed = {backend: {c.name for c in r.cases if c.passed} for backend, r in graded.items()}
+    print({backend: r.score for backend, r in graded.items()}, passed)
+    assert passed["cpu"] == {"1x1-mask5", "3x2-mask7"}
+    assert passed["cuda"] >= passed["cpu"]
+    said = [d.message for c in graded["cuda"].cases for d in c.diagnostics]
+    assert any("both wrote" in m for m in said)  # the model's, at the profile case
+    assert not any("showed a race" in m for m in said)  # no case told of another's race
 
 
 @pytest.mark.parametrize("secret", [None, "a course secret"], ids=["public", "secret"])
