@@ -85,6 +85,9 @@ class Diagnostic:
     block: Dim3 | None = None
     line: int | None = None
     race_scope: RaceScope | None = None  # a race's; the report leaves it out
+    # a compile error for text that would hide the kernel's accesses from the checks, not
+    # for a feature the backend lacks (Build.refused); the report leaves it out
+    refused: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -9,7 +9,7 @@ import pytest
 
 from grader import labs
 from grader.grading.pipeline import Options, check
-from grader.model.result import Status
+from grader.model.result import Kind, Status
 
 BASELINE = (labs.get("matmul-naive").home / "baseline.cu").read_bytes()
 SECRET = "agreement-secret"  # bench/agreement.py's
@@ -80,3 +80,29 @@ def test_a_kernel_that_races_gets_the_cpu_backends_grade_on_a_gpu(lab, name, sec
     assert all(c.status == Status.FAILED for c in on_gpu.cases)
     said = [d.message for c in on_gpu.cases for d in c.diagnostics]
     assert any(m.startswith("The grader's CPU model ran this case too, and found: ") for m in said)
+
+
+@pytest.mark.parametrize("secret", [None, "a course secret"], ids=["public", "secret"])
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        ("unsanitized_missing_sync.cu", 8),  # a race wearing no_sanitize_address
+        ("serial_builtin_copy.cu", 20),  # one thread's loads copied by __builtin_memcpy
+    ],
+)
+def test_a_file_the_grader_refuses_gets_the_cpu_backends_grade_on_a_gpu(name, line, secret):
+    """nvcc builds either file, and the GPU's cases may pass; the CPU model's build refuses
+    the text with its line, and every case fails as on the CPU backend (timing too: it
+    waits for every case)."""
+    path = labs.get("reduction").home / "wrong" / name
+    graded = {
+        backend: check("reduction", path, Options(backend=backend, secret=secret))
+        for backend in ("cpu", "cuda")
+    }
+    on_cpu, on_gpu = graded["cpu"], graded["cuda"]
+    assert on_gpu.score == on_cpu.score == 0 and on_gpu.performance is None
+    assert not any(c.passed for c in on_gpu.cases) and not any(c.passed for c in on_cpu.cases)
+    refusals = [d for c in on_gpu.cases for d in c.diagnostics if d.kind == Kind.COMPILE_ERROR]
+    assert len(refusals) >= len(on_gpu.cases) and {d.line for d in refusals} == {line}
+    [own] = [d for d in on_cpu.diagnostics if d.kind == Kind.COMPILE_ERROR]
+    assert all(d.message.endswith(own.message) for d in refusals)  # the CPU's sentence

@@ -161,7 +161,7 @@ def _failed(
     submission: Submission, macros, diags: list[Diagnostic], log: str = "", refused: bool = False
 ) -> Build:
     info = CompileInfo(ok=False, log=log or "\n".join(d.message for d in diags), arch=ARCH)
-    return Build(submission, macros, info, None, diags, refused=refused)
+    return Build(submission, macros, info, None, [replace(d, refused=refused) for d in diags])
 
 
 # What the runner gives the module; any other unversioned symbol is defined nowhere.
