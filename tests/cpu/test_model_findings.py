@@ -205,13 +205,17 @@ def two_runs_differed(case: CaseResult) -> CaseResult:
     return case
 
 
-def test_two_runs_the_model_places_among_blocks_fail_their_case_alone(model):
+@pytest.mark.parametrize(
+    ("lab", "name"), [("conv2d", "halo_threads_store.cu"), ("conv3d", "swapped_width_height.cu")]
+)
+def test_two_runs_the_model_places_among_blocks_fail_their_case_alone(model, lab, name):
     """halo_threads_store.cu: the halo threads store 0 into the neighbouring blocks'
-    outputs. The model finds two blocks storing into one element (a race of one case),
-    so the GPU's own race of two runs reaches its case alone, as the CPU backend's does,
-    and a case of one block, where no block overlaps another, keeps its pass."""
-    lab = labs.get("conv2d")
-    case, cases, outcome = profile_run(model, lab, "halo_threads_store.cu", None)
+    outputs; swapped_width_height.cu strides rows by H. The model finds two blocks
+    storing into one element (a race of one case), so the GPU's own race of two runs
+    reaches its case alone, as the CPU backend's does, and the other cases keep their
+    pass."""
+    lab = labs.get(lab)
+    case, cases, outcome = profile_run(model, lab, name, SECRET)  # W != H there
     assert {d.race_scope for d in model_findings.believed(outcome)} == {RaceScope.CASE}
     gpu = lucky(cases, failed=(case.name,))
     raced = next(c for c in gpu if c.name != case.name)
