@@ -76,6 +76,25 @@ void host() { k<<<1, 1>>>(0); cudaDeviceSynchronize(); }
     assert any("CUDA runtime API" in u.sentence for u in found)
 
 
+@pytest.mark.parametrize(
+    ("statement", "refused"),
+    [
+        ('asm volatile("/*\\n\\tld.shared.f32 %f1, [%r1];\\n*/");', True),
+        ('asm("// atom.global.add.u32" "/* red */" : : "r"(n));', True),
+        ('asm volatile("" ::: "memory");', False),  # a compiler barrier: PTX, not refused
+        ('asm("nop; // one" );', False),
+        ('asm("/* \\x41 */");', False),  # an escape: read as instructions
+        ("asm(TEXT);", False),  # a macro: what it holds is not read
+    ],
+)
+def test_an_asm_of_a_comment_alone_is_refused_and_any_other_is_ptx(statement, refused):
+    text = f"__global__ void k(int n) {{\n    {statement}\n}}\n"
+    [found] = scan.unsupported(text)
+    assert (found.line, found.refused) == (2, refused)
+    assert ("only a comment" in found.sentence) == refused
+    assert ("inline PTX assembly" in found.sentence) != refused
+
+
 def test_the_extern_shared_rewrite_keeps_every_line_where_it_was(kit, no_nvcc):
     source = """extern __shared__
     float whole_file[];

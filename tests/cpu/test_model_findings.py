@@ -185,16 +185,42 @@ def test_a_file_the_model_refuses_fails_every_case_as_on_the_cpu(model):
     assert points == 0
 
 
-def test_a_feature_the_cpu_lacks_is_no_refusal(model):
+# the atomics of histogram's reference made with PTX's own instruction
+PTX_ATOMICS = """\
+__global__ void histogram(const unsigned char* input, unsigned int* bins, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) asm volatile("red.global.add.u32 [%0], 1; // one more" :: "l"(&bins[input[i]]));
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "refused"),
+    [
+        (PTX_ATOMICS, False),
+        (wrong("histogram", "asm_comment_atomics.cu").read_text(), True),  # a comment's
+    ],
+    ids=["ptx", "comment"],
+)
+def test_inline_ptx_is_no_refusal_and_an_asm_of_a_comment_is(model, tmp_path, source, refused):
     """Inline PTX the CPU backend cannot run is no fault of the text's: the model's build
-    fails without refusing, and a GPU grading only notes that nothing was watched."""
+    fails without refusing, and a GPU grading only notes that nothing was watched. An asm
+    whose text is a comment runs nothing and names an instruction for the file's readers:
+    refused on both backends, with its line."""
     lab = labs.get("histogram")
-    submission, _ = read_submission(wrong("histogram", "asm_comment_atomics.cu"))
+    path = tmp_path / "k.cu"
+    path.write_text(source)
+    submission, _ = read_submission(path)
     cases = casegen.cases_for(lab, None, submission.text)
     case = next(c for c in cases if c.name == rules.profile_case(lab, cases))
     outcome, measured = profiles.run(lab, case, submission, model, 20)
-    assert outcome is None and not measured.refused
-    assert measured.why == "there the kernel did not build for the CPU model"
+    assert outcome is None and bool(measured.refused) == refused
+    if refused:
+        assert [d.line for d in measured.refused] == [7]
+        assert "asm statement whose text is only a comment" in measured.refused[0].message
+    else:
+        assert measured.why == "there the kernel did not build for the CPU model"
 
 
 def two_runs_differed(case: CaseResult) -> CaseResult:

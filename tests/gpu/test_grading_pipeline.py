@@ -93,19 +93,21 @@ def test_a_kernel_that_races_gets_the_cpu_backends_grade_on_a_gpu(lab, name, sec
 
 @pytest.mark.parametrize("secret", [None, "a course secret"], ids=["public", "secret"])
 @pytest.mark.parametrize(
-    ("name", "line"),
+    ("lab", "name", "line"),
     [
-        ("unsanitized_missing_sync.cu", 8),  # a race wearing no_sanitize_address
-        ("serial_builtin_copy.cu", 20),  # one thread's loads copied by __builtin_memcpy
+        ("reduction", "unsanitized_missing_sync.cu", 8),  # a race wearing no_sanitize_address
+        ("reduction", "serial_builtin_copy.cu", 20),  # one thread's loads by __builtin_memcpy
+        ("matmul-tiled", "asm_comment_shared.cu", 6),  # an asm whose text is a comment
+        ("histogram", "asm_comment_atomics.cu", 7),
     ],
 )
-def test_a_file_the_grader_refuses_gets_the_cpu_backends_grade_on_a_gpu(name, line, secret):
-    """nvcc builds either file, and the GPU's cases may pass; the CPU model's build refuses
+def test_a_file_the_grader_refuses_gets_the_cpu_backends_grade_on_a_gpu(lab, name, line, secret):
+    """nvcc builds each file, and the GPU's cases may pass; the CPU model's build refuses
     the text with its line, and every case fails as on the CPU backend (timing too: it
     waits for every case)."""
-    path = labs.get("reduction").home / "wrong" / name
+    path = labs.get(lab).home / "wrong" / name
     graded = {
-        backend: check("reduction", path, Options(backend=backend, secret=secret))
+        backend: check(lab, path, Options(backend=backend, secret=secret))
         for backend in ("cpu", "cuda")
     }
     on_cpu, on_gpu = graded["cpu"], graded["cuda"]
