@@ -346,13 +346,14 @@ __global__ void sum(const float* in, float* out) {
 def test_a_census_module_refuses_a_copy_that_calls_no_hook(kit, no_nvcc, bypass, opening):
     """A census module's memcpy, memmove and memset are the runner's, which log every
     byte; a copy that would not be (the C library's own, or moves g++ makes of a
-    builtin's) fails the census build with its line. A plain build, which logs no load,
-    takes it (where __real_memcpy names nothing)."""
+    builtin's) fails the census build with its line, and with it every case
+    (judge.grading.refusal_fails_every_case). A plain build, which logs no load, takes
+    it."""
     source = Submission(Path("k.cu"), BYPASSES[bypass])
     build = kit.backend.build(source, {}, (32, 1, 1), census=True)
-    assert not build.ok
+    assert not build.ok and build.refused
     assert build.diagnostics[0].message.startswith(opening), build.diagnostics
-    assert kit.build(source.text, name="k.cu").ok == (bypass != "real")
+    assert kit.build(source.text, name="k.cu").ok
 
 
 POINTER = """\
