@@ -90,7 +90,8 @@ def run(
         build = model.build(submission, macros, lab.launch_defaults, census=True)
         if build.refused:
             why = "there the grader refused the file (see its diagnostics)"
-            return None, Measured(None, why, refused=build.diagnostics)
+            refusals = [d for d in build.diagnostics if d.refused]
+            return None, Measured(None, why, refused=refusals)
         if not build.ok or build.interface is None:
             return None, Measured(None, "there the kernel did not build for the CPU model")
         launch, _ = make_launch(lab, case, casegen.make_inputs(lab, case), build.interface)
