@@ -172,3 +172,33 @@ def test_a_race_a_run_did_not_locate_points_at_the_case_that_did():
     for case in (public, hidden):
         assert case.diagnostics[0].message == "a race Case p1 shows the line (see that case)."
     assert alone.diagnostics[0].message == "a race"
+
+
+def test_two_runs_that_differed_fail_every_case_until_placed():
+    """A GPU's race of two runs (RaceScope.RUNS) may be a block's: every case, unless the
+    CPU model placed it among blocks (grader.judge.model_findings.placed)."""
+    cases = [raced("p1", PUBLIC, RaceScope.RUNS), case("p2", PUBLIC), case("h", HIDDEN)]
+    grading.race_fails_every_case(LAB, cases)
+    assert all(c.status == Status.FAILED for c in cases)
+
+
+def test_a_refused_build_leaves_no_case_graded():
+    """The census build alone refuses a copy no hook sees; the cases its plain builds
+    passed are not graded either: the file scores what one that does not compile does."""
+    cases = [case("a", PUBLIC), case("b", PUBLIC, Status.ERROR), case("c", HIDDEN)]
+    cases[2].diagnostics = [Diagnostic(Kind.NAN, "a NaN")]
+    result = graded(cases)
+    refusal = Diagnostic(Kind.COMPILE_ERROR, "k.cu:3: __builtin_memcpy ...", line=3, refused=True)
+    result.diagnostics = [refusal]
+    grading.conclude(LAB, result, hidden_run=True, speed_graded=False)
+    assert [(c.name, c.status, c.hint, c.diagnostics) for c in result.cases] == [
+        (name, Status.ERROR, grading.REFUSED, []) for name in "abc"
+    ]
+    assert result.score == 0 and result.status == Status.ERROR
+
+
+def test_a_compile_error_that_is_no_refusal_leaves_the_other_cases_graded():
+    result = graded([case("a", PUBLIC), case("b", PUBLIC, Status.ERROR)])
+    result.diagnostics = [Diagnostic(Kind.COMPILE_ERROR, "k.cu:3: no TILE_X", line=3)]
+    grading.conclude(LAB, result, hidden_run=False, speed_graded=False)
+    assert result.cases[0].passed and result.score > 0

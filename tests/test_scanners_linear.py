@@ -82,7 +82,7 @@ SCANNERS: dict[str, tuple[Callable[[str], object], tuple[str, ...]]] = {
         ("__global__ ", "__global__ __launch_bounds__(", "__global__ void k"),
     ),
     "variables": (scan.variables, ("{", "namespace a {", "__device__ x = ( ;", "__device__ }")),
-    "unsupported": (scan.unsupported, ("tex1D<", "/* ")),
+    "unsupported": (scan.unsupported, ("tex1D<", "/* ", 'asm("/**/");', 'asm("" "')),
     "rewrite_dynamic_shared": (
         scan.rewrite_dynamic_shared,
         ("extern ", "extern __shared__ a ", "namespace a {"),

@@ -16,7 +16,7 @@ from grader.judge.verdict import judge, unsteady
 from grader.labs import get
 from grader.model.interface import LAUNCH_MACROS, Interface
 from grader.model.launch import BufferState, Build, RunOutcome
-from grader.model.result import CompileInfo, Kind
+from grader.model.result import CompileInfo, Kind, RaceScope
 from grader.model.source import Submission
 
 
@@ -43,6 +43,8 @@ def test_results_that_differ_between_runs_are_a_likely_race():
     [found] = _case_run(lambda v: None, wrong_one)
     assert found.kind == Kind.RACE and "--sanitize" in found.message
     assert "0 and 1 of the" in found.message
+    # a block's threads or blocks: the CPU model places it (model_findings.placed)
+    assert found.race_scope == RaceScope.RUNS
 
 
 def test_the_same_wrong_result_twice_is_no_race():

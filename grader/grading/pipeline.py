@@ -214,10 +214,10 @@ class Grading:
         if self.options.sanitize:
             tell(self.options.progress, "sanitize")
             self.sanitize(all_cases)
-        race_fails_every_case(self.lab, self.result.cases)
         built = next((b.interface for b in self.builds.values() if b.ok), None)
         rules.executed(self.lab, self.result, built, self.census, self.counted)
         shown = self.profile(all_cases) if built is not None else None
+        race_fails_every_case(self.lab, self.result.cases)  # after the model placed races
         self.result.performance = self.performance(shown)
         if shown is not None:
             self.result.profile = ProfileReport(

@@ -90,7 +90,8 @@ def run(
         build = model.build(submission, macros, lab.launch_defaults, census=True)
         if build.refused:
             why = "there the grader refused the file (see its diagnostics)"
-            return None, Measured(None, why, refused=build.diagnostics)
+            refusals = [d for d in build.diagnostics if d.refused]
+            return None, Measured(None, why, refused=refusals)
         if not build.ok or build.interface is None:
             return None, Measured(None, "there the kernel did not build for the CPU model")
         launch, _ = make_launch(lab, case, casegen.make_inputs(lab, case), build.interface)
@@ -105,7 +106,8 @@ def watched(
 ) -> Measured:
     """On a GPU: `run`, whose run of `case` also watches the threads of each block as the
     CPU backend's census run does; what it found there fails the GPU's cases as the CPU
-    backend's own findings fail its (grader.judge.model_findings), and where the model
+    backend's own findings fail its, and places the GPU's own races of two runs
+    (grader.judge.model_findings); where the model
     ran nothing, a note says that nothing was watched. The run the profile needs anyway:
     it costs nothing more."""
     outcome, measured = run(lab, case, submission, model, timeout)
@@ -115,6 +117,7 @@ def watched(
         result.notes.append(model_findings.unwatched(measured.why))
     else:
         model_findings.believe(case, outcome, result.cases)
+        model_findings.placed(outcome, result.cases)
     return measured
 
 

@@ -29,6 +29,7 @@ RACE_LUCK = (
     "With a race the results depend on the order the threads happen to run in, so this "
     "case's right numbers were luck: it fails until the race is fixed."
 )
+REFUSED = "Not graded: the grader refuses this file (see its diagnostics)."
 SANITIZER_FOUND = (
     "The output matched, but the sanitizer saw the kernel do something undefined (below): "
     "a result that is right by luck can be wrong on another GPU, size or run."
@@ -185,11 +186,12 @@ def add_findings(case: CaseResult, found: list[Diagnostic]) -> None:
 
 
 def race_fails_every_case(lab: Lab, cases: list[CaseResult]) -> None:
-    """A race whose finding covers every case (RaceScope.EVERY_CASE) makes the kernel
-    wrong in every case that may name the one it was found in: where its numbers came out
-    right, that was luck, and a GPU has more of it than the CPU backend, whose threads
-    take turns. So both backends grade it alike."""
-    found = [(c, d) for c in cases for d in c.diagnostics if d.race_scope == RaceScope.EVERY_CASE]
+    """A race whose finding covers every case (RaceScope.EVERY_CASE, and RUNS where the
+    CPU model did not place it) makes the kernel wrong in every case that may name the one
+    it was found in: where its numbers came out right, that was luck, and a GPU has more
+    of it than the CPU backend, whose threads take turns. So both backends grade it alike."""
+    wide = (RaceScope.EVERY_CASE, RaceScope.RUNS)
+    found = [(c, d) for c in cases for d in c.diagnostics if d.race_scope in wide]
     _race_located_elsewhere(found)
     for case in cases:
         seen = next(((c, d) for c, d in found if case.visibility.may_name(c.visibility)), None)
@@ -241,9 +243,27 @@ def speed_unmeasured(
     return None
 
 
+def refusal_fails_every_case(result: Result) -> None:
+    """A file one of whose builds the grader refused (Diagnostic.refused: text that would
+    hide the kernel's accesses from the checks, which the CPU backend's census build alone
+    looks for where it is a copy) is graded in none of its cases, as a file that does not
+    compile: its other builds ran a kernel the grader was kept from watching, and a
+    student would otherwise keep the points of every case but the one or two the census
+    build runs. A GPU grading refuses it alike (grader.judge.model_findings.refuse)."""
+    if not any(d.refused for d in result.diagnostics):
+        return
+    result.cases = [
+        CaseResult(
+            name=c.name, visibility=c.visibility, sizes=c.sizes, status=Status.ERROR, hint=REFUSED
+        )
+        for c in result.cases
+    ]
+
+
 def conclude(lab: Lab, result: Result, hidden_run: bool, speed_graded: bool) -> None:
-    """The result's score and status, from its cases and findings, and a note for hidden
-    cases that did not run."""
+    """The result's score and status, from its cases and findings (a refused file's
+    cases as not run), and a note for hidden cases that did not run."""
+    refusal_fails_every_case(result)
     rule_broken = scoring.rule_broken(result)
     score = scoring.total(
         lab.scoring, result.cases, hidden_run, result.performance, speed_graded, rule_broken

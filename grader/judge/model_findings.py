@@ -16,6 +16,10 @@ backend that graded it. Each finding reaches the cases the CPU backend's own wou
 - a file whose text the model's build refused (Build.refused: an attribute that would
   take the kernel out of the hooks) fails every case, as the CPU backend's build fails.
 
+The GPU's own finding of a case whose two runs gave different outputs (RaceScope.RUNS)
+does not say whether threads of a block or blocks raced: it reaches every case, as a
+block's race does, unless the model's run placed it among blocks (placed).
+
 Not believed, because the backends differ there by design, and each case's own run
 finds them on each backend: what a kernel computes from shared memory nobody wrote (NaN
 on the CPU, stale values on a GPU), accesses out of bounds, crashes and hangs.
@@ -94,6 +98,27 @@ def believe(case: Case, outcome: RunOutcome, cases: list[CaseResult]) -> None:
             for other in cases:
                 if other is not own and other.passed:
                     _fail(other, _pointer(finding, case, other))
+
+
+def placed(outcome: RunOutcome, cases: list[CaseResult]) -> None:
+    """The GPU's races of two runs that differed (RaceScope.RUNS) narrowed to the case
+    each showed in, where the model's whole run of the profile case found only races of
+    one case (two blocks storing into one element): the race the CPU backend would find
+    there too, and fail that case alone for. Where the model found a race among a block's
+    threads, a barrier, or nothing, or its run did not end, they keep reaching every case:
+    a block's race the model did not see at its size may be theirs."""
+    found = believed(outcome)
+    if not outcome.completed or not found:
+        return
+    if any(d.kind != Kind.RACE or d.race_scope != RaceScope.CASE for d in found):
+        return
+    for case in cases:
+        case.diagnostics = [
+            dataclasses.replace(d, race_scope=RaceScope.CASE)
+            if d.race_scope == RaceScope.RUNS
+            else d
+            for d in case.diagnostics
+        ]
 
 
 def _every_case(finding: Diagnostic, lucky: bool) -> bool:

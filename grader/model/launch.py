@@ -54,13 +54,17 @@ class Build:
     interface: Interface | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     artifact: object = None  # whatever the backend needs to run it (a path, a source)
-    # the backend refused the text on purpose, not for a feature it lacks: it would hide
-    # the kernel's accesses from the checks (the CPU backend's poisoned attributes)
-    refused: bool = False
 
     @property
     def ok(self) -> bool:
         return self.compile.ok and self.interface is not None
+
+    @property
+    def refused(self) -> bool:
+        """The backend refused the text on purpose, not for a feature it lacks: it would
+        hide the kernel's accesses from the checks (Diagnostic.refused: the CPU backend's
+        poisoned attributes and unhooked copies)."""
+        return any(d.refused for d in self.diagnostics)
 
 
 @dataclass(frozen=True)

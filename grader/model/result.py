@@ -61,10 +61,13 @@ class RaceScope(StrEnum):
     """What a race's finding covers, said where the race is found. Threads of a block that
     race leave the outcome to timing wherever the code runs: the finding covers every
     case. Two blocks storing into one element come from an index that goes wrong at some
-    sizes only: it covers the case it shows in."""
+    sizes only: it covers the case it shows in. Two runs of a case that gave different
+    outputs (a GPU's) do not say which of the two it is: they cover every case, unless the
+    CPU model's run says it is blocks' (grader.judge.model_findings.placed)."""
 
     CASE = "case"
     EVERY_CASE = "every_case"
+    RUNS = "runs"
 
 
 Dim3 = tuple[int, int, int]
@@ -82,6 +85,9 @@ class Diagnostic:
     block: Dim3 | None = None
     line: int | None = None
     race_scope: RaceScope | None = None  # a race's; the report leaves it out
+    # a compile error for text that would hide the kernel's accesses from the checks, not
+    # for a feature the backend lacks (Build.refused); the report leaves it out
+    refused: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -76,6 +76,25 @@ void host() { k<<<1, 1>>>(0); cudaDeviceSynchronize(); }
     assert any("CUDA runtime API" in u.sentence for u in found)
 
 
+@pytest.mark.parametrize(
+    ("statement", "refused"),
+    [
+        ('asm volatile("/*\\n\\tld.shared.f32 %f1, [%r1];\\n*/");', True),
+        ('asm("// atom.global.add.u32" "/* red */" : : "r"(n));', True),
+        ('asm volatile("" ::: "memory");', False),  # a compiler barrier: PTX, not refused
+        ('asm("nop; // one" );', False),
+        ('asm("/* \\x41 */");', False),  # an escape: read as instructions
+        ("asm(TEXT);", False),  # a macro: what it holds is not read
+    ],
+)
+def test_an_asm_of_a_comment_alone_is_refused_and_any_other_is_ptx(statement, refused):
+    text = f"__global__ void k(int n) {{\n    {statement}\n}}\n"
+    [found] = scan.unsupported(text)
+    assert (found.line, found.refused) == (2, refused)
+    assert ("only a comment" in found.sentence) == refused
+    assert ("inline PTX assembly" in found.sentence) != refused
+
+
 def test_the_extern_shared_rewrite_keeps_every_line_where_it_was(kit, no_nvcc):
     source = """extern __shared__
     float whole_file[];
@@ -327,13 +346,14 @@ __global__ void sum(const float* in, float* out) {
 def test_a_census_module_refuses_a_copy_that_calls_no_hook(kit, no_nvcc, bypass, opening):
     """A census module's memcpy, memmove and memset are the runner's, which log every
     byte; a copy that would not be (the C library's own, or moves g++ makes of a
-    builtin's) fails the census build with its line. A plain build, which logs no load,
-    takes it (where __real_memcpy names nothing)."""
+    builtin's) fails the census build with its line, and with it every case
+    (judge.grading.refusal_fails_every_case). A plain build, which logs no load, takes
+    it."""
     source = Submission(Path("k.cu"), BYPASSES[bypass])
     build = kit.backend.build(source, {}, (32, 1, 1), census=True)
-    assert not build.ok
+    assert not build.ok and build.refused
     assert build.diagnostics[0].message.startswith(opening), build.diagnostics
-    assert kit.build(source.text, name="k.cu").ok == (bypass != "real")
+    assert kit.build(source.text, name="k.cu").ok
 
 
 POINTER = """\

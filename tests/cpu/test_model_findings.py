@@ -6,6 +6,7 @@ or the profile case failed by its numbers. No GPU runs, and none is pretended to
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -15,9 +16,10 @@ from grader.backends.cpu import CpuBackend
 from grader.grading import profiles
 from grader.grading.pipeline import Options, grade
 from grader.judge import cases as casegen
-from grader.judge import model_findings, rules, scoring
+from grader.judge import grading, model_findings, rules, scoring
 from grader.model.lab import Case, Lab
-from grader.model.result import CaseResult, Kind, Status
+from grader.model.launch import RunOutcome
+from grader.model.result import CaseResult, Diagnostic, Kind, RaceScope, Status
 from grader.model.source import read_submission
 
 SECRET = "agreement-secret"  # bench/agreement.py's: its profile case of matmul is width-97
@@ -183,13 +185,99 @@ def test_a_file_the_model_refuses_fails_every_case_as_on_the_cpu(model):
     assert points == 0
 
 
-def test_a_feature_the_cpu_lacks_is_no_refusal(model):
+# the atomics of histogram's reference made with PTX's own instruction
+PTX_ATOMICS = """\
+__global__ void histogram(const unsigned char* input, unsigned int* bins, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) asm volatile("red.global.add.u32 [%0], 1; // one more" :: "l"(&bins[input[i]]));
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "refused"),
+    [
+        (PTX_ATOMICS, False),
+        (wrong("histogram", "asm_comment_atomics.cu").read_text(), True),  # a comment's
+    ],
+    ids=["ptx", "comment"],
+)
+def test_inline_ptx_is_no_refusal_and_an_asm_of_a_comment_is(model, tmp_path, source, refused):
     """Inline PTX the CPU backend cannot run is no fault of the text's: the model's build
-    fails without refusing, and a GPU grading only notes that nothing was watched."""
+    fails without refusing, and a GPU grading only notes that nothing was watched. An asm
+    whose text is a comment runs nothing and names an instruction for the file's readers:
+    refused on both backends, with its line."""
     lab = labs.get("histogram")
-    submission, _ = read_submission(wrong("histogram", "asm_comment_atomics.cu"))
+    path = tmp_path / "k.cu"
+    path.write_text(source)
+    submission, _ = read_submission(path)
     cases = casegen.cases_for(lab, None, submission.text)
     case = next(c for c in cases if c.name == rules.profile_case(lab, cases))
     outcome, measured = profiles.run(lab, case, submission, model, 20)
-    assert outcome is None and not measured.refused
-    assert measured.why == "there the kernel did not build for the CPU model"
+    assert outcome is None and bool(measured.refused) == refused
+    if refused:
+        assert [d.line for d in measured.refused] == [7]
+        assert "asm statement whose text is only a comment" in measured.refused[0].message
+    else:
+        assert measured.why == "there the kernel did not build for the CPU model"
+
+
+def two_runs_differed(case: CaseResult) -> CaseResult:
+    """A GPU case whose two runs gave different outputs (grader.judge.verdict.unsteady)."""
+    case.status = Status.FAILED
+    race = Diagnostic(Kind.RACE, "Two runs of this case gave different results", kernel="k")
+    case.diagnostics.append(dataclasses.replace(race, race_scope=RaceScope.RUNS))
+    return case
+
+
+@pytest.mark.parametrize(
+    ("lab", "name"), [("conv2d", "halo_threads_store.cu"), ("conv3d", "swapped_width_height.cu")]
+)
+def test_two_runs_the_model_places_among_blocks_fail_their_case_alone(model, lab, name):
+    """halo_threads_store.cu: the halo threads store 0 into the neighbouring blocks'
+    outputs; swapped_width_height.cu strides rows by H. The model finds two blocks
+    storing into one element (a race of one case), so the GPU's own race of two runs
+    reaches its case alone, as the CPU backend's does, and the other cases keep their
+    pass."""
+    lab = labs.get(lab)
+    case, cases, outcome = profile_run(model, lab, name, SECRET)  # W != H there
+    assert {d.race_scope for d in model_findings.believed(outcome)} == {RaceScope.CASE}
+    gpu = lucky(cases, failed=(case.name,))
+    raced = next(c for c in gpu if c.name != case.name)
+    two_runs_differed(raced)
+    model_findings.believe(case, outcome, gpu)
+    model_findings.placed(outcome, gpu)
+    grading.race_fails_every_case(lab, gpu)
+    failed = {c.name for c in gpu if not c.passed}
+    assert failed == {case.name, raced.name}
+    assert [d.race_scope for d in raced.diagnostics] == [RaceScope.CASE]
+
+
+@pytest.mark.parametrize(
+    ("lab", "name"), [("matmul-tiled", "no_second_sync.cu"), ("reduction", "sync_inside_branch.cu")]
+)
+def test_two_runs_the_model_does_not_place_among_blocks_fail_every_case(model, lab, name):
+    """A race among a block's threads, or a barrier, at the profile case: the GPU's own
+    race of two runs may be theirs, and keeps reaching every case."""
+    spec = labs.get(lab)
+    case, cases, outcome = profile_run(model, spec, name, None)
+    gpu = lucky(cases, failed=(case.name,))
+    raced = two_runs_differed(next(c for c in gpu if c.name != case.name))
+    model_findings.placed(outcome, gpu)
+    assert [d.race_scope for d in raced.diagnostics] == [RaceScope.RUNS]
+    grading.race_fails_every_case(spec, gpu)
+    assert not any(c.passed for c in gpu)
+
+
+def test_two_runs_the_model_saw_nothing_of_fail_every_case():
+    """The model's run found nothing, or did not end: a race of a block it did not see at
+    its size may be what the two runs showed."""
+    lab = labs.get("matmul-naive")
+    blocks = Diagnostic(Kind.RACE, "Blocks both wrote P[0]", race_scope=RaceScope.CASE)
+    for outcome in (RunOutcome(), RunOutcome(diagnostics=[blocks], crashed=True)):
+        gpu = lucky([casegen.find_case(lab, n, None) for n in ("width-64", "width-100")])
+        two_runs_differed(gpu[0])
+        model_findings.placed(outcome, gpu)
+        grading.race_fails_every_case(lab, gpu)
+        assert not gpu[1].passed

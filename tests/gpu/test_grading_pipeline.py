@@ -13,9 +13,10 @@ import pytest
 from grader import labs
 from grader.course import stages
 from grader.grading.pipeline import Options, check, grade
-from grader.model.result import Status
+from grader.model.result import Kind, Status
 
 BASELINE = (labs.get("matmul-naive").home / "baseline.cu").read_bytes()
+SECRET = "agreement-secret"  # bench/agreement.py's
 
 
 def test_the_steps_of_a_timed_grading_reach_the_status_line(tmp_path):
@@ -41,6 +42,35 @@ def test_a_latin1_comment_is_graded_on_a_gpu(tmp_path):
         "k.cu is not UTF-8 (byte 0xF6 at line 1): graded as it is; save it as UTF-8 to "
         "silence this."
     )
+
+
+@pytest.mark.parametrize(
+    ("lab", "name", "right"),
+    [
+        # the halo threads store 0 into the neighbouring blocks' outputs: right in the
+        # cases of one block (GPU 0, CPU 0.727 on the H200 at main)
+        ("conv2d", "halo_threads_store.cu", {"1x1-mask5", "3x2-mask7"}),
+        # z*W*H + y*H + x: right where W = H (GPU 1.0, CPU 1.889 there)
+        ("conv3d", "swapped_width_height.cu", {"16x16x16-mask5", "8x8x64-mask5", "1x1x1-mask5"}),
+    ],
+)
+def test_a_race_between_blocks_fails_the_cases_it_shows_in_on_a_gpu(lab, name, right):
+    """Blocks storing into one element: the CPU backend fails the cases it shows in and
+    passes the rest; on a GPU, two runs of a case that differ fail that case alone once
+    the CPU model found the blocks' race at the profile case (model_findings.placed), so
+    the cases where no blocks overlap pass there too (every hidden case failed before)."""
+    path = labs.get(lab).home / "wrong" / name
+    graded = {
+        backend: check(lab, path, Options(backend=backend, secret=SECRET, timing=False))
+        for backend in ("cpu", "cuda")
+    }
+    passed = {backend: {c.name for c in r.cases if c.passed} for backend, r in graded.items()}
+    print({backend: r.score for backend, r in graded.items()}, passed)
+    assert passed["cpu"] == right
+    assert passed["cuda"] >= passed["cpu"]
+    said = [d.message for c in graded["cuda"].cases for d in c.diagnostics]
+    assert any("both wrote" in m for m in said)  # the model's, at the profile case
+    assert not any("showed a race" in m for m in said)  # no case told of another's race
 
 
 @pytest.mark.parametrize("secret", [None, "a course secret"], ids=["public", "secret"])
@@ -79,3 +109,31 @@ def test_a_gpu_gradings_cpu_model_is_a_stage_of_its_own(backend, tmp_path):
     assert result.status == Status.PASSED, result.diagnostics
     assert taken[stages.CPU_MODEL] > 0, taken
     assert taken[stages.COMPILE] > 0 and taken[stages.CASES] > 0, taken
+
+
+@pytest.mark.parametrize("secret", [None, "a course secret"], ids=["public", "secret"])
+@pytest.mark.parametrize(
+    ("lab", "name", "line"),
+    [
+        ("reduction", "unsanitized_missing_sync.cu", 8),  # a race wearing no_sanitize_address
+        ("reduction", "serial_builtin_copy.cu", 20),  # one thread's loads by __builtin_memcpy
+        ("matmul-tiled", "asm_comment_shared.cu", 6),  # an asm whose text is a comment
+        ("histogram", "asm_comment_atomics.cu", 7),
+    ],
+)
+def test_a_file_the_grader_refuses_gets_the_cpu_backends_grade_on_a_gpu(lab, name, line, secret):
+    """nvcc builds each file, and the GPU's cases may pass; the CPU model's build refuses
+    the text with its line, and every case fails as on the CPU backend (timing too: it
+    waits for every case)."""
+    path = labs.get(lab).home / "wrong" / name
+    graded = {
+        backend: check(lab, path, Options(backend=backend, secret=secret))
+        for backend in ("cpu", "cuda")
+    }
+    on_cpu, on_gpu = graded["cpu"], graded["cuda"]
+    assert on_gpu.score == on_cpu.score == 0 and on_gpu.performance is None
+    assert not any(c.passed for c in on_gpu.cases) and not any(c.passed for c in on_cpu.cases)
+    refusals = [d for c in on_gpu.cases for d in c.diagnostics if d.kind == Kind.COMPILE_ERROR]
+    assert len(refusals) >= len(on_gpu.cases) and {d.line for d in refusals} == {line}
+    [own] = [d for d in on_cpu.diagnostics if d.kind == Kind.COMPILE_ERROR]
+    assert all(d.message.endswith(own.message) for d in refusals)  # the CPU's sentence

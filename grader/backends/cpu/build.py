@@ -42,8 +42,8 @@ from grader.toolchain import build_cache, cxx, libraries, nvcc, sandbox
 ARCH = "cpu"
 # Part of every build's cache key: raise it when what a build produces changes (4: the
 # dependency list; 5: a census module's atomic builtins that call no hook are refused;
-# 6: only a memory builtin of constant size is).
-CACHE_VERSION = 7
+# 6: only a memory builtin of constant size is; 8: every module's copies are the runner's).
+CACHE_VERSION = 8
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -107,7 +107,10 @@ def build(
         if inspection is not None and not inspection.compile.ok:
             return Build(submission, macros, inspection.compile, None, inspection.diagnostics)
         if problems:
-            diags = [Diagnostic(Kind.COMPILE_ERROR, p.sentence, line=p.line) for p in problems]
+            diags = [
+                Diagnostic(Kind.COMPILE_ERROR, p.sentence, line=p.line, refused=p.refused)
+                for p in problems
+            ]
             return _failed(submission, macros, diags)
         entries = scan.registration_entries(*_declarations(source, inspection), len(shared))
         if early is not None and entries == guess:
@@ -161,7 +164,8 @@ def _failed(
     submission: Submission, macros, diags: list[Diagnostic], log: str = "", refused: bool = False
 ) -> Build:
     info = CompileInfo(ok=False, log=log or "\n".join(d.message for d in diags), arch=ARCH)
-    return Build(submission, macros, info, None, diags, refused=refused)
+    marked = [replace(d, refused=refused or d.refused) for d in diags]
+    return Build(submission, macros, info, None, marked)
 
 
 # What the runner gives the module; any other unversioned symbol is defined nowhere.

@@ -40,6 +40,7 @@ class VariableDecl:
 class Unsupported:
     line: int
     sentence: str
+    refused: bool = False  # text aimed at the grader, not a feature the CPU lacks
 
 
 # -- brackets ---------------------------------------------------------------------------
@@ -281,8 +282,9 @@ def variables(text: str) -> list[VariableDecl]:
 
 # -- what cannot run on the CPU ---------------------------------------------------------
 
+_ASM = r"\b(asm|__asm__|__asm)\b\s*(volatile\s*|__volatile__\s*)?\("
 _UNSUPPORTED = (
-    (r"\b(asm|__asm__|__asm)\b\s*(volatile\s*|__volatile__\s*)?\(", "inline PTX assembly (asm)"),
+    (_ASM, "inline PTX assembly (asm)"),
     (
         r"<<<",
         "a kernel launch (<<<...>>>): the grader launches your kernels itself, a kernel "
@@ -318,6 +320,10 @@ def unsupported(text: str) -> list[Unsupported]:
     found: list[Unsupported] = []
     for pattern, what in _UNSUPPORTED:
         match = re.search(pattern, code)
+        if match and pattern == _ASM:  # a comment's asm is refused; any other is PTX
+            found += _comment_asm(text, code)
+            ptx = (m for m in re.finditer(pattern, code) if not _only_comments(text, m))
+            match = next(ptx, None)
         if match:
             word = match.group(0).strip().rstrip("(").strip()
             found.append(_sentence(what, word, line_of(code, match.start())))
@@ -327,6 +333,45 @@ def unsupported(text: str) -> list[Unsupported]:
         if what:
             found.append(_sentence(what, f"#include <{header.group(1)}.h>", directive.line))
     return sorted(found, key=lambda u: u.line)
+
+
+# a template's literals, adjacent, up to its operands or its end
+_TEMPLATE = re.compile(r'\s*+((?:"[^"\n]*+"\s*+)++)[:)]')
+_PTX_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+
+
+def _only_comments(text: str, match: re.Match[str]) -> bool:
+    """Whether the asm statement at `match` (in lexer.code(text), where a literal's
+    contents are spaces in their places) has a template of PTX comments alone: no
+    instruction, only words for a reader of the text. Anything else (a macro, an escape
+    other than a line end or tab, an operand's text) counts as instructions."""
+    template = _TEMPLATE.match(match.string, match.end())
+    if template is None or len(text) != len(match.string):
+        return False
+    start, end = template.span(1)
+    literals = re.findall(r'"([^"\n]*)"', text[start:end])
+    said = "".join(literals).replace("\\n", "\n").replace("\\t", "\t")
+    if "\\" in said:
+        return False
+    return bool(_PTX_COMMENT.search(said)) and not _PTX_COMMENT.sub(" ", said).strip()
+
+
+def _comment_asm(text: str, code: str) -> list[Unsupported]:
+    """An asm statement whose template is a comment, once, at its first line: a GPU runs
+    nothing of it, and a rule that read the text once would have taken the instruction
+    the comment names. Refused on both backends, so that nvcc's build of it is not graded
+    where the CPU backend's cannot be."""
+    match = next((m for m in re.finditer(_ASM, code) if _only_comments(text, m)), None)
+    if match is None:
+        return []
+    line = line_of(code, match.start())
+    sentence = (
+        f"Line {line} holds an asm statement whose text is only a comment: no instruction "
+        "of it runs on a GPU. The grader measures what the kernel executes, never what its "
+        "text names, and refuses a file that names instructions it does not run. Remove "
+        "the statement."
+    )
+    return [Unsupported(line, sentence, refused=True)]
 
 
 def _sentence(what: str, word: str, line: int) -> Unsupported:

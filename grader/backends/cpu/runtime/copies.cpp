@@ -3,7 +3,9 @@
    treats none of them as a builtin (so g++ makes no copy of constant size moves the pass
    never saw) and is linked with --wrap for each, so that its every call, a pointer to one
    included, comes here; build.py refuses one that still imports them from the C library
-   (__real_memcpy).
+   (__real_memcpy). Every other module is linked with --wrap too (shim._WRAPPED), so that
+   the bytes a copy stores into an output are checked as its stores are (stores.cpp); the
+   bytes it reads count only in a pass that counts loads.
 
    A copy reads its source and writes its destination one byte at a time, each byte an
    access of its own from the call: nvcc's device memcpy and memset are a loop, or an
