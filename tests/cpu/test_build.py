@@ -241,7 +241,7 @@ def test_modules_compile_against_the_precompiled_shim_in_their_sandbox(tmp_path,
     pch = [*command, *forced, "-H", "-o", str(tmp_path / "pch.so"), *source]
     run = sandbox.run_compiler(pch, tmp_path, reads=reads)
     assert run.code == 0, run.log
-    assert f"! {reads[0]}/{shim.SHIM}.gch" in run.log.splitlines()
+    assert f"! {reads[0]}/{shim.LEAN}.gch" in run.log.splitlines()
     plain = [*command, *forced[forced.index("-I") :], "-o", str(tmp_path / "plain.so"), *source]
     assert sandbox.run_compiler(plain, tmp_path, reads=[str(shim.INCLUDE)]).code == 0
     assert _code(tmp_path / "pch.so") == _code(tmp_path / "plain.so")
@@ -258,7 +258,7 @@ def test_graders_starting_at_once_precompile_the_shim_once(tmp_path):
     folders = {p.communicate()[0].strip() for p in started}
     assert len(folders) == 1
     folder = Path(folders.pop())
-    assert (folder / f"{shim.SHIM}.gch").is_file()
+    assert (folder / f"{shim.LEAN}.gch").is_file()
     # nothing else: no second build, no staging folder left behind
     assert [p for p in (tmp_path / "cpu").iterdir() if not p.name.startswith(".")] == [folder]
 

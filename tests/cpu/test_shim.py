@@ -159,3 +159,21 @@ def test_an_attribute_that_would_take_a_kernel_out_of_the_hooks_does_not_compile
     said = " ".join(d.message for d in build.diagnostics)
     assert "out of the grader's sight of its loads and stores" in said
     assert said.startswith("k.cu:")  # with the line that names it
+
+
+SPECIAL = """\
+#include <cmath>
+float host_side(float a, float b) { return std::beta(a, b) + std::riemann_zetaf(a); }
+__global__ void k(float* out) { out[threadIdx.x] = 1.0f; }
+"""
+
+
+def test_a_file_that_names_a_special_function_is_compiled_with_them(kit, no_nvcc):
+    """A module goes without <cmath>'s special functions (include/grader_lean.h), unless
+    its file names one, in its host code say, as nvcc's host compiler would take it."""
+    assert cpu_shim.special_functions(SPECIAL)
+    assert cpu_shim.special_functions("#define NAME(a) a##_zeta\n")  # may paste one
+    assert not cpu_shim.special_functions('// std::beta\nconst char* s = "beta";\n')
+    kit.built(SPECIAL)
+    forced, _ = cpu_shim.shim_include(False, SPECIAL)
+    assert forced[forced.index("-include") + 1] == cpu_shim.SHIM

@@ -349,7 +349,7 @@ def _compile_in(
     entries = list(entries)
     dropped: dict[str, str] = {}
     flags = (*shim.module_flags(census), *shim.folder_flags(tmp, census))
-    forced, reads = shim.shim_include(census)
+    forced, reads = shim.shim_include(census, text)
     for _ in range(3):
         source = text + scan.registration(entries)
         (tmp / name).write_text(source, encoding="utf-8", errors=SOURCE_ERRORS)

@@ -253,7 +253,7 @@ def _write_job(
             access = 2 if arg.accumulates else int(arg.output)  # 2: blocks may add to it
             lines.append(f"arg buffer {data.size} {access} {data.itemsize} {arg.name}")
             for p in range(PASSES):
-                (scratch / FILES["output"].format(p, index)).touch()
+                _empty(scratch / FILES["output"].format(p, index))
             index += 1
         elif isinstance(arg, Scalar):
             lines.append(f"arg scalar {arg.ctype} {int(arg.value)}")
@@ -268,8 +268,14 @@ def _write_job(
     if settings.profile:
         (scratch / FILES["token"]).write_text(settings.profile)
         lines += [f"variable {name}" for name in artifact.variables if name.isidentifier()]
-    (scratch / FILES["printf"]).touch()
+    _empty(scratch / FILES["printf"])
     (scratch / FILES["job"]).write_text("\n".join(lines) + "\n")
+
+
+def _empty(path: Path) -> None:
+    """A new empty file for the worker to write (Path.touch tries utime first, which
+    fails on a file not there yet)."""
+    os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
 
 
 def _state_lines(scratch: Path, artifact: Artifact, state: dict[str, bytes]) -> list[str]:
@@ -280,7 +286,7 @@ def _state_lines(scratch: Path, artifact: Artifact, state: dict[str, bytes]) -> 
         if name in state:
             (scratch / FILES["constant"].format(name)).write_bytes(state[name])
             lines.append(f"constant {len(state[name])} {name}")
-        (scratch / FILES["carry"].format(name)).touch()
+        _empty(scratch / FILES["carry"].format(name))
         lines.append(f"carry {var.size} {name}")
     return lines
 

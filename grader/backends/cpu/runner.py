@@ -53,8 +53,15 @@ def fiber_source() -> str | None:
 def runtime_hash() -> str:
     """What the runner and the shim are built from: every runtime source, the sandbox's,
     contract.h and the compiler's version."""
-    runtime = [p for p in RUNTIME.rglob("*") if p.is_file()]
-    return cxx.source_hash([*runtime, *sandbox.SOURCES, *sandbox.HEADERS], contract_header())
+    return cxx.source_hash(
+        [*_runtime_files(), *sandbox.SOURCES, *sandbox.HEADERS], contract_header()
+    )
+
+
+@cache
+def _runtime_files() -> tuple[Path, ...]:
+    """Every file of the runtime, listed once a process, as the runner is built once."""
+    return tuple(p for p in RUNTIME.rglob("*") if p.is_file())
 
 
 @cache

@@ -19,10 +19,14 @@ from pathlib import Path
 
 from grader import defaults
 from grader.backends.cpu import runner
+from grader.model import lexer
 from grader.toolchain import cxx
 
 INCLUDE = runner.RUNTIME / "include"
 SHIM = "grader_cuda.h"
+# The shim less <cmath>'s special functions, which a module is compiled against (and which
+# is precompiled) unless its file names one of them (special_functions).
+LEAN = "grader_lean.h"
 # The student's module: optimised like nvcc's host side, with the line tables addr2line
 # needs, frame pointers for finding the kernel's frame from a library function, no
 # assumption that loops end (a hung kernel must hang here too), and no errno from maths.
@@ -272,12 +276,33 @@ def unhooked_calls(dump: str) -> list[tuple[str, int, str]]:
     ]
 
 
-def shim_include(census: bool) -> tuple[list[str], list[str]]:
-    """The flags that force the shim into a module's compile (a `census` one or not),
-    from its precompiled header where there is one (g++ looks in that folder first), and
-    the folders the compile reads for them besides the toolchain's: that one, and the
-    shim's."""
-    flags = ["-I", str(INCLUDE), "-include", SHIM, ARCH_MACRO]
+# What names or tests for one of <cmath>'s special functions (include/grader_lean.h
+# says why a module goes without them): each function's name and libstdc++'s extensions',
+# their header and macros; a file that pastes tokens (##) may build any of those names.
+_SPECIAL = re.compile(
+    r"\b(?:(?:assoc_laguerre|assoc_legendre|beta|comp_ellint_[123]|cyl_bessel_[ijk]"
+    r"|cyl_neumann|ellint_[123]|expint|hermite|laguerre|legendre|riemann_zeta|sph_bessel"
+    r"|sph_legendre|sph_neumann|airy_ai|airy_bi|conf_hyperg|hyperg)[fl]?|specfun"
+    r"|_GLIBCXX_USE_STD_SPEC_FUNCS|__STDCPP_MATH_SPEC_FUNCS__"
+    r"|__cpp_lib_math_special_functions)\b|##"
+)
+
+
+def special_functions(text: str) -> bool:
+    """Whether a module's `text` may use <cmath>'s special functions, so that it is
+    compiled against the whole shim: where it names one (a variable called beta too), in
+    its code or its directives, outside comments and strings."""
+    return _SPECIAL.search(lexer.unquoted(text)) is not None
+
+
+def shim_include(census: bool, text: str = "") -> tuple[list[str], list[str]]:
+    """The flags that force the shim into the compile of a module of `text` (a `census`
+    one or not), from its precompiled header where there is one (g++ looks in that
+    folder first), and the folders the compile reads for them besides the toolchain's:
+    that one, and the shim's."""
+    if special_functions(text):
+        return ["-I", str(INCLUDE), "-include", SHIM, ARCH_MACRO], [str(INCLUDE)]
+    flags = ["-I", str(INCLUDE), "-include", LEAN, ARCH_MACRO]
     precompiled = precompiled_shim(census)
     if precompiled is None:
         return flags, [str(INCLUDE)]
@@ -294,7 +319,7 @@ def precompiled_shim(census: bool = False) -> Path | None:
     # a foreign INCLUDE: its logs
     key = json.dumps([runner.runtime_hash(), str(INCLUDE), pch_flags(census)])
     folder = defaults.cache_dir() / "cpu" / f"shim-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
-    header = cxx.built_once(folder / f"{SHIM}.gch", lambda to: _build_shim(to, census))
+    header = cxx.built_once(folder / f"{LEAN}.gch", lambda to: _build_shim(to, census))
     return folder if header.exists() else None
 
 
@@ -304,6 +329,6 @@ def _build_shim(folder: Path, census: bool) -> None:
         staged = Path(tmp) / "out"
         staged.mkdir()
         cmd = [cxx.compiler().path, *pch_flags(census), "-I", str(INCLUDE), "-x", "c++-header"]
-        cmd += [str(INCLUDE / SHIM), "-o", str(staged / f"{SHIM}.gch")]
+        cmd += [str(INCLUDE / LEAN), "-o", str(staged / f"{LEAN}.gch")]
         if subprocess.run(cmd, capture_output=True, env=cxx.clean_env()).returncode == 0:
             os.replace(staged, folder)
