@@ -16,15 +16,25 @@
 #include <string.h>
 
 #include "rt.h"
+#include "scheduler.h"
 
 #define GRADER_HOOK extern "C" __attribute__((visibility("default")))
 #define GRADER_RETURN (uintptr_t) __builtin_return_address(0)
 
+/* Only a kernel's copies are a device's accesses: the host's (a global constructor's
+   memset of a large buffer, say) go straight to the C library, at its speed. */
+static bool in_kernel() {
+    const rt::Worker* w = rt::tw;
+    return w && w->busy;
+}
+
 static void bytes_read(const void* from, size_t n, uintptr_t ret) {
+    if (!in_kernel()) return;
     for (size_t i = 0; i < n; ++i) rt::on_load((uintptr_t)from + i, 1, ret);
 }
 
 static void bytes_written(void* to, size_t n, uintptr_t ret) {
+    if (!in_kernel()) return;
     for (size_t i = 0; i < n; ++i) rt::on_store((uintptr_t)to + i, 1, ret);
 }
 
