@@ -56,23 +56,25 @@ def test_receive_times_out_and_notices_a_closed_pipe():
 
 
 def test_a_reply_s_deadline_starts_again_once_the_worker_holds_the_gate():
-    """Another process's kernel may hold a batch's gate for its whole deadline (a hung
-    one): the wait there is not the request's, so it never times it out."""
+    """Another process's kernel may hold a batch's gate for longer than this request's
+    whole deadline (a hung one): the wait there is not the request's, so it never times
+    it out; a request that names no gate gets no such wait."""
 
-    def worker(write_fd: int, took_gate: bool) -> None:
-        time.sleep(0.6)  # waiting at the gate
-        if took_gate:
+    def worker(write_fd: int, gated: bool) -> None:
+        time.sleep(1.3)  # waiting at the gate, longer than the request's timeout
+        if gated:
             protocol.send(write_fd, protocol.Message({protocol.GATE_TAKEN: True}))
         time.sleep(0.6)  # the request's own work
         protocol.send(write_fd, protocol.Message({"ok": True}))
 
-    for took_gate in (True, False):
+    for gated in (True, False):
         read_fd, write_fd = os.pipe()
-        answering = threading.Thread(target=worker, args=(write_fd, took_gate))
+        answering = threading.Thread(target=worker, args=(write_fd, gated))
         answering.start()
         try:
-            if took_gate:
-                assert protocol.receive_reply(read_fd, timeout=1.0).header == {"ok": True}
+            if gated:
+                reply = protocol.receive_reply(read_fd, timeout=1.0, gated=True)
+                assert reply.header == {"ok": True}
             else:
                 with pytest.raises(protocol.ChannelTimeout):
                     protocol.receive_reply(read_fd, timeout=1.0)

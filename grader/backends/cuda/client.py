@@ -114,16 +114,16 @@ class WorkerProcess:
             send(self._fd(), Message(header, arrays or []))
         except ChannelClosed:
             return self._died()
-        return self._receive(timeout)
+        return self._receive(timeout, gated=bool(header.get("gate")))
 
     def _fd(self) -> int:
         if self._connection is None:
             raise ChannelClosed("the worker is not connected")
         return self._connection.fileno()
 
-    def _receive(self, timeout: float | None) -> Reply:
+    def _receive(self, timeout: float | None, gated: bool = False) -> Reply:
         try:
-            return Reply(receive_reply(self._fd(), timeout))
+            return Reply(receive_reply(self._fd(), timeout, gated))
         except ChannelTimeout:
             self.kill()
             return Reply(timed_out=True)
