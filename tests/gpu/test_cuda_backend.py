@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -236,6 +237,26 @@ def test_time_against_itself_gives_speedup_one(backend):
     assert "persisting L2 lines reset before every launch" in timing.note
 
 
+@contextlib.contextmanager
+def gate_held_elsewhere(folder, seconds: float):
+    """A batch's GPU gate in `folder`, held by another thread for `seconds` from entry."""
+    held, release = threading.Event(), threading.Event()
+
+    def elsewhere() -> None:
+        with Gate(folder, "gpu-0").alone():
+            held.set()
+            release.wait(timeout=10)
+
+    other = threading.Thread(target=elsewhere)
+    other.start()
+    held.wait()
+    threading.Timer(seconds, release.set).start()
+    try:
+        yield
+    finally:
+        other.join()
+
+
 def test_a_timing_holds_a_batchs_gate_for_its_runs_alone_and_says_where_its_window_went(
     tmp_path,
 ):
@@ -251,19 +272,8 @@ def test_a_timing_holds_a_batchs_gate_for_its_runs_alone_and_says_where_its_wind
         pair = (k.matmul_launch(1024, inputs), k.matmul_launch(1024, inputs))
         assert cuda.time(built, built, pair, budget=8.0).student_ms  # the rig is made
         cuda.launch_gate = gate.paths(tmp_path, "gpu-0")
-        held, release = threading.Event(), threading.Event()
-
-        def elsewhere() -> None:
-            with Gate(tmp_path, "gpu-0").alone():
-                held.set()
-                release.wait(timeout=10)
-
-        other = threading.Thread(target=elsewhere)
-        other.start()
-        held.wait()
-        threading.Timer(0.5, release.set).start()
-        timing = cuda.time(built, built, pair, budget=8.0)
-        other.join()
+        with gate_held_elsewhere(tmp_path, 0.5):
+            timing = cuda.time(built, built, pair, budget=8.0)
     spent = timing.window
     print(f"window: {', '.join(f'{name} {1000 * s:.1f} ms' for name, s in spent.items())}")
     assert spent[window.GATE] >= 0.3 and spent[window.PLACE] > 0 and spent[window.FREE] > 0
@@ -284,21 +294,10 @@ def test_a_wait_at_a_batchs_gate_is_not_the_runs_time(tmp_path):
         launch = k.matmul_launch(64)
         assert_product(cuda.run(built, launch, timeout=10), launch)  # loaded, warm
         cuda.launch_gate = gate.paths(tmp_path, "gpu-0")
-        held, release = threading.Event(), threading.Event()
-
-        def elsewhere() -> None:
-            with Gate(tmp_path, "gpu-0").alone():
-                held.set()
-                release.wait(timeout=10)
-
-        other = threading.Thread(target=elsewhere)
-        other.start()
-        held.wait()
-        threading.Timer(2.0, release.set).start()
-        started = time.monotonic()
-        outcome = cuda.run(built, launch, timeout=1.0)
-        waited = time.monotonic() - started
-        other.join()
+        with gate_held_elsewhere(tmp_path, 2.0):
+            started = time.monotonic()
+            outcome = cuda.run(built, launch, timeout=1.0)
+            waited = time.monotonic() - started
     assert waited >= 1.5 and not outcome.timed_out, outcome.diagnostics
     assert_product(outcome, launch)
 
