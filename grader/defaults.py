@@ -24,6 +24,7 @@ SANITIZE_FACTOR = 10  # a case under a sanitizer may take this many times its ti
 MAX_COMPILE_ERRORS = 10
 OUTPUT_LIMIT = 16 * 1024  # bytes of a kernel's printf output kept per case
 TIMING_BUDGET = 3.0  # seconds of timing per submission on a GPU
+TIMING_GRACE = 10.0  # seconds past the budget before a timing worker is killed
 TIMING_TARGET_ERROR = 0.005  # stop timing once the median speedup is known to 0.5 %
 TIMING_MIN_ROUNDS = 5
 TIMING_MAX_ROUNDS = 200

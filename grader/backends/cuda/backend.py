@@ -36,7 +36,6 @@ from grader.model.result import Diagnostic, Kind
 from grader.model.source import Submission
 from grader.toolchain import nvcc, sandbox
 
-TIMING_GRACE = 10.0  # seconds past the budget before a timing worker is killed
 SANITIZE_TIMEOUT = 60.0  # seconds for one launch under memcheck, to name a fault's line
 SANITIZE_PARALLEL = 3  # sanitized workers at once
 UNGUARDED = (
@@ -420,7 +419,7 @@ class CudaBackend(Backend):
                 "helpers": {"nvcc": s_spec.nvcc, "arch": s_spec.arch},
                 "gate": self.launch_gate,
             }
-            reply = worker.call(header, table.arrays, budget + TIMING_GRACE)
+            reply = worker.call(header, table.arrays, budget + defaults.TIMING_GRACE)
             worker.take_output()  # printf during timing is not shown
             if reply.ok:
                 return _timing(reply)
@@ -431,7 +430,7 @@ class CudaBackend(Backend):
                 [],
                 [],
                 note=f"Timing was stopped: the kernels ran past the "
-                f"{budget + TIMING_GRACE:g} s allowed for timing.",
+                f"{budget + defaults.TIMING_GRACE:g} s allowed for timing.",
             )
         return Timing([], [], note=f"Timing failed: {reply.reason}")
 

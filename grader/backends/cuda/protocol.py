@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from grader import defaults
 from grader.model.launch import Buffer, Drawn, Launch, Repeated, Scalar
 
 _FRAME = struct.Struct("<IQ")
@@ -32,8 +33,8 @@ _CHUNK = 1 << 20
 MAX_HEADER = 64 << 20
 GATE_TAKEN = "gate taken"  # a header's only key, mid-request: the worker holds the gate
 # the longest a gated request waits for the gate: a batch's 16 workers queued, each holding
-# it for at most a timing's budget and grace (13 s)
-GATE_WAIT_LIMIT = 16 * 13.0 + 60.0
+# it for at most a timing's budget and grace
+GATE_WAIT_LIMIT = 16 * (defaults.TIMING_BUDGET + defaults.TIMING_GRACE) + 60.0
 
 # Scalar C types the labs pass, and the numpy type that has their size.
 SCALAR_TYPES = {"int": np.int32, "unsigned": np.uint32, "size_t": np.uint64}
