@@ -334,6 +334,12 @@ def explained(
             "the same sectors in more requests: nvcc unrolled a loop whose trip count "
             "differs by lane, so lanes at different trips use different copies of a load"
         )
+    if "ld sectors/req" in off and _reloaded(cpu.global_loads, ncu.global_loads):
+        why["ld sectors/req"].append(
+            "the CPU model's extra requests are coalesced reloads: the census build reads "
+            "again, after a copy through the grader's hooks (a call g++ cannot see into), "
+            "what nvcc kept in a register"
+        )
     if "st sectors/req" in off and WIDE_STORES.search(code):
         why["st sectors/req"].append("the compiler widened stores (STG.64/128)")
     for measure, kind in (("sh-ld conflicts/req", "shared_loads"),
@@ -360,6 +366,16 @@ def _split(cpu: Traffic, ncu: Traffic) -> bool:
     """Whether ncu saw the sectors the CPU model did (within TOLERANCE) in more requests."""
     same = abs(cpu.sectors - ncu.sectors) <= TOLERANCE * ncu.sectors
     return same and ncu.requests > (1 + TOLERANCE) * cpu.requests
+
+
+def _reloaded(cpu: Traffic, ncu: Traffic) -> bool:
+    """Whether the CPU model saw ncu's requests and more, each extra one a coalesced
+    warp's load (1 to 4 sectors, within TOLERANCE), the others taking ncu's sectors."""
+    extra = cpu.requests - ncu.requests
+    if extra <= 0:
+        return False
+    rest = cpu.sectors - ncu.sectors
+    return (1 - TOLERANCE) * extra <= rest <= (1 + TOLERANCE) * 4 * extra
 
 
 def verdict_of(why: dict[str, list[str]]) -> str:
