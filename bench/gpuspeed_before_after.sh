@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Issue 36's warm check and slow-kernel timing, before and after, on one GPU call of about
+# 7 minutes: for a tree from before (main) and for this one,
+#   1. a batch (bench/batch.py: submissions/min, the timing window per submission, and the
+#      median speedup of baseline.cu and of reference.cu over their copies),
+#   2. a warm `grader check` of each lab's reference, hidden cases off, CHECKS times each,
+#      the two trees interleaved (each lab checked once first, to fill the caches),
+#   3. the reference's self-speedup over GRADINGS gradings for histogram and scan
+#      (bench/gpu_labs.py, which needs CuPy).
+# Python's bytecode is compiled first in both trees (the device sets
+# PYTHONDONTWRITEBYTECODE, which would leave every check to compile the grader again).
+#
+# Here, first (the device machine has no git): put the tree from before under build/
+#     bash bench/gpuspeed_before_after.sh --prepare [REF]    # REF: main
+# then on the GPU machine, from this tree's root, carrying build/gpuspeed-before (and,
+# where PyCUDA is not installed, a folder of its wheels, named by WHEELS):
+#     bash bench/gpuspeed_before_after.sh
+# Settings from the environment: LAB (matmul-tiled), COUNT (128), JOBS (16), CPUS (2-15,
+# for taskset), CHECKS (3), GRADINGS (5), WHEELS, and OUT (a folder to keep the log in, as
+# gpuspeed_before_after.txt).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+before="$here/build/gpuspeed-before"
+
+if [[ "${1:-}" == "--prepare" ]]; then
+    ref="${2:-main}"
+    rm -rf "$before" && mkdir -p "$before"
+    git -C "$here" archive "$ref" | tar -x -C "$before"
+    echo "the tree of $ref is in $before: carry build/gpuspeed-before to the GPU machine"
+    exit 0
+fi
+if [[ ! -f "$before/bench/batch.py" ]]; then
+    echo "no tree from before in $before: run 'bash bench/gpuspeed_before_after.sh --prepare'" \
+        "here first, and carry build/gpuspeed-before" >&2
+    exit 2
+fi
+
+lab="${LAB:-matmul-tiled}"
+count="${COUNT:-128}"
+jobs="${JOBS:-16}"
+cpus="${CPUS:-2-15}"
+repeats="${CHECKS:-3}"
+gradings="${GRADINGS:-5}"
+log="${OUT:-/tmp}/gpuspeed_before_after.txt"
+: >"$log"
+unset PYTHONDONTWRITEBYTECODE GRADER_SECRET
+
+if ! python3 -c "import pycuda" 2>/dev/null; then
+    if [[ -z "${WHEELS:-}" ]]; then
+        echo "PyCUDA is not installed: name a folder of its wheels in WHEELS" >&2
+        exit 2
+    fi
+    python3 -m pip install -q --no-index --no-deps --target /tmp/gpuspeed-site "$WHEELS"/*.whl
+    export PYTHONPATH="/tmp/gpuspeed-site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+
+tree_of() { [[ "$1" == before ]] && echo "$before" || echo "$here"; }
+cache_of() { echo "/tmp/gpuspeed-cache-$1"; }
+
+for label in before after; do
+    (cd "$(tree_of "$label")" && python3 -m compileall -q grader reference_kernels bench)
+done
+
+echo "== 1. batch: bench/batch.py --lab $lab --count $count --jobs $jobs --gpus 0 --secret s" |
+    tee -a "$log"
+for label in before after; do
+    echo "-- $label" | tee -a "$log"
+    if ! (cd "$(tree_of "$label")" && GRADER_CACHE="$(cache_of "$label")" timeout 240 \
+        taskset -c "$cpus" python3 bench/batch.py --lab "$lab" --backend cuda \
+        --count "$count" --gpus 0 --secret s --jobs "$jobs" \
+        2>"/tmp/gpuspeed-batch-$label.err") | tee -a "$log"; then
+        echo "the $label batch failed; its last words:" | tee -a "$log"
+        tail -n 20 "/tmp/gpuspeed-batch-$label.err" | tee -a "$log"
+    fi
+done
+
+echo "== 2. warm grader check of each lab's reference, hidden cases off, $repeats times" |
+    tee -a "$log"
+timeout 330 python3 - "$before" "$here" "$repeats" <<'EOF' 2>&1 | tee -a "$log" || true
+import os, statistics, subprocess, sys, time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+trees = dict(zip(("before", "after"), sys.argv[1:3]))
+repeats = int(sys.argv[3])
+labs = sorted(p.parent.name for p in Path(trees["after"], "reference_kernels").glob("*/lab.py"))
+
+
+def check(label, lab):
+    """Seconds of one `grader check` of the lab's reference (NaN where it did not grade)."""
+    env = {**os.environ, "GRADER_CACHE": f"/tmp/gpuspeed-cache-{label}"}
+    kernel = f"reference_kernels/{lab}/reference.cu"
+    command = [sys.executable, "-m", "grader", "check", lab, kernel, "--backend", "cuda", "-q"]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=trees[label], env=env, capture_output=True, timeout=120)
+    return time.perf_counter() - started if done.returncode in (0, 1) else float("nan")
+
+
+with ThreadPoolExecutor(8) as pool:  # the caches filled first: compiles, the CPU model
+    list(pool.map(lambda pair: check(*pair), [(t, lab) for t in trees for lab in labs]))
+print(f"{'lab':15} {'before s':>16} {'after s':>16}  median before -> after")
+for lab in labs:
+    times = {label: [] for label in trees}
+    for _ in range(repeats):
+        for label in trees:
+            times[label].append(check(label, lab))
+    shown = {label: " ".join(f"{s:.2f}" for s in t) for label, t in times.items()}
+    middle = {label: statistics.median(t) for label, t in times.items()}
+    print(
+        f"{lab:15} {shown['before']:>16} {shown['after']:>16}  "
+        f"{middle['before']:.2f} -> {middle['after']:.2f}",
+        flush=True,
+    )
+EOF
+
+echo "== 3. self-speedups: bench/gpu_labs.py --labs histogram scan --gradings $gradings" |
+    tee -a "$log"
+for label in before after; do
+    echo "-- $label" | tee -a "$log"
+    (cd "$(tree_of "$label")" && GRADER_CACHE="$(cache_of "$label")" timeout 150 \
+        python3 bench/gpu_labs.py --labs histogram scan --gradings "$gradings") 2>&1 |
+        tee -a "$log" || true
+done
