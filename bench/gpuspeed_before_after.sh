@@ -87,14 +87,25 @@ repeats = int(sys.argv[3])
 labs = sorted(p.parent.name for p in Path(trees["after"], "reference_kernels").glob("*/lab.py"))
 
 
-def check(label, lab):
-    """Seconds of one `grader check` of the lab's reference (NaN where it did not grade)."""
+def check(label, lab, shown="-q"):
+    """Seconds of one `grader check` of the lab's reference (NaN where it did not grade),
+    and what it printed."""
     env = {**os.environ, "GRADER_CACHE": f"/tmp/gpuspeed-cache-{label}"}
     kernel = f"reference_kernels/{lab}/reference.cu"
-    command = [sys.executable, "-m", "grader", "check", lab, kernel, "--backend", "cuda", "-q"]
+    command = [sys.executable, "-m", "grader", "check", lab, kernel, "--backend", "cuda", shown]
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=trees[label], env=env, capture_output=True, timeout=120)
-    return time.perf_counter() - started if done.returncode in (0, 1) else float("nan")
+    done = subprocess.run(
+        command, cwd=trees[label], env=env, capture_output=True, text=True, timeout=120
+    )
+    seconds = time.perf_counter() - started
+    return seconds if done.returncode in (0, 1) else float("nan"), done.stdout
+
+
+def steps(label, lab):
+    """The check's own split of its seconds (-v's last line)."""
+    seconds, printed = check(label, lab, "-v")
+    last = [line for line in printed.splitlines() if line.startswith("Steps:")]
+    return f"{seconds:.2f} s; {last[-1] if last else printed[-300:]}"
 
 
 with ThreadPoolExecutor(8) as pool:  # the caches filled first: compiles, the CPU model
@@ -104,7 +115,7 @@ for lab in labs:
     times = {label: [] for label in trees}
     for _ in range(repeats):
         for label in trees:
-            times[label].append(check(label, lab))
+            times[label].append(check(label, lab)[0])
     shown = {label: " ".join(f"{s:.2f}" for s in t) for label, t in times.items()}
     middle = {label: statistics.median(t) for label, t in times.items()}
     print(
@@ -112,6 +123,9 @@ for lab in labs:
         f"{middle['before']:.2f} -> {middle['after']:.2f}",
         flush=True,
     )
+for lab in ("matmul-tiled", "spmv-jds"):
+    for label in trees:
+        print(f"{lab} {label}: {steps(label, lab)}", flush=True)
 EOF
 
 echo "== 3. self-speedups: bench/gpu_labs.py --labs histogram scan --gradings $gradings" |
