@@ -8,7 +8,7 @@ import sys
 
 
 def test_importing_and_probing_the_backend_does_not_import_pycuda():
-    from grader.backends.cuda.probe import probe
+    from grader.backends.cuda import probe
 
     usable, why = probe()
     assert "pycuda" not in sys.modules

@@ -14,7 +14,7 @@ NAMES = ("auto", "cuda", "cpu")
 
 def gpu_status() -> tuple[bool, str]:
     """Whether a CUDA device is usable here, and if not, a sentence saying why."""
-    from grader.backends.cuda.probe import probe
+    from grader.backends.cuda import probe
 
     return probe()
 
