@@ -66,7 +66,7 @@ echo "== 1. batch: bench/batch.py --lab $lab --count $count --jobs $jobs --gpus 
     tee -a "$log"
 for label in before after; do
     echo "-- $label" | tee -a "$log"
-    if ! (cd "$(tree_of "$label")" && GRADER_CACHE="$(cache_of "$label")" timeout 240 \
+    if ! (cd "$(tree_of "$label")" && GRADER_CACHE="$(cache_of "$label")" timeout 130 \
         taskset -c "$cpus" python3 bench/batch.py --lab "$lab" --backend cuda \
         --count "$count" --gpus 0 --secret s --jobs "$jobs" \
         2>"/tmp/gpuspeed-batch-$label.err") | tee -a "$log"; then
@@ -77,7 +77,7 @@ done
 
 echo "== 2. warm grader check of each lab's reference, hidden cases off, $repeats times" |
     tee -a "$log"
-timeout 330 python3 - "$before" "$here" "$repeats" <<'EOF' 2>&1 | tee -a "$log" || true
+timeout 200 python3 - "$before" "$here" "$repeats" <<'EOF' 2>&1 | tee -a "$log" || true
 import os, statistics, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -132,7 +132,7 @@ echo "== 3. self-speedups: bench/gpu_labs.py --labs histogram scan --gradings $g
     tee -a "$log"
 for label in before after; do
     echo "-- $label" | tee -a "$log"
-    (cd "$(tree_of "$label")" && GRADER_CACHE="$(cache_of "$label")" timeout 150 \
+    (cd "$(tree_of "$label")" && GRADER_CACHE="$(cache_of "$label")" timeout 60 \
         python3 bench/gpu_labs.py --labs histogram scan --gradings "$gradings") 2>&1 |
         tee -a "$log" || true
 done
