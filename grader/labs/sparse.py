@@ -64,7 +64,7 @@ def draw_jds(rng: np.random.Generator, sizes) -> tuple[dict, dict]:
     (max_nnz + 1 of them, the last nnz, as row_ptr ends). The columns are drawn in this
     order, section by section: as they are independent and uniform, that is draw_csr's
     matrix in law, without gathering its entries into sections (at the timed size, 10
-    million scattered reads: 0.2-0.3 s of one core, for each grading)."""
+    million scattered reads, half of what a grading spent drawing the structure)."""
     lengths = row_lengths(rng, sizes)
     perm = np.argsort(-lengths, kind="stable")
     row_nnz = lengths[perm]
