@@ -79,10 +79,9 @@ class Plan:
         first run, untimed, came just before the first round, and the slower one kept
         the GPU busy for half of it or more, 9 ms at least: time for the clocks to rise,
         and every page and the code were touched; the L2 is flushed before every run
-        anyway, so a warm-up would settle nothing more (bench/gpuspeed_before_after.sh
-        shows the first round against the median). And such a run varies by a far
-        smaller share of it than a short one's launch and event jitter: a few rounds
-        tell its median."""
+        anyway, so a warm-up would settle nothing more (tests/gpu/test_timing.py holds
+        the first round to the median). And such a run varies by a far smaller share of
+        it than a short one's launch and event jitter: a few rounds tell its median."""
         return round_s >= self.long_round_s
 
     def warmups(self, round_s: float) -> int:
