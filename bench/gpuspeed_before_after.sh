@@ -75,24 +75,26 @@ for label in before after; do
     fi
 done
 
-echo "== 2. warm grader check of each lab's reference, hidden cases off, $repeats times" |
+echo "== 2. warm grader check of each lab's reference, hidden cases off, $repeats times;" \
+    "then $lab's baseline and reference checked alone, the batch's speedups to match" |
     tee -a "$log"
-timeout 200 python3 - "$before" "$here" "$repeats" <<'EOF' 2>&1 | tee -a "$log" || true
-import os, statistics, subprocess, sys, time
+timeout 220 python3 - "$before" "$here" "$repeats" "$lab" <<'EOF' 2>&1 | tee -a "$log" || true
+import json, os, statistics, subprocess, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 trees = dict(zip(("before", "after"), sys.argv[1:3]))
-repeats = int(sys.argv[3])
+repeats, batched = int(sys.argv[3]), sys.argv[4]
 labs = sorted(p.parent.name for p in Path(trees["after"], "reference_kernels").glob("*/lab.py"))
 
 
-def check(label, lab, shown="-q"):
-    """Seconds of one `grader check` of the lab's reference (NaN where it did not grade),
+def check(label, lab, shown="-q", kernel="reference.cu", *more):
+    """Seconds of one `grader check` of the lab's `kernel` (NaN where it did not grade),
     and what it printed."""
     env = {**os.environ, "GRADER_CACHE": f"/tmp/gpuspeed-cache-{label}"}
-    kernel = f"reference_kernels/{lab}/reference.cu"
-    command = [sys.executable, "-m", "grader", "check", lab, kernel, "--backend", "cuda", shown]
+    path = f"reference_kernels/{lab}/{kernel}"
+    command = [sys.executable, "-m", "grader", "check", lab, path, "--backend", "cuda", shown]
+    command += more
     started = time.perf_counter()
     done = subprocess.run(
         command, cwd=trees[label], env=env, capture_output=True, text=True, timeout=120
@@ -106,6 +108,18 @@ def steps(label, lab):
     seconds, printed = check(label, lab, "-v")
     last = [line for line in printed.splitlines() if line.startswith("Steps:")]
     return f"{seconds:.2f} s; {last[-1] if last else printed[-300:]}"
+
+
+def speed(label, lab, kernel):
+    """The speedup of one uncontended check of `kernel`, and the rounds it was timed in."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "report.json")
+        check(label, lab, "-q", kernel, "--json", report)
+        try:
+            performance = json.load(open(report))["performance"] or {}
+        except (OSError, ValueError, KeyError):
+            performance = {}
+    return f"{performance.get('speedup', float('nan')):.4f} ({performance.get('rounds')} rounds)"
 
 
 with ThreadPoolExecutor(8) as pool:  # the caches filled first: compiles, the CPU model
@@ -126,6 +140,10 @@ for lab in labs:
 for lab in ("matmul-tiled", "spmv-jds"):
     for label in trees:
         print(f"{lab} {label}: {steps(label, lab)}", flush=True)
+for kernel in ("baseline.cu", "reference.cu"):
+    for label in trees:
+        found = ", ".join(speed(label, batched, kernel) for _ in range(repeats))
+        print(f"{batched} {kernel} alone, {label}: speedup {found}", flush=True)
 EOF
 
 echo "== 3. self-speedups: bench/gpu_labs.py --labs histogram scan --gradings $gradings" |
