@@ -9,9 +9,11 @@ import subprocess
 import numpy as np
 import pytest
 
+from grader import defaults
 from grader.backends.cuda import helpers
 from grader.backends.timing import (
     SAMPLE_ELEMENTS,
+    WARMUPS,
     Plan,
     Sample,
     TimingCheck,
@@ -193,6 +195,35 @@ def test_plan_stops_before_a_round_that_would_overrun_the_budget():
     assert "50 rounds" in plan.stop_reason(noisy_s, noisy_r, elapsed_s=0, round_s=0)
 
 
-def test_slow_kernels_get_no_extra_warmups():
+SHORT_ROUND_S, LONG_ROUND_S = 0.009, 0.032  # reference against itself; the naive baseline
+
+
+def test_a_short_round_gets_a_warmup_and_the_least_rounds_of_a_short_kernel():
     plan = Plan(budget_s=8)
-    assert plan.warmups(0.001) > 0 and plan.warmups(0.5) == 0
+    assert not plan.long(SHORT_ROUND_S)
+    assert plan.warmups(SHORT_ROUND_S) == WARMUPS
+    steady = [3.6] * (defaults.TIMING_MIN_ROUNDS - 1)
+    assert plan.stop_reason(steady, steady, elapsed_s=0.1, round_s=SHORT_ROUND_S) is None
+    steady.append(3.6)
+    assert "known" in plan.stop_reason(steady, steady, elapsed_s=0.1, round_s=SHORT_ROUND_S)
+
+
+def test_a_long_round_gets_no_warmup_and_fewer_rounds_with_the_same_precision_rule():
+    """A slow kernel's rounds agree to ±0.1 %: three tell its median to ±0.5 %; a
+    spread that does not say so still takes more rounds, as in a short round."""
+    plan = Plan(budget_s=8)
+    assert plan.long(LONG_ROUND_S) and plan.long(defaults.TIMING_LONG_ROUND)
+    assert plan.warmups(LONG_ROUND_S) == 0
+    least = defaults.TIMING_LONG_MIN_ROUNDS
+    assert plan.least_rounds(LONG_ROUND_S) == least < plan.least_rounds(SHORT_ROUND_S)
+    student, reference = [26.0, 26.02, 25.99], [3.6, 3.601, 3.598]
+    early = plan.stop_reason(student[:-1], reference[:-1], 0.1, LONG_ROUND_S)
+    assert early is None
+    assert "known" in plan.stop_reason(student, reference, 0.1, LONG_ROUND_S)
+    noisy = [3.6, 3.7, 3.55]  # a range of 4 %: the median is not known to 0.5 %
+    assert plan.stop_reason(student, noisy, 0.1, LONG_ROUND_S) is None
+    assert plan.stop_reason(student, noisy, 7.99, LONG_ROUND_S) is not None  # the budget
+
+
+def test_the_least_rounds_of_a_long_round_never_exceed_the_plans_own_least():
+    assert Plan(budget_s=8, min_rounds=2).least_rounds(LONG_ROUND_S) == 2

@@ -9,6 +9,7 @@ import contextlib
 
 import pytest
 
+from grader import defaults
 from grader.backends import window
 from grader.backends.cuda import timing
 from grader.backends.timing import WARMUPS, Plan
@@ -128,6 +129,19 @@ def test_a_pair_is_timed_interleaved_with_the_same_checks_around_both_and_nothin
     for phase in (window.BEFORE, window.L2, window.LAUNCHES, window.PREPARE, window.WAITS):
         assert spent.seconds[phase] > 0, phase
     assert spent.seconds[window.HELD] == 0  # the worker's, around the gate
+
+
+def test_a_slow_pair_is_timed_in_fewer_interleaved_rounds_without_a_warmup():
+    """Round r still starts with runs[r % 2], and both kernels run as often."""
+    gpu = FakeGpu()
+    runs = [[(26.0, None, [])], [(3.6, None, [])]]
+    found = timing.time_pair(gpu, Rig(), runs, Plan(budget_s=5), Checker(gpu.log), Window())
+    rounds = defaults.TIMING_LONG_MIN_ROUNDS
+    assert found["student_ms"] == pytest.approx([26.0] * rounds)
+    assert found["reference_ms"] == pytest.approx([3.6] * rounds)
+    order = [entry for entry in gpu.log if entry.startswith("kernel")]
+    first, student, reference = ["kernel 26", "kernel 3.6"], "kernel 26", "kernel 3.6"
+    assert order == [*first, student, reference, reference, student, student, reference]
 
 
 def test_a_refused_launch_still_settles_everything_queued():

@@ -18,7 +18,7 @@ def test_importing_and_probing_the_backend_does_not_import_pycuda():
 def test_a_yes_from_the_probe_is_remembered_until_forgotten(tmp_path, monkeypatch):
     probing = importlib.import_module("grader.backends.cuda.probe")  # the module, not probe()
     monkeypatch.setenv("GRADER_CACHE", str(tmp_path))
-    monkeypatch.setattr(probing.nvcc, "find", lambda: "/usr/bin/nvcc")
+    monkeypatch.setattr("grader.toolchain.nvcc.find", lambda: "/usr/bin/nvcc")
     asked = []
     yes = {"ok": True, "name": "GPU", "arch": "sm_90", "cuda": "13.0", "memory": 1}
     monkeypatch.setattr(probing, "_ask", lambda: asked.append(1) or dict(yes))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from grader.backends.base import Backend
+from typing import TYPE_CHECKING
+
 from grader.errors import SetupError, UsageError
+
+if TYPE_CHECKING:  # each backend is imported where chosen: start_early comes before them
+    from grader.backends.base import Backend
 
 NAMES = ("auto", "cuda", "cpu")
 
@@ -13,6 +17,16 @@ def gpu_status() -> tuple[bool, str]:
     from grader.backends.cuda import probe
 
     return probe()
+
+
+def start_early(name: str) -> None:
+    """Start now what the backend `name` starts first, where that is the cuda backend
+    (`cuda`, or `auto` with a usable GPU): its GPU worker, which the backend then takes
+    (grader.backends.cuda.client.start_early). Nothing for the CPU backend."""
+    if name in ("cuda", "auto") and gpu_status()[0]:
+        from grader.backends.cuda.client import start_early as start_worker
+
+        start_worker()
 
 
 def get_backend(name: str, *, jobs: int | None = None, allow_unsandboxed: bool = False) -> Backend:

@@ -48,9 +48,9 @@ EXPONENT_BITS = 126 << 23  # exponent of [0.5, 1.0)
 
 SAMPLE_ELEMENTS = 4096  # elements read back after each launch (fewer if the output is small)
 CHUNK = 1 << 16  # words the host hashes at a time
-# Untimed launches of each kernel after the first, when it is fast: the first already
-# loaded the code and brought the clocks up; one more each settles the caches' state and
-# costs a batch's window one pair of runs, not two (issue 36).
+# Untimed launches of each kernel after the first, in a short round (Plan.long): the
+# first already loaded the code; one more each settles the clocks and caches and costs
+# a batch's window one pair of runs, not two (issue 36).
 WARMUPS = 1
 REFERENCE_SAMPLES = 1 << 30  # the reference's sample numbers start here (sample_launch)
 
@@ -62,15 +62,37 @@ MEDIAN_ERROR_PER_SPREAD = 1.2533 / 1.349
 
 @dataclass(frozen=True)
 class Plan:
+    """When to stop timing a pair: once the median speedup is known to `target_error`,
+    after at least the least rounds (least_rounds), at `max_rounds`, or before a round
+    that would overrun the budget. One rule sets the warm-ups and the least rounds from
+    what a round costs (long)."""
+
     budget_s: float
     target_error: float = defaults.TIMING_TARGET_ERROR
     min_rounds: int = defaults.TIMING_MIN_ROUNDS
     max_rounds: int = defaults.TIMING_MAX_ROUNDS
+    long_round_s: float = defaults.TIMING_LONG_ROUND
+    long_min_rounds: int = defaults.TIMING_LONG_MIN_ROUNDS
 
-    def warmups(self, slowest_s: float) -> int:
-        """Warm-up launches of each kernel after the first: none for a slow kernel, whose
-        first run already brought the clocks up and whose repeats would eat the budget."""
-        return 0 if slowest_s > 0.05 else WARMUPS
+    def long(self, round_s: float) -> bool:
+        """Whether a round of `round_s` seconds is long: a slow kernel's. Each kernel's
+        first run, untimed, came just before the first round, and the slower one kept
+        the GPU busy for half of it or more, 9 ms at least: time for the clocks to rise,
+        and every page and the code were touched; the L2 is flushed before every run
+        anyway, so a warm-up would settle nothing more (tests/gpu/test_timing.py holds
+        the first round to the median). And such a run varies by a far smaller share of
+        it than a short one's launch and event jitter: a few rounds tell its median."""
+        return round_s >= self.long_round_s
+
+    def warmups(self, round_s: float) -> int:
+        """Untimed launches of each kernel after the first, for rounds of `round_s` s."""
+        return 0 if self.long(round_s) else WARMUPS
+
+    def least_rounds(self, round_s: float) -> int:
+        """Rounds timed before the median's precision may stop timing."""
+        if self.long(round_s):
+            return min(self.min_rounds, self.long_min_rounds)
+        return self.min_rounds
 
     def stop_reason(
         self,
@@ -82,7 +104,7 @@ class Plan:
         """Why to stop now, or None to time another round. `round_s` is what one more
         round is expected to cost."""
         rounds = len(student_ms)
-        if rounds >= self.min_rounds:
+        if rounds >= self.least_rounds(round_s):
             error = summarise(student_ms, reference_ms).error
             if error < self.target_error:
                 return f"the median speedup is known to ±{error:.2%}"

@@ -138,6 +138,9 @@ def run_template(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from grader.backends import start_early
+
+    start_early(args.backend)  # before grading's imports, which its start-up overlaps
     status = StatusLine(sys.stderr, args.timeout, _elsewhere(args), plain=args.verbose)
     try:
         result, reports = _graded(args, status)

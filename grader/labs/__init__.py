@@ -21,11 +21,14 @@ import re
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader import paths
 from grader.errors import SetupError, UsageError
-from grader.model.lab import Lab
 from grader.suggest import did_you_mean
+
+if TYPE_CHECKING:  # imported where a lab loads: `grader check` starts its GPU worker first
+    from grader.model.lab import Lab
 
 ENV = "GRADER_LABS"
 DEFINITION = "lab.py"
@@ -130,6 +133,8 @@ def _load_roots(roots: tuple[Path, ...]) -> Listing:
 
 def load(home: Path) -> Lab:
     """The lab defined in `home`/lab.py, named after `home`."""
+    from grader.model.lab import Lab
+
     path = home / DEFINITION
     if not NAME.fullmatch(home.name):
         raise SetupError(

@@ -472,3 +472,17 @@ def test_the_census_counts_the_shared_loads_and_atomics_that_ran(backend):
     assert outcome.executed["matmul"].atomics == 64 * 64
     plain = backend.run(build(backend, k.TILED), launch, timeout=10)
     assert plain.executed == {}  # counted only in a census build
+
+
+def test_the_backend_takes_the_worker_started_early_and_runs_on_it():
+    """`grader check` starts the GPU worker before its own imports (client.start_early):
+    the backend made later runs on that very process."""
+    from grader.backends.cuda import CudaBackend, client
+
+    client.start_early()
+    early = client._early[0].process.pid
+    with CudaBackend() as cuda:
+        assert cuda._worker.process.pid == early and not client._early
+        built = build(cuda, k.TILED)
+        launch = k.matmul_launch(64)
+        assert_product(cuda.run(built, launch, timeout=10), launch)

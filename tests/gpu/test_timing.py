@@ -1,9 +1,13 @@
 """The grader's timing on a real GPU (grader.grading.timing.measure): a trusted timing
 comes with its roofline, the reference's point and the student's under the device's
-ceilings, which are kept per device. Run with -s to see the figures."""
+ceilings, which are kept per device; a slow kernel is timed in few rounds. Run with -s to
+see the figures."""
 
 from __future__ import annotations
 
+import statistics
+
+from grader.defaults import TIMING_LONG_MIN_ROUNDS, TIMING_MIN_ROUNDS
 from grader.grading.timing import device_ceilings, draw_ahead, measure
 from grader.labs import get
 from grader.model.profile import Counted
@@ -29,3 +33,24 @@ def test_a_trusted_timing_has_its_roofline_under_the_devices_ceilings(backend):
         assert 0 < point.bytes_per_second <= 1.2 * line.peak_bytes
     best = device_ceilings(backend.device(), {})
     assert (best["flops"], best["bytes"]) == (line.peak_flops, line.peak_bytes)
+
+
+def test_a_slow_kernel_is_timed_in_few_rounds_without_a_warmup_and_as_precisely(backend, gpu_alone):
+    """matmul's naive baseline (26 ms a run on an H200) against the reference: a long
+    round (backends.timing.Plan.long), so no warm-up and fewer rounds than a short
+    kernel's least where they agree; the first round, right after the first runs, is as
+    fast as the median (the clocks were up), and three timings agree to ±0.5 %."""
+    lab = get("matmul-tiled")
+    submission, _ = read_submission(lab.home / "baseline.cu")
+    found = []
+    for seed in (1, 2, 3):
+        performance, untrusted, _ = measure(lab, submission, backend, 3.0, draw_ahead(lab, seed))
+        assert not untrusted, [d.message for d in untrusted]
+        student, reference = performance.student_samples, performance.reference_samples
+        print(f"\nbaseline {student} ms, reference {reference} ms: {performance.note}")
+        assert TIMING_LONG_MIN_ROUNDS <= performance.rounds < TIMING_MIN_ROUNDS, performance.note
+        for samples in (student, reference):
+            assert abs(samples[0] / statistics.median(samples) - 1) < 0.01, samples
+        found.append(performance.speedup)
+    middle = statistics.median(found)
+    assert max(abs(s / middle - 1) for s in found) < 0.005, found

@@ -25,7 +25,7 @@ from grader.backends import window
 from grader.backends.base import Backend, BackendUnavailable
 from grader.backends.cuda import census as counting
 from grader.backends.cuda import errors, profiler, sanitizer, vmm
-from grader.backends.cuda.client import Reply, WorkerProcess
+from grader.backends.cuda.client import Reply, WorkerProcess, first_worker
 from grader.backends.cuda.probe import describe, device_info, forget
 from grader.backends.cuda.profiler import Measured
 from grader.backends.cuda.protocol import ArrayTable, encode_launch
@@ -92,8 +92,9 @@ class CudaBackend(Backend):
         self.info = device_info()
         if not self.info["ok"]:
             raise BackendUnavailable(self.info["reason"])
-        # started now, so that its CUDA start-up overlaps the compiles and inputs
-        self._worker: WorkerProcess | None = WorkerProcess()
+        # started now (or by start_early, sooner), so that its CUDA start-up overlaps
+        # the compiles and inputs
+        self._worker: WorkerProcess | None = first_worker()
         self._lock = threading.Lock()
         self._guarded = True  # the worker places buffers against unmapped memory
         self._blamed: list[str] = []  # buffers found out of bounds, most recent first

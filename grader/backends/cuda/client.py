@@ -1,7 +1,9 @@
 """The grader's side of one worker process: start it in its own process group, talk to
 it with deadlines, capture its printf output, and kill the whole group when it hangs,
 dies or is no longer wanted. Workers never outlive the grader: each watches its
-connection, which closes when the grader exits, and the grader kills live ones at exit."""
+connection, which closes when the grader exits, and the grader kills live ones at exit.
+The protocol, and numpy with it, is imported where a worker is talked to, not where one
+starts: `grader check` starts its worker before its own imports (start_early)."""
 
 from __future__ import annotations
 
@@ -17,16 +19,13 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from grader import defaults, spawn
 from grader.backends.cuda import errors
-from grader.backends.cuda.protocol import (
-    ChannelClosed,
-    ChannelTimeout,
-    Message,
-    receive_reply,
-    send,
-)
+
+if TYPE_CHECKING:
+    from grader.backends.cuda.protocol import Message
 
 START_TIMEOUT = 120.0  # seconds for a worker to import PyCUDA and create its context
 EXIT_TIMEOUT = 30.0  # seconds for a worker (and a sanitizer around it) to finish writing
@@ -110,24 +109,30 @@ class WorkerProcess:
         return self.process.poll() is None
 
     def call(self, header: dict, arrays: list | None = None, timeout: float | None = None) -> Reply:
+        from grader.backends.cuda import protocol  # numpy: not before the worker starts
+
         try:
-            send(self._fd(), Message(header, arrays or []))
-        except ChannelClosed:
+            protocol.send(self._fd(), protocol.Message(header, arrays or []))
+        except protocol.ChannelClosed:
             return self._died()
         return self._receive(timeout, gated=bool(header.get("gate")))
 
     def _fd(self) -> int:
         if self._connection is None:
+            from grader.backends.cuda.protocol import ChannelClosed
+
             raise ChannelClosed("the worker is not connected")
         return self._connection.fileno()
 
     def _receive(self, timeout: float | None, gated: bool = False) -> Reply:
+        from grader.backends.cuda import protocol
+
         try:
-            return Reply(receive_reply(self._fd(), timeout, gated))
-        except ChannelTimeout:
+            return Reply(protocol.receive_reply(self._fd(), timeout, gated))
+        except protocol.ChannelTimeout:
             self.kill()
             return Reply(timed_out=True)
-        except ChannelClosed:
+        except protocol.ChannelClosed:
             return self._died()
 
     def _died(self) -> Reply:
@@ -154,11 +159,13 @@ class WorkerProcess:
 
     def stop(self) -> None:
         """Ask the worker to exit and wait for it (a sanitizer writes its log then)."""
+        from grader.backends.cuda import protocol
+
         if self.alive:
             try:
-                send(self._fd(), Message({"op": "exit"}))
+                protocol.send(self._fd(), protocol.Message({"op": "exit"}))
                 self.process.wait(timeout=EXIT_TIMEOUT)
-            except (ChannelClosed, subprocess.TimeoutExpired):
+            except (protocol.ChannelClosed, subprocess.TimeoutExpired):
                 pass
         self.kill()
 
@@ -167,9 +174,11 @@ class WorkerProcess:
         second to tear down, and nothing more is read from a worker after its last reply
         (a sanitizer's log is: use stop). A thread reaps it, or kills its group if it
         has not exited in EXIT_TIMEOUT."""
+        from grader.backends.cuda import protocol
+
         if self.alive:
-            with contextlib.suppress(ChannelClosed):
-                send(self._fd(), Message({"op": "exit"}))
+            with contextlib.suppress(protocol.ChannelClosed):
+                protocol.send(self._fd(), protocol.Message({"op": "exit"}))
         threading.Thread(target=_reap, args=(self.process,), daemon=True).start()
         self._let_go()
 
@@ -195,6 +204,23 @@ class WorkerProcess:
             self._listener.close()
             self._listener = None
             shutil.rmtree(self._folder, ignore_errors=True)
+
+
+_early: list[WorkerProcess] = []  # start_early's worker, until a CudaBackend takes it
+
+
+def start_early() -> None:
+    """Start the worker the next CudaBackend of this process takes (first_worker) now:
+    its Python, PyCUDA import and CUDA context (about half a second on an H200) then
+    overlap the grader's own imports, lab loading and compile-cache look-ups, where
+    they followed them. One not taken is killed at exit, as any worker."""
+    if not _early:
+        _early.append(WorkerProcess())
+
+
+def first_worker() -> WorkerProcess:
+    """The worker start_early started, or a new one."""
+    return _early.pop() if _early else WorkerProcess()
 
 
 def _kill_group(process: subprocess.Popen) -> None:

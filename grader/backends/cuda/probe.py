@@ -18,7 +18,6 @@ from functools import cache
 from pathlib import Path
 
 from grader import defaults, spawn
-from grader.toolchain import nvcc
 
 PROBE_TIMEOUT = 60.0
 INSTALL_HINT = "pip install 'cuda-lab-grader[gpu]'"
@@ -27,6 +26,8 @@ INSTALL_HINT = "pip install 'cuda-lab-grader[gpu]'"
 @cache
 def device_info() -> dict:
     """{"ok": True, "name", "arch", "driver", "cuda", "memory"} or {"ok": False, "reason"}."""
+    from grader.toolchain import nvcc  # not before: `grader check` asks first thing
+
     if nvcc.find() is None:
         return {
             "ok": False,

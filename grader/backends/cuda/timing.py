@@ -64,11 +64,11 @@ def time_pair(
             return _timed(gpu, rig, runs[which], checker, which == 0, window)
 
         first = [timed(0), timed(1)]  # also loads lazily-loaded code
-        for _ in range(plan.warmups(max(first) / 1000)):
+        round_s = sum(first) / 1000 + ROUND_OVERHEAD_S
+        for _ in range(plan.warmups(round_s)):
             timed(0)
             timed(1)
         samples: list[list[float]] = [[], []]
-        round_s = sum(first) / 1000 + ROUND_OVERHEAD_S
         reason = None
         while reason is None:
             reason = plan.stop_reason(*samples, time.monotonic() - started, round_s)

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Issue 36's warm check and slow-kernel timing, before and after, on one GPU call of about
+# 7 minutes: for a tree from before (main) and for this one,
+#   1. a batch (bench/batch.py: submissions/min, the timing window per submission, and the
+#      median speedup of baseline.cu and of reference.cu over their copies),
+#   2. a warm `grader check` of each lab's reference, hidden cases off, CHECKS times each,
+#      the two trees interleaved (each lab checked once first, to fill the caches),
+#   3. the reference's self-speedup over GRADINGS gradings for histogram and scan
+#      (bench/gpu_labs.py, which needs CuPy).
+# Python's bytecode is compiled first in both trees (the device sets
+# PYTHONDONTWRITEBYTECODE, which would leave every check to compile the grader again).
+#
+# Here, first (the device machine has no git): put the tree from before under build/
+#     bash bench/gpuspeed_before_after.sh --prepare [REF]    # REF: main
+# then on the GPU machine, from this tree's root, carrying build/gpuspeed-before (and,
+# where PyCUDA is not installed, a folder of its wheels, named by WHEELS):
+#     bash bench/gpuspeed_before_after.sh
+# Settings from the environment: LAB (matmul-tiled), COUNT (128), JOBS (16), CPUS (2-15,
+# for taskset), CHECKS (3), GRADINGS (5), WHEELS, and OUT (a folder to keep the log in, as
+# gpuspeed_before_after.txt).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+before="$here/build/gpuspeed-before"
+
+if [[ "${1:-}" == "--prepare" ]]; then
+    ref="${2:-main}"
+    rm -rf "$before" && mkdir -p "$before"
+    git -C "$here" archive "$ref" | tar -x -C "$before"
+    echo "the tree of $ref is in $before: carry build/gpuspeed-before to the GPU machine"
+    exit 0
+fi
+if [[ ! -f "$before/bench/batch.py" ]]; then
+    echo "no tree from before in $before: run 'bash bench/gpuspeed_before_after.sh --prepare'" \
+        "here first, and carry build/gpuspeed-before" >&2
+    exit 2
+fi
+
+lab="${LAB:-matmul-tiled}"
+count="${COUNT:-128}"
+jobs="${JOBS:-16}"
+cpus="${CPUS:-2-15}"
+repeats="${CHECKS:-3}"
+gradings="${GRADINGS:-5}"
+log="${OUT:-/tmp}/gpuspeed_before_after.txt"
+: >"$log"
+unset PYTHONDONTWRITEBYTECODE GRADER_SECRET
+
+if ! python3 -c "import pycuda" 2>/dev/null; then
+    if [[ -z "${WHEELS:-}" ]]; then
+        echo "PyCUDA is not installed: name a folder of its wheels in WHEELS" >&2
+        exit 2
+    fi
+    python3 -m pip install -q --no-index --no-deps --target /tmp/gpuspeed-site "$WHEELS"/*.whl
+    export PYTHONPATH="/tmp/gpuspeed-site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+
+tree_of() { [[ "$1" == before ]] && echo "$before" || echo "$here"; }
+cache_of() { echo "/tmp/gpuspeed-cache-$1"; }
+
+for label in before after; do
+    (cd "$(tree_of "$label")" && python3 -m compileall -q grader reference_kernels bench)
+done
+
+echo "== 1. batch: bench/batch.py --lab $lab --count $count --jobs $jobs --gpus 0 --secret s" |
+    tee -a "$log"
+for label in before after; do
+    echo "-- $label" | tee -a "$log"
+    if ! (cd "$(tree_of "$label")" && GRADER_CACHE="$(cache_of "$label")" timeout 130 \
+        taskset -c "$cpus" python3 bench/batch.py --lab "$lab" --backend cuda \
+        --count "$count" --gpus 0 --secret s --jobs "$jobs" \
+        2>"/tmp/gpuspeed-batch-$label.err") | tee -a "$log"; then
+        echo "the $label batch failed; its last words:" | tee -a "$log"
+        tail -n 20 "/tmp/gpuspeed-batch-$label.err" | tee -a "$log"
+    fi
+done
+
+echo "== 2. warm grader check of each lab's reference, hidden cases off, $repeats times;" \
+    "then $lab's baseline and reference checked alone, the batch's speedups to match" |
+    tee -a "$log"
+timeout 220 python3 - "$before" "$here" "$repeats" "$lab" <<'EOF' 2>&1 | tee -a "$log" || true
+import json, os, statistics, subprocess, sys, tempfile, time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+trees = dict(zip(("before", "after"), sys.argv[1:3]))
+repeats, batched = int(sys.argv[3]), sys.argv[4]
+labs = sorted(p.parent.name for p in Path(trees["after"], "reference_kernels").glob("*/lab.py"))
+
+
+def check(label, lab, shown="-q", kernel="reference.cu", *more):
+    """Seconds of one `grader check` of the lab's `kernel` (NaN where it did not grade),
+    and what it printed."""
+    env = {**os.environ, "GRADER_CACHE": f"/tmp/gpuspeed-cache-{label}"}
+    path = f"reference_kernels/{lab}/{kernel}"
+    command = [sys.executable, "-m", "grader", "check", lab, path, "--backend", "cuda", shown]
+    command += more
+    started = time.perf_counter()
+    done = subprocess.run(
+        command, cwd=trees[label], env=env, capture_output=True, text=True, timeout=120
+    )
+    seconds = time.perf_counter() - started
+    return seconds if done.returncode in (0, 1) else float("nan"), done.stdout
+
+
+def steps(label, lab):
+    """The check's own split of its seconds (-v's last line)."""
+    seconds, printed = check(label, lab, "-v")
+    last = [line for line in printed.splitlines() if line.startswith("Steps:")]
+    return f"{seconds:.2f} s; {last[-1] if last else printed[-300:]}"
+
+
+def speed(label, lab, kernel):
+    """The speedup of one uncontended check of `kernel`, and the rounds it was timed in."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "report.json")
+        check(label, lab, "-q", kernel, "--json", report)
+        try:
+            performance = json.load(open(report))["performance"] or {}
+        except (OSError, ValueError, KeyError):
+            performance = {}
+    return f"{performance.get('speedup', float('nan')):.4f} ({performance.get('rounds')} rounds)"
+
+
+with ThreadPoolExecutor(8) as pool:  # the caches filled first: compiles, the CPU model
+    list(pool.map(lambda pair: check(*pair), [(t, lab) for t in trees for lab in labs]))
+print(f"{'lab':15} {'before s':>16} {'after s':>16}  median before -> after")
+for lab in labs:
+    times = {label: [] for label in trees}
+    for _ in range(repeats):
+        for label in trees:
+            times[label].append(check(label, lab)[0])
+    shown = {label: " ".join(f"{s:.2f}" for s in t) for label, t in times.items()}
+    middle = {label: statistics.median(t) for label, t in times.items()}
+    print(
+        f"{lab:15} {shown['before']:>16} {shown['after']:>16}  "
+        f"{middle['before']:.2f} -> {middle['after']:.2f}",
+        flush=True,
+    )
+for lab in ("matmul-tiled", "spmv-jds"):
+    for label in trees:
+        print(f"{lab} {label}: {steps(label, lab)}", flush=True)
+for kernel in ("baseline.cu", "reference.cu"):
+    for label in trees:
+        found = ", ".join(speed(label, batched, kernel) for _ in range(repeats))
+        print(f"{batched} {kernel} alone, {label}: speedup {found}", flush=True)
+EOF
+
+echo "== 3. self-speedups: bench/gpu_labs.py --labs histogram scan --gradings $gradings" |
+    tee -a "$log"
+for label in before after; do
+    echo "-- $label" | tee -a "$log"
+    (cd "$(tree_of "$label")" && GRADER_CACHE="$(cache_of "$label")" timeout 60 \
+        python3 bench/gpu_labs.py --labs histogram scan --gradings "$gradings") 2>&1 |
+        tee -a "$log" || true
+done
