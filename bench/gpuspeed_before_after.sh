@@ -16,8 +16,8 @@
 # where PyCUDA is not installed, a folder of its wheels, named by WHEELS):
 #     bash bench/gpuspeed_before_after.sh
 # Settings from the environment: LAB (matmul-tiled), COUNT (128), JOBS (16), CPUS (2-15,
-# for taskset), CHECKS (3), GRADINGS (5), WHEELS, and OUT (a folder to keep the log in, as
-# gpuspeed_before_after.txt).
+# for taskset), CHECKS (3), GRADINGS (5), SELF_TREES (the trees of part 3: before after),
+# WHEELS, and OUT (a folder to keep the log in, as gpuspeed_before_after.txt).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -148,7 +148,7 @@ EOF
 
 echo "== 3. self-speedups: bench/gpu_labs.py --labs histogram scan --gradings $gradings" |
     tee -a "$log"
-for label in before after; do
+for label in ${SELF_TREES:-before after}; do
     echo "-- $label" | tee -a "$log"
     (cd "$(tree_of "$label")" && GRADER_CACHE="$(cache_of "$label")" timeout 60 \
         python3 bench/gpu_labs.py --labs histogram scan --gradings "$gradings") 2>&1 |
