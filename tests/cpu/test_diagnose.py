@@ -9,7 +9,7 @@ from cpu_kit import inp, integer, kinds, only, out
 
 from grader import defaults, labs
 from grader.model.interface import check
-from grader.model.result import Kind
+from grader.model.result import Kind, RaceScope
 
 # The tiled matrix multiply every case below starts from; LINE marks are looked up.
 TILED = r"""
@@ -567,6 +567,30 @@ def test_two_blocks_writing_one_element_are_named(kit, no_nvcc):
     assert "elements were written by more than one block" in race.message
     # no mask is filled: a halo is not this kernel's (conv2d's halo_threads_store.cu is)
     assert "halo" not in race.message and race.block == (1, 0, 0)
+
+
+FOLDED = r"""
+__global__ void k(float* P, int n, int m) {
+    int i = threadIdx.x;
+    if (i < n) P[i % m] = (float)i;                /* threads i and i + m collide where m < n */
+}
+"""
+
+
+def test_two_threads_storing_one_element_are_a_race_of_each_case_they_collide_in(kit, no_nvcc):
+    """The stores collide only where m < n: each such case's run names the two threads
+    (RaceScope.STORES), the later ones too, whose race would otherwise be left unlocated
+    and reach every case; a case where they do not collide has no race."""
+    build = kit.built(FOLDED)
+    line = line_of(FOLDED, "P[i % m]")
+    for m in (4, 2):
+        result = kit.run(build, "k", 1, 8, [out("P", 8), integer("n", 8), integer("m", m)])
+        race = only(result, Kind.RACE)
+        assert race.race_scope == RaceScope.STORES and race.line == line
+        pair = f"Threads (0,0,0) and ({m},0,0) of block (0,0,0) both stored into P[0]"
+        assert pair in race.message
+    clean = kit.run(build, "k", 1, 8, [out("P", 8), integer("n", 8), integer("m", 8)])
+    assert clean.diagnostics == []
 
 
 def test_a_race_inside_one_block_is_still_called_one(kit, rng, no_nvcc):

@@ -81,6 +81,24 @@ def test_a_race_the_model_found_fails_every_case_and_says_where(model):
         )
 
 
+def test_two_threads_storing_one_element_fail_every_case_on_a_gpu(model):
+    """every_thread_stores.cu: every thread of a block stores its own sum into the block's
+    element. The CPU backend's thread orders find that in each case where it happens, and
+    fail that case (RaceScope.STORES); on a GPU no run watches the other cases, whose
+    lanes may store in an order that leaves the right sum, so the model's finding reaches
+    every case, and does not place the GPU's own race of two runs among blocks."""
+    lab = labs.get("reduction")
+    case, cases, outcome = profile_run(model, lab, "every_thread_stores.cu", None)
+    [found] = model_findings.believed(outcome)
+    assert found.race_scope == RaceScope.STORES and "both stored into output[0]" in found.message
+    gpu = lucky(cases)
+    raced = two_runs_differed(next(c for c in gpu if c.name != case.name))
+    model_findings.believe(case, outcome, gpu)
+    model_findings.placed(outcome, gpu)
+    assert not any(c.passed for c in gpu)
+    assert RaceScope.RUNS in {d.race_scope for d in raced.diagnostics}
+
+
 def test_a_public_case_is_told_of_a_race_at_a_hidden_profile_case_without_its_name_or_sizes(
     model,
 ):
