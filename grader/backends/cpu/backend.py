@@ -100,9 +100,10 @@ class CpuBackend(Backend):
 
     def run_ahead(self, build: Build, launch: Launch, timeout: float) -> RunOutcome | None:
         """None where the run shows the module's first race among threads, which `run`
-        locates in the case that comes first; or where it timed out: beside another run
-        it had part of the cores, and a slow kernel must get the time it gets in turn
-        before it counts as hung (the timeout is wall-clock)."""
+        locates in the case that comes first; or where it timed out: the timeout counts
+        the CPU time the kernel worked, which another run beside it does not change, but
+        a kernel that waits is stopped by the wall clock (runtime/signals.cpp), which
+        does, so the run in turn says whether it hung."""
         try:
             outcome = self._launch(build, launch, timeout, self._stop)
         except _InTurn:
