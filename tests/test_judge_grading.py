@@ -200,6 +200,26 @@ def test_a_refused_build_leaves_no_case_graded():
     assert result.score == 0 and result.status == Status.ERROR
 
 
+def test_a_refusal_the_gpus_model_put_on_each_case_is_the_results_as_on_the_cpu():
+    """On a GPU the CPU model's refusal fails each case (grader.judge.model_findings
+    .refuse), and the profile it could not take counts the rules that measure the work as
+    broken: concluded, the result holds the refusal once and no rule, as the CPU
+    backend's does, and no case is graded."""
+    refusal = Diagnostic(Kind.COMPILE_ERROR, "The model refused k.cu:3", line=3, refused=True)
+    cases = [case("a", PUBLIC, Status.FAILED), case("b", HIDDEN, Status.FAILED)]
+    for failed in cases:
+        failed.diagnostics = [refusal]
+    result = graded(cases)
+    rule = Diagnostic(Kind.REQUIREMENT, "The rule counts as broken until that run ends.")
+    result.diagnostics = [rule]
+    grading.conclude(LAB, result, hidden_run=True, speed_graded=False)
+    assert result.diagnostics == [refusal]
+    assert [(c.status, c.hint, c.diagnostics) for c in result.cases] == 2 * [
+        (Status.ERROR, grading.REFUSED, [])
+    ]
+    assert result.score == 0 and result.status == Status.ERROR
+
+
 def test_a_compile_error_that_is_no_refusal_leaves_the_other_cases_graded():
     result = graded([case("a", PUBLIC), case("b", PUBLIC, Status.ERROR)])
     result.diagnostics = [Diagnostic(Kind.COMPILE_ERROR, "k.cu:3: no TILE_X", line=3)]

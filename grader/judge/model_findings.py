@@ -69,7 +69,9 @@ def refuse(refusals: list[Diagnostic], cases: list[CaseResult]) -> None:
     """Fail every case for what the CPU model's build refused in the file (Build.refused:
     an attribute that would hide the kernel's accesses from the checks), as the CPU
     backend's build fails them: the GPU ran the kernel, but with the grader blind to its
-    threads' accesses, which the text chose. The sentences name lines, no case."""
+    threads' accesses, which the text chose. The sentences name lines, no case; the
+    grading's conclusion lifts them onto the result, which then holds what the CPU
+    backend's holds (grader.judge.grading.refusal_fails_every_case)."""
     said = [
         dataclasses.replace(
             refusal,

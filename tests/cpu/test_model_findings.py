@@ -203,6 +203,42 @@ def test_a_file_the_model_refuses_fails_every_case_as_on_the_cpu(model):
     assert points == 0
 
 
+class LuckyGpu(CpuBackend):
+    """A GPU as a grading sees one, whose cases run what its own compile built: here the
+    CPU backend's plain builds, which run a copy the CPU model's census build refuses.
+    The grading has the CPU model run the profile case apart, as on a GPU."""
+
+    name = "cuda"
+
+    def build(self, submission, macros, launch_defaults, census=False):
+        return super().build(submission, macros, launch_defaults)
+
+    def watches_races(self) -> bool:
+        return False
+
+
+def test_a_file_the_model_refuses_gets_the_cpu_backends_findings_on_a_gpu(model):
+    """serial_builtin_copy.cu: one thread's loads by __builtin_memcpy, a copy no hook
+    sees. Both gradings refuse it with its line, grade no case, and count no rule that
+    measures the work as broken (the GPU's profile, refused, had done so)."""
+    lab = labs.get("reduction")
+    path = wrong("reduction", "serial_builtin_copy.cu")
+    on_cpu = grade(lab, path, model, Options(backend="cpu", timing=False))
+    with LuckyGpu(jobs=1) as gpu:
+        on_gpu = grade(lab, path, gpu, Options(backend="cuda", timing=False))
+
+    def findings(result):
+        cases = [(c.name, c.status, c.hint, c.diagnostics) for c in result.cases]
+        said = [(d.kind, d.line, d.refused) for d in result.diagnostics]
+        return cases, said, result.status, result.score
+
+    assert findings(on_gpu) == findings(on_cpu)
+    assert [(d.kind, d.line) for d in on_cpu.diagnostics] == [(Kind.COMPILE_ERROR, 20)]
+    [refusal] = on_gpu.diagnostics
+    assert refusal.message.startswith("The grader's CPU model, which watches")
+    assert refusal.message.endswith(on_cpu.diagnostics[0].message)
+
+
 # the atomics of histogram's reference made with PTX's own instruction
 PTX_ATOMICS = """\
 __global__ void histogram(const unsigned char* input, unsigned int* bins, int n)
