@@ -63,8 +63,11 @@ def test_a_race_in_a_public_case_fails_every_case():
     assert all(c.status == Status.FAILED for c in cases)
 
 
-def test_a_race_of_one_case_fails_that_case_alone():
-    cases = [raced("p1", PUBLIC, RaceScope.CASE), case("p2", PUBLIC)]
+@pytest.mark.parametrize("scope", [RaceScope.CASE, RaceScope.STORES])
+def test_a_race_of_one_case_fails_that_case_alone(scope):
+    """Two blocks, or two threads of a block, storing into one element: the CPU backend's
+    run of each case finds it where it happens (a GPU's model: test_model_findings.py)."""
+    cases = [raced("p1", PUBLIC, scope), case("p2", PUBLIC)]
     grading.race_fails_every_case(LAB, cases)
     assert cases[1].passed and not cases[1].diagnostics
 
@@ -193,6 +196,26 @@ def test_a_refused_build_leaves_no_case_graded():
     grading.conclude(LAB, result, hidden_run=True, speed_graded=False)
     assert [(c.name, c.status, c.hint, c.diagnostics) for c in result.cases] == [
         (name, Status.ERROR, grading.REFUSED, []) for name in "abc"
+    ]
+    assert result.score == 0 and result.status == Status.ERROR
+
+
+def test_a_refusal_the_gpus_model_put_on_each_case_is_the_results_as_on_the_cpu():
+    """On a GPU the CPU model's refusal fails each case (grader.judge.model_findings
+    .refuse), and the profile it could not take counts the rules that measure the work as
+    broken: concluded, the result holds the refusal once and no rule, as the CPU
+    backend's does, and no case is graded."""
+    refusal = Diagnostic(Kind.COMPILE_ERROR, "The model refused k.cu:3", line=3, refused=True)
+    cases = [case("a", PUBLIC, Status.FAILED), case("b", HIDDEN, Status.FAILED)]
+    for failed in cases:
+        failed.diagnostics = [refusal]
+    result = graded(cases)
+    rule = Diagnostic(Kind.REQUIREMENT, "The rule counts as broken until that run ends.")
+    result.diagnostics = [rule]
+    grading.conclude(LAB, result, hidden_run=True, speed_graded=False)
+    assert result.diagnostics == [refusal]
+    assert [(c.status, c.hint, c.diagnostics) for c in result.cases] == 2 * [
+        (Status.ERROR, grading.REFUSED, [])
     ]
     assert result.score == 0 and result.status == Status.ERROR
 

@@ -346,8 +346,8 @@ class Grading:
 
     def alone(self, waiting: deque[Waiting]) -> None:
         """Stop the runs made ahead of the cases waiting, which are then made in turn, as
-        are the cases after them: a run in turn has the cores to itself, and a kernel's
-        timeout, which is wall-clock, then means what it means in a grading in turn."""
+        are the cases after them: a run in turn has the cores to itself, and the wall
+        clock that stops a kernel that waits then runs as in a grading in turn."""
         self.in_turn = True
         if any(isinstance(w[3], Future) for w in waiting):
             self.backend.stop_runs()

@@ -249,9 +249,16 @@ def refusal_fails_every_case(result: Result) -> None:
     looks for where it is a copy) is graded in none of its cases, as a file that does not
     compile: its other builds ran a kernel the grader was kept from watching, and a
     student would otherwise keep the points of every case but the one or two the census
-    build runs. A GPU grading refuses it alike (grader.judge.model_findings.refuse)."""
-    if not any(d.refused for d in result.diagnostics):
+    build runs. A GPU grading, whose CPU model refused it (grader.judge.model_findings
+    .refuse, on each case), is given the same findings: the refusal, once, and no rule
+    that measures the work counted as broken, since nothing was graded."""
+    lifted = [d for c in result.cases for d in c.diagnostics if d.refused]
+    if not lifted and not any(d.refused for d in result.diagnostics):
         return
+    result.diagnostics = [d for d in result.diagnostics if d.kind != Kind.REQUIREMENT]
+    for refusal in lifted:
+        if refusal not in result.diagnostics:
+            result.diagnostics.append(refusal)
     result.cases = [
         CaseResult(
             name=c.name, visibility=c.visibility, sizes=c.sizes, status=Status.ERROR, hint=REFUSED

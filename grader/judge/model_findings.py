@@ -8,6 +8,9 @@ backend that graded it. Each finding reaches the cases the CPU backend's own wou
 
 - a race among a block's threads (RaceScope.EVERY_CASE) fails every case, a public one
   too where the profile case is hidden (then the sentence names no case and no size);
+- two threads of a block storing into one element (RaceScope.STORES) fail every case
+  too: the CPU backend's thread orders find them in each case where they happen, but no
+  run watches the GPU's other cases, whose lanes may leave the right value by luck;
 - a race of one case (RaceScope.CASE: two blocks storing into one element) fails the
   profile case;
 - a barrier not every thread reaches fails the profile case; and where the GPU's own
@@ -66,7 +69,9 @@ def refuse(refusals: list[Diagnostic], cases: list[CaseResult]) -> None:
     """Fail every case for what the CPU model's build refused in the file (Build.refused:
     an attribute that would hide the kernel's accesses from the checks), as the CPU
     backend's build fails them: the GPU ran the kernel, but with the grader blind to its
-    threads' accesses, which the text chose. The sentences name lines, no case."""
+    threads' accesses, which the text chose. The sentences name lines, no case; the
+    grading's conclusion lifts them onto the result, which then holds what the CPU
+    backend's holds (grader.judge.grading.refusal_fails_every_case)."""
     said = [
         dataclasses.replace(
             refusal,
@@ -123,7 +128,7 @@ def placed(outcome: RunOutcome, cases: list[CaseResult]) -> None:
 
 def _every_case(finding: Diagnostic, lucky: bool) -> bool:
     if finding.kind == Kind.RACE:
-        return finding.race_scope == RaceScope.EVERY_CASE
+        return finding.race_scope in (RaceScope.EVERY_CASE, RaceScope.STORES)
     return lucky
 
 

@@ -61,12 +61,18 @@ class RaceScope(StrEnum):
     """What a race's finding covers, said where the race is found. Threads of a block that
     race leave the outcome to timing wherever the code runs: the finding covers every
     case. Two blocks storing into one element come from an index that goes wrong at some
-    sizes only: it covers the case it shows in. Two runs of a case that gave different
-    outputs (a GPU's) do not say which of the two it is: they cover every case, unless the
-    CPU model's run says it is blocks' (grader.judge.model_findings.placed)."""
+    sizes only: it covers the case it shows in. Two threads of a block storing into one
+    output element (STORES) cover the case they show in where every case's run looks for
+    them, as the CPU backend's two thread orders do (they leave such an element different
+    in each case where it happens); a GPU's lanes store in an order of its own, which may
+    leave the right value at every size, so the CPU model's finding of them covers every
+    case there (grader.judge.model_findings). Two runs of a case that gave different
+    outputs (a GPU's) do not say which it is: they cover every case, unless the CPU
+    model's run says it is blocks' (grader.judge.model_findings.placed)."""
 
     CASE = "case"
     EVERY_CASE = "every_case"
+    STORES = "stores"
     RUNS = "runs"
 
 

@@ -3,13 +3,17 @@ kind, the thread, the block, the buffer by its parameter name, the element, the 
 
 from __future__ import annotations
 
+import resource
+import time
+
 import numpy as np
 import pytest
 from cpu_kit import inp, integer, kinds, only, out
 
 from grader import defaults, labs
+from grader.backends.cpu.contract import WALL_FACTOR
 from grader.model.interface import check
-from grader.model.result import Kind
+from grader.model.result import Kind, RaceScope
 
 # The tiled matrix multiply every case below starts from; LINE marks are looked up.
 TILED = r"""
@@ -255,6 +259,63 @@ def test_a_loop_of_barriers_that_never_ends_names_its_barriers_whoever_ran_last(
     first, second = line_of(source, "first"), line_of(source, "second")
     assert f"kept meeting at the __syncthreads() at lines {first} and {second}" in message
     assert (line, block, thread) == (first, (0, 0, 0), None)
+
+
+WAITS = r"""
+extern "C" int usleep(unsigned int);
+__global__ void k(float* P, int us) {
+    if (threadIdx.x == 0) for (int left = us; left > 0; left -= 100000) usleep(100000);
+    P[threadIdx.x] = 1.0f;
+}
+"""
+
+
+def worker_run(kit, build, kernel: str, args: list, timeout: float):
+    """The outcome of one run, with its wall seconds and the CPU seconds its worker used
+    (the machine's other load does not add to those)."""
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+    result = kit.run(build, kernel, 2, 32, args, timeout=timeout)
+    after, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic() - start
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return result, wall, cpu
+
+
+def test_a_kernel_is_timed_by_its_work_and_one_that_only_waits_by_the_wall_clock(kit, no_nvcc):
+    """The timeout counts the CPU time a kernel worked, not the time a machine busy with
+    other work gave it (runtime/signals.cpp): a kernel that waits 0.6 s a pass, working
+    for none of it, passes a timeout of 0.3 s; one that waits forever is stopped at
+    WALL_FACTOR times its timeout, with the sentence of any hang."""
+    build = kit.built(WAITS)
+    result, wall, _ = worker_run(kit, build, "k", [out("P", 64), integer("us", 600000)], 0.3)
+    assert not result.timed_out and result.diagnostics == [] and wall > 1.2
+    forever = [out("P", 64), integer("us", 1 << 30)]
+    result, wall, cpu = worker_run(kit, build, "k", forever, 0.25)
+    assert result.timed_out and cpu < 1.0
+    assert 0.25 * WALL_FACTOR <= wall < 0.25 * WALL_FACTOR + 4
+    assert "did not finish within 0.25 s" in only(result, Kind.TIMEOUT).message
+
+
+def test_one_endless_block_is_stopped_by_its_own_cpu_time(kit, no_nvcc):
+    """A block that never ends while the pool's other thread has run out of blocks: the
+    block's own CPU time reaches the timeout first, as its wall time does on an idle
+    machine, not the pool's CPU time shared over its two threads, which would take twice
+    as long."""
+    source = r"""
+    __global__ void k(float* P) {
+        volatile int forever = 1;
+        if (blockIdx.x == 0) while (forever) {}       /* never ends */
+        P[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+    }
+    """
+    build, jobs = kit.built(source), kit.backend.jobs
+    try:
+        kit.backend.jobs = 2
+        result, _, cpu = worker_run(kit, build, "k", [out("P", 64)], 1.0)
+    finally:
+        kit.backend.jobs = jobs
+    diag = only(result, Kind.TIMEOUT)
+    assert result.timed_out and diag.block == (0, 0, 0)
+    assert diag.line == line_of(source, "never ends") and 1.0 <= cpu < 1.6
 
 
 def test_integer_division_by_zero(kit, no_nvcc):
@@ -567,6 +628,30 @@ def test_two_blocks_writing_one_element_are_named(kit, no_nvcc):
     assert "elements were written by more than one block" in race.message
     # no mask is filled: a halo is not this kernel's (conv2d's halo_threads_store.cu is)
     assert "halo" not in race.message and race.block == (1, 0, 0)
+
+
+FOLDED = r"""
+__global__ void k(float* P, int n, int m) {
+    int i = threadIdx.x;
+    if (i < n) P[i % m] = (float)i;                /* threads i and i + m collide where m < n */
+}
+"""
+
+
+def test_two_threads_storing_one_element_are_a_race_of_each_case_they_collide_in(kit, no_nvcc):
+    """The stores collide only where m < n: each such case's run names the two threads
+    (RaceScope.STORES), the later ones too, whose race would otherwise be left unlocated
+    and reach every case; a case where they do not collide has no race."""
+    build = kit.built(FOLDED)
+    line = line_of(FOLDED, "P[i % m]")
+    for m in (4, 2):
+        result = kit.run(build, "k", 1, 8, [out("P", 8), integer("n", 8), integer("m", m)])
+        race = only(result, Kind.RACE)
+        assert race.race_scope == RaceScope.STORES and race.line == line
+        pair = f"Threads (0,0,0) and ({m},0,0) of block (0,0,0) both stored into P[0]"
+        assert pair in race.message
+    clean = kit.run(build, "k", 1, 8, [out("P", 8), integer("n", 8), integer("m", 8)])
+    assert clean.diagnostics == []
 
 
 def test_a_race_inside_one_block_is_still_called_one(kit, rng, no_nvcc):

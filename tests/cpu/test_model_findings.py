@@ -81,6 +81,24 @@ def test_a_race_the_model_found_fails_every_case_and_says_where(model):
         )
 
 
+def test_two_threads_storing_one_element_fail_every_case_on_a_gpu(model):
+    """every_thread_stores.cu: every thread of a block stores its own sum into the block's
+    element. The CPU backend's thread orders find that in each case where it happens, and
+    fail that case (RaceScope.STORES); on a GPU no run watches the other cases, whose
+    lanes may store in an order that leaves the right sum, so the model's finding reaches
+    every case, and does not place the GPU's own race of two runs among blocks."""
+    lab = labs.get("reduction")
+    case, cases, outcome = profile_run(model, lab, "every_thread_stores.cu", None)
+    [found] = model_findings.believed(outcome)
+    assert found.race_scope == RaceScope.STORES and "both stored into output[0]" in found.message
+    gpu = lucky(cases)
+    raced = two_runs_differed(next(c for c in gpu if c.name != case.name))
+    model_findings.believe(case, outcome, gpu)
+    model_findings.placed(outcome, gpu)
+    assert not any(c.passed for c in gpu)
+    assert RaceScope.RUNS in {d.race_scope for d in raced.diagnostics}
+
+
 def test_a_public_case_is_told_of_a_race_at_a_hidden_profile_case_without_its_name_or_sizes(
     model,
 ):
@@ -183,6 +201,42 @@ def test_a_file_the_model_refuses_fails_every_case_as_on_the_cpu(model):
     assert all("unsanitized_missing_sync.cu:8: no_sanitize_address" in said(c) for c in gpu)
     points = scoring.correctness(lab.scoring, gpu, hidden_run=False).points
     assert points == 0
+
+
+class LuckyGpu(CpuBackend):
+    """A GPU as a grading sees one, whose cases run what its own compile built: here the
+    CPU backend's plain builds, which run a copy the CPU model's census build refuses.
+    The grading has the CPU model run the profile case apart, as on a GPU."""
+
+    name = "cuda"
+
+    def build(self, submission, macros, launch_defaults, census=False):
+        return super().build(submission, macros, launch_defaults)
+
+    def watches_races(self) -> bool:
+        return False
+
+
+def test_a_file_the_model_refuses_gets_the_cpu_backends_findings_on_a_gpu(model):
+    """serial_builtin_copy.cu: one thread's loads by __builtin_memcpy, a copy no hook
+    sees. Both gradings refuse it with its line, grade no case, and count no rule that
+    measures the work as broken (the GPU's profile, refused, had done so)."""
+    lab = labs.get("reduction")
+    path = wrong("reduction", "serial_builtin_copy.cu")
+    on_cpu = grade(lab, path, model, Options(backend="cpu", timing=False))
+    with LuckyGpu(jobs=1) as gpu:
+        on_gpu = grade(lab, path, gpu, Options(backend="cuda", timing=False))
+
+    def findings(result):
+        cases = [(c.name, c.status, c.hint, c.diagnostics) for c in result.cases]
+        said = [(d.kind, d.line, d.refused) for d in result.diagnostics]
+        return cases, said, result.status, result.score
+
+    assert findings(on_gpu) == findings(on_cpu)
+    assert [(d.kind, d.line) for d in on_cpu.diagnostics] == [(Kind.COMPILE_ERROR, 20)]
+    [refusal] = on_gpu.diagnostics
+    assert refusal.message.startswith("The grader's CPU model, which watches")
+    assert refusal.message.endswith(on_cpu.diagnostics[0].message)
 
 
 # the atomics of histogram's reference made with PTX's own instruction

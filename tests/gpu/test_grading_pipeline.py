@@ -13,6 +13,7 @@ import pytest
 from grader import labs
 from grader.course import stages
 from grader.grading.pipeline import Options, check, grade
+from grader.judge.grading import REFUSED
 from grader.model.result import Kind, Status
 
 BASELINE = (labs.get("matmul-naive").home / "baseline.cu").read_bytes()
@@ -123,8 +124,9 @@ def test_a_gpu_gradings_cpu_model_is_a_stage_of_its_own(backend, tmp_path):
 )
 def test_a_file_the_grader_refuses_gets_the_cpu_backends_grade_on_a_gpu(lab, name, line, secret):
     """nvcc builds each file, and the GPU's cases may pass; the CPU model's build refuses
-    the text with its line, and every case fails as on the CPU backend (timing too: it
-    waits for every case)."""
+    the text with its line, and the GPU grading holds what the CPU backend's does: the
+    refusal, once, no case graded, and no rule that measures the work counted as broken
+    (timing waits for every case, so it does not run)."""
     path = labs.get(lab).home / "wrong" / name
     graded = {
         backend: check(lab, path, Options(backend=backend, secret=secret))
@@ -132,8 +134,14 @@ def test_a_file_the_grader_refuses_gets_the_cpu_backends_grade_on_a_gpu(lab, nam
     }
     on_cpu, on_gpu = graded["cpu"], graded["cuda"]
     assert on_gpu.score == on_cpu.score == 0 and on_gpu.performance is None
-    assert not any(c.passed for c in on_gpu.cases) and not any(c.passed for c in on_cpu.cases)
-    refusals = [d for c in on_gpu.cases for d in c.diagnostics if d.kind == Kind.COMPILE_ERROR]
-    assert len(refusals) >= len(on_gpu.cases) and {d.line for d in refusals} == {line}
+    assert on_gpu.status == on_cpu.status == Status.ERROR
+    for result in (on_cpu, on_gpu):
+        assert {(c.status, c.hint, len(c.diagnostics)) for c in result.cases} == {
+            (Status.ERROR, REFUSED, 0)
+        }
+    assert [(d.kind, d.line) for d in on_gpu.diagnostics] == [
+        (d.kind, d.line) for d in on_cpu.diagnostics
+    ]
     [own] = [d for d in on_cpu.diagnostics if d.kind == Kind.COMPILE_ERROR]
-    assert all(d.message.endswith(own.message) for d in refusals)  # the CPU's sentence
+    [refusal] = [d for d in on_gpu.diagnostics if d.refused]
+    assert refusal.line == line and refusal.message.endswith(own.message)  # the CPU's sentence

@@ -45,7 +45,7 @@ class CpuBackend(Backend):
         self._controls: dict[int, building.Artifact] = {}  # arity -> the grader's module
         # module -> how it was built, for the build with load hooks a hazard run needs
         self._made: dict[Path, tuple[Submission, dict[str, int], LaunchDefaults]] = {}
-        self._hazards_sought: set[Path] = set()  # modules whose first race was looked into
+        self._hazards_sought: set[Path] = set()  # modules whose block's race was located
         self._shelf = Shelf()  # each module once, linked into every job folder
         self._stop = Stop()  # the workers of the runs made ahead now
         scratch.sweep()  # what graders killed before us (a batch's timed-out workers) left
@@ -100,9 +100,10 @@ class CpuBackend(Backend):
 
     def run_ahead(self, build: Build, launch: Launch, timeout: float) -> RunOutcome | None:
         """None where the run shows the module's first race among threads, which `run`
-        locates in the case that comes first; or where it timed out: beside another run
-        it had part of the cores, and a slow kernel must get the time it gets in turn
-        before it counts as hung (the timeout is wall-clock)."""
+        locates in the case that comes first; or where it timed out: the timeout counts
+        the CPU time the kernel worked, which another run beside it does not change, but
+        a kernel that waits is stopped by the wall clock (runtime/signals.cpp), which
+        does, so the run in turn says whether it hung."""
         try:
             outcome = self._launch(build, launch, timeout, self._stop)
         except _InTurn:
@@ -277,7 +278,11 @@ class CpuBackend(Backend):
         """The first race among a block's threads a module shows outside the census run
         (which watched its accesses itself): run that case again to find the accesses
         that race (runtime/hazards.cpp), in the module built with load hooks, and name
-        their threads and lines. Once per module: each case costs an instrumented run."""
+        their threads and lines. Once per module, since each case costs an instrumented
+        run and the race reaches every case; but where it turned out to be two threads
+        storing into one element (RaceScope.STORES: that case's alone), the next case
+        that shows a race is looked into too, or its race, left unexplained, would reach
+        every case."""
         race = next((d for d in out.diagnostics if d.race_scope == RaceScope.EVERY_CASE), None)
         made = self._made.get(artifact.module)
         if (
@@ -289,15 +294,18 @@ class CpuBackend(Backend):
             return
         if settings.stop is not None:  # made ahead: an earlier case may show a race too
             raise _InTurn
-        self._hazards_sought.add(artifact.module)
         hooked = self._hooked(artifact)
         if hooked is None:
+            self._hazards_sought.add(artifact.module)
             return
         seek = dataclasses.replace(settings, jobs=1, hazards=True, profile="")
         report = execute(hooked, launch, timeout, seek, self._shelf, state)
         locate = diagnose.Locator(hooked, self._shelf)
         at = out.diagnostics.index(race)
-        out.diagnostics[at : at + 1] = diagnose.explained(race, report, launch, locate)
+        found = diagnose.explained(race, report, launch, locate)
+        out.diagnostics[at : at + 1] = found
+        if any(d.race_scope == RaceScope.EVERY_CASE for d in found):
+            self._hazards_sought.add(artifact.module)
 
     def _note_layers(self, report: Report) -> None:
         """The layers its worker applied, as the worker recorded them before any code of

@@ -29,11 +29,17 @@ class Exit(IntEnum):
     TIMEOUT = 43  # the worker's own watchdog stopped the kernel
 
 
+# A phase's timeout counts the CPU time it worked (runtime/signals.cpp), so that a busy
+# machine does not make a kernel hang; one that waits without working is stopped at this
+# many times its seconds of wall time.
+WALL_FACTOR = 8
+
 # The runner's numbers: name -> (C++ type, value).
 NUMBERS = {
     "CANARY": ("uint32_t", CANARY_BITS),  # the fill of the pages around each buffer
     "SHARED_FILL": ("uint32_t", SHARED_FILL_BITS),  # shared memory no thread wrote
     "FIBER_STACK": ("size_t", MAX_LOCAL),  # a CUDA thread's stack: its local memory at most
+    "WALL_FACTOR": ("unsigned", WALL_FACTOR),
 }
 
 # job.txt, which grader.backends.cpu.job writes for `runner run`: one key a line, its

@@ -34,7 +34,7 @@ import numpy as np
 from grader import defaults, machine, waiting
 from grader.backends.cpu import elf, protocol, runner
 from grader.backends.cpu.build import Artifact
-from grader.backends.cpu.contract import FILES
+from grader.backends.cpu.contract import FILES, WALL_FACTOR
 from grader.backends.cpu.protocol import Record
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
@@ -144,10 +144,12 @@ def execute(
         shelf.place(artifact.module, scratch / MODULE)  # after: it stays the grader's
         # The worker's stderr goes to a file, which its file size limit bounds.
         with open(scratch / "stderr.txt", "wb") as stderr:
-            # loading and each pass have the worker's own watchdog; this is the
-            # parent's backstop if even that fails
+            # loading and each pass have the worker's own watchdog, which a busy machine
+            # may let run WALL_FACTOR times as long; this is the parent's backstop if
+            # even that fails
+            backstop = WALL_FACTOR * (PASSES + 1) * timeout + 5
             returncode, records = _run([str(program), "run", str(scratch)], scratch, stderr,
-                                       (PASSES + 1) * timeout + 5, settings.stop)  # fmt: skip
+                                       backstop, settings.stop)  # fmt: skip
         report = Report(returncode)
         report.stderr = _tail(scratch / "stderr.txt")
         _read_records(records, report)

@@ -267,7 +267,8 @@ void output_flush_fd(int fd);
 void signals_install();
 void signals_thread_init(); /* a sigaltstack for this thread */
 void watchdog_start();
-void watchdog_arm(double seconds, const char* phase);
+/* A phase of `seconds` of work on `cores` threads (signals.cpp says how it is measured). */
+void watchdog_arm(double seconds, const char* phase, int cores);
 void watchdog_disarm();
 
 /* The first pass's findings land here; fault reports say which pass they came from. */

@@ -435,7 +435,8 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
         L.needs_fibers.store(true); /* every thread in the fibers' copy of the kernel */
         profile_begin(areas, L.nthreads);
     }
-    watchdog_arm(writers ? job.timeout / 2 : job.timeout, "kernel");
+    /* the pass that learns which block wrote what runs every block on one thread */
+    watchdog_arm(writers ? job.timeout / 2 : job.timeout, "kernel", writers ? 1 : pool_size());
     Counts counts;
     counts_take(&counts); /* from zero: nothing before this pass counts */
     double t0 = now();
@@ -508,7 +509,7 @@ static int run(const char* dir, int records) {
     /* From here on the submission's code runs (its global constructors at dlopen). */
     Line().str("load").write();
 
-    watchdog_arm(job.timeout, "load");
+    watchdog_arm(job.timeout, "load", 1); /* the constructors run on this thread */
     if (!module_load(job.module.c_str(), &error)) fail("load", error.c_str(), EXIT_LOAD);
     watchdog_disarm();
     std::vector<void*> fns = {dlsym(module.handle, ("grader_loop_" + job.kernel).c_str()),

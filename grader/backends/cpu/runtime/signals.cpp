@@ -7,10 +7,18 @@
    addr2line. Then the process ends. Handlers run on an alternate stack, since a fiber
    whose stack overflowed has none left.
 
-   The watchdog is a thread that sleeps until the deadline of the current phase. If the
-   kernel is still running then, it interrupts every pool thread (SIGUSR2) to learn which
-   CUDA thread each was running and where, writes a "timeout" record and ends the
-   process. The parent also kills the worker later, in case even this does not work. */
+   The watchdog is a thread that looks at the current phase every POLL_MS. A phase's
+   budget is the work it did, in CPU time, not the time the machine gave it, so that a
+   kernel gets the same verdict on a machine busy with other work: the phase has hung
+   once the CPU time of the whole process, shared over the cores the phase has (the
+   pool's threads; one where a single thread works), or that of the one block a pool
+   thread has run longest, reaches its seconds. On an idle machine each is at most the
+   wall time the phase took, so a kernel that hangs there is stopped when it was before.
+   A phase that waits without working (a sleep, a call that blocks) uses no CPU time: the
+   wall clock stops it at WALL_FACTOR times its seconds. Then the watchdog interrupts
+   every pool thread (SIGUSR2) to learn which CUDA thread each was running and where,
+   writes a "timeout" record and ends the process. The parent also kills the worker
+   later, in case even this does not work. */
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -166,10 +174,23 @@ static Probe g_probes[1024];
 static std::mutex g_wd_lock;
 static std::condition_variable g_wd_cv;
 static bool g_wd_armed = false;
-static std::chrono::steady_clock::time_point g_wd_deadline;
+static std::chrono::steady_clock::time_point g_wd_start;
 static const char* g_wd_phase = "";
 static double g_wd_seconds = 0;
+static double g_wd_cpu = 0; /* the process's CPU time when the phase began */
+static int g_wd_cores = 1;
 static pthread_t g_main;
+static const int POLL_MS = 20;
+
+/* What the watchdog last saw a pool thread run: the block, and the thread's CPU time
+   when it first saw it there. */
+struct Watch {
+    clockid_t clock{};
+    bool clocked = false;
+    long block = -1;
+    double since = 0;
+};
+static Watch g_watch[1024];
 
 static void on_probe(int, siginfo_t*, void* ucv) {
     Machine m = machine_of(ucv, 0);
@@ -257,6 +278,42 @@ static void fire() {
     _exit(EXIT_TIMEOUT);
 }
 
+static double cpu_seconds(clockid_t clock) {
+    struct timespec ts = {0, 0};
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The CPU time of the block pool thread `i` runs, since the watchdog first saw it
+   there; 0 for a thread between blocks. */
+static double block_seconds(int i) {
+    Watch& seen = g_watch[i];
+    const Worker* w = pool_worker(i);
+    long block = __atomic_load_n(&w->block, __ATOMIC_RELAXED);
+    if (!seen.clocked || !w->busy) {
+        seen.block = -1;
+        return 0;
+    }
+    double now = cpu_seconds(seen.clock);
+    if (block != seen.block) {
+        seen.block = block;
+        seen.since = now;
+    }
+    return now - seen.since;
+}
+
+/* Whether the armed phase has used its budget (with g_wd_lock held). */
+static bool spent() {
+    std::chrono::duration<double> wall = std::chrono::steady_clock::now() - g_wd_start;
+    if (wall.count() >= g_wd_seconds * WALL_FACTOR) return true;
+    if ((cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - g_wd_cpu) / g_wd_cores >= g_wd_seconds) {
+        return true;
+    }
+    bool over = false; /* every thread's block looked at, so each is seen from its start */
+    for (int i = 0; i < pool_size() && i < 1024; ++i) over |= block_seconds(i) >= g_wd_seconds;
+    return over;
+}
+
 static void* watchdog_main(void*) {
     std::unique_lock<std::mutex> hold(g_wd_lock);
     for (;;) {
@@ -264,10 +321,8 @@ static void* watchdog_main(void*) {
             g_wd_cv.wait(hold);
             continue;
         }
-        if (g_wd_cv.wait_until(hold, g_wd_deadline) == std::cv_status::timeout && g_wd_armed &&
-            std::chrono::steady_clock::now() >= g_wd_deadline) {
-            fire();
-        }
+        g_wd_cv.wait_for(hold, std::chrono::milliseconds(POLL_MS));
+        if (g_wd_armed && spent()) fire();
     }
     return nullptr;
 }
@@ -278,13 +333,18 @@ void watchdog_start() {
     pthread_create(&t, nullptr, watchdog_main, nullptr);
 }
 
-void watchdog_arm(double seconds, const char* phase) {
+void watchdog_arm(double seconds, const char* phase, int cores) {
     std::lock_guard<std::mutex> hold(g_wd_lock);
     g_wd_armed = true;
     g_wd_phase = phase;
     g_wd_seconds = seconds;
-    g_wd_deadline = std::chrono::steady_clock::now() +
-                    std::chrono::microseconds((long long)(seconds * 1e6));
+    g_wd_cores = cores < 1 ? 1 : cores;
+    g_wd_start = std::chrono::steady_clock::now();
+    g_wd_cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    for (int i = 0; i < pool_size() && i < 1024; ++i) {
+        g_watch[i].block = -1;
+        g_watch[i].clocked = pthread_getcpuclockid(pool_thread(i), &g_watch[i].clock) == 0;
+    }
     g_wd_cv.notify_all();
 }
 
