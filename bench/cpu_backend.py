@@ -327,7 +327,8 @@ def counted_compilers() -> list[tuple[str, str, str, float]]:
 
 def _invocation(argv: list[str]) -> tuple[str, str, str]:
     """(tool, file, build kind) of a process the grading ran: a compiler inside `sandbox
-    exec ... --`, or a worker."""
+    exec ... --`, or a worker. A ptxas run is named with the macros of the nvcc run whose
+    folder it compiles in."""
     cmd = argv[argv.index("--") + 1 :] if "--" in argv else argv
     tool = Path(cmd[0]).name
     if tool not in COMPILERS and not tool.endswith(("g++", "c++", "clang++")):
@@ -335,13 +336,42 @@ def _invocation(argv: list[str]) -> tuple[str, str, str]:
     tool = COMPILERS.get(tool, tool)
     source = Path(cmd[-1]).name if tool != "c++filt" else ""
     macros = " ".join(a[2:] for a in cmd if re.match(r"-D[A-Z][A-Z_]*=\d+$", a))
+    folder = str(Path(cmd[-1]).parent)
     if tool == "ptxas":
-        kind = "resources"
+        kind, macros = "resources", _nvcc_macros.get(folder, "")
     elif tool == "nvcc":
         kind = "PTX, with -MD" if "-MD" in cmd else "PTX"
+        _nvcc_macros[folder] = macros
     else:
         kind = "census" if "-fsanitize=thread" in cmd else "plain"
     return tool, source, f"{kind} {macros}".strip()
+
+
+_nvcc_macros: dict[str, str] = {}  # an nvcc run's folder -> its macros, for its ptxas
+
+
+def public_macros(lab: str) -> set[str]:
+    """The macro values of the lab's public cases, as _invocation writes them."""
+    from grader.judge.cases import public_cases
+    from grader.labs import get
+
+    found = get(lab)
+    return {
+        " ".join(f"{k}={v}" for k, v in sorted(found.macro_values(c.sizes).items()))
+        for c in public_cases(found)
+    }
+
+
+def hidden_only(lab: str, ran: list[tuple[str, str, str, float]]) -> tuple[int, float]:
+    """The nvcc and ptxas runs of a lab's grading (and their CPU seconds) at macro values
+    no public case has: those only the hidden cases need (conv labs' MASK_WIDTH 3 and 7)."""
+    public = public_macros(lab)
+    runs = [
+        cpu
+        for tool, _, kind, cpu in ran
+        if tool in ("nvcc", "ptxas") and " ".join(w for w in kind.split() if "=" in w) not in public
+    ]
+    return len(runs), sum(runs)
 
 
 def compiler_rows(grading: str, ran: list[tuple[str, str, str, float]]) -> list[tuple]:
@@ -403,6 +433,7 @@ def lab_costs(
     shim.precompiled_shim(census=True)
     once = time.monotonic() - start
     rows, totals, stage_rows, cpu_rows = [], {}, [], []
+    hidden = collections.defaultdict(lambda: (0, 0.0))  # phase -> hidden_only's sums
     for phase in ("cold", "warm"):
         totals[phase] = 0.0
         began = len(ran)
@@ -428,6 +459,8 @@ def lab_costs(
             for stage, (calls, took) in spent.items():
                 stage_rows.append((f"  {phase} {lab}: {stage}", f"{took:.2f} s, {calls} calls", ""))
             stage_rows += compiler_rows(f"{phase} {lab}", ran[first:])
+            runs, cpu = hidden_only(lab, ran[first:])
+            hidden[phase] = (hidden[phase][0] + runs, hidden[phase][1] + cpu)
             if phase == "cold":
                 passed = sum(c.passed for c in result.cases)
                 rows.append([lab, f"{passed}/{len(result.cases)} cases", seconds])
@@ -435,6 +468,10 @@ def lab_costs(
                 row = next(r for r in rows if r[0] == lab)
                 row[2] = (row[2], seconds)
         stage_rows += tool_totals(phase, ran[began:])
+        if compilers:
+            runs, cpu = hidden[phase]
+            what = f"  {phase}, every lab: nvcc and ptxas at macros of hidden cases alone"
+            stage_rows.append((what, f"{runs} runs, {cpu:.1f} CPU-s", ""))
         own, children = own_cpu() - cpu_at[0], children_cpu() - cpu_at[1]
         cpu_rows.append(
             (

@@ -14,7 +14,7 @@ import pytest
 from cpu_kit import inp, integer, out
 
 from grader.backends.cpu import shim as cpu_shim
-from grader.backends.cpu.elf import Elf
+from grader.backends.cpu.elf import Elf, dynamic
 from grader.model.source import Submission
 from grader.toolchain import cxx
 
@@ -118,6 +118,23 @@ def test_a_grading_module_calls_the_runner_only_where_the_shadow_marks_an_output
     result = kit.run(build, "k", 1, 64, [inp("in", np.arange(64)), out("out", 64)])
     assert result.diagnostics == []
     np.testing.assert_array_equal(result.buffers["out"].data, np.arange(64)[::-1])
+
+
+@pytest.mark.parametrize("census", [False, True], ids=["graded", "census"])
+def test_a_module_needs_only_the_libraries_it_takes_a_name_from(kit, no_nvcc, census):
+    """Linked --as-needed, which g++ leaves out where a sanitizer is given (ld twice as
+    slow): a kernel of plain arithmetic needs no maths library, one that calls erff does,
+    and it runs."""
+    maths = "__global__ void k(float* P) { P[threadIdx.x] = erff(P[threadIdx.x]); }"
+    needs = {}
+    for name, text in (("plain", SHARED_STORES), ("maths", maths)):
+        built = kit.backend.build(Submission(Path("k.cu"), text), {}, (64, 1, 1), census)
+        assert built.ok, built.diagnostics
+        needs[name] = dynamic(built.artifact.module).needed
+    assert "libm.so.6" not in needs["plain"] and "libm.so.6" in needs["maths"]
+    result = kit.run(built, "k", 1, 64, [out("P", 64, 0.0)])
+    assert result.completed, result.diagnostics
+    np.testing.assert_array_equal(result.buffers["P"].data, 0.0)
 
 
 def test_under_an_address_space_limit_every_store_calls_the_runner(monkeypatch):
