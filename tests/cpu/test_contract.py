@@ -166,9 +166,9 @@ def _full_job(folder: Path, monkeypatch) -> None:
     ones = np.ones(16, np.float32)
     args = [Buffer("M", ones, False), Buffer("P", ones.copy(), True), Scalar("n", "int", 16)]
     launch = Launch("k", (1, 1, 1), (16, 1, 1), 0, args, {"Mc": np.ones(4, np.float32)})
-    settings = job.Settings(jobs=1, require_isolation=True, profile="0123abcd")
+    settings = job.Settings(jobs=1, require_isolation=True, profile=True)
     state = {"flag": bytes(4)}
-    job._write_job(folder, artifact, launch, 5.0, settings, (65534, 65534), state)
+    job._write_job(folder, artifact, launch, 5.0, settings, (65534, 65534), state, "0123abcd")
 
 
 def _keys_mismatch(written: Counter, table: dict[str, tuple[int, int]]) -> list[str]:
@@ -244,7 +244,7 @@ def test_the_runner_refuses_a_job_it_does_not_read_as_the_graders_bug(
 
 def test_the_runner_reads_the_job_the_grader_writes(tmp_path, monkeypatch):
     """It goes on to its next step: loading the libraries the module needs. The
-    profile's token it has read is no longer in its file by then."""
+    job's token it has read is no longer in its file by then."""
     _full_job(tmp_path, monkeypatch)
     token = tmp_path / contract.FILES["token"]
     assert token.read_text() == "0123abcd"

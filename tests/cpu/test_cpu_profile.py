@@ -584,13 +584,13 @@ RECORD = (
 
 
 def _report(*lines: str) -> job.Report:
-    report = job.Report(0)
+    report = job.Report(0, token="abc")
     report.records = [protocol.parse(line)[0] for line in lines]
     return report
 
 
 def test_the_record_reads_as_the_kernels_profile():
-    found = profiling.read(_report(RECORD.format(token="abc")), "k", "abc", threads=64)
+    found = profiling.read(_report(RECORD.format(token="abc")), "k", threads=64)
     assert found == KernelProfile(
         "k",
         global_loads=Traffic(2, 8, 256, 64),
@@ -613,7 +613,7 @@ def test_the_record_reads_as_the_kernels_profile():
     ids=["none", "without-the-token", "twice", "three-numbers", "more-lanes-than-a-warp-has"],
 )
 def test_no_profile_is_believed_but_the_one_record_with_the_token(lines):
-    assert profiling.read(_report(*lines), "k", "abc", threads=64) is None
+    assert profiling.read(_report(*lines), "k", threads=64) is None
 
 
 def test_a_kernel_launched_twice_adds_its_launches_up():

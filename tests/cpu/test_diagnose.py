@@ -11,6 +11,7 @@ import pytest
 from cpu_kit import inp, integer, kinds, only, out
 
 from grader import defaults, labs
+from grader.backends.cpu import diagnose, job
 from grader.backends.cpu.contract import WALL_FACTOR
 from grader.model.interface import check
 from grader.model.result import Kind, RaceScope
@@ -697,3 +698,46 @@ def test_a_guarded_default_is_fine(kit, no_nvcc):
     source = "#ifndef MASK_WIDTH\n#define MASK_WIDTH 3\n#endif\n__global__ void k(float* p) {}\n"
     build = kit.build(source, macros={"MASK_WIDTH": 5})
     assert build.ok and build.diagnostics == []
+
+
+# -- the seal on records that narrow a race ----------------------------------------------------
+
+WAW = "hazard what=waw thread=1,0,0 other=0,0,0 block=0,0,0"
+LOST = "lost index=0 element=0 first=0,0,0 second=1,0,0"
+
+
+def _records(*lines: str, token: str = "t0k") -> job.Report:
+    report = job.Report(0, token=token)
+    job._read_records("\n".join(["load", *lines]).encode(), report)
+    return report
+
+
+@pytest.mark.parametrize(
+    ("lines", "believed"),
+    [
+        ((WAW, "seal token=t0k count=1", "seal token=t0k count=1"), True),
+        (("seal token=t0k count=0", LOST, "seal token=t0k count=1"), True),
+        (("hazard what=raw", "seal token=t0k count=0"), True),  # adds a finding: no count
+        ((WAW, WAW, "seal token=t0k count=1"), False),
+        ((WAW, "seal token=t0k count=1", LOST), False),
+        ((LOST, "seal token=t0k count=0", "seal token=t0k count=1"), False),
+        ((WAW, "seal token=forged count=1"), False),
+        ((WAW,), False),
+    ],
+    ids=[
+        "runtimes",
+        "per-pass",
+        "raw",
+        "one-more",
+        "after-the-last",
+        "a-seal-short",
+        "forged-token",
+        "no-seal",
+    ],  # fmt: skip
+)
+def test_narrowing_records_are_believed_only_as_the_seals_count_them(lines, believed):
+    assert diagnose.sealed(_records(*lines)) == believed
+
+
+def test_a_run_without_a_token_believes_no_seal():
+    assert not diagnose.sealed(_records(WAW, "seal token= count=1", token=""))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from cpu_kit import inp, integer, kinds, only, out
 
-from grader.backends.cpu import job, protocol, runner
+from grader.backends.cpu import diagnose, job, protocol, runner
 from grader.backends.cpu import shim as cpu_shim
 from grader.backends.cpu.shelf import Shelf
 from grader.model.launch import POISON_BITS
@@ -408,6 +408,41 @@ def test_a_vector_store_sets_every_element_it_covers_for_the_read_before_set_wat
     assert (
         "read y[0] at line 10 before any thread had stored into it" in unset.diagnostics[0].message
     )
+
+
+# -- the seal on records that narrow a race (output.cpp) -------------------------------------
+
+# Threads 2b and 2b+1 of a block store one element (a waw), and blocks b and b+1 both
+# store element b+1 (an overlap in the writers' pass).
+STORED_TWICE = r"""
+__global__ void both(float* p) { p[blockIdx.x + threadIdx.x / 2] = threadIdx.x + 10 * blockIdx.x; }
+"""
+
+
+def test_the_runner_seals_each_pass_with_the_token_and_its_narrowing_records(kit, no_nvcc):
+    build = kit.backend.build(Submission(Path("k.cu"), STORED_TWICE), {}, (4, 1, 1), census=True)
+    assert build.ok, build.diagnostics
+    from grader.model.launch import Launch
+
+    launch = Launch("both", (2, 1, 1), (4, 1, 1), 0, [out("p", 3)], {})
+    settings = job.Settings(jobs=1, require_isolation=True, hazards=True)
+    with Shelf() as shelf:
+        report = job.execute(build.artifact, launch, 10, settings, shelf)
+    seals = report.all(protocol.Seal)
+    assert [s.token for s in seals] == [report.token] * 3 and len(report.token) == 32
+    assert [s.count for s in seals] == [1, 1, 2]  # the waw of pass 0, the writers' overlap
+    assert diagnose.sealed(report)
+
+
+def test_the_module_cannot_link_to_the_seal(kit, no_nvcc):
+    """The runner exports its symbols to the module it loads (-rdynamic), but for the
+    seal's, which would let a kernel count its own forged records."""
+    exported = subprocess.run(
+        ["nm", "-D", "--defined-only", str(runner.executable())], capture_output=True, text=True
+    )
+    assert exported.returncode == 0 and "on_store" in exported.stdout, exported.stderr
+    for name in ("seal_prepare", "write_narrowing", "seal_write", "g_narrowing", "g_seal_token"):
+        assert name not in exported.stdout
 
 
 # -- maths -----------------------------------------------------------------------------------

@@ -366,6 +366,53 @@ def test_forged_records_that_parse_are_findings_against_the_kernel(
     assert kind in {d["kind"] for c in report["cases"] for d in c["diagnostics"]}
 
 
+# A race among a block's threads through global memory, where no hazard hook looks (no
+# raw or war record names it), at Width 100 alone: each thread stores its element, then
+# reads its left neighbour's, which thread (tx-1) has stored in one thread order and not
+# in the other. Thread (0,0) of block (0,0) also writes a record that narrows the race,
+# as the runtime writes it, to one case: two threads of a block storing one element
+# (waw), two blocks (overlap), or a plain update of an output blocks add to (lost).
+NARROWED_RACE = r"""
+#include <string.h>
+#include <unistd.h>
+static void forge()
+{
+    static bool done = false;
+    if (done) return;
+    done = true;
+    for (int fd = 3; fd < 1024; ++fd) write(fd, LINE, strlen(LINE));
+}
+static float race(float sum, float* P, int row, int col, int Width)
+{
+    if (Width != 100) return sum;
+    P[row * Width + col] = sum;
+    float left = col % 16 ? P[row * Width + col - 1] : 0.0f;
+    if (row == 0 && col == 0) forge();
+    return left != left ? sum + 1.0f : sum;  /* the NaN an output arrives holding */
+}
+#define RESULT(sum, row, col, Width) race(sum, P, row, col, Width)
+"""
+NARROWING = {
+    "waw": "hazard what=waw thread=1,0,0 other=0,0,0 block=0,0,0 kind=buffer index=2 "
+    "offset=0 bytes=40000\\n",
+    "overlap": "overlap index=2 element=0 first=0,0,0 second=1,0,0 before=0 after=0 count=1\\n",
+    "lost": "lost index=2 element=0 first=0,0,0 second=1,0,0\\n",
+}
+
+
+@pytest.mark.parametrize("line", NARROWING.values(), ids=NARROWING.keys())
+def test_a_forged_record_does_not_narrow_a_race_to_one_case(tmp_path, line):
+    """The race the two thread orders showed at Width 100 covers every case; a record that
+    would narrow it to the case it showed in is believed only from the runner, so the
+    cases where it did not show fail too."""
+    code, report = check(tmp_path, kernel(NARROWED_RACE.replace("LINE", f'"{line}"')))
+    assert code == ExitCode.FAILED
+    failed = {c["name"]: c["status"] for c in report["cases"]}
+    assert failed == dict.fromkeys(failed, "failed"), failed
+    raced = [any(d["kind"] == "race" for d in c["diagnostics"]) for c in report["cases"]]
+    assert all(raced), report["cases"]
+
+
 def test_a_forged_registration_symbol_is_a_compile_error(tmp_path, capsys):
     # grader_sig_ is the CPU build's own prefix; this one claims 100 parameters in 16 bytes
     attack = 'extern "C" const int grader_sig_forged[4] = {0x47524431, 100, 0, 0};\n'

@@ -227,10 +227,11 @@ class CpuBackend(Backend):
         # from the start, as every block does where stores show order to matter (the
         # census case is the smallest public one)
         jobs = 1 if artifact.census else self.jobs
-        token = profiling.token() if profiles is not None else ""
         isolated = self._require_isolation()
         # a census run also watches every access that races among a block's threads
-        settings = Settings(jobs, isolated, hazards=artifact.census, profile=token, stop=stop)
+        settings = Settings(
+            jobs, isolated, hazards=artifact.census, profile=profiles is not None, stop=stop
+        )
         start = dict(state) if state is not None else None
         report = execute(artifact, launch, timeout, settings, self._shelf, state)
         if jobs > 1 and _order_dependent(report):
@@ -249,16 +250,16 @@ class CpuBackend(Backend):
             )
         self._locate_race(out, artifact, launch, timeout, settings, start)
         if profiles is not None and out.completed:
-            self._add_profile(profiles, report, build, launch, token)
+            self._add_profile(profiles, report, build, launch)
         return out
 
     @staticmethod
     def _add_profile(
-        profiles: list[KernelProfile], report: Report, build: Build, launch: Launch, token: str
+        profiles: list[KernelProfile], report: Report, build: Build, launch: Launch
     ) -> None:
         """The profile of the run's kernel, with its occupancy, onto `profiles`."""
         threads = math.prod(launch.block)
-        found = profiling.read(report, launch.kernel, token, threads * math.prod(launch.grid))
+        found = profiling.read(report, launch.kernel, threads * math.prod(launch.grid))
         if found is None:
             return
         resources = build.compile.kernels.get(launch.kernel)
@@ -298,7 +299,7 @@ class CpuBackend(Backend):
         if hooked is None:
             self._hazards_sought.add(artifact.module)
             return
-        seek = dataclasses.replace(settings, jobs=1, hazards=True, profile="")
+        seek = dataclasses.replace(settings, jobs=1, hazards=True, profile=False)
         report = execute(hooked, launch, timeout, seek, self._shelf, state)
         locate = diagnose.Locator(hooked, self._shelf)
         at = out.diagnostics.index(race)

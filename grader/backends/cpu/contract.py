@@ -55,7 +55,7 @@ JOB_KEYS = {
     "timeout": ONCE,  # seconds of a pass, and of loading the module
     "passes": ONCE,
     "hazards": ONCE,  # 1: find the shared-memory access a missing barrier exposes
-    "profile": ONCE,  # 1: the first pass's memory profile (runtime/profile.cpp), with a token
+    "profile": ONCE,  # 1: the first pass's memory profile (runtime/profile.cpp)
     "output_limit": ONCE,  # bytes of printf output kept
     "memory_headroom": ONCE,  # bytes of address space past what the runner holds
     "cpu": ONCE,  # seconds of CPU time
@@ -80,7 +80,7 @@ FILES = {
     "constant": "const_{}.bin",  # a variable's bytes to start from
     "carry": "carry_{}.bin",  # a carried variable as the first pass left it
     "printf": "printf.txt",  # the first pass's printf output
-    "token": "token.txt",  # what a profile record carries, blanked before the submission runs
+    "token": "token.txt",  # the seals' and the profile's, blanked before the submission runs
 }
 
 # -- the shim's codes: include/grader_codes.h, in modules and the runner alike ---------------

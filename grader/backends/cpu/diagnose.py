@@ -5,7 +5,9 @@ name, the element and the student's line (addr2line on the program counter).
 How the worker ended is the parent's own observation (its exit status, the outputs and
 their fill, read from the files); the records after "load" only say where and why, and
 may be the submission's writing, so they can add a finding but never clear one, and
-their text is never a setup error. An end that only a control run can attribute raises
+their text is never a setup error. Those that narrow a race to the case it showed in (an
+overlap, a lost update, two threads storing one element) are believed only under the
+runner's seal (`sealed`). An end that only a control run can attribute raises
 blame.Unexplained; a failure before any student code ran raises SetupError."""
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from grader.backends.cpu.protocol import (
     Overlap,
     Pass,
     Printf,
+    Record,
+    Seal,
     Timeout,
 )
 from grader.backends.cpu.shelf import Shelf
@@ -102,13 +106,7 @@ def outcome(
             # a "pass" record may be the submission's: pass 0's is not there for certain
             said = any(passes[p].float_atomics for p in (0, 1) if p in passes)
             atomics = bool(said) and artifact.float_atomics
-            overlap, lost = report.first(Overlap), report.first(Lost)
-            if overlap is not None:
-                race = _overlap(overlap, launch, kernel, locate)
-            elif lost is not None:
-                race = _lost(lost, launch, kernel, locate)
-            else:
-                race = _race(report, launch, kernel, atomics)
+            race = _blocks_race(_race(report, launch, kernel, atomics), report, launch, locate)
             out.diagnostics += explained(race, report, launch, locate)
             unset = read_before_set(report, launch, locate)
             if unset:
@@ -117,6 +115,49 @@ def outcome(
         if unwritten:
             out.diagnostics.append(unwritten)
     return out
+
+
+def _blocks_race(
+    race: Diagnostic | None, report: Report, launch: Launch, locate: Locator
+) -> Diagnostic | None:
+    """`race`, the outputs' own (None: they agreed), or in its place two blocks that stored
+    into one element (an overlap, a lost update): under the runner's seal, the race of the
+    case it showed in. Without the seal the record is the kernel's writing, which only
+    counts against it: the outputs' race, or where they agreed, the record's, in every case."""
+    overlap, lost = report.first(Overlap), report.first(Lost)
+    if overlap is not None:
+        found = _overlap(overlap, launch, launch.kernel, locate)
+    elif lost is not None:
+        found = _lost(lost, launch, launch.kernel, locate)
+    else:
+        return race
+    if sealed(report):
+        return found
+    return race or replace(found, race_scope=RaceScope.EVERY_CASE)
+
+
+def sealed(report: Report) -> bool:
+    """Whether every record that narrows a race to one case is the runtime's own: each
+    "seal" that carries the run's token (runner.cpp writes one after each pass) counts as
+    many such records as the report holds before it, and none follows the last. A record
+    the kernel wrote, or a seal it wrote without the token, leaves them unsealed."""
+    counted, last = 0, None
+    for record in report.records:
+        if _narrows(record):
+            counted += 1
+        elif isinstance(record, Seal) and report.token and record.token == report.token:
+            if record.count != counted:
+                return False
+            last = counted
+    return last == counted
+
+
+def _narrows(record: Record) -> bool:
+    """A record that narrows a race to the case it showed in (runtime/output.cpp counts
+    each one the runtime writes)."""
+    return isinstance(record, (Overlap, Lost)) or (
+        isinstance(record, Hazard) and record.what == "waw"
+    )
 
 
 def _executed(record: Pass, artifact: Artifact) -> Executed:
@@ -558,8 +599,9 @@ def explained(race: Diagnostic | None, report: Report, launch: Launch, locate: L
     """The race findings of a run whose accesses were watched (runtime/hazards.cpp's
     "hazard" records), from `race`, what its two passes showed (None: nothing). A shared
     access that races is a finding even where the orders agreed: a GPU's warps need
-    not. Two threads storing into one element only explain outputs that differed:
-    storing the same value is harmless."""
+    not. Two threads storing into one element only explain outputs that differed
+    (storing the same value is harmless), and only under the runner's seal: they narrow
+    the race to the case it showed in."""
     records = {r.what: r for r in reversed(report.all(Hazard))}
     shared = records.get("raw") or records.get("war")
     if race is None or race.race_scope != RaceScope.EVERY_CASE:
@@ -568,7 +610,7 @@ def explained(race: Diagnostic | None, report: Report, launch: Launch, locate: L
     seen = race.message.removesuffix(_ORDERS)
     if shared:
         return [_hazard(shared, launch, locate, seen)]
-    if "waw" in records:
+    if "waw" in records and sealed(report):
         return [_stored_twice(records["waw"], launch, locate, seen)]
     return [race]
 

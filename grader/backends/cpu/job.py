@@ -8,8 +8,10 @@ create no others); job.txt's keys and the files' names are the contract's
 (grader.backends.cpu.contract). The worker's records (grader.backends.cpu.protocol) come over a
 pipe. Those before its "load" record were written before any code of the submission ran,
 and are the runner's own; the rest may have been written by the submission, so they are
-only evidence against it. The parent reads the outputs and the fill around them from the
-files itself. Turning a Report into diagnostics is grader.backends.cpu.diagnose's job.
+only evidence against it, but for those the run's token vouches for (`Report.token`,
+which the runner reads and blanks before the submission's code runs). The parent reads
+the outputs and the fill around them from the files itself. Turning a Report into
+diagnostics is grader.backends.cpu.diagnose's job.
 
 A kernel of a launch of several gets the values of the module's __device__ variables the
 one before it left (`state`; filled as the constants are) and writes back its own: bytes
@@ -21,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import secrets
 import subprocess
 import tempfile
 import threading
@@ -73,6 +76,7 @@ class Report:
     state: dict[str, bytes] = field(default_factory=dict)  # carried variables, after pass 0
     printf: str = ""
     stderr: str = ""
+    token: str = ""  # the job's: what the runner's seals and profile carry (token.txt)
 
     def first(self, kind: type[R]) -> R | None:
         return next((r for r in self.records if isinstance(r, kind)), None)
@@ -116,7 +120,7 @@ class Settings:
     jobs: int
     require_isolation: bool  # False only with allow_unsandboxed
     hazards: bool = False  # watch the accesses that race among a block's threads
-    profile: str = ""  # the token of the first pass's memory profile; "": none (one job)
+    profile: bool = False  # the first pass's memory profile (one job)
     stop: Stop | None = field(default=None, compare=False)  # None: ended by its own thread
 
 
@@ -137,9 +141,10 @@ def execute(
     folder = Path(tempfile.mkdtemp(prefix=scratch_folders.prefix("cpu")))
     scratch = folder / "job"
     user = sandbox.worker_user()
+    token = secrets.token_hex(16)  # a fresh one for each run
     try:
         scratch.mkdir()
-        _write_job(scratch, artifact, launch, timeout, settings, user, state)
+        _write_job(scratch, artifact, launch, timeout, settings, user, state, token)
         sandbox.hand_over(scratch, user)
         shelf.place(artifact.module, scratch / MODULE)  # after: it stays the grader's
         # The worker's stderr goes to a file, which its file size limit bounds.
@@ -150,7 +155,7 @@ def execute(
             backstop = WALL_FACTOR * (PASSES + 1) * timeout + 5
             returncode, records = _run([str(program), "run", str(scratch)], scratch, stderr,
                                        backstop, settings.stop)  # fmt: skip
-        report = Report(returncode)
+        report = Report(returncode, token=token)
         report.stderr = _tail(scratch / "stderr.txt")
         _read_records(records, report)
         _read_outputs(scratch, launch, report)
@@ -218,6 +223,7 @@ def _write_job(
     settings: Settings,
     user: tuple[int, int] | None,
     state: dict[str, bytes] | None,
+    token: str,
 ) -> None:
     buffers = launch.buffers()
     # a variable larger than the module's memory allowance could not be mapped at all
@@ -235,7 +241,7 @@ def _write_job(
         f"timeout {timeout}",
         f"passes {PASSES}",
         f"hazards {int(settings.hazards)}",
-        f"profile {int(bool(settings.profile))}",
+        f"profile {int(settings.profile)}",
         f"output_limit {defaults.OUTPUT_LIMIT}",
         f"memory_headroom {MEMORY_ALLOWANCE + RUNNER_SLACK}",
         f"cpu {math.ceil(settings.jobs * PASSES * timeout) + 5}",
@@ -267,8 +273,8 @@ def _write_job(
         lines.append(f"constant {data.nbytes} {name}")
     if state is not None:
         lines += _state_lines(scratch, artifact, state)
+    (scratch / FILES["token"]).write_text(token)
     if settings.profile:
-        (scratch / FILES["token"]).write_text(settings.profile)
         lines += [f"variable {name}" for name in artifact.variables if name.isidentifier()]
     _empty(scratch / FILES["printf"])
     (scratch / FILES["job"]).write_text("\n".join(lines) + "\n")

@@ -3,14 +3,14 @@
 each thread touched) decoded into a grader.model.profile.KernelProfile.
 
 The record comes from the process that ran the submission, after its code ran. It is
-believed only with the token the job gave, which the runner read and blanked before
+believed only with the token the job gave (`Report.token`, the one the run's seals carry
+too: grader.backends.cpu.diagnose.sealed), which the runner read and blanked before
 loading the module (runtime/runner.cpp), and only where exactly one record carries it:
 a kernel that wrote its own record would have to find the token in the runner's memory
 and keep the runner from writing the true one."""
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import fields, replace
 
 from grader.backends.cpu import protocol
@@ -21,17 +21,12 @@ from grader.model.profile import WARP, KernelProfile, Traffic
 TRAFFIC = tuple(f.name for f in fields(KernelProfile) if f.type == "Traffic")
 
 
-def token() -> str:
-    """A fresh token for one profiled run."""
-    return secrets.token_hex(16)
-
-
-def read(report: Report, kernel: str, token: str, threads: int) -> KernelProfile | None:
+def read(report: Report, kernel: str, threads: int) -> KernelProfile | None:
     """`kernel`'s profile from its run's records, `threads` threads launched: None where no
-    record carries `token` (the first pass did not end), or more than one does, or the
-    one that does is not a profile any run makes."""
-    found = [r for r in report.all(protocol.Profile) if r.token == token]
-    if len(found) != 1:
+    record carries the run's token (the first pass did not end), or more than one does,
+    or the one that does is not a profile any run makes."""
+    found = [r for r in report.all(protocol.Profile) if r.token == report.token]
+    if not report.token or len(found) != 1:
         return None
     record = found[0]
     traffic = {name: _traffic(getattr(record, name)) for name in TRAFFIC}

@@ -281,6 +281,17 @@ class Lost(Record):
     pc: int = 0
 
 
+@_kind("seal")
+@dataclass(frozen=True)
+class Seal(Record):
+    """The end of a pass (runtime/runner.cpp): the job's token, which only the runner
+    knows, and how many records that narrow a race to one case (an overlap, a lost update,
+    a waw hazard) the runtime has written so far (runtime/output.cpp)."""
+
+    token: str = ""
+    count: int = 0
+
+
 @_kind("hazard")
 @dataclass(frozen=True)
 class Hazard(Region):

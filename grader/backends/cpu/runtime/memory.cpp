@@ -187,7 +187,7 @@ void writers_after_block(long block) {
 void writers_end() {
     if (g_overlaps) {
         g_first.kv("count", g_overlaps);
-        g_first.write();
+        write_narrowing(g_first);
     }
     g_watched.clear();
 }

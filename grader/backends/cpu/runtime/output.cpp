@@ -1,4 +1,4 @@
-/* Device printf, assert and __trap.
+/* Device printf, assert and __trap, and the seal on the records that narrow a race.
 
    printf output goes into one buffer capped at the job's output limit (the rest is only
    counted), so a kernel that prints from every thread cannot fill the disk or the
@@ -21,6 +21,9 @@ static size_t g_cap = 0;
 static std::atomic<size_t> g_used{0};
 static std::atomic<size_t> g_total{0};
 static std::atomic<bool> g_on{true};
+/* static: the module cannot reach them by name (rt.h's seal) */
+static std::string g_seal_token;
+static long long g_narrowing = 0; /* records that narrow a race, written by the runtime */
 
 void output_init(size_t limit) {
     g_cap = limit;
@@ -30,6 +33,17 @@ void output_init(size_t limit) {
 void output_enable(bool on) { g_on.store(on); }
 
 size_t output_total() { return g_total.load(); }
+
+void seal_prepare(const std::string& token) { g_seal_token = token; }
+
+void write_narrowing(Line& l) {
+    ++g_narrowing;
+    l.write();
+}
+
+void seal_write() {
+    Line().str("seal").kv("token", g_seal_token.c_str()).kv("count", g_narrowing).write();
+}
 
 static size_t kept() {
     size_t used = g_used.load();

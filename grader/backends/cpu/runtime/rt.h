@@ -257,6 +257,18 @@ inline uint32_t caller_pc(uintptr_t ret) {
    from sp for a return address into the module when pc itself is not in it. */
 uintptr_t module_pc(uintptr_t pc, uintptr_t sp, uintptr_t stack_hi);
 
+/* -- the seal on records that narrow a race (output.cpp) ------------------------------
+   A waw hazard, an overlap or a lost update narrows a race to the case it showed in; the
+   parent believes them only where the "seal" records after each pass, carrying the job's
+   token, count as many as the report holds. Hidden: the module, loaded into this
+   process, cannot link to them by name. */
+/* Before the module loads: the token the job gave (runner.cpp's take_token). */
+__attribute__((visibility("hidden"))) void seal_prepare(const std::string& token);
+/* Writes a record that narrows a race, and counts it. */
+__attribute__((visibility("hidden"))) void write_narrowing(Line& l);
+/* The "seal" record: the token, and how many such records the runtime has written. */
+__attribute__((visibility("hidden"))) void seal_write();
+
 /* -- output, faults, watchdog ----------------------------------------------------------- */
 void output_init(size_t limit);
 void output_enable(bool on);

@@ -16,7 +16,9 @@
    the two passes left different outputs, a third runs the blocks one at a time to find
    elements that two blocks wrote ("overlap"); an output blocks add to that a second block
    updated with a plain store is found by the store hooks of a pass on one pool thread
-   ("lost").
+   ("lost"). Those records, and a "hazard" of two threads storing one element (waw),
+   narrow a race to the case it showed in: each pass ends with a "seal" record, which
+   carries the job's token and counts the ones the runtime wrote (output.cpp).
 
    A launch of several kernels runs each in a worker of its own. Its __device__ variables
    go from one to the next: the job names them ("carry"), the first pass writes each back
@@ -300,7 +302,7 @@ static std::vector<Area> make_buffers(const Job& job, int pass) {
     return areas;
 }
 
-/* What a profile record carries, from its file, which is then blanked: the
+/* What a seal and a profile record carry, from its file, which is then blanked: the
    submission's code, which runs in this process later, cannot read it there. */
 static std::string take_token() {
     char token[64];
@@ -309,7 +311,7 @@ static std::string take_token() {
     char blank[sizeof(token)] = {};
     bool blanked = n > 0 && pwrite(fd, blank, (size_t)n, 0) == n;
     if (fd >= 0) close(fd);
-    if (!blanked) fail("token", "the profile's token cannot be read and blanked", EXIT_SETUP);
+    if (!blanked) fail("token", "the job's token cannot be read and blanked", EXIT_SETUP);
     std::string read(token, (size_t)n);
     return read.substr(0, read.find_first_of(" \n"));
 }
@@ -475,7 +477,9 @@ static int run(const char* dir, int records) {
     if (chdir(dir) != 0) fail("job", "cannot enter the job folder", EXIT_USAGE);
     Job job;
     read_job(&job);
-    if (job.profile) profile_prepare(PROFILE_LOG, take_token());
+    std::string token = take_token();
+    seal_prepare(token);
+    if (job.profile) profile_prepare(PROFILE_LOG, token);
     if (!stores_reserve()) fail("shadow", "the stores' shadow cannot be reserved", EXIT_SETUP);
     signals_install();
     signals_thread_init();
@@ -535,6 +539,7 @@ static int run(const char* dir, int records) {
         conflicts += run_pass(job, fns, sig->codes, pass, std::move(buffers[(size_t)pass]));
         if (pass == 0) write_carried(job);
         if (pass == 0) hazards_report();
+        seal_write();
         float_atomics = float_atomics || grader_rt_float_atomics;
     }
     /* Blocks that store into one element, run at once, leave whatever the timing left:
@@ -546,6 +551,7 @@ static int run(const char* dir, int records) {
     if (job.passes == 2 && differ && (pool_size() == 1 || !conflicts)) {
         module_restore();
         run_pass(job, fns, sig->codes, job.passes, {});
+        seal_write();
     }
     output_flush(FILE_PRINTF);
     Line().str("done").write();

@@ -174,7 +174,7 @@ long long stores_disarm() {
     g_span_len = 0;
     /* the kernel's doing: its own stores into an output might have called no hook */
     if (!kept) fail("shadow", "the kernel changed the shadow of an output", EXIT_FAULT);
-    if (g_lost_taken.load() == 2) g_lost.write();
+    if (g_lost_taken.load() == 2) write_narrowing(g_lost);
     return g_conflicts.load();
 }
 
