@@ -283,6 +283,15 @@ def test_a_ceiling_below_what_the_reference_reached_is_raised_to_it():
     assert reached(lab, case, alone, reference_ms) == alone
 
 
+def test_only_the_launches_most_timings_make_are_computed_ahead():
+    lab, case, check, constants = _setup("conv3d")
+    assert check.usual_launches == 1 + WARMUPS + defaults.TIMING_MIN_ROUNDS < check.launches
+    with Expected(lab, case, check, constants) as ahead:
+        assert sorted(ahead._futures) == list(range(check.usual_launches))
+        ahead.need(check.usual_launches + 2)  # the timing made two more
+        assert sorted(ahead._futures) == list(range(check.usual_launches + 2))
+
+
 def test_expected_values_are_the_same_ahead_and_on_demand():
     lab, case, check, constants = _setup("conv3d")
     with Expected(lab, case, check, constants) as ahead:

@@ -188,6 +188,13 @@ class TimingCheck:
         """The most student launches a timing makes: the first, warm-ups, then rounds."""
         return 1 + WARMUPS + self.rounds
 
+    @property
+    def usual_launches(self) -> int:
+        """The student launches of a short round's timing that stops as soon as it may
+        (Plan: the first, the warm-ups, the least rounds): most timings make no more, a
+        slow kernel's fewer."""
+        return min(self.launches, 1 + WARMUPS + defaults.TIMING_MIN_ROUNDS)
+
     def to_json(self) -> dict:
         return {
             "seed": self.seed,
