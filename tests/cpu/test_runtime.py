@@ -430,7 +430,10 @@ def test_the_runner_seals_each_pass_with_the_token_and_its_narrowing_records(kit
         report = job.execute(build.artifact, launch, 10, settings, shelf)
     seals = report.all(protocol.Seal)
     assert [s.token for s in seals] == [report.token] * 3 and len(report.token) == 32
-    assert [s.count for s in seals] == [1, 1, 2]  # the waw of pass 0, the writers' overlap
+    # the waw of pass 0, then the writers' overlap, each with the elements stored twice
+    assert [s.count for s in seals] == [2, 2, 4]
+    twice = [(t.what, t.index, t.spans) for t in report.all(protocol.Twice)]
+    assert twice == [("waw", 0, ((0, 2),)), ("overlap", 0, ((1, 1),))]
     assert diagnose.sealed(report)
 
 

@@ -188,6 +188,7 @@ void writers_end() {
     if (g_overlaps) {
         g_first.kv("count", g_overlaps);
         write_narrowing(g_first);
+        for (const Watched& w : g_watched) write_twice("overlap", w.index, w.shared);
     }
     g_watched.clear();
 }

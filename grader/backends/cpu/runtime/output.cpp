@@ -1,4 +1,5 @@
-/* Device printf, assert and __trap, and the seal on the records that narrow a race.
+/* Device printf, assert and __trap, and the seal on the records that narrow a race, with
+   the elements each kind of them saw stored twice ("twice").
 
    printf output goes into one buffer capped at the job's output limit (the rest is only
    counted), so a kernel that prints from every thread cannot fill the disk or the
@@ -39,6 +40,28 @@ void seal_prepare(const std::string& token) { g_seal_token = token; }
 void write_narrowing(Line& l) {
     ++g_narrowing;
     l.write();
+}
+
+void write_twice(const char* what, int index, const std::vector<uint8_t>& marked) {
+    size_t count = 0;
+    for (uint8_t m : marked) count += m != 0;
+    if (!count || count > TWICE_CAP) return;
+    Line l;
+    bool open = false;
+    for (size_t e = 0; e < marked.size(); ++e) {
+        if (!marked[e] || (e && marked[e - 1])) continue;
+        size_t last = e;
+        while (last + 1 < marked.size() && marked[last + 1]) ++last;
+        if (!open) l.str("twice").kv("what", what).kv("index", index).str(" spans=");
+        l.str(open ? "," : "").num((long long)e).str("-").num((long long)last);
+        open = true;
+        if (l.len > sizeof(l.buf) - 48) { /* room for one more span of two 20-digit ends */
+            write_narrowing(l);
+            l = Line();
+            open = false;
+        }
+    }
+    if (open) write_narrowing(l);
 }
 
 void seal_write() {
