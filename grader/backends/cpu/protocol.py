@@ -12,7 +12,6 @@ named here is an Other. tests/cpu/test_contract.py ties the kinds to the runtime
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
@@ -23,7 +22,6 @@ Text = str  # hex-encoded bytes on the wire, decoded
 Dim = tuple[int, int, int]  # "x,y,z"
 Sizes = tuple[int, ...]  # "16,16": every one positive, else none
 Numbers = tuple[int, ...]  # "0x1a,0x2b": at most 16, each of 64 bits
-Spans = tuple[tuple[int, int], ...]  # "3-3,10-17": elements first to last, at most 256
 
 
 def _number(value: str | None, default: int) -> int:
@@ -70,18 +68,6 @@ def _numbers(value: str | None, default: Numbers) -> Numbers:
     return tuple(out)
 
 
-_SPAN = re.compile(r"(\d{1,20})-(\d{1,20})", re.ASCII)
-
-
-def _spans(value: str | None, default: Spans) -> Spans:
-    out = []
-    for word in (value or "").split(",")[:256]:
-        match = _SPAN.fullmatch(word)
-        if match and int(match[1]) <= int(match[2]):
-            out.append((int(match[1]), int(match[2])))
-    return tuple(out)
-
-
 _READERS = {
     "int": _number,
     "str": _word,
@@ -89,7 +75,6 @@ _READERS = {
     "Dim | None": _dim,
     "Sizes": _sizes,
     "Numbers": _numbers,
-    "Spans": _spans,
 }
 KINDS: dict[str, type[Record]] = {}
 
@@ -299,14 +284,12 @@ class Lost(Record):
 @_kind("twice")
 @dataclass(frozen=True)
 class Twice(Record):
-    """Elements of one output the runtime saw stored twice, as spans (runtime/output.cpp),
-    after the record they add to: by two threads of a block (waw, runtime/hazards.cpp),
-    by two blocks (overlap, runtime/memory.cpp), or updated plainly by two blocks (lost,
-    runtime/stores.cpp). None past 4096 elements of an output."""
+    """After the passes, where a record that narrows a race saw elements stored twice
+    (runtime/runner.cpp): how many elements the two thread orders left different that
+    none of those records saw stored twice (by two threads of a block, by two blocks, or
+    updated plainly by two blocks)."""
 
-    what: str = ""  # waw | overlap | lost
-    index: int = 0  # the buffer's ordinal in the launch
-    spans: Spans = ()
+    outside: int = -1
 
 
 @_kind("seal")
@@ -314,7 +297,7 @@ class Twice(Record):
 class Seal(Record):
     """The end of a pass (runtime/runner.cpp): the job's token, which only the runner
     knows, and how many records that narrow a race to one case (an overlap, a lost update,
-    a waw hazard, and their "twice" records) the runtime has written so far
+    a waw hazard, and the "twice" record after them) the runtime has written so far
     (runtime/output.cpp)."""
 
     token: str = ""

@@ -10,8 +10,8 @@
      counts as much as any other (each read is checked against every write of another
      thread in the stretch, and each write against every read);
    - waw: two threads of one block stored into one output element with no barrier
-     between them (a block's result stored by every thread), followed by "twice"
-     records of every element that happened to (output.cpp);
+     between them (a block's result stored by every thread); every element that
+     happened to is noted (output.cpp's twice_note);
    - unset: a thread read an output element before any thread stored into it (y[i] +=
      ... on an output that arrives holding the grader's poison).
 
@@ -58,7 +58,6 @@ struct Shadow {
 };
 static Shadow g_shadows[3];             /* static slots, dynamic area, thread_local block */
 static std::vector<std::vector<Access>> g_stores; /* each output's last store per element */
-static std::vector<std::vector<uint8_t>> g_twice; /* each output's elements stored twice (waw) */
 static std::vector<uint32_t> g_warp_ops;          /* per thread of the running block */
 static long g_block = -1;
 enum Found { SHARED, WAW, UNSET, KINDS };
@@ -92,15 +91,9 @@ static Word* word_of(const Worker& w, uintptr_t a, bool* mapped) {
 
 /* The last store into element `e` of output `index`. */
 static Access& stored(int index, size_t e, size_t elements) {
-    if ((size_t)index >= g_stores.size()) {
-        g_stores.resize((size_t)index + 1);
-        g_twice.resize((size_t)index + 1);
-    }
+    if ((size_t)index >= g_stores.size()) g_stores.resize((size_t)index + 1);
     std::vector<Access>& out = g_stores[(size_t)index];
-    if (out.size() < elements) {
-        out.resize(elements);
-        g_twice[(size_t)index].resize(elements);
-    }
+    if (out.size() < elements) out.resize(elements);
     return out[e];
 }
 
@@ -200,7 +193,7 @@ static void output_access(uintptr_t a, int index, size_t e, size_t elements, boo
     }
     if (races(last, me)) {
         if (!g_found[WAW]) found(WAW, "waw", a, me, &last);
-        g_twice[(size_t)index][e] = 1;
+        twice_note(index, e, elements);
     }
     last = me;
 }
@@ -240,7 +233,6 @@ void hazards_report() {
         if (!g_found[k]) continue;
         if (k == WAW) {
             write_narrowing(g_record[k]); /* narrows the race to its case: sealed */
-            for (size_t i = 0; i < g_twice.size(); ++i) write_twice("waw", (int)i, g_twice[i]);
         } else {
             g_record[k].write();
         }

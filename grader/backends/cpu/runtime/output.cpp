@@ -1,5 +1,5 @@
 /* Device printf, assert and __trap, and the seal on the records that narrow a race, with
-   the elements each kind of them saw stored twice ("twice").
+   the elements their kinds saw stored twice.
 
    printf output goes into one buffer capped at the job's output limit (the rest is only
    counted), so a kernel that prints from every thread cannot fill the disk or the
@@ -25,6 +25,7 @@ static std::atomic<bool> g_on{true};
 /* static: the module cannot reach them by name (rt.h's seal) */
 static std::string g_seal_token;
 static long long g_narrowing = 0; /* records that narrow a race, written by the runtime */
+static std::vector<std::vector<uint8_t>> g_twice; /* per buffer ordinal: elements stored twice */
 
 void output_init(size_t limit) {
     g_cap = limit;
@@ -42,27 +43,20 @@ void write_narrowing(Line& l) {
     l.write();
 }
 
-void write_twice(const char* what, int index, const std::vector<uint8_t>& marked) {
-    size_t count = 0;
-    for (uint8_t m : marked) count += m != 0;
-    if (!count || count > TWICE_CAP) return;
-    Line l;
-    bool open = false;
-    for (size_t e = 0; e < marked.size(); ++e) {
-        if (!marked[e] || (e && marked[e - 1])) continue;
-        size_t last = e;
-        while (last + 1 < marked.size() && marked[last + 1]) ++last;
-        if (!open) l.str("twice").kv("what", what).kv("index", index).str(" spans=");
-        l.str(open ? "," : "").num((long long)e).str("-").num((long long)last);
-        open = true;
-        if (l.len > sizeof(l.buf) - 48) { /* room for one more span of two 20-digit ends */
-            write_narrowing(l);
-            l = Line();
-            open = false;
-        }
-    }
-    if (open) write_narrowing(l);
+void twice_note(int index, size_t element, size_t elements) {
+    if (index < 0) return;
+    if ((size_t)index >= g_twice.size()) g_twice.resize((size_t)index + 1);
+    std::vector<uint8_t>& marks = g_twice[(size_t)index];
+    if (marks.size() < elements) marks.resize(elements);
+    if (element < marks.size()) marks[element] = 1;
 }
+
+bool twice_noted(int index, size_t element) {
+    return (size_t)index < g_twice.size() && element < g_twice[(size_t)index].size() &&
+           g_twice[(size_t)index][element];
+}
+
+bool twice_any() { return !g_twice.empty(); }
 
 void seal_write() {
     Line().str("seal").kv("token", g_seal_token.c_str()).kv("count", g_narrowing).write();

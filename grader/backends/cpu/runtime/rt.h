@@ -101,7 +101,7 @@ struct Tracked {
 };
 void writers_begin(const std::vector<Tracked>& outputs, GUint3 grid);
 void writers_after_block(long block);
-void writers_end(); /* writes the "overlap" record and its "twice" records, if any */
+void writers_end(); /* writes the "overlap" record, if any */
 
 /* -- which block stored each output element (stores.cpp) ------------------------------ */
 struct Stored {
@@ -120,8 +120,7 @@ void stores_prepare(const std::vector<Stored>& outputs);
    writers' pass, which keeps each element's last store for the line of an overlap. */
 void stores_arm(const std::vector<char*>& data, bool serial, bool lines);
 /* Stop watching: the pass's conflicts (elements two blocks stored into, one of them
-   plainly), after writing the "lost" record of a serial pass and its "twice" records,
-   if any. */
+   plainly), after writing the "lost" record of a serial pass, if any. */
 long long stores_disarm();
 /* The elements of one output that an access of `bytes` at `address` covers (a float4
    store sets four). */
@@ -267,15 +266,16 @@ uintptr_t module_pc(uintptr_t pc, uintptr_t sp, uintptr_t stack_hi);
 __attribute__((visibility("hidden"))) void seal_prepare(const std::string& token);
 /* Writes a record that narrows a race, and counts it. */
 __attribute__((visibility("hidden"))) void write_narrowing(Line& l);
-/* The elements of output `index` that `marked` flags (stored by two threads of a block,
-   what=waw; by two blocks, overlap; updated plainly by two blocks, lost), as "twice"
-   records of spans, each written by write_narrowing: the parent narrows a race only
-   where every element that differs between the two thread orders is one of them. None
-   past TWICE_CAP elements: a race that wide is left to reach every case, and the case
-   it shows in fails with it whatever the records say. */
-constexpr size_t TWICE_CAP = 4096;
-__attribute__((visibility("hidden"))) void write_twice(const char* what, int index,
-                                                       const std::vector<uint8_t>& marked);
+/* Element `element` of buffer `index` (of `elements`) was stored twice as a record that
+   narrows a race says: by two threads of a block (hazards.cpp's waw), by two blocks
+   (memory.cpp's overlap), or updated plainly by two blocks (stores.cpp's lost); whether
+   it was; whether any was. The runner's "twice" record counts the elements the two thread
+   orders left different that none of them saw stored twice: the parent narrows a race
+   only where there is none, so that one genuine store twice cannot narrow a race of
+   threads that read what others store. */
+__attribute__((visibility("hidden"))) void twice_note(int index, size_t element, size_t elements);
+__attribute__((visibility("hidden"))) bool twice_noted(int index, size_t element);
+__attribute__((visibility("hidden"))) bool twice_any();
 /* The "seal" record: the token, and how many such records the runtime has written. */
 __attribute__((visibility("hidden"))) void seal_write();
 

@@ -21,9 +21,8 @@
    In the writers' pass (runner.cpp) the entries also keep the module offset of the store
    that last wrote each element, for the line of an overlap; in a pass that runs the
    blocks one at a time, the first element of an output blocks add to (a histogram's
-   bins) that a second block updated with a plain store is a "lost" record, followed by
-   "twice" records of every element that happened to (output.cpp): on a GPU those
-   updates collide. */
+   bins) that a second block updated with a plain store is a "lost" record (and every
+   such element is noted: output.cpp's twice_note): on a GPU those updates collide. */
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -111,7 +110,6 @@ struct Owned {
     int shift = -1; /* log2 of the width, where it is a power of two: no division per store */
     std::vector<unsigned long long> owner; /* (block + 1) * 2 + plain of the last store; 0 none */
     std::vector<uint32_t> pc;              /* module offset of that store (the writers' pass) */
-    std::vector<uint8_t> lost;             /* updated plainly by a second block (serial passes) */
 };
 static std::vector<Owned> g_owned;
 static int g_armed = 0; /* how many of g_owned this pass watches */
@@ -133,7 +131,6 @@ void stores_prepare(const std::vector<Stored>& outputs) {
         o.shape = s;
         o.owner.assign(s.elements, 0);
         o.pc.assign(s.elements, 0);
-        if (s.accumulates) o.lost.assign(s.elements, 0);
         if (s.width && !(s.width & (s.width - 1))) o.shift = __builtin_ctzll(s.width);
         g_owned.push_back(std::move(o));
     }
@@ -144,7 +141,6 @@ void stores_arm(const std::vector<char*>& data, bool serial, bool lines) {
         Owned& o = g_owned[i];
         std::fill(o.owner.begin(), o.owner.end(), 0ull);
         if (lines) std::fill(o.pc.begin(), o.pc.end(), 0u);
-        std::fill(o.lost.begin(), o.lost.end(), (uint8_t)0);
         o.lo = (uintptr_t)data[i];
     }
     g_serial = serial;
@@ -178,10 +174,7 @@ long long stores_disarm() {
     g_span_len = 0;
     /* the kernel's doing: its own stores into an output might have called no hook */
     if (!kept) fail("shadow", "the kernel changed the shadow of an output", EXIT_FAULT);
-    if (g_lost_taken.load() == 2) {
-        write_narrowing(g_lost);
-        for (const Owned& o : g_owned) write_twice("lost", o.shape.index, o.lost);
-    }
+    if (g_lost_taken.load() == 2) write_narrowing(g_lost);
     return g_conflicts.load();
 }
 
@@ -240,7 +233,7 @@ static inline void note(Owned& o, size_t e, unsigned long long mine, uint32_t pc
     if (!prev || prev / 2 == mine / 2 || !((prev | mine) & 1)) return;
     g_conflicts.fetch_add(1, std::memory_order_relaxed);
     if (g_serial && o.shape.accumulates) {
-        o.lost[e] = 1; /* one pool thread: no other store races with this one */
+        twice_note(o.shape.index, e, o.owner.size()); /* one pool thread: no race on it */
         lost(o, e, prev, mine, pc);
     }
 }
