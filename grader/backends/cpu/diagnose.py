@@ -153,8 +153,8 @@ def sealed(report: Report) -> bool:
 
 
 def _narrows(record: Record) -> bool:
-    """A record that narrows a race to the case it showed in, or names the elements it
-    saw stored twice (runtime/output.cpp counts each one the runtime writes)."""
+    """A record that narrows a race to the case it showed in, or says whether those
+    explain it ("twice"; runtime/output.cpp counts each one the runtime writes)."""
     return isinstance(record, (Overlap, Lost, Twice)) or (
         isinstance(record, Hazard) and record.what == "waw"
     )
