@@ -655,6 +655,28 @@ def test_two_threads_storing_one_element_are_a_race_of_each_case_they_collide_in
     assert clean.diagnostics == []
 
 
+LAUNDERED = r"""
+__global__ void k(float* P) {
+    int i = threadIdx.x;
+    P[i] = 1.0f;
+    float left = i ? P[i - 1] : 1.0f;            /* thread i - 1's store, or the NaN before it */
+    P[i] = left == left ? 2.0f : 3.0f;
+    if (i == 1) P[0] = 4.0f;                     /* a second thread's store into P[0] */
+}
+"""
+
+
+def test_two_threads_storing_one_element_do_not_narrow_a_race_elsewhere(kit, no_nvcc):
+    """The two thread orders leave P[0] different by its two stores, and P[1..7] by reads
+    of what another thread stores: the store twice explains P[0] alone, so the race is the
+    one of every case."""
+    build = kit.built(LAUNDERED)
+    result = kit.run(build, "k", 1, 8, [out("P", 8)])
+    race = only(result, Kind.RACE)
+    assert race.race_scope == RaceScope.EVERY_CASE
+    assert "8 elements differ" in race.message and "depend on the order" in race.message
+
+
 def test_a_race_inside_one_block_is_still_called_one(kit, rng, no_nvcc):
     result, _ = run_matmul(kit, TILED.replace("__syncthreads(); /*FIRST*/", ""), rng)
     race = only(result, Kind.RACE)
@@ -722,6 +744,8 @@ def _records(*lines: str, token: str = "t0k") -> job.Report:
         ((WAW, "seal token=t0k count=1", LOST), False),
         ((LOST, "seal token=t0k count=0", "seal token=t0k count=1"), False),
         ((WAW, "seal token=forged count=1"), False),
+        ((WAW, "seal token=t0k count=1", "twice outside=0", "seal token=t0k count=2"), True),
+        ((WAW, "twice outside=0", "seal token=t0k count=1"), False),
         ((WAW,), False),
     ],
     ids=[
@@ -732,6 +756,8 @@ def _records(*lines: str, token: str = "t0k") -> job.Report:
         "after-the-last",
         "a-seal-short",
         "forged-token",
+        "twice",
+        "a-twice-of-its-own",
         "no-seal",
     ],  # fmt: skip
 )

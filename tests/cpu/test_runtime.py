@@ -429,19 +429,24 @@ def test_the_runner_seals_each_pass_with_the_token_and_its_narrowing_records(kit
     with Shelf() as shelf:
         report = job.execute(build.artifact, launch, 10, settings, shelf)
     seals = report.all(protocol.Seal)
-    assert [s.token for s in seals] == [report.token] * 3 and len(report.token) == 32
-    assert [s.count for s in seals] == [1, 1, 2]  # the waw of pass 0, the writers' overlap
+    assert [s.token for s in seals] == [report.token] * 4 and len(report.token) == 32
+    # the waw of pass 0, the writers' overlap, then the "twice" record after them
+    assert [s.count for s in seals] == [1, 1, 2, 3]
+    # p[0..2] differ between the thread orders, and the waw saw each stored twice
+    assert [t.outside for t in report.all(protocol.Twice)] == [0]
     assert diagnose.sealed(report)
 
 
 def test_the_module_cannot_link_to_the_seal(kit, no_nvcc):
     """The runner exports its symbols to the module it loads (-rdynamic), but for the
-    seal's, which would let a kernel count its own forged records."""
+    seal's, which would let a kernel count its own forged records, or note every element
+    stored twice."""
     exported = subprocess.run(
         ["nm", "-D", "--defined-only", str(runner.executable())], capture_output=True, text=True
     )
     assert exported.returncode == 0 and "on_store" in exported.stdout, exported.stderr
-    for name in ("seal_prepare", "write_narrowing", "seal_write", "g_narrowing", "g_seal_token"):
+    for name in ("seal_prepare", "write_narrowing", "seal_write", "g_narrowing", "g_seal_token",
+                 "twice_note", "g_twice"):  # fmt: skip
         assert name not in exported.stdout
 
 

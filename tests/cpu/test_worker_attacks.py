@@ -452,3 +452,53 @@ def test_user_namespaces_refused_by_the_kernel_leave_the_other_layers(tmp_path):
     layers = next(n for n in notes if n.startswith("The CPU backend's sandbox:"))
     assert "no namespaces (user namespaces refused here)" in layers
     assert "landlock ABI" in layers and "seccomp (no sockets" in layers
+
+
+# The same race at Width 100 with no record forged: one genuine store twice instead, by a
+# second thread of block (0,0) into P[0] (waw), or by thread (0,0) of block (1,0) into it
+# (overlap). The runtime's own sealed record of that store narrows the race only where
+# every element the two thread orders left different was stored twice: P[0] alone here,
+# of thousands. Without RACE the store twice is all there is, and it is narrowed.
+LAUNDERED_RACE = r"""
+static float race(float sum, float* P, int row, int col, int Width)
+{
+    if (Width != 100) return sum;
+    float left = 0.0f;
+    if (RACE) {
+        P[row * Width + col] = sum;
+        left = col % 16 ? P[row * Width + col - 1] : 0.0f;
+    }
+    if (row == 0 && col == SECOND) P[0] = 0.0f;
+    return left != left ? sum + 1.0f : sum;  /* the NaN an output arrives holding */
+}
+#define RESULT(sum, row, col, Width) race(sum, P, row, col, Width)
+"""
+SECOND = {"waw": "1", "overlap": "16"}  # the column of the thread that stores P[0] too
+
+
+def _laundered(store: str, race: bool) -> str:
+    attack = LAUNDERED_RACE.replace("SECOND", SECOND[store]).replace("RACE", str(int(race)))
+    return kernel(attack)
+
+
+@pytest.mark.parametrize("store", SECOND)
+def test_a_genuine_store_twice_does_not_narrow_a_race_it_does_not_explain(tmp_path, store):
+    """9,301 elements differ between the two thread orders at Width 100; the one the
+    kernel stores twice explains only itself, so the race reaches every case (it scored
+    2/3 public cases when any sealed record narrowed it)."""
+    code, report = check(tmp_path, _laundered(store, race=True))
+    assert code == ExitCode.FAILED
+    failed = {c["name"]: c["status"] for c in report["cases"]}
+    assert failed == dict.fromkeys(failed, "failed"), failed
+    raced = [any(d["kind"] == "race" for d in c["diagnostics"]) for c in report["cases"]]
+    assert all(raced), report["cases"]
+    case = next(c for c in report["cases"] if c["sizes"]["Width"] == 100)
+    assert any("depend on the order they run in" in m for m in messages({"cases": [case]}))
+
+
+@pytest.mark.parametrize("store", SECOND)
+def test_a_store_twice_alone_is_narrowed_to_the_case_it_shows_in(tmp_path, store):
+    code, report = check(tmp_path, _laundered(store, race=False))
+    assert code == ExitCode.FAILED
+    failed = {c["sizes"]["Width"]: c["status"] for c in report["cases"]}
+    assert failed[100] == "failed" and list(failed.values()).count("failed") == 1, failed

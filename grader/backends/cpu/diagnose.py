@@ -36,6 +36,7 @@ from grader.backends.cpu.protocol import (
     Record,
     Seal,
     Timeout,
+    Twice,
 )
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
@@ -103,10 +104,7 @@ def outcome(
         if 0 in passes:
             out.executed[kernel] = _executed(passes[0], artifact)
         if 1 in passes and 1 in report.outputs:
-            # a "pass" record may be the submission's: pass 0's is not there for certain
-            said = any(passes[p].float_atomics for p in (0, 1) if p in passes)
-            atomics = bool(said) and artifact.float_atomics
-            race = _blocks_race(_race(report, launch, kernel, atomics), report, launch, locate)
+            race = _blocks_race(_race(report, launch, locate), report, launch, locate)
             out.diagnostics += explained(race, report, launch, locate)
             unset = read_before_set(report, launch, locate)
             if unset:
@@ -122,8 +120,10 @@ def _blocks_race(
 ) -> Diagnostic | None:
     """`race`, the outputs' own (None: they agreed), or in its place two blocks that stored
     into one element (an overlap, a lost update): under the runner's seal, the race of the
-    case it showed in. Without the seal the record is the kernel's writing, which only
-    counts against it: the outputs' race, or where they agreed, the record's, in every case."""
+    case it showed in, where it explains every element the outputs left different. Else
+    the record is the kernel's writing, or a store that launders a race of its threads,
+    which only counts against it: the outputs' race, or where they agreed, the record's,
+    in every case."""
     overlap, lost = report.first(Overlap), report.first(Lost)
     if overlap is not None:
         found = _overlap(overlap, launch, launch.kernel, locate)
@@ -131,7 +131,7 @@ def _blocks_race(
         found = _lost(lost, launch, launch.kernel, locate)
     else:
         return race
-    if sealed(report):
+    if sealed(report) and (race is None or _stored_twice_where_differ(report, launch, locate)):
         return found
     return race or replace(found, race_scope=RaceScope.EVERY_CASE)
 
@@ -153,11 +153,24 @@ def sealed(report: Report) -> bool:
 
 
 def _narrows(record: Record) -> bool:
-    """A record that narrows a race to the case it showed in (runtime/output.cpp counts
-    each one the runtime writes)."""
-    return isinstance(record, (Overlap, Lost)) or (
+    """A record that narrows a race to the case it showed in, or says whether those
+    explain it ("twice"; runtime/output.cpp counts each one the runtime writes)."""
+    return isinstance(record, (Overlap, Lost, Twice)) or (
         isinstance(record, Hazard) and record.what == "waw"
     )
+
+
+def _stored_twice_where_differ(report: Report, launch: Launch, locate: Locator) -> bool:
+    """Whether the two thread orders left some element different, and the runtime's
+    sealed "twice" record found every such element stored twice (by two threads of a
+    block, by two blocks, or updated plainly by two blocks). A race elsewhere (threads
+    that read what others store, with no barrier between) is not the stores' doing, and
+    one genuine store twice must not narrow it to the case it showed in. The record
+    compares bit for bit, so it finds every element `_differing` does."""
+    twice = report.first(Twice)
+    if twice is None or twice.outside != 0 or not sealed(report):
+        return False
+    return any(d.any() for d in _differing(report, launch, locate.artifact))
 
 
 def _executed(record: Pass, artifact: Artifact) -> Executed:
@@ -565,23 +578,37 @@ def _same(a: np.ndarray, b: np.ndarray, tolerant: bool) -> np.ndarray:
     return (as_bits(a) == as_bits(b)) | both_nan
 
 
-def _race(report: Report, launch: Launch, kernel: str, atomics: bool) -> Diagnostic | None:
+def _differing(report: Report, launch: Launch, artifact: Artifact) -> list[np.ndarray]:
+    """For each buffer of the launch, the elements the two thread orders left different
+    (none where a pass's outputs are missing); sums of floats that atomics add in another
+    order differ within a tolerance without a mistake."""
+    if not all(p in report.outputs for p in (0, 1)):
+        return [np.zeros(0, dtype=bool) for _ in launch.buffers()]
+    # a "pass" record may be the submission's: pass 0's is not there for certain
+    passes = {r.n: r for r in report.all(Pass)}
+    said = any(passes[p].float_atomics for p in (0, 1) if p in passes)
+    atomics = said and artifact.float_atomics
+    forward, reverse = report.outputs[0], report.outputs[1]
+    return [~_same(forward[k], reverse[k], atomics) for k in range(len(launch.buffers()))]
+
+
+def _race(report: Report, launch: Launch, locate: Locator) -> Diagnostic | None:
     """The two thread orders left an output different: what differs, and the two ways
     threads of a block can make it so, until a hazard record says which (explained)."""
     forward, reverse = report.outputs[0], report.outputs[1]
+    differing = _differing(report, launch, locate.artifact)
     for k, buffer in enumerate(launch.buffers()):
-        a, b = forward[k], reverse[k]
-        same = _same(a, b, atomics)
-        if same.all():
+        a, b, differs = forward[k], reverse[k], differing[k]
+        if not differs.any():
             continue
-        index = int(np.argmin(same))
-        count = int((~same).sum())
+        index = int(np.argmax(differs))
+        count = int(differs.sum())
         return Diagnostic(
             Kind.RACE,
             f"{buffer.name}[{index}] differs between two runs that ran the threads of each "
             f"block in different orders ({_value(a[index])} in one, {_value(b[index])} in the "
             f"other; {count:,} element{'s' if count != 1 else ''} differ). {_ORDERS}",
-            kernel=kernel,
+            kernel=launch.kernel,
             race_scope=RaceScope.EVERY_CASE,
         )
     return None
@@ -600,8 +627,9 @@ def explained(race: Diagnostic | None, report: Report, launch: Launch, locate: L
     "hazard" records), from `race`, what its two passes showed (None: nothing). A shared
     access that races is a finding even where the orders agreed: a GPU's warps need
     not. Two threads storing into one element only explain outputs that differed
-    (storing the same value is harmless), and only under the runner's seal: they narrow
-    the race to the case it showed in."""
+    (storing the same value is harmless), and only under the runner's seal, where every
+    element that differs is one stored twice: they narrow the race to the case it
+    showed in."""
     records = {r.what: r for r in reversed(report.all(Hazard))}
     shared = records.get("raw") or records.get("war")
     if race is None or race.race_scope != RaceScope.EVERY_CASE:
@@ -610,7 +638,7 @@ def explained(race: Diagnostic | None, report: Report, launch: Launch, locate: L
     seen = race.message.removesuffix(_ORDERS)
     if shared:
         return [_hazard(shared, launch, locate, seen)]
-    if "waw" in records and sealed(report):
+    if "waw" in records and _stored_twice_where_differ(report, launch, locate):
         return [_stored_twice(records["waw"], launch, locate, seen)]
     return [race]
 

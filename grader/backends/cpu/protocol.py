@@ -281,12 +281,24 @@ class Lost(Record):
     pc: int = 0
 
 
+@_kind("twice")
+@dataclass(frozen=True)
+class Twice(Record):
+    """After the passes, where a record that narrows a race saw elements stored twice
+    (runtime/runner.cpp): how many elements the two thread orders left different that
+    none of those records saw stored twice (by two threads of a block, by two blocks, or
+    updated plainly by two blocks)."""
+
+    outside: int = -1
+
+
 @_kind("seal")
 @dataclass(frozen=True)
 class Seal(Record):
     """The end of a pass (runtime/runner.cpp): the job's token, which only the runner
     knows, and how many records that narrow a race to one case (an overlap, a lost update,
-    a waw hazard) the runtime has written so far (runtime/output.cpp)."""
+    a waw hazard, and the "twice" record after them) the runtime has written so far
+    (runtime/output.cpp)."""
 
     token: str = ""
     count: int = 0

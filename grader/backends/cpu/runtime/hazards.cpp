@@ -10,7 +10,8 @@
      counts as much as any other (each read is checked against every write of another
      thread in the stretch, and each write against every read);
    - waw: two threads of one block stored into one output element with no barrier
-     between them (a block's result stored by every thread);
+     between them (a block's result stored by every thread); every element that
+     happened to is noted (output.cpp's twice_note);
    - unset: a thread read an output element before any thread stored into it (y[i] +=
      ... on an output that arrives holding the grader's poison).
 
@@ -190,7 +191,10 @@ static void output_access(uintptr_t a, int index, size_t e, size_t elements, boo
         if (!last.thread && !g_found[UNSET]) found(UNSET, "unset", a, me, nullptr);
         return;
     }
-    if (!g_found[WAW] && races(last, me)) found(WAW, "waw", a, me, &last);
+    if (races(last, me)) {
+        if (!g_found[WAW]) found(WAW, "waw", a, me, &last);
+        twice_note(index, e, elements);
+    }
     last = me;
 }
 

@@ -168,6 +168,7 @@ void writers_after_block(long block) {
                 long prev = w.owner[e];
                 if (prev >= 0 && prev != block && !w.shared[e]) {
                     w.shared[e] = 1;
+                    twice_note(w.index, e, w.owner.size());
                     if (g_overlaps++ == 0) {
                         g_first.str("overlap").kv("index", w.index).kv("element", (long long)e);
                         block_xyz(g_first, "first", prev);

@@ -1,4 +1,5 @@
-/* Device printf, assert and __trap, and the seal on the records that narrow a race.
+/* Device printf, assert and __trap, and the seal on the records that narrow a race, with
+   the elements their kinds saw stored twice.
 
    printf output goes into one buffer capped at the job's output limit (the rest is only
    counted), so a kernel that prints from every thread cannot fill the disk or the
@@ -24,6 +25,7 @@ static std::atomic<bool> g_on{true};
 /* static: the module cannot reach them by name (rt.h's seal) */
 static std::string g_seal_token;
 static long long g_narrowing = 0; /* records that narrow a race, written by the runtime */
+static std::vector<std::vector<uint8_t>> g_twice; /* per buffer ordinal: elements stored twice */
 
 void output_init(size_t limit) {
     g_cap = limit;
@@ -40,6 +42,21 @@ void write_narrowing(Line& l) {
     ++g_narrowing;
     l.write();
 }
+
+void twice_note(int index, size_t element, size_t elements) {
+    if (index < 0) return;
+    if ((size_t)index >= g_twice.size()) g_twice.resize((size_t)index + 1);
+    std::vector<uint8_t>& marks = g_twice[(size_t)index];
+    if (marks.size() < elements) marks.resize(elements);
+    if (element < marks.size()) marks[element] = 1;
+}
+
+bool twice_noted(int index, size_t element) {
+    return (size_t)index < g_twice.size() && element < g_twice[(size_t)index].size() &&
+           g_twice[(size_t)index][element];
+}
+
+bool twice_any() { return !g_twice.empty(); }
 
 void seal_write() {
     Line().str("seal").kv("token", g_seal_token.c_str()).kv("count", g_narrowing).write();

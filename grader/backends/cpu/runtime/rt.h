@@ -266,6 +266,16 @@ uintptr_t module_pc(uintptr_t pc, uintptr_t sp, uintptr_t stack_hi);
 __attribute__((visibility("hidden"))) void seal_prepare(const std::string& token);
 /* Writes a record that narrows a race, and counts it. */
 __attribute__((visibility("hidden"))) void write_narrowing(Line& l);
+/* Element `element` of buffer `index` (of `elements`) was stored twice as a record that
+   narrows a race says: by two threads of a block (hazards.cpp's waw), by two blocks
+   (memory.cpp's overlap), or updated plainly by two blocks (stores.cpp's lost); whether
+   it was; whether any was. The runner's "twice" record counts the elements the two thread
+   orders left different that none of them saw stored twice: the parent narrows a race
+   only where there is none, so that one genuine store twice cannot narrow a race of
+   threads that read what others store. */
+__attribute__((visibility("hidden"))) void twice_note(int index, size_t element, size_t elements);
+__attribute__((visibility("hidden"))) bool twice_noted(int index, size_t element);
+__attribute__((visibility("hidden"))) bool twice_any();
 /* The "seal" record: the token, and how many such records the runtime has written. */
 __attribute__((visibility("hidden"))) void seal_write();
 

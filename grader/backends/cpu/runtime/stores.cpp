@@ -21,8 +21,8 @@
    In the writers' pass (runner.cpp) the entries also keep the module offset of the store
    that last wrote each element, for the line of an overlap; in a pass that runs the
    blocks one at a time, the first element of an output blocks add to (a histogram's
-   bins) that a second block updated with a plain store is a "lost" record: on a GPU
-   those updates collide. */
+   bins) that a second block updated with a plain store is a "lost" record (and every
+   such element is noted: output.cpp's twice_note): on a GPU those updates collide. */
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -232,7 +232,10 @@ static inline void note(Owned& o, size_t e, unsigned long long mine, uint32_t pc
     if (g_lines) o.pc[e] = pc;
     if (!prev || prev / 2 == mine / 2 || !((prev | mine) & 1)) return;
     g_conflicts.fetch_add(1, std::memory_order_relaxed);
-    if (g_serial && o.shape.accumulates) lost(o, e, prev, mine, pc);
+    if (g_serial && o.shape.accumulates) {
+        twice_note(o.shape.index, e, o.owner.size()); /* one pool thread: no race on it */
+        lost(o, e, prev, mine, pc);
+    }
 }
 
 /* Whether this pass looks at a store to `a`: inlined in every hook, so that those it does
