@@ -123,11 +123,13 @@ uint16_t running_thread() { return (uint16_t)grader_rt_cur; }
    them, in order, from its start. */
 size_t pieces(const Access* first, const Access* last, size_t unit) {
     g_scratch.clear();
+    bool sorted = true; /* lanes in order mostly touch addresses in order */
     for (const Access* a = first; a != last; ++a) {
         uintptr_t end = a->addr + (a->bytes ? a->bytes : 1) - 1;
+        sorted = sorted && (g_scratch.empty() || g_scratch.back() <= a->addr / unit);
         for (uintptr_t p = a->addr / unit; p <= end / unit; ++p) g_scratch.push_back(p);
     }
-    std::sort(g_scratch.begin(), g_scratch.end());
+    if (!sorted) std::sort(g_scratch.begin(), g_scratch.end());
     return (size_t)(std::unique(g_scratch.begin(), g_scratch.end()) - g_scratch.begin());
 }
 
@@ -201,36 +203,49 @@ uint64_t request_key(const Access& a) {
 }
 
 /* Request keys -> their indices, by open addressing; an entry of an older generation is
-   empty, so that the table is not cleared for each block. */
+   empty, so that the table is not cleared for each block. Sized for the requests, not the
+   accesses (most requests have many lanes), and doubled when half full: a table of one
+   entry per access (a million) missed the cache on nearly every probe. */
 struct RequestTable {
-    std::vector<uint64_t> keys;
-    std::vector<uint32_t> values, generations;
+    struct Entry {
+        uint64_t key = 0;
+        uint32_t value = 0, generation = 0;
+    };
+    std::vector<Entry> entries, live;
     uint32_t generation = 0, count = 0;
     int bits = 0;
 
-    void reset(size_t most) {
-        size_t size = 1;
-        for (bits = 0; size < 2 * most; ++bits) size <<= 1;
-        if (keys.size() < size) {
-            keys.assign(size, 0);
-            values.assign(size, 0);
-            generations.assign(size, 0);
-            generation = 0;
-        }
+    void reset(size_t accesses) {
+        bits = 6;
+        while (((size_t)1 << bits) < accesses / 8) ++bits;
+        if (entries.size() < ((size_t)1 << bits)) entries.resize((size_t)1 << bits);
         ++generation;
         count = 0;
     }
     uint32_t index(uint64_t key) {
+        if (2 * (size_t)(count + 1) > ((size_t)1 << bits)) grow();
+        Entry& e = probe(key);
+        if (e.generation != generation) e = Entry{key, count++, generation};
+        return e.value;
+    }
+    /* The entry that holds `key`, or the empty one where it goes. */
+    Entry& probe(uint64_t key) {
         size_t mask = ((size_t)1 << bits) - 1;
         size_t at = (size_t)(key * 0x9E3779B97F4A7C15ull >> (64 - bits)) & mask;
         for (;; at = (at + 1) & mask) {
-            if (generations[at] != generation) {
-                generations[at] = generation;
-                keys[at] = key;
-                return values[at] = count++;
-            }
-            if (keys[at] == key) return values[at];
+            Entry& e = entries[at];
+            if (e.generation != generation || e.key == key) return e;
         }
+    }
+    void grow() {
+        live.clear();
+        for (size_t i = 0; i < ((size_t)1 << bits); ++i) {
+            if (entries[i].generation == generation) live.push_back(entries[i]);
+        }
+        ++bits;
+        if (entries.size() < ((size_t)1 << bits)) entries.resize((size_t)1 << bits);
+        ++generation;
+        for (Entry e : live) probe(e.key) = Entry{e.key, e.value, generation};
     }
 };
 RequestTable g_requests;
@@ -243,7 +258,7 @@ std::vector<Access> g_grouped; /* the accesses, one request after another */
 void requests(Access* first, Access* last) {
     number(first, last);
     size_t n = (size_t)(last - first);
-    g_requests.reset(std::max<size_t>(n, 1));
+    g_requests.reset(n);
     g_request_of.resize(n);
     for (size_t i = 0; i < n; ++i) g_request_of[i] = g_requests.index(request_key(first[i]));
     g_starts.assign(g_requests.count + 1, 0);
@@ -255,7 +270,8 @@ void requests(Access* first, Access* last) {
     for (size_t r = 0; r + 1 < g_starts.size(); ++r) {
         Access* lo = g_grouped.data() + g_starts[r];
         Access* hi = g_grouped.data() + g_starts[r + 1];
-        std::sort(lo, hi, [](const Access& x, const Access& y) { return x.thread < y.thread; });
+        auto by_lane = [](const Access& x, const Access& y) { return x.thread < y.thread; };
+        if (!std::is_sorted(lo, hi, by_lane)) std::sort(lo, hi, by_lane); /* they mostly are */
         request(lo, hi);
     }
 }
