@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import grader
 from grader import defaults, labs
 from grader.backends.base import Backend, BackendUnavailable
 from grader.errors import GraderError
@@ -124,18 +125,17 @@ def watched(
 def lab_kernel(lab: Lab, case: Case, model: Backend, timeout: float, file: str) -> Profile | None:
     """The profile of the lab's own `file` (reference.cu, baseline.cu) at `case`, a public
     one with its fixed values (the same for every submission), from the cache where this
-    file was profiled there before: found without a build, which costs a warm check more
-    than the rest of the profile (conv3d's reference: 13 ms of the grader's 0.05 CPU-s); None
-    where it cannot be made (the report says what is missing)."""
+    file was profiled there before: found without a build or the case's draw, which cost
+    a warm check more than the rest of its profile (13 ms a file; spmv's draws, 15 ms);
+    None where it cannot be made (the report says what is missing)."""
     if lab.home is None or not (lab.home / file).is_file():
         return None
-    case = next((c for c in casegen.public_cases(lab) if c.name == case.name), case)
     submission, _ = read_submission(lab.home / file)
-    macros = lab.macro_values(case.sizes)
-    entry = _entry(lab, case, submission, macros)
+    entry = _entry(lab, _undrawn(lab, case), submission)
     cached = _cached(entry)
     if cached is not None:
         return cached
+    case = next((c for c in casegen.public_cases(lab) if c.name == case.name), case)
     made = run(lab, case, submission, model, timeout)[1].profile
     if made is not None:
         with contextlib.suppress(OSError):
@@ -144,19 +144,31 @@ def lab_kernel(lab: Lab, case: Case, model: Backend, timeout: float, file: str) 
     return made
 
 
-def _entry(lab: Lab, case: Case, submission: Submission, macros: dict[str, int]) -> Path:
+def _undrawn(lab: Lab, case: Case) -> Case:
+    """`case` as its profile's key names it: a public case by its declared sizes and its
+    fixed seed, before the lab's draw adds the sizes it defines (which the lab's
+    definition, the sizes and the seed decide)."""
+    declared = next((c for c in lab.public_cases if c.name == case.name), None)
+    if declared is None:
+        return case
+    seed = casegen.derive_seed(casegen.PUBLIC_KEY, lab.name, case.name)
+    return Case(case.name, declared.sizes, Visibility.PUBLIC, seed)
+
+
+def _entry(lab: Lab, case: Case, submission: Submission) -> Path:
     """Where a lab kernel's profile at `case` is kept, by everything that decides it: the
     file's text and name, the case (its sizes and seed, and the lab's definition, which
-    draws the inputs and counts the outputs and flops), the launch, and what builds, runs
-    and counts the module on this machine (cpu.profile.decided_by). The file is the
-    grader's or the course's own, never a submission's: no student's text reaches a key."""
+    draws the inputs, sets the macros and counts the outputs and flops), the grader's
+    version, and what builds, runs and counts the module on this machine
+    (cpu.profile.decided_by). The file is the grader's or the course's own, never a
+    submission's: no student's text reaches a key."""
     from grader.backends.cpu import profile as cpu_profile  # where the model is built
 
     definition = lab.home / labs.DEFINITION
     source = submission.compiled.encode(errors=SOURCE_ERRORS)
     what = [
-        CACHE_FORMAT, lab.name, case.name, sorted(case.sizes.items()), case.seed,
-        submission.name, _digest(source), sorted(macros.items()), lab.launch_defaults,
+        CACHE_FORMAT, grader.__version__, lab.name, case.name, sorted(case.sizes.items()),
+        case.seed, submission.name, _digest(source), lab.launch_defaults,
         _digest(definition.read_bytes()) if definition.is_file() else "",
         cpu_profile.decided_by(),
     ]  # fmt: skip

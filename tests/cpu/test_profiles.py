@@ -164,20 +164,20 @@ def test_a_profile_made_without_ptxas_figures_is_not_the_one_kept_for_a_build_wi
     lab = labs.get("matmul-tiled")
     case = casegen.find_case(lab, "width-64", None)
     submission, _ = read_submission(lab.home / "reference.cu")
-    macros = lab.macro_values(case.sizes)
-    with_nvcc = profiles._entry(lab, case, submission, macros)
+    with_nvcc = profiles._entry(lab, case, submission)
     monkeypatch.setattr(nvcc, "find", lambda: None)
-    assert profiles._entry(lab, case, submission, macros) != with_nvcc
+    assert profiles._entry(lab, case, submission) != with_nvcc
 
 
 def test_a_labs_own_kernels_profile_is_found_without_a_build(cpu, monkeypatch):
-    """A warm check finds the reference's profile by its file, before any build: a cached
-    build cost a check more than the rest of its profile."""
+    """A warm check finds the reference's profile by its file, before any build or draw: a
+    cached build cost a check more than the rest of its profile, and so did spmv's draws."""
     lab = labs.get("matmul-tiled")
     case = casegen.find_case(lab, "width-64", None)
     first = profiles.lab_kernel(lab, case, cpu, 20, "reference.cu")
     assert first is not None
     monkeypatch.setattr(cpu, "build", lambda *a, **k: pytest.fail("built again"))
+    monkeypatch.setattr(casegen, "public_cases", lambda *a, **k: pytest.fail("drawn again"))
     assert profiles.lab_kernel(lab, case, cpu, 20, "reference.cu") == first
 
 
@@ -185,18 +185,17 @@ def test_everything_that_decides_a_labs_own_kernels_profile_keys_its_entry(tmp_p
     lab = labs.get("matmul-tiled")
     case = casegen.find_case(lab, "width-64", None)
     submission, _ = read_submission(lab.home / "reference.cu")
-    macros = lab.macro_values(case.sizes)
-    entry = profiles._entry(lab, case, submission, macros)
-    assert profiles._entry(lab, case, submission, macros) == entry
+    entry = profiles._entry(lab, case, submission)
+    assert profiles._entry(lab, case, submission) == entry
     home = tmp_path / "matmul-tiled"
     shutil.copytree(lab.home, home)
     (home / labs.DEFINITION).write_text((lab.home / labs.DEFINITION).read_text() + "\n#\n")
     others = [
-        profiles._entry(lab, case, replace(submission, text=submission.text + "\n"), macros),
-        profiles._entry(lab, replace(case, seed=case.seed + 1), submission, macros),
-        profiles._entry(lab, case, submission, {**macros, "BLOCK_X": 8}),
-        profiles._entry(replace(lab, home=home), case, submission, macros),
+        profiles._entry(lab, case, replace(submission, text=submission.text + "\n")),
+        profiles._entry(lab, replace(case, seed=case.seed + 1), submission),
+        profiles._entry(lab, replace(case, sizes={**case.sizes, "Width": 65}), submission),
+        profiles._entry(replace(lab, home=home), case, submission),
     ]
     monkeypatch.setattr(cpu_profile, "decided_by", lambda: ["another runtime"])
-    others.append(profiles._entry(lab, case, submission, macros))
+    others.append(profiles._entry(lab, case, submission))
     assert len({entry, *others}) == len(others) + 1
