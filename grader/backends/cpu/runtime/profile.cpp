@@ -124,6 +124,9 @@ struct Step {
 };
 std::vector<Step> g_previous_lane, g_this_lane;
 uint16_t g_lane = UINT16_MAX;
+/* The most steps a lane's record (and join's) holds, reserved before the sandbox limits
+   memory: past them an access is logged and looked up, as every access once was. */
+constexpr size_t LANE_STEPS = 1 << 16;
 
 enum Space { NONE, GLOBAL, SHARED, CONSTANT };
 
@@ -228,49 +231,35 @@ uint64_t request_key(const Access& a) {
 }
 
 /* Request keys -> their indices, by open addressing; an entry of an older generation is
-   empty, so that the table is not cleared for each block. Sized for the requests, not the
-   accesses (most requests have many lanes), and doubled when half full: a table of one
-   entry per access (a million) missed the cache on nearly every probe. */
+   empty, so that the table is not cleared for each block. One entry holds key, index and
+   generation, which three arrays held: a probe touches one place. */
 struct RequestTable {
     struct Entry {
         uint64_t key = 0;
         uint32_t value = 0, generation = 0;
     };
-    std::vector<Entry> entries, live;
+    std::vector<Entry> entries;
     uint32_t generation = 0, count = 0;
     int bits = 0;
 
-    void reset(size_t accesses) {
-        bits = 6;
-        while (((size_t)1 << bits) < accesses / 8) ++bits;
-        if (entries.size() < ((size_t)1 << bits)) entries.resize((size_t)1 << bits);
+    void reset(size_t most) {
+        size_t size = 1;
+        for (bits = 0; size < 2 * most; ++bits) size <<= 1;
+        if (entries.size() < size) entries.resize(size);
         ++generation;
         count = 0;
     }
     uint32_t index(uint64_t key) {
-        if (2 * (size_t)(count + 1) > ((size_t)1 << bits)) grow();
-        Entry& e = probe(key);
-        if (e.generation != generation) e = Entry{key, count++, generation};
-        return e.value;
-    }
-    /* The entry that holds `key`, or the empty one where it goes. */
-    Entry& probe(uint64_t key) {
         size_t mask = ((size_t)1 << bits) - 1;
         size_t at = (size_t)(key * 0x9E3779B97F4A7C15ull >> (64 - bits)) & mask;
         for (;; at = (at + 1) & mask) {
             Entry& e = entries[at];
-            if (e.generation != generation || e.key == key) return e;
+            if (e.generation != generation) {
+                e = Entry{key, count++, generation};
+                return e.value;
+            }
+            if (e.key == key) return e.value;
         }
-    }
-    void grow() {
-        live.clear();
-        for (size_t i = 0; i < ((size_t)1 << bits); ++i) {
-            if (entries[i].generation == generation) live.push_back(entries[i]);
-        }
-        ++bits;
-        if (entries.size() < ((size_t)1 << bits)) entries.resize((size_t)1 << bits);
-        ++generation;
-        for (Entry e : live) probe(e.key) = Entry{e.key, e.value, generation};
     }
 };
 RequestTable g_requests;
@@ -297,7 +286,7 @@ void join(const Access* first, size_t n) {
         uint64_t key = request_key(first[i]);
         bool hint = j < g_before.size() && g_before[j].key == key;
         g_request_of[i] = hint ? g_before[j].request : g_requests.index(key);
-        g_now.push_back(Joined{key, g_request_of[i]});
+        if (j < LANE_STEPS) g_now.push_back(Joined{key, g_request_of[i]});
     }
 }
 std::vector<Access> g_grouped; /* the accesses, one request after another */
@@ -307,7 +296,7 @@ std::vector<Access> g_grouped; /* the accesses, one request after another */
    log of a block can hold a million accesses, which sorting took most of the run. */
 void requests(Access* first, Access* last) {
     size_t n = (size_t)(last - first);
-    g_requests.reset(n);
+    g_requests.reset(std::max<size_t>(n, 1));
     g_request_of.resize(n);
     join(first, n);
     g_starts.assign(g_requests.count + 1, 0);
@@ -423,7 +412,7 @@ void follow(uint16_t thread) {
 bool repeated(const Access& a) {
     size_t j = g_this_lane.size();
     uint64_t key = request_key(a);
-    g_this_lane.push_back(Step{key, a.addr, a.bytes});
+    if (j < LANE_STEPS) g_this_lane.push_back(Step{key, a.addr, a.bytes});
     bool sectors = a.kind == GLOBAL_LOAD || a.kind == GLOBAL_STORE || a.kind == CONSTANT_LOAD;
     if (!sectors || j >= g_previous_lane.size()) return false;
     const Step& before = g_previous_lane[j];
@@ -460,6 +449,8 @@ void profile_prepare(size_t capacity, const std::string& token) {
     g_capacity = capacity;
     g_log.reserve(capacity);
     g_scratch.reserve(4 * WARP);
+    for (auto* steps : {&g_previous_lane, &g_this_lane}) steps->reserve(LANE_STEPS);
+    for (auto* joined : {&g_before, &g_now}) joined->reserve(LANE_STEPS);
     g_token = token;
 }
 
