@@ -8,8 +8,10 @@ Grades each lab's reference as `grader check LAB reference.cu --backend B` does
 CPU model made unavailable, as on a machine where it cannot run: no profile run, no
 reference or baseline profile, no measured rules), interleaved, after one untimed
 grading of each to warm the caches. Prints, per lab, the min and median seconds of each
-and what the profile adds; timing is off unless --timing (the speed measurement's own
-seconds would drown the difference)."""
+and what the profile adds, in wall-clock seconds and in CPU seconds (this process's and
+its ended children's, user and system: what other work on the machine does not inflate;
+a GPU's worker, which outlives the check, is not counted); timing is off unless --timing
+(the speed measurement's own seconds would drown the difference)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.cpu_backend import children_cpu, own_cpu  # noqa: E402
 from grader import labs  # noqa: E402
 from grader.grading import pipeline, profiles  # noqa: E402
 
@@ -34,15 +37,20 @@ def _no_model(backend):
     yield "the CPU model was left out (bench/profile_cost.py)"
 
 
-def graded(lab: str, backend: str, timing: bool, profiled: bool) -> float:
-    """Seconds one check of the lab's reference took."""
+def graded(lab: str, backend: str, timing: bool, profiled: bool) -> tuple[float, float]:
+    """Seconds and CPU seconds one check of the lab's reference took."""
     profiles.model_backend = MODEL if profiled else _no_model
     path = labs.get(lab).home / "reference.cu"
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), own_cpu() + children_cpu()
     result = pipeline.check(lab, path, pipeline.Options(backend=backend, timing=timing))
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, own_cpu() + children_cpu() - cpu
     assert result.profile is not None or not profiled, result.notes
-    return seconds
+    return seconds, cpu
+
+
+def _added(without: float, with_: float, digits: int) -> str:
+    added = with_ - without
+    return f"{added:+.{digits}f} {100 * added / without:+4.0f}%"
 
 
 def main() -> int:
@@ -56,18 +64,21 @@ def main() -> int:
     for name in names:
         for profiled in (False, True):
             graded(name, args.backend, args.timing, profiled)  # warm the caches
-    print(f"{'lab':16} {'without: min  median':>22} {'with: min  median':>20} {'added':>16}")
+    print(f"{'':16} {'wall-clock s: without':>22} {'with':>11} {'added':>12}", end="")
+    print("   CPU-s: without  with  added")
+    print(f"{'lab':16} {'min median':>22} {'min median':>11}{'':13}   {'median':>14} {'median':>5}")
     for name in names:
-        seconds: dict[bool, list[float]] = {False: [], True: []}
+        made: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
         for _ in range(args.runs):
             for profiled in (False, True):
-                seconds[profiled].append(graded(name, args.backend, args.timing, profiled))
-        low = {k: min(v) for k, v in seconds.items()}
-        mid = {k: statistics.median(v) for k, v in seconds.items()}
-        added = mid[True] - mid[False]
+                made[profiled].append(graded(name, args.backend, args.timing, profiled))
+        low = {k: min(s for s, _ in v) for k, v in made.items()}
+        mid = {k: statistics.median(s for s, _ in v) for k, v in made.items()}
+        cpu = {k: statistics.median(c for _, c in v) for k, v in made.items()}
         print(
-            f"{name:16} {low[False]:10.2f} {mid[False]:8.2f}   {low[True]:10.2f} {mid[True]:8.2f}"
-            f"   {added:+6.2f} s {100 * added / mid[False]:+5.0f}%",
+            f"{name:16} {low[False]:16.2f} {mid[False]:5.2f} {low[True]:5.2f} {mid[True]:5.2f}"
+            f" {_added(mid[False], mid[True], 2)}   {cpu[False]:14.3f} {cpu[True]:5.3f}"
+            f" {_added(cpu[False], cpu[True], 3)}",
             flush=True,
         )
     return 0

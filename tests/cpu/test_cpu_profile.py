@@ -101,6 +101,53 @@ def test_a_loop_whose_trips_differ_by_lane_pairs_its_trips_between_the_same_barr
     assert found.global_loads == Traffic(requests=8, sectors=32, bytes=4 * 48 * 4, lanes=4 * 48)
 
 
+HALVES = """\
+__global__ void halves(const float* a, float* b) {
+    int lane = threadIdx.x % 32;
+    float v = 0.0f;
+    for (int trip = 0; trip < 2; ++trip) {
+        if ((lane < 16) == (trip == 0)) v += a[threadIdx.x];
+        v += __shfl_xor_sync(0xffffffff, v, 1);
+    }
+    b[threadIdx.x] = v;
+}
+"""
+
+
+def test_a_warp_waiting_at_a_shuffle_keeps_its_requests_open_while_the_next_warp_runs(kit):
+    """Lanes 0-15 load at the first trip and lanes 16-31 at the second, each lane's first
+    time at that load: one request of 32 lanes a warp. The second warp runs between the
+    trips (lane 31 goes on past the first shuffle, and waits at the second), so a warp's
+    accesses become requests early only once its every thread has finished or waits at a
+    barrier; on the second warp's start they made requests of 17 lanes and 15."""
+    args = [inp("a", np.ones(64)), out("b", 64)]
+    _, found = kit.profile(kit.built(HALVES), "halves", 1, 64, args)
+    assert found.global_loads == Traffic(requests=2, sectors=8, bytes=256, lanes=64)
+
+
+REREADS = """\
+__global__ void rereads(const float* a, float* b, int n) {
+    float sum = 0.0f;
+    for (int j = 0; j < n; ++j) sum += a[j];
+    b[threadIdx.x] = sum;
+}
+"""
+
+
+def test_a_full_log_splits_a_warps_requests_where_it_did_before_repeats_were_left_out(kit):
+    """32 lanes read the same 40000 floats: a lane's read repeats the previous lane's and
+    is not logged, but the log still counts as full where it held 2^20 accesses, during
+    lane 26's run, and the requests made then are made again after it (80000, not 40000),
+    so that no profile changed when repeats were left out (runtime/profile.cpp)."""
+    n = 40_000
+    args = [inp("a", np.ones(n)), out("b", 32), integer("n", n)]
+    _, found = kit.profile(kit.built(REREADS), "rereads", 1, 32, args)
+    assert found.global_loads == Traffic(
+        requests=2 * n, sectors=2 * n, bytes=32 * n * 4, lanes=32 * n
+    )
+    assert found.busiest_thread_loads == n
+
+
 def test_one_thread_that_makes_every_load_is_the_busiest_with_all_of_them(kit):
     found = _elements(kit, "one_thread", n=256, block=32)
     assert found.global_loads == Traffic(requests=256, sectors=256, bytes=1024, lanes=256)

@@ -6,6 +6,8 @@ profiles come from the cache once made."""
 from __future__ import annotations
 
 import contextlib
+import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,11 +15,14 @@ import pytest
 from grader import labs
 from grader.backends.base import Wrapper
 from grader.backends.cpu import CpuBackend
+from grader.backends.cpu import profile as cpu_profile
 from grader.errors import SetupError
 from grader.grading import profiles
 from grader.grading.pipeline import Options, grade
 from grader.judge import cases as casegen
 from grader.judge import rules
+from grader.model.source import read_submission
+from grader.toolchain import nvcc
 
 SERIAL = labs.get("reduction").home / "wrong" / "serial_thread.cu"
 
@@ -149,18 +154,48 @@ def test_where_the_model_cannot_run_on_a_gpu_the_rules_are_not_checked(cpu, monk
     ) in " ".join(result.notes)
 
 
-def test_a_profile_made_without_ptxas_figures_is_not_the_one_kept_for_a_build_with_them(cpu):
+def test_a_profile_made_without_ptxas_figures_is_not_the_one_kept_for_a_build_with_them(
+    monkeypatch,
+):
     """Occupancy comes from ptxas: a grading without nvcc (or a test that hides it) keeps
     a profile without it, which a later grading with nvcc must not take for its own (the
     sample run in docs/student.md lost the reference's occupancy so)."""
-    import dataclasses
-
-    from grader.model.source import read_submission
-
+    assert nvcc.find() is not None
     lab = labs.get("matmul-tiled")
     case = casegen.find_case(lab, "width-64", None)
     submission, _ = read_submission(lab.home / "reference.cu")
-    build = cpu.build(submission, lab.macro_values(case.sizes), lab.launch_defaults, census=True)
-    assert build.compile.kernels
-    bare = dataclasses.replace(build, compile=dataclasses.replace(build.compile, kernels={}))
-    assert profiles._entry(lab, case, build) != profiles._entry(lab, case, bare)
+    with_nvcc = profiles._entry(lab, case, submission)
+    monkeypatch.setattr(nvcc, "find", lambda: None)
+    assert profiles._entry(lab, case, submission) != with_nvcc
+
+
+def test_a_labs_own_kernels_profile_is_found_without_a_build(cpu, monkeypatch):
+    """A warm check finds the reference's profile by its file, before any build or draw: a
+    cached build cost a check more than the rest of its profile, and so did spmv's draws."""
+    lab = labs.get("matmul-tiled")
+    case = casegen.find_case(lab, "width-64", None)
+    first = profiles.lab_kernel(lab, case, cpu, 20, "reference.cu")
+    assert first is not None
+    monkeypatch.setattr(cpu, "build", lambda *a, **k: pytest.fail("built again"))
+    monkeypatch.setattr(casegen, "public_cases", lambda *a, **k: pytest.fail("drawn again"))
+    assert profiles.lab_kernel(lab, case, cpu, 20, "reference.cu") == first
+
+
+def test_everything_that_decides_a_labs_own_kernels_profile_keys_its_entry(tmp_path, monkeypatch):
+    lab = labs.get("matmul-tiled")
+    case = casegen.find_case(lab, "width-64", None)
+    submission, _ = read_submission(lab.home / "reference.cu")
+    entry = profiles._entry(lab, case, submission)
+    assert profiles._entry(lab, case, submission) == entry
+    home = tmp_path / "matmul-tiled"
+    shutil.copytree(lab.home, home)
+    (home / labs.DEFINITION).write_text((lab.home / labs.DEFINITION).read_text() + "\n#\n")
+    others = [
+        profiles._entry(lab, case, replace(submission, text=submission.text + "\n")),
+        profiles._entry(lab, replace(case, seed=case.seed + 1), submission),
+        profiles._entry(lab, replace(case, sizes={**case.sizes, "Width": 65}), submission),
+        profiles._entry(replace(lab, home=home), case, submission),
+    ]
+    monkeypatch.setattr(cpu_profile, "decided_by", lambda: ["another runtime"])
+    others.append(profiles._entry(lab, case, submission))
+    assert len({entry, *others}) == len(others) + 1

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
-from grader.backends.cpu import protocol
+from grader import defaults
+from grader.backends.cpu import build, protocol, runner, shim
 from grader.backends.cpu.job import Report
 from grader.model.profile import WARP, KernelProfile, Traffic
+from grader.toolchain import cxx, nvcc
 
 # The kinds of access with traffic: KernelProfile's fields and the record's, by one name.
 TRAFFIC = tuple(f.name for f in fields(KernelProfile) if f.type == "Traffic")
@@ -70,3 +72,21 @@ def merged(profiles: list[KernelProfile]) -> list[KernelProfile]:
             busiest_thread_loads=max(seen.busiest_thread_loads, p.busiest_thread_loads),
         )
     return list(out.values())
+
+
+def decided_by() -> list[object]:
+    """What decides a census module's profile beside its source, its macros and the launch
+    (a cache of profiles keys on it: grader.grading.profiles.lab_kernel): the build's
+    format, the runtime that runs and counts it, the C++ compiler and the census build's
+    flags, and nvcc, whose ptxas figures decide the occupancy (none without nvcc)."""
+    found = nvcc.find()
+    return [
+        build.CACHE_VERSION,
+        runner.runtime_hash(),
+        cxx.compiler().version,
+        list(shim.module_flags(census=True)),
+        defaults.ARCH,
+        found,
+        nvcc.version() if found else None,
+        nvcc.CACHE_VERSION,
+    ]
