@@ -12,6 +12,7 @@ blame.Unexplained; a failure before any student code ran raises SetupError."""
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import tempfile
@@ -205,7 +206,12 @@ class Locator:
     def __init__(self, artifact: Artifact, shelf: Shelf):
         self.artifact = artifact
         self.shelf = shelf
-        self.tool = shutil.which("addr2line") or shutil.which("llvm-addr2line")
+
+    @functools.cached_property
+    def tool(self) -> str | None:
+        """addr2line, looked up where a line is first asked for: most runs ask for none,
+        and every worker run makes a Locator."""
+        return shutil.which("addr2line") or shutil.which("llvm-addr2line")
 
     def line(self, pc: int) -> int | None:
         if not pc or not self.tool:
