@@ -20,21 +20,9 @@
 # WHEELS, and OUT (a folder to keep the log in, as gpuspeed_before_after.txt).
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-before="$here/build/gpuspeed-before"
-
-if [[ "${1:-}" == "--prepare" ]]; then
-    ref="${2:-main}"
-    rm -rf "$before" && mkdir -p "$before"
-    git -C "$here" archive "$ref" | tar -x -C "$before"
-    echo "the tree of $ref is in $before: carry build/gpuspeed-before to the GPU machine"
-    exit 0
-fi
-if [[ ! -f "$before/bench/batch.py" ]]; then
-    echo "no tree from before in $before: run 'bash bench/gpuspeed_before_after.sh --prepare'" \
-        "here first, and carry build/gpuspeed-before" >&2
-    exit 2
-fi
+# shellcheck source=bench/before_tree.sh
+source "$(dirname "${BASH_SOURCE[0]}")/before_tree.sh"
+before_tree gpuspeed-before main "$@"
 
 lab="${LAB:-matmul-tiled}"
 count="${COUNT:-128}"

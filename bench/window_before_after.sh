@@ -15,21 +15,9 @@
 # window_before_after.txt).
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-before="$here/build/window-before"
-
-if [[ "${1:-}" == "--prepare" ]]; then
-    ref="${2:-a843165}"
-    rm -rf "$before" && mkdir -p "$before"
-    git -C "$here" archive "$ref" | tar -x -C "$before"
-    echo "the tree of $ref is in $before: carry build/window-before to the GPU machine"
-    exit 0
-fi
-if [[ ! -f "$before/bench/batch.py" ]]; then
-    echo "no tree from before in $before: run 'bash bench/window_before_after.sh --prepare'" \
-        "here first, and carry build/window-before" >&2
-    exit 2
-fi
+# shellcheck source=bench/before_tree.sh
+source "$(dirname "${BASH_SOURCE[0]}")/before_tree.sh"
+before_tree window-before a843165 "$@"
 
 lab="${LAB:-matmul-tiled}"
 count="${COUNT:-128}"
