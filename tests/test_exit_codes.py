@@ -207,6 +207,30 @@ def test_ctrl_c_while_the_grader_loads_exits_130_without_a_traceback():
     assert (done.returncode, done.stderr, done.stdout) == (130, "grader: interrupted.\n", "")
 
 
+# The entry point, run as `python -m`, where the verb's code catches a Ctrl-C that left an
+# exec() of a string (a dataclass being made as a module loads, found at 0.1-0.3 s).
+_INTERRUPTED_IN_EXEC = """
+import grader.cli
+from grader.__main__ import main
+def interrupted_while_a_dataclass_is_made():
+    try:
+        exec("raise KeyboardInterrupt")
+    except KeyboardInterrupt:
+        return 130
+grader.cli.main = interrupted_while_a_dataclass_is_made
+raise SystemExit(main())
+"""
+
+
+def test_a_ctrl_c_caught_after_it_left_an_exec_still_exits_130(tmp_path):
+    (tmp_path / "interrupted_in_exec.py").write_text(_INTERRUPTED_IN_EXEC)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "interrupted_in_exec"], capture_output=True, env=env, timeout=120
+    )  # fmt: skip
+    assert done.returncode == ExitCode.INTERRUPTED, done.stderr
+
+
 @pytest.mark.parametrize("after", [0.3, 0.8, 1.5])
 def test_ctrl_c_at_any_moment_of_a_check_exits_130_without_a_traceback(tmp_path, after):
     kernel = tmp_path / "kernel.cu"
