@@ -502,3 +502,26 @@ def test_a_store_twice_alone_is_narrowed_to_the_case_it_shows_in(tmp_path, store
     assert code == ExitCode.FAILED
     failed = {c["sizes"]["Width"]: c["status"] for c in report["cases"]}
     assert failed[100] == "failed" and list(failed.values()).count("failed") == 1, failed
+
+
+# The same race at Width 100, with every element stored twice: each thread also stores a
+# zero into an element another thread stores, of its block (waw) or of the next block
+# (overlap), so that every element the two thread orders leave different is one the
+# runtime saw stored twice. Those stores explain an element only where each order's
+# value is one the other order's threads stored too; the race's values are new.
+EVERYWHERE = {
+    "waw": "P[row * Width + (col ^ 1)] = 0.0f;",
+    "overlap": "P[row * Width + (col + 16) % Width] = 0.0f;",
+}
+
+
+@pytest.mark.xfail(strict=True, reason="every differing element stored twice narrows the race")
+@pytest.mark.parametrize("store", EVERYWHERE)
+def test_storing_every_element_twice_does_not_narrow_a_race(tmp_path, store):
+    attack = LAUNDERED_RACE.replace(
+        "if (row == 0 && col == SECOND) P[0] = 0.0f;", EVERYWHERE[store]
+    )
+    code, report = check(tmp_path, kernel(attack.replace("RACE", "1")))
+    assert code == ExitCode.FAILED
+    failed = {c["sizes"]["Width"]: c["status"] for c in report["cases"]}
+    assert failed == dict.fromkeys(failed, "failed"), failed
