@@ -11,7 +11,8 @@
      thread in the stretch, and each write against every read);
    - waw: two threads of one block stored into one output element with no barrier
      between them (a block's result stored by every thread); every element that
-     happened to is noted (output.cpp's twice_note);
+     happened to is noted with the value each such store overwrote (output.cpp's
+     twice_note);
    - unset: a thread read an output element before any thread stored into it (y[i] +=
      ... on an output that arrives holding the grader's poison).
 
@@ -184,16 +185,17 @@ static void shared_word(Word& d, uintptr_t a, bool write, const Access& me, bool
     d.value = value;
 }
 
-static void output_access(uintptr_t a, int index, size_t e, size_t elements, bool write,
+static void output_access(uintptr_t a, const Covered& c, size_t e, bool write,
                           const Access& me) {
-    Access& last = stored(index, e, elements);
+    Access& last = stored(c.index, e, c.elements);
     if (!write) {
         if (!last.thread && !g_found[UNSET]) found(UNSET, "unset", a, me, nullptr);
         return;
     }
     if (races(last, me)) {
         if (!g_found[WAW]) found(WAW, "waw", a, me, &last);
-        twice_note(index, e, elements);
+        /* before the store: the element holds what the other thread stored */
+        twice_note(Twice::THREADS, c.index, e, reinterpret_cast<const void*>(a), c.width);
     }
     last = me;
 }
@@ -216,7 +218,7 @@ void hazard_access(uintptr_t a, size_t bytes, bool write, uintptr_t ret) {
     Access me = now(*w, ret);
     /* a vector access (a float4 store) sets, or reads, every element it covers */
     for (size_t e = c.first; e <= c.last; ++e) {
-        output_access(c.lo + e * c.width, c.index, e, c.elements, write, me);
+        output_access(c.lo + e * c.width, c, e, write, me);
     }
 }
 

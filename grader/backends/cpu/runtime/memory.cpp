@@ -168,7 +168,7 @@ void writers_after_block(long block) {
                 long prev = w.owner[e];
                 if (prev >= 0 && prev != block && !w.shared[e]) {
                     w.shared[e] = 1;
-                    twice_note(w.index, e, w.owner.size());
+                    twice_note(Twice::BLOCKS, w.index, e, w.before.data() + at, width);
                     if (g_overlaps++ == 0) {
                         g_first.str("overlap").kv("index", w.index).kv("element", (long long)e);
                         block_xyz(g_first, "first", prev);
@@ -178,6 +178,7 @@ void writers_after_block(long block) {
                         g_first.kvhex("pc", stores_pc(w.index, e));
                     }
                 }
+                if (w.shared[e]) twice_note(Twice::BLOCKS, w.index, e, w.data + at, width);
                 w.owner[e] = block;
                 memcpy(w.before.data() + at, w.data + at, width);
             }

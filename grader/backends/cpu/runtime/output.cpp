@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <unordered_map>
+
 #include "rt.h"
 
 namespace rt {
@@ -25,7 +27,17 @@ static std::atomic<bool> g_on{true};
 /* static: the module cannot reach them by name (rt.h's seal) */
 static std::string g_seal_token;
 static long long g_narrowing = 0; /* records that narrow a race, written by the runtime */
-static std::vector<std::vector<uint8_t>> g_twice; /* per buffer ordinal: elements stored twice */
+/* What an element stored twice held between its stores: up to SEEN_MAX distinct values,
+   as bits; past that, or wider than 8 bytes, too many to explain the element by. */
+constexpr int SEEN_MAX = 6;
+struct Seen {
+    uint64_t values[SEEN_MAX] = {};
+    uint8_t n = 0;
+    bool threads = false; /* a waw of pass 0, whose last store is pass 0's own value */
+    bool updates = false; /* a lost update: the sum depends on the order, not one store */
+    bool overflow = false;
+};
+static std::vector<std::unordered_map<size_t, Seen>> g_twice; /* per buffer ordinal */
 
 void output_init(size_t limit) {
     g_cap = limit;
@@ -43,17 +55,49 @@ void write_narrowing(Line& l) {
     l.write();
 }
 
-void twice_note(int index, size_t element, size_t elements) {
-    if (index < 0) return;
-    if ((size_t)index >= g_twice.size()) g_twice.resize((size_t)index + 1);
-    std::vector<uint8_t>& marks = g_twice[(size_t)index];
-    if (marks.size() < elements) marks.resize(elements);
-    if (element < marks.size()) marks[element] = 1;
+static uint64_t bits_of(const void* value, size_t width) {
+    uint64_t bits = 0;
+    memcpy(&bits, value, width);
+    return bits;
 }
 
-bool twice_noted(int index, size_t element) {
-    return (size_t)index < g_twice.size() && element < g_twice[(size_t)index].size() &&
-           g_twice[(size_t)index][element];
+static bool holds(const Seen& s, uint64_t bits) {
+    for (int i = 0; i < s.n; ++i) {
+        if (s.values[i] == bits) return true;
+    }
+    return false;
+}
+
+void twice_note(Twice kind, int index, size_t element, const void* value, size_t width) {
+    if (index < 0) return;
+    if ((size_t)index >= g_twice.size()) g_twice.resize((size_t)index + 1);
+    Seen& s = g_twice[(size_t)index][element];
+    s.threads |= kind == Twice::THREADS;
+    s.updates |= kind == Twice::UPDATES;
+    if (kind == Twice::UPDATES) return;
+    if (width > sizeof(uint64_t)) {
+        s.overflow = true;
+        return;
+    }
+    uint64_t bits = bits_of(value, width);
+    if (holds(s, bits)) return;
+    if (s.n == SEEN_MAX) {
+        s.overflow = true;
+        return;
+    }
+    s.values[s.n++] = bits;
+}
+
+bool twice_explains(int index, size_t element, const void* first, const void* second,
+                    size_t width) {
+    if ((size_t)index >= g_twice.size()) return false;
+    const std::unordered_map<size_t, Seen>& seen = g_twice[(size_t)index];
+    auto found = seen.find(element);
+    if (found == seen.end()) return false;
+    const Seen& s = found->second;
+    if (s.updates) return true;
+    if (s.overflow || width > sizeof(uint64_t)) return false;
+    return (s.threads || holds(s, bits_of(first, width))) && holds(s, bits_of(second, width));
 }
 
 bool twice_any() { return !g_twice.empty(); }

@@ -266,15 +266,22 @@ uintptr_t module_pc(uintptr_t pc, uintptr_t sp, uintptr_t stack_hi);
 __attribute__((visibility("hidden"))) void seal_prepare(const std::string& token);
 /* Writes a record that narrows a race, and counts it. */
 __attribute__((visibility("hidden"))) void write_narrowing(Line& l);
-/* Element `element` of buffer `index` (of `elements`) was stored twice as a record that
-   narrows a race says: by two threads of a block (hazards.cpp's waw), by two blocks
-   (memory.cpp's overlap), or updated plainly by two blocks (stores.cpp's lost); whether
-   it was; whether any was. The runner's "twice" record counts the elements the two thread
-   orders left different that none of them saw stored twice: the parent narrows a race
-   only where there is none, so that one genuine store twice cannot narrow a race of
-   threads that read what others store. */
-__attribute__((visibility("hidden"))) void twice_note(int index, size_t element, size_t elements);
-__attribute__((visibility("hidden"))) bool twice_noted(int index, size_t element);
+/* Element `element` of buffer `index` was stored twice as a record that narrows a race
+   says: by two threads of a block in pass 0 (hazards.cpp's waw: `value`, of `width`
+   bytes, is what a store overwrote), by two blocks (memory.cpp's overlap: each value a
+   block left), or updated plainly by two blocks (stores.cpp's lost: no value). The
+   runner's "twice" record counts the elements the two thread orders left different that
+   these do not explain: where one holds a value its stores twice did not leave, the
+   threads computed it differently (they read what others store), and one genuine store
+   twice, or a store twice into every element, must not narrow that race to its case. */
+enum class Twice { THREADS, BLOCKS, UPDATES };
+__attribute__((visibility("hidden"))) void twice_note(Twice kind, int index, size_t element,
+                                                      const void* value, size_t width);
+/* Whether passes 0 and 1 leaving `first` and `second` in the element is a store order. */
+__attribute__((visibility("hidden"))) bool twice_explains(int index, size_t element,
+                                                          const void* first, const void* second,
+                                                          size_t width);
+/* Whether any element was noted so. */
 __attribute__((visibility("hidden"))) bool twice_any();
 /* The "seal" record: the token, and how many such records the runtime has written. */
 __attribute__((visibility("hidden"))) void seal_write();

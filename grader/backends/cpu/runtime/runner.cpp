@@ -355,9 +355,10 @@ static bool passes_differ(const Job& job) {
 }
 
 /* After the passes, where a record that narrows a race saw elements stored twice: how
-   many elements of the buffers the two thread orders left different that none saw
-   stored twice ("twice", sealed). Bit for bit: the parent's comparison, which lets
-   float sums differ a little, finds no element this one does not. */
+   many elements of the buffers the two thread orders left different that those stores
+   do not explain ("twice", sealed): none seen stored twice, or a value that the stores
+   twice did not leave (rt.h's twice_note). Bit for bit: the parent's comparison, which
+   lets float sums differ a little, finds no element this one does not. */
 static void write_twice(const Job& job) {
     long long outside = 0;
     for (const Arg& a : job.args) {
@@ -366,10 +367,8 @@ static void write_twice(const Job& job) {
         if (!read_output(0, a, &first) || !read_output(1, a, &second)) return;
         if (first == second) continue;
         for (size_t e = 0; e < a.elements; ++e) {
-            const char* x = first.data() + e * a.width;
-            if (memcmp(x, second.data() + e * a.width, a.width) != 0) {
-                outside += !twice_noted(a.index, e);
-            }
+            const char *x = first.data() + e * a.width, *y = second.data() + e * a.width;
+            if (memcmp(x, y, a.width) != 0) outside += !twice_explains(a.index, e, x, y, a.width);
         }
     }
     Line l;

@@ -233,7 +233,7 @@ static inline void note(Owned& o, size_t e, unsigned long long mine, uint32_t pc
     if (!prev || prev / 2 == mine / 2 || !((prev | mine) & 1)) return;
     g_conflicts.fetch_add(1, std::memory_order_relaxed);
     if (g_serial && o.shape.accumulates) {
-        twice_note(o.shape.index, e, o.owner.size()); /* one pool thread: no race on it */
+        twice_note(Twice::UPDATES, o.shape.index, e, nullptr, 0); /* one pool thread */
         lost(o, e, prev, mine, pc);
     }
 }
