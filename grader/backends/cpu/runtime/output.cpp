@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "rt.h"
@@ -27,12 +28,13 @@ static std::atomic<bool> g_on{true};
 /* static: the module cannot reach them by name (rt.h's seal) */
 static std::string g_seal_token;
 static long long g_narrowing = 0; /* records that narrow a race, written by the runtime */
-/* What an element stored twice held between its stores: up to SEEN_MAX distinct values,
-   as bits; past that, or wider than 8 bytes, too many to explain the element by. */
-constexpr int SEEN_MAX = 6;
+/* What an element stored twice held between its stores, as bits, sorted. An element
+   every thread of a block stores holds as many values as the block has threads; past
+   SEEN_TOTAL values in all, or wider than 8 bytes, an element is left unexplained. */
+constexpr size_t SEEN_TOTAL = (size_t)1 << 22;
+static size_t g_seen_total = 0;
 struct Seen {
-    uint64_t values[SEEN_MAX] = {};
-    uint8_t n = 0;
+    std::vector<uint64_t> values;
     bool threads = false; /* a waw of pass 0, whose last store is pass 0's own value */
     bool updates = false; /* a lost update: the sum depends on the order, not one store */
     bool overflow = false;
@@ -62,10 +64,7 @@ static uint64_t bits_of(const void* value, size_t width) {
 }
 
 static bool holds(const Seen& s, uint64_t bits) {
-    for (int i = 0; i < s.n; ++i) {
-        if (s.values[i] == bits) return true;
-    }
-    return false;
+    return std::binary_search(s.values.begin(), s.values.end(), bits);
 }
 
 void twice_note(Twice kind, int index, size_t element, const void* value, size_t width) {
@@ -74,18 +73,16 @@ void twice_note(Twice kind, int index, size_t element, const void* value, size_t
     Seen& s = g_twice[(size_t)index][element];
     s.threads |= kind == Twice::THREADS;
     s.updates |= kind == Twice::UPDATES;
-    if (kind == Twice::UPDATES) return;
-    if (width > sizeof(uint64_t)) {
+    if (kind == Twice::UPDATES || s.overflow) return;
+    if (width > sizeof(uint64_t) || g_seen_total == SEEN_TOTAL) {
         s.overflow = true;
         return;
     }
     uint64_t bits = bits_of(value, width);
-    if (holds(s, bits)) return;
-    if (s.n == SEEN_MAX) {
-        s.overflow = true;
-        return;
-    }
-    s.values[s.n++] = bits;
+    auto at = std::lower_bound(s.values.begin(), s.values.end(), bits);
+    if (at != s.values.end() && *at == bits) return;
+    s.values.insert(at, bits);
+    ++g_seen_total;
 }
 
 bool twice_explains(int index, size_t element, const void* first, const void* second,
