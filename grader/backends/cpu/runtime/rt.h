@@ -117,8 +117,9 @@ bool stores_reserve();
 void stores_prepare(const std::vector<Stored>& outputs);
 /* Watch this pass's outputs (their data, in the order prepared), from empty tables;
    `serial`: the blocks run one at a time, so lost updates are kept; `lines`: the
-   writers' pass, which keeps each element's last store for the line of an overlap. */
-void stores_arm(const std::vector<char*>& data, bool serial, bool lines);
+   writers' pass, which keeps each element's last store for the line of an overlap;
+   `every`: each output, where not only those blocks add to (runner.cpp says when). */
+void stores_arm(const std::vector<char*>& data, bool serial, bool lines, bool every);
 /* Stop watching: the pass's conflicts (elements two blocks stored into, one of them
    plainly), after writing the "lost" record of a serial pass, if any. */
 long long stores_disarm();

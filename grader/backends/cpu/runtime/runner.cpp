@@ -405,7 +405,14 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
     for (const Arg& a : job.args) {
         if (a.buffer && a.output) outputs.push_back(areas[(size_t)a.index].data);
     }
-    stores_arm(outputs, writers || pool_size() == 1, writers);
+    bool profiled = job.profile && pass == 0;
+    /* One pool thread runs the blocks in grid order, whichever stores into an element
+       last: which blocks did matters only to the writers' pass, the watched pass of
+       hazards, a profile and an output blocks add to (a lost update), so the rest of its
+       stores call no hook (a barrier-free kernel's every store would). */
+    bool alone = pool_size() == 1;
+    bool every = !alone || writers || profiled || (g_hazards && pass == 0);
+    stores_arm(outputs, writers || alone, writers, every);
     /* Argument slots: 8 bytes each, read by the module as the parameter's own type. */
     std::vector<unsigned long long> slots(job.args.size() + 1);
     std::vector<void*> argv(job.args.size() + 1);
@@ -456,7 +463,6 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
         }
         writers_begin(outputs, job.grid);
     }
-    bool profiled = job.profile && pass == 0;
     if (profiled) {
         L.needs_fibers.store(true); /* every thread in the fibers' copy of the kernel */
         profile_begin(areas, L.nthreads);

@@ -80,6 +80,7 @@ struct Worker {
     /* the block it runs, and the target of the atomic function it is in, and the linear
        id of the thread that entered it (stores.cpp) */
     long block = 0;
+    unsigned long long claims = 0; /* stores that found an output element unowned */
     const void* atomic_target = nullptr;
     uint32_t atomic_thread = 0;
     uint32_t epoch = 0; /* block starts and barriers released so far (hazards.cpp) */

@@ -104,12 +104,22 @@ static void shadow_watch(uintptr_t, size_t) {}
 static bool shadow_unwatch(uintptr_t, size_t) { return true; }
 #endif
 
+/* An element's owner: (block + 1) * 2, plus 1 for a plain store (an atomic's own store
+   is 0). Four bytes, half an 8-byte table's memory traffic for a kernel whose every store
+   is into an output; a grid of more than 2^31 - 2 blocks, which no lab launches (nor a
+   CPU runs in a case's time), names block b and b + 2^31 - 1 alike. */
+typedef uint32_t Owner;
+static inline Owner owner_of(long block, bool atomic) {
+    return (Owner)((unsigned long long)block % 0x7ffffffeULL + 1) * 2 + (atomic ? 0 : 1);
+}
+
 struct Owned {
     Stored shape;
     uintptr_t lo = 0;
     int shift = -1; /* log2 of the width, where it is a power of two: no division per store */
-    std::vector<unsigned long long> owner; /* (block + 1) * 2 + plain of the last store; 0 none */
+    std::vector<Owner> owner; /* the last store's block and kind (owner_of); 0: none */
     std::vector<uint32_t> pc;              /* module offset of that store (the writers' pass) */
+    bool watched = false;                  /* this pass notes its stores (stores_arm) */
 };
 static std::vector<Owned> g_owned;
 static int g_armed = 0; /* how many of g_owned this pass watches */
@@ -136,40 +146,55 @@ void stores_prepare(const std::vector<Stored>& outputs) {
     }
 }
 
-void stores_arm(const std::vector<char*>& data, bool serial, bool lines) {
-    for (size_t i = 0; i < g_owned.size() && i < data.size(); ++i) {
-        Owned& o = g_owned[i];
-        std::fill(o.owner.begin(), o.owner.end(), 0ull);
+void stores_arm(const std::vector<char*>& data, bool serial, bool lines, bool every) {
+    g_armed = (int)(data.size() < g_owned.size() ? data.size() : g_owned.size());
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < g_armed; ++i) {
+        Owned& o = g_owned[(size_t)i];
+        o.lo = (uintptr_t)data[(size_t)i];
+        o.watched = every || o.shape.accumulates;
+        if (!o.watched) continue;
+        std::fill(o.owner.begin(), o.owner.end(), 0u);
         if (lines) std::fill(o.pc.begin(), o.pc.end(), 0u);
-        o.lo = (uintptr_t)data[i];
+        lo = std::min(lo, o.lo);
+        hi = std::max(hi, o.lo + o.owner.size() * o.shape.width);
+        shadow_watch(o.lo, o.owner.size() * o.shape.width);
     }
+    for (int i = 0; i < pool_size(); ++i) pool_worker(i)->claims = 0;
     g_serial = serial;
     g_lines = lines;
     g_alone = pool_size() == 1;
     g_conflicts = 0;
     g_lost_taken = 0;
     g_lost = Line();
-    g_armed = (int)(data.size() < g_owned.size() ? data.size() : g_owned.size());
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    for (int i = 0; i < g_armed; ++i) {
-        const Owned& o = g_owned[(size_t)i];
-        lo = std::min(lo, o.lo);
-        hi = std::max(hi, o.lo + o.owner.size() * o.shape.width);
-    }
     g_span_lo = lo;
     g_span_len = hi > lo ? hi - lo : 0;
+}
+
+/* Conflicts no store saw: two blocks on two pool threads that both found an element of
+   an output no block adds to unowned (or the same owner, each) claimed it twice. */
+static long long unseen_conflicts() {
+    unsigned long long claims = 0, owned = 0;
+    for (int i = 0; i < pool_size(); ++i) {
+        Worker* w = pool_worker(i);
+        claims += w->claims;
+        w->claims = 0;
+    }
     for (int i = 0; i < g_armed; ++i) {
         const Owned& o = g_owned[(size_t)i];
-        shadow_watch(o.lo, o.owner.size() * o.shape.width);
+        if (!o.watched || o.shape.accumulates) continue;
+        for (Owner v : o.owner) owned += v != 0;
     }
+    return claims > owned ? (long long)(claims - owned) : 0;
 }
 
 long long stores_disarm() {
     bool kept = true;
     for (int i = 0; i < g_armed; ++i) {
         const Owned& o = g_owned[(size_t)i];
-        kept = shadow_unwatch(o.lo, o.owner.size() * o.shape.width) && kept;
+        if (o.watched) kept = shadow_unwatch(o.lo, o.owner.size() * o.shape.width) && kept;
     }
+    if (!g_conflicts.load() && !g_alone) g_conflicts = unseen_conflicts();
     g_armed = 0;
     g_span_len = 0;
     /* the kernel's doing: its own stores into an output might have called no hook */
@@ -206,7 +231,7 @@ static void block_of(Line& l, const char* key, unsigned long long b) {
 }
 
 /* The first plain update of an accumulated output by a second block, in a serial pass. */
-static void lost(const Owned& o, size_t e, unsigned long long prev, unsigned long long mine,
+static void lost(const Owned& o, size_t e, Owner prev, Owner mine,
                  uint32_t pc) {
     int expected = 0;
     if (!g_lost_taken.compare_exchange_strong(expected, 1)) return;
@@ -217,18 +242,23 @@ static void lost(const Owned& o, size_t e, unsigned long long prev, unsigned lon
     g_lost_taken = 2;
 }
 
-/* The element's new owner: exchanged where other pool threads store too (a claim that
-   raced with another block's is seen by one of them), a plain store where none does. */
-static inline unsigned long long claim(unsigned long long* slot, unsigned long long mine) {
-    unsigned long long prev = __atomic_load_n(slot, __ATOMIC_RELAXED);
+/* The element's new owner; the one before. Where other pool threads store too, two
+   blocks' stores may read the same owner before either writes it (relaxed, no lock: an
+   exchange per store cost a barrier-free kernel most of its time): a store that finds
+   no owner counts as a claim of its pool thread, and stores_disarm finds the conflict no
+   store saw where claims outnumber the elements owned. An output blocks add to is
+   exchanged, since its atomics of several blocks claim one element by design. */
+static inline Owner claim(Owned& o, Owner* slot, Owner mine, Worker* w) {
+    Owner prev = __atomic_load_n(slot, __ATOMIC_RELAXED);
     if (prev == mine) return prev;
-    if (!g_alone) return __atomic_exchange_n(slot, mine, __ATOMIC_RELAXED);
+    if (!g_alone && o.shape.accumulates) return __atomic_exchange_n(slot, mine, __ATOMIC_RELAXED);
     __atomic_store_n(slot, mine, __ATOMIC_RELAXED);
+    w->claims += !prev;
     return prev;
 }
 
-static inline void note(Owned& o, size_t e, unsigned long long mine, uint32_t pc) {
-    unsigned long long prev = claim(&o.owner[e], mine);
+static inline void note(Owned& o, size_t e, Owner mine, uint32_t pc, Worker* w) {
+    Owner prev = claim(o, &o.owner[e], mine, w);
     if (g_lines) o.pc[e] = pc;
     if (!prev || prev / 2 == mine / 2 || !((prev | mine) & 1)) return;
     g_conflicts.fetch_add(1, std::memory_order_relaxed);
@@ -256,15 +286,15 @@ static __attribute__((always_inline)) inline void note_store(uintptr_t a, size_t
     for (int i = 0; i < g_armed; ++i) {
         Owned& o = g_owned[(size_t)i];
         size_t width = o.shape.width, total = o.owner.size() * width;
-        if (a - o.lo >= total) continue;
+        if (a - o.lo >= total || !o.watched) continue;
         bool atomic = a == (uintptr_t)w->atomic_target;
         if (!atomic) w->atomic_target = nullptr;
-        unsigned long long mine = (unsigned long long)(w->block + 1) * 2 + (atomic ? 0 : 1);
+        Owner mine = owner_of(w->block, atomic);
         uint32_t pc = g_serial ? caller_pc(ret) : 0; /* for a line, kept by serial passes */
         size_t from = a - o.lo, to = from + (bytes ? bytes : 1) - 1;
         size_t first = o.shift >= 0 ? from >> o.shift : from / width;
         size_t last = o.shift >= 0 ? to >> o.shift : to / width;
-        for (size_t e = first; e <= last && e < o.owner.size(); ++e) note(o, e, mine, pc);
+        for (size_t e = first; e <= last && e < o.owner.size(); ++e) note(o, e, mine, pc, w);
         return;
     }
 }
