@@ -95,6 +95,13 @@ class Backend(ABC):
         than `run`: for one case."""
         raise BackendUnavailable(f"The {self.name} backend does not profile kernels.")
 
+    def profile_ahead(
+        self, build: Build, launch: Launch, timeout: float
+    ) -> tuple[RunOutcome, list[KernelProfile]] | None:
+        """`profile`, made while runs of earlier cases may still be going on, as
+        `run_ahead` is: None where the caller must `profile` it in turn."""
+        return None
+
     def nsight(self, runs: list[tuple[Build, Launch]], timeout: float) -> list:
         """What Nsight Compute counted in each (build, launch), by kernel
         (grader.backends.cuda.profiler.Measured): a GPU backend's, where asked (--profile)."""

@@ -295,8 +295,7 @@ class Grading:
         with ThreadPoolExecutor(width, thread_name_prefix="grader-case") as pool:
             try:
                 for case in cases:
-                    # a profile run cannot be stopped from outside: in turn, where it can
-                    if self.in_turn or (case.name == self.profiled and self.in_run):
+                    if self.in_turn:
                         while waiting:
                             self.take(waiting)
                         self.result.cases.append(self.grade_case(case))
@@ -367,7 +366,11 @@ class Grading:
         expected = reference_sums(self.lab, case, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
         if case.name == self.profiled and self.in_run:
-            outcome, kernels = self.backend.profile(build, launch, self.options.timeout)
+            profile = self.backend.profile_ahead if ahead else self.backend.profile
+            made = profile(build, launch, self.options.timeout)
+            if made is None:
+                return None
+            outcome, kernels = made
             self.measured = profiles.from_run(self.lab, case, build, outcome, kernels)
         else:
             run = self.backend.run_ahead if ahead else self.backend.run

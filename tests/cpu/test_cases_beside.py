@@ -31,11 +31,12 @@ def _counted(monkeypatch) -> dict[str, int]:
     on, at most, when a run in turn started."""
     calls = {"run": 0, "run_ahead": 0, "beside_in_turn": 0}
     going = {"run_ahead": 0}
-    # the profile case's run, always in turn (grading.pipeline.run_case), counts as a run
-    for name in ("run", "run_ahead", "profile"):
+    # the profile case's run (grading.pipeline.run_case) counts as a run, in turn or ahead
+    ways = {"run": "run", "run_ahead": "run_ahead", "profile": "run", "profile_ahead": "run_ahead"}
+    for name, way in ways.items():
         method = getattr(CpuBackend, name)
 
-        def counting(self, *args, _method=method, _name="run" if name == "profile" else name):
+        def counting(self, *args, _method=method, _name=way):
             calls[_name] += 1
             if _name == "run":
                 calls["beside_in_turn"] = max(calls["beside_in_turn"], going["run_ahead"])
@@ -96,3 +97,19 @@ def test_a_grading_past_its_deadline_leaves_no_worker_running():
     assert report["status"] == Status.ERROR.value
     assert "was stopped" in report["diagnostics"][0]["message"]
     assert _workers() == []
+
+
+def test_the_profile_case_runs_beside_the_other_cases(monkeypatch):
+    """Its run, the longest of a warm check where the profile case is the census case
+    (conv3d's 16x16x16), is stopped as a run ahead is, and so needs no turn of its own."""
+    made = []
+    ahead = CpuBackend.profile_ahead
+
+    def counted(self, *args):
+        made.append(ahead(self, *args))
+        return made[-1]
+
+    monkeypatch.setattr(CpuBackend, "profile_ahead", counted)
+    report = _graded("matmul-tiled", "../reference.cu", 2)
+    assert report["profile"] is not None
+    assert len(made) == 1 and made[0] is not None, made

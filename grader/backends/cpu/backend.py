@@ -145,14 +145,29 @@ class CpuBackend(Backend):
         (runtime/profile.cpp). With the outcome, which also counts what each kernel
         executed, each kernel's profile, its occupancy from ptxas's figures where nvcc
         gave them; a kernel whose run did not go to its end has none."""
+        return self._profile(build, launch, timeout, None)
+
+    def profile_ahead(
+        self, build: Build, launch: Launch, timeout: float
+    ) -> tuple[RunOutcome, list[KernelProfile]] | None:
+        """As run_ahead: None where the run shows a race to locate, or timed out."""
+        try:
+            made = self._profile(build, launch, timeout, self._stop)
+        except _InTurn:
+            return None
+        return None if made[0].timed_out else made
+
+    def _profile(
+        self, build: Build, launch: Launch, timeout: float, stop: Stop | None
+    ) -> tuple[RunOutcome, list[KernelProfile]]:
         if not build.ok or not isinstance(build.artifact, building.Artifact):
             raise ValueError("profile() needs a successful build from this backend")
         hooked = self._hooked(build.artifact)
         if hooked is None:  # the census build failed where the plain one did not
-            return self.run(build, launch, timeout), []
+            return self._launch(build, launch, timeout, stop), []
         profiles: list[KernelProfile] = []
         on = dataclasses.replace(build, artifact=hooked)
-        outcome = self._launch(on, launch, timeout, None, profiles)
+        outcome = self._launch(on, launch, timeout, stop, profiles)
         return outcome, profiling.merged(profiles)
 
     def _hooked(self, artifact: building.Artifact) -> building.Artifact | None:
