@@ -123,6 +123,10 @@ void stores_arm(const std::vector<char*>& data, bool serial, bool lines, bool ev
 /* Stop watching: the pass's conflicts (elements two blocks stored into, one of them
    plainly), after writing the "lost" record of a serial pass, if any. */
 long long stores_disarm();
+/* From the lowest output the pass watches to the end of the highest (stores_arm). */
+extern uintptr_t g_span_lo;
+extern size_t g_span_len;
+static inline bool in_outputs(uintptr_t a) { return a - g_span_lo < g_span_len; }
 /* The elements of one output that an access of `bytes` at `address` covers (a float4
    store sets four). */
 struct Covered {

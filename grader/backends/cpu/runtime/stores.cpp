@@ -126,8 +126,8 @@ static int g_armed = 0; /* how many of g_owned this pass watches */
 /* The bytes from the lowest armed output to the end of the highest: a store outside them
    (shared memory, the stack, a local array the compiler kept in memory: most of a tiled
    kernel's stores) returns before the worker is looked up. */
-static uintptr_t g_span_lo = 0;
-static size_t g_span_len = 0;
+uintptr_t g_span_lo = 0;
+size_t g_span_len = 0;
 static bool g_serial = false;
 static bool g_lines = false; /* the writers' pass: each element's last store is kept */
 static bool g_alone = false; /* one pool thread runs the blocks: no store of another races */
