@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The test suites a session runs on the lent GPU machine (Ubuntu 24.04, 16 cores, root),
+# each within one call's 10 minutes, printing each suite's pytest summary line last.
+#
+#   bash tools/gpu_machine.sh cpu   the non-GPU suite twice at once: as root on cores
+#                                   0-7 and as an unprivileged user (t) on cores 8-15
+#   bash tools/gpu_machine.sh gpu   the GPU tests: Nsight Compute's and the timing tests
+#                                   alone (other work skews both), then the rest of the
+#                                   GPU suite but the pipeline tests
+#   bash tools/gpu_machine.sh pipeline  the GPU pipeline tests (tests/test_pipeline.py)
+#
+# The caller has put the grader's dependencies on PYTHONPATH (docs/development.md).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline}
+LIMIT=${LIMIT:-540}  # seconds a suite may take
+ROOT_CORES=${ROOT_CORES:-0-7} USER_CORES=${USER_CORES:-8-15} ALL_CORES=${ALL_CORES:-0-15}
+OUT=${OUT:-/tmp/gpu_machine}
+mkdir -p "$OUT"
+python3 -m compileall -q grader tests >/dev/null 2>&1
+
+summary() {  # FILE: its pytest summary line, or why there is none
+    tail -n 1 "$1" | grep -E "passed|failed|error" || echo "$1: no summary ($(tail -c 300 "$1"))"
+}
+
+suite() {  # NAME CORES WORKERS PYTEST-ARGS...: one pytest run, its log under $OUT
+    local name=$1 cores=$2 workers=$3
+    shift 3
+    GRADER_CACHE="$OUT/cache-$name" timeout -k 10 "$LIMIT" taskset -c "$cores" \
+        python3 -m pytest -q -p no:cacheprovider -n "$workers" --durations=10 "$@" \
+        >"$OUT/$name.log" 2>&1
+}
+
+case "$mode" in
+cpu)
+    id -u t >/dev/null 2>&1 || useradd -m t
+    tree=/tmp/tree-t  # a copy user t may read and write
+    rm -rf "$tree" && cp -r . "$tree" && chown -R t "$tree"
+    mkdir -p "$OUT/t" && chown t "$OUT/t"
+    suite root "$ROOT_CORES" 6 -m "not gpu" &
+    su t -c "cd $tree && PYTHONPATH=${PYTHONPATH:-}:$tree OUT=$OUT/t LIMIT=$LIMIT USER_CORES=$USER_CORES \
+        bash tools/gpu_machine.sh cpu-user" &
+    wait
+    echo "root:   $(summary "$OUT/root.log")"
+    echo "user t: $(summary "$OUT/t/user.log")"
+    ;;
+cpu-user)  # run by `cpu` as user t
+    suite user "$USER_CORES" 6 -m "not gpu"
+    ;;
+gpu)
+    alone=(tests/gpu/test_cuda_nsight.py tests/gpu/test_timing.py)
+    suite gpu-alone "$ALL_CORES" 1 "${alone[@]}"
+    suite gpu "$ALL_CORES" 4 -m gpu --ignore tests/test_pipeline.py "${alone[@]/#/--ignore=}"
+    for name in gpu-alone gpu; do echo "$name: $(summary "$OUT/$name.log")"; done
+    ;;
+pipeline)
+    suite gpu-pipeline "$ALL_CORES" 6 -m gpu tests/test_pipeline.py
+    echo "gpu-pipeline: $(summary "$OUT/gpu-pipeline.log")"
+    ;;
+*)
+    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline" >&2
+    exit 2
+    ;;
+esac
