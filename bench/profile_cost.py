@@ -2,6 +2,7 @@
 at most 0.3 s on a GPU).
 
     python3 bench/profile_cost.py [--backend cpu|cuda] [--labs LAB,LAB] [--runs 3] [--timing]
+        [--cli]
 
 Grades each lab's reference as `grader check LAB reference.cu --backend B` does
 (grader.grading.pipeline.check, in this process), with the profile and without it (the
@@ -11,13 +12,15 @@ grading of each to warm the caches. Prints, per lab, the min and median seconds 
 and what the profile adds, in wall-clock seconds and in CPU seconds (this process's and
 its ended children's, user and system: what other work on the machine does not inflate;
 a GPU's worker, which outlives the check, is not counted); timing is off unless --timing
-(the speed measurement's own seconds would drown the difference)."""
+(the speed measurement's own seconds would drown the difference). With --cli, each
+check is a `grader check` process, as a student runs it: its start and imports count."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,15 +40,34 @@ def _no_model(backend):
     yield "the CPU model was left out (bench/profile_cost.py)"
 
 
-def graded(lab: str, backend: str, timing: bool, profiled: bool) -> tuple[float, float]:
+# `grader check` in a process of its own, the model left out as in this one where asked.
+_CLI = """
+import contextlib, sys
+from grader.__main__ import main
+if sys.argv.pop() == "0":
+    from grader.grading import profiles
+    profiles.model_backend = contextlib.contextmanager(lambda backend: iter(["left out"]))
+raise SystemExit(main())
+"""
+
+
+def graded(
+    lab: str, backend: str, timing: bool, profiled: bool, cli: bool = False
+) -> tuple[float, float]:
     """Seconds and CPU seconds one check of the lab's reference took."""
-    profiles.model_backend = MODEL if profiled else _no_model
     path = labs.get(lab).home / "reference.cu"
     start, cpu = time.perf_counter(), own_cpu() + children_cpu()
-    result = pipeline.check(lab, path, pipeline.Options(backend=backend, timing=timing))
-    seconds, cpu = time.perf_counter() - start, own_cpu() + children_cpu() - cpu
-    assert result.profile is not None or not profiled, result.notes
-    return seconds, cpu
+    if cli:
+        argv = ["grader", "check", lab, str(path), "--backend", backend]
+        argv += [] if timing else ["--no-timing"]
+        code = [sys.executable, "-c", _CLI, *argv[1:], str(int(profiled))]
+        done = subprocess.run(code, cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode in (0, 1), done.stderr
+    else:
+        profiles.model_backend = MODEL if profiled else _no_model
+        result = pipeline.check(lab, path, pipeline.Options(backend=backend, timing=timing))
+        assert result.profile is not None or not profiled, result.notes
+    return time.perf_counter() - start, own_cpu() + children_cpu() - cpu
 
 
 def _added(without: float, with_: float, digits: int) -> str:
@@ -59,11 +81,12 @@ def main() -> int:
     parser.add_argument("--labs", help="comma-separated labs (default: all)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--timing", action="store_true", help="time the kernels too (GPU)")
+    parser.add_argument("--cli", action="store_true", help="each check a grader process")
     args = parser.parse_args()
     names = args.labs.split(",") if args.labs else sorted(labs.all_labs())
     for name in names:
         for profiled in (False, True):
-            graded(name, args.backend, args.timing, profiled)  # warm the caches
+            graded(name, args.backend, args.timing, profiled, args.cli)  # warm the caches
     print(f"{'':16} {'wall-clock s: without':>22} {'with':>11} {'added':>12}", end="")
     print("   CPU-s: without  with  added")
     print(f"{'lab':16} {'min median':>22} {'min median':>11}{'':13}   {'median':>14} {'median':>5}")
@@ -71,7 +94,7 @@ def main() -> int:
         made: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
         for _ in range(args.runs):
             for profiled in (False, True):
-                made[profiled].append(graded(name, args.backend, args.timing, profiled))
+                made[profiled].append(graded(name, args.backend, args.timing, profiled, args.cli))
         low = {k: min(s for s, _ in v) for k, v in made.items()}
         mid = {k: statistics.median(s for s, _ in v) for k, v in made.items()}
         cpu = {k: statistics.median(c for _, c in v) for k, v in made.items()}
