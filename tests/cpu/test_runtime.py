@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cpu_kit import inp, integer, kinds, only, out
+from cpu_kit import Kit, inp, integer, kinds, only, out
 
 from grader.backends.cpu import diagnose, job, protocol, runner
 from grader.backends.cpu import shim as cpu_shim
@@ -561,11 +561,17 @@ __global__ void k(float* P, int n) {
 @pytest.mark.skipif(
     not cpu_shim.inline_checks(), reason="this machine's modules call a hook before every store"
 )
-def test_a_kernel_that_clears_its_outputs_shadow_to_store_unseen_crashes(kit, no_nvcc):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_kernel_that_clears_its_outputs_shadow_to_store_unseen_crashes(no_nvcc, jobs):
     """An output's stores call the runner because the shadow byte of each of its
     granules says so (runtime/stores.cpp); a kernel that zeroes those bytes, so that two
     blocks' stores into one element go unseen, fails with a sentence that says what it
-    did, rather than passing as one block's stores."""
+    did, rather than passing as one block's stores. One pool thread sets no shadow in the
+    two checked passes, its blocks running in grid order; their outputs differ (the last
+    block differs), and the pass that learns which blocks stored what does set it."""
+    from grader.backends.cpu import CpuBackend
+
+    kit = Kit(CpuBackend(jobs=jobs))
     build = kit.built(SHADOW_CLEARED)
     result = kit.run(build, "k", 4, 16, [out("P", 16), integer("n", 16)])
     crash = only(result, Kind.CRASH)
