@@ -32,8 +32,14 @@ SOURCES = (
     "profile.cpp",
 )
 # -Werror=switch: a switch over an enum of contract.h (read_job's over the job's keys)
-# handles every member
-FLAGS = ("-std=gnu++17", "-O2", "-g", "-pthread", "-fno-omit-frame-pointer", "-Werror=switch")
+# handles every member. -fvisibility=hidden: the runner exports (-rdynamic) to the module
+# only what the runtime marks default, the names build.RUNTIME_SYMBOLS allows, and none
+# of its own functions and tables that a kernel might call or write.
+FLAGS = (
+    "-std=gnu++17", "-O2", "-g", "-pthread", "-fno-omit-frame-pointer", "-Werror=switch",
+    "-fvisibility=hidden",
+)  # fmt: skip
+LINK = ("-rdynamic", "-ldl")
 HEADER = "contract.h"
 # Where the runtime's sources find the shim's codes (include/grader_codes.h) and the
 # sandbox's headers; contract.h is beside the objects.
@@ -52,9 +58,11 @@ def fiber_source() -> str | None:
 
 def runtime_hash() -> str:
     """What the runner and the shim are built from: every runtime source, the sandbox's,
-    contract.h and the compiler's version."""
+    contract.h, the runner's flags and the compiler's version."""
     return cxx.source_hash(
-        [*_runtime_files(), *sandbox.SOURCES, *sandbox.HEADERS], contract_header()
+        [*_runtime_files(), *sandbox.SOURCES, *sandbox.HEADERS],
+        contract_header(),
+        repr((FLAGS, LINK)),
     )
 
 
@@ -79,7 +87,7 @@ def _build(folder: Path) -> None:
         "runner",
         [*own, *sandbox.LINKED],
         [*FLAGS, *INCLUDES],
-        ["-rdynamic", "-ldl"],
+        list(LINK),
         "The CPU backend could not build its runner",
         {HEADER: contract_header()},
     )
