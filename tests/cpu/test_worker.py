@@ -157,9 +157,13 @@ def test_a_runner_that_cannot_reserve_the_stores_shadow_is_a_setup_error(
     would have built its modules to call before each store: shim.py) stops before any
     code of the submission runs, and the error says what to lift."""
     started = subprocess.Popen
+    # built before Popen is replaced, everywhere (job.subprocess is the module): a build
+    # of the runner from inside the replacement, which its own compiles call, waits for
+    # the lock the build holds (it hung on a cold cache)
+    program = str(runner.executable())
 
     def limited(cmd, *args, **kwargs):
-        if cmd[0] == str(runner.executable()):
+        if cmd[0] == program:
             limit = (64 << 30, 64 << 30)  # far below the shadow's 16 TiB
             kwargs["preexec_fn"] = lambda: resource.setrlimit(resource.RLIMIT_AS, limit)
         return started(cmd, *args, **kwargs)

@@ -244,7 +244,7 @@ def _write_job(
         f"profile {int(settings.profile)}",
         f"output_limit {defaults.OUTPUT_LIMIT}",
         f"memory_headroom {MEMORY_ALLOWANCE + RUNNER_SLACK}",
-        f"cpu {math.ceil(settings.jobs * PASSES * timeout) + 5}",
+        f"cpu {_cpu_limit(settings.jobs, timeout)}",
         f"fsize {largest + (1 << 20)}",
         f"require_fs {int(settings.require_isolation)}",
         f"require_net {int(settings.require_isolation)}",
@@ -315,6 +315,15 @@ def _read_state(scratch: Path, artifact: Artifact, report: Report) -> None:
 
 
 @cache
+def _cpu_limit(jobs: int, timeout: float) -> int:
+    """RLIMIT_CPU's seconds: what the runner's watchdog lets a run work before it stops a
+    phase (runner.cpp), and a margin: the module's load on one thread (timeout), each
+    checked pass on the pool's threads (jobs x timeout), and the pass that learns which
+    block stored what on one (timeout / 2). A kernel near its timeout in both passes whose
+    passes differ is stopped by the watchdog, with its sentence, not killed by the limit."""
+    return math.ceil((jobs * PASSES + 1.5) * timeout) + 5
+
+
 def _libraries(module: Path) -> tuple[str, ...]:
     """What the worker loads before its sandbox closes: every library the module needs.
     One found nowhere is left to the loader, whose failure the grader then attributes."""

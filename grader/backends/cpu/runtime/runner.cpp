@@ -467,7 +467,8 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
         L.needs_fibers.store(true); /* every thread in the fibers' copy of the kernel */
         profile_begin(areas, L.nthreads);
     }
-    /* the pass that learns which block wrote what runs every block on one thread */
+    /* the pass that learns which block wrote what runs every block on one thread (job.py's
+       _cpu_limit counts each phase's most) */
     watchdog_arm(writers ? job.timeout / 2 : job.timeout, "kernel", writers ? 1 : pool_size());
     Counts counts;
     counts_take(&counts); /* from zero: nothing before this pass counts */
