@@ -314,7 +314,6 @@ def _read_state(scratch: Path, artifact: Artifact, report: Report) -> None:
             report.unreadable.append(path.name)
 
 
-@cache
 def _cpu_limit(jobs: int, timeout: float) -> int:
     """RLIMIT_CPU's seconds: what the runner's watchdog lets a run work before it stops a
     phase (runner.cpp), and a margin: the module's load on one thread (timeout), each
@@ -324,6 +323,7 @@ def _cpu_limit(jobs: int, timeout: float) -> int:
     return math.ceil((jobs * PASSES + 1.5) * timeout) + 5
 
 
+@cache
 def _libraries(module: Path) -> tuple[str, ...]:
     """What the worker loads before its sandbox closes: every library the module needs.
     One found nowhere is left to the loader, whose failure the grader then attributes."""
