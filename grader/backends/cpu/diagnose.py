@@ -164,10 +164,12 @@ def _narrows(record: Record) -> bool:
 def _stored_twice_where_differ(report: Report, launch: Launch, locate: Locator) -> bool:
     """Whether the two thread orders left some element different, and the runtime's
     sealed "twice" record found every such element stored twice (by two threads of a
-    block, by two blocks, or updated plainly by two blocks). A race elsewhere (threads
-    that read what others store, with no barrier between) is not the stores' doing, and
-    one genuine store twice must not narrow it to the case it showed in. The record
-    compares bit for bit, so it finds every element `_differing` does."""
+    block, by two blocks, or updated plainly by two blocks), each order's value in it one
+    that those stores left (runtime/output.cpp's twice_explains). A race elsewhere
+    (threads that read what others store, with no barrier between) is not the stores'
+    doing, and a genuine store twice, even into every element, must not narrow it to the
+    case it showed in. The record compares bit for bit, so it finds every element
+    `_differing` does."""
     twice = report.first(Twice)
     if twice is None or twice.outside != 0 or not sealed(report):
         return False
