@@ -18,7 +18,8 @@
    updated with a plain store is found by the store hooks of a pass on one pool thread
    ("lost"). Those records, and a "hazard" of two threads storing one element (waw),
    narrow a race to the case it showed in, where the "twice" record after the passes
-   finds every element the two orders left different stored twice: each pass, and that
+   finds every element the two orders left different stored twice, holding values those
+   stores left (write_twice): each pass, and that
    record, ends with a "seal" record, which carries the job's token and counts the ones
    the runtime wrote (output.cpp).
 
