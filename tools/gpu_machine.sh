@@ -15,8 +15,9 @@ cd "$(dirname "$0")/.." || exit 2
 mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline}
 LIMIT=${LIMIT:-540}  # seconds a suite may take
 ROOT_CORES=${ROOT_CORES:-0-7} USER_CORES=${USER_CORES:-8-15} ALL_CORES=${ALL_CORES:-0-15}
-OUT=${OUT:-/tmp/gpu_machine}
-mkdir -p "$OUT"
+OUT=${OUT:-/tmp/gpu_machine}  # the logs
+CACHES=${CACHES:-/tmp/gpu_machine_caches}  # the build caches, kept out of $OUT
+mkdir -p "$OUT" "$CACHES"
 python3 -m compileall -q grader tests >/dev/null 2>&1
 
 summary() {  # FILE: its pytest summary line, or why there is none
@@ -26,7 +27,7 @@ summary() {  # FILE: its pytest summary line, or why there is none
 suite() {  # NAME CORES WORKERS PYTEST-ARGS...: one pytest run, its log under $OUT
     local name=$1 cores=$2 workers=$3
     shift 3
-    GRADER_CACHE="$OUT/cache-$name" timeout -k 10 "$LIMIT" taskset -c "$cores" \
+    GRADER_CACHE="$CACHES/$name" timeout -k 10 "$LIMIT" taskset -c "$cores" \
         python3 -m pytest -q -p no:cacheprovider -n "$workers" --durations=10 "$@" \
         >"$OUT/$name.log" 2>&1
 }
@@ -36,9 +37,9 @@ cpu)
     id -u t >/dev/null 2>&1 || useradd -m t
     tree=/tmp/tree-t  # a copy user t may read and write
     rm -rf "$tree" && cp -r . "$tree" && chown -R t "$tree"
-    mkdir -p "$OUT/t" && chown t "$OUT/t"
+    mkdir -p "$OUT/t" "$CACHES/t" && chown t "$OUT/t" "$CACHES/t"
     suite root "$ROOT_CORES" 6 -m "not gpu" &
-    su t -c "cd $tree && PYTHONPATH=${PYTHONPATH:-}:$tree OUT=$OUT/t LIMIT=$LIMIT USER_CORES=$USER_CORES \
+    su t -c "cd $tree && PYTHONPATH=${PYTHONPATH:-}:$tree OUT=$OUT/t CACHES=$CACHES/t LIMIT=$LIMIT USER_CORES=$USER_CORES \
         bash tools/gpu_machine.sh cpu-user" &
     wait
     echo "root:   $(summary "$OUT/root.log")"
