@@ -37,11 +37,13 @@ cpu)
     id -u t >/dev/null 2>&1 || useradd -m t
     tree=/tmp/tree-t  # a copy user t may read and write
     rm -rf "$tree" && cp -r . "$tree" && chown -R t "$tree"
-    mkdir -p "$OUT/t" "$CACHES/t" && chown t "$OUT/t" "$CACHES/t"
+    logs=/tmp/gpu_machine_t  # user t may not reach $OUT (under /root, say)
+    rm -rf "$logs" && mkdir -p "$logs" "$CACHES/t" && chown t "$logs" "$CACHES/t"
     suite root "$ROOT_CORES" 6 -m "not gpu" &
-    su t -c "cd $tree && PYTHONPATH=${PYTHONPATH:-}:$tree OUT=$OUT/t CACHES=$CACHES/t LIMIT=$LIMIT USER_CORES=$USER_CORES \
-        bash tools/gpu_machine.sh cpu-user" &
+    su t -c "cd $tree && PATH=$PATH PYTHONPATH=${PYTHONPATH:-}:$tree OUT=$logs CACHES=$CACHES/t \
+        LIMIT=$LIMIT USER_CORES=$USER_CORES bash tools/gpu_machine.sh cpu-user" &
     wait
+    mkdir -p "$OUT/t" && cp "$logs/user.log" "$OUT/t/"
     echo "root:   $(summary "$OUT/root.log")"
     echo "user t: $(summary "$OUT/t/user.log")"
     ;;
