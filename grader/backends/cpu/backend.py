@@ -10,7 +10,9 @@ import dataclasses
 import math
 import os
 import platform
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from grader import machine
 from grader.backends.base import Backend, BackendUnavailable
@@ -28,6 +30,8 @@ from grader.model.profile import KernelProfile
 from grader.model.result import Diagnostic, Kind, RaceScope
 from grader.model.source import Submission
 from grader.toolchain import cxx, sandbox, scratch
+
+T = TypeVar("T")
 
 MAX_DYNAMIC_SHARED = 227 * 1024
 MAX_GRID_YZ = 65535
@@ -104,11 +108,7 @@ class CpuBackend(Backend):
         the CPU time the kernel worked, which another run beside it does not change, but
         a kernel that waits is stopped by the wall clock (runtime/signals.cpp), which
         does, so the run in turn says whether it hung."""
-        try:
-            outcome = self._launch(build, launch, timeout, self._stop)
-        except _InTurn:
-            return None
-        return None if outcome.timed_out else outcome
+        return _ahead(lambda: self._launch(build, launch, timeout, self._stop), lambda o: o)
 
     def stop_runs(self) -> None:
         stopping, self._stop = self._stop, Stop()
@@ -151,11 +151,7 @@ class CpuBackend(Backend):
         self, build: Build, launch: Launch, timeout: float
     ) -> tuple[RunOutcome, list[KernelProfile]] | None:
         """As run_ahead: None where the run shows a race to locate, or timed out."""
-        try:
-            made = self._profile(build, launch, timeout, self._stop)
-        except _InTurn:
-            return None
-        return None if made[0].timed_out else made
+        return _ahead(lambda: self._profile(build, launch, timeout, self._stop), lambda m: m[0])
 
     def _profile(
         self, build: Build, launch: Launch, timeout: float, stop: Stop | None
@@ -361,6 +357,16 @@ class CpuBackend(Backend):
 
 class _InTurn(Exception):
     """A run made ahead that only a run in turn may make."""
+
+
+def _ahead(make: Callable[[], T], outcome: Callable[[T], RunOutcome]) -> T | None:
+    """What `make` made ahead, or None where only a run in turn may make it (a race to
+    locate) or its run timed out (the run in turn says whether it hung)."""
+    try:
+        made = make()
+    except _InTurn:
+        return None
+    return None if outcome(made).timed_out else made
 
 
 def _control_module(arity: int) -> building.Artifact:
