@@ -3,31 +3,40 @@ order given, while the caller uses those made first. A grading knows from its ca
 build it will need, and compiles the later ones while the earlier ones' cases run; a
 build starts its C++ compile while nvcc runs (`in_background`).
 
-The threads are daemons, and `close` cancels what has not started: a caller stopped by
-its deadline or Ctrl-C does not wait for them (a compiler has a deadline of its own)."""
+The threads are daemons, and `close` cancels what has not started and stops what has (a
+wait for a compiler made ahead raises grader.waiting.Cancelled, and the compiler is
+stopped): a grading ended by its deadline, a compile that timed out or Ctrl-C leaves no
+compiler of its builds running, and waits only for them to stop."""
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections import deque
 from collections.abc import Callable, Hashable
+from concurrent import futures
 from concurrent.futures import Future
 from functools import partial
 from typing import Generic, TypeVar
 
+from grader import waiting
+
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+STOPPING = 10.0  # seconds close() waits for the makes it stopped (a compiler's sandbox: 5)
 
 
 def in_background(make: Callable[[], V]) -> Future[V]:
-    """`make()`, made in a daemon thread of its own."""
+    """`make()`, made in a daemon thread of its own, in the caller's context (so under
+    its Cancel, if any)."""
     future: Future[V] = Future()
 
     def work() -> None:
         if future.set_running_or_notify_cancel():
             _settle(future, make)
 
-    threading.Thread(target=work, daemon=True).start()
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(work,), daemon=True).start()
     return future
 
 
@@ -46,24 +55,32 @@ class Ahead(Generic[K, V]):
         self._make = make
         keys = list(dict.fromkeys(keys))
         self._futures: dict[K, Future[V]] = {}
+        self._cancel = waiting.Cancel()
         if workers > 1 and len(keys) > 1:
             self._futures = {key: Future() for key in keys}
             self._queue = deque(keys)
             for _ in range(min(workers, len(keys))):
-                threading.Thread(target=self._work, daemon=True).start()
+                work = (self._cancel, self._work)
+                threading.Thread(target=waiting.under, args=work, daemon=True).start()
 
     def get(self, key: K) -> V:
         """The value for `key`, waiting for it if a thread is making it; what making it
-        raised is raised here."""
+        raised is raised here. After `close`, what was not made is made here."""
         future = self._futures.get(key)
         if future is None or future.cancelled():
             return self._make(key)
-        return future.result()
+        try:
+            return future.result()
+        except waiting.Cancelled:
+            return self._make(key)
 
     def close(self) -> None:
-        """Cancel what has not started."""
+        """Cancel what has not started, and stop what has: a process that exits next
+        leaves no compiler behind."""
         for future in self._futures.values():
             future.cancel()
+        self._cancel.set()
+        futures.wait(self._futures.values(), timeout=STOPPING)
 
     def __enter__(self) -> Ahead[K, V]:
         return self

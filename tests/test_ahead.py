@@ -3,11 +3,15 @@ raised where asked for, and nothing left waiting on a caller that stopped."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+import time
 
 import pytest
 
-from grader.ahead import Ahead
+from grader import waiting
+from grader.ahead import Ahead, in_background
 
 
 def test_later_values_are_made_while_the_first_is_still_being_made():
@@ -64,8 +68,41 @@ def test_closing_cancels_what_has_not_started_and_a_later_get_makes_it_then():
 
     ahead = Ahead(make, [0, 1, 2, 3], workers=2)
     assert started.wait(10)
-    ahead.close()
-    release.set()
+    threading.Timer(0.2, release.set).start()
+    ahead.close()  # waits for the two started, which nothing can stop here
     assert ahead.get(0) == 0 and ahead.get(1) == 1
     assert sorted(made) == [0, 1]  # 2 and 3 were never started
     assert ahead.get(3) == 3 and made[-1] == 3
+
+
+def _endless_child() -> str:
+    """What a compiler made ahead does: wait for a child that would take 60 s."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        waiting.wait(proc, 120)
+    finally:
+        proc.kill()
+        proc.wait()
+    return "made ahead"
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["in its thread", "in_background"])
+def test_closing_stops_a_make_that_waits_for_a_child_and_get_makes_it_then(nested):
+    """As a grading that ends stops the compilers of its builds made ahead (a build's C++
+    compile runs in_background, in the build's context)."""
+    main = threading.current_thread()
+    waited = threading.Event()
+
+    def make(key: int) -> str:
+        if threading.current_thread() is main:
+            return "made in turn"
+        waited.set()
+        return in_background(_endless_child).result() if nested else _endless_child()
+
+    ahead = Ahead(make, [0, 1], workers=2)
+    assert waited.wait(10)
+    time.sleep(0.2)  # the child started and is waited for
+    start = time.monotonic()
+    ahead.close()
+    assert time.monotonic() - start < 5
+    assert ahead.get(0) == ahead.get(1) == "made in turn"

@@ -162,13 +162,35 @@ def test_a_compile_timeout_leaves_no_compiler_and_no_temporaries(
     code, report, _ = grade(tmp_path, capsys, ENDLESS, name)
     assert time.monotonic() - started < 30
     assert code == 1 and "took longer than 3 s and was stopped" in messages(report)[0]
-    # a build started ahead (another macro set, the census build) is not waited for: its
-    # compiler ends at its own deadline, soon after the one that failed the grading
-    ended = time.monotonic() + 3.0 + 5.0
+    # a build started ahead (another macro set, the census build) is stopped as the
+    # grading ends (grader.ahead), not left to reach its own deadline
+    ended = time.monotonic() + 1.0
     while (compilers_of(name) or any(private_tmp.iterdir())) and time.monotonic() < ended:
         time.sleep(0.1)
     assert compilers_of(name) == []
     assert list(private_tmp.iterdir()) == []  # no tmpxft_*, no grader-* folder
+
+
+def test_a_deadline_during_the_compiles_stops_every_compiler(
+    tmp_path, capsys, monkeypatch, no_text_check
+):
+    """--submission-timeout ends a grading whose compiles would run for a minute: the
+    builds made ahead are stopped with it (grader.ahead), not left to their deadline."""
+    monkeypatch.setattr(defaults, "COMPILE_TIMEOUT", 60.0)
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    name = f"endless_{os.urandom(4).hex()}.cu"
+    started = time.monotonic()
+    code, report, _ = grade(tmp_path, capsys, ENDLESS, name, "--submission-timeout", "4")
+    assert time.monotonic() - started < 30
+    assert code == 1 and [d["kind"] for d in report["diagnostics"]] == ["timeout"]
+    ended = time.monotonic() + 1.0
+    while (compilers_of(name) or any(private_tmp.iterdir())) and time.monotonic() < ended:
+        time.sleep(0.1)
+    assert compilers_of(name) == []
+    assert list(private_tmp.iterdir()) == []
 
 
 def test_a_file_named_like_an_option_is_graded(tmp_path, capsys):

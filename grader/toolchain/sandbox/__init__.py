@@ -403,10 +403,10 @@ def run_compiler(
                 env=compiler_env(),
                 pass_fds=(status_w,),
             ) as proc:
-                try:  # the sandbox's own deadline comes first; killing it kills the compiler
+                try:  # the sandbox's own deadline comes first
                     waiting.wait(proc, timeout + 30)
                 except BaseException:
-                    proc.kill()
+                    _stop(proc)
                     raise
         except subprocess.TimeoutExpired:
             pass
@@ -416,6 +416,16 @@ def run_compiler(
         out.seek(0)
         log = out.read(LOG_LIMIT).decode("utf-8", "replace")
     return _ended(status, log)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop a compile no longer wanted: SIGTERM makes the sandbox kill the compiler's
+    process group before it exits, so nothing writes into the folder once this returns."""
+    proc.terminate()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()  # its watcher kills the group when the sandbox's pipe closes
 
 
 def _read_status(fd: int) -> dict[str, str]:
