@@ -7,7 +7,8 @@ Prints one table:
   - the fiber switch: two fibers switching back and forth (assembly and ucontext), and
     the cost per thread of one __syncthreads() round in a block of 256 threads;
   - barrier-free kernels against the same loop written in plain C++ (one core each, and
-    the backend on every core);
+    the backend on every core), and the naive matmul reading its operands by float
+    atomicAdd(p, 0), whose targets every pool thread shares;
   - every lab's reference kernel graded on all public and hidden cases
     (grader.grading.pipeline.check, secret fixed, nvcc first where it is installed), with a cold
     build cache and a warm one; what is built once per machine (the runner, the shim's
@@ -108,6 +109,16 @@ __global__ void matmul(const float* M, const float* N, float* P, int Width) {
         P[r * Width + c] = acc;
     }
 }
+__global__ void atomic_matmul(const float* M, const float* N, float* P, int Width) {
+    int r = blockIdx.y * blockDim.y + threadIdx.y, c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < Width && c < Width) {
+        float acc = 0.0f;
+        for (int k = 0; k < Width; ++k)
+            acc += atomicAdd((float*)&M[r * Width + k], 0.0f) *
+                   atomicAdd((float*)&N[k * Width + c], 0.0f);
+        P[r * Width + c] = acc;
+    }
+}
 __global__ void rounds(float* P, int n) {
     float acc = 0.0f;
     for (int i = 0; i < n; ++i) { acc += i; __syncthreads(); }
@@ -205,19 +216,14 @@ def _kernel_costs(tmp: Path, rows: list) -> list[tuple[str, str, str]]:
             ],
         )
         g = -(-width // 16)
-        matmul = kernel_seconds(
-            backend,
-            build,
-            "matmul",
-            (g, g, 1),
-            (16, 16, 1),
-            [
-                Buffer("M", m, False),
-                Buffer("N", m, False),
-                Buffer("P", np.zeros_like(m), True),
-                Scalar("Width", "int", width),
-            ],
-        )
+        operands = [
+            Buffer("M", m, False),
+            Buffer("N", m, False),
+            Buffer("P", np.zeros_like(m), True),
+            Scalar("Width", "int", width),
+        ]
+        matmul = kernel_seconds(backend, build, "matmul", (g, g, 1), (16, 16, 1), operands)
+        atomic = kernel_seconds(backend, build, "atomic_matmul", (g, g, 1), (16, 16, 1), operands)
         cores = f"{jobs} core{'s' if jobs > 1 else ''}"
         rows.append(
             (
@@ -231,6 +237,13 @@ def _kernel_costs(tmp: Path, rows: list) -> list[tuple[str, str, str]]:
                 f"naive matmul {width}, {cores} (plain C++ 1 core: {plain_matmul * 1e3:.0f} ms)",
                 f"{matmul * 1e3:.0f} ms = {matmul / plain_matmul:.2f}x",
                 "<= 3x" if jobs == 1 else "",
+            )
+        )
+        rows.append(  # float atomics on targets every pool thread shares
+            (
+                f"naive matmul {width} reading by atomicAdd(p, 0), {cores}",
+                f"{atomic * 1e3:.0f} ms = {atomic / plain_matmul:.2f}x",
+                "",
             )
         )
         if jobs > 1:
