@@ -1,7 +1,7 @@
 """Do both backends give every kernel the same grade?
 
     python3 bench/agreement.py [--backends cpu,cuda] [--labs LAB ...] [--kernels TEXT ...]
-                               [--budget S] [--parallel N] [--json PATH]
+                               [--budget S] [--parallel N] [--json PATH] [--resume PATH]
 
 Grades every kernel under the project that fits a lab: each lab's reference, baseline and
 variants, the labs' known-wrong kernels, and the course notes' kernels in
@@ -12,7 +12,10 @@ backend, the diagnostic kinds each found, and whether the scores are equal; then
 share of kernels with equal scores (target: at least 95%).
 
 A grading that fails or runs too long is a row that says so; the table always ends.
-Gradings not started within --budget seconds are listed as skipped."""
+Gradings not started within --budget seconds are listed as skipped. With --resume, the
+gradings an earlier run's --json holds are taken as done and not run again, so that runs
+cut short by a call's time limit add up to the whole table (the same --json and --resume
+path each time; the kernels graded since are the ones that may differ)."""
 
 from __future__ import annotations
 
@@ -208,13 +211,30 @@ def _equal_mark(graded: dict[str, Graded], backends: list[str]) -> str:
     return "-" if same is None else ("yes" if same else "NO")
 
 
+def earlier(path: Path | None) -> dict[tuple[str, str], Graded]:
+    """The gradings an earlier run wrote to `path` (--json), where there is one."""
+    if path is None or not path.exists():
+        return {}
+    done = {}
+    for row in json.loads(path.read_text()):
+        for backend, graded in row.items():
+            if backend != "kernel":
+                done[(row["kernel"], backend)] = Graded(**graded)
+    return done
+
+
 def grade_all(
-    chosen: list[Kernel], backends: list[str], parallel: int, jobs: int, budget: float
+    chosen: list[Kernel],
+    backends: list[str],
+    parallel: int,
+    jobs: int,
+    budget: float,
+    done: dict[tuple[str, str], Graded],
 ) -> dict[tuple[str, str], Graded]:
-    """Every (kernel, backend) grading started within `budget` seconds, `parallel` at a
-    time, each printed to stderr as it ends."""
+    """Every (kernel, backend) grading not `done`, started within `budget` seconds,
+    `parallel` at a time, each printed to stderr as it ends; with those done."""
     started = time.monotonic()
-    results: dict[tuple[str, str], Graded] = {}
+    results: dict[tuple[str, str], Graded] = dict(done)
     total = len(chosen) * len(backends)
     with (
         tempfile.TemporaryDirectory(prefix="agreement-") as tmp,
@@ -243,7 +263,8 @@ def grade_all(
         # the slowest backend's gradings first, so both columns fill in evenly
         for kernel in chosen:
             for backend in reversed(backends):
-                pool.submit(task, kernel, backend)
+                if (kernel.name, backend) not in done:
+                    pool.submit(task, kernel, backend)
     return results
 
 
@@ -269,6 +290,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=220.0, help="seconds to start gradings")
     parser.add_argument("--parallel", type=int, default=0, help="gradings at once (default: auto)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON to this path")
+    parser.add_argument("--resume", type=Path, help="an earlier --json: its gradings are done")
     parser.add_argument("--one", nargs=4, metavar=("LAB", "FILE", "BACKEND", "OUT"))
     parser.add_argument("--jobs", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -293,7 +315,10 @@ def main() -> int:
     for note in notes:
         print(f"note: {note}", flush=True)
     started = time.monotonic()
-    results = grade_all(chosen, backends, parallel, jobs, args.budget)
+    done = earlier(args.resume)
+    if done:
+        print(f"{len(done)} gradings done already ({args.resume})", flush=True)
+    results = grade_all(chosen, backends, parallel, jobs, args.budget, done)
     rows = [
         (k, {b: results[(k.name, b)] for b in backends if (k.name, b) in results}) for k in chosen
     ]
