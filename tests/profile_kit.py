@@ -147,6 +147,55 @@ def tiled_rows_from_x() -> Profile:
     )
 
 
+# -- conv2d at 128 x 96 with a 5 x 5 mask: 12288 outputs ------------------------------------
+
+
+def conv2d_reference() -> Profile:
+    """conv2d's reference: 64 x 64 tiles of 32 x 8 threads load each input once with its
+    halo (about 4 bytes per output), the mask from constant memory, the window from
+    shared memory without conflicts; registers limit it to 32 warps per SM."""
+    return profile(
+        KernelProfile(
+            "conv2d",
+            global_loads=Traffic(requests=408, sectors=3172, bytes=50960, lanes=12740),
+            global_stores=traffic(384, 4.0),
+            shared_loads=traffic(1920, 1.0),
+            shared_stores=Traffic(requests=548, sectors=548, bytes=69696, lanes=17424),
+            constant_loads=traffic(4608, 1.0),
+            threads=1024,
+            busiest_thread_loads=17,
+            occupancy=occupancy(32, "registers"),
+        ),
+        outputs=12288,
+        case="a hidden case",
+        Width=128,
+        Height=96,
+    )
+
+
+def conv2d_rows_from_x() -> Profile:
+    """The naive kernel with each block's threads turned round: a warp's lanes hold 16
+    rows, so a load of N touches 18 sectors where 8 would do (a window row spans two
+    columns of sectors), each store 16 where 4 would do, and every use of an input is a
+    read from global memory (23.1 bytes per output as the advice counts them, the mask's
+    reads aside, against the reference's 4.1)."""
+    return profile(
+        KernelProfile(
+            "conv2d",
+            global_loads=Traffic(requests=3456, sectors=63080, bytes=437008, lanes=109252),
+            global_stores=traffic(384, 16.0),
+            constant_loads=Traffic(requests=3456, sectors=3904, bytes=437008, lanes=109252),
+            threads=12288,
+            busiest_thread_loads=9,
+            occupancy=FULL,
+        ),
+        outputs=12288,
+        case="a hidden case",
+        Width=128,
+        Height=96,
+    )
+
+
 # -- histogram at n = 1000: 256 bins ----------------------------------------------------------
 
 

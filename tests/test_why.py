@@ -84,6 +84,7 @@ SLOW = {
     ("matmul-naive", "rows_from_x.cu"): (kit.rows_from_x, kit.naive),
     ("matmul-tiled", "rows_from_x.cu"): (kit.tiled_rows_from_x, kit.tiled_reference),
     ("matmul-tiled", "tile_read_down_column.cu"): (kit.tile_read_down_column, kit.tiled_reference),
+    ("conv2d", "rows_from_x.cu"): (kit.conv2d_rows_from_x, kit.conv2d_reference),
     ("histogram", "global_atomics.cu"): (kit.global_atomics, kit.histogram_reference),
     ("reduction", "divergent_warps.cu"): (kit.divergent_warps, kit.reduction_reference),
     ("reduction", "strided_index.cu"): (kit.strided_index, kit.reduction_reference),
