@@ -2,21 +2,21 @@
 
     python3 bench/profile_agreement.py [--labs LAB,LAB] [--json PATH] [--parallel N]
 
-Profiles every lab's reference, baseline and variants, and the known-wrong kernels that
-run to their end (wrong/EXPECTED.toml: passed or failed on both backends, with no crash,
-hang, access out of bounds or divergent barrier), at the lab's profile case (the lab's
-own where its model names one, else its smallest public case, the census case's rule),
-twice: by the CPU model (the CPU backend's `profile`, in a pool of processes) and by
-Nsight Compute on the GPU (one ncu session per lab, whose rows are printed as it ends:
-ncu profiles one kernel at a time, so every module is compiled beforehand, in several
-GPU workers at once). Prints one row per kernel of each file: global-load and
-global-store sectors per request and shared-memory bank conflicts per request (loads,
-stores), each as CPU model, ncu and the model's error against ncu; and a verdict:
-"agrees" (every measure within 10% of ncu's, conflicts also within 0.1 per request),
-"explained: ..." where the kernel's SASS (cuobjdump -sass) shows why the GPU counts
-otherwise (accesses the compiler widened, read-only loads, __constant__ reads, or ncu's
-own bank-conflict counter agreeing), or "differs: ...". Then how many rows each verdict
-has, and the time it all took.
+Profiles every lab's reference, baseline, variants and slow-but-right kernels, and the
+known-wrong kernels that run to their end (wrong/EXPECTED.toml: passed or failed on both
+backends, with no crash, hang, access out of bounds or divergent barrier), at the lab's
+profile case (the lab's own where its model names one, else its smallest public case,
+the census case's rule), twice: by the CPU model (the CPU backend's `profile`, in a pool
+of processes) and by Nsight Compute on the GPU (one ncu session per lab, whose rows are
+printed as it ends: ncu profiles one kernel at a time, so every module is compiled
+beforehand, in several GPU workers at once). Prints one row per kernel of each file:
+global-load and global-store sectors per request and shared-memory bank conflicts per
+request (loads, stores), each as CPU model, ncu and the model's error against ncu; and a
+verdict: "agrees" (every measure within 10% of ncu's, conflicts also within 0.1 per
+request), "explained: ..." where the kernel's SASS (cuobjdump -sass) shows why the GPU
+counts otherwise (accesses the compiler widened, read-only loads, __constant__ reads, or
+ncu's own bank-conflict counter agreeing), or "differs: ...". Then how many rows each
+verdict has, and the time it all took.
 
 Needs a GPU where ncu may run (as root) for the ncu columns, and the CPU backend's
 profile (issue 31) for the CPU model's; where either is missing, the rows say why."""
@@ -55,7 +55,7 @@ TOLERANCE = 0.10  # relative difference within which a measure agrees
 CONFLICT_SLACK = 0.1  # conflicts per request within which they agree however few
 TIMEOUT = 120.0  # seconds for one kernel's run under either profiler
 WARMERS = 8  # GPU workers compiling the modules at once before the ncu session
-ROLES = ("reference", "baseline", "variant", "wrong")
+ROLES = ("reference", "baseline", "variant", "slow", "wrong")
 # What a known-wrong kernel must not be found doing to be profiled: stop, hang, stray, or
 # wait at a barrier its block does not all reach (undefined: it may hang on a GPU).
 UNFINISHED = {*CRASHES, Kind.BARRIER_DIVERGENCE}
