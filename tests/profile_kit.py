@@ -196,6 +196,60 @@ def conv2d_rows_from_x() -> Profile:
     )
 
 
+# -- scan at n = 517: one block -----------------------------------------------------------
+
+
+def _scan(scan_shared: tuple[Traffic, Traffic], sums_shared: tuple[Traffic, Traffic]) -> Profile:
+    """scan's three kernels at n = 517 (one tile, so add_sums adds nothing), the shared
+    traffic of scan's and scan_sums' block scans given as (loads, stores)."""
+    return profile(
+        KernelProfile(
+            "scan",
+            global_loads=Traffic(requests=17, sectors=65, bytes=2068, lanes=517),
+            global_stores=Traffic(requests=18, sectors=66, bytes=2072, lanes=518),
+            shared_loads=scan_shared[0],
+            shared_stores=scan_shared[1],
+            threads=512,
+            busiest_thread_loads=2,
+            occupancy=FULL,
+        ),
+        KernelProfile(
+            "scan_sums",
+            global_loads=traffic(1, 1.0, lanes=1),
+            global_stores=traffic(1, 1.0, lanes=1),
+            shared_loads=sums_shared[0],
+            shared_stores=sums_shared[1],
+            threads=512,
+            busiest_thread_loads=1,
+            occupancy=FULL,
+        ),
+        KernelProfile("add_sums", threads=512, occupancy=FULL),
+        outputs=517,
+        case="a hidden case",
+        n=517,
+    )
+
+
+def scan_reference() -> Profile:
+    """Each thread scans 4 floats in registers and the warps' totals go through shared
+    memory once: wide accesses, no conflicts (a request a wavefront)."""
+    stores = Traffic(requests=97, sectors=97, bytes=16512, lanes=2592)
+    return _scan(
+        (Traffic(requests=65, sectors=65, bytes=14292, lanes=2037), stores),
+        (Traffic(requests=33, sectors=33, bytes=10180, lanes=1009), stores),
+    )
+
+
+def brent_kung_strided() -> Profile:
+    """The Brent-Kung trees in place: a warp's lanes 2 * stride words apart, from 2-way to
+    32-way conflicts (4.8 wavefronts a load request in scan, 5.3 in scan_sums; 4 a store)."""
+    stores = Traffic(requests=103, sectors=408, bytes=12240, lanes=3060)
+    return _scan(
+        (Traffic(requests=160, sectors=770, bytes=18360, lanes=4590), stores),
+        (Traffic(requests=143, sectors=753, bytes=16292, lanes=4073), stores),
+    )
+
+
 # -- histogram at n = 1000: 256 bins ----------------------------------------------------------
 
 

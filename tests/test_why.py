@@ -88,6 +88,7 @@ SLOW = {
     ("histogram", "global_atomics.cu"): (kit.global_atomics, kit.histogram_reference),
     ("reduction", "divergent_warps.cu"): (kit.divergent_warps, kit.reduction_reference),
     ("reduction", "strided_index.cu"): (kit.strided_index, kit.reduction_reference),
+    ("scan", "brent_kung_strided.cu"): (kit.brent_kung_strided, kit.scan_reference),
 }
 
 
@@ -118,6 +119,7 @@ def test_a_slow_kernel_gets_its_why_words(key):
         (("histogram", "global_atomics.cu"), Cause.GLOBAL_ATOMICS),
         (("reduction", "divergent_warps.cu"), Cause.DIVERGENCE),
         (("reduction", "strided_index.cu"), Cause.BANK_CONFLICTS),
+        (("scan", "brent_kung_strided.cu"), Cause.BANK_CONFLICTS),
     ],
     ids=lambda v: v if isinstance(v, str) else "/".join(v),
 )
