@@ -350,6 +350,48 @@ def strided_index() -> Profile:
     )
 
 
+def oversized_shared() -> Profile:
+    """Sequential addressing in blocks of 128 threads over a hidden case of about 205,000
+    floats (804 blocks): the same sectors as the reference's loads in 4 times the
+    requests, each shared access a wavefront; but a 48 KB shared array leaves room on an
+    SM for 4 blocks, 16 warps of its 64."""
+    return profile(
+        KernelProfile(
+            "reduction",
+            global_loads=Traffic(requests=6425, sectors=25698, bytes=822336, lanes=205584),
+            global_stores=traffic(804, 1.0, lanes=804),
+            shared_loads=Traffic(requests=13668, sectors=13668, bytes=820080, lanes=205020),
+            shared_stores=Traffic(requests=9648, sectors=9648, bytes=820080, lanes=205020),
+            threads=102912,
+            busiest_thread_loads=2,
+            occupancy=occupancy(16, "shared memory"),
+        ),
+        outputs=804,
+        case="a hidden case",
+        n=205584,
+    )
+
+
+def reduction_reference_at_scale() -> Profile:
+    """The reference on the same case: 16 floats a thread in float4 loads (51 blocks of
+    256 threads), the warps' sums through shared memory, every warp of an SM resident."""
+    return profile(
+        KernelProfile(
+            "reduction",
+            global_loads=Traffic(requests=1607, sectors=25698, bytes=822336, lanes=51396),
+            global_stores=traffic(51, 1.0, lanes=51),
+            shared_loads=Traffic(requests=51, sectors=51, bytes=1632, lanes=408),
+            shared_stores=Traffic(requests=408, sectors=408, bytes=1632, lanes=408),
+            threads=13056,
+            busiest_thread_loads=4,
+            occupancy=FULL,
+        ),
+        outputs=51,
+        case="a hidden case",
+        n=205584,
+    )
+
+
 def serial_reduction() -> Profile:
     """One thread of one block adds all 1000 inputs."""
     return profile(

@@ -96,3 +96,13 @@ def test_the_section_as_lines():
     assert "global loads: sectors per request: yours 8.5, the reference's 2" in lines
     assert lines[-2].startswith("Global loads and stores are uncoalesced")
     assert lines[-1].startswith("Roofline: ")
+
+
+def test_an_occupancy_without_registers_is_said_to_be_the_most():
+    """No nvcc: the registers per thread are unknown, so the row is an upper bound."""
+    guess = replace(kit.occupancy(16, "shared memory"), registers_counted=False)
+    student = kit.profile(KernelProfile("reduction", occupancy=guess), outputs=1)
+    rows = _rows(kit.report(student, None))
+    assert rows["occupancy"][0] == (
+        "at most 16/64 warps per SM (shared memory), registers not counted"
+    )

@@ -55,8 +55,14 @@ def test_a_block_past_the_limits_is_held_zero_times():
     assert held(256, 256) == (0, 0, "registers")
 
 
-def test_without_ptxas_figures_there_is_no_occupancy():
-    assert occupancy(KernelResources(), 256) is None
+def test_without_ptxas_figures_the_registers_are_not_counted():
+    """No nvcc: the block size and the CPU build's shared memory give the most it can be."""
+    alone = occupancy(KernelResources(shared_bytes=48 * 1024), 128)
+    assert (alone.blocks_per_sm, alone.warps_per_sm, alone.limiter) == (4, 16, "shared memory")
+    assert not alone.registers_counted
+    small = occupancy(KernelResources(), 32)
+    assert (small.warps_per_sm, small.limiter, small.registers_counted) == (32, "blocks", False)
+    assert occupancy(KernelResources(registers=32), 256).registers_counted
 
 
 def test_the_fraction_and_the_gpu_are_the_limits():

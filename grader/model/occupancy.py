@@ -60,20 +60,24 @@ def occupancy(
     resources: KernelResources, threads: int, dynamic_shared: int = 0, limits: Limits = SM_90
 ) -> Occupancy | None:
     """A kernel's occupancy with blocks of `threads` threads and `dynamic_shared` bytes of
-    extern __shared__ memory each; None without ptxas's figures (no nvcc: no registers).
-    A block that does not fit an SM at all holds 0 blocks, limited by what it lacks."""
-    if resources.registers is None or threads < 1:
+    extern __shared__ memory each. Without ptxas's figures (no nvcc) the registers are
+    left out, and the block size and shared memory (the CPU build's own count) give the
+    most it can be. A block that does not fit an SM at all holds 0 blocks, limited by
+    what it lacks."""
+    if threads < 1:
         return None
     warps = math.ceil(threads / WARP)
     allowed = {
         "threads": limits.warps_per_sm // warps if threads <= limits.threads_per_block else 0,
         "blocks": limits.blocks_per_sm,
-        "registers": _by_registers(resources.registers, warps, limits),
-        "shared memory": _by_shared(resources.shared_bytes + dynamic_shared, limits),
     }
+    if resources.registers is not None:
+        allowed["registers"] = _by_registers(resources.registers, warps, limits)
+    allowed["shared memory"] = _by_shared(resources.shared_bytes + dynamic_shared, limits)
     limiter = min(allowed, key=allowed.__getitem__)  # on a tie, the first named
     blocks = allowed[limiter]
-    return Occupancy(blocks, blocks * warps, limits.warps_per_sm, limiter, limits.gpu)
+    counted = resources.registers is not None
+    return Occupancy(blocks, blocks * warps, limits.warps_per_sm, limiter, limits.gpu, counted)
 
 
 def _by_registers(registers: int, warps: int, limits: Limits) -> int:

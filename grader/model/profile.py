@@ -66,13 +66,15 @@ class Traffic:
 @dataclass
 class Occupancy:
     """Resident blocks and warps per SM on the target GPU, from the block size and what
-    ptxas reports, by the CUDA occupancy calculator's rules."""
+    ptxas reports, by the CUDA occupancy calculator's rules. Without ptxas (no nvcc) the
+    registers are not counted: the most the other limits allow."""
 
     blocks_per_sm: int
     warps_per_sm: int
     max_warps_per_sm: int
     limiter: str  # "registers", "shared memory", "threads" or "blocks"
     gpu: str  # whose limits: "sm_90 (H100, H200)"
+    registers_counted: bool = True  # False: an upper bound, registers unknown
 
     @property
     def fraction(self) -> float:
@@ -81,7 +83,7 @@ class Occupancy:
     def to_json(self) -> dict[str, Any]:
         return {"blocks_per_sm": self.blocks_per_sm, "warps_per_sm": self.warps_per_sm,
                 "max_warps_per_sm": self.max_warps_per_sm, "limiter": self.limiter,
-                "gpu": self.gpu}  # fmt: skip
+                "gpu": self.gpu, "registers_counted": self.registers_counted}  # fmt: skip
 
 
 @dataclass

@@ -85,7 +85,8 @@ def _occupancy(profile: Profile | None, kernel: str) -> str:
     found = next((k.occupancy for k in kernels if k.kernel == kernel), None)
     if found is None:
         return "-"
-    return f"{found.warps_per_sm}/{found.max_warps_per_sm} warps per SM ({found.limiter})"
+    held = f"{found.warps_per_sm}/{found.max_warps_per_sm} warps per SM ({found.limiter})"
+    return held if found.registers_counted else f"at most {held}, registers not counted"
 
 
 def rows(report: ProfileReport) -> list[Row]:

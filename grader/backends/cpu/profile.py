@@ -78,7 +78,8 @@ def decided_by() -> list[object]:
     """What decides a census module's profile beside its source, its macros and the launch
     (a cache of profiles keys on it: grader.grading.profiles.lab_kernel): the build's
     format, the runtime that runs and counts it, the C++ compiler and the census build's
-    flags, and nvcc, whose ptxas figures decide the occupancy (none without nvcc)."""
+    flags, and nvcc, whose ptxas figures decide the occupancy (without nvcc the registers
+    are not counted)."""
     found = nvcc.find()
     return [
         build.CACHE_VERSION,
