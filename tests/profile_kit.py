@@ -196,6 +196,49 @@ def conv2d_rows_from_x() -> Profile:
     )
 
 
+# -- conv3d at a small hidden case: 3672 outputs ---------------------------------------------
+
+
+def _conv3d(kernel: KernelProfile) -> Profile:
+    return profile(kernel, outputs=3672, case="a hidden case")
+
+
+def conv3d_reference() -> Profile:
+    """conv3d's reference: the volume's tile with its halo through shared memory, each
+    input read once (4 bytes per output), the mask from constant memory; registers
+    limit it to 8 warps per SM."""
+    return _conv3d(
+        KernelProfile(
+            "conv3d",
+            global_loads=Traffic(requests=171, sectors=729, bytes=14688, lanes=3672),
+            global_stores=Traffic(requests=153, sectors=459, bytes=14688, lanes=3672),
+            shared_loads=traffic(5040, 1.0),
+            shared_stores=Traffic(requests=414, sectors=414, bytes=51984, lanes=12996),
+            constant_loads=traffic(98784, 1.0),
+            threads=256,
+            busiest_thread_loads=27,
+            occupancy=occupancy(8, "registers"),
+        )
+    )
+
+
+def conv3d_depth_from_x() -> Profile:
+    """The naive kernel with the depth from threadIdx.x: a warp's lanes hold 8 planes and
+    4 rows, 10.3 sectors a load request and 15.3 a store; half the lanes of its requests
+    idle in the edge blocks of this small case."""
+    return _conv3d(
+        KernelProfile(
+            "conv3d",
+            global_loads=Traffic(requests=54912, sectors=563784, bytes=3405168, lanes=851292),
+            global_stores=Traffic(requests=240, sectors=3672, bytes=14688, lanes=3672),
+            constant_loads=Traffic(requests=54912, sectors=216996, bytes=3405168, lanes=851292),
+            threads=9216,
+            busiest_thread_loads=343,
+            occupancy=FULL,
+        )
+    )
+
+
 # -- scan at n = 517: one block -----------------------------------------------------------
 
 

@@ -85,6 +85,7 @@ SLOW = {
     ("matmul-tiled", "rows_from_x.cu"): (kit.tiled_rows_from_x, kit.tiled_reference),
     ("matmul-tiled", "tile_read_down_column.cu"): (kit.tile_read_down_column, kit.tiled_reference),
     ("conv2d", "rows_from_x.cu"): (kit.conv2d_rows_from_x, kit.conv2d_reference),
+    ("conv3d", "depth_from_x.cu"): (kit.conv3d_depth_from_x, kit.conv3d_reference),
     ("histogram", "global_atomics.cu"): (kit.global_atomics, kit.histogram_reference),
     ("reduction", "divergent_warps.cu"): (kit.divergent_warps, kit.reduction_reference),
     ("reduction", "strided_index.cu"): (kit.strided_index, kit.reduction_reference),
@@ -117,6 +118,7 @@ def test_a_slow_kernel_gets_its_why_words(key):
     ("key", "cause"),
     [
         (("matmul-tiled", "tile_read_down_column.cu"), Cause.BANK_CONFLICTS),
+        (("conv3d", "depth_from_x.cu"), Cause.UNCOALESCED),
         (("histogram", "global_atomics.cu"), Cause.GLOBAL_ATOMICS),
         (("reduction", "divergent_warps.cu"), Cause.DIVERGENCE),
         (("reduction", "strided_index.cu"), Cause.BANK_CONFLICTS),
