@@ -15,7 +15,8 @@ A grading that fails or runs too long is a row that says so; the table always en
 Gradings not started within --budget seconds are listed as skipped. With --resume, the
 gradings an earlier run's --json holds are taken as done and not run again, so that runs
 cut short by a call's time limit add up to the whole table (the same --json and --resume
-path each time; the kernels graded since are the ones that may differ)."""
+path each time: --json is written as each grading ends, so a run killed mid-way keeps
+what it graded)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -223,6 +225,23 @@ def earlier(path: Path | None) -> dict[tuple[str, str], Graded]:
     return done
 
 
+def save(path: Path | None, chosen: list[Kernel], backends: list[str], results: dict) -> None:
+    """The rows graded so far, as JSON (--json), replaced whole: a run cut short keeps
+    what it graded, for --resume."""
+    if path is None:
+        return
+    data = [
+        {
+            "kernel": k.name,
+            **{b: vars(results[(k.name, b)]) for b in backends if (k.name, b) in results},
+        }
+        for k in chosen
+    ]
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data, indent=1))
+    partial.replace(path)
+
+
 def grade_all(
     chosen: list[Kernel],
     backends: list[str],
@@ -230,12 +249,15 @@ def grade_all(
     jobs: int,
     budget: float,
     done: dict[tuple[str, str], Graded],
+    keep: Path | None = None,
 ) -> dict[tuple[str, str], Graded]:
     """Every (kernel, backend) grading not `done`, started within `budget` seconds,
-    `parallel` at a time, each printed to stderr as it ends; with those done."""
+    `parallel` at a time, each printed to stderr and saved to `keep` as it ends; with
+    those done."""
     started = time.monotonic()
     results: dict[tuple[str, str], Graded] = dict(done)
     total = len(chosen) * len(backends)
+    saving = threading.Lock()
     with (
         tempfile.TemporaryDirectory(prefix="agreement-") as tmp,
         ThreadPoolExecutor(parallel) as pool,
@@ -249,7 +271,9 @@ def grade_all(
                 graded = run_grading(kernel, backend, jobs, Path(tmp))
             except Exception as error:  # one kernel's failure never stops the table
                 graded = Graded(problem=f"bench error: {error}"[:80])
-            results[(kernel.name, backend)] = graded
+            with saving:
+                results[(kernel.name, backend)] = graded
+                save(keep, chosen, backends, results)
             took = time.monotonic() - begun
             print(
                 f"[{len(results)}/{total}] {kernel.name} {backend}: {graded.cell()} ({took:.1f} s)",
@@ -318,15 +342,13 @@ def main() -> int:
     done = earlier(args.resume)
     if done:
         print(f"{len(done)} gradings done already ({args.resume})", flush=True)
-    results = grade_all(chosen, backends, parallel, jobs, args.budget, done)
+    results = grade_all(chosen, backends, parallel, jobs, args.budget, done, args.json)
     rows = [
         (k, {b: results[(k.name, b)] for b in backends if (k.name, b) in results}) for k in chosen
     ]
     print("\n".join([*table(rows, backends), *summary(rows, backends)]))
     print(f"{time.monotonic() - started:.0f} s")
-    if args.json:
-        data = [{"kernel": k.name, **{b: vars(g) for b, g in gr.items()}} for k, gr in rows]
-        args.json.write_text(json.dumps(data, indent=1))
+    save(args.json, chosen, backends, results)
     return 0
 
 
