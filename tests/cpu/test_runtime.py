@@ -231,6 +231,11 @@ __global__ void atomics(float* out, int per_thread) {
         atomicAdd(&ull_total, 5ull);
         atomicAdd(&double_total, 0.25);
         atomicOr(&uints[6], 1u << (threadIdx.x % 32));
+        /* float updates that mostly leave the value as it was (no store then) */
+        atomicMax(&out[10], (float)(blockIdx.x * blockDim.x + threadIdx.x));
+        atomicMin(&out[11], -(float)(blockIdx.x * blockDim.x + threadIdx.x));
+        float held = atomicAdd(&out[14], 0.0f);
+        if (blockIdx.x == 0 && threadIdx.x < 2) out[12 + threadIdx.x] = held + 1.0f;
     }
     int old = atomicCAS(&ints[7], 0, (int)blockIdx.x + 1);
     (void)old;
@@ -263,7 +268,7 @@ def test_a_census_modules_atomic_builtins_are_the_runners_operations(kit, no_nvc
 def _atomics_add_up(kit, build) -> None:
     blocks, threads, per = 64, 128, 8
     result = kit.run(
-        build, "atomics", blocks, threads, [out("out", 10, fill=0.0), integer("per_thread", per)]
+        build, "atomics", blocks, threads, [out("out", 15, fill=0.0), integer("per_thread", per)]
     )
     assert result.diagnostics == []
     data = result.buffers["out"].data
@@ -279,6 +284,8 @@ def _atomics_add_up(kit, build) -> None:
     assert 1 <= as_int[7] <= blocks
     assert as_uint[8] == 5 * n
     assert data[9] == pytest.approx(0.25 * n)
+    assert data[10] == blocks * threads - 1 and data[11] == -(blocks * threads - 1)
+    assert list(data[12:]) == [1.0, 1.0, 0.0]  # atomicAdd(p, 0) returns what p holds
 
 
 # -- dynamic shared memory -----------------------------------------------------------------
