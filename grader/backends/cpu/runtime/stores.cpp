@@ -131,6 +131,9 @@ size_t g_span_len = 0;
 static bool g_serial = false;
 static bool g_lines = false; /* the writers' pass: each element's last store is kept */
 static bool g_alone = false; /* one pool thread runs the blocks: no store of another races */
+/* The pass watches one output of power-of-two elements, no block adds to it, and keeps no
+   lines: a plain store of one element to it takes note_store's short way (claim_one). */
+static bool g_one = false;
 static std::atomic<long long> g_conflicts{0};
 static std::atomic<int> g_lost_taken{0};
 static Line g_lost;
@@ -164,6 +167,9 @@ void stores_arm(const std::vector<char*>& data, bool serial, bool lines, bool ev
     g_serial = serial;
     g_lines = lines;
     g_alone = pool_size() == 1;
+    const Owned& first = g_owned.empty() ? Owned() : g_owned[0];
+    g_one = g_armed == 1 && first.watched && !first.shape.accumulates && first.shift >= 0 &&
+            !lines && !serial;
     g_conflicts = 0;
     g_lost_taken = 0;
     g_lost = Line();
@@ -268,6 +274,26 @@ static inline void note(Owned& o, size_t e, Owner mine, uint32_t pc, Worker* w) 
     }
 }
 
+/* The short way of a plain store of one element into the pass's one output (g_one): true
+   where its block already owns the element or now claims it unowned; else (an atomic's
+   own store, a wider or unaligned one, another block's element) note_store's whole way. */
+static inline bool claim_one(uintptr_t a, size_t bytes, Worker* w) {
+    Owned& o = g_owned[0];
+    uintptr_t from = a - o.lo;
+    if (bytes != o.shape.width || (from & (o.shape.width - 1)) || a == (uintptr_t)w->atomic_target) {
+        return false;
+    }
+    Owner* slot = &o.owner[from >> o.shift]; /* within: the span is this output's alone */
+    Owner mine = owner_of(w->block, false), prev = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (prev && prev != mine) return false;
+    w->atomic_target = nullptr;
+    if (!prev) {
+        __atomic_store_n(slot, mine, __ATOMIC_RELAXED);
+        ++w->claims;
+    }
+    return true;
+}
+
 /* Whether this pass looks at a store to `a`: inlined in every hook, so that those it does
    not (most of a tiled kernel's) return before a frame is set up. */
 static inline bool watched(uintptr_t a) {
@@ -283,6 +309,7 @@ static __attribute__((always_inline)) inline void note_store(uintptr_t a, size_t
     if (a - g_span_lo >= g_span_len) return;
     Worker* w = tw;
     if (!w || !w->busy) return;
+    if (g_one && claim_one(a, bytes, w)) return;
     for (int i = 0; i < g_armed; ++i) {
         Owned& o = g_owned[(size_t)i];
         size_t width = o.shape.width, total = o.owner.size() * width;
