@@ -167,9 +167,8 @@ void stores_arm(const std::vector<char*>& data, bool serial, bool lines, bool ev
     g_serial = serial;
     g_lines = lines;
     g_alone = pool_size() == 1;
-    const Owned& first = g_owned.empty() ? Owned() : g_owned[0];
-    g_one = g_armed == 1 && first.watched && !first.shape.accumulates && first.shift >= 0 &&
-            !lines && !serial;
+    g_one = g_armed == 1 && g_owned[0].watched && !g_owned[0].shape.accumulates &&
+            g_owned[0].shift >= 0 && !lines && !serial;
     g_conflicts = 0;
     g_lost_taken = 0;
     g_lost = Line();
