@@ -131,8 +131,8 @@ size_t g_span_len = 0;
 static bool g_serial = false;
 static bool g_lines = false; /* the writers' pass: each element's last store is kept */
 static bool g_alone = false; /* one pool thread runs the blocks: no store of another races */
-/* The pass watches one output of power-of-two elements, no block adds to it, and keeps no
-   lines: a plain store of one element to it takes note_store's short way (claim_one). */
+/* The pass watches one output, its elements a power of two bytes wide, no block adds to
+   it, and it keeps no lines: a plain store of one element takes the short way (claim_one). */
 static bool g_one = false;
 static std::atomic<long long> g_conflicts{0};
 static std::atomic<int> g_lost_taken{0};
@@ -273,23 +273,17 @@ static inline void note(Owned& o, size_t e, Owner mine, uint32_t pc, Worker* w) 
     }
 }
 
-/* The short way of a plain store of one element into the pass's one output (g_one): true
-   where its block already owns the element or now claims it unowned; else (an atomic's
-   own store, a wider or unaligned one, another block's element) note_store's whole way. */
+/* The short way of a plain store of one aligned element into the pass's one output
+   (g_one), noted as note_store's whole way would note it; false for any other store (an
+   atomic's own, a wider or unaligned one), which takes the whole way. */
 static inline bool claim_one(uintptr_t a, size_t bytes, Worker* w) {
     Owned& o = g_owned[0];
-    uintptr_t from = a - o.lo;
-    if (bytes != o.shape.width || (from & (o.shape.width - 1)) || a == (uintptr_t)w->atomic_target) {
+    uintptr_t from = a - o.lo; /* within: the span is this output's alone */
+    if (bytes != o.shape.width || (from & (bytes - 1)) || a == (uintptr_t)w->atomic_target) {
         return false;
     }
-    Owner* slot = &o.owner[from >> o.shift]; /* within: the span is this output's alone */
-    Owner mine = owner_of(w->block, false), prev = __atomic_load_n(slot, __ATOMIC_RELAXED);
-    if (prev && prev != mine) return false;
     w->atomic_target = nullptr;
-    if (!prev) {
-        __atomic_store_n(slot, mine, __ATOMIC_RELAXED);
-        ++w->claims;
-    }
+    note(o, from >> o.shift, owner_of(w->block, false), 0, w);
     return true;
 }
 
