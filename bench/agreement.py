@@ -78,6 +78,9 @@ class Graded:
         return f"{self.score:.2f}/{self.max_score:g}"
 
 
+Rows = list[tuple[Kernel, dict[str, Graded]]]  # each kernel, its gradings by backend
+
+
 # -- which kernels --------------------------------------------------------------------------
 
 
@@ -187,7 +190,7 @@ def usable_backends(wanted: list[str]) -> tuple[list[str], list[str]]:
 # -- the table ------------------------------------------------------------------------------
 
 
-def table(rows: list[tuple[Kernel, dict[str, Graded]]], backends: list[str]) -> list[str]:
+def table(rows: Rows, backends: list[str]) -> list[str]:
     header = ["kernel", *(f"{b} score" for b in backends)]
     header += [*(f"{b} kinds" for b in backends), "equal"]
     lines = [header]
@@ -225,17 +228,21 @@ def earlier(path: Path | None) -> dict[tuple[str, str], Graded]:
     return done
 
 
+def rows_of(chosen: list[Kernel], backends: list[str], results: dict) -> Rows:
+    """Each kernel with its gradings so far, by backend."""
+    return [
+        (k, {b: results[(k.name, b)] for b in backends if (k.name, b) in results}) for k in chosen
+    ]
+
+
 def save(path: Path | None, chosen: list[Kernel], backends: list[str], results: dict) -> None:
     """The rows graded so far, as JSON (--json), replaced whole: a run cut short keeps
     what it graded, for --resume."""
     if path is None:
         return
     data = [
-        {
-            "kernel": k.name,
-            **{b: vars(results[(k.name, b)]) for b in backends if (k.name, b) in results},
-        }
-        for k in chosen
+        {"kernel": k.name, **{b: vars(g) for b, g in graded.items()}}
+        for k, graded in rows_of(chosen, backends, results)
     ]
     partial = path.with_name(path.name + ".partial")
     partial.write_text(json.dumps(data, indent=1))
@@ -292,7 +299,7 @@ def grade_all(
     return results
 
 
-def summary(rows: list[tuple[Kernel, dict[str, Graded]]], backends: list[str]) -> list[str]:
+def summary(rows: Rows, backends: list[str]) -> list[str]:
     compared = [_equal(g, backends) for _, g in rows if _equal(g, backends) is not None]
     skipped = sum(1 for _, g in rows for b in backends if b not in g)
     if compared:
@@ -343,9 +350,7 @@ def main() -> int:
     if done:
         print(f"{len(done)} gradings done already ({args.resume})", flush=True)
     results = grade_all(chosen, backends, parallel, jobs, args.budget, done, args.json)
-    rows = [
-        (k, {b: results[(k.name, b)] for b in backends if (k.name, b) in results}) for k in chosen
-    ]
+    rows = rows_of(chosen, backends, results)
     print("\n".join([*table(rows, backends), *summary(rows, backends)]))
     print(f"{time.monotonic() - started:.0f} s")
     save(args.json, chosen, backends, results)
