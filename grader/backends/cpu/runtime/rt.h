@@ -123,6 +123,8 @@ void stores_arm(const std::vector<char*>& data, bool serial, bool lines, bool ev
 /* Stop watching: the pass's conflicts (elements two blocks stored into, one of them
    plainly), after writing the "lost" record of a serial pass, if any. */
 long long stores_disarm();
+/* The owner a plain store of `block` notes in an output element's entry. */
+uint32_t stores_owner(long block);
 /* From the lowest output the pass watches to the end of the highest (stores_arm). */
 extern uintptr_t g_span_lo;
 extern size_t g_span_len;

@@ -35,7 +35,7 @@ __attribute__((visibility("default"))) int grader_rt_float_atomics;
 
 namespace rt {
 
-thread_local Worker* tw = nullptr;
+__thread Worker* tw = nullptr;
 Launch* g_launch = nullptr;
 
 /* -- divergence findings --------------------------------------------------------------- */
@@ -565,6 +565,7 @@ static void check_shared_tail(Worker& w, Launch& L) {
 void run_block(Worker& w, long b) {
     Launch& L = *g_launch;
     w.block = b;
+    w.owner = stores_owner(b);
     w.atomic_target = nullptr;
     ++w.epoch;
     for (long& count : w.met_count) count = 0;

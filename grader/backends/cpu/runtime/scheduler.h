@@ -80,6 +80,7 @@ struct Worker {
     /* the block it runs, and the target of the atomic function it is in, and the linear
        id of the thread that entered it (stores.cpp) */
     long block = 0;
+    uint32_t owner = 0; /* what its block's plain stores note as their owner (stores_owner) */
     unsigned long long claims = 0; /* stores that found an output element unowned */
     const void* atomic_target = nullptr;
     uint32_t atomic_thread = 0;
@@ -92,7 +93,8 @@ struct Worker {
     char* altstack = nullptr;
 };
 
-extern thread_local Worker* tw;
+/* __thread, not thread_local: no initialiser to run, so a hook reads it without a call */
+extern __thread Worker* tw;
 extern Launch* g_launch;
 
 /* Whether `a` lies in the shared memory of the block `w` runs: its static slots, its

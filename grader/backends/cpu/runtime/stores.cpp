@@ -208,6 +208,8 @@ long long stores_disarm() {
     return g_conflicts.load();
 }
 
+uint32_t stores_owner(long block) { return owner_of(block, false); }
+
 bool stores_elements(uintptr_t a, size_t bytes, Covered* out) {
     if (a - g_span_lo >= g_span_len) return false;
     for (int i = 0; i < g_armed; ++i) {
@@ -283,7 +285,7 @@ static inline bool claim_one(uintptr_t a, size_t bytes, Worker* w) {
         return false;
     }
     w->atomic_target = nullptr;
-    note(o, from >> o.shift, owner_of(w->block, false), 0, w);
+    note(o, from >> o.shift, w->owner, 0, w);
     return true;
 }
 
@@ -293,8 +295,8 @@ static inline bool watched(uintptr_t a) {
     return g_hazards || g_profiling || a - g_span_lo < g_span_len;
 }
 
-/* A store the pass may look at. Inlined into an inline check's call, which comes from an
-   output's granule alone (stores_arm); out of line behind every other hook's `watched`. */
+/* A store the pass may look at, out of line (`store`) behind every hook's `watched` or
+   `quick`. */
 static __attribute__((always_inline)) inline void note_store(uintptr_t a, size_t bytes,
                                                              uintptr_t ret) {
     if (g_hazards) hazard_access(a, bytes, true, ret); /* which asks for a busy worker itself */
@@ -321,6 +323,16 @@ static __attribute__((always_inline)) inline void note_store(uintptr_t a, size_t
 
 static __attribute__((noinline)) void store(uintptr_t a, size_t bytes, uintptr_t ret) {
     note_store(a, bytes, ret);
+}
+
+/* A store the short way notes (claim_one), noted before `store` sets up a frame for
+   note_store: on several pool threads a barrier-free kernel's every store into its
+   output comes here (saxpy over 16M elements on 2 pool threads: 63 ms through `store`,
+   53 ms here). False where note_store must note the store, which then does. */
+static inline bool quick(uintptr_t a, size_t bytes) {
+    if (!g_one || g_hazards || g_profiling || a - g_span_lo >= g_span_len) return false;
+    Worker* w = tw;
+    return w && w->busy && claim_one(a, bytes, w);
 }
 
 void on_store(uintptr_t a, size_t bytes, uintptr_t ret) {
@@ -351,7 +363,8 @@ bool announced(const void* target) {
 #define GRADER_HOOK extern "C" __attribute__((visibility("default")))
 #define GRADER_STORE(name, size)                                                  \
     GRADER_HOOK void name(uintptr_t a) {                                          \
-        if (rt::watched(a)) rt::store(a, size, (uintptr_t)__builtin_return_address(0)); \
+        if (rt::watched(a) && !rt::quick(a, size))                                 \
+            rt::store(a, size, (uintptr_t)__builtin_return_address(0));            \
     }
 GRADER_STORE(__asan_store1_noabort, 1)
 GRADER_STORE(__asan_store2_noabort, 2)
@@ -362,9 +375,9 @@ GRADER_HOOK void __asan_storeN_noabort(uintptr_t a, size_t n) {
     if (rt::watched(a)) rt::store(a, n, (uintptr_t)__builtin_return_address(0));
 }
 /* an inline check's call: the store is into a granule of an output (stores_arm) */
-#define GRADER_REPORT(name, size)                                         \
-    GRADER_HOOK void name(uintptr_t a) {                                  \
-        rt::note_store(a, size, (uintptr_t)__builtin_return_address(0)); \
+#define GRADER_REPORT(name, size)                                                          \
+    GRADER_HOOK void name(uintptr_t a) {                                                   \
+        if (!rt::quick(a, size)) rt::store(a, size, (uintptr_t)__builtin_return_address(0)); \
     }
 GRADER_REPORT(__asan_report_store1_noabort, 1)
 GRADER_REPORT(__asan_report_store2_noabort, 2)
