@@ -460,6 +460,75 @@ def test_the_runner_exports_the_runtime_symbols_alone(kit, no_nvcc):
     assert not [name for name in exported if name.startswith("rt::")]
 
 
+# -- two blocks' stores into one element, on several pool threads (stores.cpp) -----------
+
+# Each block stores a run of n elements from b * step: step n leaves no element to two
+# blocks, step n - 1 gives the last of each run to the next block too. `scattered` stores
+# elements t * gridDim.x + b and (t + blockDim.x) * gridDim.x + b, runs of one, 2048 of
+# them a block, more than a pool thread keeps runs for (RUNS_LEAST): a block's last
+# stores go to the owner table. The last block stores element `target` too, which block
+# 0 stored first (a run, in the pass that runs threads in order) or block 62 stored last
+# (in the table). `atomic_too` has block 1 add into an element block 0 stored plainly.
+TWO_BLOCKS = r"""
+__global__ void runs(float* p, int n, int step) {
+    p[blockIdx.x * step + threadIdx.x] = blockIdx.x;
+}
+__global__ void scattered(float* p, int n, int target) {
+    p[threadIdx.x * gridDim.x + blockIdx.x] = blockIdx.x;
+    p[(threadIdx.x + blockDim.x) * gridDim.x + blockIdx.x] = blockIdx.x;
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == blockDim.x - 1) p[target] = 1;
+}
+__global__ void atomic_too(float* p, int n) {
+    if (blockIdx.x == 0) p[threadIdx.x] = 1;
+    if (blockIdx.x == 1 && threadIdx.x == 0) atomicAdd(&p[5], 1.0f);
+}
+"""
+
+
+def _conflicts(build, kernel, grid, block, args) -> list[int]:
+    from grader.model.launch import Launch
+
+    launch = Launch(kernel, (grid, 1, 1), (block, 1, 1), 0, args, {})
+    with Shelf() as shelf:
+        report = job.execute(
+            build.artifact, launch, 30, job.Settings(jobs=2, require_isolation=False), shelf
+        )
+    return [p.conflicts for p in report.all(protocol.Pass) if p.n < job.PASSES]
+
+
+@pytest.mark.parametrize(
+    ("kernel", "step", "conflict"),
+    [
+        ("runs", 64, False),
+        ("runs", 63, True),
+        ("scattered", 0, True),
+        ("scattered", 2047 * 64 + 62, True),
+        ("atomic_too", 0, True),
+    ],
+)
+def test_two_blocks_storing_one_element_are_found_on_several_pool_threads(
+    no_nvcc, kernel, step, conflict
+):
+    """A plain store of one element into a kernel's one output takes the short way on
+    several pool threads, as a run of elements its block stored (a barrier-free kernel's
+    every store), or an entry in the owner table past the runs a pool thread keeps; an
+    atomic's own store takes the table. Whichever way each store went, two blocks that
+    stored one element are a conflict in each checked pass, and blocks whose runs only
+    touch are none."""
+    from grader.backends.cpu import CpuBackend
+
+    kit = Kit(CpuBackend(jobs=2))
+    build = kit.built(TWO_BLOCKS)
+    grid, block = {"runs": (64, 64), "scattered": (64, 1024), "atomic_too": (2, 64)}[kernel]
+    size = grid * block * (2 if kernel == "scattered" else 1)
+    args = [out("p", size, 0.0), integer("n", size)]
+    if kernel != "atomic_too":
+        args.append(integer("step" if kernel == "runs" else "target", step))
+    found = _conflicts(build, kernel, grid, block, args)
+    assert len(found) == job.PASSES
+    assert all(c > 0 for c in found) if conflict else not any(found), found
+
+
 # -- maths -----------------------------------------------------------------------------------
 
 

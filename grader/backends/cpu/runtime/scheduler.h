@@ -38,6 +38,13 @@ struct StaticSlots {
     std::vector<StaticSlot> slots;
 };
 
+/* Elements lo..hi of the pass's one output, each stored by the block whose owner entry
+   is `owner` (stores.cpp's short way); owner 0: none. */
+struct StoreRun {
+    uint32_t owner = 0;
+    size_t lo = 0, hi = 0;
+};
+
 struct Worker {
     int id = 0;
     pthread_t thread{};
@@ -82,6 +89,11 @@ struct Worker {
     long block = 0;
     uint32_t owner = 0; /* what its block's plain stores note as their owner (stores_owner) */
     unsigned long long claims = 0; /* stores that found an output element unowned */
+    bool noted = false;            /* this pass noted an element in an owner table */
+    /* the short way's stores of its blocks this pass, as runs of elements: those ended,
+       within a capacity reserved when the pass is armed, and the one it extends */
+    std::vector<StoreRun> runs;
+    StoreRun run;
     const void* atomic_target = nullptr;
     uint32_t atomic_thread = 0;
     uint32_t epoch = 0; /* block starts and barriers released so far (hazards.cpp) */
