@@ -40,9 +40,6 @@ class Cancel:
         with self._lock:
             self._write.close()
 
-    def is_set(self) -> bool:
-        return self._write.closed
-
     def fileno(self) -> int:
         return self._read.fileno()
 

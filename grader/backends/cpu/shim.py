@@ -184,8 +184,7 @@ def pch_flags(census: bool) -> tuple[str, ...]:
     the student's file alone, half its time): a module's less the linker's. A census
     module's accesses as written change no parse, but g++ takes no header precompiled
     with another sanitizer: a census module has a precompiled shim of its own."""
-    census_hooks = _CENSUS_HOOKS["g++"]
-    hooks = census_hooks if census else (*_store_hooks("g++"), *_NO_LOAD_HOOKS["g++"])
+    hooks = _CENSUS_HOOKS["g++"] if census else (*_store_hooks("g++"), *_NO_LOAD_HOOKS["g++"])
     kept = (f for f in MODULE_FLAGS if f != "-shared" and not f.startswith("-Wl,"))
     return (*kept, *_OWN_LINES["g++"], *hooks, ARCH_MACRO)
 
