@@ -149,14 +149,30 @@ def compilers_of(name: str) -> list[int]:
     return out
 
 
-def test_a_compile_timeout_leaves_no_compiler_and_no_temporaries(
-    tmp_path, capsys, monkeypatch, no_text_check
-):
-    monkeypatch.setattr(defaults, "COMPILE_TIMEOUT", 3.0)
+def _private_tmp(tmp_path: Path, monkeypatch) -> Path:
+    """A temporary folder of the test's own, for the grader and its compilers."""
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     monkeypatch.setenv("TMPDIR", str(private_tmp))
+    return private_tmp
+
+
+def _nothing_left(name: str, private_tmp: Path) -> None:
+    """Within a second, no compiler of the file `name` runs, and `private_tmp` is empty
+    (no tmpxft_*, no grader-* folder)."""
+    ended = time.monotonic() + 1.0
+    while (compilers_of(name) or any(private_tmp.iterdir())) and time.monotonic() < ended:
+        time.sleep(0.1)
+    assert compilers_of(name) == []
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_a_compile_timeout_leaves_no_compiler_and_no_temporaries(
+    tmp_path, capsys, monkeypatch, no_text_check
+):
+    monkeypatch.setattr(defaults, "COMPILE_TIMEOUT", 3.0)
+    private_tmp = _private_tmp(tmp_path, monkeypatch)
     name = f"endless_{os.urandom(4).hex()}.cu"
     started = time.monotonic()
     code, report, _ = grade(tmp_path, capsys, ENDLESS, name)
@@ -164,11 +180,7 @@ def test_a_compile_timeout_leaves_no_compiler_and_no_temporaries(
     assert code == 1 and "took longer than 3 s and was stopped" in messages(report)[0]
     # a build started ahead (another macro set, the census build) is stopped as the
     # grading ends (grader.ahead), not left to reach its own deadline
-    ended = time.monotonic() + 1.0
-    while (compilers_of(name) or any(private_tmp.iterdir())) and time.monotonic() < ended:
-        time.sleep(0.1)
-    assert compilers_of(name) == []
-    assert list(private_tmp.iterdir()) == []  # no tmpxft_*, no grader-* folder
+    _nothing_left(name, private_tmp)
 
 
 def test_a_deadline_during_the_compiles_stops_every_compiler(
@@ -177,20 +189,13 @@ def test_a_deadline_during_the_compiles_stops_every_compiler(
     """--submission-timeout ends a grading whose compiles would run for a minute: the
     builds made ahead are stopped with it (grader.ahead), not left to their deadline."""
     monkeypatch.setattr(defaults, "COMPILE_TIMEOUT", 60.0)
-    private_tmp = tmp_path / "tmp"
-    private_tmp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
-    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    private_tmp = _private_tmp(tmp_path, monkeypatch)
     name = f"endless_{os.urandom(4).hex()}.cu"
     started = time.monotonic()
     code, report, _ = grade(tmp_path, capsys, ENDLESS, name, "--submission-timeout", "4")
     assert time.monotonic() - started < 30
     assert code == 1 and [d["kind"] for d in report["diagnostics"]] == ["timeout"]
-    ended = time.monotonic() + 1.0
-    while (compilers_of(name) or any(private_tmp.iterdir())) and time.monotonic() < ended:
-        time.sleep(0.1)
-    assert compilers_of(name) == []
-    assert list(private_tmp.iterdir()) == []
+    _nothing_left(name, private_tmp)
 
 
 def test_a_file_named_like_an_option_is_graded(tmp_path, capsys):
@@ -347,10 +352,7 @@ def test_compilers_without_landlock_stop_grading_unless_allowed(tmp_path, capsys
 def test_a_check_past_its_deadline_is_a_timeout_and_leaves_nothing(tmp_path, capsys, monkeypatch):
     """`grader check` stops itself at --submission-timeout, as a batch stops a worker: a
     timeout finding, every case an error, and no worker or folder left behind."""
-    private_tmp = tmp_path / "tmp"
-    private_tmp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
-    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    private_tmp = _private_tmp(tmp_path, monkeypatch)
     started = time.monotonic()
     code, report, _ = grade(
         tmp_path, capsys, slow_kernel(), "kernel.cu", "--submission-timeout", "4"
