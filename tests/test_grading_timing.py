@@ -85,6 +85,21 @@ def test_what_the_host_recomputes_per_launch_and_per_grading_is_bounded(name):
     assert check.launches == 1 + WARMUPS + check.rounds
 
 
+@pytest.mark.parametrize(
+    "name", sorted(n for n in all_labs() if get(n).sampler and get(n).sampler.reads)
+)
+def test_a_samplers_own_count_of_the_inputs_read_is_that_of_its_coordinates(name):
+    lab = get(name)
+    by_coordinates = replace(lab, sampler=replace(lab.sampler, reads=None))
+    case, host = cases.timing_inputs(lab, 7)
+    case = replace(case, sizes=launch_sizes(lab, case.sizes, default_interface(lab)))
+    [sample] = plan(lab, case, 7, host).samples
+    for counts in ((1,) * len(sample.counts), sample.counts, (3,) * len(sample.counts)):
+        sized = replace(sample, counts=counts)
+        want = inputs_read(by_coordinates, case, sized, 7, host)
+        assert inputs_read(lab, case, sized, 7, host) == want > 0
+
+
 # -- each lab's sampler against its whole reference --------------------------------------
 
 

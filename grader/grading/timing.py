@@ -107,6 +107,9 @@ def inputs_read(
 ) -> int:
     """Input elements the host draws to compute one launch's `sample` (those it drew
     once, `host`, cost nothing more)."""
+    if lab.sampler.reads is not None:
+        read = lab.sampler.reads(case.sizes, sample.counts)
+        return sum(count for name, count in read.items() if name not in host)
     read = reader(lab, case, seed, host, 0)
     needs = lab.sampler.needs(case.sizes, sample_axes(sample, seed, 0), read)
     return sum(

@@ -60,7 +60,11 @@ def _needs(sizes, axes, read):
 
 
 # output[b] from its block's TILE_X inputs; those past n read 0
-SAMPLER = Sampler(_needs, lambda sizes, v, axes: {"output": v["input"].sum(axis=1)})
+SAMPLER = Sampler(
+    _needs,
+    lambda sizes, v, axes: {"output": v["input"].sum(axis=1)},
+    reads=lambda sizes, counts: {"input": counts[0] * sizes["TILE_X"]},
+)
 
 
 def last_block_only(ctx: hints.Context) -> str | None:
