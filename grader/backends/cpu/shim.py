@@ -42,6 +42,9 @@ MODULE_FLAGS = (
     "-std=gnu++17",
     "-O2",
     "-g",
+    # lines and inlined frames for addr2line, without the variables' locations, which
+    # nothing reads: 9% of g++'s CPU a module (conv2d's reference, 0.157 -> 0.142 CPU-s)
+    "-fno-var-tracking",
     "-fPIC",
     "-shared",
     "-fvisibility=hidden",
