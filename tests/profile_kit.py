@@ -451,6 +451,49 @@ def serial_reduction() -> Profile:
     )
 
 
+# -- spmv-jds at uniform-517x517: 517 rows of 0 to 8 entries, 3 blocks of 256 threads ------
+
+
+def _spmv_jds(loads: Traffic, stores: Traffic) -> Profile:
+    """The reference's kernel and its slow variant read the same 10066 lane loads (row_nnz,
+    jds_col_start, col_idx, values and x's gathers: 40264 bytes) and store y by row_perm;
+    only how a warp's lanes share sectors differs."""
+    return profile(
+        KernelProfile(
+            "spmv_jds",
+            global_loads=loads,
+            global_stores=stores,
+            threads=768,
+            busiest_thread_loads=35,
+            occupancy=occupancy(48, "registers"),
+        ),
+        outputs=517,
+        case="uniform-517x517",
+        num_rows=517,
+        num_cols=517,
+        per_row=4,
+    )
+
+
+def jds_reference() -> Profile:
+    """A warp's 32 neighbouring sorted rows read each section's entries side by side: 7.6
+    sectors a load request, most of them x's gathers; y stored through row_perm."""
+    return _spmv_jds(
+        Traffic(requests=330, sectors=2518, bytes=40264, lanes=10066),
+        Traffic(requests=17, sectors=367, bytes=2068, lanes=517),
+    )
+
+
+def jds_rows_strided() -> Profile:
+    """The warp's rows 8 apart: a lane's entry of a section, its row_nnz and its row_perm
+    each a sector of its own, 15.5 sectors a load request; more requests, as the lanes'
+    rows end at more different lengths."""
+    return _spmv_jds(
+        Traffic(requests=450, sectors=6983, bytes=40264, lanes=10066),
+        Traffic(requests=21, sectors=441, bytes=2068, lanes=517),
+    )
+
+
 def roofline(flops: bool = True) -> Roofline:
     """An H200's ceilings, the student's point well under the reference's: 1 ms launches
     of 0.8 and 5.2 GFLOP (or none), 1.6 and 3 GB."""

@@ -91,6 +91,7 @@ SLOW = {
     ("reduction", "strided_index.cu"): (kit.strided_index, kit.reduction_reference),
     ("reduction", "oversized_shared.cu"): (kit.oversized_shared, kit.reduction_reference_at_scale),
     ("scan", "brent_kung_strided.cu"): (kit.brent_kung_strided, kit.scan_reference),
+    ("spmv-jds", "rows_strided.cu"): (kit.jds_rows_strided, kit.jds_reference),
 }
 
 
@@ -124,6 +125,7 @@ def test_a_slow_kernel_gets_its_why_words(key):
         (("reduction", "strided_index.cu"), Cause.BANK_CONFLICTS),
         (("reduction", "oversized_shared.cu"), Cause.OCCUPANCY),
         (("scan", "brent_kung_strided.cu"), Cause.BANK_CONFLICTS),
+        (("spmv-jds", "rows_strided.cu"), Cause.UNCOALESCED),
     ],
     ids=lambda v: v if isinstance(v, str) else "/".join(v),
 )
@@ -145,7 +147,13 @@ def test_the_tiled_kernel_read_by_rows_is_uncoalesced_and_reads_4_times_the_byte
 
 @pytest.mark.parametrize(
     "build",
-    [kit.naive, kit.tiled_reference, kit.histogram_reference, kit.reduction_reference],
+    [
+        kit.naive,
+        kit.tiled_reference,
+        kit.histogram_reference,
+        kit.reduction_reference,
+        kit.jds_reference,
+    ],
 )
 def test_a_kernel_as_good_as_the_reference_gets_no_sentence(build):
     assert why.advise(build(), build()) == []
