@@ -1,8 +1,10 @@
 """What nvcc's log becomes for the student (grader.toolchain.nvcc.compile_diagnostics): a
 launch from device code, which the grader never compiles for (no -rdc), says why it is
-refused, wherever nvcc or ptxas said it."""
+refused, wherever nvcc or ptxas said it. And where nvcc is found (nvcc.find)."""
 
 from __future__ import annotations
+
+import os
 
 from grader.toolchain import nvcc
 
@@ -25,3 +27,20 @@ def test_other_errors_are_nvcc_s_own_words():
     log = 'kernel.cu(3): error: identifier "x" is undefined'
     (found,) = nvcc.compile_diagnostics(log, "kernel.cu")
     assert found.message == 'kernel.cu:3: identifier "x" is undefined'
+
+
+def test_a_cuda_home_the_user_may_not_read_is_passed_over(tmp_path, monkeypatch):
+    """Run as a user, an unreadable CUDA_HOME made Path.exists raise (PermissionError)."""
+    shut = tmp_path / "cuda"
+    (shut / "bin").mkdir(parents=True)
+    shut.chmod(0)
+    monkeypatch.setenv("CUDA_HOME", str(shut))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    nvcc.find.cache_clear()  # found once a process: look again, and again after
+    try:
+        found = nvcc.find()
+    finally:
+        shut.chmod(0o700)
+        nvcc.find.cache_clear()
+    system = "/usr/local/cuda/bin/nvcc"
+    assert found == (system if os.access(system, os.X_OK) else None)

@@ -56,7 +56,8 @@ def find() -> str | None:
     if found:
         return found
     for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
-        if root and Path(root, "bin", "nvcc").exists():
+        # os.access, not Path.exists: a folder the user may not read is passed over
+        if root and os.access(Path(root, "bin", "nvcc"), os.X_OK):
             return str(Path(root, "bin", "nvcc"))
     return None
 
