@@ -364,6 +364,23 @@ def test_check_a_folder_says_it_is_a_folder(capsys, tmp_path):
     assert f"{tmp_path} is a folder" in err and str(tmp_path / "mine.cu") in err
 
 
+def test_check_a_file_the_user_may_not_reach_says_so(capsys, tmp_path, monkeypatch):
+    """As a user, a file in another's folder raised PermissionError out of Path.is_dir:
+    an internal error. (Root reads everything, so the denial is made here.)"""
+    shut = tmp_path / "shut" / "k.cu"
+    stat_of = Path.stat
+
+    def denied(self, **kwargs):
+        if self == shut:
+            raise PermissionError(13, "Permission denied", str(self))
+        return stat_of(self, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", denied)
+    code, _, err = run(capsys, "check", "matmul-naive", str(shut))
+    assert code == ExitCode.USAGE
+    assert f"{shut} cannot be read: you may not open it, or a folder on its way" in err
+
+
 PRIVATE = "private notes of the TA: hidden widths 517 and 131"
 
 

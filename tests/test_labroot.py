@@ -271,6 +271,19 @@ def test_a_folder_that_is_no_lab_root_is_refused(capsys, tmp_path):
     assert code == ExitCode.USAGE and "which is no lab root" in err
 
 
+def test_a_lab_root_the_user_may_not_read_is_refused_in_a_sentence(capsys, tmp_path, monkeypatch):
+    is_dir = Path.is_dir
+
+    def denied(self):
+        if self.parent == tmp_path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return is_dir(self)
+
+    monkeypatch.setattr(Path, "is_dir", denied)
+    code, _, err = run(capsys, "labs", "--labs", str(tmp_path))
+    assert code == ExitCode.USAGE and "which you may not read (permission denied)" in err
+
+
 def test_new_lab_refuses_a_name_taken_or_malformed(capsys, root):
     code, _, err = run(capsys, "new-lab", SOURCE, "--from", SOURCE, "--into", str(root))
     assert code == ExitCode.USAGE and "There is a lab named" in err

@@ -74,7 +74,13 @@ def course_roots() -> list[Path]:
 
 def _root(path: Path, given: str) -> Path:
     path = path.expanduser().resolve()
-    if not (path / REFERENCES).is_dir():
+    try:
+        is_root = (path / REFERENCES).is_dir()
+    except PermissionError:
+        raise UsageError(
+            f"{given} names {path}, which you may not read (permission denied)."
+        ) from None
+    if not is_root:
         raise UsageError(
             f"{given} names {path}, which is no lab root: a lab root holds "
             f"{REFERENCES}/LAB/{DEFINITION} and {TEMPLATES}/LAB/ for each of its labs "
