@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
+
+from grader.errors import SetupError
 
 SECRET_ENV = "GRADER_SECRET"  # the environment variable that holds the course's secret
 ARCH = "sm_90"  # what nvcc targets when no GPU says otherwise (H100/H200)
@@ -44,9 +47,30 @@ SIMILAR_COMMON = 10
 SIMILAR_COMMON_SHARE = 0.1
 
 
-def cache_dir() -> Path:
+def cache_path() -> Path:
     """Where compiled modules are cached; GRADER_CACHE overrides."""
     if os.environ.get("GRADER_CACHE"):
         return Path(os.environ["GRADER_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "cuda-lab-grader"
+
+
+def cache_dir() -> Path:
+    """cache_path(), made where it is missing. One the user may not write is a setup
+    error in a sentence, where each use of it would raise PermissionError."""
+    return _writable(cache_path())
+
+
+@cache
+def _writable(path: Path) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        why = "" if os.access(path, os.W_OK | os.X_OK) else "Permission denied"
+    except OSError as error:  # a folder on its way the user may not enter, a file there
+        why = error.strerror or str(error)
+    if why:
+        raise SetupError(
+            f"The grader's cache, {path}, is not a folder you may write ({why}): set "
+            "GRADER_CACHE to a folder of your own."
+        )
+    return path

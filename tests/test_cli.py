@@ -381,6 +381,19 @@ def test_check_a_file_the_user_may_not_reach_says_so(capsys, tmp_path, monkeypat
     assert f"{shut} cannot be read: you may not open it, or a folder on its way" in err
 
 
+def test_a_cache_the_user_may_not_write_is_a_setup_error(capsys, tmp_path, monkeypatch):
+    """A file where the cache's folder would be, as a folder the user may not write:
+    each use of the cache raised out of the grading (an internal error)."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("GRADER_CACHE", str(blocked))
+    kernel = str(labs.get("matmul-naive").home / "reference.cu")
+    code, _, err = run(capsys, "check", "matmul-naive", kernel, "--backend", "cpu")
+    assert code == ExitCode.USAGE
+    assert f"The grader's cache, {blocked}, is not a folder you may write" in err
+    assert "set GRADER_CACHE to a folder of your own" in err
+
+
 PRIVATE = "private notes of the TA: hidden widths 517 and 131"
 
 

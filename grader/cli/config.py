@@ -289,7 +289,7 @@ def report(
     roots += [(r, "--labs") for r in flag_roots]
     rows += [(LABS, root, source) for root, source in roots] or [(LABS, "none", "default")]
     cache = "GRADER_CACHE" if env.get("GRADER_CACHE") else "default"
-    rows.append(("cache", str(defaults.cache_dir()), cache))
+    rows.append(("cache", str(defaults.cache_path()), cache))
     secret = "set, not shown" if env.get(defaults.SECRET_ENV) else "not set"
     rows.append(("secret", secret, f"--secret or {defaults.SECRET_ENV}, never a file"))
     return sorted(rows, key=lambda row: row[0])
