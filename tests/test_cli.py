@@ -181,6 +181,29 @@ def test_internal_error_is_one_line(capsys, kernel_file, monkeypatch):
     assert code == ExitCode.USAGE and "Traceback" in err and "internal error" in err
 
 
+@pytest.mark.parametrize("filename", ["/root/x", None])
+def test_a_path_the_user_may_not_open_is_said_and_any_other_denial_is_a_bug(
+    capsys, monkeypatch, filename
+):
+    """Run as a user, `grader template LAB /root/x` or `batch --out /root/o` raised
+    PermissionError as an internal error; a denial with no path stays one."""
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", *([filename] if filename else []))
+
+    monkeypatch.setattr("grader.templates.copy_template", denied)
+    monkeypatch.delenv("GRADER_DEBUG", raising=False)
+    code, _, err = run(capsys, "template", "matmul-naive", "/root/x")
+    assert code == ExitCode.USAGE
+    if filename:
+        assert err == (
+            "grader: /root/x: permission denied: you may not open it, or a folder on its "
+            "way. Give a path of your own.\n"
+        )
+    else:
+        assert err.startswith("grader: internal error (PermissionError")
+
+
 def test_v_shows_an_internal_errors_traceback(capsys, kernel_file, monkeypatch):
     def check(lab, path, options):
         raise ZeroDivisionError("division by zero")

@@ -23,13 +23,16 @@ from grader.cli.examples import epilog
 from grader.cli.parser import Formatter, Parser
 from grader.cli.staff import add_staff_verbs
 from grader.cli.student import add_student_verbs
-from grader.errors import ExitCode, GraderError
+from grader.errors import ExitCode, GraderError, SetupError
 
 DEBUG_ENV = "GRADER_DEBUG"
 INTERNAL_ERROR = (
     "grader: internal error ({error}). This is a bug in the grader, not in your kernel: "
     "please send the command you ran and this message to your course staff or the "
     "grader's issue tracker. Run it again with -v (or GRADER_DEBUG=1) to see the traceback."
+)
+NOT_PERMITTED = (
+    "permission denied: you may not open it, or a folder on its way. Give a path of your own."
 )
 
 
@@ -95,18 +98,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _sigterm_interrupts():
             return args.run(args)
     except GraderError as error:
-        from grader.report.common import printable  # the sentence may name the student's file
-
-        prefix = painter(args, sys.stderr)("grader:", "red", "bold")
-        print(f"{prefix} {printable(str(error))}", file=sys.stderr)
-        return int(error.exit_code)
+        return _said(args, error)
     except KeyboardInterrupt as stop:  # cleanup ran on the way up
         return _interrupted(args, stop)
     except BrokenPipeError:  # as a shell tool does when `| head` has read enough
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error
         return ExitCode.PIPE_CLOSED
+    except PermissionError as error:
+        if error.filename is None:
+            return _internal(args, error)
+        # a path given to the grader (a submission's folder, --out, a template's
+        # destination) that this user may not open is no bug of the grader's
+        return _said(args, SetupError(f"{error.filename}: {NOT_PERMITTED}"))
     except Exception as error:  # a bug: one sentence, the traceback only on request
-        if os.environ.get(DEBUG_ENV) == "1" or getattr(args, "verbose", False):
-            traceback.print_exc()
-        print(INTERNAL_ERROR.format(error=f"{type(error).__name__}: {error}"), file=sys.stderr)
-        return ExitCode.USAGE
+        return _internal(args, error)
+
+
+def _said(args: argparse.Namespace, error: GraderError) -> int:
+    from grader.report.common import printable  # the sentence may name the student's file
+
+    prefix = painter(args, sys.stderr)("grader:", "red", "bold")
+    print(f"{prefix} {printable(str(error))}", file=sys.stderr)
+    return int(error.exit_code)
+
+
+def _internal(args: argparse.Namespace, error: Exception) -> int:
+    """A bug: one sentence, the traceback only on request."""
+    if os.environ.get(DEBUG_ENV) == "1" or getattr(args, "verbose", False):
+        traceback.print_exc()
+    print(INTERNAL_ERROR.format(error=f"{type(error).__name__}: {error}"), file=sys.stderr)
+    return ExitCode.USAGE
