@@ -283,6 +283,10 @@ class Pool:
         if kind == "result":
             spent = stages.read(message.get("stages"))
             done(Outcome(job, report=message["result"], seconds=seconds, stages=spent))
+        elif message.get("said") is True:  # "failed" on the file itself (unreadable)
+            reason = str(message.get("message", ""))
+            done(Outcome(job, failure=reason, kind=Kind.COMPILE_ERROR, seconds=seconds))
+            self._retire(worker)
         else:  # "failed": the grader itself broke on this submission
             reason = f"The grader failed on this submission: {message.get('message', '')}"
             done(Outcome(job, failure=reason, kind=Kind.CRASH, seconds=seconds))

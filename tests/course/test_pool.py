@@ -86,3 +86,20 @@ def test_a_line_written_into_the_channel_from_outside_is_not_taken(tmp_path):
     (outcome,) = outcomes
     assert outcome.report is None
     assert "tried to forge its result" in outcome.failure
+
+
+def test_a_submission_that_cannot_be_read_is_said_so_and_the_next_is_graded(tmp_path):
+    """A file gone (or unreadable: a student's mode 000) between discovery and grading:
+    its sentence, not 'The grader failed on this submission: grader.errors.UsageError'."""
+    baseline = (labs.get(LAB).home / "baseline.cu").read_text()
+    gone = Job("gone", tmp_path / "gone.cu")
+    pool = Pool(spec(tmp_path, submission_timeout=30.0), 1, [])
+    outcomes: list[Outcome] = []
+    try:
+        pool.run([gone, *jobs(tmp_path, {"next": baseline})], outcomes.append)
+    finally:
+        pool.close()
+    unread, following = outcomes
+    assert unread.report is None and unread.kind == Kind.COMPILE_ERROR
+    assert unread.failure == f"{gone.path} cannot be read: No such file or directory."
+    assert following.report is not None and following.report["status"] == "passed"
