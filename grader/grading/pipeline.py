@@ -9,7 +9,6 @@ kernel in isolated workers and hand back only what the buffers held."""
 from __future__ import annotations
 
 import math
-import stat
 import time
 from collections import deque
 from collections.abc import Callable
@@ -22,7 +21,6 @@ from grader import defaults, labs
 from grader.ahead import Ahead
 from grader.backends import get_backend
 from grader.backends.base import Backend, BackendUnavailable
-from grader.errors import UsageError
 from grader.files import readable
 from grader.grading import profiles
 from grader.grading.alarm import DeadlinePassed, deadline
@@ -60,7 +58,7 @@ from grader.model.result import (
 )
 from grader.model.source import (
     Submission,
-    link_on_the_way,
+    gradable,
     no_code,
     read_submission,
     static_checks,
@@ -95,25 +93,7 @@ def check(lab: str, path: Path, options: Options) -> Result:
     itself goes into the Result, a grading that passed its deadline too."""
     spec = labs.get(lab)
     path = Path(path)
-    link = link_on_the_way(path)
-    if link == path:
-        raise UsageError(f"{path} is a symbolic link; grade the file itself, not a link to it.")
-    if link is not None:
-        raise UsageError(
-            f"{path} is reached through {link}, a symbolic link; grade the file by a path "
-            "with no link in it."
-        )
-    mode = _mode(path)
-    if mode is not None and stat.S_ISDIR(mode):
-        kernels = sorted(str(p) for p in path.glob("*.cu")) or [str(path / "kernel.cu")]
-        raise UsageError(
-            f"{path} is a folder; give the kernel file in it: grader check {spec.name} "
-            f"{' or '.join(kernels[:3])}."
-        )
-    if mode is None:
-        raise UsageError(f"There is no file {path}.")
-    if not stat.S_ISREG(mode):
-        raise UsageError(f"{path} is not a regular file (a device or a FIFO); give a .cu file.")
+    gradable(path, spec.name)
     seconds = options.submission_timeout or default_submission_timeout(
         spec, options.timeout, options.timing, options.secret, options.sanitize
     )
@@ -137,20 +117,6 @@ def check(lab: str, path: Path, options: Options) -> Result:
             return not_graded(
                 spec, name, reason, Kind.TIMEOUT, where, cases, bool(options.secret), speed
             )
-
-
-def _mode(path: Path) -> int | None:
-    """The file's mode, or None where there is no such file; a path the user may not
-    reach is a usage error, not a traceback."""
-    try:
-        return path.stat().st_mode
-    except PermissionError:
-        raise UsageError(
-            f"{path} cannot be read: you may not open it, or a folder on its way "
-            "(permission denied). Grade a copy in a folder of your own."
-        ) from None
-    except OSError:  # no such file, or a path through a file
-        return None
 
 
 def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:

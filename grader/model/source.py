@@ -73,6 +73,44 @@ def read_source(path: Path) -> tuple[bytes | None, str]:
     return raw, ""
 
 
+def gradable(path: Path, lab: str) -> None:
+    """Raise the UsageError that says why `path` is no file to grade for `lab`: a
+    symbolic link on its way, a folder, nothing, a device or FIFO, or a folder on its way
+    the user may not enter."""
+    link = link_on_the_way(path)
+    if link == path:
+        raise UsageError(f"{path} is a symbolic link; grade the file itself, not a link to it.")
+    if link is not None:
+        raise UsageError(
+            f"{path} is reached through {link}, a symbolic link; grade the file by a path "
+            "with no link in it."
+        )
+    mode = _mode(path)
+    if mode is not None and stat.S_ISDIR(mode):
+        kernels = sorted(str(p) for p in path.glob("*.cu")) or [str(path / "kernel.cu")]
+        raise UsageError(
+            f"{path} is a folder; give the kernel file in it: grader check {lab} "
+            f"{' or '.join(kernels[:3])}."
+        )
+    if mode is None:
+        raise UsageError(f"There is no file {path}.")
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"{path} is not a regular file (a device or a FIFO); give a .cu file.")
+
+
+def _mode(path: Path) -> int | None:
+    """The file's mode, or None where there is no such file."""
+    try:
+        return path.stat().st_mode
+    except PermissionError:
+        raise UsageError(
+            f"{path} cannot be read: you may not open it, or a folder on its way "
+            "(permission denied). Grade a copy in a folder of your own."
+        ) from None
+    except OSError:  # no such file, or a path through a file
+        return None
+
+
 def link_on_the_way(path: Path) -> Path | None:
     """The first part of `path`, as it is written, that is a symbolic link: the file itself,
     or a folder it is reached through; None when there is none (or a part is missing).
