@@ -430,3 +430,22 @@ def test_device_variables_are_the_modules_state_and_not_the_compilers(tmp_path):
     assert any(not name.isidentifier() for name in found.interface.constants)  # printf's
     wanted = {"count", "hidden", "total", "_ZN2ns5innerE"}
     assert set(found.interface.device_variables()) == wanted
+
+
+def test_a_module_over_the_cap_is_told_by_its_variable_or_by_its_size():
+    """A variable over the cap alone names the failure whatever module measured it (a
+    plain and a census build of one file differ in size); under it, the module's size
+    does."""
+    mib = 1 << 20
+    big = interface.Interface(constants={"big": interface.ConstantSig("big", 20 * mib)})
+    plain, census = (
+        interface.module_size(n, big).message for n in (20 * mib, 20 * mib + mib // 10)
+    )
+    assert plain == census
+    assert plain.startswith("The compiled kernel is more than the 16 MiB a submission's ")
+    assert "big alone is 20 MiB." in plain
+    parts = interface.Interface(constants={"a": interface.ConstantSig("a", 10 * mib)})
+    said = interface.module_size(17 * mib, parts).message
+    assert said.startswith("The compiled kernel is 17 MiB, more than the 16 MiB")
+    assert "; a alone is 10 MiB." in said
+    assert interface.module_size(16 * mib, parts) is None
