@@ -76,8 +76,8 @@ def serve(inbox: IO[str], outbox: IO[str]) -> int:
             try:
                 result = grade(lab, Path(job["path"]), backend, options)
             except GraderError as error:  # the submission's file, in a sentence: stop
-                said = {"type": "failed", "nonce": job["nonce"], "message": str(error)}
-                send(outbox, {**said, "said": True})
+                failed = {"type": "failed", "nonce": job["nonce"], "message": str(error)}
+                send(outbox, {**failed, "said": True})
                 return 1
             except Exception as error:  # a grader bug or a broken backend: say so, stop
                 detail = traceback.format_exception_only(error)[-1].strip()

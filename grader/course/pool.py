@@ -283,13 +283,11 @@ class Pool:
         if kind == "result":
             spent = stages.read(message.get("stages"))
             done(Outcome(job, report=message["result"], seconds=seconds, stages=spent))
-        elif message.get("said") is True:  # "failed" on the file itself (unreadable)
-            reason = str(message.get("message", ""))
-            done(Outcome(job, failure=reason, kind=Kind.COMPILE_ERROR, seconds=seconds))
-            self._retire(worker)
-        else:  # "failed": the grader itself broke on this submission
-            reason = f"The grader failed on this submission: {message.get('message', '')}"
-            done(Outcome(job, failure=reason, kind=Kind.CRASH, seconds=seconds))
+        else:  # "failed": on the file itself (said: unreadable), or the grader broke
+            said, detail = message.get("said") is True, message.get("message", "")
+            reason = str(detail) if said else f"The grader failed on this submission: {detail}"
+            kind = Kind.COMPILE_ERROR if said else Kind.CRASH
+            done(Outcome(job, failure=reason, kind=kind, seconds=seconds))
             self._retire(worker)
 
     def _tampered(self, worker: _Worker, done: Callable[[Outcome], None], what: str) -> None:
