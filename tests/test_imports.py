@@ -22,6 +22,7 @@ GRADING_ENTRIES = {
     "grader.grading.pipeline.Options",
     "grader.grading.pipeline.check",
     "grader.grading.pipeline.grade",
+    "grader.grading.pipeline.prepare",
 }
 ABOVE_GRADING = ("course", "gradescope", "ci", "batch")
 

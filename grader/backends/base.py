@@ -107,6 +107,10 @@ class Backend(ABC):
         (grader.backends.cuda.profiler.Measured): a GPU backend's, where asked (--profile)."""
         raise BackendUnavailable(f"The {self.name} backend has no Nsight Compute.")
 
+    def prepare(self) -> None:  # noqa: B027 - most backends build nothing once per machine
+        """Make what this backend builds once per machine, so that no grading's deadline
+        pays for it (a batch's workers call it before they take a submission)."""
+
     def load(self, build: Build) -> None:  # noqa: B027 - most backends have nothing to load
         """Get ready to run `build` (a GPU worker started, its module loaded), so that a
         caller can do it outside a gate around the runs themselves. A failure is left for
@@ -192,6 +196,9 @@ class Wrapper(Backend):
 
     def nsight(self, runs: list[tuple[Build, Launch]], timeout: float) -> list:
         return self.inner.nsight(runs, timeout)
+
+    def prepare(self) -> None:
+        self.inner.prepare()
 
     def load(self, build: Build) -> None:
         self.inner.load(build)

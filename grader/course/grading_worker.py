@@ -26,7 +26,7 @@ from grader.course import isolation
 from grader.course.gpus import Gate, GatedBackend
 from grader.course.stages import Clocked
 from grader.errors import GraderError
-from grader.grading.pipeline import Options, grade
+from grader.grading.pipeline import Options, grade, prepare
 from grader.model.result import Kind, Result
 from grader.report import json as json_report
 
@@ -44,7 +44,13 @@ def open_backend(start: dict[str, Any]) -> Clocked:
     waits: Counter[str] = Counter()
     if backend.measures_speed():
         backend = GatedBackend(backend, Gate(Path(start["gates"]), start["gate"], waits))
-    return Clocked(backend, waits)
+    clocked = Clocked(backend, waits)
+    try:
+        prepare(clocked)  # before "ready": no submission's deadline pays for it
+    except BaseException:
+        clocked.close()
+        raise
+    return clocked
 
 
 def needs_fresh_worker(result: Result) -> bool:

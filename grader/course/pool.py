@@ -6,7 +6,8 @@ reads their answers and watches the clock. A worker that passes its submission's
 dies, or sends anything but the answer it was asked for is killed with everything it
 started; its submission gets a failure naming why, and a fresh worker takes the slot. The
 deadline starts when the submission is handed over, so a worker's start-up (importing
-PyCUDA, creating a context) is never charged to a submission."""
+PyCUDA, creating a context, building what the machine builds once: Backend.prepare) is
+never charged to a submission."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ kernel in isolated workers and hand back only what the buffers held."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections import deque
@@ -21,6 +22,7 @@ from grader import defaults, labs
 from grader.ahead import Ahead
 from grader.backends import get_backend
 from grader.backends.base import Backend, BackendUnavailable
+from grader.errors import GraderError
 from grader.files import readable
 from grader.grading import profiles
 from grader.grading.alarm import DeadlinePassed, deadline
@@ -117,6 +119,18 @@ def check(lab: str, path: Path, options: Options) -> Result:
             return not_graded(
                 spec, name, reason, Kind.TIMEOUT, where, cases, bool(options.secret), speed
             )
+
+
+def prepare(backend: Backend) -> None:
+    """Make what gradings on `backend` build once per machine, its CPU model's too, before
+    a deadline counts (a batch's worker, before its first submission). A model that cannot
+    run here is left for each grading to say so."""
+    backend.prepare()
+    if backend.name == profiles.CPU:
+        return
+    with contextlib.suppress(GraderError), profiles.model_backend(backend) as model:
+        if isinstance(model, Backend):
+            model.prepare()
 
 
 def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from grader import machine
+from grader import ahead, machine
 from grader.backends.base import Backend, BackendUnavailable
-from grader.backends.cpu import blame, diagnose
+from grader.backends.cpu import blame, diagnose, runner, shim
 from grader.backends.cpu import build as building
 from grader.backends.cpu import profile as profiling
 from grader.backends.cpu.job import PASSES, Report, Settings, Stop, execute
@@ -60,6 +60,15 @@ class CpuBackend(Backend):
     def close(self) -> None:
         self._shelf.close()
         scratch.settle()  # the cases' folders, removed meanwhile
+
+    def prepare(self) -> None:
+        """The compilers' sandbox, the runner and the shim's two precompiled headers, each
+        built once per machine, made at once."""
+        makes = (sandbox.executable, runner.executable, shim.precompiled_shim)
+        made = [ahead.in_background(make) for make in makes]
+        made.append(ahead.in_background(lambda: shim.precompiled_shim(census=True)))
+        for future in made:
+            future.result()
 
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float
