@@ -10,6 +10,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from grader.defaults import cache_path
+
 
 def unpack(zip_path: Path, root: Path, files: dict[str, str | int]) -> None:
     """Lay out ROOT like /autograder: the zip in source/, the files in submission/."""
@@ -32,6 +34,7 @@ def run_autograder(zip_path: Path, root: Path, files: dict[str, str | int]) -> d
     tests need no install); return results.json."""
     unpack(zip_path, root, files)
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_PYTHON": sys.executable}
+    env["GRADER_CACHE"] = str(cache_path())  # the tests' own, not a cold one in ROOT
     env.pop("GRADER_SECRET", None)
     script = root / "source" / "run_autograder"
     done = subprocess.run(

@@ -5,9 +5,11 @@ results.json that validates against the schema of Gradescope's documentation."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 import zipfile
 from decimal import Decimal
 from importlib import metadata
@@ -20,6 +22,7 @@ from hostile_kit import SPY, imported, plant
 from packaging_kit import pip_environment, site_packages
 
 from grader import labs
+from grader.defaults import cache_path
 from grader.gradescope import build_autograder
 from grader.gradescope.autograder import LOCKS
 from grader.labroot import new_lab
@@ -50,6 +53,18 @@ def _unlike_the_lock() -> list[str]:
     return found
 
 
+def machine_and_reference_entries(cache: Path) -> set[str]:
+    """The files of the grader's cache that a grading builds once per machine and lab:
+    the sandbox, the CPU runner and shim, the reference's and baseline's profiles (not
+    the reference's sums, each kept only where computing it took longer than reading it
+    would, so a run may keep one that setup's grading computed faster)."""
+    found = {p.relative_to(cache).as_posix() for p in cache.rglob("*") if p.is_file()}
+    parts = ("sandbox/sandbox-", "cpu/runner-", "cpu/shim-", "profile/")
+    for part in parts:
+        assert any(name.startswith(part) for name in found), (part, sorted(found))
+    return {name for name in found if name.startswith(parts)}
+
+
 @pytest.mark.skipif(
     bool(_unlike_the_lock()),
     reason=f"this environment's packages are not the lock's: {', '.join(_unlike_the_lock())}; "
@@ -65,10 +80,17 @@ def test_setup_installs_the_zips_own_grader_and_run_autograder_uses_it(
     (tmp_path / "venv").symlink_to(venv_factory("gradescope"))
     venv = tmp_path / "venv"
     env = {**pip_environment(venv), "AUTOGRADER_ROOT": str(tmp_path)}
+    # as on Gradescope: no cache is set, and the scripts name the image's (not HOME's)
+    for name in ("GRADER_CACHE", "XDG_CACHE_HOME"):
+        env.pop(name, None)
+    env["HOME"] = str(tmp_path / "home")
     setup = subprocess.run(
         ["bash", str(tmp_path / "source" / "setup.sh")], env=env, capture_output=True, text=True
     )
     assert setup.returncode == 0, setup.stdout + setup.stderr
+    assert f"Graded {LAB}'s reference in " in setup.stdout, setup.stdout
+    assert "16 of 16 cases passed." in setup.stdout, setup.stdout
+    warmed = machine_and_reference_entries(tmp_path / "cache")
     where = subprocess.run(
         [str(venv / "bin" / "python"), "-c", "import grader; print(grader.__file__)"],
         cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -80,6 +102,25 @@ def test_setup_installs_the_zips_own_grader_and_run_autograder_uses_it(
     assert run.returncode == 0, run.stdout + run.stderr
     data = json.loads((tmp_path / "results" / "results.json").read_text())
     assert data["score"] == 7.0
+    # the run built none of them again, and used no other cache
+    assert machine_and_reference_entries(tmp_path / "cache") == warmed
+    assert not (tmp_path / "home" / ".cache" / "cuda-lab-grader").exists()
+
+
+def test_a_gpu_zip_warms_its_image_on_the_cpu_and_keeps_the_secret(tmp_path, grader_wheel):
+    """An image is built without a GPU: setup.sh's warm-up grades the reference on the
+    CPU backend whatever the zip's backend, and leaves the secret for the runs."""
+    out = tmp_path / "a.zip"
+    zip_path = build_autograder(LAB, out, backend="cuda", secret=SECRET, wheel=grader_wheel)
+    unpack(zip_path, tmp_path / "autograder", {})
+    warmed = subprocess.run(
+        [sys.executable, "-P", "-m", "grader.gradescope", "--warm", str(tmp_path / "autograder")],
+        capture_output=True, text=True, env={**os.environ, "GRADER_CACHE": str(cache_path())},
+    )  # fmt: skip
+    assert warmed.returncode == 0, warmed.stdout + warmed.stderr
+    assert f"Graded {LAB}'s reference in " in warmed.stdout
+    assert warmed.stdout.rstrip().endswith("16 of 16 cases passed."), warmed.stdout
+    assert (tmp_path / "autograder" / "source" / "secret").read_text().strip() == SECRET
 
 
 def test_a_correct_kernel_scores_every_case_and_the_secret_is_gone(autograder_zip, tmp_path):

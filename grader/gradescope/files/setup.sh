@@ -4,7 +4,8 @@
 # virtual environment /autograder/venv, and installs there the grader's dependencies, at
 # the versions and with the file hashes requirements.txt locks (so every build of this
 # zip installs the same packages), and the grader itself from the wheel in this zip
-# (never from a package index).
+# (never from a package index). Last it grades the lab's reference once, so that the
+# image holds the grader's cache that every submission's run reads.
 # AUTOGRADER_ROOT exists so that the grader's own tests can run this script against a
 # folder laid out like /autograder, with a compiler and a virtual environment of theirs.
 set -euo pipefail
@@ -29,3 +30,8 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install -q --no-cache-dir --require-hashes --no-deps -r "$ROOT/source/requirements.txt"
 "$VENV/bin/python" -m pip install -q --no-cache-dir --no-index --no-deps "$ROOT"/source/wheel/*.whl
+# The grader's cache lives in the image: filled here, read by every run (run_autograder).
+export GRADER_CACHE="${GRADER_CACHE:-$ROOT/cache}"
+# Grade the lab's reference once, so that each submission's fresh container finds built
+# what it would otherwise build first (`warm` in grader/gradescope/run.py).
+"$VENV/bin/python" -P -m grader.gradescope --warm "$ROOT"
