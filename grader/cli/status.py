@@ -20,7 +20,7 @@ TICK = 0.25  # seconds between redraws: the clock of a waiting case moves visibl
 QUIET_WAIT = 2.0  # seconds a case runs before the line says how long it may hang
 _WHAT = {
     "loading": "loading the grader",
-    "backend": "starting the backend (its runtime is built on first use)",
+    "backend": "starting the backend (the first check on a machine builds its runtime)",
     "compile": "compiling",
     "sanitize": "running the public cases under compute-sanitizer",
     "timing": "timing your kernel against the reference",

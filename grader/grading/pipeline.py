@@ -104,6 +104,7 @@ def check(lab: str, path: Path, options: Options) -> Result:
         options.backend, jobs=options.jobs, allow_unsandboxed=options.allow_unsandboxed
     ) as backend:
         device = backend.device()
+        prepare(backend)  # before the deadline, and before the first case's progress
         try:
             with deadline(seconds):
                 return grade(spec, path, backend, options)
@@ -123,8 +124,8 @@ def check(lab: str, path: Path, options: Options) -> Result:
 
 def prepare(backend: Backend) -> None:
     """Make what gradings on `backend` build once per machine, its CPU model's too, before
-    a deadline counts (a batch's worker, before its first submission). A model that cannot
-    run here is left for each grading to say so."""
+    a deadline counts (`check`; a batch's worker, before its first submission). A model
+    that cannot run here is left for each grading to say so."""
     backend.prepare()
     if backend.name == profiles.CPU:
         return
