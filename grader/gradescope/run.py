@@ -53,8 +53,8 @@ def submission_entry(folder: Path) -> Entry:
 def run_autograder(root: Path = DEFAULT_ROOT) -> Path:
     """Grade ROOT/submission; returns the results.json written."""
     root = Path(root)
+    secret = take_secret(root / "source")  # first, as before anything else is read
     config, lab = _settings(root / "source")
-    secret = take_secret(root / "source")
     started = time.monotonic()
     result = _grade(lab, submission_entry(root / "submission"), config, secret)
     seconds = time.monotonic() - started
@@ -70,9 +70,9 @@ def warm(root: Path = DEFAULT_ROOT) -> str:
     the image (setup.sh), so that the image holds what each submission's fresh container
     would build first: the compilers' sandbox, the CPU runner and shim, the reference's
     sums and its and the baseline's profiles (a student's matmul-tiled kernel on 2
-    cores: 7.4-7.6 s, 1.4-1.5 s with them). On the CPU backend whatever the zip's: an image is
-    built without a GPU, and a GPU's grading builds these too (the CPU model). The
-    secret's file is read and left for the runs. Returns a sentence for the build's log:
+    cores: 7.4-7.6 s, 1.4-1.5 s with them). On the CPU backend whatever the zip's: an
+    image is built without a GPU, and a GPU's grading builds these too (the CPU model).
+    The secret's file is read and left for the runs. Returns a sentence for the build's log:
     a grading that cannot run here leaves the cache cold and the image as good."""
     source = Path(root) / "source"
     config, lab = _settings(source)
