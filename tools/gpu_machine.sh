@@ -8,11 +8,21 @@
 #                                   alone (other work skews both), then the rest of the
 #                                   GPU suite but the pipeline tests
 #   bash tools/gpu_machine.sh pipeline  the GPU pipeline tests (tests/test_pipeline.py)
+#   bash tools/gpu_machine.sh bench     issue 36's GPU figures, one after another, each
+#                                   bench's whole output kept under $OUT: every lab's
+#                                   rates, spread and warm check (gpu_labs.py), a batch
+#                                   of matmul-tiled (batch.py), the CPU model against
+#                                   Nsight Compute (profile_agreement.py); then the lines
+#                                   that carry the figures
+#   bash tools/gpu_machine.sh agreement  both backends' scores of every kernel
+#                                   (agreement.py) into $OUT/agreement.json; RESUME names
+#                                   an earlier call's, brought back into the checkout,
+#                                   whose gradings count as done
 #
 # The caller has put the grader's dependencies on PYTHONPATH (docs/development.md).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline}
+mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|agreement}
 TESTS=${TESTS:-tests}  # what `cpu` runs: test files or folders, space-separated
 LIMIT=${LIMIT:-540}  # seconds a suite may take
 ROOT_CORES=${ROOT_CORES:-0-7} USER_CORES=${USER_CORES:-8-15} ALL_CORES=${ALL_CORES:-0-15}
@@ -20,6 +30,12 @@ OUT=${OUT:-/tmp/gpu_machine}  # the logs
 CACHES=${CACHES:-/tmp/gpu_machine_caches}  # the build caches, kept out of $OUT
 mkdir -p "$OUT" "$CACHES"
 python3 -m compileall -q grader tests >/dev/null 2>&1
+
+bench() {  # NAME LIMIT COMMAND...: one bench, its whole output in $OUT/NAME.txt
+    local name=$1 limit=$2
+    shift 2
+    timeout -k 10 "$limit" "$@" >"$OUT/$name.txt" 2>&1 || echo "$name: exit $?" >>"$OUT/$name.txt"
+}
 
 summary() {  # FILE: its pytest summary line, or why there is none
     tail -n 1 "$1" | grep -E "passed|failed|error" || echo "$1: no summary ($(tail -c 300 "$1"))"
@@ -66,8 +82,23 @@ pipeline)
     suite gpu-pipeline "$ALL_CORES" 6 -m gpu tests/test_pipeline.py
     echo "gpu-pipeline: $(summary "$OUT/gpu-pipeline.log")"
     ;;
+bench)
+    bench gpu_labs 240 python3 bench/gpu_labs.py --gradings 5 --checks 3
+    bench batch 150 python3 bench/batch.py --lab matmul-tiled --backend cuda --count 128 \
+        --gpus 0 --secret s --jobs 16
+    bench profile_agreement 180 python3 bench/profile_agreement.py --json "$OUT/profile_agreement.json"
+    sed -n '/^lab /,$p' "$OUT/gpu_labs.txt" | grep . || tail -n 3 "$OUT/gpu_labs.txt"
+    grep -E "submissions/min|held alone|speedup of|exit " "$OUT/batch.txt"
+    tail -n 2 "$OUT/profile_agreement.txt"
+    ;;
+agreement)
+    budget=$((LIMIT - 120))  # the gradings started by then end within the limit
+    bench agreement "$LIMIT" python3 bench/agreement.py --budget "$budget" \
+        --json "$OUT/agreement.json" ${RESUME:+--resume "$RESUME"}
+    grep -E "^(equal scores|[0-9]+ kernels)|exit " "$OUT/agreement.txt"
+    ;;
 *)
-    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline" >&2
+    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|agreement" >&2
     exit 2
     ;;
 esac
