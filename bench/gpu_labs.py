@@ -6,7 +6,7 @@ judged), the spread of the speedup over repeated gradings of one submission, a w
 timed launches cost in those gradings, as a share of the warm check: the worker's
 drawing, poisoning, reading back and measuring of the ceilings, and the grader's judging
 after the timing (most of its recomputing of the samples happens while the GPU times,
-in a thread, and costs no wall time).
+in a thread, and costs no wall time); and the median of the rounds those gradings timed.
 
     python3 bench/gpu_labs.py [--labs LAB ...] [--gradings 5] [--checks 3]
 
@@ -109,17 +109,18 @@ def baseline_vs_reference(backend: CudaBackend, lab) -> tuple[float, float, dict
     return perf.student_ms, perf.reference_ms, measured.ceilings, case.sizes
 
 
-def gradings(lab, count: int) -> tuple[list[float], list[float]]:
-    """Speedups of the reference graded `count` times in this process, and the seconds
-    each grading spent checking its timed launches."""
+def gradings(lab, count: int) -> tuple[list[float], list[float], list[int]]:
+    """Speedups of the reference graded `count` times in this process, the seconds each
+    grading spent checking its timed launches, and the rounds each timed."""
     path = labs.get(lab.name).home / "reference.cu"
-    found = []
+    found, rounds = [], []
     CHECK_SECONDS.clear()
     for _ in range(count):
         CHECK_SECONDS.append(0.0)
-        result = check(lab.name, path, Options(backend="cuda"))
-        found.append(result.performance.speedup if result.performance else float("nan"))
-    return found, list(CHECK_SECONDS)
+        performance = check(lab.name, path, Options(backend="cuda")).performance
+        found.append(performance.speedup if performance else float("nan"))
+        rounds.append(performance.rounds if performance else 0)
+    return found, list(CHECK_SECONDS), rounds
 
 
 def warm_check_seconds(lab, count: int) -> list[float]:
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     header = (
         f"{'lab':15} {'size':>16} {'unit':>7} {'reference':>9} {'baseline':>9} {'hardware':>9} "
         f"{'ceiling':>8} {'ref/hw':>7} {'speedups over gradings':>30} {'±%':>5} {'warm s':>6} "
-        f"{'max s':>6} {'check s':>7} {'check%':>6}"
+        f"{'max s':>6} {'check s':>7} {'check%':>6} {'rounds':>6}"
     )
     print(header)
     print("-" * len(header), flush=True)
@@ -168,7 +169,7 @@ def print_lab(backend: CudaBackend, lab, peak: float, count: int, checks: int) -
     if lab.bound == "memory":  # against a copy of the lab's largest input
         nbytes = max(math.prod(a.shape(sizes)) * np.dtype(a.dtype).itemsize for a in lab.inputs)
         unit, hardware, ceiling = "GB/s", copy_gbps(nbytes), ceilings["bytes"] / 1e9
-    found, checking = gradings(lab, count)
+    found, checking, rounds = gradings(lab, count)
     warm_checks = warm_check_seconds(lab, checks)
     warm = statistics.median(warm_checks)
     middle = statistics.median(found)
@@ -180,7 +181,8 @@ def print_lab(backend: CudaBackend, lab, peak: float, count: int, checks: int) -
         f"{lab.name:15} {size:>16} {unit:>7} {rate(lab, sizes, ref_ms):9.1f} "
         f"{rate(lab, sizes, base_ms):9.1f} {hardware:9.1f} {ceiling:8.1f} "
         f"{100 * rate(lab, sizes, ref_ms) / hardware:6.0f}% {shown:>30} {plus_minus:5.1f} "
-        f"{warm:6.2f} {max(warm_checks):6.2f} {check_s:7.3f} {100 * check_s / warm:5.1f}%",
+        f"{warm:6.2f} {max(warm_checks):6.2f} {check_s:7.3f} {100 * check_s / warm:5.1f}% "
+        f"{statistics.median(rounds):6.0f}",
         flush=True,
     )
 
