@@ -7,6 +7,7 @@ here."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import platform
@@ -64,9 +65,9 @@ class CpuBackend(Backend):
     def prepare(self) -> None:
         """The compilers' sandbox, the runner and the shim's two precompiled headers, each
         built once per machine, made at once."""
-        makes = (sandbox.executable, runner.executable, shim.precompiled_shim)
+        census_shim = functools.partial(shim.precompiled_shim, census=True)
+        makes = (sandbox.executable, runner.executable, shim.precompiled_shim, census_shim)
         made = [ahead.in_background(make) for make in makes]
-        made.append(ahead.in_background(lambda: shim.precompiled_shim(census=True)))
         for future in made:
             future.result()
 
