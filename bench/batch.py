@@ -19,6 +19,7 @@ included."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -32,6 +33,7 @@ from bench.cpu_backend import children_cpu, own_cpu  # noqa: E402
 from grader import defaults, labs, machine  # noqa: E402
 from grader.backends import window  # noqa: E402
 from grader.batch import run_batch  # noqa: E402
+from grader.batch.state import REPORT_JSON, student_dir  # noqa: E402
 from grader.course import stages  # noqa: E402
 from grader.course.gpus import parse_gpus  # noqa: E402
 
@@ -77,6 +79,7 @@ def main() -> int:
         )
         seconds = time.monotonic() - started
         cpu = own_cpu() + children_cpu() - cpu
+        timings = timings_of(report, out)
     statuses = sorted({row.status for row in report.rows})
     timed = sum(row.speedup is not None for row in report.rows)
     print(
@@ -90,7 +93,7 @@ def main() -> int:
     print_cpu(report, cpu)
     if args.backend != "cpu" and not args.no_timing:
         print_window(report)
-        print_speedups(report, args.lab)
+        print_speedups(timings, args.lab)
     return 0 if report.counts.errors == 0 else 1
 
 
@@ -149,18 +152,36 @@ def print_window(report) -> None:
     print(f"  (the stage table's timing, held alone: {1000 * alone / count:.1f} ms a submission)")
 
 
-def print_speedups(report, lab: str) -> None:
-    """Each kernel's median speedup over its copies (student i is kernel i % kernels)."""
-    kernels = sorted(labs.get(lab).home.glob("*.cu"))
-    by_kernel: dict[str, list[float]] = {}
+def timings_of(report, out: Path) -> list[tuple[int, dict]]:
+    """Each timed submission's number and its report's performance (student i is the
+    course's kernel i % kernels)."""
+    found = []
     for row in report.rows:
-        number = int(row.student.removeprefix("student"))
-        if row.speedup is not None:
-            by_kernel.setdefault(kernels[number % len(kernels)].name, []).append(row.speedup)
-    for name, speedups in sorted(by_kernel.items()):
+        path = student_dir(out, row.student) / REPORT_JSON
+        performance = json.loads(path.read_text()).get("performance") if path.exists() else None
+        if performance:
+            found.append((int(row.student.removeprefix("student")), performance))
+    return found
+
+
+def print_speedups(timings: list[tuple[int, dict]], lab: str) -> None:
+    """Each kernel's median speedup over its copies, and the median of their rounds and
+    of both kernels' milliseconds: what the window's runs cost."""
+    kernels = sorted(labs.get(lab).home.glob("*.cu"))
+    by_kernel: dict[str, list[dict]] = {}
+    for number, performance in timings:
+        by_kernel.setdefault(kernels[number % len(kernels)].name, []).append(performance)
+    for name, found in sorted(by_kernel.items()):
+        speedups = [p["speedup"] for p in found]
+        middle = {
+            k: statistics.median(p[k] for p in found)
+            for k in ("rounds", "student_ms", "reference_ms")
+        }
         print(
             f"  speedup of {name}: median {statistics.median(speedups):.4f} over "
-            f"{len(speedups)} copies, {min(speedups):.4f} to {max(speedups):.4f}"
+            f"{len(speedups)} copies, {min(speedups):.4f} to {max(speedups):.4f}; median "
+            f"{middle['rounds']:g} rounds of {middle['student_ms']:.3f} ms against "
+            f"{middle['reference_ms']:.3f} ms"
         )
 
 
