@@ -14,7 +14,9 @@ import os
 import re
 import shlex
 import shutil
+import site
 import subprocess
+import sysconfig
 import tempfile
 import threading
 from collections import Counter
@@ -59,6 +61,42 @@ def find() -> str | None:
         # os.access, not Path.exists: a folder the user may not read is passed over
         if root and os.access(Path(root, "bin", "nvcc"), os.X_OK):
             return str(Path(root, "bin", "nvcc"))
+    return _from_wheels()
+
+
+# What a report says where the CPU backend compiles without nvcc
+MISSING = (
+    "nvcc was not found, so g++ alone compiled the file: it accepts code that nvcc, and so "
+    "a GPU grading, refuses (a kernel that calls a host function such as std::fill or "
+    "qsort), and no kernel's registers are counted"
+)
+MISSING_NOTE = (
+    f"{MISSING}. Install the grader with its nvcc extra (pip install '.[nvcc]' in its "
+    "folder, or the wheel's file name followed by [nvcc]; Linux), or the CUDA toolkit."
+)
+
+
+def missing_note() -> str:
+    """The note a CPU grading's report carries where no nvcc judges its compiles; ""."""
+    return "" if find() else MISSING_NOTE
+
+
+# NVIDIA's Python wheels of CUDA 13 (the grader's `nvcc` extra) put nvcc, with its headers,
+# cicc and ptxas beside it, under a site-packages folder here
+WHEEL_NVCC = Path("nvidia", "cu13", "bin", "nvcc")
+
+
+def _from_wheels() -> str | None:
+    """nvcc of NVIDIA's wheels installed for this Python, or None. A system toolkit comes
+    first: on a GPU machine it is the one its driver runs."""
+    folders = [sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]
+    folders += getattr(site, "getsitepackages", list)()
+    if site.ENABLE_USER_SITE:
+        folders.append(site.getusersitepackages())
+    for folder in dict.fromkeys(folders):
+        path = Path(folder, WHEEL_NVCC)
+        if os.access(path, os.X_OK):
+            return str(path)
     return None
 
 

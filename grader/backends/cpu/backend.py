@@ -30,7 +30,7 @@ from grader.model.occupancy import occupancy
 from grader.model.profile import KernelProfile
 from grader.model.result import Diagnostic, Kind, RaceScope
 from grader.model.source import Submission
-from grader.toolchain import cxx, sandbox, scratch
+from grader.toolchain import cxx, nvcc, sandbox, scratch
 
 T = TypeVar("T")
 
@@ -139,6 +139,7 @@ class CpuBackend(Backend):
         """Atomics are always counted; shared-memory loads only with `census`. With more
         than one core, the C++ compile overlaps nvcc's."""
         self.note(sandbox.compile_isolation(self.allow_unsandboxed))
+        self.note(nvcc.missing_note())
         made = building.build(submission, macros, launch_defaults, census, self.jobs > 1)
         if isinstance(made.artifact, building.Artifact):
             self._made[made.artifact.module] = (submission, macros, launch_defaults)
