@@ -44,8 +44,8 @@ def build_running_wheel(folder: Path) -> Path:
     return _repack_installed(folder)
 
 
-def requirements(wheel: Path, extra: str | None = None) -> list[str]:
-    """The wheel's dependencies (Requires-Dist), with those of `extra` when given."""
+def requirements(wheel: Path, *extras: str) -> list[str]:
+    """The wheel's dependencies (Requires-Dist), with those of each of `extras`."""
     with zipfile.ZipFile(wheel) as archive:
         name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         text = archive.read(name).decode("utf-8")
@@ -55,7 +55,7 @@ def requirements(wheel: Path, extra: str | None = None) -> list[str]:
             continue
         requirement, _, marker = line.split(":", 1)[1].strip().partition(";")
         wanted = re.fullmatch(r'\s*extra\s*==\s*"([^"]+)"\s*', marker) if marker else None
-        if not marker or (wanted and wanted.group(1) == extra):
+        if not marker or (wanted and wanted.group(1) in extras):
             out.append(requirement.strip())
     return out
 

@@ -96,8 +96,10 @@ def _environment() -> jinja2.Environment:
 
 
 def grader_requirement(source: str, gpu: bool = False) -> str:
-    """The pip requirement that installs the grader from `source` (with PyCUDA when `gpu`).
-    Refuses what is not pinned to one build: a bare name, a version range, a git branch."""
+    """The pip requirement that installs the grader from `source`, with PyCUDA when `gpu`,
+    else with NVIDIA's nvcc (a hosted runner has no CUDA toolkit, and without nvcc g++
+    alone would judge the file). Refuses what is not pinned to one build: a bare name, a
+    version range, a git branch."""
     source = source.strip()
     direct = _DIRECT.fullmatch(source)
     url = direct.group("url") if direct else source
@@ -124,12 +126,10 @@ def grader_requirement(source: str, gpu: bool = False) -> str:
             f"--grader-source {source!r} is not a place: a bare package name or version could "
             f"install whatever a package index holds under it. Give {_SOURCE_HELP}."
         )
-    if not gpu:
-        return source
+    extra = "[gpu]" if gpu else "[nvcc]"
     if direct:
-        extras = direct.group("extras") or "[gpu]"
-        return f"{direct.group('name')}{extras} @ {url}"
-    return f"{DISTRIBUTION}[gpu] @ {url}" if "://" in url else f"{url}[gpu]"
+        return f"{direct.group('name')}{direct.group('extras') or extra} @ {url}"
+    return f"{DISTRIBUTION}{extra} @ {url}" if "://" in url else f"{url}{extra}"
 
 
 def pinned_source(direct: dict | None) -> str | None:
@@ -250,7 +250,7 @@ def init_ci(
         wheel = _replace_wheel(repository / WHEEL_DIR)
         written.append(wheel)
         local = f"./{(WHEEL_DIR / wheel.name).as_posix()}"
-        package = f"{local}[gpu]" if gpu_runner else local
+        package = grader_requirement(local, bool(gpu_runner))
     path = (WORKFLOWS / out.name).as_posix()
     write_atomically(out, workflow(lab, package, gpu_runner, lab_root=lab_root, workflow_path=path))
     return [out, *written]

@@ -40,6 +40,9 @@ SECRET = "secret"
 WHEEL_DIR = "wheel"
 SCRIPTS = ("setup.sh", "run_autograder")
 LOCKS = {"cpu": FILES / "requirements-cpu.txt", "cuda": FILES / "requirements-cuda.txt"}
+# The extras each lock installs: an image without the CUDA toolkit gets NVIDIA's nvcc, so
+# that its CPU backend compiles as a GPU does (on a GPU runner the system's comes first)
+LOCKED_EXTRAS = {"cpu": ("nvcc",), "cuda": ("gpu", "nvcc")}
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==", re.MULTILINE)
 LABS_DIR = "labs"  # a lab root with a course's own lab, when the zip grades one
 
@@ -97,7 +100,7 @@ def locked_requirements(wheel: Path, backend: str) -> bytes:
     grader's `wheel` declares. Raises SetupError naming those it lacks."""
     lock = LOCKS[backend].read_bytes()
     pinned = {normalized_name(name) for name in _PIN.findall(lock.decode("utf-8"))}
-    needed = requirements(wheel, "gpu" if backend == "cuda" else None)
+    needed = requirements(wheel, *LOCKED_EXTRAS[backend])
     missing = [r for r in needed if normalized_name(r) not in pinned]
     if missing:
         raise SetupError(

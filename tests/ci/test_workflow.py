@@ -104,12 +104,14 @@ def test_init_ci_writes_once_and_commits_a_wheel_of_this_grader(tmp_path):
     assert written == [out, wheel] and wheel.is_file()
     data = yaml.safe_load(out.read_text())
     assert data["name"] == "Autograding Tests"
-    assert data["env"]["GRADER_PACKAGE"] == WHEEL
+    assert data["env"]["GRADER_PACKAGE"] == f"{WHEEL}[nvcc]"
     with pytest.raises(UsageError, match="already exists"):
         init_ci("conv2d", out=out)
     source = f"git+https://github.com/course/grader@{COMMIT}"
     assert init_ci("conv2d", out=out, force=True, grader_source=source) == [out]
-    assert yaml.safe_load(out.read_text())["env"]["GRADER_PACKAGE"] == source
+    assert yaml.safe_load(out.read_text())["env"]["GRADER_PACKAGE"] == (
+        f"cuda-lab-grader[nvcc] @ {source}"
+    )
 
 
 def test_the_workflow_must_go_where_github_runs_workflows(tmp_path):
@@ -135,9 +137,11 @@ def test_a_refused_option_writes_nothing(tmp_path, options, why):
 @pytest.mark.parametrize(
     ("source", "gpu", "expected"),
     [
-        (f"git+https://github.com/c/g@{COMMIT}", False, f"git+https://github.com/c/g@{COMMIT}"),
+        (f"git+https://github.com/c/g@{COMMIT}", False, f"cuda-lab-grader[nvcc] @ git+https://github.com/c/g@{COMMIT}"),
         (f"git+https://github.com/c/g@{COMMIT}", True, f"cuda-lab-grader[gpu] @ git+https://github.com/c/g@{COMMIT}"),
-        (HASHED_URL, False, HASHED_URL),
+        (HASHED_URL, False, f"cuda-lab-grader[nvcc] @ {HASHED_URL}"),
+        ("./vendor/g-1.0-py3-none-any.whl", False, "./vendor/g-1.0-py3-none-any.whl[nvcc]"),
+        (f"mygrader[gpu,x] @ git+ssh://git@host/g@{COMMIT}", False, f"mygrader[gpu,x] @ git+ssh://git@host/g@{COMMIT}"),
         (f"mygrader @ git+ssh://git@host/g@{COMMIT}", True, f"mygrader[gpu] @ git+ssh://git@host/g@{COMMIT}"),
         ("./vendor/g-1.0-py3-none-any.whl", True, "./vendor/g-1.0-py3-none-any.whl[gpu]"),
     ],

@@ -142,14 +142,15 @@ def test_a_students_grader_toml_changes_nothing_in_ci():
 def test_the_pinned_place_this_grader_came_from_becomes_the_default_source(direct, source):
     assert pinned_source(direct) == source
     if source:
-        assert grader_requirement(source) == source  # a source init-ci accepts
+        name, _, url = source.partition(" @ ")  # init-ci accepts it, with NVIDIA's nvcc
+        assert grader_requirement(source) == f"{name}[nvcc] @ {url}"
 
 
 def test_the_vendored_wheel_stays_an_option(tmp_path):
     out = tmp_path / ".github" / "workflows" / "grader.yml"
     written = init_ci("conv2d", out=out, vendor_wheel=True)
     assert [p.suffix for p in written] == [".yml", ".whl"]
-    assert yaml.safe_load(out.read_text())["env"]["GRADER_PACKAGE"] == WHEEL
+    assert yaml.safe_load(out.read_text())["env"]["GRADER_PACKAGE"] == f"{WHEEL}[nvcc]"
 
 
 @pytest.mark.parametrize(

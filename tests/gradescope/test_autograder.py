@@ -20,7 +20,7 @@ from packaging_kit import pip_environment
 
 from grader.errors import SetupError
 from grader.gradescope import build_autograder
-from grader.gradescope.autograder import LOCKS
+from grader.gradescope.autograder import LOCKED_EXTRAS, LOCKS
 from grader.wheel import normalized_name, requirements
 
 PIN = re.compile(  # name==version, then one --hash line or more
@@ -44,11 +44,12 @@ def test_the_lock_pins_every_dependency_exactly_with_hashes(grader_wheel, backen
     packages = [line for line in text.splitlines() if line and line[0].isalnum()]
     assert len(locked) == len(packages) > 0  # every package line is an exact pin with hashes
     assert all(hashes for _, hashes in locked.values())
-    needed = requirements(grader_wheel, "gpu" if backend == "cuda" else None)
+    needed = requirements(grader_wheel, *LOCKED_EXTRAS[backend])
     for requirement in map(Requirement, needed):
         version, _ = locked[normalized_name(requirement.name)]
         assert requirement.specifier.contains(version), (requirement, version)
     assert ("pycuda" in locked) == (backend == "cuda")
+    assert "nvidia-cuda-nvcc" in locked  # an image without the CUDA toolkit compiles with it
     assert "://" not in text  # no index: the image's pip configuration decides where from
 
 
