@@ -14,6 +14,9 @@
 #                                   of matmul-tiled (batch.py), the CPU model against
 #                                   Nsight Compute (profile_agreement.py); then the lines
 #                                   that carry the figures
+#   bash tools/gpu_machine.sh policies  every run of a few timings recorded, and the rules
+#                                   for stopping a timing replayed over them
+#                                   (timing_policies.py): GPU ms against points
 #   bash tools/gpu_machine.sh agreement  both backends' scores of every kernel
 #                                   (agreement.py) into $OUT/agreement.json; RESUME names
 #                                   an earlier call's, brought back into the checkout,
@@ -22,7 +25,7 @@
 # The caller has put the grader's dependencies on PYTHONPATH (docs/development.md).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|agreement}
+mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|policies|agreement}
 TESTS=${TESTS:-tests}  # what `cpu` runs: test files or folders, space-separated
 LIMIT=${LIMIT:-540}  # seconds a suite may take
 ROOT_CORES=${ROOT_CORES:-0-7} USER_CORES=${USER_CORES:-8-15} ALL_CORES=${ALL_CORES:-0-15}
@@ -91,6 +94,10 @@ bench)
     grep -E "submissions/min|held alone|speedup of|exit " "$OUT/batch.txt"
     tail -n 2 "$OUT/profile_agreement.txt"
     ;;
+policies)
+    bench policies "$LIMIT" python3 bench/timing_policies.py
+    sed -n '/^kernel /,$p' "$OUT/policies.txt" | grep . || tail -n 5 "$OUT/policies.txt"
+    ;;
 agreement)
     budget=$((LIMIT - 120))  # the gradings started by then end within the limit
     bench agreement "$LIMIT" python3 bench/agreement.py --budget "$budget" \
@@ -98,7 +105,7 @@ agreement)
     grep -E "^(equal scores|[0-9]+ kernels)|exit " "$OUT/agreement.txt"
     ;;
 *)
-    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|agreement" >&2
+    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|policies|agreement" >&2
     exit 2
     ;;
 esac
