@@ -119,3 +119,27 @@ def test_without_nvcc_g_plus_plus_alone_compiles_and_the_report_says_what_it_let
     found = grade(tmp_path, "histogram", path, None)
     assert found["compiled"] and all(found["passed"])  # what no GPU would run
     assert any(nvcc.MISSING in note for note in found["notes"]), found["notes"]
+
+
+BATCH = """
+import sys
+from pathlib import Path
+from grader.toolchain import nvcc
+nvcc.find = lambda: None
+from grader.batch import run_batch
+folder, out = Path(sys.argv[1]), Path(sys.argv[2])
+run_batch("matmul-naive", folder, out, public_only=True, jobs=1, backend="cpu", log=sys.stdout)
+"""
+
+
+def test_a_batch_without_nvcc_says_so_in_its_log_before_it_grades(tmp_path):
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "alice.cu").write_text((labs.get("matmul-naive").home / "reference.cu").read_text())
+    env = {**os.environ, "GRADER_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", BATCH, str(course), str(tmp_path / "out")],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert nvcc.MISSING_NOTE in done.stdout, done.stdout

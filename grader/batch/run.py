@@ -44,6 +44,7 @@ from grader.model.lab import Lab
 from grader.model.result import Kind, Result
 from grader.model.source import read_source
 from grader.report import write_reports
+from grader.toolchain import nvcc
 
 
 @dataclass
@@ -220,6 +221,8 @@ def run_batch(
         pool = Pool(worker_spec, slots, gpus)
         if log and left_out:
             log.write(f"{left_out}\n")
+        if log and nvcc.find() is None:  # each report says it too; a TA reads this first
+            log.write(f"{nvcc.MISSING_NOTE}\n")
         if progress:
             progress.start()
         try:
