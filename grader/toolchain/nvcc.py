@@ -105,9 +105,12 @@ def version() -> str:
     nvcc = find()
     if not nvcc:
         return ""
-    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    except OSError:  # found, then gone or not runnable: no version to tell
+        return ""
     match = re.search(r"release ([\d.]+)", out)
-    return match.group(1) if match else out.strip().splitlines()[-1]
+    return match.group(1) if match else (out.strip().splitlines() or [""])[-1]
 
 
 @dataclass

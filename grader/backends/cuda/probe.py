@@ -35,13 +35,27 @@ def device_info() -> dict:
             "compile kernels (set CUDA_HOME or put nvcc on PATH).",
         }
     memory = _memory()
-    remembered = _remembered(memory)
-    if remembered is not None:
-        return remembered
-    info = _ask()
-    if info.get("ok"):
-        _remember(memory, info)
-    return info
+    info = _remembered(memory)
+    if info is None:
+        info = _ask()
+        if info.get("ok"):
+            _remember(memory, info)
+    return _unloadable(info, nvcc.find(), nvcc.version()) or info
+
+
+def _unloadable(info: dict, compiler: str, version: str) -> dict | None:
+    """Why a usable device cannot load what `compiler` (of CUDA `version`) compiles: a
+    driver of an older CUDA major release (NVIDIA's nvcc from PyPI is 13.0 whatever the
+    driver); None where it can."""
+    majors = [re.match(r"\d+", v or "") for v in (info.get("cuda"), version)]
+    if not info.get("ok") or not all(majors) or int(majors[0][0]) >= int(majors[1][0]):
+        return None
+    return {
+        "ok": False,
+        "reason": f"the driver supports CUDA {info['cuda']}, and the nvcc found ({compiler}) "
+        f"is CUDA {version}, whose kernels that driver cannot load: update the driver, or "
+        f"install a CUDA toolkit of release {info['cuda']} and put its nvcc on PATH.",
+    }
 
 
 def forget() -> None:
