@@ -149,7 +149,7 @@ def test_the_init_ci_workflow_installs_its_wheel_and_prints_points(
     wheels = list((repo / ".github" / "grader").glob("*.whl"))
     assert len(wheels) == 1
     workflow = yaml.safe_load((repo / ".github" / "workflows" / "grader.yml").read_text())
-    assert workflow["env"]["GRADER_PACKAGE"] == f"./.github/grader/{wheels[0].name}"
+    assert workflow["env"]["GRADER_PACKAGE"] == f"./.github/grader/{wheels[0].name}[nvcc]"
     shutil.copyfile(labs.get(LAB).home / "reference.cu", repo / "kernel.cu")
     runner = venv_factory("runner")  # stands in for setup-python's fresh Python
     steps = _run_steps(workflow, repo, runner)
