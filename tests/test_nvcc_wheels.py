@@ -44,6 +44,7 @@ print(json.dumps({
     "registers": [k.registers for k in result.compile.kernels.values()],
     "passed": [c.passed for c in result.cases],
     "notes": result.notes,
+    "device": result.device,
 }))
 """
 
@@ -119,6 +120,7 @@ def test_without_nvcc_g_plus_plus_alone_compiles_and_the_report_says_what_it_let
     found = grade(tmp_path, "histogram", path, None)
     assert found["compiled"] and all(found["passed"])  # what no GPU would run
     assert any(nvcc.MISSING in note for note in found["notes"]), found["notes"]
+    assert found["device"].endswith(", no nvcc; speed is not scored on the CPU")
 
 
 BATCH = """

@@ -84,9 +84,10 @@ class CpuBackend(Backend):
         plural = "s" if max(self.jobs, total) > 1 else ""
         used = f"{self.jobs} of {total}" if self.jobs < total else f"{self.jobs}"
         used += f" core{plural}"
+        judge = f"nvcc {nvcc.version()}" if nvcc.find() else "no nvcc"  # which judged the file
         return (
             f"CPU: {used} used ({platform.machine()}), "
-            f"{cxx.compiler().version}; speed is not scored on the CPU"
+            f"{cxx.compiler().version}, {judge}; speed is not scored on the CPU"
         )
 
     def sandbox_report(self) -> str:
