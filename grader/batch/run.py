@@ -221,8 +221,9 @@ def run_batch(
         pool = Pool(worker_spec, slots, gpus)
         if log and left_out:
             log.write(f"{left_out}\n")
-        if log and nvcc.find() is None:  # each report says it too; a TA reads this first
-            log.write(f"{nvcc.MISSING_NOTE}\n")
+        without_nvcc = nvcc.missing_note()  # each report says it too; a TA reads this first
+        if log and without_nvcc:
+            log.write(f"{without_nvcc}\n")
         if progress:
             progress.start()
         try:
