@@ -78,12 +78,48 @@ def test_the_naive_kernel_against_tiles_of_16_reads_16_times_the_bytes():
     )
 
 
+def test_a_kernel_that_tiles_is_told_to_reuse_more_not_to_tile():
+    """The course's 16 x 16 tiled kernel already stages its tiles: the advice is larger
+    tiles and thread coarsening, with the outputs a thread computes in each."""
+    advice = why.advise(kit.textbook_tiled(), kit.tiled_reference())
+    assert [a.cause for a in advice] == [Cause.GLOBAL_TRAFFIC]
+    text = advice[0].message
+    assert text.startswith(
+        "Each output element reads 32 bytes from global memory where the reference's "
+        "reads 8 bytes, 1/4 of that: your kernel stages tiles in shared memory"
+    )
+    assert "Larger tiles read less, and so does thread coarsening" in text
+    assert "the reference's threads compute 16 outputs each in this case, yours 1" in text
+    assert "stage the tiles" not in text
+
+
+def test_a_hidden_case_gets_no_counts_of_outputs_a_thread():
+    """At a hidden case the counts would tell its size."""
+    built = (kit.textbook_tiled(), kit.tiled_reference())
+    hidden = [replace(p, case="a hidden case", sizes={}) for p in built]
+    text = said(*hidden)
+    assert "thread coarsening" in text
+    assert "the reference's threads compute several outputs each)" in text
+    assert "16 outputs" not in text
+
+
+def test_a_decorative_shared_load_is_not_tiling():
+    """A naive kernel with a shared load for show reads shared memory far less often than
+    global memory: it is told to stage its tiles."""
+    naive = kit.naive()
+    kernel = replace(naive.kernels[0], shared_loads=kit.traffic(1, 1.0))
+    text = said(replace(naive, kernels=[kernel]), kit.tiled_reference())
+    assert "stage the tiles of input" in text
+    assert "coarsening" not in text
+
+
 # -- every slow kernel gets its words -----------------------------------------------------
 
 SLOW = {
     ("matmul-naive", "rows_from_x.cu"): (kit.rows_from_x, kit.naive),
     ("matmul-tiled", "rows_from_x.cu"): (kit.tiled_rows_from_x, kit.tiled_reference),
     ("matmul-tiled", "tile_read_down_column.cu"): (kit.tile_read_down_column, kit.tiled_reference),
+    ("matmul-tiled", "tiles_of_16.cu"): (kit.textbook_tiled, kit.tiled_reference),
     ("conv2d", "rows_from_x.cu"): (kit.conv2d_rows_from_x, kit.conv2d_reference),
     ("conv3d", "depth_from_x.cu"): (kit.conv3d_depth_from_x, kit.conv3d_reference),
     ("histogram", "global_atomics.cu"): (kit.global_atomics, kit.histogram_reference),
@@ -119,6 +155,7 @@ def test_a_slow_kernel_gets_its_why_words(key):
     ("key", "cause"),
     [
         (("matmul-tiled", "tile_read_down_column.cu"), Cause.BANK_CONFLICTS),
+        (("matmul-tiled", "tiles_of_16.cu"), Cause.GLOBAL_TRAFFIC),
         (("conv3d", "depth_from_x.cu"), Cause.UNCOALESCED),
         (("histogram", "global_atomics.cu"), Cause.GLOBAL_ATOMICS),
         (("reduction", "divergent_warps.cu"), Cause.DIVERGENCE),

@@ -10,7 +10,8 @@ https://gradescope-autograders.readthedocs.io/en/latest/specs/#output-format
 - `speed` as a test when speed was graded, and the speedup as a leaderboard entry when a
   GPU timed the kernel;
 - "Why this speed" as an informational test (no points), always visible, where the kernel
-  was profiled: its measures beside the reference's on a public case, and the advice. The
+  was profiled: its measures beside the reference's on the profile case (with the secret,
+  a hidden one, named as none is and without its sizes), and the advice. The
   roofline comes from the timed run, which happens once every case passed, so it goes in
   the speed test, whose visibility is the hidden cases';
 - `score` at the top level is the result's score, so the tests always add up to what the
@@ -149,7 +150,7 @@ def _speed_test(part: points.Part, top: float, result: Result, visibility: str) 
 
 
 def _why_test(result: Result) -> dict[str, Any] | None:
-    """Why this speed, from the profile of a public case: visible, and worth no points.
+    """Why this speed, from the profile case's measures: visible, and worth no points.
     The roofline, which only a timed run has, is left to the speed test."""
     if result.profile is None:
         return None

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from grader.judge import speed_model
+from grader.judge.rules import HIDDEN_CASE
 from grader.model.profile import SECTOR_BYTES, WARP, KernelProfile, Profile, Traffic
 from grader.model.result import Advice, Cause
 
@@ -190,7 +191,15 @@ def _traffic(student: Profile, reference: Profile) -> Gap | None:
             f"The kernel reads {_bytes(mine)} from global memory in all, "
             f"{figure(1 / ratio)} times the reference's {_bytes(theirs)}"
         )
-    if reference.total("shared_loads").requests:
+    if reference.total("shared_loads").requests and _stages(student):
+        how = (
+            "your kernel stages tiles in shared memory, but each element it loads from "
+            "global memory serves fewer outputs than in the reference. Larger tiles read "
+            "less, and so does thread coarsening: each "
+            "thread computing several outputs from values it keeps in registers"
+            f"{_coarsening(student, reference)}"
+        )
+    elif reference.total("shared_loads").requests:
         how = (
             "stage the tiles of input that a block's threads share in shared memory (or "
             "registers), so that each element is read from global memory once per block, "
@@ -208,6 +217,34 @@ def _traffic(student: Profile, reference: Profile) -> Gap | None:
         return replace(kernel, global_loads=Traffic(*(math.ceil(n * ratio) for n in counts)))
 
     return Gap(Cause.GLOBAL_TRAFFIC, f"{said}: {how}.", fix)
+
+
+def _stages(profile: Profile) -> bool:
+    """Whether a kernel reads from shared memory at least as often as from global memory:
+    it reuses tiles it staged there (a decorative shared load does not)."""
+    shared = profile.total("shared_loads").lanes
+    return shared > 0 and shared >= profile.total("global_loads").lanes
+
+
+def _outputs_per_thread(profile: Profile) -> float | None:
+    """Output elements per thread launched, for a lab of one kernel."""
+    if len(profile.kernels) != 1 or not profile.kernels[0].threads or not profile.outputs:
+        return None
+    return profile.outputs / profile.kernels[0].threads
+
+
+def _coarsening(student: Profile, reference: Profile) -> str:
+    """How many outputs each thread computes in both, where the reference's do more: at a
+    public case only, since the counts would tell a hidden case's size."""
+    mine, theirs = _outputs_per_thread(student), _outputs_per_thread(reference)
+    if mine is None or theirs is None or theirs < 2 * max(mine, 1.0):
+        return ""
+    if student.case == HIDDEN_CASE:
+        return " (the reference's threads compute several outputs each)"
+    return (
+        f" (the reference's threads compute {figure(round(theirs))} outputs each in this "
+        f"case, yours {figure(max(1, round(mine)))})"
+    )
 
 
 # -- shared-memory bank conflicts -----------------------------------------------------------
