@@ -328,6 +328,15 @@ def histogram_reference() -> Profile:
     )
 
 
+def small_tiles() -> Profile:
+    """The template's histogram: privatised as the reference is, but blocks of few bytes,
+    8 times the reference's threads, each block adding its copy to the global bins."""
+    built = histogram_reference()
+    theirs = built.kernels[0]
+    kernel = replace(theirs, threads=8 * theirs.threads, global_atomics=8 * theirs.global_atomics)
+    return replace(built, kernels=[kernel])
+
+
 def global_atomics() -> Profile:
     """Every byte an atomicAdd on the global bins: 32 coalesced byte loads a warp."""
     return profile(

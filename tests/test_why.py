@@ -123,6 +123,7 @@ SLOW = {
     ("conv2d", "rows_from_x.cu"): (kit.conv2d_rows_from_x, kit.conv2d_reference),
     ("conv3d", "depth_from_x.cu"): (kit.conv3d_depth_from_x, kit.conv3d_reference),
     ("histogram", "global_atomics.cu"): (kit.global_atomics, kit.histogram_reference),
+    ("histogram", "small_tiles.cu"): (kit.small_tiles, kit.histogram_reference),
     ("reduction", "divergent_warps.cu"): (kit.divergent_warps, kit.reduction_reference),
     ("reduction", "strided_index.cu"): (kit.strided_index, kit.reduction_reference),
     ("reduction", "oversized_shared.cu"): (kit.oversized_shared, kit.reduction_reference_at_scale),
@@ -156,8 +157,8 @@ def test_a_slow_kernel_gets_its_why_words(key):
     [
         (("matmul-tiled", "tile_read_down_column.cu"), Cause.BANK_CONFLICTS),
         (("matmul-tiled", "tiles_of_16.cu"), Cause.GLOBAL_TRAFFIC),
-        (("conv3d", "depth_from_x.cu"), Cause.UNCOALESCED),
         (("histogram", "global_atomics.cu"), Cause.GLOBAL_ATOMICS),
+        (("histogram", "small_tiles.cu"), Cause.GLOBAL_ATOMICS),
         (("reduction", "divergent_warps.cu"), Cause.DIVERGENCE),
         (("reduction", "strided_index.cu"), Cause.BANK_CONFLICTS),
         (("reduction", "oversized_shared.cu"), Cause.OCCUPANCY),
@@ -169,6 +170,18 @@ def test_a_slow_kernel_gets_its_why_words(key):
 def test_a_slow_kernel_is_slow_first_for_its_own_cause(key, cause):
     student, reference = (build() for build in SLOW[key])
     assert causes(student, reference)[0] == cause
+
+
+def test_the_naive_conv3d_turned_round_reads_too_much_first_then_is_uncoalesced():
+    """depth_from_x.cu is the naive kernel turned round: against the tiled reference it
+    reads each input from global memory once per use (about 230 times the reference's
+    bytes here), which costs more than its uncoalesced requests. Its mask is read from
+    constant memory, less often than the reference's register blocking reads it: no
+    mask moved to global memory, so none of its bytes is taken off the traffic."""
+    student, reference = kit.conv3d_depth_from_x(), kit.conv3d_reference()
+    assert causes(student, reference) == [Cause.GLOBAL_TRAFFIC, Cause.UNCOALESCED]
+    loads = student.total("global_loads").bytes / student.outputs
+    assert f"reads {why.figure(loads)} bytes from global memory" in said(student, reference)
 
 
 def test_the_tiled_kernel_read_by_rows_is_uncoalesced_and_reads_4_times_the_bytes():
@@ -300,6 +313,17 @@ def test_a_mask_read_from_constant_memory_less_often_than_the_reference_is_not_g
         outputs=8777,
     )
     assert Cause.MASK_IN_GLOBAL not in causes(baseline, reference)
+
+
+def test_a_kernel_that_privatises_is_told_to_merge_less_often():
+    """The course's histogram, few bytes a thread: it counts in shared memory as the
+    reference does, but launches 8 times its threads, and each block adds its copy."""
+    advice = why.advise(kit.small_tiles(), kit.histogram_reference())
+    assert [a.cause for a in advice] == [Cause.GLOBAL_ATOMICS]
+    text = advice[0].message
+    assert "Your kernel counts in a private copy in shared memory" in text
+    assert "it launches 8 times the reference's threads" in text
+    assert "Privatise" not in text
 
 
 def test_global_atomics_need_a_reference_that_privatises():

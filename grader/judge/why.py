@@ -173,8 +173,11 @@ def _uncoalesced(student: Profile, reference: Profile) -> Gap | None:
 
 def _traffic(student: Profile, reference: Profile) -> Gap | None:
     # what the reference reads from constant memory and the student from global (a mask)
-    # is the mask's gap, not this one
-    moved = reference.total("constant_loads").bytes - student.total("constant_loads").bytes
+    # is the mask's gap, not this one; a kernel that reads its mask from constant memory
+    # too moved none, and its bytes are the measures' own
+    moved = 0
+    if _mask_elsewhere(student, reference):
+        moved = reference.total("constant_loads").bytes - student.total("constant_loads").bytes
     mine = student.total("global_loads").bytes - max(0, moved)
     theirs = reference.total("global_loads").bytes
     if not theirs or mine < 1.5 * theirs:
@@ -292,11 +295,13 @@ def _atomics(student: Profile, reference: Profile) -> Gap | None:
     if not private or mine < 2 * theirs + WARP:
         return None
     kept = theirs / mine
+    said = f"{mine} atomic updates go to global memory where the reference makes {theirs}"
+    if 2 * sum(k.shared_atomics for k in student.kernels) >= private:
+        return Gap(Cause.GLOBAL_ATOMICS, f"{said}. {_merges(student, reference)}", _fewer(kept))
     message = (
-        f"{mine} atomic updates go to global memory where the reference makes {theirs}: it "
-        f"counts in a private copy in shared memory ({private} shared atomics) and adds the "
-        "copy to global memory once per block. Privatise: atomicAdd into __shared__ bins, "
-        "then, after a __syncthreads(), add each bin to global memory once."
+        f"{said}: it counts in a private copy in shared memory ({private} shared atomics) "
+        "and adds the copy to global memory once per block. Privatise: atomicAdd into "
+        "__shared__ bins, then, after a __syncthreads(), add each bin to global memory once."
     )
 
     def fix(kernel: KernelProfile) -> KernelProfile:
@@ -308,6 +313,32 @@ def _atomics(student: Profile, reference: Profile) -> Gap | None:
         )
 
     return Gap(Cause.GLOBAL_ATOMICS, message, fix)
+
+
+def _merges(student: Profile, reference: Profile) -> str:
+    """Why a kernel that privatises, as the reference does, still adds more to global
+    memory: more blocks, each adding its copy."""
+    mine = sum(k.threads for k in student.kernels)
+    theirs = sum(k.threads for k in reference.kernels)
+    more = (
+        f", and it launches {figure(mine / theirs)} times the reference's threads"
+        if theirs and mine >= 2 * theirs
+        else ""
+    )
+    return (
+        "Your kernel counts in a private copy in shared memory, but every block adds its "
+        f"copy to global memory{more}. Give each block more of the input (a larger "
+        "TILE_X, or a loop over several tiles), so that fewer blocks add their copies."
+    )
+
+
+def _fewer(kept: float) -> Fix:
+    """The fix that leaves `kept` of a kernel's global atomics, the rest never made."""
+
+    def fix(kernel: KernelProfile) -> KernelProfile:
+        return replace(kernel, global_atomics=math.ceil(kernel.global_atomics * kept))
+
+    return fix
 
 
 # -- divergence: idle lanes -----------------------------------------------------------------
@@ -409,15 +440,20 @@ def _busiest(student: Profile, reference: Profile) -> Gap | None:
 MASK_ELSEWHERE = 8  # a kernel with over 1/8 of the reference's constant reads has its mask there
 
 
-def _mask(student: Profile, reference: Profile) -> Gap | None:
+def _mask_elsewhere(student: Profile, reference: Profile) -> bool:
+    """Whether the student's kernel reads its mask from elsewhere than constant memory,
+    where the reference reads one there. A kernel that reads its mask from constant
+    memory at all may still read it less often than the reference, whose register
+    blocking reads a mask value per row it touches (conv2d's baseline at a mask-7 case:
+    38% of the reference's requests)."""
     theirs = reference.total("constant_loads").requests
-    mine = student.total("constant_loads").requests
-    moved = theirs - mine
+    return bool(theirs) and MASK_ELSEWHERE * student.total("constant_loads").requests <= theirs
+
+
+def _mask(student: Profile, reference: Profile) -> Gap | None:
+    moved = reference.total("constant_loads").requests - student.total("constant_loads").requests
     more = student.total("global_loads").requests - reference.total("global_loads").requests
-    # A kernel that reads its mask from constant memory at all may still read it less
-    # often than the reference, whose register blocking reads a mask value per row it
-    # touches (conv2d's baseline at a mask-7 case: 38% of the reference's requests).
-    if not theirs or MASK_ELSEWHERE * mine > theirs or more < moved / 2:
+    if not _mask_elsewhere(student, reference) or more < moved / 2:
         return None
     lanes = reference.total("constant_loads").lanes - student.total("constant_loads").lanes
     per = " per output element" if student.outputs else ""
