@@ -45,8 +45,10 @@ def root(tmp_path, capsys) -> Path:
     code, out, err = run(capsys, *argv)
     assert code == ExitCode.OK, err
     assert f"grader validate-lab {NAME} --labs {into}" in out
-    wrong = len(list((labs.get(SOURCE).home / "wrong").glob("*.cu"))) - 1  # but KEPT
-    listed = f"slow/ (2 files), wrong/ ({wrong} files)"
+    home = labs.get(SOURCE).home
+    slow = len(list((home / "slow").iterdir()))  # its kernels and EXPECTED.toml
+    wrong = len(list((home / "wrong").glob("*.cu"))) - 1  # but KEPT
+    listed = f"slow/ ({slow} files), wrong/ ({wrong} files)"
     assert f"Not copied from histogram (name any with --copy): {listed}." in out
     labs._added.clear()  # the command above added nothing, but be sure
     return into
