@@ -9,9 +9,10 @@ https://gradescope-autograders.readthedocs.io/en/latest/specs/#output-format
 - the compile check as an informational test (a status and no points), always visible;
 - `speed` as a test when speed was graded, and the speedup as a leaderboard entry when a
   GPU timed the kernel;
-- "Why this speed" as an informational test (no points), always visible, where the kernel
-  was profiled: its measures beside the reference's on the profile case (with the secret,
-  a hidden one, named as none is and without its sizes), and the advice. The
+- "Why this speed" as an informational test (no points) where the kernel was profiled:
+  its measures beside the reference's on the profile case, and the advice; visible, but
+  where the secret made the profile case a hidden one, whose size its measures would
+  tell, the test takes the hidden cases' visibility. The
   roofline comes from the timed run, which happens once every case passed, so it goes in
   the speed test, whose visibility is the hidden cases';
 - `score` at the top level is the result's score, so the tests always add up to what the
@@ -35,6 +36,7 @@ from grader import schema
 from grader.course import points
 from grader.judge import cases as casegen
 from grader.judge.grading import SPEED_WAITS
+from grader.judge.rules import HIDDEN_CASE
 from grader.model.lab import Lab
 from grader.model.result import CaseResult, Result, Status, Visibility
 from grader.report import common, measures
@@ -149,17 +151,21 @@ def _speed_test(part: points.Part, top: float, result: Result, visibility: str) 
     }
 
 
-def _why_test(result: Result) -> dict[str, Any] | None:
-    """Why this speed, from the profile case's measures: visible, and worth no points.
-    The roofline, which only a timed run has, is left to the speed test."""
+def _why_test(result: Result, hidden: str | None) -> dict[str, Any] | None:
+    """Why this speed, from the profile case's measures, worth no points: visible, but
+    where the profile case is a hidden one, shown as the hidden cases are (`hidden`): its
+    measures would tell its size (a naive matmul's bytes per output element are
+    8 * Width + 4), and a kernel that knew it could do the work there alone. The
+    roofline, which only a timed run has, is left to the speed test."""
     if result.profile is None:
         return None
     why = replace(measures.section(result.profile), roofline=None)
+    at_hidden = hidden is not None and result.profile.student.case == HIDDEN_CASE
     return {
         "name": measures.TITLE,
         "output": "\n".join(why.lines()),
         "output_format": TEXT,
-        "visibility": "visible",
+        "visibility": hidden if at_hidden else "visible",
     }
 
 
@@ -211,7 +217,7 @@ def results_json(
             tests.append(_case_test(part, top, hidden_visibility))
         else:
             tests.append(_speed_test(part, top, full, hidden or "visible"))
-    why = _why_test(full)
+    why = _why_test(full, hidden)
     if why:
         tests.append(why)
     data: dict[str, Any] = {

@@ -305,14 +305,23 @@ def _busiest(lab: Lab, profile: Profile) -> str | None:
         return None
     reads = profile.global_reads
     atomics = " and atomics" if reads > profile.total("global_loads").lanes else ""
-    busiest = round(found * reads)
+    allowed = share(lab.busiest_thread)
+    if profile.case == HIDDEN_CASE:  # any figure of its own could tell the case's size
+        made = (
+            f"more than {allowed} of the global loads{atomics} in {HIDDEN_CASE}, the most "
+            "the lab allows one thread"
+        )
+    else:
+        made = (
+            f"{round(found * reads)} of the {reads} global loads{atomics} in "
+            f"{case_phrase(profile.case)} ({found:.0%}); the lab allows one thread at most "
+            f"{allowed} of them"
+        )
     return (
-        f"{OPENING[BUSIEST]}{busiest} of the {reads} global loads{atomics} in "
-        f"{case_phrase(profile.case)} "
-        f"({found:.0%}); the lab allows one thread at most {share(lab.busiest_thread)} of "
-        "them. Spread the work over the threads: each thread loads and combines its own "
-        "part of the input, and the threads of a block combine their parts together (a "
-        "tree in shared memory), not one thread after the others'."
+        f"{OPENING[BUSIEST]}{made}. Spread the work over the threads: each "
+        "thread loads and combines its own part of the input, and the threads of a block "
+        "combine their parts together (a tree in shared memory), not one thread after the "
+        "others'."
     )
 
 
@@ -328,13 +337,22 @@ def _traffic(lab: Lab, profile: Profile, baseline: Profile) -> str | None:
     mine, naive = _read_per_output(profile), _read_per_output(baseline)
     if mine is None or not naive or mine <= lab.traffic.fraction * naive:
         return None
-    ratio = mine / naive
-    amount = "the naive kernel's amount" if ratio >= 0.95 else f"{ratio:.0%} of the naive kernel's"
-    return (
-        f"{OPENING[TRAFFIC]}{mine:,.0f} bytes of global memory in "
-        f"{case_phrase(profile.case)}, {amount} ({naive:,.0f}); the lab asks for at most "
-        f"{share(lab.traffic.fraction)} of that: {lab.traffic.fix}."
-    )
+    limit = share(lab.traffic.fraction)
+    if profile.case == HIDDEN_CASE:  # any figure of its own could tell the case's size
+        read = (
+            f"more than {limit} of the naive kernel's global bytes in {HIDDEN_CASE}, the "
+            "most the lab allows"
+        )
+    else:
+        ratio = mine / naive
+        amount = (
+            "the naive kernel's amount" if ratio >= 0.95 else f"{ratio:.0%} of the naive kernel's"
+        )
+        read = (
+            f"{mine:,.0f} bytes of global memory in case {profile.case}, {amount} "
+            f"({naive:,.0f}); the lab asks for at most {limit} of that"
+        )
+    return f"{OPENING[TRAFFIC]}{read}: {lab.traffic.fix}."
 
 
 def _unmeasured(says: str, kernel: str, case: str, why: str) -> str:

@@ -6,6 +6,7 @@ by hand (tests/profile_kit.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -140,6 +141,32 @@ def test_the_naive_kernels_traffic_breaks_the_tiled_labs_rule_and_a_tile_keeps_i
     assert kept.diagnostics == []
 
 
+def test_at_a_hidden_case_the_rules_say_the_limit_not_the_kernels_figures():
+    """A figure of the kernel's own would tell the hidden profile case's size (the naive
+    kernel's bytes per output are 8 * Width + 4; a share, of a kernel built for it), which
+    the kernel must not know: it could do the work there alone. Gradescope shows these
+    findings before the due date."""
+    hidden = {"case": rules.HIDDEN_CASE, "sizes": {}}
+    serial = replace(profile_kit.serial_reduction(), **hidden)
+    found = _measured("reduction", serial, case=rules.HIDDEN_CASE)
+    message = found.diagnostics[0].message
+    assert message.startswith(
+        "One thread made more than 1/8 of the global loads in a hidden case, the most the "
+        "lab allows one thread. Spread the work"
+    )
+    assert "1000" not in message and "100%" not in message
+    assert rules.broken(found) == {rules.BUSIEST}
+    naive = replace(profile_kit.naive(), **hidden)
+    found = _measured("matmul-tiled", naive, baseline=naive, case=rules.HIDDEN_CASE)
+    message = found.diagnostics[0].message
+    assert message.startswith(
+        "Each output element read more than 1/4 of the naive kernel's global bytes in a "
+        "hidden case, the most the lab allows: stage tiles"
+    )
+    assert "512" not in message and "amount" not in message
+    assert rules.broken(found) == {rules.TRAFFIC}
+
+
 def test_a_profile_run_that_did_not_end_breaks_every_measured_rule_with_its_reason():
     found = _measured("matmul-tiled", None, why="there the kernel hung (see that case)")
     messages = [d.message for d in found.diagnostics]
@@ -186,7 +213,7 @@ def test_a_kernel_that_tiles_at_the_public_profile_case_alone_breaks_the_rule_gr
     assert not [d for d in public.diagnostics if d.kind == Kind.REQUIREMENT]
     secret = _graded(tmp_path, "matmul-tiled", path.read_text(), secret="s")
     broken = [d.message for d in secret.diagnostics if d.kind == Kind.REQUIREMENT]
-    assert len(broken) == 1 and "the naive kernel's amount" in broken[0]
+    assert len(broken) == 1 and "1/4 of the naive kernel's global bytes in a hidden" in broken[0]
 
 
 def test_a_kernel_that_stops_at_the_drawn_case_breaks_the_rules_measured_nowhere_else(tmp_path):

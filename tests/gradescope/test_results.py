@@ -183,6 +183,25 @@ def test_why_this_speed_is_a_visible_test_worth_nothing():
     assert not any(t["name"] == "Why this speed" for t in plain["tests"])
 
 
+@pytest.mark.parametrize("hidden", ["after_due_date", "hidden", "after_published"])
+def test_why_this_speed_at_a_hidden_case_is_shown_as_the_hidden_cases_are(hidden):
+    """Its measures would tell the hidden profile case's size: a naive matmul's bytes per
+    output element are 8 * Width + 4."""
+    lab = labs.get("matmul-tiled")
+    at_hidden = [
+        replace(p, case="a hidden case", sizes={})
+        for p in (profile_kit.naive(), profile_kit.tiled_reference())
+    ]
+    result = replace(
+        make_result("matmul-tiled", (), SECRET), profile=profile_kit.report(*at_hidden)
+    )
+    data = results_json(lab, result, SECRET, 1.25, hidden_visibility=hidden)
+    validate(data)
+    why = next(t for t in data["tests"] if t["name"] == "Why this speed")
+    assert why["visibility"] == hidden
+    assert why["output"].startswith("Why this speed: a hidden case, measured by")
+
+
 def test_the_roofline_goes_with_the_speed_which_waits_on_the_hidden_cases():
     lab = labs.get("matmul-tiled")
     report = profile_kit.report(
