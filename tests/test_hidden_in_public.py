@@ -19,6 +19,7 @@ from grader import labs
 from grader.backends import get_backend, gpu_status
 from grader.gradescope.results import results_json
 from grader.grading.pipeline import Options, grade
+from grader.judge import rules
 from grader.model.result import Kind, Result, Status
 
 if not sys.platform.startswith("linux"):
@@ -148,7 +149,11 @@ def test_gradescope_shows_no_hidden_case_before_the_deadline(graded, lab, text, 
     data = results_json(labs.get(result.lab), result, SECRET, 1.0)
     visible = [t for t in data["tests"] if t["visibility"] == "visible"]
     hidden = [t for t in data["tests"] if t["visibility"] != "visible"]
-    assert len(hidden) == sum(c.visibility == "hidden" for c in result.cases)
+    # and the profile of a hidden case, whose measures would tell its size
+    at_hidden = result.profile and result.profile.student.case == rules.HIDDEN_CASE
+    names = [t["name"] for t in hidden if not t["name"].startswith("hidden case ")]
+    assert names == (["Why this speed"] if at_hidden else [])
+    assert len(hidden) - len(names) == sum(c.visibility == "hidden" for c in result.cases)
     assert hidden_mentions(result, json.dumps(visible) + data["output"]) == []
     assert hidden_mentions(result, json.dumps(hidden))  # the detail is there, after it
     # nor the total, which counts the hidden cases: resubmitted, it would find their sizes

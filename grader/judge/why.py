@@ -198,9 +198,8 @@ def _traffic(student: Profile, reference: Profile) -> Gap | None:
         how = (
             "your kernel stages tiles in shared memory, but each element it loads from "
             "global memory serves fewer outputs than in the reference. Larger tiles read "
-            "less, and so does thread coarsening: each "
-            "thread computing several outputs from values it keeps in registers"
-            f"{_coarsening(student, reference)}"
+            "less, and so does thread coarsening: each thread computing several outputs "
+            f"from values it keeps in registers{_coarsening(student, reference)}"
         )
     elif reference.total("shared_loads").requests:
         how = (
