@@ -161,3 +161,22 @@ def test_gradescope_shows_no_hidden_case_before_the_deadline(graded, lab, text, 
     head = data["output"].splitlines()[0]
     assert f"public cases {sum(c.passed for c in public)} of {len(public)} passed" in head
     assert f"({result.status})" not in head and data["visibility"] == "after_due_date"
+
+
+def test_gradescope_shows_no_figure_of_the_hidden_profile_case_before_the_deadline(graded):
+    """Graded with the secret, the rules and "why this speed" are measured at a hidden case
+    drawn near the public profile case's size, so that a kernel cannot do the work at one
+    size alone. A figure of the kernel's own there would tell that size: the naive
+    matmul's bytes per output element are 8 * Width + 4 (its loads alone 8 * Width)."""
+    naive = (labs.get("matmul-tiled").home / "baseline.cu").read_text()
+    result = graded("matmul-tiled", naive)
+    data = results_json(labs.get("matmul-tiled"), result, SECRET, 1.0)
+    visible = [t for t in data["tests"] if t["visibility"] == "visible"]
+    assert "Why this speed" not in [t["name"] for t in visible]
+    text = json.dumps(visible) + data["output"]
+    said = [s for s in re.split(r"(?<=\.) ", text) if "in a hidden case" in s]
+    assert said, "the broken traffic rule is said before the deadline"
+    assert all(not re.search(r"\d", re.sub(r"\d+/\d+", "", s)) for s in said), said
+    widths = [c.sizes["Width"] for c in result.cases if c.visibility == "hidden"]
+    figures = {f for w in widths if w > 2 for f in (8 * w, 8 * w + 4)}
+    assert [f for f in figures if re.search(rf"\b{f:,}\b|\b{f}\b", text)] == []
