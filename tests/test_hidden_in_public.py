@@ -163,20 +163,26 @@ def test_gradescope_shows_no_hidden_case_before_the_deadline(graded, lab, text, 
     assert f"({result.status})" not in head and data["visibility"] == "after_due_date"
 
 
-def test_gradescope_shows_no_figure_of_the_hidden_profile_case_before_the_deadline(graded):
+@pytest.mark.parametrize(
+    ("lab", "kernel"), [("matmul-tiled", "baseline.cu"), ("reduction", "wrong/serial_thread.cu")]
+)
+def test_gradescope_shows_no_figure_of_the_hidden_profile_case_before_the_deadline(
+    graded, lab, kernel
+):
     """Graded with the secret, the rules and "why this speed" are measured at a hidden case
     drawn near the public profile case's size, so that a kernel cannot do the work at one
     size alone. A figure of the kernel's own there would tell that size: the naive
-    matmul's bytes per output element are 8 * Width + 4 (its loads alone 8 * Width)."""
-    naive = (labs.get("matmul-tiled").home / "baseline.cu").read_text()
-    result = graded("matmul-tiled", naive)
-    data = results_json(labs.get("matmul-tiled"), result, SECRET, 1.0)
+    matmul's bytes per output element are 8 * Width + 4 (its loads alone 8 * Width), and
+    a serial reduction's busiest thread makes the n loads of n."""
+    result = graded(lab, (labs.get(lab).home / kernel).read_text())
+    data = results_json(labs.get(lab), result, SECRET, 1.0)
     visible = [t for t in data["tests"] if t["visibility"] == "visible"]
     assert "Why this speed" not in [t["name"] for t in visible]
     text = json.dumps(visible) + data["output"]
     said = [s for s in re.split(r"(?<=\.) ", text) if "in a hidden case" in s]
-    assert said, "the broken traffic rule is said before the deadline"
+    assert said, "the broken rule is said before the deadline"
     assert all(not re.search(r"\d", re.sub(r"\d+/\d+", "", s)) for s in said), said
-    widths = [c.sizes["Width"] for c in result.cases if c.visibility == "hidden"]
-    figures = {f for w in widths if w > 2 for f in (8 * w, 8 * w + 4)}
+    public = {v for c in result.cases if c.visibility == "public" for v in c.sizes.values()}
+    sizes = [v for c in result.cases if c.visibility == "hidden" for v in c.sizes.values()]
+    figures = {f for v in sizes if v > 2 for f in (v, 8 * v, 8 * v + 4)} - public
     assert [f for f in figures if re.search(rf"\b{f:,}\b|\b{f}\b", text)] == []
