@@ -326,6 +326,15 @@ def test_a_kernel_that_privatises_is_told_to_merge_less_often():
     assert "Privatise" not in text
 
 
+def test_divergence_is_told_for_a_tree_and_for_a_tile_with_a_halo():
+    """Idle lanes come from a reduction's tree (t % (2 * stride)) and as much from a block
+    of one thread per input element of a tile with its halo, of which only the tile's
+    compute (conv3d's 10 x 10 x 10 threads for 6 x 6 x 6 outputs: 60% idle lanes)."""
+    text = said(kit.divergent_warps(), kit.reduction_reference())
+    assert "in a tree, if (t < stride), not if (t % (2 * stride) == 0)" in text
+    assert "a block of one thread per output that loads the halo in a loop" in text
+
+
 def test_global_atomics_need_a_reference_that_privatises():
     shared_free = _with(kit.histogram_reference(), shared_atomics=0)
     assert Cause.GLOBAL_ATOMICS not in causes(kit.global_atomics(), shared_free)

@@ -350,10 +350,12 @@ def _divergence(student: Profile, reference: Profile) -> Gap | None:
         return None
     message = (
         f"{share(idle)} of the lanes are idle in the kernel's memory requests where the "
-        f"reference leaves {share(theirs)} idle: the threads of a warp take different "
-        "branches (divergence), as with if (t % (2 * stride) == 0), so each request "
-        "serves few lanes. Keep the working threads together, as with if (t < stride), "
-        "so that whole warps fall idle."
+        f"reference leaves {share(theirs)} idle: in a warp some threads work while the "
+        "others wait (divergence), so each request serves few lanes. Keep the working "
+        "threads together, so that whole warps work or fall idle: in a tree, if (t < "
+        "stride), not if (t % (2 * stride) == 0); for a tile with a halo, a block of one "
+        "thread per output that loads the halo in a loop, not one thread per input "
+        "element of which only the tile's compute."
     )
     busy = max(1 - theirs, 1 / WARP)
 
