@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 import tempfile
@@ -87,10 +86,16 @@ class Trace:
     rounds: list[tuple[float, float]]
 
 
+def _round_s(first: tuple[float, float]) -> float:
+    """What a round is expected to cost after the `first` pair, as time_pair reckons it."""
+    from grader.backends.cuda.timing import ROUND_OVERHEAD_S
+
+    return sum(first) / 1000 + ROUND_OVERHEAD_S
+
+
 def parse(runs: list[tuple[bool, float]]) -> Trace:
     """Pairs of a trace as time_pair made them: the first pair and the warm-ups student
     first, the rounds alternating."""
-    from grader.backends.cuda.timing import ROUND_OVERHEAD_S
     from grader.backends.timing import Plan
 
     def pair(two: list[tuple[bool, float]]) -> tuple[float, float]:
@@ -98,8 +103,7 @@ def parse(runs: list[tuple[bool, float]]) -> Trace:
         return by[True], by[False]
 
     first = pair(runs[:2])
-    round_s = sum(first) / 1000 + ROUND_OVERHEAD_S
-    warm = Plan(BUDGET_S).warmups(round_s)
+    warm = Plan(BUDGET_S).warmups(_round_s(first))
     rest = runs[2:]
     warmups = [pair(rest[2 * i : 2 * i + 2]) for i in range(warm)]
     rest = rest[2 * warm :]
@@ -133,11 +137,10 @@ def _replay(trace: Trace, start: list, stop: Callable[[list, float], bool]) -> O
 
 def _plan_stop(trace: Trace, decided: Callable | None = None):
     from grader import defaults
-    from grader.backends.cuda.timing import ROUND_OVERHEAD_S
     from grader.backends.timing import Plan, summarise
 
     plan = Plan(defaults.TIMING_BUDGET)
-    round_s = sum(trace.first) / 1000 + ROUND_OVERHEAD_S
+    round_s = _round_s(trace.first)
 
     def stop(samples: list, elapsed: float) -> bool:
         student, reference = [p[0] for p in samples], [p[1] for p in samples]
@@ -180,7 +183,7 @@ def reference_once(trace: Trace, scoring, reference_ms: float) -> Outcome:
     the student's median is known to the plan's precision, after its least rounds."""
     from grader import defaults
     from grader.backends.cuda.timing import ROUND_OVERHEAD_S
-    from grader.backends.timing import MEDIAN_ERROR_PER_SPREAD, Plan, _spread
+    from grader.backends.timing import Plan, Summary, _spread
 
     plan = Plan(defaults.TIMING_BUDGET)
     spent = trace.first[0] + sum(w[0] for w in trace.warmups) + reference_ms  # drift's run
@@ -190,8 +193,7 @@ def reference_once(trace: Trace, scoring, reference_ms: float) -> Outcome:
         if len(times) < plan.least_rounds(trace.first[0] / 1000):
             return False
         middle = statistics.median(times)
-        error = MEDIAN_ERROR_PER_SPREAD * _spread(times, middle) / math.sqrt(len(times))
-        return error < plan.target_error
+        return Summary(len(times), middle, _spread(times, middle)).error < plan.target_error
 
     for student, _ in trace.rounds:
         if known():
