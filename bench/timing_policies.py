@@ -86,16 +86,10 @@ class Trace:
     rounds: list[tuple[float, float]]
 
 
-def _round_s(first: tuple[float, float]) -> float:
-    """What a round is expected to cost after the `first` pair, as time_pair reckons it."""
-    from grader.backends.cuda.timing import ROUND_OVERHEAD_S
-
-    return sum(first) / 1000 + ROUND_OVERHEAD_S
-
-
 def parse(runs: list[tuple[bool, float]]) -> Trace:
     """Pairs of a trace as time_pair made them: the first pair and the warm-ups student
     first, the rounds alternating."""
+    from grader.backends.cuda.timing import expected_round_s
     from grader.backends.timing import Plan
 
     def pair(two: list[tuple[bool, float]]) -> tuple[float, float]:
@@ -103,7 +97,7 @@ def parse(runs: list[tuple[bool, float]]) -> Trace:
         return by[True], by[False]
 
     first = pair(runs[:2])
-    warm = Plan(BUDGET_S).warmups(_round_s(first))
+    warm = Plan(BUDGET_S).warmups(expected_round_s(first))
     rest = runs[2:]
     warmups = [pair(rest[2 * i : 2 * i + 2]) for i in range(warm)]
     rest = rest[2 * warm :]
@@ -137,10 +131,11 @@ def _replay(trace: Trace, start: list, stop: Callable[[list, float], bool]) -> O
 
 def _plan_stop(trace: Trace, decided: Callable | None = None):
     from grader import defaults
+    from grader.backends.cuda.timing import expected_round_s
     from grader.backends.timing import Plan, summarise
 
     plan = Plan(defaults.TIMING_BUDGET)
-    round_s = _round_s(trace.first)
+    round_s = expected_round_s(trace.first)
 
     def stop(samples: list, elapsed: float) -> bool:
         student, reference = [p[0] for p in samples], [p[1] for p in samples]

@@ -39,6 +39,11 @@ class Rig:
             self.l2 = PersistingL2()
 
 
+def expected_round_s(first: list[float] | tuple[float, float]) -> float:
+    """What a round is expected to cost, in seconds, after the first pair's ms."""
+    return sum(first) / 1000 + ROUND_OVERHEAD_S
+
+
 def time_pair(
     gpu: Gpu,
     rig: Rig,
@@ -64,7 +69,7 @@ def time_pair(
             return _timed(gpu, rig, runs[which], checker, which == 0, window)
 
         first = [timed(0), timed(1)]  # also loads lazily-loaded code
-        round_s = sum(first) / 1000 + ROUND_OVERHEAD_S
+        round_s = expected_round_s(first)
         for _ in range(plan.warmups(round_s)):
             timed(0)
             timed(1)
