@@ -33,17 +33,22 @@ from pathlib import Path
 
 from grader import lab_readme, labs
 from grader.backends.base import Backend
+from grader.grading import profiles
 from grader.grading.pipeline import Options, grade
+from grader.judge import cases as casegen
 from grader.judge import rules
 from grader.labs import EXPECTED, WRONG
-from grader.model.lab import Lab
+from grader.model.lab import Case, Lab
 from grader.model.result import Kind, Result, Status, Visibility
+from grader.model.source import Submission, read_submission
 
 SECRET = "validate-lab"  # hidden cases are derived from it, as from a course's secret
 SLOW = "slow"
 VARIANTS = "variants"
 SPEEDUP = (0.85, 1.15)  # the reference timed against itself
 CRASHES = {Kind.CRASH, Kind.TIMEOUT, Kind.OUT_OF_BOUNDS}
+# The kernels that keep the rules that measure the work (a baseline, those it breaks)
+KEEPS_RULES = ("reference", "baseline", "variant", SLOW)
 BACKENDS = ("cpu", "cuda")  # the tables that replace an entry on one backend
 # What an EXPECTED.toml entry may hold (docs/build_reference.py writes
 # docs/expected-toml.md from this table): key -> (TOML type, meaning).
@@ -132,9 +137,13 @@ def examine(check: Check, backend: Backend, timeout: float) -> tuple[list[str], 
         timing=gpu and (check.role == "reference" or bool(wanted.get("timing"))),
         sanitize=gpu and bool(wanted.get("sanitize")),
     )
-    result = grade(labs.get(check.lab), check.path, backend, options)
+    lab = labs.get(check.lab)
+    result = grade(lab, check.path, backend, options)
     judges = {WRONG: _expected, SLOW: _slow, "template": _template, "baseline": _baseline}
     problems = judges.get(check.role, _passes)(result, wanted)
+    if check.role in KEEPS_RULES:
+        breaks = set(lab.baseline_breaks) if check.role == "baseline" else set()
+        problems += _at_every_profile_case(lab, check.path, backend, timeout, breaks)
     if check.role == "reference" and gpu and not problems:
         problems = _timed_against_itself(result)
     return problems, result
@@ -180,6 +189,52 @@ def _baseline(result: Result, wanted: dict) -> list[str]:
     kept = expected - found
     problems += [f"keeps the {name} rule, which the lab says it breaks" for name in kept]
     return problems
+
+
+def _at_every_profile_case(
+    lab: Lab, path: Path, backend: Backend, timeout: float, breaks: set[str]
+) -> list[str]:
+    """Where the kernel at `path` breaks other rules that measure the work than `breaks`
+    at a hidden case a grading may profile (rules.profile_candidates). Which one a
+    grading draws depends on the file's text: a lab's own kernel that broke a rule at
+    one of them would lose points for its comments."""
+    submission, _ = read_submission(path)
+    cases = casegen.cases_for(lab, SECRET, submission.text)
+    candidates = set(rules.profile_candidates(lab, cases))
+    problems = []
+    with profiles.model_backend(backend) as model:
+        if isinstance(model, str):  # no CPU model here: the grading's notes say so
+            return []
+        for case in (c for c in cases if c.name in candidates):
+            found = _profiled_at(lab, case, submission, model, timeout)
+            if isinstance(found, str):
+                problems.append(f"at hidden case {case.name}, {found}")
+                continue
+            problems += [
+                f"at hidden case {case.name}, which a grading may profile: {said}"
+                for name, said in found.items()
+                if name not in breaks
+            ]
+            problems += [
+                f"at hidden case {case.name}, which a grading may profile, it keeps the "
+                f"{name} rule, which the lab says it breaks"
+                for name in breaks - set(found)
+            ]
+    return problems
+
+
+def _profiled_at(
+    lab: Lab, case: Case, submission: Submission, model: Backend, timeout: float
+) -> dict[str, str] | str:
+    """The rules that measure the work which `submission` breaks at `case`, by name with
+    the finding; or why it could not be profiled there."""
+    measured = profiles.run(lab, case, submission, model, timeout)[1]
+    if measured.profile is None:
+        return f"the CPU model made no profile: {measured.why}"
+    own = (lab, case, model, timeout)
+    reference = profiles.lab_kernel(*own, "reference.cu")
+    baseline = profiles.lab_kernel(*own, "baseline.cu") if lab.traffic else None
+    return rules.findings(lab, measured.profile, baseline, reference)[0]
 
 
 def _rule(result: Result, name: str) -> str:

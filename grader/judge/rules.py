@@ -97,13 +97,29 @@ def profile_case(lab: Lab, cases: list[Case]) -> str | None:
     if named is None:
         return None
     chosen = next(c for c in cases if c.name == named)
+    near = profile_candidates(lab, cases)
+    return near[chosen.seed % len(near)] if near else named
+
+
+def profile_candidates(lab: Lab, cases: list[Case]) -> list[str]:
+    """The hidden cases that may be profiled in the public profile case's place, by name:
+    of about its outputs (PROFILE_BAND), and alike to it where the lab says what makes
+    a case alike (Lab.profile_alike: spmv's rows of about one length, where the
+    textbook's thread a row keeps the busiest-thread rule). Which one a grading draws
+    depends on the file's text, so none may change a verdict the lab's own kernels get
+    (grader validate-lab profiles them at every one)."""
+    named = named_profile_case(lab, cases)
+    if named is None:
+        return []
+    chosen = next(c for c in cases if c.name == named)
     low, high = (share * _outputs(lab, chosen) for share in PROFILE_BAND)
-    near = sorted(
+    return sorted(
         c.name
         for c in cases
-        if c.visibility == Visibility.HIDDEN and low <= _outputs(lab, c) <= high
+        if c.visibility == Visibility.HIDDEN
+        and low <= _outputs(lab, c) <= high
+        and (lab.profile_alike is None or lab.profile_alike(c.sizes))
     )
-    return near[chosen.seed % len(near)] if near else named
 
 
 def case_phrase(name: str) -> str:
@@ -275,22 +291,33 @@ def measured(
             for says in rules.values()
         ]
         return
-    found = []
-    too_small = reference is not None and _busiest(lab, reference)
-    if too_small:
-        why = f"at {case_phrase(case)} even the lab's reference breaks it: the case is too small"
-        result.notes.append(_not_checked(rules[BUSIEST], why))
+    found, notes = findings(lab, student, baseline, reference)
+    result.notes += notes
+    result.diagnostics += [
+        Diagnostic(Kind.REQUIREMENT, message, kernel=kernel) for message in found.values()
+    ]
+
+
+def findings(
+    lab: Lab, student: Profile, baseline: Profile | None, reference: Profile | None
+) -> tuple[dict[str, str], list[str]]:
+    """The rules that measure the work which `student`'s profile breaks, by name with the
+    finding, and a note for each rule its case cannot decide: the busiest-thread rule
+    where the lab's `reference` breaks it too, a traffic rule without the `baseline`."""
+    rules, found, notes = measured_rules(lab), {}, []
+    if reference is not None and _busiest(lab, reference):
+        where = case_phrase(student.case)
+        why = f"at {where} even the lab's reference breaks it: the case is too small"
+        notes.append(_not_checked(rules[BUSIEST], why))
     else:
-        found.append(_busiest(lab, student))
+        found[BUSIEST] = _busiest(lab, student)
     if lab.traffic is not None:
         if baseline is None:
             why = "the lab's baseline.cu could not be profiled"
-            result.notes.append(_not_checked(rules[TRAFFIC], why))
+            notes.append(_not_checked(rules[TRAFFIC], why))
         else:
-            found.append(_traffic(lab, student, baseline))
-    result.diagnostics += [
-        Diagnostic(Kind.REQUIREMENT, message, kernel=kernel) for message in found if message
-    ]
+            found[TRAFFIC] = _traffic(lab, student, baseline)
+    return {name: said for name, said in found.items() if said}, notes
 
 
 def broken(result: Result) -> set[str]:

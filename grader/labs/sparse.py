@@ -283,10 +283,14 @@ PUBLIC = (
 
 # One row; empty rows; all empty but one short row (all empty, y = 0 would pass a kernel
 # that writes zeros); wide and tall; a row longer than all the others together;
-# power-law rows at the largest size.
+# power-law rows at the largest size; rows of about one length at other counts than the
+# profile case's 517, so that the profile case a grading draws among them (rows_alike)
+# is not known to have 517 rows.
 HIDDEN = (
     _case("one-row-1x50", 1, 50, "hidden", per_row=10),
     _case("empty-rows-517x300", 517, 300, "hidden", per_row=5, empty=40),
+    _case("uniform-389x1000", 389, 1000, "hidden", per_row=7),
+    _case("uniform-1031x300", 1031, 300, "hidden", per_row=3, empty=20),
     _case("nearly-empty-517x517", 517, 517, "hidden", per_row=0, long_row=5),
     _case("wide-200x5000", 200, 5000, "hidden", per_row=30),
     _case("tall-4099x64", 4099, 64, "hidden", per_row=6),
@@ -307,6 +311,13 @@ def random_sizes(rng: np.random.Generator) -> dict[str, int]:
         "long_row": int(rng.choice([0, 0, 2000])),
         "empty": int(rng.choice([0, 10, 50])),
     }
+
+
+def rows_alike(sizes) -> bool:
+    """Whether a case's rows are all of about one length, as the profile case's are: no
+    long row and no power law, where one thread a row leaves one thread most of the
+    loads (68% in long-row-517x4096)."""
+    return not sizes.get("long_row", 0) and not sizes.get("power_law", 0)
 
 
 def spmv_lab(inputs: tuple[Array, ...], own_hints: tuple = (), **specific) -> Lab:
@@ -332,5 +343,6 @@ def spmv_lab(inputs: tuple[Array, ...], own_hints: tuple = (), **specific) -> La
         # rows of one length: one thread a row, the textbook's first kernel, makes at
         # most 1/517 of the loads (in long-row-300x2000 its long row's thread makes 60%)
         profile_case="uniform-517x517",
+        profile_alike=rows_alike,
         **specific,
     )
