@@ -152,7 +152,8 @@ def test_gradescope_shows_no_hidden_case_before_the_deadline(graded, lab, text, 
     # and the profile of a hidden case, whose measures would tell its size
     at_hidden = result.profile and result.profile.student.case == rules.HIDDEN_CASE
     names = [t["name"] for t in hidden if not t["name"].startswith("hidden case ")]
-    assert names == (["Why this speed"] if at_hidden else [])
+    assert "Why this speed" in names if at_hidden else "Why this speed" not in names
+    assert set(names) <= {"Why this speed", "Rules measured at a hidden case"}
     assert len(hidden) - len(names) == sum(c.visibility == "hidden" for c in result.cases)
     assert hidden_mentions(result, json.dumps(visible) + data["output"]) == []
     assert hidden_mentions(result, json.dumps(hidden))  # the detail is there, after it
@@ -179,9 +180,15 @@ def test_gradescope_shows_no_figure_of_the_hidden_profile_case_before_the_deadli
     visible = [t for t in data["tests"] if t["visibility"] == "visible"]
     assert "Why this speed" not in [t["name"] for t in visible]
     text = json.dumps(visible) + data["output"]
-    said = [s for s in re.split(r"(?<=\.) ", text) if "in a hidden case" in s]
-    assert said, "the broken rule is said before the deadline"
-    assert all(not re.search(r"\d", re.sub(r"\d+/\d+", "", s)) for s in said), said
+    # nor whether the rule broke there: the finding and its cost wait with the hidden cases
+    assert "in a hidden case" not in text
+    cases = [t for t in visible if t["name"].startswith("public case ")]
+    assert cases and all(t["score"] == t["max_score"] for t in cases)
+    rules_test = next(t for t in data["tests"] if t["name"] == "Rules measured at a hidden case")
+    assert rules_test["visibility"] == "after_due_date" and rules_test["score"] < 0
+    assert sum(t.get("score", 0) for t in data["tests"]) == pytest.approx(result.score, abs=1e-3)
+    said = [s for s in re.split(r"(?<=\.) ", rules_test["output"]) if "in a hidden case" in s]
+    assert said and all(not re.search(r"\d", re.sub(r"\d+/\d+", "", s)) for s in said), said
     public = {v for c in result.cases if c.visibility == "public" for v in c.sizes.values()}
     sizes = [v for c in result.cases if c.visibility == "hidden" for v in c.sizes.values()]
     figures = {f for v in sizes if v > 2 for f in (v, 8 * v, 8 * v + 4)} - public

@@ -15,6 +15,14 @@ https://gradescope-autograders.readthedocs.io/en/latest/specs/#output-format
   tell, the test takes the hidden cases' visibility. The
   roofline comes from the timed run, which happens once every case passed, so it goes in
   the speed test, whose visibility is the hidden cases';
+- a rule that measures the work, broken at a hidden profile case (graded with the
+  secret, the rules are measured at a hidden case the file's text draws), is left out of
+  the compile test and the public cases' points, which show what they would be with the
+  rule kept: its finding and what it cost (half the correctness points, and speed) are
+  a test of their own, "Rules measured at a hidden case", worth that cost below 0 and
+  shown as the hidden cases are. Else whether the drawn case got the work would show
+  before the due date, and a kernel that did it at one hidden size alone could be
+  resubmitted with other comments until the draw landed there;
 - `score` at the top level is the result's score, so the tests always add up to what the
   grader gave; `execution_time` is the grading's seconds. Where hidden cases ran, the
   top-level `visibility` is theirs and the top-level `output` gives the public cases'
@@ -38,7 +46,7 @@ from grader.judge import cases as casegen
 from grader.judge.grading import SPEED_WAITS
 from grader.judge.rules import HIDDEN_CASE
 from grader.model.lab import Lab
-from grader.model.result import CaseResult, Result, Status, Visibility
+from grader.model.result import CaseResult, Diagnostic, Kind, Result, Status, Visibility
 from grader.report import common, measures
 
 VISIBILITIES = ("after_due_date", "hidden", "after_published")
@@ -169,6 +177,33 @@ def _why_test(result: Result, hidden: str | None) -> dict[str, Any] | None:
     }
 
 
+def _held_back(result: Result, hidden: str | None) -> list[Diagnostic]:
+    """The rules that measure the work which the kernel broke at a hidden profile case,
+    where the hidden cases' tests are out of sight (`hidden`): before the due date, a
+    broken one in the compile test or in the public cases' halved points would tell
+    whether the case the file's text drew got the work, and a kernel that did the work
+    at one hidden size alone could be resubmitted with other comments until it did."""
+    if hidden is None:
+        return []
+    return [
+        d for d in result.diagnostics if d.kind == Kind.REQUIREMENT and HIDDEN_CASE in d.message
+    ]
+
+
+def _rules_test(held: list[Diagnostic], score: float, visibility: str) -> dict[str, Any]:
+    """The points the rules broken at a hidden case cost (`score`, not above 0: half the
+    correctness points and the speed points), shown as the hidden cases are."""
+    return {
+        "name": "Rules measured at a hidden case",
+        "score": score,
+        "max_score": 0.0,
+        "status": "failed",
+        "output": "\n".join(common.diagnostic(d) for d in held),
+        "output_format": TEXT,
+        "visibility": visibility,
+    }
+
+
 SHOWN = {
     "after_due_date": "after the due date",
     "hidden": "to the course staff only",
@@ -210,20 +245,25 @@ def results_json(
     result = common.printable_result(result)  # Gradescope's page obeys bidi overrides too
     full = _with_every_case(lab, result, secret)
     hidden = hidden_visibility if secret else None
-    tests = [_compile_test(full)]
-    parts = points.parts(lab, full, hidden_run=bool(secret))
+    held = _held_back(full, hidden)
+    shown = replace(full, diagnostics=[d for d in full.diagnostics if d not in held])
+    tests = [_compile_test(shown)]
+    parts = points.parts(lab, shown, hidden_run=bool(secret))
     for part, top in zip(parts, maxima(parts), strict=True):
         if part.case is not None:
             tests.append(_case_test(part, top, hidden_visibility))
         else:
             tests.append(_speed_test(part, top, full, hidden or "visible"))
+    if held:
+        left = round(result.score - sum(t["score"] for t in tests if "score" in t), DIGITS)
+        tests.append(_rules_test(held, left, hidden_visibility))
     why = _why_test(full, hidden)
     if why:
         tests.append(why)
     data: dict[str, Any] = {
         "score": round(result.score, DIGITS),
         "execution_time": round(seconds, 2),
-        "output": _summary(result, parts, hidden),
+        "output": _summary(shown, parts, hidden),
         "output_format": TEXT,
         "test_output_format": TEXT,
         "test_name_format": TEXT,

@@ -215,3 +215,38 @@ def test_the_roofline_goes_with_the_speed_which_waits_on_the_hidden_cases():
     assert "Roofline: yours 800 GFLOP/s" in speed["output"]
     assert speed["visibility"] == "after_due_date"
     assert "Roofline" not in why["output"] and "bank conflicts" in why["output"]
+
+
+def _broken(where: str) -> Diagnostic:
+    return Diagnostic(Kind.REQUIREMENT, f"One thread made more than 1/8 of the loads {where}.")
+
+
+def test_a_rule_broken_at_a_hidden_case_waits_with_the_hidden_cases():
+    """Its finding and its cost form a hidden test; the compile test, the public cases and
+    the text above them show what they would with the rule kept."""
+    lab = labs.get("reduction")
+    result = make_result("reduction", (), SECRET, rule_broken=True)
+    result = replace(result, diagnostics=[_broken("in a hidden case")])
+    data = results_json(lab, result, SECRET, 1.0)
+    validate(data)
+    visible = [t for t in data["tests"] if t["visibility"] == "visible"]
+    assert "1/8" not in json.dumps(visible) + data["output"]
+    assert all(t["score"] == t["max_score"] for t in visible if "score" in t)
+    held = data["tests"][-1]
+    assert held["name"] == "Rules measured at a hidden case" and "1/8" in held["output"]
+    assert held["visibility"] == "after_due_date" and held["score"] == pytest.approx(-3.5)
+    assert sum(t.get("score", 0) for t in data["tests"]) == pytest.approx(data["score"])
+    assert data["score"] == pytest.approx(result.score) == pytest.approx(3.5)
+
+
+def test_a_rule_broken_at_a_public_case_halves_the_points_in_sight():
+    """Broken where the student can run it (without the secret, the public profile case),
+    it hides nothing: the public cases show their halved points at once."""
+    lab = labs.get("reduction")
+    result = make_result("reduction", (), SECRET, rule_broken=True)
+    result = replace(result, diagnostics=[_broken("in case n-100000")])
+    data = results_json(lab, result, SECRET, 1.0)
+    assert "Rules measured at a hidden case" not in [t["name"] for t in data["tests"]]
+    public = [t for t in data["tests"] if t["name"].startswith("public case ")]
+    assert all(t["score"] == pytest.approx(t["max_score"] / 2, abs=1e-4) for t in public)
+    assert "n-100000" in data["tests"][0]["output"]
