@@ -21,6 +21,10 @@
   the same keys (its verdict is "passed"), and `why`: words the "why this speed" advice
   must hold, so that each kernel is slow for the reason its entry names; a grading
   without a profile is a problem;
+- the reference, the baseline, the variants and the slow kernels keep those rules (the
+  baseline breaks those it says) at every hidden case a grading may profile in the public
+  profile case's place (rules.profile_candidates): which one is drawn depends on the
+  file's text, and comments must not cost a correct kernel its points;
 - `student_template/LAB/README.md` states the kernels' signatures, the cases and the
   scoring (grader.lab_readme)."""
 
