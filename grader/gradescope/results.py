@@ -43,10 +43,11 @@ import grader
 from grader import schema
 from grader.course import points
 from grader.judge import cases as casegen
+from grader.judge import rules
 from grader.judge.grading import SPEED_WAITS
 from grader.judge.rules import HIDDEN_CASE
 from grader.model.lab import Lab
-from grader.model.result import CaseResult, Diagnostic, Kind, Result, Status, Visibility
+from grader.model.result import CaseResult, Diagnostic, Result, Status, Visibility
 from grader.report import common, measures
 
 VISIBILITIES = ("after_due_date", "hidden", "after_published")
@@ -183,11 +184,7 @@ def _held_back(result: Result, hidden: str | None) -> list[Diagnostic]:
     broken one in the compile test or in the public cases' halved points would tell
     whether the case the file's text drew got the work, and a kernel that did the work
     at one hidden size alone could be resubmitted with other comments until it did."""
-    if hidden is None:
-        return []
-    return [
-        d for d in result.diagnostics if d.kind == Kind.REQUIREMENT and HIDDEN_CASE in d.message
-    ]
+    return [] if hidden is None else rules.broken_at_hidden_case(result)
 
 
 def _rules_test(held: list[Diagnostic], score: float, visibility: str) -> dict[str, Any]:

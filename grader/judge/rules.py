@@ -326,6 +326,14 @@ def broken(result: Result) -> set[str]:
     return {name for name, opening in OPENING.items() if any(m.startswith(opening) for m in said)}
 
 
+def broken_at_hidden_case(result: Result) -> list[Diagnostic]:
+    """The findings of the rules that measure the work which a hidden profile case decided
+    (each names it HIDDEN_CASE, as `measured` writes them, never its name)."""
+    return [
+        d for d in result.diagnostics if d.kind == Kind.REQUIREMENT and HIDDEN_CASE in d.message
+    ]
+
+
 def _busiest(lab: Lab, profile: Profile) -> str | None:
     found = profile.busiest_thread_share
     if found is None or found <= lab.busiest_thread:
