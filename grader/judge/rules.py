@@ -93,12 +93,11 @@ def profile_case(lab: Lab, cases: list[Case]) -> str | None:
     of 33 or 97 needs, and the naive one elsewhere). A kernel that does not run to its
     end there breaks the rules: measured anywhere else, it could stop itself at the
     drawn case to be measured where it knows the size."""
-    named = named_profile_case(lab, cases)
-    if named is None:
-        return None
-    chosen = next(c for c in cases if c.name == named)
-    near = profile_candidates(lab, cases)
-    return near[chosen.seed % len(near)] if near else named
+    named, near = named_profile_case(lab, cases), profile_candidates(lab, cases)
+    if not near:
+        return named
+    seed = next(c.seed for c in cases if c.name == named)
+    return near[seed % len(near)]
 
 
 def profile_candidates(lab: Lab, cases: list[Case]) -> list[str]:
