@@ -6,6 +6,7 @@ by hand (tests/profile_kit.py)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -264,3 +265,16 @@ def test_a_kernel_that_spreads_rows_at_517_alone_breaks_the_rule_where_drawn_els
         assert (
             validate._at_every_profile_case(lab, lab.home / "baseline.cu", backend, 10, set()) == []
         )
+
+
+def test_every_labs_hidden_profile_cases_are_not_all_of_the_public_ones_size():
+    """A kernel that did the work at the public profile case's size alone would keep the
+    rules whatever the draw; at least one candidate has another count of outputs."""
+    for name, lab in labs.all_labs().items():
+        cases = casegen.cases_for(lab, "s")
+        named = rules.named_profile_case(lab, cases)
+        drawn = rules.profile_candidates(lab, cases)
+        if named is None or not drawn:
+            continue
+        outputs = {c.name: math.prod(lab.extent(lab.full_sizes(c.sizes))) for c in cases}
+        assert any(outputs[n] != outputs[named] for n in drawn), (name, drawn)
