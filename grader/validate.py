@@ -186,13 +186,19 @@ def _cases_pass(result: Result, wanted: dict) -> list[str]:
 def _baseline(result: Result, wanted: dict) -> list[str]:
     """Every case passes, and the rules that measure the work are broken as the lab says
     (Lab.baseline_breaks: a tiled lab's naive kernel breaks its traffic rule)."""
-    problems = _cases_pass(result, wanted)
     expected = set(labs.get(result.lab).baseline_breaks)
-    found = rules.broken(result)
-    problems += [f"breaks the {name} rule: {_rule(result, name)}" for name in found - expected]
-    kept = expected - found
-    problems += [f"keeps the {name} rule, which the lab says it breaks" for name in kept]
-    return problems
+    found = {name: _rule(result, name) for name in rules.broken(result)}
+    return _cases_pass(result, wanted) + _unlike(found, expected)
+
+
+def _unlike(found: dict[str, str], breaks: set[str], where: str = "") -> list[str]:
+    """Where the rules that measure the work which a kernel broke (`found`, by name with
+    the finding) are not those it should break (`breaks`); `where` opens each sentence."""
+    problems = [
+        f"{where}breaks the {n} rule: {said}" for n, said in found.items() if n not in breaks
+    ]
+    kept = breaks - set(found)
+    return problems + [f"{where}keeps the {n} rule, which the lab says it breaks" for n in kept]
 
 
 def _at_every_profile_case(
@@ -214,16 +220,8 @@ def _at_every_profile_case(
             if isinstance(found, str):
                 problems.append(f"at hidden case {case.name}, {found}")
                 continue
-            problems += [
-                f"at hidden case {case.name}, which a grading may profile: {said}"
-                for name, said in found.items()
-                if name not in breaks
-            ]
-            problems += [
-                f"at hidden case {case.name}, which a grading may profile, it keeps the "
-                f"{name} rule, which the lab says it breaks"
-                for name in breaks - set(found)
-            ]
+            where = f"at hidden case {case.name}, which a grading may profile, it "
+            problems += _unlike(found, breaks, where)
     return problems
 
 

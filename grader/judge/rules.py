@@ -383,7 +383,7 @@ def _traffic(lab: Lab, profile: Profile, baseline: Profile) -> str | None:
             "the naive kernel's amount" if ratio >= 0.95 else f"{ratio:.0%} of the naive kernel's"
         )
         read = (
-            f"{mine:,.0f} bytes of global memory in case {profile.case}, {amount} "
+            f"{mine:,.0f} bytes of global memory in {case_phrase(profile.case)}, {amount} "
             f"({naive:,.0f}); the lab asks for at most {limit} of that"
         )
     return f"{OPENING[TRAFFIC]}{read}: {lab.traffic.fix}."

@@ -316,7 +316,7 @@ def random_sizes(rng: np.random.Generator) -> dict[str, int]:
 def rows_alike(sizes) -> bool:
     """Whether a case's rows are all of about one length, as the profile case's are: no
     long row and no power law, where one thread a row leaves one thread most of the
-    loads (68% in long-row-517x4096)."""
+    loads (69% in long-row-517x4096)."""
     return not sizes.get("long_row", 0) and not sizes.get("power_law", 0)
 
 
