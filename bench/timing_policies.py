@@ -4,14 +4,13 @@ batch's exclusive window is the kernels' own runs, 160 of its 181 ms on the H200
 
 Each kernel is timed against the lab's reference --seeds times with a fixed number of
 rounds (--rounds, at most what the host may check), every run's milliseconds kept, the
-first pair and the warm-up included (a wrapper of the GPU worker records them). Then, per
+first pair included (a wrapper of the GPU worker records them). Then, per
 rule, on those runs: the GPU milliseconds a timing would have spent, its rounds, and how
 far its speedup and its points fall from the truth (the median of every round of every
 seed). The rules:
 
-    current        grader.backends.timing.Plan as it is
-    first counted  a long round's first pair is a round (Plan.long: no warm-up before it)
-    warm-up counted  a short round's warm-up pair is a round
+    current        grader.backends.timing.Plan as it is (a long round's first pair is a
+                   round, a short round's its warm-up: Plan.counts_first)
     score decided  also stop, after 3 rounds, once the median +-3 standard errors is past
                    the lab's target speedup or under its zero: no more rounds can change
                    the points
@@ -78,30 +77,23 @@ def worker_main(argv: list[str]) -> None:
 
 @dataclass
 class Trace:
-    """One timing's runs: the first pair, the warm-up pairs and the rounds, each pair
-    (student ms, reference ms)."""
+    """One timing's runs: the first pair and the rounds after it, each pair (student ms,
+    reference ms)."""
 
     first: tuple[float, float]
-    warmups: list[tuple[float, float]]
     rounds: list[tuple[float, float]]
 
 
 def parse(runs: list[tuple[bool, float]]) -> Trace:
-    """Pairs of a trace as time_pair made them: the first pair and the warm-ups student
-    first, the rounds alternating."""
-    from grader.backends.cuda.timing import expected_round_s
-    from grader.backends.timing import Plan
+    """Pairs of a trace as time_pair made them: the first pair student first, the rounds
+    alternating."""
 
     def pair(two: list[tuple[bool, float]]) -> tuple[float, float]:
         by = dict(two)
         return by[True], by[False]
 
-    first = pair(runs[:2])
-    warm = Plan(BUDGET_S).warmups(expected_round_s(first))
-    rest = runs[2:]
-    warmups = [pair(rest[2 * i : 2 * i + 2]) for i in range(warm)]
-    rest = rest[2 * warm :]
-    return Trace(first, warmups, [pair(rest[i : i + 2]) for i in range(0, len(rest) - 1, 2)])
+    first, rest = pair(runs[:2]), runs[2:]
+    return Trace(first, [pair(rest[i : i + 2]) for i in range(0, len(rest) - 1, 2)])
 
 
 @dataclass
@@ -117,7 +109,7 @@ def _replay(trace: Trace, start: list, stop: Callable[[list, float], bool]) -> O
     from grader.backends.cuda.timing import ROUND_OVERHEAD_S
     from grader.backends.timing import summarise
 
-    spent = sum(trace.first) + sum(sum(w) for w in trace.warmups)
+    spent = sum(trace.first)
     samples = list(start)
     for pair in trace.rounds:
         if stop(samples, spent / 1000):
@@ -149,19 +141,14 @@ def _plan_stop(trace: Trace, decided: Callable | None = None):
     return plan, round_s, stop
 
 
+def _counted(trace: Trace, decided: Callable | None = None) -> Outcome:
+    """The rounds replayed as Plan starts them: with the first pair where it counts."""
+    plan, round_s, stop = _plan_stop(trace, decided)
+    return _replay(trace, [trace.first] if plan.counts_first(round_s) else [], stop)
+
+
 def current(trace: Trace, scoring) -> Outcome:
-    _, _, stop = _plan_stop(trace)
-    return _replay(trace, [], stop)
-
-
-def first_counted(trace: Trace, scoring) -> Outcome:
-    plan, round_s, stop = _plan_stop(trace)
-    return _replay(trace, [trace.first] if plan.long(round_s) else [], stop)
-
-
-def warmup_counted(trace: Trace, scoring) -> Outcome:
-    _, _, stop = _plan_stop(trace)
-    return _replay(trace, list(trace.warmups), stop)
+    return _counted(trace)
 
 
 def score_decided(trace: Trace, scoring) -> Outcome:
@@ -169,8 +156,7 @@ def score_decided(trace: Trace, scoring) -> Outcome:
         low, high = speedup * (1 - 3 * error), speedup * (1 + 3 * error)
         return low >= scoring.target_speedup or high <= scoring.zero_speedup
 
-    _, _, stop = _plan_stop(trace, decided)
-    return _replay(trace, [], stop)
+    return _counted(trace, decided)
 
 
 def reference_once(trace: Trace, scoring, reference_ms: float) -> Outcome:
@@ -181,7 +167,7 @@ def reference_once(trace: Trace, scoring, reference_ms: float) -> Outcome:
     from grader.backends.timing import Plan, Summary, _spread
 
     plan = Plan(defaults.TIMING_BUDGET)
-    spent = trace.first[0] + sum(w[0] for w in trace.warmups) + reference_ms  # drift's run
+    spent = trace.first[0] + reference_ms  # the drift's run
     times: list[float] = []
 
     def known() -> bool:
@@ -198,12 +184,7 @@ def reference_once(trace: Trace, scoring, reference_ms: float) -> Outcome:
     return Outcome(spent, len(times), reference_ms / statistics.median(times), not known())
 
 
-RULES = {
-    "current": current,
-    "first counted": first_counted,
-    "warm-up counted": warmup_counted,
-    "score decided": score_decided,
-}
+RULES = {"current": current, "score decided": score_decided}
 
 
 def traces_of(kernel: str, seeds: int, rounds: int, trace_file: Path) -> list[Trace]:

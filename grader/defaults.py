@@ -32,7 +32,7 @@ TIMING_TARGET_ERROR = 0.005  # stop timing once the median speedup is known to 0
 TIMING_MIN_ROUNDS = 5
 # A round (both kernels' runs) of at least TIMING_LONG_ROUND seconds is a slow kernel's:
 # its rounds agree to ±0.1 % (matmul's naive baseline, 26 ms a run on an H200), so
-# TIMING_LONG_MIN_ROUNDS of them tell its median, and it gets no warm-up (Plan).
+# TIMING_LONG_MIN_ROUNDS of them tell its median, its first pair one of them (Plan).
 TIMING_LONG_ROUND = 0.02
 TIMING_LONG_MIN_ROUNDS = 3
 TIMING_MAX_ROUNDS = 200

@@ -13,7 +13,6 @@ from grader import defaults
 from grader.backends.cuda import helpers
 from grader.backends.timing import (
     SAMPLE_ELEMENTS,
-    WARMUPS,
     Plan,
     Sample,
     TimingCheck,
@@ -198,22 +197,22 @@ def test_plan_stops_before_a_round_that_would_overrun_the_budget():
 SHORT_ROUND_S, LONG_ROUND_S = 0.009, 0.032  # reference against itself; the naive baseline
 
 
-def test_a_short_round_gets_a_warmup_and_the_least_rounds_of_a_short_kernel():
+def test_a_short_rounds_first_pair_is_its_warmup_and_it_takes_the_least_rounds():
     plan = Plan(budget_s=8)
     assert not plan.long(SHORT_ROUND_S)
-    assert plan.warmups(SHORT_ROUND_S) == WARMUPS
+    assert not plan.counts_first(SHORT_ROUND_S)
     steady = [3.6] * (defaults.TIMING_MIN_ROUNDS - 1)
     assert plan.stop_reason(steady, steady, elapsed_s=0.1, round_s=SHORT_ROUND_S) is None
     steady.append(3.6)
     assert "known" in plan.stop_reason(steady, steady, elapsed_s=0.1, round_s=SHORT_ROUND_S)
 
 
-def test_a_long_round_gets_no_warmup_and_fewer_rounds_with_the_same_precision_rule():
+def test_a_long_rounds_first_pair_is_a_round_of_fewer_with_the_same_precision_rule():
     """A slow kernel's rounds agree to ±0.1 %: three tell its median to ±0.5 %; a
     spread that does not say so still takes more rounds, as in a short round."""
     plan = Plan(budget_s=8)
     assert plan.long(LONG_ROUND_S) and plan.long(defaults.TIMING_LONG_ROUND)
-    assert plan.warmups(LONG_ROUND_S) == 0
+    assert plan.counts_first(LONG_ROUND_S)
     least = defaults.TIMING_LONG_MIN_ROUNDS
     assert plan.least_rounds(LONG_ROUND_S) == least < plan.least_rounds(SHORT_ROUND_S)
     student, reference = [26.0, 26.02, 25.99], [3.6, 3.601, 3.598]

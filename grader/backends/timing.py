@@ -48,10 +48,6 @@ EXPONENT_BITS = 126 << 23  # exponent of [0.5, 1.0)
 
 SAMPLE_ELEMENTS = 4096  # elements read back after each launch (fewer if the output is small)
 CHUNK = 1 << 16  # words the host hashes at a time
-# Untimed launches of each kernel after the first, in a short round (Plan.long): the
-# first already loaded the code; one more each settles the clocks and caches and costs
-# a batch's window one pair of runs, not two (issue 36).
-WARMUPS = 1
 REFERENCE_SAMPLES = 1 << 30  # the reference's sample numbers start here (sample_launch)
 
 
@@ -64,8 +60,8 @@ MEDIAN_ERROR_PER_SPREAD = 1.2533 / 1.349
 class Plan:
     """When to stop timing a pair: once the median speedup is known to `target_error`,
     after at least the least rounds (least_rounds), at `max_rounds`, or before a round
-    that would overrun the budget. One rule sets the warm-ups and the least rounds from
-    what a round costs (long)."""
+    that would overrun the budget. One rule sets whether the first pair is a round and the
+    least rounds from what a round costs (long)."""
 
     budget_s: float
     target_error: float = defaults.TIMING_TARGET_ERROR
@@ -75,18 +71,21 @@ class Plan:
     long_min_rounds: int = defaults.TIMING_LONG_MIN_ROUNDS
 
     def long(self, round_s: float) -> bool:
-        """Whether a round of `round_s` seconds is long: a slow kernel's. Each kernel's
-        first run, untimed, came just before the first round, and the slower one kept
-        the GPU busy for half of it or more, 9 ms at least: time for the clocks to rise,
-        and every page and the code were touched; the L2 is flushed before every run
-        anyway, so a warm-up would settle nothing more (tests/gpu/test_timing.py holds
-        the first round to the median). And such a run varies by a far smaller share of
-        it than a short one's launch and event jitter: a few rounds tell its median."""
+        """Whether a round of `round_s` seconds is long: a slow kernel's. The first pair
+        kept the GPU busy for half of it or more, 9 ms at least: time for the clocks to
+        rise, and every page and the code were touched; the L2 is flushed before every
+        run anyway, so that pair is a round like the rest (tests/gpu/test_timing.py holds
+        it to the median). And such a run varies by a far smaller share of it than a
+        short one's launch and event jitter: a few rounds tell its median."""
         return round_s >= self.long_round_s
 
-    def warmups(self, round_s: float) -> int:
-        """Untimed launches of each kernel after the first, for rounds of `round_s` s."""
-        return 0 if self.long(round_s) else WARMUPS
+    def counts_first(self, round_s: float) -> bool:
+        """Whether the first pair of runs is a round, for rounds of `round_s` s: a long
+        round's is (long); a short round's loaded the code and raised the clocks, its
+        only warm-up. On the H200, one pair fewer moved no kernel's points, nor its worst
+        speedup more than 0.2% further from the truth (bench/timing_policies.py), and a
+        batch's window runs one pair fewer a submission (issue 36)."""
+        return self.long(round_s)
 
     def least_rounds(self, round_s: float) -> int:
         """Rounds timed before the median's precision may stop timing."""
@@ -185,15 +184,15 @@ class TimingCheck:
 
     @property
     def launches(self) -> int:
-        """The most student launches a timing makes: the first, warm-ups, then rounds."""
-        return 1 + WARMUPS + self.rounds
+        """The most student launches a timing makes: the first, then rounds."""
+        return 1 + self.rounds
 
     @property
     def usual_launches(self) -> int:
         """The student launches of a short round's timing that stops as soon as it may
-        (Plan: the first, the warm-ups, the least rounds): most timings make no more, a
-        slow kernel's fewer."""
-        return min(self.launches, 1 + WARMUPS + defaults.TIMING_MIN_ROUNDS)
+        (Plan: the first, then the least rounds): most timings make no more, a slow
+        kernel's fewer."""
+        return min(self.launches, 1 + defaults.TIMING_MIN_ROUNDS)
 
     def to_json(self) -> dict:
         return {

@@ -37,9 +37,9 @@ def test_a_trusted_timing_has_its_roofline_under_the_devices_ceilings(backend):
 
 def test_a_slow_kernel_is_timed_in_few_rounds_without_a_warmup_and_as_precisely(backend, gpu_alone):
     """matmul's naive baseline (26 ms a run on an H200) against the reference: a long
-    round (backends.timing.Plan.long), so no warm-up and fewer rounds than a short
-    kernel's least where they agree; the first round, right after the first runs, is as
-    fast as the median (the clocks were up), and three timings agree to ±0.5 %."""
+    round (backends.timing.Plan.long), so its first pair is a round and it takes fewer
+    rounds than a short kernel's least where they agree; that first round is as fast as
+    the median (the clocks rose within it), and three timings agree to ±0.5 %."""
     lab = get("matmul-tiled")
     submission, _ = read_submission(lab.home / "baseline.cu")
     found = []

@@ -70,10 +70,8 @@ def time_pair(
 
         first = [timed(0), timed(1)]  # also loads lazily-loaded code
         round_s = expected_round_s(first)
-        for _ in range(plan.warmups(round_s)):
-            timed(0)
-            timed(1)
-        samples: list[list[float]] = [[], []]
+        counted = plan.counts_first(round_s)  # else it was the warm-up
+        samples: list[list[float]] = [[first[0]], [first[1]]] if counted else [[], []]
         reason = None
         while reason is None:
             reason = plan.stop_reason(*samples, time.monotonic() - started, round_s)
@@ -82,7 +80,7 @@ def time_pair(
             order = (0, 1) if len(samples[0]) % 2 == 0 else (1, 0)
             for which in order:
                 samples[which].append(timed(which))
-        if not samples[0]:  # a kernel too slow to repeat: its first run is the sample
+        if not samples[0]:  # the budget spent by the first pair: it is the sample
             samples = [[first[0]], [first[1]]]
     finally:
         lap = time.perf_counter()
