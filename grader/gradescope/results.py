@@ -45,7 +45,6 @@ from grader.course import points
 from grader.judge import cases as casegen
 from grader.judge import rules
 from grader.judge.grading import SPEED_WAITS
-from grader.judge.rules import HIDDEN_CASE
 from grader.model.lab import Lab
 from grader.model.result import CaseResult, Diagnostic, Result, Status, Visibility
 from grader.report import common, measures
@@ -169,7 +168,7 @@ def _why_test(result: Result, hidden: str | None) -> dict[str, Any] | None:
     if result.profile is None:
         return None
     why = replace(measures.section(result.profile), roofline=None)
-    at_hidden = hidden is not None and result.profile.student.case == HIDDEN_CASE
+    at_hidden = hidden is not None and result.profile.student.case == rules.HIDDEN_CASE
     return {
         "name": measures.TITLE,
         "output": "\n".join(why.lines()),
