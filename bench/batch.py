@@ -19,8 +19,10 @@ included."""
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -177,12 +179,36 @@ def print_speedups(timings: list[tuple[int, dict]], lab: str) -> None:
             k: statistics.median(p[k] for p in found)
             for k in ("rounds", "student_ms", "reference_ms")
         }
+        rounds = [p["rounds"] for p in found]
         print(
             f"  speedup of {name}: median {statistics.median(speedups):.4f} over "
             f"{len(speedups)} copies, {min(speedups):.4f} to {max(speedups):.4f}; median "
             f"{middle['rounds']:g} rounds of {middle['student_ms']:.3f} ms against "
             f"{middle['reference_ms']:.3f} ms"
         )
+        first = [_first_off(p) for p in found if p.get("student_samples")]
+        print(
+            f"    rounds: mean {statistics.mean(rounds):.1f}, most {max(rounds)}; the first "
+            f"round's speedup off the timing's median by {statistics.median(first):.2%} "
+            f"(median), {max(first):.2%} at most; stopped because: "
+            f"{_reasons(p.get('note', '') for p in found)}"
+        )
+
+
+def _first_off(performance: dict) -> float:
+    """How far the timing's first round's speedup is from its median speedup."""
+    student, reference = performance["student_samples"], performance["reference_samples"]
+    return abs(reference[0] / student[0] / performance["speedup"] - 1)
+
+
+def _reasons(notes) -> str:
+    """How many timings stopped for each reason (the end of a timing's note, numbers
+    dropped)."""
+    counted = collections.Counter(
+        re.sub(r"[0-9.]+", "N", note.rpartition("stopped because ")[2].split(";")[0])
+        for note in notes
+    )
+    return ", ".join(f"{n}x {reason or '?'}" for reason, n in counted.most_common())
 
 
 if __name__ == "__main__":
