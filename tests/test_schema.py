@@ -66,11 +66,11 @@ def _result() -> Result:
 
 def test_the_report_states_its_version_and_refuses_another(tmp_path):
     data = json_report.to_dict(_result())
-    assert next(iter(data)) == "schema_version" and data["schema_version"] == 4
+    assert next(iter(data)) == "schema_version" and data["schema_version"] == 5
     jsonschema.validate(data, schema.load(schema.REPORT))
-    for other in (1, 2, 3, None):
+    for other in (1, 2, 3, 4, None):
         data["schema_version"] = other
-        with pytest.raises(json_report.ReportFormatError, match="schema version 4"):
+        with pytest.raises(json_report.ReportFormatError, match="schema version 5"):
             json_report.result_from_json({k: v for k, v in data.items() if v is not None})
 
 

@@ -35,7 +35,7 @@ from grader.model.result import Diagnostic, Result, Visibility
 from grader.model.source import SOURCE_ERRORS, Submission, read_submission
 from grader.toolchain import build_cache
 
-CACHE_FORMAT = 2  # bump when what an entry holds, or how the model counts, changes
+CACHE_FORMAT = 3  # bump when what an entry holds, or how the model counts, changes
 CPU = "cpu"
 
 

@@ -100,6 +100,7 @@ class KernelProfile:
     shared_atomics: int = 0
     threads: int = 0  # threads launched
     busiest_thread_loads: int = 0  # the global loads and atomics of the busiest thread
+    busiest_block_loads: int = 0  # the global loads and atomics of the busiest block
     occupancy: Occupancy | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -110,6 +111,7 @@ class KernelProfile:
             "shared_atomics": self.shared_atomics,
             "threads": self.threads,
             "busiest_thread_loads": self.busiest_thread_loads,
+            "busiest_block_loads": self.busiest_block_loads,
             "occupancy": self.occupancy.to_json() if self.occupancy else None,
         }
 
@@ -125,7 +127,13 @@ class KernelProfile:
 
 
 _TRAFFIC = ("global_loads", "global_stores", "shared_loads", "shared_stores", "constant_loads")
-_COUNTS = ("global_atomics", "shared_atomics", "threads", "busiest_thread_loads")
+_COUNTS = (
+    "global_atomics",
+    "shared_atomics",
+    "threads",
+    "busiest_thread_loads",
+    "busiest_block_loads",
+)
 
 
 @dataclass
@@ -175,6 +183,13 @@ class Profile:
         """The largest share of all global loads and atomics that one thread made."""
         reads = self.global_reads
         busiest = max((k.busiest_thread_loads for k in self.kernels), default=0)
+        return busiest / reads if reads and busiest else None  # 0: not counted (ncu)
+
+    @property
+    def busiest_block_share(self) -> float | None:
+        """The largest share of all global loads and atomics that one block made."""
+        reads = self.global_reads
+        busiest = max((k.busiest_block_loads for k in self.kernels), default=0)
         return busiest / reads if reads and busiest else None  # 0: not counted (ncu)
 
     @property

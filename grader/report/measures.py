@@ -76,6 +76,7 @@ MEASURES: tuple[tuple[str, Measure], ...] = (
     ("atomics on shared memory", _count("shared_atomics")),
     ("constant-memory requests", _constant),
     ("busiest thread's share of global loads", _number(lambda p: p.busiest_thread_share, share)),
+    ("busiest block's share of global loads", _number(lambda p: p.busiest_block_share, share)),
     ("idle lanes in memory requests", _number(lambda p: p.idle_lane_share, share)),
 )
 

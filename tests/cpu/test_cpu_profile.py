@@ -35,6 +35,13 @@ __global__ void even_lanes(const float* a, float* b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n && threadIdx.x % 2 == 0) b[i] = a[i];
 }
+__global__ void first_block_rows(const float* a, float* b, int n) {
+    // block b sums (4 - b) * 8 elements a thread: the first block has the longest rows
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float sum = 0.0f;
+    for (int j = 0; j < (4 - (int)blockIdx.x) * 8; ++j) sum += a[(i + j * blockDim.x) % n];
+    if (i < n) b[i] = sum;
+}
 __global__ void one_thread(const float* a, float* b, int n) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         float sum = 0.0f;
@@ -56,6 +63,16 @@ def test_a_coalesced_float_load_is_four_sectors_a_request(kit):
     assert found.global_loads == Traffic(requests=32, sectors=128, bytes=4096, lanes=1024)
     assert found.global_stores == Traffic(requests=32, sectors=128, bytes=4096, lanes=1024)
     assert (found.threads, found.busiest_thread_loads) == (1024, 1)
+    assert found.busiest_block_loads == 256  # each of the 4 blocks loads 256
+
+
+def test_the_busiest_block_is_the_one_with_the_most_loads_of_its_threads(kit):
+    """32, 24, 16 and 8 loads a thread in blocks 0 to 3: the first block makes 0.4 of
+    them, as a JDS kernel's block of the longest rows does."""
+    found = _elements(kit, "first_block_rows")
+    assert found.global_loads.lanes == 256 * (32 + 24 + 16 + 8)
+    assert found.busiest_block_loads == 256 * 32
+    assert found.busiest_thread_loads == 32
 
 
 def test_a_load_with_a_stride_of_32_floats_is_32_sectors_a_request(kit):
@@ -151,7 +168,7 @@ def test_a_full_log_splits_a_warps_requests_where_it_did_before_repeats_were_lef
 def test_one_thread_that_makes_every_load_is_the_busiest_with_all_of_them(kit):
     found = _elements(kit, "one_thread", n=256, block=32)
     assert found.global_loads == Traffic(requests=256, sectors=256, bytes=1024, lanes=256)
-    assert found.busiest_thread_loads == 256
+    assert found.busiest_thread_loads == found.busiest_block_loads == 256
 
 
 # Rows from threadIdx.x: the 16 lanes of a half warp read 16 rows of M, and store into 16
@@ -626,7 +643,7 @@ def test_a_memset_stores_each_byte(kit):
 RECORD = (
     "profile token={token} global_loads=2,8,256,64 global_stores=0,0,0,0 "
     "shared_loads=1,32,128,32 shared_stores=0,0,0,0 constant_loads=0,0,0,0 "
-    "global_atomics=0 shared_atomics=3 busiest=2"
+    "global_atomics=0 shared_atomics=3 busiest=2 busiest_block=60"
 )
 
 
@@ -645,6 +662,7 @@ def test_the_record_reads_as_the_kernels_profile():
         shared_atomics=3,
         threads=64,
         busiest_thread_loads=2,
+        busiest_block_loads=60,
     )
 
 
@@ -665,16 +683,25 @@ def test_no_profile_is_believed_but_the_one_record_with_the_token(lines):
 
 def test_a_kernel_launched_twice_adds_its_launches_up():
     first = KernelProfile(
-        "k", global_loads=Traffic(1, 4, 128, 32), threads=32, busiest_thread_loads=1
+        "k",
+        global_loads=Traffic(1, 4, 128, 32),
+        threads=32,
+        busiest_thread_loads=1,
+        busiest_block_loads=32,
     )
     second = KernelProfile(
-        "k", global_loads=Traffic(2, 8, 256, 64), threads=64, busiest_thread_loads=4
+        "k",
+        global_loads=Traffic(2, 8, 256, 64),
+        threads=64,
+        busiest_thread_loads=4,
+        busiest_block_loads=20,
     )
     other = KernelProfile("j", threads=1)
     merged = profiling.merged([first, other, second])
     assert [p.kernel for p in merged] == ["k", "j"]
     assert merged[0].global_loads == Traffic(3, 12, 384, 96)
     assert (merged[0].threads, merged[0].busiest_thread_loads) == (96, 4)
+    assert merged[0].busiest_block_loads == 32  # the busiest block of any launch
 
 
 # -- every lab's own kernels ------------------------------------------------------------

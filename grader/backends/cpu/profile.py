@@ -41,6 +41,7 @@ def read(report: Report, kernel: str, threads: int) -> KernelProfile | None:
         shared_atomics=record.shared_atomics,
         threads=threads,
         busiest_thread_loads=record.busiest,
+        busiest_block_loads=record.busiest_block,
     )
 
 
@@ -56,7 +57,7 @@ def _traffic(numbers: protocol.Numbers) -> Traffic | None:
 
 def merged(profiles: list[KernelProfile]) -> list[KernelProfile]:
     """One profile per kernel, in the order the kernels first ran: a kernel launched more
-    than once adds its launches up (its busiest thread is the busiest of any launch)."""
+    than once adds its launches up (its busiest thread and block are the busiest of any launch)."""
     out: dict[str, KernelProfile] = {}
     for p in profiles:
         seen = out.get(p.kernel)
@@ -70,6 +71,7 @@ def merged(profiles: list[KernelProfile]) -> list[KernelProfile]:
             shared_atomics=seen.shared_atomics + p.shared_atomics,
             threads=seen.threads + p.threads,
             busiest_thread_loads=max(seen.busiest_thread_loads, p.busiest_thread_loads),
+            busiest_block_loads=max(seen.busiest_block_loads, p.busiest_block_loads),
         )
     return list(out.values())
 

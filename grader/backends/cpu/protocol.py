@@ -240,6 +240,7 @@ class Profile(Record):
     global_atomics: int = 0
     shared_atomics: int = 0
     busiest: int = 0
+    busiest_block: int = 0
 
 
 @_kind("printf")

@@ -448,9 +448,9 @@ def summed(launches: Iterable[Row]) -> dict[str, float]:
 
 def kernel_profile(kernel: str, counters: Mapping[str, float], arch: str) -> KernelProfile:
     """A kernel's KernelProfile from its summed counters. ncu does not count loads per
-    thread: busiest_thread_loads stays 0 (the CPU model's says it). Constant-memory reads
-    are operands of other instructions, not requests it counts: constant_loads stays
-    empty."""
+    thread or block: busiest_thread_loads and busiest_block_loads stay 0 (the CPU model's
+    say them). Constant-memory reads are operands of other instructions, not requests it
+    counts: constant_loads stays empty."""
 
     def count(*names: str) -> int:
         return int(sum(counters.get(name, 0.0) for name in names))

@@ -36,10 +36,10 @@ from grader.model.launch import Launch
 from grader.model.profile import KernelProfile
 from grader.toolchain import build_cache, nvcc, scratch
 
-CACHE_FORMAT = 1  # bump when what a cache entry holds, or how it is counted, changes
+CACHE_FORMAT = 2  # bump when what a cache entry holds, or how it is counted, changes
 NOT_COUNTED = (
-    "Nsight Compute counts neither loads per thread nor constant-memory reads: the busiest "
-    "thread's share and the constant loads are the CPU model's to say."
+    "Nsight Compute counts neither loads per thread or block nor constant-memory reads: the "
+    "busiest thread's and block's shares and the constant loads are the CPU model's to say."
 )
 NO_LANES = (
     " This GPU's counters do not say how many lanes took part in each global or shared "

@@ -103,6 +103,7 @@ size_t g_stride = 0;
 std::vector<uint32_t> g_loads; /* each thread's global loads and atomics in the block */
 Totals g_totals[KINDS];
 unsigned long long g_busiest = 0;
+unsigned long long g_busiest_block = 0; /* the most global loads and atomics of one block */
 /* the atomic function a thread is in, and its target */
 uint16_t g_atomic_thread = 0;
 uintptr_t g_atomic_target = 0;
@@ -463,6 +464,7 @@ void profile_begin(const std::vector<Area>& buffers, int threads) {
     for (const Area& b : buffers) g_ranges.push_back(Range{(uintptr_t)b.data, b.bytes, false});
     for (Totals& t : g_totals) t = Totals();
     g_busiest = 0;
+    g_busiest_block = 0;
     g_loads.assign((size_t)threads, 0);
     g_threads = threads;
     g_slots.clear();
@@ -507,10 +509,13 @@ void profile_barrier() { drain(); }
 
 void profile_block_end() {
     drain();
+    unsigned long long block = 0;
     for (uint32_t& loads : g_loads) {
         g_busiest = std::max<unsigned long long>(g_busiest, loads);
+        block += loads;
         loads = 0;
     }
+    g_busiest_block = std::max(g_busiest_block, block);
     g_atomic_target = 0;
 }
 
@@ -526,6 +531,7 @@ void profile_end() {
     l.kv("global_atomics", (long long)g_totals[GLOBAL_ATOMIC].requests);
     l.kv("shared_atomics", (long long)g_totals[SHARED_ATOMIC].requests);
     l.kv("busiest", (long long)g_busiest);
+    l.kv("busiest_block", (long long)g_busiest_block);
     l.write();
 }
 
