@@ -186,19 +186,10 @@ def print_speedups(timings: list[tuple[int, dict]], lab: str) -> None:
             f"{middle['rounds']:g} rounds of {middle['student_ms']:.3f} ms against "
             f"{middle['reference_ms']:.3f} ms"
         )
-        first = [_first_off(p) for p in found if p.get("student_samples")]
         print(
-            f"    rounds: mean {statistics.mean(rounds):.1f}, most {max(rounds)}; the first "
-            f"round's speedup off the timing's median by {statistics.median(first):.2%} "
-            f"(median), {max(first):.2%} at most; stopped because: "
-            f"{_reasons(p.get('note', '') for p in found)}"
+            f"    rounds: mean {statistics.mean(rounds):.1f}, most {max(rounds)}; stopped "
+            f"because: {_reasons(p.get('note', '') for p in found)}"
         )
-
-
-def _first_off(performance: dict) -> float:
-    """How far the timing's first round's speedup is from its median speedup."""
-    student, reference = performance["student_samples"], performance["reference_samples"]
-    return abs(reference[0] / student[0] / performance["speedup"] - 1)
 
 
 def _reasons(notes) -> str:

@@ -515,6 +515,57 @@ def jds_rows_strided() -> Profile:
     )
 
 
+def _jds_power_law(kernel: KernelProfile) -> Profile:
+    return profile(
+        kernel,
+        outputs=32003,
+        case="power-law-32003x24000",
+        num_rows=32003,
+        num_cols=24000,
+        per_row=10,
+        power_law=1,
+    )
+
+
+def jds_reference_power_law() -> Profile:
+    """The reference at the lab's profile case, as the CPU model counts it: rows longer
+    than 32 entries shared by a block's warps, the groups of them dealt over the blocks;
+    its busiest block (a group of the longest rows beside its own short ones) makes 42376
+    of the 1392838 loads, 3.8 times an SM's share of them over 126 blocks."""
+    return _jds_power_law(
+        KernelProfile(
+            "spmv_jds",
+            global_loads=Traffic(45491, 420534, 5571352, 1392838),
+            global_stores=Traffic(1002, 20943, 128012, 32003),
+            shared_loads=Traffic(200, 200, 24832, 6208),
+            shared_stores=Traffic(200, 200, 25600, 6400),
+            threads=32256,
+            busiest_thread_loads=325,
+            busiest_block_loads=42376,
+            blocks=126,
+            occupancy=occupancy(48, "registers"),
+        )
+    )
+
+
+def jds_long_rows_unshared() -> Profile:
+    """One thread a sorted row, none shared: the first block, the 256 longest rows, makes
+    111832 of the 1290638 loads, 10.9 times its share; the sectors a load request the
+    reference's (9.9 and 9.2)."""
+    return _jds_power_law(
+        KernelProfile(
+            "spmv_jds",
+            global_loads=Traffic(42162, 416743, 5162552, 1290638),
+            global_stores=Traffic(1001, 20943, 128012, 32003),
+            threads=32256,
+            busiest_thread_loads=2562,
+            busiest_block_loads=111832,
+            blocks=126,
+            occupancy=FULL,
+        )
+    )
+
+
 def roofline(flops: bool = True) -> Roofline:
     """An H200's ceilings, the student's point well under the reference's: 1 ms launches
     of 0.8 and 5.2 GFLOP (or none), 1.6 and 3 GB."""

@@ -216,7 +216,10 @@ def _traffic(student: Profile, reference: Profile) -> Gap | None:
     def fix(kernel: KernelProfile) -> KernelProfile:
         loads = kernel.global_loads
         counts = (loads.requests, loads.sectors, loads.bytes, loads.lanes)
-        return replace(kernel, global_loads=Traffic(*(math.ceil(n * ratio) for n in counts)))
+        fewer = Traffic(*(math.ceil(n * ratio) for n in counts))
+        # every block reads less alike: its busiest as much less as the rest
+        busiest = math.ceil(kernel.busiest_block_loads * ratio)
+        return replace(kernel, global_loads=fewer, busiest_block_loads=busiest)
 
     return Gap(Cause.GLOBAL_TRAFFIC, f"{said}: {how}.", fix)
 
@@ -436,6 +439,33 @@ def _busiest(student: Profile, reference: Profile) -> Gap | None:
     return Gap(Cause.BUSIEST_THREAD, message, fix)
 
 
+# -- the work of one block far past the others' ---------------------------------------------
+
+
+def _busiest_block(student: Profile, reference: Profile) -> Gap | None:
+    mine = student.block_imbalance(speed_model.SMS)
+    theirs = reference.block_imbalance(speed_model.SMS) or 1.0
+    if mine is None or mine < speed_model.IMBALANCED or mine < 2 * theirs:
+        return None
+    message = (
+        f"One block makes {figure(mine)} times its share of the global loads, where the "
+        f"reference's busiest makes {figure(theirs)} times: a block runs on one SM, and the "
+        "kernel ends only when its busiest block does, long after the other SMs have run out "
+        "of work. Spread the work evenly over the blocks: where some rows are far longer "
+        "than others (sorted, the longest all fall to the first block), share a long row "
+        "among the threads of a warp or a block."
+    )
+
+    def fix(kernel: KernelProfile) -> KernelProfile:
+        if not kernel.blocks:
+            return kernel
+        reads = kernel.global_loads.lanes + kernel.global_atomics
+        even = math.ceil(reads / min(kernel.blocks, speed_model.SMS))
+        return replace(kernel, busiest_block_loads=min(kernel.busiest_block_loads, even))
+
+    return Gap(Cause.BUSIEST_BLOCK, message, fix)
+
+
 # -- a mask in global memory ----------------------------------------------------------------
 
 MASK_ELSEWHERE = 8  # a kernel with over 1/8 of the reference's constant reads has its mask there
@@ -492,5 +522,6 @@ CAUSES: tuple[Find, ...] = (
     _divergence,
     _occupancy,
     _busiest,
+    _busiest_block,
     _mask,
 )

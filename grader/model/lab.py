@@ -341,7 +341,8 @@ class Lab:
     """Whether a hidden case's sizes make it like the profile case, so that it may be
     profiled in its place (grader.judge.rules.profile_candidates); None: every hidden case
     of about its size. A lab whose cases differ in kind, not in size alone, says which
-    keep the verdicts its own kernels get at the public one (spmv: no long row)."""
+    keep the verdicts its own kernels get at the public one (spmv: power-law rows and no
+    long row)."""
     traffic: TrafficLimit | None = None
     """A rule about reuse: the most global bytes each output element may read, as a
     fraction of the baseline's (matmul-tiled: 1/4); None: no such rule."""

@@ -101,7 +101,19 @@ class KernelProfile:
     threads: int = 0  # threads launched
     busiest_thread_loads: int = 0  # the global loads and atomics of the busiest thread
     busiest_block_loads: int = 0  # the global loads and atomics of the busiest block
+    blocks: int = 0  # blocks launched (0: not counted)
     occupancy: Occupancy | None = None
+
+    def block_imbalance(self, sms: int) -> float | None:
+        """How many times its share of the work its busiest block made, in global loads and
+        atomics, on a GPU of `sms` SMs: the mean block's loads where the blocks are no more
+        than the SMs (each has one to itself), else one SM's share of all of them. A
+        kernel waits for its busiest block, which runs on one SM (None where blocks were
+        not counted)."""
+        reads = self.global_loads.lanes + self.global_atomics
+        if not self.blocks or not reads:
+            return None
+        return self.busiest_block_loads * min(self.blocks, sms) / reads
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -112,6 +124,7 @@ class KernelProfile:
             "threads": self.threads,
             "busiest_thread_loads": self.busiest_thread_loads,
             "busiest_block_loads": self.busiest_block_loads,
+            "blocks": self.blocks,
             "occupancy": self.occupancy.to_json() if self.occupancy else None,
         }
 
@@ -133,6 +146,7 @@ _COUNTS = (
     "threads",
     "busiest_thread_loads",
     "busiest_block_loads",
+    "blocks",
 )
 
 
@@ -185,12 +199,10 @@ class Profile:
         busiest = max((k.busiest_thread_loads for k in self.kernels), default=0)
         return busiest / reads if reads and busiest else None  # 0: not counted (ncu)
 
-    @property
-    def busiest_block_share(self) -> float | None:
-        """The largest share of all global loads and atomics that one block made."""
-        reads = self.global_reads
-        busiest = max((k.busiest_block_loads for k in self.kernels), default=0)
-        return busiest / reads if reads and busiest else None  # 0: not counted (ncu)
+    def block_imbalance(self, sms: int) -> float | None:
+        """KernelProfile.block_imbalance in the kernel where it is most."""
+        found = [k.block_imbalance(sms) for k in self.kernels if k.blocks]
+        return max((f for f in found if f is not None), default=None)
 
     @property
     def idle_lane_share(self) -> float | None:

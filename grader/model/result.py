@@ -335,6 +335,7 @@ class Cause(StrEnum):
     DIVERGENCE = "divergence"  # idle lanes in the warps' requests
     OCCUPANCY = "occupancy"
     BUSIEST_THREAD = "busiest_thread"  # the work on too few threads
+    BUSIEST_BLOCK = "busiest_block"  # one block's work far past the others'
     MASK_IN_GLOBAL = "mask_in_global"  # a mask read from global, not constant, memory
 
 

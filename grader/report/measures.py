@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from grader.judge import speed_model
 from grader.judge.rules import case_phrase
 from grader.judge.why import figure, share
 from grader.model.profile import Counted, Profile, Roofline, RooflinePoint, Source
@@ -65,6 +66,11 @@ def _flops(profile: Profile) -> str | None:
     return figure(ratio) if ratio and profile.useful_flops else None
 
 
+def _imbalance(profile: Profile) -> float | None:
+    """The busiest block's loads against its share on the model's GPU (speed_model.SMS)."""
+    return profile.block_imbalance(speed_model.SMS)
+
+
 MEASURES: tuple[tuple[str, Measure], ...] = (
     ("global loads: sectors per request", _traffic("global_loads")),
     ("global stores: sectors per request", _traffic("global_stores")),
@@ -76,7 +82,7 @@ MEASURES: tuple[tuple[str, Measure], ...] = (
     ("atomics on shared memory", _count("shared_atomics")),
     ("constant-memory requests", _constant),
     ("busiest thread's share of global loads", _number(lambda p: p.busiest_thread_share, share)),
-    ("busiest block's share of global loads", _number(lambda p: p.busiest_block_share, share)),
+    ("busiest block's global loads, times its share", _number(_imbalance, figure)),
     ("idle lanes in memory requests", _number(lambda p: p.idle_lane_share, share)),
 )
 

@@ -71,7 +71,7 @@ def test_the_busiest_block_is_the_one_with_the_most_loads_of_its_threads(kit):
     them, as a JDS kernel's block of the longest rows does."""
     found = _elements(kit, "first_block_rows")
     assert found.global_loads.lanes == 256 * (32 + 24 + 16 + 8)
-    assert found.busiest_block_loads == 256 * 32
+    assert (found.busiest_block_loads, found.blocks) == (256 * 32, 4)
     assert found.busiest_thread_loads == 32
 
 
@@ -643,7 +643,7 @@ def test_a_memset_stores_each_byte(kit):
 RECORD = (
     "profile token={token} global_loads=2,8,256,64 global_stores=0,0,0,0 "
     "shared_loads=1,32,128,32 shared_stores=0,0,0,0 constant_loads=0,0,0,0 "
-    "global_atomics=0 shared_atomics=3 busiest=2 busiest_block=60"
+    "global_atomics=0 shared_atomics=3 busiest=2 busiest_block=60 blocks=1"
 )
 
 
@@ -663,6 +663,7 @@ def test_the_record_reads_as_the_kernels_profile():
         threads=64,
         busiest_thread_loads=2,
         busiest_block_loads=60,
+        blocks=1,
     )
 
 

@@ -42,6 +42,7 @@ def read(report: Report, kernel: str, threads: int) -> KernelProfile | None:
         threads=threads,
         busiest_thread_loads=record.busiest,
         busiest_block_loads=record.busiest_block,
+        blocks=record.blocks,
     )
 
 
@@ -72,6 +73,7 @@ def merged(profiles: list[KernelProfile]) -> list[KernelProfile]:
             threads=seen.threads + p.threads,
             busiest_thread_loads=max(seen.busiest_thread_loads, p.busiest_thread_loads),
             busiest_block_loads=max(seen.busiest_block_loads, p.busiest_block_loads),
+            blocks=seen.blocks + p.blocks,
         )
     return list(out.values())
 

@@ -228,8 +228,8 @@ class Pass(Record):
 class Profile(Record):
     """The first pass's accesses as warp-level requests (runtime/profile.cpp): for each
     kind with traffic, its requests, sectors (shared: wavefronts), bytes and lanes; the
-    atomics' requests by space; the most global loads one thread made; and the token the
-    job gave, which only the runner knows."""
+    atomics' requests by space; the most global loads one thread made, and one block, and
+    the blocks; and the token the job gave, which only the runner knows."""
 
     token: str = ""
     global_loads: Numbers = ()
@@ -241,6 +241,7 @@ class Profile(Record):
     shared_atomics: int = 0
     busiest: int = 0
     busiest_block: int = 0
+    blocks: int = 0
 
 
 @_kind("printf")

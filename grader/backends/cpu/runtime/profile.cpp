@@ -23,8 +23,9 @@
      a load of the target is still a load, so calling the hook before a plain load hides
      nothing.
    And each thread's global loads and atomics (an atomic reads its target: a thread that
-   reads through atomicAdd(&in[j], 0) makes loads in all but name), of which the block's
-   busiest thread's count is kept.
+   reads through atomicAdd(&in[j], 0) makes loads in all but name), of which the busiest
+   thread's count is kept, and the busiest block's (its threads' together) with the
+   count of blocks: a block runs on one SM, and a kernel waits for its busiest.
 
    A profiled pass runs on one pool thread, each block as fibers from its start, so that
    every thread runs the same copy of the kernel's code (a block that starts as a loop
@@ -104,6 +105,7 @@ std::vector<uint32_t> g_loads; /* each thread's global loads and atomics in the 
 Totals g_totals[KINDS];
 unsigned long long g_busiest = 0;
 unsigned long long g_busiest_block = 0; /* the most global loads and atomics of one block */
+unsigned long long g_blocks = 0;
 /* the atomic function a thread is in, and its target */
 uint16_t g_atomic_thread = 0;
 uintptr_t g_atomic_target = 0;
@@ -465,6 +467,7 @@ void profile_begin(const std::vector<Area>& buffers, int threads) {
     for (Totals& t : g_totals) t = Totals();
     g_busiest = 0;
     g_busiest_block = 0;
+    g_blocks = 0;
     g_loads.assign((size_t)threads, 0);
     g_threads = threads;
     g_slots.clear();
@@ -516,6 +519,7 @@ void profile_block_end() {
         loads = 0;
     }
     g_busiest_block = std::max(g_busiest_block, block);
+    ++g_blocks;
     g_atomic_target = 0;
 }
 
@@ -532,6 +536,7 @@ void profile_end() {
     l.kv("shared_atomics", (long long)g_totals[SHARED_ATOMIC].requests);
     l.kv("busiest", (long long)g_busiest);
     l.kv("busiest_block", (long long)g_busiest_block);
+    l.kv("blocks", (long long)g_blocks);
     l.write();
 }
 
