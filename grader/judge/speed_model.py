@@ -15,10 +15,10 @@ with (grader.judge.why): time is memory transactions, counted from a profile.
 - A block runs on one SM. Where the busiest block makes more than IMBALANCED times its
   share of the global loads (the mean block's, or with more blocks than SMs, an SM's),
   the kernel's transactions take longer in proportion: at the timed size its SM is still
-  at work when the others have run out of blocks. (spmv-jds's
-  textbook kernel, the block of the longest rows 11 times the mean at the profile case,
-  takes 2.7 times the reference's time on the H200, its transactions the same: Nsight
-  Compute shows one SM busy 2.86 times as long as the mean.)
+  at work when the others have run out of blocks. (spmv-jds's textbook kernel, the block
+  of the longest rows 11 times its share at the profile case, takes 2.2 to 2.7 times the
+  reference's time on the H200, by CUDA events and by Nsight Compute, its transactions
+  the same; Nsight shows one SM busy 2.86 times as long as the mean.)
 
 The kernels of a profile run one after another, so their times add up. The unit is one
 transaction, and only ratios mean anything: a cause's cost is stated over the reference's

@@ -279,7 +279,7 @@ PUBLIC = (
     _case("uniform-517x517", 517, 517, per_row=4),
     _case("power-law-1000x800", 1000, 800, per_row=8, power_law=1),
     _case("long-row-300x2000", 300, 2000, per_row=3, long_row=1500, empty=10),
-    # the profile case: rows as the timed size's, enough for 125 blocks of 256
+    # the profile case: rows as the timed size's, 126 blocks of 256
     _case("power-law-32003x24000", 32003, 24000, per_row=10, power_law=1),
 )
 

@@ -201,8 +201,8 @@ class Profile:
 
     def block_imbalance(self, sms: int) -> float | None:
         """KernelProfile.block_imbalance in the kernel where it is most."""
-        found = [k.block_imbalance(sms) for k in self.kernels if k.blocks]
-        return max((f for f in found if f is not None), default=None)
+        found = [i for k in self.kernels if (i := k.block_imbalance(sms)) is not None]
+        return max(found, default=None)
 
     @property
     def idle_lane_share(self) -> float | None:
