@@ -280,7 +280,7 @@ def test_the_block_of_the_longest_rows_is_told_to_share_them_where_the_reference
     advice = why.advise(student, reference)
     assert [a.cause for a in advice] == [Cause.BUSIEST_BLOCK]
     assert advice[0].message.startswith(
-        "One block makes 10.9 times its share of the global loads, where the reference's "
+        "One block makes 10.9 times an even share of the global loads, where the reference's "
         "busiest makes 3.8 times"
     )
     assert 1.0 < advice[0].cost < 2.0

@@ -448,7 +448,7 @@ def _busiest_block(student: Profile, reference: Profile) -> Gap | None:
     if mine is None or mine < speed_model.IMBALANCED or mine < 2 * theirs:
         return None
     message = (
-        f"One block makes {figure(mine)} times its share of the global loads, where the "
+        f"One block makes {figure(mine)} times an even share of the global loads, where the "
         f"reference's busiest makes {figure(theirs)} times: a block runs on one SM, and the "
         "kernel ends only when its busiest block does, long after the other SMs have run out "
         "of work. Spread the work evenly over the blocks: where some rows are far longer "

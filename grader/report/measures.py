@@ -82,7 +82,7 @@ MEASURES: tuple[tuple[str, Measure], ...] = (
     ("atomics on shared memory", _count("shared_atomics")),
     ("constant-memory requests", _constant),
     ("busiest thread's share of global loads", _number(lambda p: p.busiest_thread_share, share)),
-    ("busiest block's global loads, times its share", _number(_imbalance, figure)),
+    ("busiest block's global loads, times an even share", _number(_imbalance, figure)),
     ("idle lanes in memory requests", _number(lambda p: p.idle_lane_share, share)),
 )
 
