@@ -459,8 +459,7 @@ def _busiest_block(student: Profile, reference: Profile) -> Gap | None:
     def fix(kernel: KernelProfile) -> KernelProfile:
         if not kernel.blocks:
             return kernel
-        reads = kernel.global_loads.lanes + kernel.global_atomics
-        even = math.ceil(reads / min(kernel.blocks, speed_model.SMS))
+        even = math.ceil(kernel.reads / min(kernel.blocks, speed_model.SMS))
         return replace(kernel, busiest_block_loads=min(kernel.busiest_block_loads, even))
 
     return Gap(Cause.BUSIEST_BLOCK, message, fix)

@@ -104,16 +104,21 @@ class KernelProfile:
     blocks: int = 0  # blocks launched (0: not counted)
     occupancy: Occupancy | None = None
 
+    @property
+    def reads(self) -> int:
+        """Its global loads and atomics, one per thread each (the CPU model counts atomics
+        by thread): what the busiest thread's and block's shares are of."""
+        return self.global_loads.lanes + self.global_atomics
+
     def block_imbalance(self, sms: int) -> float | None:
         """How many times its share of the work its busiest block made, in global loads and
         atomics, on a GPU of `sms` SMs: the mean block's loads where the blocks are no more
         than the SMs (each has one to itself), else one SM's share of all of them. A
         kernel waits for its busiest block, which runs on one SM (None where blocks were
         not counted)."""
-        reads = self.global_loads.lanes + self.global_atomics
-        if not self.blocks or not reads:
+        if not self.blocks or not self.reads:
             return None
-        return self.busiest_block_loads * min(self.blocks, sms) / reads
+        return self.busiest_block_loads * min(self.blocks, sms) / self.reads
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -188,9 +193,8 @@ class Profile:
 
     @property
     def global_reads(self) -> int:
-        """The global loads and atomics the threads made, one per thread each (the CPU
-        model counts atomics by thread): what the busiest thread's share is of."""
-        return self.total("global_loads").lanes + sum(k.global_atomics for k in self.kernels)
+        """KernelProfile.reads over every kernel."""
+        return sum(k.reads for k in self.kernels)
 
     @property
     def busiest_thread_share(self) -> float | None:
