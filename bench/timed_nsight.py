@@ -6,10 +6,11 @@ a small profile case) must agree with:
 
     python3 bench/timed_nsight.py --labs spmv-jds spmv-csr [--ncu] [--repeat 6]
 
-Per kernel: the median of --repeat event-timed launches, each after a 256 MB memset that
-flushes L2; with --ncu one launch each under `ncu`, and its duration, the mean SM's
-active cycles against the busiest SM's (a kernel waiting for one block: spmv-jds's
-textbook kernel, 2.86 on the H200), the global load sectors and the DRAM bytes read.
+Per kernel: the median of --repeat event-timed launches after warm-ups, each after a
+256 MB memset that flushes L2 (tune_references.Gpu.time_ms); with --ncu one launch each
+under `ncu`, and its duration, the mean SM's active cycles against the busiest SM's (a
+kernel waiting for one block: spmv-jds's textbook kernel, 2.86 on the H200), the global
+load sectors and the DRAM bytes read.
 The kernels: reference.cu, baseline.cu, slow/ and variants/ of each lab of one kernel.
 Needs an NVIDIA GPU and PyCUDA; --ncu needs Nsight Compute and its counters (root)."""
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 import argparse
 import csv
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,8 +31,8 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 
 from bench.tune_references import (  # noqa: E402
-    FLUSH_BYTES,
     Build,
+    Gpu,
     Loaded,
     compile_one,
     detect_arch,
@@ -68,16 +68,9 @@ def inputs(lab: Lab):
 
 
 def child(labs: list[str], repeat: int) -> None:
-    import pycuda.autoprimaryctx  # noqa: F401
-    import pycuda.driver as cuda
-
-    class Gpu:  # what Loaded needs of one
-        pass
-
+    """Each kernel's event-timed median (Gpu.time_ms); with `repeat` 0, one launch a
+    kernel and no time, for ncu to count."""
     gpu = Gpu()
-    gpu.cuda = cuda
-    flush = cuda.mem_alloc(FLUSH_BYTES)
-    start, end = cuda.Event(), cuda.Event()
     arch, out = detect_arch(), Path(tempfile.mkdtemp())
     for name in labs:
         lab = all_labs()[name]
@@ -92,20 +85,20 @@ def child(labs: list[str], repeat: int) -> None:
             loaded = Loaded(gpu, build)
             launch, _ = make_launch(lab, case, values, loaded.interface)
             buffers = [a for a in launch.args if isinstance(a, Buffer)]
-            held = [cuda.to_device(np.ascontiguousarray(a.data)) for a in buffers]
+            held = [gpu.cuda.to_device(np.ascontiguousarray(a.data)) for a in buffers]
             device = iter(held)
             args = [next(device) if isinstance(a, Buffer) else scalar_arg(a) for a in launch.args]
             loaded.set_constants(launch.constants)
             print(f"{MARK} {label}", flush=True)
-            times = []
-            for i in range(repeat):
-                cuda.memset_d32_async(flush, i, FLUSH_BYTES // 4)
-                start.record()
+
+            def run(loaded=loaded, launch=launch, args=args) -> None:
                 loaded.launch(launch.grid, launch.block, launch.shared_bytes, args)
-                end.record()
-                end.synchronize()
-                times.append(end.time_since(start))
-            print(f"  {label}: {statistics.median(times):.4f} ms", flush=True)
+
+            if repeat:
+                print(f"  {label}: {gpu.time_ms(run, repeat):.4f} ms", flush=True)
+            else:
+                run()
+                gpu.cuda.Context.synchronize()
             for buffer in held:
                 buffer.free()
 
@@ -119,7 +112,7 @@ def under_ncu(labs: list[str]) -> None:
     command = [
         "ncu", "--csv", "--page", "raw", "--kernel-name", f"regex:{names}",
         "--metrics", ",".join((DURATION, MEAN, BUSIEST, SECTORS, DRAM)),
-        sys.executable, __file__, "--child", "--repeat", "1", "--labs", *labs,
+        sys.executable, __file__, "--child", "--repeat", "0", "--labs", *labs,
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     found = counted(done.stdout.splitlines())
