@@ -71,6 +71,7 @@ BuildKey = tuple[tuple[tuple[str, int], ...], bool]
 # a case of grade_cases_beside: its build, the seconds before its run, and its run made
 # ahead, its result where it cannot run, or None where it is not run ahead
 Waiting = tuple[Case, Build, float, CaseResult | Future | None]
+UNLAUNCHED = {Kind.INTERFACE, Kind.COMPILE_ERROR, Kind.RESOURCES}  # no case ran the kernel
 
 
 @dataclass
@@ -183,6 +184,7 @@ class Grading:
     model: Backend | str = ""  # the backend of the CPU model's profile runs, or why none
     profiled: str | None = None  # the case whose run is profiled
     measured: profiles.Measured | None = None  # the student's profile there, by the CPU model
+    modelled: Future | None = None  # on a GPU: the model's run there (profiles.run_beside)
     all_cases: list[Case] = field(default_factory=list)  # run(): every case, in order
 
     def run(self) -> None:
@@ -249,6 +251,8 @@ class Grading:
         if key not in self.builds:
             self.builds[key] = build = self.ahead.get(key)
             self.absorb(build, case)
+            if build.ok:
+                self.model_beside()
         return self.builds[key]
 
     def absorb(self, build: Build, case: Case) -> None:
@@ -389,17 +393,15 @@ class Grading:
         profile case; and the profiles "why this speed" shows, the student's and the
         reference's (None, with a note saying why, where there is none): the CPU model's,
         or with --profile on a GPU, Nsight Compute's where it counted both. On a GPU, what
-        the model's run saw of the threads of each block fails cases (profiles.watched)."""
-        unlaunched = {Kind.INTERFACE, Kind.COMPILE_ERROR, Kind.RESOURCES}  # nothing ran
-        if self.profiled is None or any(d.kind in unlaunched for d in self.result.diagnostics):
+        the model's run saw of the threads of each block fails cases (profiles.watch)."""
+        if not self.launches_profiled():
             return None
         case = next(c for c in all_cases if c.name == self.profiled)
         timeout = self.options.timeout
         if isinstance(self.model, str):
             self.measured = profiles.Measured(None, self.model, here=False)
-        elif not self.in_run:  # on a GPU: the CPU model runs the case, and watches its threads
-            model_run = (self.lab, case, self.submission, self.model, timeout)
-            self.measured = profiles.watched(*model_run, self.result)
+        elif not self.in_run:  # on a GPU: the CPU model ran the case, and watched its threads
+            self.measured = profiles.watch(case, self.model_beside().result(), self.result)
         measured = self.measured or profiles.Measured(None, "that case was not run")
         if not measured.here:
             rules.measured(self.lab, self.result, None, None, measured.why, None)
@@ -428,6 +430,23 @@ class Grading:
             if counted is not None:
                 shown = profiles.as_shown(case, *counted)
         return shown
+
+    def launches_profiled(self) -> bool:
+        """Whether the profile case is run: there is one, and nothing found so far keeps
+        the kernel from launching."""
+        found = self.result.diagnostics
+        return self.profiled is not None and not any(d.kind in UNLAUNCHED for d in found)
+
+    def model_beside(self) -> Future:
+        """On a GPU, the CPU model's run of the profile case, started the first time the
+        kernel has built (once launches_profiled) so that it runs while the GPU runs the
+        cases, and taken by `profile`."""
+        on_gpu = isinstance(self.model, Backend) and not self.in_run
+        if self.modelled is None and on_gpu and self.launches_profiled():
+            case = next(c for c in self.all_cases if c.name == self.profiled)
+            model_run = (self.lab, case, self.submission, self.model, self.options.timeout)
+            self.modelled = profiles.run_beside(*model_run)
+        return self.modelled
 
     # -- sanitizer and timing -------------------------------------------------------------
 

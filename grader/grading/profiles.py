@@ -2,13 +2,13 @@
 student's kernel at the lab's profile case on every backend, so that the rules that
 measure the work (grader.judge.rules.measured) decide the same on every machine: on the
 CPU backend the profile run is that case's own run; on a GPU a CPU backend of the
-grading's own makes it, and what that run saw of the threads of each block (races,
-barriers) fails the GPU's cases as on the CPU (watched). The reference's profile (what
-"why this speed" compares with) and the baseline's (what a traffic rule divides by) are
-made the same way, on the public case's fixed values, and kept in the grader's cache
-(`profile/`) by lab, case and file. Where asked (`--profile`), Nsight Compute counts
-the student's and the reference's kernels on the GPU: those explain, and never decide a
-rule."""
+grading's own makes it, beside the GPU's cases, and what that run saw of the threads of
+each block (races, barriers) fails the GPU's cases as on the CPU (run_beside, then
+watch). The reference's profile (what "why this speed" compares with) and the
+baseline's (what a traffic rule divides by) are made the same way, on the public case's
+fixed values, and kept in the grader's cache (`profile/`) by lab, case and file. Where
+asked (`--profile`), Nsight Compute counts the student's and the reference's kernels on
+the GPU: those explain, and never decide a rule."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -102,16 +103,26 @@ def run(
     return outcome, from_run(lab, case, build, outcome, kernels)
 
 
-def watched(
-    lab: Lab, case: Case, submission: Submission, model: Backend, timeout: float, result: Result
-) -> Measured:
-    """On a GPU: `run`, whose run of `case` also watches the threads of each block as the
-    CPU backend's census run does; what it found there fails the GPU's cases as the CPU
-    backend's own findings fail its, and places the GPU's own races of two runs
-    (grader.judge.model_findings); where the model
-    ran nothing, a note says that nothing was watched. The run the profile needs anyway:
-    it costs nothing more."""
-    outcome, measured = run(lab, case, submission, model, timeout)
+def run_beside(
+    lab: Lab, case: Case, submission: Submission, model: Backend, timeout: float
+) -> Future[tuple[RunOutcome | None, Measured]]:
+    """On a GPU: `run`, in a thread, while the GPU runs the cases (a warm check's model
+    run of spmv's profile case costs 0.15 s; a cold one's build, seconds). Nothing else
+    uses the model meanwhile; a grading that ends early leaves it to the model backend's
+    close, which stops its workers."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader-model")
+    made = pool.submit(run, lab, case, submission, model, timeout)
+    pool.shutdown(wait=False)
+    return made
+
+
+def watch(case: Case, made: tuple[RunOutcome | None, Measured], result: Result) -> Measured:
+    """On a GPU, once the cases are judged: what the model's run of `case` (`run`) saw
+    of the threads of each block fails the GPU's cases as the CPU backend's own findings
+    fail its, and places the GPU's own races of two runs (grader.judge.model_findings);
+    where the model ran nothing, a note says that nothing was watched. The run the
+    profile needs anyway: it costs nothing more."""
+    outcome, measured = made
     if measured.refused:
         model_findings.refuse(measured.refused, result.cases)
     elif outcome is None:

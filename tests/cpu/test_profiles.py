@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -91,6 +92,44 @@ def test_on_another_backend_the_model_runs_the_profile_case_once(cpu, monkeypatc
     monkeypatch.setattr(profiles, "run", lambda *args: made.append(args[1].name) or real(*args))
     _grade(Counting(cpu, name="cuda"))
     assert made == ["n-100000"]
+
+
+class Lagging(Counting):
+    """A "cuda" backend on the CPU whose case runs end 0.3 s late, each end noted."""
+
+    def __init__(self, inner) -> None:
+        super().__init__(inner, name="cuda")
+        self.ends: list[float] = []
+
+    def run(self, build, launch, timeout):
+        outcome = super().run(build, launch, timeout)
+        time.sleep(0.3)
+        self.ends.append(time.monotonic())
+        return outcome
+
+
+def test_on_another_backend_the_model_runs_beside_the_cases(cpu, monkeypatch):
+    """The model's run starts once the kernel has built, while the GPU's cases still run,
+    and is judged after them: its findings are the same as when it ran after the cases."""
+    _grade(cpu)  # the lab's own kernels' profiles, cached
+    started = []
+    real = profiles.run
+    monkeypatch.setattr(profiles, "run", lambda *a: started.append(time.monotonic()) or real(*a))
+    lagging = Lagging(cpu)
+    result = _grade(lagging)
+    assert len(started) == 1 and len(lagging.ends) == len(result.cases)
+    assert started[0] < lagging.ends[0]  # before the first case's run had ended
+    assert rules.broken(result) == {rules.BUSIEST}
+
+
+def test_on_another_backend_a_file_that_does_not_build_is_not_modelled(
+    cpu, monkeypatch, tmp_path
+):
+    path = tmp_path / "kernel.cu"
+    path.write_text(SERIAL.read_text().replace("return;", "return", 1))
+    monkeypatch.setattr(profiles, "run", lambda *a: pytest.fail("the model ran"))
+    result = _grade(Counting(cpu, name="cuda"), path)
+    assert not result.compile.ok and result.profile is None
 
 
 def test_the_labs_own_kernels_profiles_come_from_the_cache(cpu, monkeypatch):
