@@ -4,8 +4,8 @@ A worker times its backend's calls (`Clocked`): compiles, case runs (the sanitiz
 the profile run's too) and timing, and on a GPU the CPU model's builds and profile runs
 (grader.grading.profiles opens a CPU backend of its own for them), and the rest of the
 grading (inputs, expected outputs, judging) is what is left of it (the model runs beside
-the cases, so its seconds may overlap theirs). The batch times the
-workers' start-up and the writing of each submission's reports. On a GPU, a case run
+the cases, so its seconds may overlap theirs). The batch times the workers' start-up and
+the writing of each submission's reports. On a GPU, a case run
 holds the GPU alone from the shared-memory fill to its kernel's end (the cuda worker
 takes the gate: its waits count in the cases' seconds) and timing holds it alone
 (grader.course.gpus); timing's waits at that gate are a stage of their own. A timing

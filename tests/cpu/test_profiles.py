@@ -122,9 +122,7 @@ def test_on_another_backend_the_model_runs_beside_the_cases(cpu, monkeypatch):
     assert rules.broken(result) == {rules.BUSIEST}
 
 
-def test_on_another_backend_a_file_that_does_not_build_is_not_modelled(
-    cpu, monkeypatch, tmp_path
-):
+def test_on_another_backend_a_file_that_does_not_build_is_not_modelled(cpu, monkeypatch, tmp_path):
     path = tmp_path / "kernel.cu"
     path.write_text(SERIAL.read_text().replace("return;", "return", 1))
     monkeypatch.setattr(profiles, "run", lambda *a: pytest.fail("the model ran"))
