@@ -36,6 +36,9 @@ TIMING_MIN_ROUNDS = 5
 TIMING_LONG_ROUND = 0.02
 TIMING_LONG_MIN_ROUNDS = 3
 TIMING_MAX_ROUNDS = 200
+# Every round's speedup this share past where the points stop changing (Scoring's zero
+# and target speedups) decides them: timing stops there after the least rounds.
+TIMING_POINTS_MARGIN = 0.05
 SUBMISSION_MEMORY = 2 << 30  # what batch's default --jobs allows each submission
 # Similarity across a class (grader.course.similarity): a pair is shown from this share of
 # the smaller text in common, the most similar SIMILAR_PAIRS of them. Code that more than

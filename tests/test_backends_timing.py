@@ -4,6 +4,8 @@ to stop, and their statistics)."""
 
 from __future__ import annotations
 
+import json
+import math
 import subprocess
 
 import numpy as np
@@ -226,3 +228,43 @@ def test_a_long_rounds_first_pair_is_a_round_of_fewer_with_the_same_precision_ru
 
 def test_the_least_rounds_of_a_long_round_never_exceed_the_plans_own_least():
     assert Plan(budget_s=8, min_rounds=2).least_rounds(LONG_ROUND_S) == 2
+
+
+def test_a_forfeited_speed_is_timed_for_the_least_rounds_only():
+    """A broken lab rule forfeits the speed points (scoring): no round can change them,
+    so timing stops at the least rounds, however the ratios spread."""
+    plan = Plan(budget_s=8, scored=None)
+    student, reference = [26.0, 27.5, 25.1], [3.6, 3.5, 3.7]
+    assert plan.stop_reason(student[:2], reference[:2], 0.1, LONG_ROUND_S) is None
+    reason = plan.stop_reason(student, reference, 0.1, LONG_ROUND_S)
+    assert reason.startswith("no more rounds could change the points")
+    short = [1.0, 1.3, 0.8, 1.1, 0.9]
+    assert plan.stop_reason(short[:4], [1.0] * 4, 0.1, SHORT_ROUND_S) is None
+    assert "change the points" in plan.stop_reason(short, [1.0] * 5, 0.1, SHORT_ROUND_S)
+
+
+def test_timing_stops_once_every_round_is_past_where_the_points_change():
+    plan = Plan(budget_s=8, scored=(0.25, 1.0))
+    margin = 1 + defaults.TIMING_POINTS_MARGIN
+    noisy = [1.0, 1.1, 0.93, 1.04, 0.97]  # a spread that alone would time on
+    assert plan.stop_reason([1.0] * 5, noisy, 0.1, SHORT_ROUND_S) is None
+    slow = [0.2 * r for r in noisy]  # 0.186 to 0.22: no points, whatever more rounds say
+    assert "change the points" in plan.stop_reason([1.0] * 5, slow, 0.1, SHORT_ROUND_S)
+    fast = [1.2 * r for r in noisy]  # 1.116 to 1.32: all the points
+    assert "change the points" in plan.stop_reason([1.0] * 5, fast, 0.1, SHORT_ROUND_S)
+    edge = fast[:4] + [0.999 * margin]  # one round inside the margin: not yet known
+    assert plan.stop_reason([1.0] * 5, edge, 0.1, SHORT_ROUND_S) is None
+    assert plan.stop_reason([1.0] * 4, slow[:4], 0.1, SHORT_ROUND_S) is None  # least rounds
+
+
+def test_where_every_speedup_scores_differently_the_points_never_stop_timing():
+    plan = Plan(budget_s=8)  # scored (0, inf): the default, as before
+    assert not plan.points_known([1.0] * 5, [1e-9] * 5)
+    assert not plan.points_known([1e-9] * 5, [1.0] * 5)
+    assert plan.stop_reason([1.0] * 5, [0.5, 0.6, 0.4, 0.55, 0.45], 0.1, SHORT_ROUND_S) is None
+
+
+@pytest.mark.parametrize("scored", [None, (0.25, 1.0), (0.0, math.inf)])
+def test_a_timing_check_carries_where_the_points_change_to_the_worker(scored):
+    check = TimingCheck(7, scored=scored)
+    assert TimingCheck.from_json(json.loads(json.dumps(check.to_json()))).scored == scored

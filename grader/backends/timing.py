@@ -6,8 +6,9 @@ grader's side of timing is grader.grading.timing.
 Each round times the student and the reference launch once, back to back, so the
 per-round ratio reference/student cancels slow drifts of the clock. Timing stops once
 the median of the ratios is known well enough (its standard error, estimated from their
-interquartile range, is under the target share of it), or when the next round would not
-fit the budget.
+interquartile range, is under the target share of it), once no more rounds could change
+the points (every ratio past where they stop changing, or none to earn), or when the
+next round would not fit the budget.
 
 Before every timed launch of the student's kernel, the GPU draws fresh inputs with a
 counter-based generator: word i of an input is a hash of i and a 64-bit key. A float32
@@ -60,8 +61,9 @@ MEDIAN_ERROR_PER_SPREAD = 1.2533 / 1.349
 class Plan:
     """When to stop timing a pair: once the median speedup is known to `target_error`,
     after at least the least rounds (least_rounds), at `max_rounds`, or before a round
-    that would overrun the budget. One rule sets whether the first pair is a round and the
-    least rounds from what a round costs (long)."""
+    that would overrun the budget; or, after the least rounds, once the points are known
+    (points_known). One rule sets whether the first pair is a round and the least rounds
+    from what a round costs (long)."""
 
     budget_s: float
     target_error: float = defaults.TIMING_TARGET_ERROR
@@ -69,6 +71,7 @@ class Plan:
     max_rounds: int = defaults.TIMING_MAX_ROUNDS
     long_round_s: float = defaults.TIMING_LONG_ROUND
     long_min_rounds: int = defaults.TIMING_LONG_MIN_ROUNDS
+    scored: tuple[float, float] | None = (0.0, math.inf)  # TimingCheck.scored
 
     def long(self, round_s: float) -> bool:
         """Whether a round of `round_s` seconds is long: a slow kernel's. The first pair
@@ -93,6 +96,17 @@ class Plan:
             return min(self.min_rounds, self.long_min_rounds)
         return self.min_rounds
 
+    def points_known(self, student_ms: list[float], reference_ms: list[float]) -> bool:
+        """Whether more rounds could not change the points: none ride on the speed
+        (`scored` None), or every round's speedup is past where they stop changing by
+        TIMING_POINTS_MARGIN (below the zero, or above the target)."""
+        if self.scored is None:
+            return True
+        ratios = [r / s for s, r in zip(student_ms, reference_ms, strict=True) if s > 0]
+        low, high = self.scored
+        margin = 1 + defaults.TIMING_POINTS_MARGIN
+        return bool(ratios) and (max(ratios) * margin <= low or min(ratios) >= high * margin)
+
     def stop_reason(
         self,
         student_ms: list[float],
@@ -107,6 +121,8 @@ class Plan:
             error = summarise(student_ms, reference_ms).error
             if error < self.target_error:
                 return f"the median speedup is known to ±{error:.2%}"
+            if self.points_known(student_ms, reference_ms):
+                return f"no more rounds could change the points (±{error:.2%})"
         if rounds >= self.max_rounds:
             return f"reached {self.max_rounds} rounds"
         if elapsed_s + round_s > self.budget_s:
@@ -172,7 +188,9 @@ class TimingCheck:
     are drawn afresh, the `restored` inputs (which the host drew and uploaded: a sparse
     matrix's structure) get their uploaded values back, and the outputs are poisoned;
     after it, each of `samples` is read back. Without samples, timing still draws its
-    inputs."""
+    inputs. `scored`: the speedups between which the points change (Scoring's zero and
+    target), or None where no speed earns points (a broken lab rule forfeits them):
+    timing stops once more rounds could not change them (Plan.points_known)."""
 
     seed: int
     inputs: tuple[str, ...] = ()
@@ -181,6 +199,7 @@ class TimingCheck:
     zeroed: tuple[str, ...] = ()  # outputs that start at zero (accumulators), not poisoned
     rounds: int = defaults.TIMING_MAX_ROUNDS  # at most: what the host can check in time
     restored: tuple[str, ...] = ()
+    scored: tuple[float, float] | None = (0.0, math.inf)
 
     @property
     def launches(self) -> int:
@@ -202,6 +221,7 @@ class TimingCheck:
             "zeroed": list(self.zeroed),
             "rounds": self.rounds,
             "restored": list(self.restored),
+            "scored": None if self.scored is None else list(self.scored),
             "samples": [
                 {
                     "buffer": s.buffer,
@@ -219,6 +239,7 @@ class TimingCheck:
             Sample(s["buffer"], tuple(s["extents"]), tuple(s["strides"]), tuple(s["counts"]))
             for s in data["samples"]
         )
+        scored = data.get("scored", (0.0, math.inf))
         return cls(
             int(data["seed"]),
             tuple(data["inputs"]),
@@ -227,6 +248,7 @@ class TimingCheck:
             tuple(data.get("zeroed", ())),
             int(data.get("rounds", defaults.TIMING_MAX_ROUNDS)),
             tuple(data.get("restored", ())),
+            None if scored is None else tuple(scored),
         )
 
 

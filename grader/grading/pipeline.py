@@ -30,7 +30,7 @@ from grader.grading.progress import Step, tell
 from grader.grading.reference_cache import reference_sums
 from grader.grading.timing import Drawn, draw_ahead, measure
 from grader.judge import cases as casegen
-from grader.judge import launch_macros, rules, why
+from grader.judge import launch_macros, rules, scoring, why
 from grader.judge.deadline import default_submission_timeout
 from grader.judge.grading import (
     add_findings,
@@ -498,6 +498,7 @@ class Grading:
             self.options.timing_budget,
             self.drawn,
             shown or (None, None),
+            scoring.rule_broken(self.result),
         )
         self.result.diagnostics += untrusted
         return performance

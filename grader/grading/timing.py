@@ -57,13 +57,20 @@ FEWEST_CHECKED = 16
 SMALLEST_SAMPLE = 256  # output elements, however many inputs each one reads
 
 
-def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> TimingCheck:
+def plan(
+    lab: Lab,
+    case: Case,
+    seed: int,
+    host: dict[str, np.ndarray],
+    scored: tuple[float, float] | None = (0.0, math.inf),
+) -> TimingCheck:
     """Draw every input buffer but those the host drew (`host`, cases.timing_inputs),
     which are restored, and poison (or zero) every output and scratch buffer before
     each student launch; sample the outputs after it, where the lab can compute a
     sample; time no more rounds than the host can check, but at least FEWEST_CHECKED
-    (stopping earlier where the ratios agree). `case` has the student's
-    launch macros among its sizes."""
+    (stopping earlier where the ratios agree, or once they cannot change the points
+    `scored`, TimingCheck.scored). `case` has the student's launch macros among its
+    sizes."""
     inputs, restored, outputs, zeroed, samples, cost = [], [], [], [], [], 0
     for name, param in lab.buffers.items():
         if lab.is_input(name):
@@ -84,6 +91,7 @@ def plan(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray]) -> Timing
         zeroed=tuple(zeroed),
         rounds=rounds,
         restored=tuple(restored),
+        scored=scored,
     )
 
 
@@ -425,12 +433,14 @@ def measure(
     budget: float,
     drawn: Future[Drawn],
     profiles: tuple[Profile | None, Profile | None] = (None, None),
+    forfeited: bool = False,
 ) -> tuple[Performance, list[Diagnostic], Roofline | None]:
     """The student's speed against the reference's, with every timed student launch
     checked (above), within `budget` seconds, on the inputs `drawn` (draw_ahead); what
     makes the timing untrustworthy, which costs the speed points; and, where the timing
     is trusted, the roofline of both kernels (their `profiles`, student's and
-    reference's, where measured)."""
+    reference's, where measured). Where the speed points are `forfeited` (a broken lab
+    rule), timing stops after the least rounds: no more could change the points."""
     seed, case, host = drawn.result()
     macros = lab.macro_values(case.sizes)
     ref_path = lab.home / "reference.cu"
@@ -440,7 +450,9 @@ def measure(
     # One set of buffers for both kernels, so both read the same device memory.
     launch_s, launch_r = timing_launches(lab, case, host, student.interface, reference.interface)
     sized = at_launch(lab, case, student.interface)
-    check = plan(lab, sized, seed, host)
+    scoring = lab.scoring
+    scored = None if forfeited else (scoring.zero_speedup, scoring.target_speedup)
+    check = plan(lab, sized, seed, host, scored)
     with Expected(lab, sized, check, host) as expected:
         timing = backend.time(student, reference, (launch_s, launch_r), budget, check)
         performance = performance_of(lab, case, timing)

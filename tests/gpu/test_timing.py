@@ -54,3 +54,19 @@ def test_a_slow_kernel_is_timed_in_few_rounds_without_a_warmup_and_as_precisely(
         found.append(performance.speedup)
     middle = statistics.median(found)
     assert max(abs(s / middle - 1) for s in found) < 0.005, found
+
+
+def test_a_forfeited_speed_is_timed_for_the_least_rounds(backend, gpu_alone):
+    """Where a broken lab rule forfeits the speed points, timing stops at the least rounds
+    (backends.timing.Plan.points_known): histogram's reference against itself, whose
+    spread takes it to 16 rounds where its points ride on the speed (bench/gpu_labs.py on
+    an H200), and whose speedup is still reported."""
+    lab = get("histogram")
+    submission, _ = read_submission(lab.home / "reference.cu")
+    for seed in (1, 2):
+        drawn = draw_ahead(lab, seed)
+        performance, untrusted, _ = measure(lab, submission, backend, 3.0, drawn, forfeited=True)
+        assert not untrusted, [d.message for d in untrusted]
+        print(f"\nforfeited: {performance.rounds} rounds, {performance.note}")
+        assert performance.rounds == TIMING_MIN_ROUNDS, performance.note
+        assert 0.9 < performance.speedup < 1.1

@@ -172,7 +172,7 @@ class Worker:
             if self.rig is None:
                 self.rig = timing.Rig(self.gpu)
             lap = window.lap(phases.PLACE, lap)
-            plan = Plan(head["budget"], max_rounds=check.rounds)
+            plan = Plan(head["budget"], max_rounds=check.rounds, scored=check.scored)
             # Alone on the GPU from the first timed run's inputs to the last run's end,
             # where a batch shares it: placing and freeing the buffers need not be.
             with gate.alone_at(head.get("gate"), self.gate_taken):
