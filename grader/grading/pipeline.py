@@ -37,6 +37,7 @@ from grader.judge.grading import (
     conclude,
     cross_case_hints,
     hung_before,
+    launchable,
     not_graded,
     race_fails_every_case,
     speed_unmeasured,
@@ -71,7 +72,6 @@ BuildKey = tuple[tuple[tuple[str, int], ...], bool]
 # a case of grade_cases_beside: its build, the seconds before its run, and its run made
 # ahead, its result where it cannot run, or None where it is not run ahead
 Waiting = tuple[Case, Build, float, CaseResult | Future | None]
-UNLAUNCHED = {Kind.INTERFACE, Kind.COMPILE_ERROR, Kind.RESOURCES}  # no case ran the kernel
 
 
 @dataclass
@@ -188,7 +188,8 @@ class Grading:
     all_cases: list[Case] = field(default_factory=list)  # run(): every case, in order
 
     def run(self) -> None:
-        if self.options.timing and self.backend.measures_speed():
+        speed = self.options.timing and self.backend.measures_speed()
+        if speed:
             self.drawn = draw_ahead(self.lab, self.options.timing_seed)
         self.all_cases = all_cases = casegen.cases_for(
             self.lab, self.options.secret, self.submission.text
@@ -196,11 +197,7 @@ class Grading:
         self.census = rules.census_case(self.lab, all_cases, self.backend.watches_races())
         self.profiled = rules.profile_case(self.lab, all_cases)
         keys = [self.build_key(case) for case in all_cases]
-        tell(
-            self.options.progress,
-            "compile",
-            speed=self.options.timing and self.backend.measures_speed(),
-        )
+        tell(self.options.progress, "compile", speed=speed)
         with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
             if self.backend.concurrent_runs() > 1:
                 self.grade_cases_beside(all_cases)
@@ -394,7 +391,7 @@ class Grading:
         reference's (None, with a note saying why, where there is none): the CPU model's,
         or with --profile on a GPU, Nsight Compute's where it counted both. On a GPU, what
         the model's run saw of the threads of each block fails cases (profiles.watch)."""
-        if not self.launches_profiled():
+        if self.profiled is None or not launchable(self.result):
             return None
         case = next(c for c in all_cases if c.name == self.profiled)
         timeout = self.options.timeout
@@ -407,13 +404,12 @@ class Grading:
             rules.measured(self.lab, self.result, None, None, measured.why, None)
             self.result.notes.append(f"Why this speed is not shown: {measured.why}.")
             return None
-        reference = baseline = None  # the lab's own kernels', where the student's was made
-        if measured.profile is not None:
+        student, reference, baseline = measured.profile, None, None  # the lab's own kernels',
+        if student is not None:  # where the student's was made
             own = (self.lab, case, self.model, timeout)
             reference = profiles.lab_kernel(*own, "reference.cu")
             baseline = profiles.lab_kernel(*own, "baseline.cu") if self.lab.traffic else None
-        made = (measured.profile, reference, baseline)
-        student, reference, baseline = profiles.as_shown(case, *made)
+        student, reference, baseline = profiles.as_shown(case, student, reference, baseline)
         name = profiles.label(case)
         rules.measured(self.lab, self.result, name, student, measured.why, baseline, reference)
         if student is None:
@@ -431,18 +427,12 @@ class Grading:
                 shown = profiles.as_shown(case, *counted)
         return shown
 
-    def launches_profiled(self) -> bool:
-        """Whether the profile case is run: there is one, and nothing found so far keeps
-        the kernel from launching."""
-        found = self.result.diagnostics
-        return self.profiled is not None and not any(d.kind in UNLAUNCHED for d in found)
-
     def model_beside(self) -> Future:
         """On a GPU, the CPU model's run of the profile case, started the first time the
-        kernel has built (once launches_profiled) so that it runs while the GPU runs the
-        cases, and taken by `profile`."""
-        on_gpu = isinstance(self.model, Backend) and not self.in_run
-        if self.modelled is None and on_gpu and self.launches_profiled():
+        kernel has built and is `launchable`, so that it runs while the GPU runs the cases; taken
+        by `profile`."""
+        on_gpu = isinstance(self.model, Backend) and not self.in_run and self.profiled
+        if self.modelled is None and on_gpu and launchable(self.result):
             case = next(c for c in self.all_cases if c.name == self.profiled)
             model_run = (self.lab, case, self.submission, self.model, self.options.timeout)
             self.modelled = profiles.run_beside(*model_run)
@@ -491,15 +481,10 @@ class Grading:
             self.result.notes.append(why)
             return None
         tell(self.options.progress, "timing")
-        performance, untrusted, self.roofline = measure(
-            self.lab,
-            self.submission,
-            self.backend,
-            self.options.timing_budget,
-            self.drawn,
-            shown or (None, None),
-            scoring.rule_broken(self.result),
-        )
+        made = (self.options.timing_budget, self.drawn, shown or (None, None))
+        forfeited = scoring.rule_broken(self.result)  # the speed points: timed less
+        timed = measure(self.lab, self.submission, self.backend, *made, forfeited)
+        performance, untrusted, self.roofline = timed
         self.result.diagnostics += untrusted
         return performance
 

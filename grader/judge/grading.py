@@ -226,6 +226,13 @@ def _race_located_elsewhere(found: list[tuple[CaseResult, Diagnostic]]) -> None:
             case.diagnostics[at] = dataclasses.replace(race, message=said)
 
 
+def launchable(result: Result) -> bool:
+    """Whether nothing found so far keeps the kernel from launching: no compile error, and
+    no interface or resource finding."""
+    unlaunched = (Kind.INTERFACE, Kind.COMPILE_ERROR, Kind.RESOURCES)
+    return not any(d.kind in unlaunched for d in result.diagnostics)
+
+
 def speed_unmeasured(
     cases: list[CaseResult], timing: bool, backend: str, measures: bool
 ) -> str | None:
