@@ -7,8 +7,8 @@ Each round times the student and the reference launch once, back to back, so the
 per-round ratio reference/student cancels slow drifts of the clock. Timing stops once
 the median of the ratios is known well enough (its standard error, estimated from their
 interquartile range, is under the target share of it), once no more rounds could change
-the points (every ratio past where they stop changing, or none to earn), or when the
-next round would not fit the budget.
+the points (every ratio past where they stop changing, or none to earn) and the median
+shown is known to a looser share, or when the next round would not fit the budget.
 
 Before every timed launch of the student's kernel, the GPU draws fresh inputs with a
 counter-based generator: word i of an input is a hash of i and a 64-bit key. A float32
@@ -62,8 +62,8 @@ class Plan:
     """When to stop timing a pair: once the median speedup is known to `target_error`,
     after at least the least rounds (least_rounds), at `max_rounds`, or before a round
     that would overrun the budget; or, after the least rounds, once the points are known
-    (points_known). One rule sets whether the first pair is a round and the least rounds
-    from what a round costs (long)."""
+    (points_known) and the median to TIMING_SHOWN_ERROR. One rule sets whether the first
+    pair is a round and the least rounds from what a round costs (long)."""
 
     budget_s: float
     target_error: float = defaults.TIMING_TARGET_ERROR
@@ -121,8 +121,12 @@ class Plan:
             error = summarise(student_ms, reference_ms).error
             if error < self.target_error:
                 return f"the median speedup is known to ±{error:.2%}"
-            if self.points_known(student_ms, reference_ms):
-                return f"no more rounds could change the points (±{error:.2%})"
+            shown = error < defaults.TIMING_SHOWN_ERROR
+            if shown and self.points_known(student_ms, reference_ms):
+                return (
+                    "no more rounds could change the points, and the median speedup is "
+                    f"known to ±{error:.2%}"
+                )
         if rounds >= self.max_rounds:
             return f"reached {self.max_rounds} rounds"
         if elapsed_s + round_s > self.budget_s:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import statistics
 
+from grader.backends.timing import Plan
 from grader.defaults import TIMING_LONG_MIN_ROUNDS, TIMING_MIN_ROUNDS
 from grader.grading.timing import device_ceilings, draw_ahead, measure
 from grader.labs import get
@@ -56,11 +57,12 @@ def test_a_slow_kernel_is_timed_in_few_rounds_without_a_warmup_and_as_precisely(
     assert max(abs(s / middle - 1) for s in found) < 0.005, found
 
 
-def test_a_forfeited_speed_is_timed_for_the_least_rounds(backend, gpu_alone):
-    """Where a broken lab rule forfeits the speed points, timing stops at the least rounds
-    (backends.timing.Plan.points_known): histogram's reference against itself, whose
-    spread takes it to 16 rounds where its points ride on the speed (bench/gpu_labs.py on
-    an H200), and whose speedup is still reported."""
+def test_a_forfeited_speed_stops_where_the_plan_without_points_says(backend, gpu_alone):
+    """Where a broken lab rule forfeits the speed points, the worker stops timing where a
+    Plan with none to earn says (backends.timing.Plan.points_known): at the first round
+    after the least whose median is known to TIMING_SHOWN_ERROR, where points would have
+    wanted TIMING_TARGET_ERROR. Histogram's reference against itself: its spread takes
+    it to 16 rounds where its points ride on the speed (bench/gpu_labs.py, H200)."""
     lab = get("histogram")
     submission, _ = read_submission(lab.home / "reference.cu")
     for seed in (1, 2):
@@ -68,5 +70,13 @@ def test_a_forfeited_speed_is_timed_for_the_least_rounds(backend, gpu_alone):
         performance, untrusted, _ = measure(lab, submission, backend, 3.0, drawn, forfeited=True)
         assert not untrusted, [d.message for d in untrusted]
         print(f"\nforfeited: {performance.rounds} rounds, {performance.note}")
-        assert performance.rounds == TIMING_MIN_ROUNDS, performance.note
+        student, reference = performance.student_samples, performance.reference_samples
+        round_s = (student[0] + reference[0]) / 1000  # short: what the least rounds need
+        plan = Plan(3.0, max_rounds=performance.rounds, scored=None)  # as the worker's
+        stops = [
+            n
+            for n in range(1, len(student) + 1)
+            if plan.stop_reason(student[:n], reference[:n], 0.0, round_s)
+        ]
+        assert stops[0] == performance.rounds >= TIMING_MIN_ROUNDS, performance.note
         assert 0.9 < performance.speedup < 1.1
