@@ -101,8 +101,9 @@ def main() -> int:
 
 def print_stages(report, jobs: int, backend: str) -> None:
     """The stages' seconds, summed over the workers (so more than the wall time when they
-    run side by side), per submission, and their share."""
-    total = sum(report.stages.values()) or 1.0
+    run side by side), per submission, and their share of the stages in turn (those run
+    beside them, stages.BESIDE, are shares of the same)."""
+    total = sum(s for n, s in report.stages.items() if n not in stages.BESIDE) or 1.0
     count = max(1, report.graded)
     print(
         f"where the time went, summed over up to {jobs} workers at once "
@@ -112,6 +113,7 @@ def print_stages(report, jobs: int, backend: str) -> None:
     for name in stages.STAGES:
         seconds = report.stages.get(name, 0.0)
         gpu = f"held {stages.GPU[name]}" if name in stages.GPU else "-"
+        gpu = "- (beside the cases)" if name in stages.BESIDE else gpu
         print(
             f"  {name:<16} {seconds:8.1f} {seconds / count:15.2f} "
             f"{100 * seconds / total:5.0f}%  {gpu}"

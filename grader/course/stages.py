@@ -3,11 +3,12 @@
 A worker times its backend's calls (`Clocked`): compiles, case runs (the sanitizer's and
 the profile run's too) and timing, and on a GPU the CPU model's builds and profile runs
 (grader.grading.profiles opens a CPU backend of its own for them), and the rest of the
-grading (inputs, expected outputs, judging) is what is left of it (the model runs beside
-the cases, so its seconds may overlap theirs). The batch times the workers' start-up and
-the writing of each submission's reports. On a GPU, a case run
-holds the GPU alone from the shared-memory fill to its kernel's end (the cuda worker
-takes the gate: its waits count in the cases' seconds) and timing holds it alone
+grading (inputs, expected outputs, judging) is what is left of it. The CPU model runs
+beside the cases (BESIDE): its seconds are not part of that sum, and the rest of grading
+holds what the grading waited for it after its cases. The batch times the workers'
+start-up and the writing of each submission's reports. On a GPU, a case run holds the
+GPU alone from the shared-memory fill to its kernel's end (the cuda worker takes the
+gate: its waits count in the cases' seconds) and timing holds it alone
 (grader.course.gpus); timing's waits at that gate are a stage of their own. A timing
 also says where its seconds went, phase by phase, on the GPU worker's clock
 (grader.backends.window): the batch sums those too. Only figures for `bench/batch.py`:
@@ -39,6 +40,7 @@ CPU_MODEL = "CPU model"  # on a GPU: the model's census builds and profile runs,
 GRADING = "rest of grading"
 REPORTS = "reports"
 STAGES = (WORKER_START, COMPILE, CASES, TIMING, WAITING, CPU_MODEL, GRADING, REPORTS)
+BESIDE = (CPU_MODEL,)  # stages run beside the others: their seconds overlap the others'
 # the stages that hold a GPU, and how (gpus.Gate)
 GPU = {CASES: "alone: fill, kernel", TIMING: "alone"}
 TIMED = (COMPILE, CASES, TIMING)  # what a worker's backend times
@@ -113,8 +115,8 @@ class Clocked(Wrapper):
         if HELD_ALONE in self.waits:  # timing's module loads before the gate are grading's
             stages[TIMING] = self.waits[HELD_ALONE]
         stages[WAITING] = sum(self.waits[name] for name in TIMED)
-        stages[CPU_MODEL] = self.seconds[CPU_MODEL]
         stages[GRADING] = max(0.0, graded - sum(stages.values()))
+        stages[CPU_MODEL] = self.seconds[CPU_MODEL]  # BESIDE: not part of the sum
         phases = {name: self.window[name] for name in WINDOW if name in self.window}
         self.seconds.clear()
         self.waits.clear()

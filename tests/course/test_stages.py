@@ -64,7 +64,8 @@ def test_the_cpu_models_builds_and_profile_runs_on_a_gpu_are_a_stage_of_their_ow
     taken = clocked.take(graded=2.0)
     assert taken[stages.COMPILE] == 0 and taken[stages.CASES] >= 0.2
     assert taken[stages.CPU_MODEL] >= 0.3  # the model's build and profile run
-    assert abs(sum(taken.values()) - 2.0) < 1e-9 and taken[stages.GRADING] > 0.5
+    in_turn = sum(s for name, s in taken.items() if name not in stages.BESIDE)
+    assert abs(in_turn - 2.0) < 1e-9 and taken[stages.GRADING] > 1.5  # the model beside
 
 
 def test_the_cpu_backends_own_profile_run_is_a_case():
