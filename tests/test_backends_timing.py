@@ -5,7 +5,6 @@ to stop, and their statistics)."""
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 
 import numpy as np
@@ -14,6 +13,7 @@ import pytest
 from grader import defaults
 from grader.backends.cuda import helpers
 from grader.backends.timing import (
+    EVERY_SPEEDUP,
     SAMPLE_ELEMENTS,
     Plan,
     Sample,
@@ -269,7 +269,7 @@ def test_where_every_speedup_scores_differently_the_points_never_stop_timing():
     assert plan.stop_reason([1.0] * 5, [0.5, 0.6, 0.4, 0.55, 0.45], 0.1, SHORT_ROUND_S) is None
 
 
-@pytest.mark.parametrize("scored", [None, (0.25, 1.0), (0.0, math.inf)])
+@pytest.mark.parametrize("scored", [None, (0.25, 1.0), EVERY_SPEEDUP])
 def test_a_timing_check_carries_where_the_points_change_to_the_worker(scored):
     check = TimingCheck(7, scored=scored)
     assert TimingCheck.from_json(json.loads(json.dumps(check.to_json()))).scored == scored

@@ -55,6 +55,8 @@ REFERENCE_SAMPLES = 1 << 30  # the reference's sample numbers start here (sample
 # For normal data sigma is IQR / 1.349, and the median's standard error is
 # 1.2533 sigma / sqrt(n): this factor times the relative spread, over sqrt(n).
 MEDIAN_ERROR_PER_SPREAD = 1.2533 / 1.349
+# TimingCheck.scored where every speedup scores differently: points never stop a timing
+EVERY_SPEEDUP = (0.0, math.inf)
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class Plan:
     max_rounds: int = defaults.TIMING_MAX_ROUNDS
     long_round_s: float = defaults.TIMING_LONG_ROUND
     long_min_rounds: int = defaults.TIMING_LONG_MIN_ROUNDS
-    scored: tuple[float, float] | None = (0.0, math.inf)  # TimingCheck.scored
+    scored: tuple[float, float] | None = EVERY_SPEEDUP  # TimingCheck.scored
 
     def long(self, round_s: float) -> bool:
         """Whether a round of `round_s` seconds is long: a slow kernel's. The first pair
@@ -203,7 +205,7 @@ class TimingCheck:
     zeroed: tuple[str, ...] = ()  # outputs that start at zero (accumulators), not poisoned
     rounds: int = defaults.TIMING_MAX_ROUNDS  # at most: what the host can check in time
     restored: tuple[str, ...] = ()
-    scored: tuple[float, float] | None = (0.0, math.inf)
+    scored: tuple[float, float] | None = EVERY_SPEEDUP
 
     @property
     def launches(self) -> int:
@@ -243,7 +245,7 @@ class TimingCheck:
             Sample(s["buffer"], tuple(s["extents"]), tuple(s["strides"]), tuple(s["counts"]))
             for s in data["samples"]
         )
-        scored = data.get("scored", (0.0, math.inf))
+        scored = data.get("scored", EVERY_SPEEDUP)
         return cls(
             int(data["seed"]),
             tuple(data["inputs"]),

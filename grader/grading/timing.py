@@ -22,6 +22,7 @@ import numpy as np
 from grader import defaults, machine
 from grader.backends.base import Backend
 from grader.backends.timing import (
+    EVERY_SPEEDUP,
     SAMPLE_ELEMENTS,
     Sample,
     TimingCheck,
@@ -62,7 +63,7 @@ def plan(
     case: Case,
     seed: int,
     host: dict[str, np.ndarray],
-    scored: tuple[float, float] | None = (0.0, math.inf),
+    scored: tuple[float, float] | None = EVERY_SPEEDUP,
 ) -> TimingCheck:
     """Draw every input buffer but those the host drew (`host`, cases.timing_inputs),
     which are restored, and poison (or zero) every output and scratch buffer before
