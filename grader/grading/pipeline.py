@@ -390,7 +390,8 @@ class Grading:
         profile case; and the profiles "why this speed" shows, the student's and the
         reference's (None, with a note saying why, where there is none): the CPU model's,
         or with --profile on a GPU, Nsight Compute's where it counted both. On a GPU, what
-        the model's run saw of the threads of each block fails cases (profiles.watch)."""
+        the model's run beside the cases saw of each block's threads fails cases."""
+        made = self.modelled.result() if self.modelled else None  # ended, whatever follows
         if self.profiled is None or not launchable(self.result):
             return None
         case = next(c for c in all_cases if c.name == self.profiled)
@@ -398,7 +399,7 @@ class Grading:
         if isinstance(self.model, str):
             self.measured = profiles.Measured(None, self.model, here=False)
         elif not self.in_run:  # on a GPU: the CPU model ran the case, and watched its threads
-            self.measured = profiles.watch(case, self.model_beside().result(), self.result)
+            self.measured = profiles.watch(case, made, self.result)
         measured = self.measured or profiles.Measured(None, "that case was not run")
         if not measured.here:
             rules.measured(self.lab, self.result, None, None, measured.why, None)
@@ -427,16 +428,15 @@ class Grading:
                 shown = profiles.as_shown(case, *counted)
         return shown
 
-    def model_beside(self) -> Future:
+    def model_beside(self) -> None:
         """On a GPU, the CPU model's run of the profile case, started the first time the
-        kernel has built and is `launchable`, so that it runs while the GPU runs the cases; taken
-        by `profile`."""
+        kernel has built and is `launchable`, so that it runs while the GPU runs the
+        cases; `profile` takes it (profiles.watch)."""
         on_gpu = isinstance(self.model, Backend) and not self.in_run and self.profiled
         if self.modelled is None and on_gpu and launchable(self.result):
             case = next(c for c in self.all_cases if c.name == self.profiled)
             model_run = (self.lab, case, self.submission, self.model, self.options.timeout)
             self.modelled = profiles.run_beside(*model_run)
-        return self.modelled
 
     # -- sanitizer and timing -------------------------------------------------------------
 
