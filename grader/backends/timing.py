@@ -104,7 +104,7 @@ class Plan:
         TIMING_POINTS_MARGIN (below the zero, or above the target)."""
         if self.scored is None:
             return True
-        ratios = [r / s for s, r in zip(student_ms, reference_ms, strict=True) if s > 0]
+        ratios = speedups(student_ms, reference_ms)
         low, high = self.scored
         margin = 1 + defaults.TIMING_POINTS_MARGIN
         return bool(ratios) and (max(ratios) * margin <= low or min(ratios) >= high * margin)
@@ -159,11 +159,17 @@ class Summary:
 def summarise(student_ms: list[float], reference_ms: list[float]) -> Summary:
     """The rounds' statistics, the one place they are computed: what the worker stops on
     and what the grader reports."""
-    ratios = [r / s for s, r in zip(student_ms, reference_ms, strict=True) if s > 0]
+    ratios = speedups(student_ms, reference_ms)
     if not ratios:
         return Summary(0, 0.0, math.inf)
     middle = statistics.median(ratios)
     return Summary(len(ratios), middle, _spread(ratios, middle))
+
+
+def speedups(student_ms: list[float], reference_ms: list[float]) -> list[float]:
+    """Each round's speedup, the reference's time over the student's (none from a round
+    whose student time is not above zero)."""
+    return [r / s for s, r in zip(student_ms, reference_ms, strict=True) if s > 0]
 
 
 def _spread(values: list[float], middle: float) -> float:

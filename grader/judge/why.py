@@ -457,10 +457,11 @@ def _busiest_block(student: Profile, reference: Profile) -> Gap | None:
     )
 
     def fix(kernel: KernelProfile) -> KernelProfile:
-        if not kernel.blocks:
+        even = kernel.even_block_share(speed_model.SMS)
+        if even is None:
             return kernel
-        even = math.ceil(kernel.reads / min(kernel.blocks, speed_model.SMS))
-        return replace(kernel, busiest_block_loads=min(kernel.busiest_block_loads, even))
+        busiest = min(kernel.busiest_block_loads, math.ceil(even))
+        return replace(kernel, busiest_block_loads=busiest)
 
     return Gap(Cause.BUSIEST_BLOCK, message, fix)
 

@@ -110,15 +110,19 @@ class KernelProfile:
         by thread): what the busiest thread's and block's shares are of."""
         return self.global_loads.lanes + self.global_atomics
 
-    def block_imbalance(self, sms: int) -> float | None:
-        """How many times its share of the work its busiest block made, in global loads and
-        atomics, on a GPU of `sms` SMs: the mean block's loads where the blocks are no more
-        than the SMs (each has one to itself), else one SM's share of all of them. A
-        kernel waits for its busiest block, which runs on one SM (None where blocks were
-        not counted)."""
+    def even_block_share(self, sms: int) -> float | None:
+        """A block's even share of its global loads and atomics on a GPU of `sms` SMs: the
+        mean block's where the blocks are no more than the SMs (each has one to itself),
+        else one SM's share of all of them (None where blocks were not counted)."""
         if not self.blocks or not self.reads:
             return None
-        return self.busiest_block_loads * min(self.blocks, sms) / self.reads
+        return self.reads / min(self.blocks, sms)
+
+    def block_imbalance(self, sms: int) -> float | None:
+        """How many times an even share (even_block_share) its busiest block made: a
+        kernel waits for its busiest block, which runs on one SM."""
+        even = self.even_block_share(sms)
+        return None if even is None else self.busiest_block_loads / even
 
     def to_json(self) -> dict[str, Any]:
         return {
