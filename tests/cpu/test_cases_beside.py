@@ -5,9 +5,9 @@ hidden cases too: the run that must be made in turn is, and the runs that must s
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
+
+from process_kit import children
 
 from grader import defaults, labs
 from grader.backends.cpu.backend import CpuBackend
@@ -51,19 +51,6 @@ def _counted(monkeypatch) -> dict[str, int]:
     return calls
 
 
-def _workers() -> list[str]:
-    """This process's children now."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
-            found.append(stat.split(" ", 1)[1])
-    return found
-
-
 def test_a_race_is_located_in_the_case_a_grading_in_turn_locates_it(monkeypatch):
     in_turn = _graded("conv2d", "missing_syncthreads.cu", 1)
     calls = _counted(monkeypatch)
@@ -87,7 +74,7 @@ def test_the_runs_after_a_kernels_last_allowed_hang_are_stopped(monkeypatch):
     assert calls["run_ahead"] <= defaults.MAX_TIMEOUTS + 1  # one more was going on, and ended
     assert calls["run"] == defaults.MAX_TIMEOUTS  # each hang decided by a run in turn,
     assert calls["beside_in_turn"] == 0  # alone
-    assert _workers() == []
+    assert list(children().values()) == []
 
 
 def test_a_grading_past_its_deadline_leaves_no_worker_running():
@@ -96,7 +83,7 @@ def test_a_grading_past_its_deadline_leaves_no_worker_running():
     assert time.monotonic() - started < 6.0  # not the cases' 10 s
     assert report["status"] == Status.ERROR.value
     assert "was stopped" in report["diagnostics"][0]["message"]
-    assert _workers() == []
+    assert list(children().values()) == []
 
 
 def test_the_profile_case_runs_beside_the_other_cases(monkeypatch):

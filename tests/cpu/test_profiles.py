@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from process_kit import children
 
 from grader import labs
 from grader.backends.base import Wrapper
@@ -19,6 +21,7 @@ from grader.backends.cpu import CpuBackend
 from grader.backends.cpu import profile as cpu_profile
 from grader.errors import SetupError
 from grader.grading import profiles
+from grader.grading.alarm import DeadlinePassed
 from grader.grading.pipeline import Options, grade
 from grader.judge import cases as casegen
 from grader.judge import rules
@@ -120,6 +123,35 @@ def test_on_another_backend_the_model_runs_beside_the_cases(cpu, monkeypatch):
     assert len(started) == 1 and len(lagging.ends) == len(result.cases)
     assert started[0] < lagging.ends[0]  # before the first case's run had ended
     assert rules.broken(result) == {rules.BUSIEST}
+
+
+class Stopped(Counting):
+    """A "cuda" backend whose first case's run is stopped by the grading's deadline once
+    the model's worker runs (DeadlinePassed, as its alarm raises it)."""
+
+    def __init__(self, inner) -> None:
+        super().__init__(inner, name="cuda")
+
+    def run(self, build, launch, timeout):
+        give_up = time.monotonic() + 60
+        while not any(c.startswith("(runner)") for c in children().values()):
+            assert time.monotonic() < give_up, "the model's worker never started"
+            time.sleep(0.05)
+        raise DeadlinePassed
+
+    run_ahead = run
+
+
+def test_on_another_backend_a_grading_past_its_deadline_stops_the_models_worker(cpu, tmp_path):
+    """The model's run beside the cases ends with the grading, its worker with it: a
+    check does not outlive its deadline by the model's timeout (here an endless loop)."""
+    path = tmp_path / "kernel.cu"
+    path.write_text(SERIAL.read_text().replace("if (threadIdx.x != 0) return;", "for (;;) {}"))
+    with pytest.raises(DeadlinePassed):
+        _grade(Stopped(cpu), path)
+    time.sleep(0.5)
+    assert not children(), "the model's worker outlived the grading"
+    assert not [t for t in threading.enumerate() if t.name.startswith("grader-model")]
 
 
 def test_on_another_backend_a_file_that_does_not_build_is_not_modelled(cpu, monkeypatch, tmp_path):

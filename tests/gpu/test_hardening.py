@@ -5,10 +5,11 @@ text, and the whole grading stops at --submission-timeout, its worker with it.""
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
+
+from process_kit import children
 
 from grader import cli, labs
 
@@ -43,19 +44,6 @@ def test_printf_and_compiler_text_reach_the_terminal_and_html_as_text(tmp_path, 
         assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
     assert "\\x1b[2J" in printed and "\\x1b[31mk\\u202e.cu" in printed
     assert any("\x1b[2J" in c["output"] for c in report["cases"])  # JSON keeps it, escaped
-
-
-def children() -> list[int]:
-    """This process's live children (a worker left running would be one)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != "Z" and int(fields[1]) == os.getpid():
-            found.append(int(entry.name))
-    return found
 
 
 def test_a_check_past_its_deadline_stops_with_its_worker(tmp_path, capsys):

@@ -56,9 +56,11 @@ class CpuBackend(Backend):
         self._hazards_sought: set[Path] = set()  # modules whose block's race was located
         self._shelf = Shelf()  # each module once, linked into every job folder
         self._stop = Stop()  # the workers of the runs made ahead now
+        self._closing = Stop()  # every worker, ended at close (Settings.closing)
         scratch.sweep()  # what graders killed before us (a batch's timed-out workers) left
 
     def close(self) -> None:
+        self._closing.stop()
         self._shelf.close()
         scratch.settle()  # the cases' folders, removed meanwhile
 
@@ -258,7 +260,8 @@ class CpuBackend(Backend):
         isolated = self._require_isolation()
         # a census run also watches every access that races among a block's threads
         settings = Settings(
-            jobs, isolated, hazards=artifact.census, profile=profiles is not None, stop=stop
+            jobs, isolated, hazards=artifact.census, profile=profiles is not None, stop=stop,
+            closing=self._closing,
         )
         start = dict(state) if state is not None else None
         report = execute(artifact, launch, timeout, settings, self._shelf, state)

@@ -122,6 +122,12 @@ class Settings:
     hazards: bool = False  # watch the accesses that race among a block's threads
     profile: bool = False  # the first pass's memory profile (one job)
     stop: Stop | None = field(default=None, compare=False)  # None: ended by its own thread
+    # every worker of the backend, which its close ends: a run in another thread (a GPU
+    # grading's model run beside its cases) may still be going on then
+    closing: Stop | None = field(default=None, compare=False)
+
+    def stops(self) -> tuple[Stop, ...]:
+        return tuple(s for s in (self.stop, self.closing) if s is not None)
 
 
 def execute(
@@ -154,7 +160,7 @@ def execute(
             # even that fails
             backstop = WALL_FACTOR * (PASSES + 1) * timeout + 5
             returncode, records = _run([str(program), "run", str(scratch)], scratch, stderr,
-                                       backstop, settings.stop)  # fmt: skip
+                                       backstop, settings.stops())  # fmt: skip
         report = Report(returncode, token=token)
         report.stderr = _tail(scratch / "stderr.txt")
         _read_records(records, report)
@@ -169,7 +175,7 @@ def execute(
 
 
 def _run(
-    cmd: list[str], cwd: Path, stderr, deadline: float, stop: Stop | None
+    cmd: list[str], cwd: Path, stderr, deadline: float, stops: tuple[Stop, ...]
 ) -> tuple[int | None, bytes]:
     """Runs the worker with the write end of a pipe for its records (its number is the
     last argument); returns its exit status (None when it had to be killed) and what it
@@ -198,7 +204,7 @@ def _run(
     finally:
         os.close(write_end)
     reader.start()
-    if stop is not None:
+    for stop in stops:
         stop.started(proc)
     try:
         returncode: int | None = waiting.wait(proc, deadline)
@@ -208,7 +214,7 @@ def _run(
         if proc.poll() is None:  # past the deadline, or the grader itself is stopping
             proc.kill()
             proc.wait()
-        if stop is not None:
+        for stop in stops:
             stop.ended(proc)
     reader.join(timeout=5)
     os.close(read_end)
