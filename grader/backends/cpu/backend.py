@@ -260,7 +260,11 @@ class CpuBackend(Backend):
         isolated = self._require_isolation()
         # a census run also watches every access that races among a block's threads
         settings = Settings(
-            jobs, isolated, hazards=artifact.census, profile=profiles is not None, stop=stop,
+            jobs,
+            isolated,
+            hazards=artifact.census,
+            profile=profiles is not None,
+            stop=stop,
             closing=self._closing,
         )
         start = dict(state) if state is not None else None
