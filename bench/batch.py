@@ -140,13 +140,13 @@ def print_cpu(report, cpu_seconds: float) -> None:
 
 def print_window(report) -> None:
     """The timings' phases on the GPU workers' clocks, per submission: those inside the
-    exclusive window, what of it they leave unaccounted, and the work around it."""
+    exclusive window, and what of it they leave unaccounted."""
     count = max(1, report.graded)
     spent = report.window
     held = spent.get(window.HELD, 0.0)
     print("the timing window, per submission (the GPU worker's clock):")
     print(f"  {'phase':<22} {'ms':>8} {'of held':>8}")
-    rows = [window.GATE, *window.INSIDE, window.OTHER, window.HELD, window.PLACE, window.FREE]
+    rows = [window.GATE, *window.INSIDE, window.OTHER, window.HELD]
     for name in rows:
         seconds = window.other(spent) if name == window.OTHER else spent.get(name, 0.0)
         inside = name in window.INSIDE or name in (window.OTHER, window.HELD)

@@ -30,8 +30,8 @@ def test_only_known_phases_with_finite_seconds_are_read():
 
 
 def test_the_rest_of_the_held_window_is_what_no_phase_inside_took():
-    phases = {window.HELD: 0.2, window.WAITS: 0.06, window.LAUNCHES: 0.04, window.PLACE: 1.0}
-    assert abs(window.other(phases) - 0.1) < 1e-12  # placing is outside the window
+    phases = {window.HELD: 0.2, window.WAITS: 0.06, window.LAUNCHES: 0.04, window.GATE: 1.0}
+    assert abs(window.other(phases) - 0.1) < 1e-12  # the wait for the gate is outside it
     assert window.other({window.WAITS: 0.1}) == 0.0
 
 

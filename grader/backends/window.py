@@ -1,6 +1,7 @@
-"""Where a timing's seconds go, phase by phase, on the GPU worker's own clock: the
-exclusive window (from the gate taken to the gate released, where no other process's
-kernel may run) and the work around it. A batch on one GPU is capped by that window, so
+"""Where a timing's seconds go, phase by phase, on the GPU worker's own clock: the wait
+for the gate, then the exclusive window, from the gate taken to the gate released, which
+holds all of the timing's use of the GPU, its buffers' placing and freeing too, so that
+no other process's comes between. A batch on one GPU is capped by that window, so
 bench/batch.py prints these per submission (grader.course.stages carries them). The
 worker is the grader's code (a submission brings device code alone), and the figures
 only describe: nothing here changes a grade.
@@ -14,8 +15,9 @@ import math
 import time
 from collections.abc import Mapping
 
-# Inside the window, in the order a timing meets them.
 GATE = "acquire gate"  # waiting for the gate (a batch's other processes on this GPU)
+# Inside the window, in the order a timing meets them.
+PLACE = "place buffers"  # constants set, buffers mapped, the checker's and rig's allocations
 BEFORE = "checker.before"  # fresh inputs drawn, outputs poisoned: on the GPU, queued
 L2 = "L2 reset"  # persisting lines made normal before each timed run (backends.cuda.l2)
 LAUNCHES = "launches"  # the hold, the flush, the events and the kernels, queued
@@ -23,14 +25,12 @@ PREPARE = "checker.prepare"  # the sample's coordinates, on the host while the r
 WAITS = "event waits"  # the host waiting for a timed run's end event: the kernels
 AFTER = "checker.after"  # the sample gathered and read back
 CEILINGS = "ceilings"  # the fp32 peak and copy bandwidth, once per worker
-SETTLE = "settle"  # everything queued finished before the gate opens
-HELD = "held"  # all of the window, gate acquired to gate released
-INSIDE = (BEFORE, L2, LAUNCHES, PREPARE, WAITS, AFTER, CEILINGS, SETTLE)
-OTHER = "other"  # held, less the phases inside: Python between them, the plan's sums
-# Around the window, in the worker: not held, so another process's kernels may run.
-PLACE = "place buffers"  # constants set, buffers mapped, the checker's and rig's allocations
+SETTLE = "settle"  # everything queued finished before the buffers are freed
 FREE = "free buffers"
-PHASES = (GATE, *INSIDE, HELD, PLACE, FREE)
+HELD = "held"  # all of the window, gate acquired to gate released
+INSIDE = (PLACE, BEFORE, L2, LAUNCHES, PREPARE, WAITS, AFTER, CEILINGS, SETTLE, FREE)
+OTHER = "other"  # held, less the phases inside: Python between them, the plan's sums
+PHASES = (GATE, *INSIDE, HELD)
 
 
 class Window:

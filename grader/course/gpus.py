@@ -5,10 +5,10 @@ holds the GPU alone from the fill of shared memory to its kernel's end: the fill
 read of shared memory no thread wrote see NaN, as on the CPU backend, and another
 worker's kernel between the fill and the launch would leave zeros there instead (a
 matmul adding an unwritten shared array scored 3 points of 7 so under four test
-processes, and 0 alone). On the cuda backend the GPU worker takes the gate for that
-stretch itself (grader.backends.gate.alone_at); the copies and checks around it share
-the GPU. Timing holds it alone too: a kernel timed while another worker's kernel runs
-on the same GPU looks slower than it is (the cuda worker takes it itself for the timed
+processes, and 0 alone). On the cuda backend the GPU worker takes the gate itself for
+the case's copies too (grader.backends.gate.alone_at). Timing holds it alone as well: a
+kernel timed while another worker's kernel, or even its copies, run on the same GPU
+looks slower than it is (the cuda worker takes it itself for the timing's buffers and
 runs, and says how long it waited and held it). So each GPU has a gate (grader.backends.gate):
 the sanitizer holds it shared, correctness runs and timing alone."""
 

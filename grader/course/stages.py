@@ -7,8 +7,8 @@ grading (inputs, expected outputs, judging) is what is left of it. The CPU model
 beside the cases (BESIDE): its seconds are not part of that sum, and the rest of grading
 holds what the grading waited for it after its cases. The batch times the workers'
 start-up and the writing of each submission's reports. On a GPU, a case run holds the
-GPU alone from the shared-memory fill to its kernel's end (the cuda worker takes the
-gate: its waits count in the cases' seconds) and timing holds it alone
+GPU alone from its buffers' placing to their freeing (the cuda worker takes the gate:
+its waits count in the cases' seconds) and timing holds it alone
 (grader.course.gpus); timing's waits at that gate are a stage of their own. A timing
 also says where its seconds went, phase by phase, on the GPU worker's clock
 (grader.backends.window): the batch sums those too. Only figures for `bench/batch.py`:

@@ -104,8 +104,8 @@ class CudaBackend(Backend):
         self._located: dict[tuple[str, str], str | None] = {}
         self._sanitized: set[tuple[str, str, str]] = set()  # (build, buffer, side) explained
         # A batch's GPU gate (grader.backends.gate.paths), which the worker holds alone
-        # from the shared-memory fill to the kernel's end, and for a timing's runs; None:
-        # no other process shares it.
+        # for a case's or a timing's GPU work, from its buffers placed to their freeing;
+        # None: no other process shares it.
         self.launch_gate: tuple[str, str] | None = None
 
     def device(self) -> str:

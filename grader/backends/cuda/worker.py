@@ -90,6 +90,14 @@ class Worker:
         counted = head.get("census")  # the counters' name: run the census module
         key = census.module_key(head["key"]) if counted else head["key"]
         functions = [self.gpu.function(key, symbol) for symbol in symbols]
+        # Alone on the GPU, where a batch shares it, for all of the case's GPU work: the
+        # fill and the kernel must meet no other process's kernel (another's would leave
+        # its own shared memory), and another process's timed runs none of this case's
+        # copies, allocations and frees (grader.backends.gate).
+        with gate.alone_at(head.get("gate"), self.gate_taken):
+            return self.run_case(launch, key, functions, counted, head.get("sides"))
+
+    def run_case(self, launch, key: str, functions: list, counted, sides) -> Message:
         # A case never sees what earlier runs left in the module, as on the CPU. Timed
         # launches are not reset: checked timing catches a kernel that remembers results.
         self.gpu.restore(key)
@@ -98,24 +106,21 @@ class Worker:
         if counters is not None:
             self.gpu.take_counters(counters)  # from 0
         executed: dict[str, list[int]] = {}
-        placed = self.place(launch, head.get("sides"))
+        placed = self.place(launch, sides)
         addresses = {p.name: [p.address, p.nbytes] for p in placed}
         by_name = {p.name: p for p in placed}
         step = launch
         try:
-            # Alone on the GPU from the fill to the last kernel's end, where a batch shares
-            # it: another process's kernel in between would leave its own shared memory.
-            with gate.alone_at(head.get("gate"), self.gate_taken):
-                self.gpu.fill_shared()  # reads of shared memory no thread wrote see NaN
-                started = time.monotonic()
-                for step, function in zip(launch.steps, functions, strict=True):
-                    self.gpu.launch(function, step, self.gpu.arguments(step, by_name))
-                    self.gpu.finish()  # after each kernel, so that a failure names its own
-                    if counters is not None:
-                        counts = self.gpu.take_counters(counters)
-                        before = executed.get(step.kernel, [0, 0])
-                        executed[step.kernel] = [a + b for a, b in zip(before, counts, strict=True)]
-                seconds = time.monotonic() - started
+            self.gpu.fill_shared()  # reads of shared memory no thread wrote see NaN
+            started = time.monotonic()
+            for step, function in zip(launch.steps, functions, strict=True):
+                self.gpu.launch(function, step, self.gpu.arguments(step, by_name))
+                self.gpu.finish()  # after each kernel, so that a failure names its own
+                if counters is not None:
+                    counts = self.gpu.take_counters(counters)
+                    before = executed.get(step.kernel, [0, 0])
+                    executed[step.kernel] = [a + b for a, b in zip(before, counts, strict=True)]
+            seconds = time.monotonic() - started
             states = [self.gpu.download(p) for p in placed]
         except CudaFailure as failure:
             failure.extra["addresses"] = addresses
@@ -150,9 +155,24 @@ class Worker:
     def op_time(self, message: Message) -> Message:
         head = message.header
         module = checked.helper_module(self.gpu, head["helpers"]["nvcc"], head["helpers"]["arch"])
+        window = Window()
+        lap = time.perf_counter()
+        # Alone on the GPU, where a batch shares it, from the first buffer placed to the
+        # last one freed: another process's copies, allocations and frees beside the timed
+        # runs made them vary so that a batch timed 3 times the rounds a check did
+        # (bench/batch.py, H100: 9.3 rounds of the naive matmul against 3.3 so held).
+        with gate.alone_at(head.get("gate"), self.gate_taken):
+            held = window.lap(phases.GATE, lap)
+            result, arrays = self.time_held(message, module, window)
+            window.lap(phases.HELD, held)
+        self.flush_output()
+        return Message({"ok": True, **result, "window": window.to_json()}, arrays)
+
+    def time_held(self, message: Message, module, window: Window) -> tuple[dict, list]:
+        """The timing, with what its checker found, and the arrays that go back."""
+        head = message.header
         check = TimingCheck.from_json(head["check"])
         runs, placed, checker = [], {}, None
-        window = Window()
         lap = time.perf_counter()
         try:
             for role in ("student", "reference"):
@@ -173,15 +193,10 @@ class Worker:
                 self.rig = timing.Rig(self.gpu)
             lap = window.lap(phases.PLACE, lap)
             plan = Plan(head["budget"], max_rounds=check.rounds, scored=check.scored)
-            # Alone on the GPU from the first timed run's inputs to the last run's end,
-            # where a batch shares it: placing and freeing the buffers need not be.
-            with gate.alone_at(head.get("gate"), self.gate_taken):
-                held = window.lap(phases.GATE, lap)
-                result = timing.time_pair(self.gpu, self.rig, runs, plan, checker, window)
-                lap = time.perf_counter()
-                result["ceilings"] = checked.ceilings(self.gpu, module)
-                checker.seconds += window.lap(phases.CEILINGS, lap) - lap
-                window.lap(phases.HELD, held)
+            result = timing.time_pair(self.gpu, self.rig, runs, plan, checker, window)
+            lap = time.perf_counter()
+            result["ceilings"] = checked.ceilings(self.gpu, module)
+            checker.seconds += window.lap(phases.CEILINGS, lap) - lap
             found, arrays = checker.result()
         except CudaFailure as failure:
             if not failure.sticky:
@@ -193,8 +208,7 @@ class Worker:
         self.gpu.free(list(placed.values()))
         checker.free()
         window.lap(phases.FREE, lap)
-        self.flush_output()
-        return Message({"ok": True, **result, **found, "window": window.to_json()}, arrays)
+        return {**result, **found}, arrays
 
     def gate_taken(self) -> None:
         """Tell the grader, mid-request, that the batch's gate is held: the request's
