@@ -125,6 +125,11 @@ def test_on_another_backend_the_model_runs_beside_the_cases(cpu, monkeypatch):
     assert rules.broken(result) == {rules.BUSIEST}
 
 
+def runners() -> list[str]:
+    """This process's CPU workers now (its compilers, of builds made ahead, may finish)."""
+    return [c for c in children().values() if c.startswith("(runner)")]
+
+
 class Stopped(Counting):
     """A "cuda" backend whose first case's run is stopped by the grading's deadline once
     the model's worker runs (DeadlinePassed, as its alarm raises it)."""
@@ -134,7 +139,7 @@ class Stopped(Counting):
 
     def run(self, build, launch, timeout):
         give_up = time.monotonic() + 60
-        while not any(c.startswith("(runner)") for c in children().values()):
+        while not runners():
             assert time.monotonic() < give_up, "the model's worker never started"
             time.sleep(0.05)
         raise DeadlinePassed
@@ -145,13 +150,17 @@ class Stopped(Counting):
 def test_on_another_backend_a_grading_past_its_deadline_stops_the_models_worker(cpu, tmp_path):
     """The model's run beside the cases ends with the grading, its worker with it: a
     check does not outlive its deadline by the model's timeout (here an endless loop)."""
+    _grade(cpu)  # the reference's sums and profiles cached: the one worker left is the model's
     path = tmp_path / "kernel.cu"
     path.write_text(SERIAL.read_text().replace("if (threadIdx.x != 0) return;", "for (;;) {}"))
     with pytest.raises(DeadlinePassed):
         _grade(Stopped(cpu), path)
     time.sleep(0.5)
-    assert not children(), "the model's worker outlived the grading"
-    assert not [t for t in threading.enumerate() if t.name.startswith("grader-model")]
+    assert not runners(), "the model's worker outlived the grading"
+    modelling = [t for t in threading.enumerate() if t.name.startswith("grader-model")]
+    for thread in modelling:  # a build it was making ends; no run starts after the close
+        thread.join(timeout=15)
+    assert not any(t.is_alive() for t in modelling)
 
 
 def test_on_another_backend_a_file_that_does_not_build_is_not_modelled(cpu, monkeypatch, tmp_path):
