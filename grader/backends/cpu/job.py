@@ -91,7 +91,8 @@ class Report:
 class Stop:
     """Workers that another thread may end: those of runs made beside other runs, which a
     grading stopped by its deadline, Ctrl-C or a kernel's hangs ends at once (a run in
-    the grading's own thread ends its worker itself)."""
+    the grading's own thread ends its worker itself); and every worker of a backend
+    being closed (Settings.closing). A worker started after the stop is killed at once."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
