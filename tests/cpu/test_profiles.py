@@ -134,9 +134,6 @@ class Stopped(Counting):
     """A "cuda" backend whose first case's run is stopped by the grading's deadline once
     the model's worker runs (DeadlinePassed, as its alarm raises it)."""
 
-    def __init__(self, inner) -> None:
-        super().__init__(inner, name="cuda")
-
     def run(self, build, launch, timeout):
         give_up = time.monotonic() + 60
         while not runners():
@@ -154,7 +151,7 @@ def test_on_another_backend_a_grading_past_its_deadline_stops_the_models_worker(
     path = tmp_path / "kernel.cu"
     path.write_text(SERIAL.read_text().replace("if (threadIdx.x != 0) return;", "for (;;) {}"))
     with pytest.raises(DeadlinePassed):
-        _grade(Stopped(cpu), path)
+        _grade(Stopped(cpu, name="cuda"), path)
     time.sleep(0.5)
     assert not runners(), "the model's worker outlived the grading"
     modelling = [t for t in threading.enumerate() if t.name.startswith("grader-model")]
