@@ -1,5 +1,7 @@
 """The interface check and compile messages, through nvcc without a GPU."""
 
+import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -295,11 +297,12 @@ def test_a_file_that_reads_no_file_has_the_dependency_list_of_a_compile_with_md(
     first = headers(MATMUL, tmp_path / "a")
     other = MATMUL.replace("matmul", "other") + "// halo included\n"
     learnt = headers(other, tmp_path / "b")
-    nvcc._headers_path({"MASK_WIDTH": 3}, "sm_90").unlink()
+    nvcc._headers_path({"MASK_WIDTH": 3}, "sm_90", lean=True).unlink()
     again = headers(other, tmp_path / "c")
     assert listed == [True, False, False, False, True, False]  # nvcc, ptxas; -MD once learnt
     assert learnt[0] == str(tmp_path / "b" / "kernel.cu")
     assert learnt[1:] == first[1:] == again[1:] and len(learnt) > 10
+    assert not any(nvcc.LEAN in name for name in first)  # the grader's header is not the file's
 
 
 def test_a_list_that_names_a_library_is_never_learnt(tmp_path, monkeypatch):
@@ -307,10 +310,11 @@ def test_a_list_that_names_a_library_is_never_learnt(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADER_CACHE", str(tmp_path / "cache"))
     source = tmp_path / "kernel 1.cu"
     read = ["/usr/local/cuda/include/cuda_runtime.h", "/opt/x y/include/cub/block/block_reduce.cuh"]
-    nvcc._learn_headers({}, "sm_90", nvcc._rule(tmp_path / "m.ptx", source, read), source)
-    assert nvcc._known_headers({}, "sm_90") is None
-    nvcc._learn_headers({}, "sm_90", nvcc._rule(tmp_path / "m.ptx", source, read[:1]), source)
-    assert nvcc._known_headers({}, "sm_90") == read[:1]
+    nvcc._learn_headers({}, "sm_90", True, [str(source), *read], source)
+    assert nvcc._known_headers({}, "sm_90", True) is None
+    nvcc._learn_headers({}, "sm_90", True, [str(source), *read[:1]], source)
+    assert nvcc._known_headers({}, "sm_90", True) == read[:1]
+    assert nvcc._known_headers({}, "sm_90", False) is None  # the full compile reads more
 
 
 def test_device_variables_past_the_limit_are_a_resources_finding(tmp_path):
@@ -449,3 +453,78 @@ def test_a_module_over_the_cap_is_told_by_its_variable_or_by_its_size():
     assert said.startswith("The compiled kernel is 17 MiB, more than the 16 MiB")
     assert "; a alone is 10 MiB." in said
     assert interface.module_size(16 * mib, parts) is None
+
+
+LIMITS = """\
+#include <cstdio>
+int host_side(int n) { return std::min(n, std::numeric_limits<int>::max()); }
+__global__ void k(float* o, int n) {
+    o[0] = std::min(n, std::numeric_limits<int>::max()) + std::is_same<int, float>::value;
+}
+"""
+HOST_LIMITS = LIMITS.split("__global__")[0]
+BYTE = "__global__ void k(float* o) { std::byte b{1}; o[0] = std::to_integer<int>(b); }\n"
+REFERENCES = Path(__file__).parents[1] / "reference_kernels"
+KERNELS = sorted(REFERENCES.glob("*/*.cu")) + sorted(
+    p for p in REFERENCES.glob("*/*/*.cu") if "#include" in p.read_text()
+)
+
+
+def compiled_both_ways(tmp_path, monkeypatch, text, lab="matmul-naive"):
+    """nvcc's raw products for `text`, without the special functions and with them, each
+    compiled in the same folder (-lineinfo writes its name into the PTX)."""
+    spec = get(lab)
+    macros = spec.macro_values(spec.full_sizes(spec.public_cases[0].sizes))
+    folder = tmp_path / "k"
+
+    def compiled():
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        raw = nvcc._compile(folder, "kernel.cu", text, macros, "sm_90")
+        raw["ptxas"] = re.sub(r"Compile time = .*", "", raw["ptxas"])
+        return {**raw, "deps": ""}
+
+    assert nvcc._lean_flags(tmp_path, text)  # the file names no special function
+    lean = compiled()
+    monkeypatch.setattr(nvcc, "_lean_flags", lambda tmp, source: [])
+    return lean, compiled()
+
+
+@pytest.mark.parametrize("path", KERNELS, ids=lambda p: "/".join(p.parts[-3:]))
+def test_a_compile_without_the_special_functions_gives_the_same_module(tmp_path, monkeypatch, path):
+    """A file that names no special function is compiled without them (a fifth of nvcc's
+    time): every lab kernel, and those that read headers, to the same PTX and resources."""
+    lab = path.relative_to(REFERENCES).parts[0]
+    lean, full = compiled_both_ways(tmp_path, monkeypatch, path.read_text(), lab)
+    assert lean["ok"] and lean == full
+
+
+@pytest.mark.parametrize("text, ok", [(LIMITS, False), (HOST_LIMITS, True), (BYTE, False)])
+def test_the_standard_library_declares_the_same_without_them(tmp_path, monkeypatch, text, ok):
+    """What their header declared besides (std::min, std::numeric_limits) is declared
+    without them too, with nvcc's own words on a device call; std::byte in neither."""
+    lean, full = compiled_both_ways(tmp_path, monkeypatch, text)
+    assert lean["ok"] is ok and lean == full
+
+
+def test_a_file_that_names_a_special_function_is_compiled_with_them(tmp_path):
+    text = (
+        "#include <cmath>\nfloat f(float a) { return std::beta(a, a); }\n__global__ void k() {}\n"
+    )
+    assert nvcc._lean_flags(tmp_path, text) == []
+    assert nvcc._compile(tmp_path, "kernel.cu", text, {}, "sm_90")["ok"]
+    assert nvcc._lean_flags(tmp_path, text.replace("std::beta(a, a)", "a")) != []
+
+
+def test_the_lean_compile_reads_no_special_function(tmp_path, monkeypatch):
+    """What saves the time: nvcc's front end never reads their header."""
+
+    def read(folder):
+        folder.mkdir()
+        raw = nvcc._compile(folder, "kernel.cu", "#include <cmath>\n" + HOST_LIMITS, {}, "sm_90")
+        return [Path(name).name for name in libraries.dependencies(raw["deps"])]
+
+    lean = read(tmp_path / "lean")
+    monkeypatch.setattr(nvcc, "_lean_flags", lambda tmp, source: [])
+    full = read(tmp_path / "full")
+    assert "specfun.h" in full and "specfun.h" not in lean and "cmath" in lean

@@ -16,7 +16,7 @@ from cpu_kit import inp, integer, out
 from grader.backends.cpu import shim as cpu_shim
 from grader.backends.cpu.elf import Elf, dynamic
 from grader.model.source import Submission
-from grader.toolchain import cxx
+from grader.toolchain import cxx, special_functions
 
 # Macros the shim defines that nvcc's device pass defines too; all others are reserved.
 CUDA_MACROS = {"CUDART_VERSION", "CUDART_CB"}
@@ -188,9 +188,9 @@ __global__ void k(float* out) { out[threadIdx.x] = 1.0f; }
 def test_a_file_that_names_a_special_function_is_compiled_with_them(kit, no_nvcc):
     """A module goes without <cmath>'s special functions (include/grader_lean.h), unless
     its file names one, in its host code say, as nvcc's host compiler would take it."""
-    assert cpu_shim.special_functions(SPECIAL)
-    assert cpu_shim.special_functions("#define NAME(a) a##_zeta\n")  # may paste one
-    assert not cpu_shim.special_functions('// std::beta\nconst char* s = "beta";\n')
+    assert special_functions.named(SPECIAL)
+    assert special_functions.named("#define NAME(a) a##_zeta\n")  # may paste one
+    assert not special_functions.named('// std::beta\nconst char* s = "beta";\n')
     kit.built(SPECIAL)
     forced, _ = cpu_shim.shim_include(False, SPECIAL)
     assert forced[forced.index("-include") + 1] == cpu_shim.SHIM

@@ -19,13 +19,12 @@ from pathlib import Path
 
 from grader import defaults
 from grader.backends.cpu import runner
-from grader.model import lexer
-from grader.toolchain import cxx
+from grader.toolchain import cxx, special_functions
 
 INCLUDE = runner.RUNTIME / "include"
 SHIM = "grader_cuda.h"
 # The shim less <cmath>'s special functions, which a module is compiled against (and which
-# is precompiled) unless its file names one of them (special_functions).
+# is precompiled) unless its file names one of them (toolchain.special_functions).
 LEAN = "grader_lean.h"
 # The student's module: optimised like nvcc's host side, with the line tables addr2line
 # needs, frame pointers for finding the kernel's frame from a library function, no
@@ -279,31 +278,12 @@ def unhooked_calls(dump: str) -> list[tuple[str, int, str]]:
     ]
 
 
-# What names or tests for one of <cmath>'s special functions (include/grader_lean.h
-# says why a module goes without them): each function's name and libstdc++'s extensions',
-# their header and macros; a file that pastes tokens (##) may build any of those names.
-_SPECIAL = re.compile(
-    r"\b(?:(?:assoc_laguerre|assoc_legendre|beta|comp_ellint_[123]|cyl_bessel_[ijk]"
-    r"|cyl_neumann|ellint_[123]|expint|hermite|laguerre|legendre|riemann_zeta|sph_bessel"
-    r"|sph_legendre|sph_neumann|airy_ai|airy_bi|conf_hyperg|hyperg)[fl]?|specfun"
-    r"|_GLIBCXX_USE_STD_SPEC_FUNCS|__STDCPP_MATH_SPEC_FUNCS__"
-    r"|__cpp_lib_math_special_functions)\b|##"
-)
-
-
-def special_functions(text: str) -> bool:
-    """Whether a module's `text` may use <cmath>'s special functions, so that it is
-    compiled against the whole shim: where it names one (a variable called beta too), in
-    its code or its directives, outside comments and strings."""
-    return _SPECIAL.search(lexer.unquoted(text)) is not None
-
-
 def shim_include(census: bool, text: str = "") -> tuple[list[str], list[str]]:
     """The flags that force the shim into the compile of a module of `text` (a `census`
     one or not), from its precompiled header where there is one (g++ looks in that
     folder first), and the folders the compile reads for them besides the toolchain's:
     that one, and the shim's."""
-    if special_functions(text):
+    if special_functions.named(text):
         return ["-I", str(INCLUDE), "-include", SHIM, ARCH_MACRO], [str(INCLUDE)]
     flags = ["-I", str(INCLUDE), "-include", LEAN, ARCH_MACRO]
     precompiled = precompiled_shim(census)

@@ -2,8 +2,8 @@
    <cmath>'s mathematical special functions (C++17's std::beta, std::cyl_bessel_i and the
    rest, in libstdc++'s bits/specfun.h). None is a device function, and g++ instantiates
    their templates at the end of every file that declares them, even from a precompiled
-   header: 0.07 of a module's 0.3-0.6 CPU-s. A file that names one (shim.special_functions)
-   is compiled against grader_cuda.h itself. */
+   header: 0.07 of a module's 0.3-0.6 CPU-s. A file that names one
+   (grader/toolchain/special_functions.py) is compiled against grader_cuda.h itself. */
 #pragma once
 #include <cstddef> /* libstdc++'s configuration, which <cmath> reads */
 #undef _GLIBCXX_USE_STD_SPEC_FUNCS
