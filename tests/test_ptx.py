@@ -61,3 +61,13 @@ def test_what_a_kernel_reaches_includes_the_functions_it_calls():
     reached = ptx.reached(table, "kernel")
     assert [f.symbol for f in reached] == ["kernel", "helper"]
     assert any(ptx.reads_shared(i) for f in reached for i in f.body)
+
+
+def test_a_vector_operand_stays_in_its_instruction_and_a_block_is_seen():
+    code = ptx.clean(
+        ".visible .entry v(.param .u64 p)\n{\n\tld.v2.f32 \t{%f1, %f2}, [%rd1];\n"
+        "\tst.global.v2.f32 \t[%rd2], {%f1, %f2};\n\tret;\n}\n"
+    )
+    load, store, _ = ptx.functions(code)["v"].body
+    assert load.operands == "{%f1, %f2}, [%rd1]" and store.operands == "[%rd2], {%f1, %f2}"
+    assert not ptx.functions(code)["v"].blocks and ptx.functions(ptx.clean(PTX))["kernel"].blocks

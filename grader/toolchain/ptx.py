@@ -16,6 +16,7 @@ _FUNCTION = re.compile(
     r"\.(?P<kind>entry|func)\s+(?:\([^)]*\)\s*)?(?P<symbol>[\w$]+)\s*(?:\([^)]*\))?[^{;]*\{"
 )
 _LEAD = re.compile(r"^\s*(?:[\w$]+:|\.loc\b[^\n]*)?\s*")
+_SCOPE = re.compile(r"^\s*[{}]\s*")  # a block's brace, where a statement starts
 _GUARD = re.compile(r"^@!?%?[\w$]+\s+")
 _OPCODE = re.compile(r"^[A-Za-z][\w.:]*")
 _CALLEE = re.compile(r"^(?:\([^)]*\)\s*,\s*)?(?P<callee>[\w$]+)")
@@ -64,6 +65,7 @@ class Function:
     entry: bool  # a kernel (.entry), not a device function (.func)
     body: list[Instruction] = field(default_factory=list)
     start: int = 0  # offset in the clean PTX of the body, past its `{`
+    blocks: bool = False  # the body holds a block of its own: `{ .reg .b32 %t; ... }`
 
 
 def functions(code: str) -> dict[str, Function]:
@@ -72,7 +74,7 @@ def functions(code: str) -> dict[str, Function]:
     for match in _FUNCTION.finditer(code):
         end = _closing(code, match.end())
         function = Function(match["symbol"], match["kind"] == "entry", start=match.end())
-        function.body = _instructions(code, match.end(), end)
+        function.body, function.blocks = _instructions(code, match.end(), end)
         out[function.symbol] = function
     return out
 
@@ -87,19 +89,24 @@ def _closing(code: str, start: int) -> int:
     return len(code)
 
 
-def _instructions(code: str, start: int, end: int) -> list[Instruction]:
-    out = []
+def _instructions(code: str, start: int, end: int) -> tuple[list[Instruction], bool]:
+    """The instructions between `start` and `end`, each whole (a vector operand's braces
+    too: `{%f1, %f2}`), and whether a block's braces are among them."""
+    out, blocks = [], False
     position = start
-    for piece in re.split(r"([;{}])", code[start:end]):
+    for piece in re.split(r"(;)", code[start:end]):
         at, position = position, position + len(piece)
         statement = piece
-        while True:  # labels, and .loc lines (which end without a `;`), come first
+        while True:  # labels, .loc lines (which end without a `;`) and braces come first
             lead = _LEAD.match(statement)
             if not lead.group(0):
-                break
+                lead = _SCOPE.match(statement)
+                blocks = blocks or lead is not None
+                if lead is None:
+                    break
             statement, at = statement[lead.end() :], at + lead.end()
         statement = statement.rstrip()
-        if piece in ("{", "}", ";") or not statement or statement.startswith("."):
+        if piece == ";" or not statement or statement.startswith("."):
             continue  # directives: .reg, .loc, .pragma
         guard = _GUARD.match(statement)
         rest = statement[guard.end() :] if guard else statement
@@ -109,7 +116,7 @@ def _instructions(code: str, start: int, end: int) -> list[Instruction]:
         predicate = guard.group(0).strip() if guard else ""
         operands = rest[opcode.end() :].strip()
         out.append(Instruction(predicate, opcode.group(0), operands, at))
-    return out
+    return out, blocks
 
 
 def reached(table: dict[str, Function], symbol: str) -> list[Function]:
