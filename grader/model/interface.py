@@ -54,6 +54,9 @@ class KernelSig:
     reads_shared: bool | None = None
     reads_constants: frozenset[str] | None = None  # __constant__ variables
     atomics: bool | None = None  # executes an atomic read-modify-write (atom, red)
+    # Where its every global store is at its thread's element along x: each pointer
+    # parameter stored through (its index) -> the element's bytes (toolchain.thread_stores).
+    stores_by_thread: dict[int, int] | None = None
 
 
 @dataclass

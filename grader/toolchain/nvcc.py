@@ -49,7 +49,15 @@ from grader.model.source import (
     launch_values,
     with_footer,
 )
-from grader.toolchain import build_cache, libraries, ptx, sandbox, scratch, special_functions
+from grader.toolchain import (
+    build_cache,
+    libraries,
+    ptx,
+    sandbox,
+    scratch,
+    special_functions,
+    thread_stores,
+)
 
 
 @cache
@@ -578,6 +586,7 @@ def _parsed_ptx(text: str, deps: str) -> Interface:
     texts = dict(zip(mangled, demangled(mangled), strict=True))  # one c++filt for all
     names = {s: _signature(s, texts[s]) for s in symbols}
     interface.libraries = libraries.found(libraries.dependencies(deps), texts.values())
+    overloaded = {n for n, k in Counter(n for n, _ in names.values()).items() if k > 1}
     for match in _ENTRY.finditer(code):
         symbol = match["symbol"]
         name, ctypes = names.get(symbol, (symbol, None))
@@ -604,17 +613,18 @@ def _parsed_ptx(text: str, deps: str) -> Interface:
             interface.launch = launch_values(words) if len(words) == len(LAUNCH_MACROS) else {}
             continue
         interface.constants[var["name"]] = ConstantSig(var["name"], size, var["space"])
-    _reads(code, interface)
+    _reads(code, interface, overloaded)
     return interface
 
 
 # -- what each kernel's code reads ----------------------------------------------------------
 
 
-def _reads(code: str, interface: Interface) -> None:
+def _reads(code: str, interface: Interface, overloaded: set[str]) -> None:
     """Which kernels read shared memory and which __constant__ variables, and which use
     atomics, in their own instructions or those of a device function they call (`code`
-    is clean PTX: grader.toolchain.ptx says why): the module's word, not the text's."""
+    is clean PTX: grader.toolchain.ptx says why): the module's word, not the text's. And
+    which store only at their thread's element, where one name is one kernel."""
     table = ptx.functions(code)
     constants = {n for n, c in interface.constants.items() if c.space == "const"}
     interface.dynamic_shared = bool(re.search(r"\.extern\s+\.shared\b", code))
@@ -624,6 +634,8 @@ def _reads(code: str, interface: Interface) -> None:
         sig.atomics = any(ptx.is_atomic(ins) for ins in body)
         words = {w for ins in body for w in re.findall(r"[\w$]+", ins.operands)}
         sig.reads_constants = frozenset(constants & words)
+        if sig.name not in overloaded and sig.symbol in table:
+            sig.stores_by_thread = thread_stores.stores_by_thread(table[sig.symbol])
 
 
 def _words(init: str, ptx_type: str) -> list[int]:

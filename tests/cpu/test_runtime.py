@@ -17,7 +17,7 @@ from grader.backends.cpu.shelf import Shelf
 from grader.model.launch import POISON_BITS
 from grader.model.result import Kind
 from grader.model.source import Submission
-from grader.toolchain import cxx
+from grader.toolchain import cxx, nvcc
 
 # -- the fiber switch itself -------------------------------------------------------------
 
@@ -527,6 +527,34 @@ def test_two_blocks_storing_one_element_are_found_on_several_pool_threads(
     found = _conflicts(build, kernel, grid, block, args)
     assert len(found) == job.PASSES
     assert all(c > 0 for c in found) if conflict else not any(found), found
+
+
+APART = r"""
+__global__ void own(float* p, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] = blockIdx.x;
+}
+__global__ void one_row(float* p, int n) { p[threadIdx.x] = blockIdx.x; }
+"""
+
+
+@pytest.mark.skipif(nvcc.find() is None, reason="nvcc is not installed")
+def test_blocks_nvcc_shows_to_store_apart_note_no_owner_and_others_still_do():
+    """A kernel whose PTX stores only at its thread's element (toolchain.thread_stores)
+    runs its stores on several pool threads without a hook, to the same result; one whose
+    blocks share elements is still found out."""
+    from grader.backends.cpu import CpuBackend
+    from grader.model.launch import Launch
+
+    kit = Kit(CpuBackend(jobs=2))
+    build = kit.built(APART)
+    assert build.artifact.stores_by_thread == {"own": {0: 4}}
+    args = [out("p", 64 * 64, 0.0), integer("n", 64 * 64)]
+    assert job.blocks_apart(build.artifact, Launch("own", (64, 1, 1), (64, 1, 1), 0, args, {}))
+    assert _conflicts(build, "own", 64, 64, args) == [0] * job.PASSES
+    result = kit.run(build, "own", 64, 64, args)
+    np.testing.assert_array_equal(result.buffers["p"].data, np.repeat(np.arange(64.0), 64))
+    assert all(c > 0 for c in _conflicts(build, "one_row", 64, 64, args))
 
 
 # -- maths -----------------------------------------------------------------------------------

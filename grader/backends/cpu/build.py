@@ -51,7 +51,8 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 class Artifact:
     """What `run` needs of a build: the module, the name its source had when compiled
     (addr2line reports that name), each kernel's parameter type codes, each variable,
-    and whether the module uses float atomics (describe.Description.float_atomics)."""
+    whether the module uses float atomics (describe.Description.float_atomics), and the
+    kernels nvcc's PTX shows to store only at their thread's element (thread_stores)."""
 
     module: Path
     source_name: str
@@ -61,6 +62,7 @@ class Artifact:
     text: str = ""  # the submission, for what its text says around a finding's line
     float_atomics: bool = False
     census: bool = False  # built to count its shared-memory loads (runtime/counts.cpp)
+    stores_by_thread: dict[str, dict[int, int]] = field(default_factory=dict)
 
     def carried(self) -> dict[str, Variable]:
         """The variables a launch's kernels share: writable __device__ (and __managed__)
@@ -146,6 +148,11 @@ def build(
         census,
     )
     if inspection is not None:
+        artifact.stores_by_thread = {
+            name: sig.stores_by_thread
+            for name, sig in inspection.interface.kernels.items()
+            if sig.stores_by_thread is not None
+        }
         return Build(
             submission,
             macros,

@@ -56,6 +56,7 @@ JOB_KEYS = {
     "passes": ONCE,
     "hazards": ONCE,  # 1: find the shared-memory access a missing barrier exposes
     "profile": ONCE,  # 1: the first pass's memory profile (runtime/profile.cpp)
+    "apart": ONCE,  # 1: the blocks store disjoint elements (job.blocks_apart)
     "output_limit": ONCE,  # bytes of printf output kept
     "memory_headroom": ONCE,  # bytes of address space past what the runner holds
     "cpu": ONCE,  # seconds of CPU time

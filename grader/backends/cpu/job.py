@@ -249,6 +249,7 @@ def _write_job(
         f"passes {PASSES}",
         f"hazards {int(settings.hazards)}",
         f"profile {int(settings.profile)}",
+        f"apart {int(blocks_apart(artifact, launch))}",
         f"output_limit {defaults.OUTPUT_LIMIT}",
         f"memory_headroom {MEMORY_ALLOWANCE + RUNNER_SLACK}",
         f"cpu {_cpu_limit(settings.jobs, timeout)}",
@@ -285,6 +286,23 @@ def _write_job(
         lines += [f"variable {name}" for name in artifact.variables if name.isidentifier()]
     _empty(scratch / FILES["printf"])
     (scratch / FILES["job"]).write_text("\n".join(lines) + "\n")
+
+
+def blocks_apart(artifact: Artifact, launch: Launch) -> bool:
+    """Whether the launch's blocks provably store disjoint elements of every buffer, so
+    that its pool threads need not note which block stored each (runtime/stores.cpp):
+    every global store at its thread's element along x (grader.toolchain.thread_stores),
+    in a grid one block high whose x index stays below 2^31, each parameter stored
+    through a buffer whose elements that stride covers whole."""
+    strides = artifact.stores_by_thread.get(launch.kernel)
+    grid, block = launch.grid, launch.block
+    if strides is None or grid[1] * grid[2] != 1 or grid[0] * block[0] > 2**31:
+        return False
+    args = launch.args
+    return all(
+        p < len(args) and isinstance(args[p], Buffer) and stride % args[p].data.itemsize == 0
+        for p, stride in strides.items()
+    )
 
 
 def _empty(path: Path) -> None:

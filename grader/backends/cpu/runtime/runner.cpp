@@ -88,6 +88,7 @@ struct Job {
     std::vector<Constant> constants; /* filled before the first pass */
     std::vector<Constant> carried;   /* written back after it */
     bool profile = false;            /* the first pass's memory profile (profile.cpp) */
+    bool apart = false;              /* the blocks store disjoint elements (job.py) */
     std::vector<std::string> variables; /* whose accesses it counts */
 };
 
@@ -115,6 +116,7 @@ static void read_line(JobKey key, std::istringstream& in, Job* job, int* buffers
         case JOB_PASSES: in >> job->passes; break;
         case JOB_HAZARDS: in >> g_hazards; break;
         case JOB_PROFILE: in >> job->profile; break;
+        case JOB_APART: in >> job->apart; break;
         case JOB_VARIABLE: job->variables.push_back(rest(in)); break;
         case JOB_OUTPUT_LIMIT: in >> job->output_limit; break;
         case JOB_MEMORY_HEADROOM: in >> job->policy.memory_headroom; break;
@@ -408,11 +410,12 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
     }
     bool profiled = job.profile && pass == 0;
     /* One pool thread runs the blocks in grid order, whichever stores into an element
-       last: which blocks did matters only to the writers' pass, the watched pass of
-       hazards, a profile and an output blocks add to (a lost update), so the rest of its
-       stores call no hook (a barrier-free kernel's every store would). */
+       last, and blocks that store apart (job.apart) store none twice: which blocks did
+       matters only to the writers' pass, the watched pass of hazards, a profile and an
+       output blocks add to (a lost update), so the rest of their stores call no hook (a
+       barrier-free kernel's every store would). */
     bool alone = pool_size() == 1;
-    bool every = !alone || writers || profiled || (g_hazards && pass == 0);
+    bool every = !(alone || job.apart) || writers || profiled || (g_hazards && pass == 0);
     stores_arm(outputs, writers || alone, writers, every);
     /* Argument slots: 8 bytes each, read by the module as the parameter's own type. */
     std::vector<unsigned long long> slots(job.args.size() + 1);
