@@ -23,7 +23,11 @@ from grader.toolchain import ptx
 # What may write global memory, besides `st`: its operands are not read here.
 _OTHER_WRITES = {
     "atom", "red", "call", "cp", "wmma", "sust", "sured", "multimem", "tensormap", "stmatrix",
+    "discard",
 }  # fmt: skip
+# The largest scale an index may have: below 2^31 (the launch's bound) times it, no
+# address wraps, so distinct threads' addresses differ.
+_SCALE = 1 << 32
 _LOCAL_SPACES = {"shared", "local", "param"}  # a store into one of them is no global store
 _SPECIAL = {"%ctaid.x": ("ctaid",), "%ntid.x": ("ntid",), "%tid.x": ("tid",)}
 _REGISTER = re.compile(r"%[\w$.]+")
@@ -157,7 +161,8 @@ def _combined(ins: ptx.Instruction, sources: list[Value]) -> Value | None:
     if base == "mul" and len(sources) == 2:
         return _scaled(sources, wide)
     if base == "shl" and len(sources) == 2 and sources[1][0] == "literal" and wide:
-        return _scaled([sources[0], ("literal", 1 << sources[1][1])], wide)
+        shift = sources[1][1]
+        return _scaled([sources[0], ("literal", 1 << shift)], wide) if shift < 32 else None
     if base == "add" and len(sources) == 2:
         return _address(*sources) or _address(*sources[::-1])
     return None
@@ -171,11 +176,13 @@ def _widening(mods: list[str]) -> bool:
 
 
 def _scaled(sources: list[Value], wide: bool) -> Value | None:
-    """An index times a literal, in 64 bits only (32 could wrap past the launch's bound)."""
+    """An index times a literal, in 64 bits only (32 could wrap past the launch's bound),
+    to a scale below _SCALE."""
     index, literal = sorted(sources, key=lambda s: s[0] == "literal")
     if index[0] != "index" or literal[0] != "literal" or not wide or literal[1] < 1:
         return None
-    return ("index", index[1] * literal[1], True)
+    scale = index[1] * literal[1]
+    return ("index", scale, True) if scale < _SCALE else None
 
 
 def _address(scaled: Value | None, param: Value) -> Value | None:
