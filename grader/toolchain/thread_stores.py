@@ -31,6 +31,7 @@ _SCALE = 1 << 32
 _LOCAL_SPACES = {"shared", "local", "param"}  # a store into one of them is no global store
 _SPECIAL = {"%ctaid.x": ("ctaid",), "%ntid.x": ("ntid",), "%tid.x": ("tid",)}
 _REGISTER = re.compile(r"%[\w$.]+")
+_FIRST = re.compile(r"\s*(\{[^}]*\}|[^,]*)")  # an instruction's first operand
 _LITERAL = re.compile(r"^(?:0[xX][0-9a-fA-F]{1,8}|\d{1,9})$")
 _PARAM = re.compile(r"^\[(?P<symbol>[\w$]+)_param_(?P<index>\d{1,4})\]$")
 _ADDRESS = re.compile(r"^\[(?P<register>%[\w$]+)(?:\+0)?\]$")
@@ -47,15 +48,18 @@ def stores_by_thread(function: ptx.Function) -> dict[int, int] | None:
     block inside its body may declare a register anew."""
     if function.blocks:
         return None
-    definitions = _definitions(function.body)
+    stores = []
+    for ins in function.body:
+        base = ins.base
+        if base in _OTHER_WRITES:
+            return None
+        if base == "st" and not _LOCAL_SPACES & set(ins.modifiers):
+            stores.append(ins)
+    definitions = _definitions(function.body) if stores else {}
     values: dict[str, Value | None] = {}
     strides: dict[int, int] = {}
-    for ins in function.body:
-        if ins.base in _OTHER_WRITES:
-            return None
-        if ins.base != "st" or _LOCAL_SPACES & set(ins.modifiers):
-            continue
-        address = _ADDRESS.match(_operands(ins.operands)[0])
+    for ins in stores:
+        address = _ADDRESS.match(_first(ins.operands))
         width = _store_bytes(ins.modifiers)
         value = (
             _value(address["register"], function.symbol, definitions, values) if address else None
@@ -75,13 +79,17 @@ def _definitions(body: list[ptx.Instruction]) -> dict[str, ptx.Instruction | Non
     writes: Counter[str] = Counter()
     last: dict[str, ptx.Instruction] = {}
     for ins in body:
-        first = _operands(ins.operands)[0] if ins.operands else ""
+        first = _first(ins.operands)
         if first.startswith("["):
             continue
         for register in _REGISTER.findall(first):
             writes[register] += 1
             last[register] = ins
     return {r: (last[r] if n == 1 and not last[r].guard else None) for r, n in writes.items()}
+
+
+def _first(operands: str) -> str:
+    return _FIRST.match(operands).group(1).strip()
 
 
 def _operands(text: str) -> list[str]:
