@@ -14,7 +14,7 @@ from cpu_kit import Kit, inp, integer, kinds, only, out
 from grader.backends.cpu import diagnose, job, protocol, runner
 from grader.backends.cpu import shim as cpu_shim
 from grader.backends.cpu.shelf import Shelf
-from grader.model.launch import POISON_BITS
+from grader.model.launch import POISON_BITS, Launch
 from grader.model.result import Kind
 from grader.model.source import Submission
 from grader.toolchain import cxx, nvcc
@@ -373,8 +373,6 @@ def test_a_kernel_without_barriers_runs_as_a_loop_and_one_with_them_as_fibers(ki
         """
     )
     settings = job.Settings(jobs=2, require_isolation=True)
-    from grader.model.launch import Launch
-
     for kernel, fibers in (("plain", 0), ("synced", 1)):
         launch = Launch(kernel, (3, 1, 1), (64, 1, 1), 0, [out("p", 64)], {})
         with Shelf() as shelf:
@@ -417,6 +415,31 @@ def test_a_vector_store_sets_every_element_it_covers_for_the_read_before_set_wat
     )
 
 
+# Two threads of a 3 x 2 x 2 block, (1,0,1) and (1,1,1), store p[0]; the others their own.
+TWO_OF_A_3D_BLOCK = r"""
+__global__ void pair(float* p) {
+    unsigned t = threadIdx.x + 3 * (threadIdx.y + 2 * threadIdx.z);
+    p[t == 7 || t == 10 ? 0 : 1 + t] = t;
+}
+"""
+
+
+def test_the_hooks_name_each_thread_of_a_block_run_as_a_loop(kit, no_nvcc):
+    """A block without barriers runs as a loop that notes threadIdx alone, no linear index
+    (rt::running_linear): the hooks name each thread from it along every axis. (Were its
+    stores not volatile, g++ would sink threadIdx.x's out of the seal test's loop below.)"""
+    build = kit.backend.build(
+        Submission(Path("k.cu"), TWO_OF_A_3D_BLOCK), {}, (3, 2, 2), census=True
+    )
+    assert build.ok, build.diagnostics
+    launch = Launch("pair", (1, 1, 1), (3, 2, 2), 0, [out("p", 13)], {})
+    settings = job.Settings(jobs=1, require_isolation=True, hazards=True)
+    with Shelf() as shelf:
+        report = job.execute(build.artifact, launch, 10, settings, shelf)
+    (hazard,) = report.all(protocol.Hazard)
+    assert (hazard.what, hazard.thread, hazard.other) == ("waw", (1, 1, 1), (1, 0, 1))
+
+
 # -- the seal on records that narrow a race (output.cpp) -------------------------------------
 
 # Threads 2b and 2b+1 of a block store one element (a waw), and blocks b and b+1 both
@@ -429,8 +452,6 @@ __global__ void both(float* p) { p[blockIdx.x + threadIdx.x / 2] = threadIdx.x +
 def test_the_runner_seals_each_pass_with_the_token_and_its_narrowing_records(kit, no_nvcc):
     build = kit.backend.build(Submission(Path("k.cu"), STORED_TWICE), {}, (4, 1, 1), census=True)
     assert build.ok, build.diagnostics
-    from grader.model.launch import Launch
-
     launch = Launch("both", (2, 1, 1), (4, 1, 1), 0, [out("p", 3)], {})
     settings = job.Settings(jobs=1, require_isolation=True, hazards=True)
     with Shelf() as shelf:
@@ -486,8 +507,6 @@ __global__ void atomic_too(float* p, int n) {
 
 
 def _conflicts(build, kernel, grid, block, args) -> list[int]:
-    from grader.model.launch import Launch
-
     launch = Launch(kernel, (grid, 1, 1), (block, 1, 1), 0, args, {})
     with Shelf() as shelf:
         report = job.execute(
@@ -544,7 +563,6 @@ def test_blocks_nvcc_shows_to_store_apart_note_no_owner_and_others_still_do():
     runs its stores on several pool threads without a hook, to the same result; one whose
     blocks share elements is still found out."""
     from grader.backends.cpu import CpuBackend
-    from grader.model.launch import Launch
 
     kit = Kit(CpuBackend(jobs=2))
     build = kit.built(APART)

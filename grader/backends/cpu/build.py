@@ -178,7 +178,7 @@ def _failed(
 # What the runner gives the module; any other unversioned symbol is defined nowhere.
 RUNTIME_SYMBOLS = frozenset(
     {
-        "threadIdx", "blockIdx", "blockDim", "gridDim", "grader_rt_cur", "grader_rt_loop_stop",
+        "threadIdx", "blockIdx", "blockDim", "gridDim", "grader_rt_loop_stop",
         "grader_rt_float_atomics", "grader_rt_barrier", "grader_rt_warp", "grader_rt_loop_exit",
         "grader_rt_dynamic_shared", "grader_rt_static_shared", "grader_rt_active_mask",
         "grader_rt_trap", "grader_rt_clock64", "grader_device_printf",

@@ -146,7 +146,7 @@ Space space_of(const Worker& w, uintptr_t a, size_t* range) {
     return NONE;
 }
 
-uint16_t running_thread() { return (uint16_t)grader_rt_cur; }
+uint16_t running_thread() { return (uint16_t)running_linear(); }
 
 /* -- requests -------------------------------------------------------------------------- */
 

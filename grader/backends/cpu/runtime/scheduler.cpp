@@ -28,7 +28,7 @@ __attribute__((visibility("default"))) __thread GUint3 threadIdx;
 __attribute__((visibility("default"))) __thread GUint3 blockIdx;
 __attribute__((visibility("default"))) GUint3 blockDim = {1, 1, 1};
 __attribute__((visibility("default"))) GUint3 gridDim = {1, 1, 1};
-__attribute__((visibility("default"))) __thread int grader_rt_cur;
+__thread int grader_rt_cur; /* the running fiber, -1 in a loop (rt::running_linear); no module sees it */
 __attribute__((visibility("default"))) __thread int grader_rt_loop_stop;
 __attribute__((visibility("default"))) int grader_rt_float_atomics;
 }
@@ -281,6 +281,7 @@ static void loop_entry(void* arg) {
     Worker& w = *static_cast<Worker*>(arg);
     Launch& L = *g_launch;
     grader_loop_ctl c = {L.block.x, L.block.y, L.block.z, L.reverse ? 1 : 0};
+    grader_rt_cur = -1; /* running_linear: threadIdx says which thread runs */
     L.loop(L.args, &c);
     w.loop_done = true;
     context_switch(&w.loop_ctx, &w.sched);
@@ -296,7 +297,7 @@ static void to_fibers(Worker& w) {
     w.fiber_mode = true;
     g_launch->needs_fibers.store(true, std::memory_order_relaxed);
     grader_rt_loop_stop = 1;
-    int cur = grader_rt_cur;
+    int cur = grader_rt_cur = running_linear();
     int pos = g_launch->reverse ? w.n - 1 - cur : cur;
     w.pos = pos;
     for (int p = 0; p < pos; ++p) w.fibers[(size_t)w.order[(size_t)p]].state = DONE;
@@ -665,7 +666,7 @@ extern "C" __attribute__((visibility("default"))) unsigned long long grader_rt_w
 extern "C" __attribute__((visibility("default"))) unsigned int grader_rt_active_mask(void) {
     Worker* w = tw;
     if (!w || !w->busy) return 1;
-    int warp = grader_rt_cur / 32;
+    int warp = running_linear() / 32;
     unsigned present = lanes_present(*w, warp);
     if (!w->fiber_mode) return present;
     unsigned m = 0;
@@ -677,6 +678,7 @@ extern "C" __attribute__((visibility("default"))) unsigned int grader_rt_active_
 
 extern "C" __attribute__((visibility("default"))) void grader_rt_loop_exit(void) {
     Worker& w = *tw;
+    if (!w.fiber_mode) __builtin_trap(); /* loop_stop set by no barrier: the module's own */
     Fiber& f = w.fibers[(size_t)grader_rt_cur];
     finish(w, f);
     yield(w, f);

@@ -126,7 +126,6 @@ extern __thread uint3 threadIdx __GRADER_TLS;
 extern __thread uint3 blockIdx __GRADER_TLS;
 extern dim3 blockDim;
 extern dim3 gridDim;
-extern __thread int grader_rt_cur __GRADER_TLS;       /* linear index of the running thread */
 extern __thread int grader_rt_loop_stop __GRADER_TLS; /* set when a loop must hand over */
 #undef __GRADER_TLS
 extern int grader_rt_float_atomics;                 /* float atomics make sums order-dependent */
@@ -868,35 +867,35 @@ template <class... A, void (*f)(A...)> struct kernel<void (*)(A...), f> {
        kernel without barriers runs nearly as fast as the same loop written in C++. The
        arguments are copied into locals first: nothing the kernel stores can change them.
        After each thread, a set loop_stop means a barrier handed the block to the fiber
-       scheduler: this thread is then finished and the loop must not go on. */
+       scheduler: this thread is then finished and the loop must not go on. threadIdx
+       names the running thread to the runner's hooks (rt::running_linear): its stores are
+       volatile, or g++ sinks them out of the loop, past hooks it takes to read no memory. */
+    static __inline__ void named(unsigned int& axis, unsigned int value) {
+        *static_cast<volatile unsigned int*>(&axis) = value;
+    }
     template <class Args, size_t... I>
     static __inline__ void loop_with(const Args& args, const grader_loop_ctl* c,
                                      std::index_sequence<I...>) {
         const unsigned int bx = c->bx, by = c->by, bz = c->bz;
-        volatile int* cur = &grader_rt_cur;
         if (!c->reverse) {
-            int lin = 0;
             for (unsigned int z = 0; z < bz; ++z) {
-                threadIdx.z = z;
+                named(threadIdx.z, z);
                 for (unsigned int y = 0; y < by; ++y) {
-                    threadIdx.y = y;
+                    named(threadIdx.y, y);
                     for (unsigned int x = 0; x < bx; ++x) {
-                        threadIdx.x = x;
-                        *cur = lin++;
+                        named(threadIdx.x, x);
                         f(std::get<I>(args)...);
                         if (__builtin_expect(grader_rt_loop_stop, 0)) grader_rt_loop_exit();
                     }
                 }
             }
         } else {
-            int lin = (int)(bx * by * bz) - 1;
             for (unsigned int z = bz; z-- > 0;) {
-                threadIdx.z = z;
+                named(threadIdx.z, z);
                 for (unsigned int y = by; y-- > 0;) {
-                    threadIdx.y = y;
+                    named(threadIdx.y, y);
                     for (unsigned int x = bx; x-- > 0;) {
-                        threadIdx.x = x;
-                        *cur = lin--;
+                        named(threadIdx.x, x);
                         f(std::get<I>(args)...);
                         if (__builtin_expect(grader_rt_loop_stop, 0)) grader_rt_loop_exit();
                     }
