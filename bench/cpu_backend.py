@@ -73,6 +73,7 @@ int main() {
 """
 
 PLAIN = r"""
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -88,16 +89,22 @@ __attribute__((noinline)) void matmul(const float* M, const float* N, float* P, 
             P[r * W + c] = acc;
         }
 }
-int main(int argc, char** argv) {
+static double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+int main(int argc, char** argv) {  // each loop's best of 5: the memory bus is shared
     int n = atoi(argv[1]), w = atoi(argv[2]);
     std::vector<float> x(n, 1.0f), y(n, 2.0f), m(w * w, 0.5f), p(w * w);
-    auto t0 = std::chrono::steady_clock::now();
-    saxpy(x.data(), y.data(), 3.0f, n);
-    auto t1 = std::chrono::steady_clock::now();
-    matmul(m.data(), m.data(), p.data(), w);
-    auto t2 = std::chrono::steady_clock::now();
-    printf("%.6f %.6f %f\n", std::chrono::duration<double>(t1 - t0).count(),
-           std::chrono::duration<double>(t2 - t1).count(), y[n - 1] + p[0]);
+    double s = 1e9, mm = 1e9;
+    for (int r = 0; r < 5; ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        saxpy(x.data(), y.data(), 3.0f, n);
+        s = std::min(s, seconds_since(t0));
+        t0 = std::chrono::steady_clock::now();
+        matmul(m.data(), m.data(), p.data(), w);
+        mm = std::min(mm, seconds_since(t0));
+    }
+    printf("%.6f %.6f %f\n", s, mm, y[n - 1] + p[0]);
 }
 """
 
