@@ -45,6 +45,30 @@ def test_large_message_crosses_a_pipe():
     np.testing.assert_array_equal(got.arrays[0], big)
 
 
+def test_received_arrays_are_writable_aligned_and_share_no_memory_with_the_sender():
+    """Arrays cross without copies on either side (a timing's sparse structure is 44 MB),
+    yet each received one is the grader's own: writable, aligned to its type (one after
+    an odd number of bytes is copied), apart from the others and from what was sent."""
+    read_fd, write_fd = os.pipe()
+    odd = np.arange(7, dtype=np.uint8)
+    values = np.arange(1000, dtype=np.float32)[::2]  # not contiguous: sent as a copy
+    ints = np.arange(5, dtype=np.int64)
+    sender = threading.Thread(
+        target=protocol.send, args=(write_fd, protocol.Message({}, [odd, values, ints]))
+    )
+    sender.start()
+    got = protocol.receive(read_fd, time.monotonic() + 30)
+    sender.join()
+    os.close(read_fd)
+    os.close(write_fd)
+    for back, sent in zip(got.arrays, [odd, values, ints], strict=True):
+        np.testing.assert_array_equal(back, sent)
+        assert back.flags.writeable and back.flags.aligned and back.dtype == sent.dtype
+        assert not np.shares_memory(back, sent)
+    got.arrays[1][:] = -1
+    assert (got.arrays[2] == ints).all() and (values >= 0).all()
+
+
 def test_receive_times_out_and_notices_a_closed_pipe():
     read_fd, write_fd = os.pipe()
     with pytest.raises(protocol.ChannelTimeout):
