@@ -98,12 +98,6 @@ static Access& stored(int index, size_t e, size_t elements) {
     return out[e];
 }
 
-static int linear(const Worker& w) {
-    int cur = grader_rt_cur;
-    GUint3 t = cur >= 0 && cur < w.n ? w.fibers[(size_t)cur].tid : threadIdx;
-    return (int)(t.x + blockDim.x * (t.y + blockDim.y * t.z));
-}
-
 /* The running block's warp-operation counts, from zero at its start. */
 static std::vector<uint32_t>& warp_ops(const Worker& w) {
     if (w.block != g_block) {
@@ -114,7 +108,7 @@ static std::vector<uint32_t>& warp_ops(const Worker& w) {
 }
 
 static Access now(const Worker& w, uintptr_t ret) {
-    int me = linear(w);
+    int me = running_linear();
     std::vector<uint32_t>& ops = warp_ops(w);
     Access a;
     a.thread = (uint32_t)me + 1;
@@ -226,7 +220,7 @@ void hazards_warp_passed() {
     Worker* w = tw;
     if (!g_hazards || current_pass != 0 || !w || !w->busy) return;
     std::vector<uint32_t>& ops = warp_ops(*w);
-    size_t me = (size_t)linear(*w);
+    size_t me = (size_t)running_linear();
     if (me < ops.size()) ++ops[me];
 }
 

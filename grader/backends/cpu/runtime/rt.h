@@ -38,7 +38,7 @@ namespace rt {
 
 /* The running thread's linear index in its block. A fiber notes its own in grader_rt_cur
    when it is entered; a block that runs as a loop notes none there (-1), a store a thread
-   that was 8% of saxpy's time on one core, and its thread is threadIdx's. */
+   that was a tenth of saxpy's time on one core, and its thread is threadIdx's. */
 inline int running_linear() {
     int cur = grader_rt_cur;
     if (cur >= 0) return cur;

@@ -408,23 +408,19 @@ void on_store(uintptr_t a, size_t bytes, uintptr_t ret) {
     if (watched(a)) store(a, bytes, ret);
 }
 
-static uint32_t linear_thread() {
-    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-}
-
 void on_atomic(const void* target, uintptr_t ret) {
     Worker* w = tw;
     if (w && w->busy) {
         ++w->atomics;
         w->atomic_target = target;
-        w->atomic_thread = linear_thread();
+        w->atomic_thread = (uint32_t)running_linear();
     }
     if (g_profiling) profile_atomic((uintptr_t)target, ret);
 }
 
 bool announced(const void* target) {
     const Worker* w = tw;
-    return w && w->atomic_target == target && w->atomic_thread == linear_thread();
+    return w && w->atomic_target == target && w->atomic_thread == (uint32_t)running_linear();
 }
 
 }  // namespace rt
