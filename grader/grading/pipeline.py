@@ -1,7 +1,7 @@
 """One grading, end to end, scheduled: static checks, the deadline, builds made ahead, the
-cases in turn or side by side, the profile run (grader.grading.profiles), the sanitizer
-and the timing call. What their results say
-is the judge's (grader.judge: each case's verdict, the rules, the whole grading's).
+cases in turn or side by side (grader.grading.beside), the profile run
+(grader.grading.profiles), the sanitizer and the timing call. What their results say is
+the judge's (grader.judge: each case's verdict, the rules, the whole grading's).
 
 Expected outputs and hidden cases stay in this process; backends run the student's
 kernel in isolated workers and hand back only what the buffers held."""
@@ -11,9 +11,8 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from grader.errors import GraderError
 from grader.files import readable
 from grader.grading import profiles
 from grader.grading.alarm import DeadlinePassed, deadline
+from grader.grading.beside import Beside
 from grader.grading.progress import Step, tell
 from grader.grading.reference_cache import reference_sums
 from grader.grading.timing import Drawn, draw_ahead, measure
@@ -69,9 +69,6 @@ from grader.model.source import (
 
 # A build is made for each set of macro values, and apart for the census case.
 BuildKey = tuple[tuple[tuple[str, int], ...], bool]
-# a case of grade_cases_beside: its build, the seconds before its run, and its run made
-# ahead, its result where it cannot run, or None where it is not run ahead
-Waiting = tuple[Case, Build, float, CaseResult | Future | None]
 
 
 @dataclass
@@ -179,7 +176,6 @@ class Grading:
     blocks: set[str] = field(default_factory=set)  # findings of rules that block cases
     counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
     drawn: Future[Drawn] | None = None  # the timing's inputs, drawn while the cases run
-    in_turn: bool = False  # grade_cases_beside: the cases left run one at a time
     roofline: Roofline | None = None  # the timed run against the ceilings (issue 31's why)
     model: Backend | str = ""  # the backend of the CPU model's profile runs, or why none
     profiled: str | None = None  # the case whose run is profiled
@@ -200,7 +196,7 @@ class Grading:
         tell(self.options.progress, "compile", speed=speed)
         with Ahead(self.make_build, keys, self.backend.concurrent_builds()) as self.ahead:
             if self.backend.concurrent_runs() > 1:
-                self.grade_cases_beside(all_cases)
+                Beside(self).grade(all_cases)
             else:
                 for case in all_cases:
                     self.result.cases.append(self.grade_case(case))
@@ -281,77 +277,9 @@ class Grading:
         result.seconds = time.monotonic() - start
         return result
 
-    def grade_cases_beside(self, cases: list[Case]) -> None:
-        """grade_case for each case, a case's run started while those of the cases before
-        it go on; each result is taken in the cases' order, so the report is the one a
-        grading in turn makes. A case the kernel hung too often before is not run, as in
-        turn: its run, and every later one, is stopped. A run the backend could not make
-        ahead (one that depends on what the earlier ones found, or one that timed out
-        beside another) is made again in turn and alone (`alone`)."""
-        width = self.backend.concurrent_runs()
-        waiting: deque[Waiting] = deque()
-        with ThreadPoolExecutor(width, thread_name_prefix="grader-case") as pool:
-            try:
-                for case in cases:
-                    if self.in_turn:
-                        while waiting:
-                            self.take(waiting)
-                        self.result.cases.append(self.grade_case(case))
-                        continue
-                    start = time.monotonic()
-                    build = self.build_for(case)  # absorbed, and its blocks decided, in order
-                    item = rules.blocked(case, build, self.blocks)
-                    if item is None and hung_before(case, self.result.cases) is None:
-                        item = pool.submit(self.run_case, case, build, True)
-                    waiting.append((case, build, time.monotonic() - start, item))
-                    while sum(isinstance(w[3], Future) for w in waiting) >= width:
-                        self.take(waiting)
-                while waiting:
-                    self.take(waiting)
-            except BaseException:
-                self.backend.stop_runs()  # the pool's threads end with their workers
-                raise
-
-    def take(self, waiting: deque[Waiting]) -> None:
-        """The result of the first case waiting in grade_cases_beside, once those before
-        it are taken."""
-        case, build, waited, item = waiting.popleft()
-        self.tell_case()
-        if isinstance(item, CaseResult):
-            item.seconds = waited
-            self.result.cases.append(item)
-            return
-        result = hung_before(case, self.result.cases)
-        if result is not None:
-            if item is not None:
-                self.backend.stop_runs()  # every run going on is of a case after this one
-            seconds = waited
-        else:
-            made = item.result() if item is not None else None
-            if made is None:
-                self.alone(waiting)
-                made = self.run_case(case, build)
-            result, outcome, seconds = made
-            self.count(case, outcome)
-            seconds += waited
-        result.seconds = seconds
-        self.result.cases.append(result)
-
     def tell_case(self) -> None:
         """The case whose result is awaited now: the next in the report's order."""
         tell(self.options.progress, "case", len(self.result.cases) + 1, len(self.all_cases))
-
-    def alone(self, waiting: deque[Waiting]) -> None:
-        """Stop the runs made ahead of the cases waiting, which are then made in turn, as
-        are the cases after them: a run in turn has the cores to itself, and the wall
-        clock that stops a kernel that waits then runs as in a grading in turn."""
-        self.in_turn = True
-        if any(isinstance(w[3], Future) for w in waiting):
-            self.backend.stop_runs()
-        for index, (case, build, waited, item) in enumerate(waiting):
-            if isinstance(item, Future):
-                wait([item])  # ended by the stop; what it found is dropped
-                waiting[index] = (case, build, waited, None)
 
     def run_case(
         self, case: Case, build: Build, ahead: bool = False

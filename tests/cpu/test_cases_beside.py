@@ -1,5 +1,5 @@
 """A grading on several cores starts a case's run while the runs of the cases before it
-go on (pipeline.Grading.grade_cases_beside), and reports what a grading in turn reports
+go on (grader.grading.beside), and reports what a grading in turn reports
 (tests/test_determinism.py compares every known-wrong kernel's public cases). Here, with
 hidden cases too: the run that must be made in turn is, and the runs that must stop do."""
 
