@@ -233,9 +233,7 @@ def _profiled_at(
     measured = profiles.run(lab, case, submission, model, timeout)[1]
     if measured.profile is None:
         return f"the CPU model made no profile: {measured.why}"
-    own = (lab, case, model, timeout)
-    reference = profiles.lab_kernel(*own, "reference.cu")
-    baseline = profiles.lab_kernel(*own, "baseline.cu") if lab.traffic else None
+    reference, baseline = profiles.lab_kernels(lab, case, model, timeout)
     return rules.findings(lab, measured.profile, baseline, reference)[0]
 
 

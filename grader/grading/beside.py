@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Protocol
 
 from grader.backends.base import Backend
@@ -22,6 +22,7 @@ from grader.model.result import CaseResult, Result
 # a case waiting: its build, the seconds before its run, and its run made ahead, its
 # result where it cannot run, or None where it is not run ahead
 Waiting = tuple[Case, Build, float, CaseResult | Future | None]
+LOOKAHEAD = 8  # cases waiting for an earlier case's result, at most
 
 
 class Grading(Protocol):
@@ -65,13 +66,25 @@ class Beside:
                     if item is None and hung_before(case, grading.result.cases) is None:
                         item = pool.submit(grading.run_case, case, build, True)
                     waiting.append((case, build, time.monotonic() - start, item))
-                    while sum(isinstance(w[3], Future) for w in waiting) >= width:
-                        self.take()
+                    self.make_room(width)
                 while waiting:
                     self.take()
             except BaseException:
                 grading.backend.stop_runs()  # the pool's threads end with their workers
                 raise
+
+    def make_room(self, width: int) -> None:
+        """Wait until fewer than `width` runs go on, taking the results that are in from
+        the head: a long run holds up the report's order, not the runs of the cases after
+        it (a lab's large last cases beside its small ones; before, a run ahead could
+        start only once every run before it was taken)."""
+        while True:
+            while self.waiting and (not _going(self.waiting[0]) or len(self.waiting) >= LOOKAHEAD):
+                self.take()
+            going = [w[3] for w in self.waiting if _going(w)]
+            if len(going) < width:
+                return
+            wait(going, return_when=FIRST_COMPLETED)
 
     def take(self) -> None:
         """The result of the first case waiting, once those before it are taken."""
@@ -109,3 +122,8 @@ class Beside:
             if isinstance(item, Future):
                 wait([item])  # ended by the stop; what it found is dropped
                 self.waiting[index] = (case, build, waited, None)
+
+
+def _going(item: Waiting) -> bool:
+    """Whether the case's run made ahead goes on."""
+    return isinstance(item[3], Future) and not item[3].done()

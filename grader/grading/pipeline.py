@@ -12,7 +12,7 @@ import contextlib
 import math
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -181,6 +181,7 @@ class Grading:
     profiled: str | None = None  # the case whose run is profiled
     measured: profiles.Measured | None = None  # the student's profile there, by the CPU model
     modelled: Future | None = None  # on a GPU: the model's run there (profiles.run_beside)
+    lab_made: Future | None = None  # on the CPU: profiles.lab_kernels_ahead
     all_cases: list[Case] = field(default_factory=list)  # run(): every case, in order
 
     def run(self) -> None:
@@ -286,6 +287,8 @@ class Grading:
     ) -> tuple[CaseResult, RunOutcome, float] | None:
         """The case run and judged, and the seconds that took. With `ahead` (runs of the
         cases before it may be going on), None where the backend must run it in turn."""
+        if not ahead and self.lab_made is not None:
+            wait([self.lab_made])  # a run in turn has the cores to itself
         start = time.monotonic()
         inputs = casegen.make_inputs(self.lab, case)
         sized = at_launch(self.lab, case, build.interface)
@@ -335,9 +338,7 @@ class Grading:
             return None
         student, reference, baseline = measured.profile, None, None  # the lab's own kernels',
         if student is not None:  # where the student's was made
-            own = (self.lab, case, self.model, timeout)
-            reference = profiles.lab_kernel(*own, "reference.cu")
-            baseline = profiles.lab_kernel(*own, "baseline.cu") if self.lab.traffic else None
+            reference, baseline = self.lab_profiles(case)
         student, reference, baseline = profiles.as_shown(case, student, reference, baseline)
         name = profiles.label(case)
         rules.measured(self.lab, self.result, name, student, measured.why, baseline, reference)
@@ -357,14 +358,33 @@ class Grading:
         return shown
 
     def model_beside(self) -> None:
-        """On a GPU, the CPU model's run of the profile case, started the first time the
-        kernel has built and is `launchable`, so that it runs while the GPU runs the
-        cases; `profile` takes it (profiles.watch)."""
-        on_gpu = isinstance(self.model, Backend) and not self.in_run and self.profiled
-        if self.modelled is None and on_gpu and launchable(self.result):
+        """The CPU model's runs that need no case's result, started the first time the
+        kernel has built and is `launchable`, so that they go on while the cases run: on
+        a GPU its run of the profile case, which `profile` takes (profiles.watch); on the
+        CPU the lab's own kernels' profiles (`lab_profiles`). A GPU times its kernels
+        after the cases, and the lab's profiles could go on that long: it makes them in
+        turn."""
+        started = self.modelled or self.lab_made
+        if started or not (isinstance(self.model, Backend) and self.profiled):
+            return
+        if launchable(self.result):
             case = next(c for c in self.all_cases if c.name == self.profiled)
-            model_run = (self.lab, case, self.submission, self.model, self.options.timeout)
-            self.modelled = profiles.run_beside(*model_run)
+            timeout = self.options.timeout
+            if self.in_run:
+                self.lab_made = profiles.lab_kernels_ahead(self.lab, case, self.model, timeout)
+            else:
+                made = (self.lab, case, self.submission, self.model, timeout)
+                self.modelled = profiles.run_beside(*made)
+
+    def lab_profiles(self, case: Case) -> tuple[Profile | None, Profile | None]:
+        """The lab's own kernels' profiles at `case`: those made beside the cases where
+        both came, else made now (which says what failed)."""
+        made = None
+        if self.lab_made is not None and self.lab_made.exception() is None:
+            made = self.lab_made.result()
+        if made and made[0] is not None and (made[1] is not None or not self.lab.traffic):
+            return made
+        return profiles.lab_kernels(self.lab, case, self.model, self.options.timeout)
 
     # -- sanitizer and timing -------------------------------------------------------------
 

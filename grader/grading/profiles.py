@@ -155,6 +155,28 @@ def lab_kernel(lab: Lab, case: Case, model: Backend, timeout: float, file: str) 
     return made
 
 
+def lab_kernels(
+    lab: Lab, case: Case, model: Backend, timeout: float
+) -> tuple[Profile | None, Profile | None]:
+    """The reference's profile at `case` (lab_kernel), and the baseline's where a traffic
+    rule divides by it."""
+    own = (lab, case, model, timeout)
+    reference = lab_kernel(*own, "reference.cu")
+    return reference, lab_kernel(*own, "baseline.cu") if lab.traffic else None
+
+
+def lab_kernels_ahead(
+    lab: Lab, case: Case, model: Backend, timeout: float
+) -> Future[tuple[Profile | None, Profile | None]]:
+    """lab_kernels in a thread, while the cases run: on the CPU backend a cold check's
+    last step otherwise (0.03-0.37 s a lab, with the other core idle). Its runs are the
+    lab's own kernels', which no stop of the runs made ahead ends."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader-lab-profiles")
+    made = pool.submit(lab_kernels, lab, case, model, timeout)
+    pool.shutdown(wait=False)
+    return made
+
+
 def _undrawn(lab: Lab, case: Case) -> Case:
     """`case` as its profile's key names it: a public case by its declared sizes and its
     fixed seed, before the lab's draw adds the sizes it defines (which the lab's

@@ -5,13 +5,14 @@ hidden cases too: the run that must be made in turn is, and the runs that must s
 
 from __future__ import annotations
 
+import threading
 import time
 
 from process_kit import children
 
 from grader import defaults, labs
 from grader.backends.cpu.backend import CpuBackend
-from grader.grading import pipeline
+from grader.grading import pipeline, profiles
 from grader.model.result import Status
 from grader.report.json import to_dict
 
@@ -28,7 +29,8 @@ def _graded(lab: str, name: str, jobs: int, **options) -> dict:
 
 def _counted(monkeypatch) -> dict[str, int]:
     """How often each way of running was called, and how many runs made ahead were going
-    on, at most, when a run in turn started."""
+    on, at most, when a run in turn started: the submission's runs, not the profiles of
+    the lab's own kernels (pipeline.Grading.model_beside)."""
     calls = {"run": 0, "run_ahead": 0, "beside_in_turn": 0}
     going = {"run_ahead": 0}
     # the profile case's run (grading.pipeline.run_case) counts as a run, in turn or ahead
@@ -37,6 +39,8 @@ def _counted(monkeypatch) -> dict[str, int]:
         method = getattr(CpuBackend, name)
 
         def counting(self, *args, _method=method, _name=way):
+            if threading.current_thread().name.startswith("grader-lab-profiles"):
+                return _method(self, *args)  # the lab's own kernels, beside the cases
             calls[_name] += 1
             if _name == "run":
                 calls["beside_in_turn"] = max(calls["beside_in_turn"], going["run_ahead"])
@@ -100,3 +104,19 @@ def test_the_profile_case_runs_beside_the_other_cases(monkeypatch):
     report = _graded("matmul-tiled", "../reference.cu", 2)
     assert report["profile"] is not None
     assert len(made) == 1 and made[0] is not None, made
+
+
+def test_the_labs_own_profiles_are_made_beside_the_cases(monkeypatch):
+    """The reference's and the baseline's profiles, a cold check's last step otherwise,
+    are made in a thread of their own while the cases run, and the report shows them."""
+    threads = []
+    made = profiles.lab_kernels
+
+    def counted(*args):
+        threads.append(threading.current_thread().name)
+        return made(*args)
+
+    monkeypatch.setattr(profiles, "lab_kernels", counted)
+    report = _graded("matmul-tiled", "../reference.cu", 2)
+    assert report["profile"]["reference"] is not None
+    assert len(threads) == 1 and threads[0].startswith("grader-lab-profiles"), threads
