@@ -26,9 +26,9 @@ V = TypeVar("V")
 STOPPING = 10.0  # seconds close() waits for the makes it stopped (a compiler's sandbox: 5)
 
 
-def in_background(make: Callable[[], V]) -> Future[V]:
-    """`make()`, made in a daemon thread of its own, in the caller's context (so under
-    its Cancel, if any)."""
+def in_background(make: Callable[[], V], name: str | None = None) -> Future[V]:
+    """`make()`, made in a daemon thread of its own (called `name`), in the caller's
+    context (so under its Cancel, if any)."""
     future: Future[V] = Future()
 
     def work() -> None:
@@ -36,7 +36,7 @@ def in_background(make: Callable[[], V]) -> Future[V]:
             _settle(future, make)
 
     context = contextvars.copy_context()
-    threading.Thread(target=context.run, args=(work,), daemon=True).start()
+    threading.Thread(target=context.run, args=(work,), name=name, daemon=True).start()
     return future
 
 

@@ -18,6 +18,9 @@ import select
 import subprocess
 import threading
 from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 _UNDER: contextvars.ContextVar[Cancel | None] = contextvars.ContextVar("cancel", default=None)
 
@@ -44,11 +47,11 @@ class Cancel:
         return self._read.fileno()
 
 
-def under(cancel: Cancel, work: Callable[[], None]) -> None:
+def under(cancel: Cancel, work: Callable[[], T]) -> T:
     """`work()`, its waits (and those of the threads it starts) ended by `cancel`."""
     context = contextvars.copy_context()
     context.run(_UNDER.set, cancel)
-    context.run(work)
+    return context.run(work)
 
 
 def wait(proc: subprocess.Popen, timeout: float) -> int:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grader
-from grader import defaults, labs
-from grader.ahead import Ahead
+from grader import defaults, labs, waiting
+from grader.ahead import STOPPING, Ahead
 from grader.backends import get_backend
 from grader.backends.base import Backend, BackendUnavailable
 from grader.errors import GraderError
@@ -156,7 +156,11 @@ def grade(lab: Lab, path: Path, backend: Backend, options: Options) -> Result:
         result.diagnostics = problems
         return _finish(lab, result, options, started, speed_graded=False)
     with profiles.model_backend(backend) as model:
-        Grading(lab, submission, backend, options, result, model=model).run()
+        grading = Grading(lab, submission, backend, options, result, model=model)
+        try:
+            grading.run()
+        finally:
+            grading.end_beside()
     result.notes += [n for n in backend.notes if n not in result.notes]
     result.details += backend.details
     speed_graded = options.timing and backend.measures_speed()
@@ -181,7 +185,8 @@ class Grading:
     profiled: str | None = None  # the case whose run is profiled
     measured: profiles.Measured | None = None  # the student's profile there, by the CPU model
     modelled: Future | None = None  # on a GPU: the model's run there (profiles.run_beside)
-    lab_made: Future | None = None  # on the CPU: profiles.lab_kernels_ahead
+    lab_made: Future | None = None  # on the CPU: profiles.lab_kernels_ahead,
+    lab_stop: waiting.Cancel | None = None  # and what stops it
     all_cases: list[Case] = field(default_factory=list)  # run(): every case, in order
 
     def run(self) -> None:
@@ -371,10 +376,20 @@ class Grading:
             case = next(c for c in self.all_cases if c.name == self.profiled)
             timeout = self.options.timeout
             if self.in_run:
-                self.lab_made = profiles.lab_kernels_ahead(self.lab, case, self.model, timeout)
+                self.lab_stop = waiting.Cancel()
+                own = (self.lab, case, self.model, timeout, self.lab_stop)
+                self.lab_made = profiles.lab_kernels_ahead(*own)
             else:
                 made = (self.lab, case, self.submission, self.model, timeout)
                 self.modelled = profiles.run_beside(*made)
+
+    def end_beside(self) -> None:
+        """Stop the lab's kernels' profiles where they go on still (a grading ended by its
+        deadline or Ctrl-C), and wait for their compilers and workers to stop, as
+        Ahead.close does for the builds."""
+        if self.lab_stop is not None:
+            self.lab_stop.set()
+            wait([self.lab_made], timeout=STOPPING)
 
     def lab_profiles(self, case: Case) -> tuple[Profile | None, Profile | None]:
         """The lab's own kernels' profiles at `case`: those made beside the cases where

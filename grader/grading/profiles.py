@@ -18,10 +18,12 @@ import json
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import grader
-from grader import defaults, labs
+from grader import defaults, labs, waiting
+from grader.ahead import in_background
 from grader.backends.base import Backend, BackendUnavailable
 from grader.errors import GraderError
 from grader.files import write_atomically
@@ -38,6 +40,7 @@ from grader.toolchain import build_cache
 
 CACHE_FORMAT = 3  # bump when what an entry holds, or how the model counts, changes
 CPU = "cpu"
+LAB_THREAD = "grader-lab-profiles"  # the thread of lab_kernels_ahead
 
 
 @dataclass
@@ -166,15 +169,14 @@ def lab_kernels(
 
 
 def lab_kernels_ahead(
-    lab: Lab, case: Case, model: Backend, timeout: float
+    lab: Lab, case: Case, model: Backend, timeout: float, cancel: waiting.Cancel
 ) -> Future[tuple[Profile | None, Profile | None]]:
-    """lab_kernels in a thread, while the cases run: on the CPU backend a cold check's
-    last step otherwise (0.03-0.37 s a lab, with the other core idle). Its runs are the
-    lab's own kernels', which no stop of the runs made ahead ends."""
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grader-lab-profiles")
-    made = pool.submit(lab_kernels, lab, case, model, timeout)
-    pool.shutdown(wait=False)
-    return made
+    """lab_kernels in a thread (LAB_THREAD), while the cases run: on the CPU backend a
+    cold check's last step otherwise (0.03-0.37 s a lab, with the other core idle). Its
+    runs are the lab's own kernels', which no stop of the runs made ahead ends; `cancel`
+    stops its compilers and workers (a grading that ends early)."""
+    make = partial(waiting.under, cancel, partial(lab_kernels, lab, case, model, timeout))
+    return in_background(make, name=LAB_THREAD)
 
 
 def _undrawn(lab: Lab, case: Case) -> Case:

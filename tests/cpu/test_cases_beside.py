@@ -5,12 +5,13 @@ hidden cases too: the run that must be made in turn is, and the runs that must s
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 
 from process_kit import children
 
-from grader import defaults, labs
+from grader import defaults, labs, waiting
 from grader.backends.cpu.backend import CpuBackend
 from grader.grading import pipeline, profiles
 from grader.model.result import Status
@@ -39,7 +40,7 @@ def _counted(monkeypatch) -> dict[str, int]:
         method = getattr(CpuBackend, name)
 
         def counting(self, *args, _method=method, _name=way):
-            if threading.current_thread().name.startswith("grader-lab-profiles"):
+            if threading.current_thread().name == profiles.LAB_THREAD:
                 return _method(self, *args)  # the lab's own kernels, beside the cases
             calls[_name] += 1
             if _name == "run":
@@ -90,6 +91,26 @@ def test_a_grading_past_its_deadline_leaves_no_worker_running():
     assert list(children().values()) == []
 
 
+def test_a_grading_past_its_deadline_stops_the_labs_own_profiles(monkeypatch):
+    """Made beside the cases, they end with the grading: no process of theirs (here a
+    stand-in that would wait a minute) outlives it."""
+
+    def slow(*args):
+        proc = subprocess.Popen(["sleep", "60"])
+        try:
+            waiting.wait(proc, 120)
+        finally:
+            proc.kill()
+            proc.wait()
+
+    monkeypatch.setattr(profiles, "lab_kernels", slow)
+    started = time.monotonic()
+    report = _graded("matmul-naive", "infinite_loop.cu", 2, timeout=10.0, submission_timeout=2.0)
+    assert time.monotonic() - started < 6.0
+    assert "was stopped" in report["diagnostics"][0]["message"]
+    assert list(children().values()) == []
+
+
 def test_the_profile_case_runs_beside_the_other_cases(monkeypatch):
     """Its run, the longest of a warm check where the profile case is the census case
     (conv3d's 16x16x16), is stopped as a run ahead is, and so needs no turn of its own."""
@@ -119,4 +140,4 @@ def test_the_labs_own_profiles_are_made_beside_the_cases(monkeypatch):
     monkeypatch.setattr(profiles, "lab_kernels", counted)
     report = _graded("matmul-tiled", "../reference.cu", 2)
     assert report["profile"]["reference"] is not None
-    assert len(threads) == 1 and threads[0].startswith("grader-lab-profiles"), threads
+    assert threads == [profiles.LAB_THREAD], threads
