@@ -1,7 +1,7 @@
 """How fast the CPU backend is, on this machine.
 
     python3 bench/cpu_backend.py [--labs LAB ...]
-        [--skip-labs | --stages | --references | --compilers]
+        [--skip-labs | --stages | --references | --compilers | --timeline]
 
 Prints one table:
   - the fiber switch: two fibers switching back and forth (assembly and ucontext), and
@@ -23,8 +23,11 @@ the cache (grader.grading.reference_cache): without the secret, what a warm chec
 computes on either backend.
 With --compilers, the labs alone, each compiler run (nvcc, ptxas, g++: which file, which
 build) with its CPU seconds, which other load on the machine inflates far less than it
-does a wall-clock second; the totals by tool. Every table ends with each phase's CPU
-seconds, the grader's own and its children's: on 2 cores, a phase takes at least half.
+does a wall-clock second, and when it ran (seconds into its grading); the totals by
+tool. With --timeline, as --compilers with each worker's run too, every process in the
+order it started: where a core idled (a cold check's serial tails, issue 36). Every
+table ends with each phase's CPU seconds, the grader's own and its children's: on 2
+cores, a phase takes at least half.
 Targets: switch <= 30 ns; barrier-free <= 3x plain C++; all labs <= 15 s cold and
 <= 6 s warm on 2 cores (`taskset -c 0,1`, issue 36)."""
 
@@ -317,19 +320,28 @@ def timed_stages() -> dict[str, list[float]]:
     return spent
 
 
+# A process a grading waited for: tool, file, build kind, CPU seconds, and when it started
+# and ended (time.monotonic)
+Ran = collections.namedtuple("Ran", "tool file kind cpu start end")
 # The compilers a grading runs besides the C++ compiler, by program, as --compilers names them
 COMPILERS = {"nvcc": "nvcc", "ptxas": "ptxas", "c++filt": "c++filt", "cu++filt": "c++filt"}
 
 
-def counted_compilers() -> list[tuple[str, str, str, float]]:
+def counted_compilers() -> list[Ran]:
     """Each process the gradings wait for from now on (grader.waiting.wait: compilers
-    and workers), as (tool, file compiled, build kind, CPU seconds), the CPU seconds user
-    and system and its own children's included (os.wait4)."""
+    and workers), as a Ran: its CPU seconds user and system and its own children's
+    included (os.wait4), its start from subprocess.Popen."""
     import select
 
     from grader import waiting
 
-    ran: list[tuple[str, str, str, float]] = []
+    ran: list[Ran] = []
+    started: dict[int, float] = {}
+    popen = subprocess.Popen.__init__
+
+    def start(self, *args, **kwargs):
+        popen(self, *args, **kwargs)
+        started[self.pid] = time.monotonic()
 
     def wait(proc, timeout):
         if proc.returncode is None:
@@ -341,9 +353,12 @@ def counted_compilers() -> list[tuple[str, str, str, float]]:
                 os.close(fd)
             _, status, used = os.wait4(proc.pid, 0)
             proc.returncode = os.waitstatus_to_exitcode(status)
-            ran.append((*_invocation(list(map(str, proc.args))), used.ru_utime + used.ru_stime))
+            cpu, end = used.ru_utime + used.ru_stime, time.monotonic()
+            named = _invocation(list(map(str, proc.args)))
+            ran.append(Ran(*named, cpu, started.pop(proc.pid, end), end))
         return proc.returncode
 
+    subprocess.Popen.__init__ = start
     waiting.wait = wait
     return ran
 
@@ -385,38 +400,42 @@ def public_macros(lab: str) -> set[str]:
     }
 
 
-def hidden_only(lab: str, ran: list[tuple[str, str, str, float]]) -> tuple[int, float]:
+def hidden_only(lab: str, ran: list[Ran]) -> tuple[int, float]:
     """The nvcc and ptxas runs of a lab's grading (and their CPU seconds) at macro values
     no public case has: those only the hidden cases need (conv labs' MASK_WIDTH 3 and 7)."""
     public = public_macros(lab)
     runs = [
-        cpu
-        for tool, _, kind, cpu in ran
-        if tool in ("nvcc", "ptxas") and " ".join(w for w in kind.split() if "=" in w) not in public
+        r.cpu
+        for r in ran
+        if r.tool in ("nvcc", "ptxas")
+        and " ".join(w for w in r.kind.split() if "=" in w) not in public
     ]
     return len(runs), sum(runs)
 
 
-def compiler_rows(grading: str, ran: list[tuple[str, str, str, float]]) -> list[tuple]:
-    """A row for each compiler a grading ran, with its CPU seconds, and one for all its
-    workers."""
+def compiler_rows(grading: str, ran: list[Ran], began: float, timeline: bool) -> list[tuple]:
+    """A row for each compiler a grading that began at `began` ran, with its CPU seconds
+    and when it ran, and one for all its workers; with `timeline`, one for each worker
+    too, every row in the order they started."""
     rows = [
-        (f"  {grading}: {t} {file} ({kind})", f"{cpu:.2f} CPU-s", "")
-        for t, file, kind, cpu in ran
-        if t != "workers"
+        (f"  {grading}: {r.tool} {r.file} ({r.kind})".replace(" ()", ""), r, "")
+        for r in sorted(ran, key=lambda r: r.start)
+        if timeline or r.tool != "workers"
     ]
-    workers = [cpu for tool, _, _, cpu in ran if tool == "workers"]
+    rows = [(what, f"{r.cpu:.2f} CPU-s at {r.start - began:.2f}-{r.end - began:.2f} s", "")
+            for what, r, _ in rows]  # fmt: skip
+    workers = [r.cpu for r in ran if r.tool == "workers"]
     if workers:
         rows.append((f"  {grading}: {len(workers)} workers", f"{sum(workers):.2f} CPU-s", ""))
     return rows
 
 
-def tool_totals(phase: str, ran: list[tuple[str, str, str, float]]) -> list[tuple[str, str, str]]:
+def tool_totals(phase: str, ran: list[Ran]) -> list[tuple[str, str, str]]:
     """Each tool's calls and CPU seconds over a phase's gradings."""
     totals: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
-    for tool, _, _, cpu in ran:
-        totals[tool][0] += 1
-        totals[tool][1] += cpu
+    for r in ran:
+        totals[r.tool][0] += 1
+        totals[r.tool][1] += r.cpu
     return [
         (f"  {phase}, every lab: {tool}", f"{n} runs, {cpu:.1f} CPU-s", "")
         for tool, (n, cpu) in sorted(totals.items())
@@ -440,13 +459,14 @@ def own_cpu() -> float:
 
 
 def lab_costs(
-    labs: list[str], stages: bool = False, compilers: bool = False
+    labs: list[str], stages: bool = False, compilers: bool = False, timeline: bool = False
 ) -> tuple[list[tuple[str, str, str]], float, float]:
     from grader.backends.cpu import runner, shim
     from grader.grading import pipeline
     from grader.toolchain import sandbox
 
     spent = timed_stages() if stages else {}
+    compilers = compilers or timeline
     ran = counted_compilers() if compilers else []
 
     start = time.monotonic()
@@ -483,7 +503,7 @@ def lab_costs(
                 stage_rows.append((f"  {phase} {lab}: CPU of the grading's own process", cpu, ""))
             for stage, (calls, took) in spent.items():
                 stage_rows.append((f"  {phase} {lab}: {stage}", f"{took:.2f} s, {calls} calls", ""))
-            stage_rows += compiler_rows(f"{phase} {lab}", ran[first:])
+            stage_rows += compiler_rows(f"{phase} {lab}", ran[first:], start, timeline)
             runs, cpu = hidden_only(lab, ran[first:])
             hidden[phase] = (hidden[phase][0] + runs, hidden[phase][1] + cpu)
             if phase == "cold":
@@ -588,6 +608,11 @@ def main() -> None:
         action="store_true",
         help="the labs alone, with each compiler's run and its CPU seconds",
     )
+    parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="as --compilers, with each worker's run too, in the order they started",
+    )
     args = parser.parse_args()
     rows: list[tuple[str, str, str]] = []
     if args.references:
@@ -597,7 +622,7 @@ def main() -> None:
 
             rows += reference_costs(args.labs or list(all_labs()))
         args.skip_labs, args.stages = True, True
-    if not (args.stages or args.compilers):
+    if not (args.stages or args.compilers or args.timeline):
         with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
             rows += switch_costs(Path(tmp))
             rows += kernel_costs(Path(tmp))
@@ -612,7 +637,8 @@ def main() -> None:
             shim.precompiled_shim.cache_clear()
             from grader.labs import all_labs
 
-            table, totals = lab_costs(args.labs or list(all_labs()), args.stages, args.compilers)
+            chosen = args.labs or list(all_labs())
+            table, totals = lab_costs(chosen, args.stages, args.compilers, args.timeline)
             rows += table
             total = phase_seconds(totals)
             rows.append(("all labs, public and hidden cases", total, "<= 15 s, <= 6 s"))
