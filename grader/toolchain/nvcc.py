@@ -191,14 +191,14 @@ def inspect(
     """Compile with nvcc and read everything the grader needs from the result."""
     source = with_footer(submission, launch_defaults)
     key = _cache_key(source, macros, arch, submission.name)
-    with _compiling(key):  # a census build and its plain twin, made at once, share one
+    with _compiling(key):  # a census build and its plain twin, made at once, share one,
         raw = _cache_load(key)
         if raw is None:
             with tempfile.TemporaryDirectory(prefix=scratch.prefix("nvcc")) as tmp:
                 raw = _compile(Path(tmp), submission.name, source, macros, arch)
             if not raw["stopped"]:  # a timeout may not repeat on a quieter machine
                 _cache_store(key, raw)
-    result = _read(raw, submission.name, arch)
+        result = _read(raw, submission.name, arch)  # and one reading of its PTX
     found = footer_errors(result.diagnostics, submission.text, submission.name)
     result.diagnostics = grader_macros(found, submission.text, macros, submission.name)
     result.source = source
