@@ -387,8 +387,9 @@ class Grading:
         """Stop the lab's kernels' profiles where they go on still (a grading ended by its
         deadline or Ctrl-C), and wait for their compilers and workers to stop, as
         Ahead.close does for the builds."""
-        if self.lab_stop is not None:
+        if self.lab_stop is not None:  # set where Ctrl-C came before lab_made was
             self.lab_stop.set()
+        if self.lab_made is not None:
             wait([self.lab_made], timeout=STOPPING)
 
     def lab_profiles(self, case: Case) -> tuple[Profile | None, Profile | None]:

@@ -9,6 +9,7 @@ import subprocess
 import threading
 import time
 
+import pytest
 from process_kit import children
 
 from grader import defaults, labs, waiting
@@ -108,6 +109,19 @@ def test_a_grading_past_its_deadline_stops_the_labs_own_profiles(monkeypatch):
     report = _graded("matmul-naive", "infinite_loop.cu", 2, timeout=10.0, submission_timeout=2.0)
     assert time.monotonic() - started < 6.0
     assert "was stopped" in report["diagnostics"][0]["message"]
+    assert list(children().values()) == []
+
+
+def test_ctrl_c_as_the_labs_own_profiles_start_stays_a_ctrl_c(monkeypatch):
+    """Ctrl-C between the Cancel made for them and their thread's start: the grading ends
+    with KeyboardInterrupt (exit 130), not an error of its own (it waited on no thread)."""
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(profiles, "lab_kernels_ahead", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _graded("matmul-naive", "../reference.cu", 2)
     assert list(children().values()) == []
 
 
