@@ -3,11 +3,15 @@ shares, kept in the grader's cache, are what computing them gives, bit for bit; 
 that is not what it should be is computed afresh, and a public case that the secret and
 the submission's text draw is never kept."""
 
+import gc
+import sys
+import threading
+
 import numpy as np
 import pytest
 
 from grader.grading import reference_cache
-from grader.judge import cases
+from grader.judge import cases, launch_macros
 from grader.judge.compare import Sums, allowances, allowed, sums
 from grader.judge.launch import at_launch
 from grader.labs import all_labs, get
@@ -119,3 +123,58 @@ def test_an_exact_lab_keeps_its_expected_outputs_alone(cache):
     assert found.bound == {} and found.terms == {}
     assert _same(reference_cache.reference_sums(lab, case, sized, inputs), found)
     assert allowed(lab, sized, found).keys() == allowances(lab, sized, inputs).keys()
+
+
+class _Litter:
+    """Garbage whose collection runs Python code, so that the interpreter may switch
+    threads in the middle of building an AST."""
+
+    def __del__(self):
+        sum(range(20))
+
+
+def _read_at_once(work, threads: int = 4) -> list[str]:
+    """What `work`, run by `threads` threads at once among collections that switch
+    threads every microsecond, raised (as sentences)."""
+    raised: list[str] = []
+
+    def loop():
+        try:
+            for _ in range(300):
+                litter = [_Litter() for _ in range(3)]
+                litter.append(litter)
+                work()
+        except Exception as error:  # noqa: BLE001 - the test says which
+            raised.append(f"{type(error).__name__}: {error}")
+
+    interval, threshold = sys.getswitchinterval(), gc.get_threshold()
+    sys.setswitchinterval(1e-6)
+    gc.set_threshold(5, 1, 1)
+    try:
+        running = [threading.Thread(target=loop) for _ in range(threads)]
+        for thread in running:
+            thread.start()
+        for thread in running:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+        gc.set_threshold(*threshold)
+    return raised
+
+
+def test_cases_read_entries_and_launch_macros_side_by_side(cache, monkeypatch):
+    """The cases run side by side: numpy reads an entry's headers with ast.literal_eval,
+    and CPython 3.11 counts the AST's depth once for all threads (SystemError: AST
+    constructor recursion depth mismatch, seen in CI)."""
+    lab = get("matmul-naive")
+    case = cases.public_cases(lab)[0]
+    inputs, sized = _graded(lab, case)
+    reference_cache.reference_sums(lab, case, sized, inputs)
+    monkeypatch.setattr(reference_cache, "sums", _not_computed)
+    text = "#define TILE_WIDTH (2 * (4 + 4))\n"
+
+    def work():
+        reference_cache.reference_sums(lab, case, sized, inputs)
+        launch_macros.describe(text, LAUNCH.launch, {}, lab)
+
+    assert _read_at_once(work) == []

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import defaults
+from grader.ast_lock import HELD as AST_LOCK
 from grader.files import write_atomically
 from grader.judge import cases as casegen
 from grader.judge.compare import Sums, sums
@@ -125,7 +126,7 @@ def _cached(lab: Lab, sized: Case, entry: Path) -> Sums | None:
     of `lab` at its shape, in each part the lab needs (bound and terms only where an
     output is not exact)."""
     try:
-        with np.load(entry, allow_pickle=False) as held:
+        with AST_LOCK, np.load(entry, allow_pickle=False) as held:
             arrays = {name: held[name] for name in held.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile):
         return None

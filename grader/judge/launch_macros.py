@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from grader.ast_lock import HELD as AST_LOCK
 from grader.model import lexer
 from grader.model.interface import LAUNCH_MACROS
 from grader.model.lab import Lab
@@ -170,7 +171,9 @@ class _Values:
 
         text = re.sub(r"\b[A-Za-z_]\w*\b", name, text)
         try:
-            return _evaluate(ast.parse(text, mode="eval").body)
+            with AST_LOCK:
+                tree = ast.parse(text, mode="eval")
+            return _evaluate(tree.body)
         except (SyntaxError, ValueError, ZeroDivisionError, RecursionError, MemoryError):
             return None
 
