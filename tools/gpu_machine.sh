@@ -14,6 +14,9 @@
 #                                   of matmul-tiled (batch.py), the CPU model against
 #                                   Nsight Compute (profile_agreement.py); then the lines
 #                                   that carry the figures
+#   bash tools/gpu_machine.sh rounds    histogram's and scan's self-speedup spread with the
+#                                   floor on the rounds checked at 16 and at 48, in
+#                                   turn (timing_rounds.py)
 #   bash tools/gpu_machine.sh policies  every run of a few timings recorded, and the rules
 #                                   for stopping a timing replayed over them
 #                                   (timing_policies.py): GPU ms against points
@@ -25,7 +28,7 @@
 # The caller has put the grader's dependencies on PYTHONPATH (docs/development.md).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|policies|agreement}
+mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|rounds|policies|agreement}
 TESTS=${TESTS:-tests}  # what `cpu` runs: test files or folders, space-separated
 LIMIT=${LIMIT:-540}  # seconds a suite may take
 ROOT_CORES=${ROOT_CORES:-0-7} USER_CORES=${USER_CORES:-8-15} ALL_CORES=${ALL_CORES:-0-15}
@@ -94,6 +97,10 @@ bench)
     grep -E "submissions/min|held alone|speedup of|exit " "$OUT/batch.txt"
     tail -n 2 "$OUT/profile_agreement.txt"
     ;;
+rounds)
+    bench rounds "$LIMIT" python3 bench/timing_rounds.py --labs histogram scan --fewest 16 48
+    sed -n '/^lab /,$p' "$OUT/rounds.txt" | grep . || tail -n 5 "$OUT/rounds.txt"
+    ;;
 policies)
     bench policies "$LIMIT" python3 bench/timing_policies.py
     sed -n '/^kernel /,$p' "$OUT/policies.txt" | grep . || tail -n 5 "$OUT/policies.txt"
@@ -105,7 +112,7 @@ agreement)
     grep -E "^(equal scores|[0-9]+ kernels)|exit " "$OUT/agreement.txt"
     ;;
 *)
-    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|policies|agreement" >&2
+    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|rounds|policies|agreement" >&2
     exit 2
     ;;
 esac
