@@ -418,12 +418,14 @@ def compiler_rows(grading: str, ran: list[Ran], began: float, timeline: bool) ->
     and when it ran, and one for all its workers; with `timeline`, one for each worker
     too, every row in the order they started."""
     rows = [
-        (f"  {grading}: {r.tool} {r.file} ({r.kind})".replace(" ()", ""), r, "")
+        (
+            f"  {grading}: {r.tool} {r.file} ({r.kind})".replace(" ()", ""),
+            f"{r.cpu:.2f} CPU-s at {r.start - began:.2f}-{r.end - began:.2f} s",
+            "",
+        )
         for r in sorted(ran, key=lambda r: r.start)
         if timeline or r.tool != "workers"
     ]
-    rows = [(what, f"{r.cpu:.2f} CPU-s at {r.start - began:.2f}-{r.end - began:.2f} s", "")
-            for what, r, _ in rows]  # fmt: skip
     workers = [r.cpu for r in ran if r.tool == "workers"]
     if workers:
         rows.append((f"  {grading}: {len(workers)} workers", f"{sum(workers):.2f} CPU-s", ""))

@@ -21,26 +21,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.gpu_labs import CHECK_SECONDS, _counted  # noqa: E402
-from grader import labs  # noqa: E402
+from bench.gpu_labs import _counted, gradings  # noqa: E402
 from grader.backends import gpu_status  # noqa: E402
 from grader.backends.cuda import CudaBackend  # noqa: E402
 from grader.grading import timing  # noqa: E402
-from grader.grading.pipeline import Options, check  # noqa: E402
+from grader.labs import all_labs  # noqa: E402
+from grader.model.lab import Lab  # noqa: E402
 
 
-def graded(lab: str, fewest: int) -> tuple[float, int, float, float]:
-    """One grading of `lab`'s reference with the floor at `fewest` rounds: its speedup,
-    the rounds timed, its seconds, and the seconds spent checking timed launches."""
+def graded(lab: Lab, fewest: int) -> tuple[float, int, float, float]:
+    """One grading of `lab`'s reference with the floor at `fewest` rounds (gpu_labs.py's
+    gradings): its speedup, the rounds timed, its seconds, and the seconds spent checking
+    timed launches."""
     timing.FEWEST_CHECKED = fewest
-    path = labs.get(lab).home / "reference.cu"
-    CHECK_SECONDS.append(0.0)
     started = time.monotonic()
-    performance = check(lab, path, Options(backend="cuda")).performance
-    seconds = time.monotonic() - started
-    if performance is None:
-        return float("nan"), 0, seconds, CHECK_SECONDS[-1]
-    return performance.speedup, performance.rounds, seconds, CHECK_SECONDS[-1]
+    found, checking, rounds = gradings(lab, 1)
+    return found[0], rounds[0], time.monotonic() - started, checking[0]
 
 
 def row(lab: str, fewest: int, runs: list[tuple[float, int, float, float]]) -> str:
@@ -80,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[int, list] = {fewest: [] for fewest in args.fewest}
         for _ in range(args.gradings):
             for fewest in args.fewest:  # in turn, so that drift falls on every value
-                runs[fewest].append(graded(lab, fewest))
+                runs[fewest].append(graded(all_labs()[lab], fewest))
         for fewest in args.fewest:
             print(row(lab, fewest, runs[fewest]), flush=True)
     timing.FEWEST_CHECKED = kept
