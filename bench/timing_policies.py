@@ -54,8 +54,8 @@ def worker_main(argv: list[str]) -> None:
     from grader.backends.cuda import timing, worker
     from grader.backends.timing import Plan
 
-    def fixed(budget: float, max_rounds: int = rounds) -> Plan:
-        most = min(rounds, max_rounds)
+    def fixed(budget: float, max_rounds: int = rounds, scored=None) -> Plan:
+        most = min(rounds, max_rounds)  # never stopped by the points (`scored` unused)
         return Plan(
             budget, target_error=0.0, min_rounds=most, max_rounds=most, long_min_rounds=most
         )
