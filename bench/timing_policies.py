@@ -30,6 +30,7 @@ import statistics
 import sys
 import tempfile
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,13 +53,6 @@ def worker_main(argv: list[str]) -> None:
     --trace FILE --rounds N, then the worker's own arguments."""
     trace, rounds, rest = argv[1], int(argv[3]), argv[4:]
     from grader.backends.cuda import timing, worker
-    from grader.backends.timing import Plan
-
-    def fixed(budget: float, max_rounds: int = rounds, scored=None) -> Plan:
-        most = min(rounds, max_rounds)  # never stopped by the points (`scored` unused)
-        return Plan(
-            budget, target_error=0.0, min_rounds=most, max_rounds=most, long_min_rounds=most
-        )
 
     untraced = timing._timed
 
@@ -68,8 +62,22 @@ def worker_main(argv: list[str]) -> None:
             out.write(json.dumps([student, ms]) + "\n")
         return ms
 
-    worker.Plan, timing._timed = fixed, traced
+    worker.Plan, timing._timed = fixed_plan(rounds), traced
     worker.main(rest)
+
+
+def fixed_plan(rounds: int) -> Callable:
+    """A stand-in for the worker's Plan, called as the worker calls it, that times
+    `rounds` rounds (fewer where the host checks fewer) whatever they say."""
+    from grader.backends.timing import Plan
+
+    def fixed(budget: float, max_rounds: int = rounds, scored=None) -> Plan:
+        most = min(rounds, max_rounds)  # never stopped by the points (`scored` unused)
+        return Plan(
+            budget, target_error=0.0, min_rounds=most, max_rounds=most, long_min_rounds=most
+        )
+
+    return fixed
 
 
 # -- the bench's side: traces of timings, then the rules replayed over them ----------------
@@ -187,15 +195,13 @@ def reference_once(trace: Trace, scoring, reference_ms: float) -> Outcome:
 RULES = {"current": current, "score decided": score_decided}
 
 
-def traces_of(kernel: str, seeds: int, rounds: int, trace_file: Path) -> list[Trace]:
-    """`seeds` timings of `kernel` (LAB/FILE) against its lab's reference on the GPU."""
-    from grader import labs
+def traces_of(lab, file: str, seeds: int, trace_file: Path) -> list[Trace]:
+    """`seeds` timings of `lab`'s `file` against its reference on the GPU, each recorded
+    by a worker that traced_workers started."""
     from grader.backends.cuda import CudaBackend
     from grader.grading.timing import draw_ahead, measure
     from grader.model.source import read_submission
 
-    name, file = kernel.split("/")
-    lab = labs.get(name)
     submission, _ = read_submission(lab.home / file)
     backend = CudaBackend()
     found = []
@@ -205,6 +211,29 @@ def traces_of(kernel: str, seeds: int, rounds: int, trace_file: Path) -> list[Tr
         runs = [tuple(json.loads(line)) for line in trace_file.read_text().splitlines()]
         found.append(parse(runs))
     return found
+
+
+@contextmanager
+def traced_workers(rounds: int):
+    """While open, every GPU worker this process starts times `rounds` rounds a timing
+    and writes each run to the trace file it yields."""
+    from grader import spawn
+
+    with tempfile.TemporaryDirectory(prefix="grader-trace-") as tmp:
+        trace_file = Path(tmp) / "trace.jsonl"
+        untraced = spawn.python_module
+
+        def traced(module: str, *rest: str) -> list[str]:
+            if module != "grader.backends.cuda.worker":
+                return untraced(module, *rest)
+            extra = ("--trace", str(trace_file), "--rounds", str(rounds))
+            return untraced("bench.timing_policies", *extra, *rest)
+
+        spawn.python_module = traced
+        try:
+            yield trace_file
+        finally:
+            spawn.python_module = untraced
 
 
 def table(kernel: str, traces: list[Trace]) -> list[tuple]:
@@ -242,22 +271,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=24, help="at most what the host may check")
     args = parser.parse_args(argv)
-    from grader import spawn
+    from grader import labs
 
-    with tempfile.TemporaryDirectory(prefix="grader-trace-") as tmp:
-        trace_file = Path(tmp) / "trace.jsonl"
-        untraced = spawn.python_module
-
-        def traced(module: str, *rest: str) -> list[str]:
-            if module != "grader.backends.cuda.worker":
-                return untraced(module, *rest)
-            extra = ("--trace", str(trace_file), "--rounds", str(args.rounds))
-            return untraced("bench.timing_policies", *extra, *rest)
-
-        spawn.python_module = traced
-        rows = []
+    rows = []
+    with traced_workers(args.rounds) as trace_file:
         for kernel in args.kernels:
-            rows += table(kernel, traces_of(kernel, args.seeds, args.rounds, trace_file))
+            name, file = kernel.split("/")
+            traces = traces_of(labs.get(name), file, args.seeds, trace_file)
+            rows += table(kernel, traces)
     print(
         f"{args.seeds} timings a kernel, up to {args.rounds} rounds each, every rule on the same "
         "runs; rounds marked + ran out of the trace (the rule wanted more: its GPU ms is less "

@@ -14,9 +14,10 @@
 #                                   of matmul-tiled (batch.py), the CPU model against
 #                                   Nsight Compute (profile_agreement.py); then the lines
 #                                   that carry the figures
-#   bash tools/gpu_machine.sh rounds    histogram's and scan's self-speedup spread with the
-#                                   floor on the rounds checked at 16 and at 48, in
-#                                   turn (timing_rounds.py)
+#   bash tools/gpu_machine.sh spread    the rounds of histogram's, scan's and spmv-csr's
+#                                   references recorded, and five gradings' spread
+#                                   replayed over them per stopping rule
+#                                   (timing_spread.py), the runs in $OUT/spread.json
 #   bash tools/gpu_machine.sh policies  every run of a few timings recorded, and the rules
 #                                   for stopping a timing replayed over them
 #                                   (timing_policies.py): GPU ms against points
@@ -28,7 +29,7 @@
 # The caller has put the grader's dependencies on PYTHONPATH (docs/development.md).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|rounds|policies|agreement}
+mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|policies|agreement}
 TESTS=${TESTS:-tests}  # what `cpu` runs: test files or folders, space-separated
 LIMIT=${LIMIT:-540}  # seconds a suite may take
 ROOT_CORES=${ROOT_CORES:-0-7} USER_CORES=${USER_CORES:-8-15} ALL_CORES=${ALL_CORES:-0-15}
@@ -97,9 +98,12 @@ bench)
     grep -E "submissions/min|held alone|speedup of|exit " "$OUT/batch.txt"
     tail -n 2 "$OUT/profile_agreement.txt"
     ;;
-rounds)
-    bench rounds "$LIMIT" python3 bench/timing_rounds.py --labs histogram scan --fewest 16 48
-    sed -n '/^lab /,$p' "$OUT/rounds.txt" | grep . || tail -n 5 "$OUT/rounds.txt"
+spread)
+    bench spread "$LIMIT" python3 bench/timing_spread.py --kernels \
+        histogram/reference.cu@n=8388608 histogram/reference.cu@n=33554432 \
+        scan/reference.cu spmv-csr/reference.cu \
+        --rules 16:0.01 32:0.006 --json "$OUT/spread.json"
+    sed -n '/^kernel /,$p' "$OUT/spread.txt" | grep . || tail -n 5 "$OUT/spread.txt"
     ;;
 policies)
     bench policies "$LIMIT" python3 bench/timing_policies.py
@@ -112,7 +116,7 @@ agreement)
     grep -E "^(equal scores|[0-9]+ kernels)|exit " "$OUT/agreement.txt"
     ;;
 *)
-    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|rounds|policies|agreement" >&2
+    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|policies|agreement" >&2
     exit 2
     ;;
 esac

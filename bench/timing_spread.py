@@ -1,0 +1,139 @@
+"""How far apart do gradings of one kernel show its speedup, and what would steady it?
+Each kernel is timed against its lab's reference --seeds times at a fixed --rounds (the
+traced worker of timing_policies.py keeps every run), optionally at another timed size
+(LAB/FILE@n=33554432). Then each rule CAP:SHOWN (the most rounds the host checks, as
+grading.timing.FEWEST_CHECKED sets it for whole-input samples, and Plan's shown_error) is
+replayed --trials times over five gradings whose rounds are drawn from the recorded ones,
+each stopped where Plan, with the lab's points, stops it.
+
+    python3 bench/timing_spread.py [--kernels histogram/reference.cu@n=8388608 ...]
+        [--rules 16:0.01 32:0.006] [--seeds 8] [--rounds 32] [--json PATH]
+    python3 bench/timing_spread.py --traces PATH [--rules ...]   (no GPU: replays PATH)
+
+Per kernel: the kernel's median milliseconds and the seconds a recorded timing took
+(host checks included); per rule: the mean rounds a grading times, and of the five
+speedups' farthest from their median (gpu_labs.py's ±%), the mean and the share of sets
+past 1 %. Needs an NVIDIA GPU and PyCUDA to record."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.timing_policies import Trace, traced_workers, traces_of  # noqa: E402
+from grader import defaults, labs  # noqa: E402
+from grader.backends.cuda.timing import ROUND_OVERHEAD_S, expected_round_s  # noqa: E402
+from grader.backends.timing import Plan, summarise  # noqa: E402
+from grader.grading import timing  # noqa: E402
+
+GRADINGS = 5  # a set, as gpu_labs.py grades each lab
+OFF = 0.01  # the spread the issue allows a set
+
+
+def spec_lab(spec: str):
+    """The lab and file of LAB/FILE[@NAME=VALUE,...], its timed sizes changed as given."""
+    kernel, _, sizes = spec.partition("@")
+    name, file = kernel.split("/")
+    lab = labs.get(name)
+    if sizes:
+        changed = {k: int(v) for k, v in (item.split("=") for item in sizes.split(","))}
+        lab = dataclasses.replace(lab, timing_sizes={**lab.timing_sizes, **changed})
+    return lab, file
+
+
+def record(specs: list[str], seeds: int, rounds: int) -> dict:
+    """Per spec, `seeds` traces of `rounds` rounds and the seconds each timing took."""
+    kept, timing.FEWEST_CHECKED = timing.FEWEST_CHECKED, rounds  # the host checks them all
+    found = {}
+    try:
+        with traced_workers(rounds) as trace_file:
+            for spec in specs:
+                lab, file = spec_lab(spec)
+                started = time.monotonic()
+                traces = traces_of(lab, file, seeds, trace_file)
+                seconds = (time.monotonic() - started) / seeds
+                found[spec] = {
+                    "seconds": seconds,
+                    "traces": [dataclasses.asdict(t) for t in traces],
+                }
+                print(f"recorded {spec}: {seconds:.2f} s a timing", flush=True)
+    finally:
+        timing.FEWEST_CHECKED = kept
+    return found
+
+
+def grading(pool: list, plan: Plan, round_s: float, draw: random.Random) -> tuple[float, int]:
+    """One grading whose rounds are drawn from `pool` until `plan` stops it."""
+    student: list[float] = []
+    reference: list[float] = []
+    elapsed = 0.0
+    while plan.stop_reason(student, reference, elapsed, round_s) is None:
+        s, r = draw.choice(pool)
+        student.append(s)
+        reference.append(r)
+        elapsed += (s + r) / 1000 + ROUND_OVERHEAD_S
+    return summarise(student, reference).speedup, len(student)
+
+
+def replay(spec: str, traces: list[Trace], rule: str, trials: int) -> tuple[float, float, float]:
+    """Mean rounds, mean farthest-from-median share, and the share of sets past OFF."""
+    lab, _ = spec_lab(spec)
+    cap, shown = rule.split(":")
+    scored = (lab.scoring.zero_speedup, lab.scoring.target_speedup)
+    plan = Plan(
+        defaults.TIMING_BUDGET, max_rounds=int(cap), shown_error=float(shown), scored=scored
+    )
+    round_s = statistics.median(expected_round_s(t.first) for t in traces)
+    pool = [pair for t in traces for pair in t.rounds]
+    draw = random.Random(1)
+    rounds, farthest = [], []
+    for _ in range(trials):
+        found = [grading(pool, plan, round_s, draw) for _ in range(GRADINGS)]
+        middle = statistics.median(s for s, _ in found)
+        farthest.append(max(abs(s / middle - 1) for s, _ in found))
+        rounds += [n for _, n in found]
+    off = sum(f > OFF for f in farthest) / trials
+    return statistics.fmean(rounds), statistics.fmean(farthest), off
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kernels", nargs="*", default=["histogram/reference.cu"])
+    parser.add_argument("--rules", nargs="*", default=["16:0.01", "32:0.006"])
+    parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=32, help="recorded a timing")
+    parser.add_argument("--trials", type=int, default=400, help="sets of five replayed")
+    parser.add_argument("--json", type=Path, help="write the recorded runs here")
+    parser.add_argument("--traces", type=Path, help="replay these recorded runs instead")
+    args = parser.parse_args(argv)
+    if args.traces:
+        found = json.loads(args.traces.read_text())
+    else:
+        found = record(args.kernels, args.seeds, args.rounds)
+        if args.json:
+            args.json.write_text(json.dumps(found))
+    print(f"{'kernel':40} {'ms':>7} {'s':>5} {'rule':>9} {'rounds':>6} {'±med':>6} {'>1%':>5}")
+    for spec, entry in found.items():
+        traces = [
+            Trace(tuple(t["first"]), [tuple(p) for p in t["rounds"]]) for t in entry["traces"]
+        ]
+        ms = statistics.median(s for t in traces for s, _ in t.rounds)
+        for rule in args.rules:
+            rounds, farthest, off = replay(spec, traces, rule, args.trials)
+            print(
+                f"{spec:40} {ms:7.4f} {entry['seconds']:5.2f} {rule:>9} {rounds:6.1f} "
+                f"{100 * farthest:5.2f}% {100 * off:4.0f}%"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,48 @@
+"""bench/timing_spread.py's replay and the traced worker's plan of bench/timing_policies.py,
+which only a GPU would otherwise exercise (the plan once broke both benches unnoticed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+from grader.backends.cuda import worker
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("timing_spread", ROOT / "bench" / "timing_spread.py")
+spread = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(spread)  # puts the checkout on the path, for bench.timing_policies
+from bench.timing_policies import Trace, fixed_plan  # noqa: E402
+
+
+def test_the_traced_plan_takes_every_argument_the_worker_gives_its_plan():
+    source = Path(worker.__file__).read_text()
+    keywords = re.findall(r"(\w+)=", re.search(r"\bPlan\(([^)]*)\)", source).group(1))
+    values = {"max_rounds": 5, "scored": (0.15, 0.6)}
+    assert set(keywords) <= set(values), f"the worker now passes {keywords}"
+    plan = fixed_plan(7)(3.0, **{k: values[k] for k in keywords})
+    assert plan.min_rounds == plan.max_rounds == 5 and plan.target_error == 0.0
+
+
+def _traces(ratios: list[float]) -> list[Trace]:
+    rounds = [(0.012, 0.012 * r) for r in ratios]
+    return [Trace((0.012, 0.012), rounds)]
+
+
+def test_rounds_that_agree_give_five_gradings_that_agree_at_the_least_rounds():
+    rounds, farthest, off = spread.replay("histogram/reference.cu", _traces([1.0]), "16:0.01", 20)
+    assert (rounds, farthest, off) == (5, 0.0, 0.0)
+
+
+def test_a_stricter_shown_error_times_noisy_rounds_longer_and_steadies_the_speedup():
+    noisy = _traces([0.95, 0.97, 0.99, 1.0, 1.0, 1.01, 1.03, 1.05])  # a 12 µs kernel's
+    loose = spread.replay("histogram/reference.cu", noisy, "16:0.01", 300)
+    strict = spread.replay("histogram/reference.cu", noisy, "32:0.006", 300)
+    assert loose[0] < strict[0] <= 32
+    assert strict[1] < loose[1] and strict[2] <= loose[2]
+
+
+def test_a_kernel_may_be_timed_at_another_size():
+    lab, file = spread.spec_lab("histogram/reference.cu@n=33554432")
+    assert lab.timing_sizes == {"n": 1 << 25} and file == "reference.cu"
