@@ -4,7 +4,9 @@ traced worker of timing_policies.py keeps every run), optionally at another time
 (LAB/FILE@n=33554432). Then each rule CAP:SHOWN (the most rounds the host checks, as
 grading.timing.FEWEST_CHECKED sets it for whole-input samples, and Plan's shown_error) is
 replayed --trials times over five gradings whose rounds are drawn from the recorded ones,
-each stopped where Plan, with the lab's points, stops it.
+each stopped where Plan, with the lab's points, stops it (a long round's first pair, which
+Plan counts as a round, is drawn like the others: tests/gpu/test_timing.py holds it to
+their median).
 
     python3 bench/timing_spread.py [--kernels histogram/reference.cu@n=8388608 ...]
         [--rules 16:0.01 32:0.006] [--seeds 8] [--rounds 32] [--json PATH]

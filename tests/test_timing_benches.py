@@ -1,5 +1,6 @@
 """bench/timing_spread.py's replay and the traced worker's plan of bench/timing_policies.py,
-which only a GPU would otherwise exercise (the plan once broke both benches unnoticed)."""
+which only a GPU would otherwise exercise (a new argument of the worker's Plan once left
+timing_policies.py recording nothing, unnoticed)."""
 
 from __future__ import annotations
 
