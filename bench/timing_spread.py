@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.timing_policies import Trace, traced_workers, traces_of  # noqa: E402
 from grader import defaults, labs  # noqa: E402
+from grader.backends import gpu_status  # noqa: E402
 from grader.backends.cuda.timing import ROUND_OVERHEAD_S, expected_round_s  # noqa: E402
 from grader.backends.timing import Plan, summarise  # noqa: E402
 from grader.grading import timing  # noqa: E402
@@ -119,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.traces:
         found = json.loads(args.traces.read_text())
     else:
+        usable, why = gpu_status()
+        if not usable:
+            print(f"needs a usable NVIDIA GPU to record (or --traces): {why}", file=sys.stderr)
+            return 2
         found = record(args.kernels, args.seeds, args.rounds)
         if args.json:
             args.json.write_text(json.dumps(found))
