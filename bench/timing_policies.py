@@ -112,7 +112,7 @@ class Outcome:
     ran_out: bool = False  # the rule wanted more rounds than the trace has
 
 
-def _replay(trace: Trace, start: list, stop: Callable[[list, float], bool]) -> Outcome:
+def replay_rounds(trace: Trace, start: list, stop: Callable[[list, float], bool]) -> Outcome:
     """Rounds taken from the trace, after `start`, until `stop(samples, elapsed)`."""
     from grader.backends.cuda.timing import ROUND_OVERHEAD_S
     from grader.backends.timing import summarise
@@ -129,13 +129,11 @@ def _replay(trace: Trace, start: list, stop: Callable[[list, float], bool]) -> O
     return Outcome(spent, len(samples), summarise(student, reference).speedup, ran_out)
 
 
-def _plan_stop(trace: Trace, decided: Callable | None = None):
+def plan_stop(plan, round_s: float, decided: Callable | None = None):
+    """replay_rounds' `stop` for `plan` at rounds of `round_s` seconds, and, with
+    `decided`, once it says so of the median speedup and its error."""
     from grader import defaults
-    from grader.backends.cuda.timing import expected_round_s
-    from grader.backends.timing import Plan, summarise
-
-    plan = Plan(defaults.TIMING_BUDGET)
-    round_s = expected_round_s(trace.first)
+    from grader.backends.timing import summarise
 
     def stop(samples: list, elapsed: float) -> bool:
         student, reference = [p[0] for p in samples], [p[1] for p in samples]
@@ -146,13 +144,18 @@ def _plan_stop(trace: Trace, decided: Callable | None = None):
         summary = summarise(student, reference)
         return decided(summary.speedup, summary.error)
 
-    return plan, round_s, stop
+    return stop
 
 
 def _counted(trace: Trace, decided: Callable | None = None) -> Outcome:
     """The rounds replayed as Plan starts them: with the first pair where it counts."""
-    plan, round_s, stop = _plan_stop(trace, decided)
-    return _replay(trace, [trace.first] if plan.counts_first(round_s) else [], stop)
+    from grader import defaults
+    from grader.backends.cuda.timing import expected_round_s
+    from grader.backends.timing import Plan
+
+    plan, round_s = Plan(defaults.TIMING_BUDGET), expected_round_s(trace.first)
+    stop = plan_stop(plan, round_s, decided)
+    return replay_rounds(trace, [trace.first] if plan.counts_first(round_s) else [], stop)
 
 
 def current(trace: Trace, scoring) -> Outcome:

@@ -30,11 +30,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.timing_policies import Trace, traced_workers, traces_of  # noqa: E402
+from bench.timing_policies import (  # noqa: E402
+    Trace,
+    plan_stop,
+    replay_rounds,
+    traced_workers,
+    traces_of,
+)
 from grader import defaults, labs  # noqa: E402
 from grader.backends import gpu_status  # noqa: E402
-from grader.backends.cuda.timing import ROUND_OVERHEAD_S, expected_round_s  # noqa: E402
-from grader.backends.timing import Plan, summarise  # noqa: E402
+from grader.backends.cuda.timing import expected_round_s  # noqa: E402
+from grader.backends.timing import Plan  # noqa: E402
 from grader.grading import timing  # noqa: E402
 
 GRADINGS = 5  # a set, as gpu_labs.py grades each lab
@@ -74,16 +80,11 @@ def record(specs: list[str], seeds: int, rounds: int) -> dict:
 
 
 def grading(pool: list, plan: Plan, round_s: float, draw: random.Random) -> tuple[float, int]:
-    """One grading whose rounds are drawn from `pool` until `plan` stops it."""
-    student: list[float] = []
-    reference: list[float] = []
-    elapsed = 0.0
-    while plan.stop_reason(student, reference, elapsed, round_s) is None:
-        s, r = draw.choice(pool)
-        student.append(s)
-        reference.append(r)
-        elapsed += (s + r) / 1000 + ROUND_OVERHEAD_S
-    return summarise(student, reference).speedup, len(student)
+    """One grading of rounds drawn from `pool` (as many as `plan` times at most), replayed
+    until `plan` stops it."""
+    drawn = Trace((0.0, 0.0), [draw.choice(pool) for _ in range(plan.max_rounds)])
+    outcome = replay_rounds(drawn, [], plan_stop(plan, round_s))
+    return outcome.speedup, outcome.rounds
 
 
 def replay(spec: str, traces: list[Trace], rule: str, trials: int) -> tuple[float, float, float]:
