@@ -51,10 +51,11 @@ THREADS = 8  # at most, computing the samples' expected values
 SPARE_CORES = 2  # left to the GPU worker, whose launches a busy CPU would delay
 LAUNCH_INPUTS = 1 << 20  # input elements one launch's sample may read; fewer outputs past it
 GRADING_INPUTS = 1 << 24  # input elements all of a grading's samples may read
-# ... past FEWEST_CHECKED rounds: the median of fewer ratios of a kernel of tens of µs
-# moves by 2 % between gradings (histogram at 5 rounds), and 16 rounds of histogram's
-# whole-input samples cost the host no more than scan's (about 0.3 s on one core).
-FEWEST_CHECKED = 16
+# ... past FEWEST_CHECKED rounds: a kernel of tens of µs (scan, histogram, whose samples
+# read the whole input) may need 20 to 30 before its median is known to the precision
+# shown (bench/timing_spread.py, H100); 32 of histogram's 32 MiB samples cost the host
+# about 1.8 s.
+FEWEST_CHECKED = 32
 SMALLEST_SAMPLE = 256  # output elements, however many inputs each one reads
 
 

@@ -2,7 +2,7 @@
 // atomics that count them in shared memory.
 //
 //  - A block of 512 threads counts a 16 KiB tile of the input (TILE_X = 16 KiB), so the
-//    timed size (8 MiB) is about one wave of 4 blocks on each of an H200's 132 SMs.
+//    timed size (32 MiB) is about four waves of 4 blocks on each of an H200's 132 SMs.
 //  - Loads are 16 bytes wide (uint4, through the read-only path) and coalesced: thread t
 //    reads vectors t and t + 512 of the tile, both before it counts either, so
 //    many loads are in flight. A buffer need not start on 16 bytes (the grader places

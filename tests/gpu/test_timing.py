@@ -62,7 +62,7 @@ def test_a_forfeited_speed_stops_where_the_plan_without_points_says(backend, gpu
     Plan with none to earn says (backends.timing.Plan.points_known): at the first round
     after the least whose median is known to TIMING_SHOWN_ERROR, where points would have
     wanted TIMING_TARGET_ERROR. Histogram's reference against itself: its spread takes
-    it to 16 rounds where its points ride on the speed (bench/gpu_labs.py, H200)."""
+    it to up to 32 rounds where its points ride on the speed (bench/timing_spread.py)."""
     lab = get("histogram")
     submission, _ = read_submission(lab.home / "reference.cu")
     for seed in (1, 2):
