@@ -64,12 +64,14 @@ class Plan:
     """When to stop timing a pair: once the median speedup is known to `target_error`,
     after at least the least rounds (least_rounds), at `max_rounds`, or before a round
     that would overrun the budget; or, after the least rounds, once the points are known
-    (points_known) and the median to `shown_error`. One rule sets whether the first
-    pair is a round and the least rounds from what a round costs (long)."""
+    (points_known) and the median to `shown_error` (a long round's to `long_shown_error`).
+    One rule sets whether the first pair is a round and the least rounds from what a round
+    costs (long)."""
 
     budget_s: float
     target_error: float = defaults.TIMING_TARGET_ERROR
     shown_error: float = defaults.TIMING_SHOWN_ERROR
+    long_shown_error: float = defaults.TIMING_LONG_SHOWN_ERROR
     min_rounds: int = defaults.TIMING_MIN_ROUNDS
     max_rounds: int = defaults.TIMING_MAX_ROUNDS
     long_round_s: float = defaults.TIMING_LONG_ROUND
@@ -124,7 +126,7 @@ class Plan:
             error = summarise(student_ms, reference_ms).error
             if error < self.target_error:
                 return f"the median speedup is known to ±{error:.2%}"
-            shown = error < self.shown_error
+            shown = error < (self.long_shown_error if self.long(round_s) else self.shown_error)
             if shown and self.points_known(student_ms, reference_ms):
                 return (
                     "no more rounds could change the points, and the median speedup is "
