@@ -42,7 +42,7 @@ TIMING_MAX_ROUNDS = 200
 # (a batch's contention spread the naive baseline's 3-round medians by ±10 % on an H100
 # without it, and each more long round holds the GPU 20 ms or more). At 1 %, five
 # gradings of scan's or histogram's reference showed speedups up to 1.4 to 1.7 % from
-# their median; at 0.6 %, 0.8 to 1.1 % (bench/timing_spread.py, H100).
+# their median; at 0.6 %, 0.3 to 1.1 % on three H100 machines (bench/gpu_labs.py).
 TIMING_POINTS_MARGIN = 0.05
 TIMING_SHOWN_ERROR = 0.006
 TIMING_LONG_SHOWN_ERROR = 0.01

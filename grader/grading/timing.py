@@ -53,8 +53,8 @@ LAUNCH_INPUTS = 1 << 20  # input elements one launch's sample may read; fewer ou
 GRADING_INPUTS = 1 << 24  # input elements all of a grading's samples may read
 # ... past FEWEST_CHECKED rounds: a kernel of tens of µs (scan, histogram, whose samples
 # read the whole input) may need 20 to 30 before its median is known to the precision
-# shown (bench/timing_spread.py, H100); 32 of histogram's 32 MiB samples cost the host
-# about 1.8 s.
+# shown (bench/timing_spread.py, H100); most check 8 to 20, and each of histogram's
+# 32 MiB samples costs the host about 80 CPU-ms (H100 machine), 30 ms on 8 threads.
 FEWEST_CHECKED = 32
 SMALLEST_SAMPLE = 256  # output elements, however many inputs each one reads
 
