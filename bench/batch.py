@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.cpu_backend import children_cpu, own_cpu  # noqa: E402
+from bench.host import describe  # noqa: E402
 from grader import defaults, labs, machine  # noqa: E402
 from grader.backends import window  # noqa: E402
 from grader.batch import run_batch  # noqa: E402
@@ -93,6 +94,7 @@ def main() -> int:
     )
     print_stages(report, args.jobs, args.backend)
     print_cpu(report, cpu)
+    print(describe())
     if args.backend != "cpu" and not args.no_timing:
         print_window(report)
         print_speedups(timings, args.lab)

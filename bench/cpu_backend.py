@@ -648,6 +648,9 @@ def main() -> None:
     print(f"{'measure':<{width}}  {'result':<34}  target")
     for what, result, target in rows:
         print(f"{what:<{width}}  {result:<34}  {target}")
+    from bench.host import describe  # the grader imported after GRADER_CACHE is set
+
+    print(describe())
 
 
 if __name__ == "__main__":

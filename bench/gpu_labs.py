@@ -7,6 +7,7 @@ timed launches cost in those gradings, as a share of the warm check: the worker'
 drawing, poisoning, reading back and measuring of the ceilings, and the grader's judging
 after the timing (most of its recomputing of the samples happens while the GPU times,
 in a thread, and costs no wall time); and the median of the rounds those gradings timed.
+It first says which host ran it (bench/host.py): a warm check's figures follow its CPU.
 
     python3 bench/gpu_labs.py [--labs LAB ...] [--gradings 5] [--checks 3]
 
@@ -25,15 +26,17 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import labs
-from grader.backends.cuda import CudaBackend
-from grader.grading import timing
-from grader.grading.pipeline import Options, check
-from grader.grading.timing import performance_of
-from grader.judge import cases
-from grader.judge.launch import at_launch, timing_launches
-from grader.labs import all_labs
-from grader.model.source import read_submission
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.host import describe  # noqa: E402
+from grader import labs  # noqa: E402
+from grader.backends.cuda import CudaBackend  # noqa: E402
+from grader.grading import timing  # noqa: E402
+from grader.grading.pipeline import Options, check  # noqa: E402
+from grader.grading.timing import performance_of  # noqa: E402
+from grader.judge import cases  # noqa: E402
+from grader.judge.launch import at_launch, timing_launches  # noqa: E402
+from grader.labs import all_labs  # noqa: E402
+from grader.model.source import read_submission  # noqa: E402
 
 CHECK_SECONDS: list[float] = []  # spent checking timed launches, per grading
 
@@ -145,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     timing.judge = _counted(timing.judge, gpu_side=False)
     backend = CudaBackend()
     print(f"device: {backend.device()}", flush=True)
+    print(describe(), flush=True)
     peak = cublas_tflops(4096)
     print(f"cuBLAS fp32 n=4096: {peak:.1f} TFLOP/s", flush=True)
     header = (

@@ -94,8 +94,9 @@ bench)
     bench batch 150 python3 bench/batch.py --lab matmul-tiled --backend cuda --count 128 \
         --gpus 0 --secret s --jobs 16
     bench profile_agreement 180 python3 bench/profile_agreement.py --json "$OUT/profile_agreement.json"
+    grep "^host:" "$OUT/gpu_labs.txt"
     sed -n '/^lab /,$p' "$OUT/gpu_labs.txt" | grep . || tail -n 3 "$OUT/gpu_labs.txt"
-    grep -E "submissions/min|held alone|speedup of|exit " "$OUT/batch.txt"
+    grep -E "submissions/min|held alone|speedup of|exit |^host:" "$OUT/batch.txt"
     tail -n 2 "$OUT/profile_agreement.txt"
     ;;
 spread)

@@ -1,0 +1,52 @@
+"""Which host a bench ran on, and how fast its CPU was then, in one line. Two H100
+machines of one day gave a warm `grader check` of 0.48 and 0.77 s and a batch of 340 and
+234 submissions a minute with the same code: their GPUs equal, their host CPUs not. So
+the benches print this line, and figures from two lines that differ are not compared."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+HASHED = 1 << 25  # bytes: histogram's timed input, which its check hashes every launch
+
+
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name, as the kernel tells it."""
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and value.strip():
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or "an unnamed CPU"
+
+
+def hash_ms(repeat: int = 5) -> float:
+    """Median milliseconds one thread takes to draw histogram's timed input on the host,
+    as its timing's check does for every launch."""
+    import numpy as np
+
+    from grader.backends.timing import drawn_array
+
+    found = []
+    for key in range(repeat):
+        started = time.perf_counter()
+        drawn_array((key, 1), HASHED, np.uint8)
+        found.append(1000 * (time.perf_counter() - started))
+    return statistics.median(found)
+
+
+def describe() -> str:
+    """The host line: CPU model, the cores this process may use, the load, and hash_ms."""
+    from grader import machine
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (
+        f"host: {cpu_model()}, {machine.cores()} cores, load {load:.1f}; "
+        f"drawing 32 MiB as histogram's check does: {hash_ms():.0f} ms on one thread"
+    )
