@@ -1,6 +1,6 @@
-"""bench/timing_spread.py's replay and the traced worker's plan of bench/timing_policies.py,
-which only a GPU would otherwise exercise (a new argument of the worker's Plan once left
-timing_policies.py recording nothing, unnoticed)."""
+"""bench/timing_spread.py's replay, the traced worker's plan of bench/timing_policies.py and
+bench/timing_timeline.py's wrappers, which only a GPU would otherwise exercise (a new
+argument of the worker's Plan once left timing_policies.py recording nothing, unnoticed)."""
 
 from __future__ import annotations
 
@@ -47,3 +47,33 @@ def test_a_stricter_shown_error_times_noisy_rounds_longer_and_steadies_the_speed
 def test_a_kernel_may_be_timed_at_another_size():
     lab, file = spread.spec_lab("histogram/reference.cu@n=33554432")
     assert lab.timing_sizes == {"n": 1 << 25} and file == "reference.cu"
+
+
+def test_the_timeline_records_each_wrapped_call_and_passes_its_value_on(monkeypatch):
+    from types import SimpleNamespace
+
+    from bench import timing_timeline
+    from grader.grading import timing
+
+    class Backend:
+        def time(self, *args, **kwargs):
+            return SimpleNamespace(checked=6, check_seconds=0.02)
+
+    monkeypatch.setattr(timing.Expected, "_compute", lambda self, launch: [launch])
+    monkeypatch.setattr(timing, "judge", lambda *args: ["untrusted"])
+    line = timing_timeline.Timeline()
+    timing_timeline.watch(line, Backend)
+    assert timing.Expected._compute(None, 3) == [3]
+    assert Backend().time().checked == 6
+    assert timing.judge(None) == ["untrusted"]
+    names = [what for what, start, end in line.events]
+    assert names[0].startswith("expected launch 3") and "6 launches checked" in names[1]
+    assert names[2].startswith("judge") and all(0 <= s <= e for _, s, e in line.events)
+
+
+def test_the_timeline_needs_a_gpu_and_says_so(monkeypatch, capsys):
+    from bench import timing_timeline
+
+    monkeypatch.setattr(timing_timeline, "gpu_status", lambda: (False, "no GPU here"))
+    assert timing_timeline.main(["--labs", "histogram"]) == 2
+    assert "needs a usable NVIDIA GPU: no GPU here" in capsys.readouterr().err

@@ -18,6 +18,10 @@
 #                                   references recorded, and five gradings' spread
 #                                   replayed over them per stopping rule
 #                                   (timing_spread.py), the runs in $OUT/spread.json
+#   bash tools/gpu_machine.sh timeline  where histogram's and scan's timings spend their
+#                                   wall time: each launch's expected sample on the
+#                                   host, the GPU's rounds, the wait after them
+#                                   (timing_timeline.py)
 #   bash tools/gpu_machine.sh policies  every run of a few timings recorded, and the rules
 #                                   for stopping a timing replayed over them
 #                                   (timing_policies.py): GPU ms against points
@@ -29,7 +33,7 @@
 # The caller has put the grader's dependencies on PYTHONPATH (docs/development.md).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|policies|agreement}
+mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|timeline|policies|agreement}
 TESTS=${TESTS:-tests}  # what `cpu` runs: test files or folders, space-separated
 LIMIT=${LIMIT:-540}  # seconds a suite may take
 ROOT_CORES=${ROOT_CORES:-0-7} USER_CORES=${USER_CORES:-8-15} ALL_CORES=${ALL_CORES:-0-15}
@@ -106,6 +110,10 @@ spread)
         --rules 16:0.01 32:0.006 --json "$OUT/spread.json"
     sed -n '/^kernel /,$p' "$OUT/spread.txt" | grep . || tail -n 5 "$OUT/spread.txt"
     ;;
+timeline)
+    bench timeline "$LIMIT" python3 bench/timing_timeline.py --labs histogram scan --gradings 3
+    cat "$OUT/timeline.txt"
+    ;;
 policies)
     bench policies "$LIMIT" python3 bench/timing_policies.py
     sed -n '/^kernel /,$p' "$OUT/policies.txt" | grep . || tail -n 5 "$OUT/policies.txt"
@@ -117,7 +125,7 @@ agreement)
     grep -E "^(equal scores|[0-9]+ kernels)|exit " "$OUT/agreement.txt"
     ;;
 *)
-    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|policies|agreement" >&2
+    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|timeline|policies|agreement" >&2
     exit 2
     ;;
 esac
