@@ -4,7 +4,7 @@ computed on the host (by which thread, from when to when), the GPU's timing
 for the host's samples after it (grading.timing.judge), on one clock from the start of
 each grading. A lab's reference is graded --gradings times in one process, the first to
 warm the caches. On an H100, histogram's reference at 32 MiB: the GPU's 11 rounds took
-38 ms, then the grader waited 0.48 s for the host's bins (issue 36).
+38 ms, then the grader waited 0.44-0.49 s for the host's bins (issue 36).
 
     python3 bench/timing_timeline.py [--labs histogram scan] [--gradings 3]
 
