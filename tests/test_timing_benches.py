@@ -1,6 +1,7 @@
 """bench/timing_spread.py's replay, the traced worker's plan of bench/timing_policies.py and
 bench/timing_timeline.py's wrappers, which only a GPU would otherwise exercise (a new
-argument of the worker's Plan once left timing_policies.py recording nothing, unnoticed)."""
+argument of the worker's Plan once left timing_policies.py recording nothing, unnoticed),
+and the GPU benches' sentence where there is no GPU."""
 
 from __future__ import annotations
 
@@ -71,9 +72,10 @@ def test_the_timeline_records_each_wrapped_call_and_passes_its_value_on(monkeypa
     assert names[2].startswith("judge") and all(0 <= s <= e for _, s, e in line.events)
 
 
-def test_the_timeline_needs_a_gpu_and_says_so(monkeypatch, capsys):
-    from bench import timing_timeline
+def test_the_gpu_benches_need_a_gpu_and_say_so(monkeypatch, capsys):
+    from bench import gpu_labs, timing_timeline
 
-    monkeypatch.setattr(timing_timeline, "gpu_status", lambda: (False, "no GPU here"))
-    assert timing_timeline.main(["--labs", "histogram"]) == 2
-    assert "needs a usable NVIDIA GPU: no GPU here" in capsys.readouterr().err
+    for bench in (timing_timeline, gpu_labs):
+        monkeypatch.setattr(bench, "gpu_status", lambda: (False, "no GPU here"))
+        assert bench.main(["--labs", "histogram"]) == 2
+        assert "needs a usable NVIDIA GPU: no GPU here" in capsys.readouterr().err
