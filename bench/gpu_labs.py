@@ -27,9 +27,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.host import describe  # noqa: E402
+from bench.host import describe, gpu_missing  # noqa: E402
 from grader import labs  # noqa: E402
-from grader.backends import gpu_status  # noqa: E402
 from grader.backends.cuda import CudaBackend  # noqa: E402
 from grader.grading import timing  # noqa: E402
 from grader.grading.pipeline import Options, check  # noqa: E402
@@ -145,9 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gradings", type=int, default=5)
     parser.add_argument("--checks", type=int, default=3, help="warm checks timed per lab")
     args = parser.parse_args(argv)
-    usable, why = gpu_status()
-    if not usable:
-        print(f"needs a usable NVIDIA GPU: {why}", file=sys.stderr)
+    if gpu_missing():
         return 2
     CudaBackend.time = _counted(CudaBackend.time, gpu_side=True)
     timing.judge = _counted(timing.judge, gpu_side=False)

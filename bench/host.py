@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import platform
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -40,6 +41,17 @@ def hash_ms(repeat: int = 5) -> float:
         drawn_array((key, 1), HASHED, np.uint8)
         found.append(1000 * (time.perf_counter() - started))
     return statistics.median(found)
+
+
+def gpu_missing(need: str = "") -> bool:
+    """Whether this machine lacks a usable NVIDIA GPU, said on stderr if so (`need`: what
+    for), as a GPU bench says it before it exits 2."""
+    from grader.backends import gpu_status
+
+    usable, why = gpu_status()
+    if not usable:
+        print(f"needs a usable NVIDIA GPU{need}: {why}", file=sys.stderr)
+    return not usable
 
 
 def describe() -> str:

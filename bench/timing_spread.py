@@ -31,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.host import gpu_missing  # noqa: E402
 from bench.timing_policies import (  # noqa: E402
     Trace,
     plan_stop,
@@ -39,7 +40,6 @@ from bench.timing_policies import (  # noqa: E402
     traces_of,
 )
 from grader import defaults, labs  # noqa: E402
-from grader.backends import gpu_status  # noqa: E402
 from grader.backends.cuda.timing import expected_round_s  # noqa: E402
 from grader.backends.timing import Plan  # noqa: E402
 from grader.grading import timing  # noqa: E402
@@ -126,9 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.traces:
         found = json.loads(args.traces.read_text())
     else:
-        usable, why = gpu_status()
-        if not usable:
-            print(f"needs a usable NVIDIA GPU to record (or --traces): {why}", file=sys.stderr)
+        if gpu_missing(" to record (or --traces)"):
             return 2
         found = record(args.kernels, args.seeds, args.rounds)
         if args.json:

@@ -19,8 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.host import describe  # noqa: E402
-from grader.backends import gpu_status  # noqa: E402
+from bench.host import describe, gpu_missing  # noqa: E402
 from grader.grading import timing  # noqa: E402
 from grader.grading.pipeline import Options, check  # noqa: E402
 from grader.labs import get  # noqa: E402
@@ -79,9 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--labs", nargs="*", default=["histogram", "scan"])
     parser.add_argument("--gradings", type=int, default=3)
     args = parser.parse_args(argv)
-    usable, why = gpu_status()
-    if not usable:
-        print(f"needs a usable NVIDIA GPU: {why}", file=sys.stderr)
+    if gpu_missing():
         return 2
     from grader.backends.cuda import CudaBackend
 

@@ -75,7 +75,9 @@ def test_the_timeline_records_each_wrapped_call_and_passes_its_value_on(monkeypa
 def test_the_gpu_benches_need_a_gpu_and_say_so(monkeypatch, capsys):
     from bench import gpu_labs, timing_timeline
 
+    monkeypatch.setattr("grader.backends.gpu_status", lambda: (False, "no GPU here"))
     for bench in (timing_timeline, gpu_labs):
-        monkeypatch.setattr(bench, "gpu_status", lambda: (False, "no GPU here"))
         assert bench.main(["--labs", "histogram"]) == 2
         assert "needs a usable NVIDIA GPU: no GPU here" in capsys.readouterr().err
+    assert spread.main(["--kernels", "histogram/reference.cu"]) == 2
+    assert "GPU to record (or --traces): no GPU here" in capsys.readouterr().err
