@@ -202,7 +202,7 @@ def traces_of(lab, file: str, seeds: int, trace_file: Path) -> list[Trace]:
     """`seeds` timings of `lab`'s `file` against its reference on the GPU, each recorded
     by a worker that traced_workers started."""
     from grader.backends.cuda import CudaBackend
-    from grader.grading.timing import draw_ahead, measure
+    from grader.grading.timing import draw_ahead, measure, ready_ahead
     from grader.model.source import read_submission
 
     submission, _ = read_submission(lab.home / file)
@@ -210,7 +210,8 @@ def traces_of(lab, file: str, seeds: int, trace_file: Path) -> list[Trace]:
     found = []
     for seed in range(1, seeds + 1):
         trace_file.write_text("")
-        measure(lab, submission, backend, BUDGET_S, draw_ahead(lab, seed))
+        ready = ready_ahead(lab, submission, backend, draw_ahead(lab, seed))
+        measure(lab, backend, BUDGET_S, ready)
         runs = [tuple(json.loads(line)) for line in trace_file.read_text().splitlines()]
         found.append(parse(runs))
     return found

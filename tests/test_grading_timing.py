@@ -5,6 +5,7 @@ verdicts on wrong and impossible timings."""
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from grader.backends.timing import (
     launch_key,
     sample_axes,
 )
+from grader.grading import pipeline
 from grader.grading.timing import (
     FEWEST_CHECKED,
     GRADING_INPUTS,
@@ -304,6 +306,56 @@ def test_only_the_launches_most_timings_make_are_computed_ahead():
         assert sorted(ahead._futures) == list(range(check.usual_launches))
         ahead.need(check.usual_launches + 2)  # the timing made two more
         assert sorted(ahead._futures) == list(range(check.usual_launches + 2))
+
+
+def test_a_lone_grading_computes_every_launch_it_may_check_ahead_until_the_timing_ends():
+    lab, case, check, constants = _setup("conv3d")
+    with Expected(lab, case, check, constants, ahead=check.launches) as ahead:
+        assert sorted(ahead._futures) == list(range(check.launches))
+        ahead.need(check.usual_launches)  # the timing stopped there
+        dropped = [ahead._futures[n] for n in range(check.usual_launches, check.launches)]
+        assert all(f.cancelled() or f.running() or f.done() for f in dropped)
+        assert any(f.cancelled() for f in dropped)  # eight threads: most never started
+
+
+def test_the_timing_is_made_ready_once_the_first_case_passes_and_stopped_by_a_failure(
+    monkeypatch,
+):
+    """grader.grading.pipeline.Grading.add_case: a kernel that fails its first case is
+    never timed, so nothing is made ready for it; one that passes it is made ready while
+    the other cases run (a batch's worker computing fewer launches ahead), and stopped
+    where a later case fails."""
+    started, stopped = [], []
+
+    def ready_ahead(*made, shared):
+        started.append(shared)
+        return f"ready {len(started)}"
+
+    monkeypatch.setattr(pipeline, "ready_ahead", ready_ahead)
+    monkeypatch.setattr(pipeline, "close_when_ready", stopped.append)
+    passed, failed = SimpleNamespace(passed=True), SimpleNamespace(passed=False)
+
+    def grading(drawn="drawn", **options) -> pipeline.Grading:
+        made = pipeline.Grading(
+            get("scan"), None, None, pipeline.Options(**options), SimpleNamespace(cases=[])
+        )
+        made.drawn = drawn
+        return made
+
+    first_fails = grading()
+    for result in (failed, passed, passed):
+        first_fails.add_case(result)
+    assert (started, stopped, first_fails.ready) == ([], [], None)
+    later_fails = grading(shared_host=True)
+    for result in (passed, passed, failed, passed):
+        later_fails.add_case(result)
+    assert (started, stopped) == ([True], ["ready 1"])
+    untimed = grading(drawn=None)  # --no-timing, or a backend that measures no speed
+    untimed.add_case(passed)
+    assert untimed.start_ready() is None and started == [True]
+    lone = grading()
+    lone.add_case(passed)
+    assert lone.start_ready() == "ready 2" and started == [True, False]
 
 
 def test_expected_values_are_the_same_ahead_and_on_demand():

@@ -67,6 +67,7 @@ def serve(inbox: IO[str], outbox: IO[str]) -> int:
         timeout=start["timeout"],
         timing=start["timing"],
         profile=start.get("profile", False),
+        shared_host=True,
     )
     try:
         backend = open_backend(start)

@@ -34,6 +34,7 @@ class Grading(Protocol):
 
     def build_for(self, case: Case) -> Build: ...
     def grade_case(self, case: Case) -> CaseResult: ...
+    def add_case(self, result: CaseResult) -> None: ...
     def run_case(
         self, case: Case, build: Build, ahead: bool = False
     ) -> tuple[CaseResult, RunOutcome, float] | None: ...
@@ -58,7 +59,7 @@ class Beside:
                     if self.in_turn:
                         while waiting:
                             self.take()
-                        grading.result.cases.append(grading.grade_case(case))
+                        grading.add_case(grading.grade_case(case))
                         continue
                     start = time.monotonic()
                     build = grading.build_for(case)  # absorbed, and its blocks decided, in order
@@ -93,7 +94,7 @@ class Beside:
         grading.tell_case()
         if isinstance(item, CaseResult):
             item.seconds = waited
-            grading.result.cases.append(item)
+            grading.add_case(item)
             return
         result = hung_before(case, grading.result.cases)
         if result is not None:
@@ -109,7 +110,7 @@ class Beside:
             grading.count(case, outcome)
             seconds += waited
         result.seconds = seconds
-        grading.result.cases.append(result)
+        grading.add_case(result)
 
     def alone(self) -> None:
         """Stop the runs made ahead of the cases waiting, which are then made in turn, as

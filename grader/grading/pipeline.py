@@ -28,7 +28,7 @@ from grader.grading.alarm import DeadlinePassed, deadline
 from grader.grading.beside import Beside
 from grader.grading.progress import Step, tell
 from grader.grading.reference_cache import reference_sums
-from grader.grading.timing import Drawn, draw_ahead, measure
+from grader.grading.timing import Drawn, Ready, close_when_ready, draw_ahead, measure, ready_ahead
 from grader.judge import cases as casegen
 from grader.judge import launch_macros, rules, scoring, why
 from grader.judge.deadline import default_submission_timeout
@@ -85,6 +85,7 @@ class Options:
     submission_timeout: float | None = None  # check's deadline; None: one no honest grading reaches
     profile: bool = False  # on a GPU, Nsight Compute's counts too (--profile)
     progress: Callable[[Step], None] | None = None  # told each step, for a status line
+    shared_host: bool = False  # other gradings share the host's cores (a batch's worker)
 
 
 def check(lab: str, path: Path, options: Options) -> Result:
@@ -180,6 +181,7 @@ class Grading:
     blocks: set[str] = field(default_factory=set)  # findings of rules that block cases
     counted: list[rules.Counted] = field(default_factory=list)  # what it executed there
     drawn: Future[Drawn] | None = None  # the timing's inputs, drawn while the cases run
+    ready: Future[Ready] | None = None  # the timing made ready while the cases run
     roofline: Roofline | None = None  # the timed run against the ceilings (issue 31's why)
     model: Backend | str = ""  # the backend of the CPU model's profile runs, or why none
     profiled: str | None = None  # the case whose run is profiled
@@ -205,7 +207,7 @@ class Grading:
                 Beside(self).grade(all_cases)
             else:
                 for case in all_cases:
-                    self.result.cases.append(self.grade_case(case))
+                    self.add_case(self.grade_case(case))
         if not self.options.secret:
             self.result.hidden_not_run = casegen.hidden_count(self.lab)
         cross_case_hints(self.lab, self.result)
@@ -282,6 +284,27 @@ class Grading:
             self.count(case, outcome)
         result.seconds = time.monotonic() - start
         return result
+
+    def add_case(self, result: CaseResult) -> None:
+        """A case's result, in the report's order. The first to pass, with none failed
+        before it, starts making the timing ready (start_ready); a failure, after which
+        nothing is timed, stops it."""
+        self.result.cases.append(result)
+        if not result.passed:
+            self.stop_ready()
+        elif len(self.result.cases) == 1:
+            self.start_ready()
+
+    def start_ready(self) -> Future[Ready] | None:
+        """The timing's preparation (ready_ahead), started once, where speed is graded."""
+        if self.ready is None and self.drawn is not None:
+            made = (self.lab, self.submission, self.backend, self.drawn)
+            self.ready = ready_ahead(*made, shared=self.options.shared_host)
+        return self.ready
+
+    def stop_ready(self) -> None:
+        if self.ready is not None:
+            close_when_ready(self.ready)
 
     def tell_case(self) -> None:
         """The case whose result is awaited now: the next in the report's order."""
@@ -391,6 +414,7 @@ class Grading:
             self.lab_stop.set()
         if self.lab_made is not None:
             wait([self.lab_made], timeout=STOPPING)
+        self.stop_ready()
 
     def lab_profiles(self, case: Case) -> tuple[Profile | None, Profile | None]:
         """The lab's own kernels' profiles at `case`: those made beside the cases where
@@ -445,9 +469,9 @@ class Grading:
             self.result.notes.append(why)
             return None
         tell(self.options.progress, "timing")
-        made = (self.options.timing_budget, self.drawn, shown or (None, None))
+        made = (self.options.timing_budget, self.start_ready(), shown or (None, None))
         forfeited = scoring.rule_broken(self.result)  # the speed points: timed less
-        timed = measure(self.lab, self.submission, self.backend, *made, forfeited)
+        timed = measure(self.lab, self.backend, *made, forfeited)
         performance, untrusted, self.roofline = timed
         self.result.diagnostics += untrusted
         return performance

@@ -16,10 +16,12 @@ import math
 import secrets
 import statistics
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from grader import defaults, machine
+from grader.ahead import in_background
 from grader.backends.base import Backend
 from grader.backends.timing import (
     EVERY_SPEEDUP,
@@ -40,7 +42,7 @@ from grader.judge import hints
 from grader.judge.compare import Allowance, Comparison, allowance, compare, counted, magnitudes
 from grader.judge.launch import at_launch, layout, timing_launches
 from grader.model.lab import Case, Lab, Read
-from grader.model.launch import Timing
+from grader.model.launch import Build, Launch, Timing
 from grader.model.profile import Counted, Profile, Roofline, RooflinePoint
 from grader.model.result import Diagnostic, Kind, Performance
 from grader.model.source import Submission, read_submission
@@ -133,28 +135,43 @@ def inputs_read(
 
 class Expected:
     """What each checked launch's samples must hold: per sample, the float64 values and
-    their Allowance. Threads compute them in launch order while the GPU times (numpy
-    releases the interpreter's lock in its loops): those of the launches most timings
-    make (TimingCheck.usual_launches), and the rest once the timing says it made them.
-    Computing every launch a timing could make (matmul-tiled: 34 at 28 CPU-ms each)
-    cost a batch up to 0.8 CPU-s a submission, mostly while it waited at the gate, for
-    launches never made. `host` holds the inputs the host drew (cases.timing_inputs)."""
+    their Allowance. Threads compute them in launch order (numpy releases the interpreter's
+    lock in its loops) from the moment the timing is made ready, while the cases still run
+    (ready_ahead): the first `ahead` launches, and the rest once the timing says it made
+    them. Where the grading has the host's cores to itself, `ahead` is every launch the
+    timing may check, and those past where the timing stopped are cancelled then: a warm
+    check of histogram, whose 32 MiB samples cost 80 CPU-ms each, waited 0.3 to 0.5 s for
+    them after the GPU's rounds (H100 machine). In a batch, whose gradings share the cores,
+    it is the launches most timings make (TimingCheck.usual_launches): computing every
+    launch ahead (matmul-tiled: 34 at 28 CPU-ms each) cost a batch up to 0.8 CPU-s a
+    submission, mostly while it waited at the gate, for launches never made. `host` holds
+    the inputs the host drew (cases.timing_inputs)."""
 
     def __init__(
-        self, lab: Lab, case: Case, check: TimingCheck, host: dict[str, np.ndarray]
+        self,
+        lab: Lab,
+        case: Case,
+        check: TimingCheck,
+        host: dict[str, np.ndarray],
+        ahead: int | None = None,
     ) -> None:
         self.lab, self.case, self.check, self.host = lab, case, check, host
+        self.ahead = check.usual_launches if ahead is None else ahead
         threads = min(THREADS, max(1, machine.cores() - SPARE_CORES))
         self._pool = ThreadPoolExecutor(max_workers=threads)
         self._futures: dict[int, Future] = {}
 
     def __enter__(self) -> Expected:
         if self.check.samples:
-            self.need(self.check.usual_launches)
+            self.need(self.ahead)
         return self
 
     def __exit__(self, *exc) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)  # what runs still is short
+        self.close()
+
+    def close(self) -> None:
+        """Cancel what has not started; what runs still is short."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def need(self, launches: int) -> None:
         """Compute launches 0 to `launches` - 1, and no later one that has not started."""
@@ -276,12 +293,12 @@ def reader(lab: Lab, case: Case, seed: int, host: dict[str, np.ndarray], launch:
         shape = lab.array_shape(name, case.sizes)
         if name in host:
             values = np.asarray(host[name]).reshape(shape)
-            return _widened(values if coords is None else _at(values, coords))
+            return _widened(values) if coords is None else _float64(_at(values, coords))
         lay = layout(lab, lab.buffers[name], case.sizes)
         key = launch_key(seed, launch, name)
-        if coords is None:
-            return _widened(lay.unpack(drawn_array(key, lay.elements, lay.dtype)))
-        return _widened(_at(_DrawnBuffer(key, lay), coords))
+        if coords is None:  # drawn for this read alone: integers need no copy
+            return _float64(lay.unpack(drawn_array(key, lay.elements, lay.dtype)))
+        return _float64(_at(_DrawnBuffer(key, lay), coords))
 
     return read
 
@@ -319,7 +336,14 @@ def _at(values, coords) -> np.ndarray:
 
 
 def _widened(values: np.ndarray) -> np.ndarray:
+    """A copy of `values`, floats as float64, which the sampler may change."""
     return values.astype(np.float64) if values.dtype.kind == "f" else np.array(values)
+
+
+def _float64(values: np.ndarray) -> np.ndarray:
+    """Values no one else holds, floats as float64: histogram's 32 MiB input, copied
+    besides, cost its check a tenth more."""
+    return values.astype(np.float64) if values.dtype.kind == "f" else values
 
 
 def timed_size(lab: Lab) -> str:
@@ -428,35 +452,83 @@ def draw_ahead(lab: Lab, seed: int | None) -> Future[Drawn]:
     return drawn
 
 
-def measure(
+@dataclass
+class Ready:
+    """A timing made ready before its turn: the timing case at the drawn sizes, both
+    kernels built at them, their launches, and the expected samples of the timed launches,
+    being computed (Expected, already entered: `close` ends it)."""
+
+    case: Case
+    student: Build
+    reference: Build
+    launches: tuple[Launch, Launch]
+    expected: Expected
+
+    def close(self) -> None:
+        self.expected.close()
+
+
+def get_ready(
+    lab: Lab, submission: Submission, backend: Backend, drawn: Future[Drawn], shared: bool
+) -> Ready:
+    """The timing of `submission` made ready on the inputs `drawn` (draw_ahead). Where
+    other gradings `shared` the host's cores, only the launches most timings make are
+    computed ahead (Expected)."""
+    seed, case, host = drawn.result()
+    macros = lab.macro_values(case.sizes)
+    reference_sub, _ = read_submission(lab.home / "reference.cu")
+    student = backend.build(submission, macros, lab.launch_defaults)
+    reference = backend.build(reference_sub, macros, lab.launch_defaults)
+    # One set of buffers for both kernels, so both read the same device memory.
+    launches = timing_launches(lab, case, host, student.interface, reference.interface)
+    sized = at_launch(lab, case, student.interface)
+    check = plan(lab, sized, seed, host)
+    ahead = check.usual_launches if shared else check.launches
+    expected = Expected(lab, sized, check, host, ahead).__enter__()
+    return Ready(case, student, reference, launches, expected)
+
+
+def ready_ahead(
     lab: Lab,
     submission: Submission,
     backend: Backend,
-    budget: float,
     drawn: Future[Drawn],
+    shared: bool = False,
+) -> Future[Ready]:
+    """get_ready in a thread of its own, so that the builds at the timed size and the
+    expected samples are made while the cases run."""
+    return in_background(
+        lambda: get_ready(lab, submission, backend, drawn, shared), name="grader-timing"
+    )
+
+
+def close_when_ready(ready: Future[Ready]) -> None:
+    """Close the timing's Ready once it is made (at once if it is), stopping what it
+    computes still: the grading ends, or will not time."""
+    ready.add_done_callback(lambda made: made.exception() is None and made.result().close())
+
+
+def measure(
+    lab: Lab,
+    backend: Backend,
+    budget: float,
+    ready: Future[Ready],
     profiles: tuple[Profile | None, Profile | None] = (None, None),
     forfeited: bool = False,
 ) -> tuple[Performance, list[Diagnostic], Roofline | None]:
     """The student's speed against the reference's, with every timed student launch
-    checked (above), within `budget` seconds, on the inputs `drawn` (draw_ahead); what
-    makes the timing untrustworthy, which costs the speed points; and, where the timing
-    is trusted, the roofline of both kernels (their `profiles`, student's and
-    reference's, where measured). Where the speed points are `forfeited` (a broken lab
-    rule), timing stops after the least rounds: no more could change the points."""
-    seed, case, host = drawn.result()
-    macros = lab.macro_values(case.sizes)
-    ref_path = lab.home / "reference.cu"
-    reference_sub, _ = read_submission(ref_path)
-    student = backend.build(submission, macros, lab.launch_defaults)
-    reference = backend.build(reference_sub, macros, lab.launch_defaults)
-    # One set of buffers for both kernels, so both read the same device memory.
-    launch_s, launch_r = timing_launches(lab, case, host, student.interface, reference.interface)
-    sized = at_launch(lab, case, student.interface)
+    checked (above), within `budget` seconds, as made `ready` (ready_ahead); what makes
+    the timing untrustworthy, which costs the speed points; and, where the timing is
+    trusted, the roofline of both kernels (their `profiles`, student's and reference's,
+    where measured). Where the speed points are `forfeited` (a broken lab rule), timing
+    stops after the least rounds: no more could change the points."""
+    made = ready.result()
+    case, expected = made.case, made.expected
     scoring = lab.scoring
     scored = None if forfeited else (scoring.zero_speedup, scoring.target_speedup)
-    check = plan(lab, sized, seed, host, scored)
-    with Expected(lab, sized, check, host) as expected:
-        timing = backend.time(student, reference, (launch_s, launch_r), budget, check)
+    check = replace(expected.check, scored=scored)
+    with expected:
+        timing = backend.time(made.student, made.reference, made.launches, budget, check)
         performance = performance_of(lab, case, timing)
         untrusted = judge(expected, timing, performance.student_ms, performance.reference_ms)
     if untrusted:

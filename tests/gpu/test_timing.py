@@ -9,7 +9,7 @@ import statistics
 
 from grader.backends.timing import Plan
 from grader.defaults import TIMING_LONG_MIN_ROUNDS, TIMING_LONG_SHOWN_ERROR, TIMING_MIN_ROUNDS
-from grader.grading.timing import device_ceilings, draw_ahead, measure
+from grader.grading.timing import device_ceilings, draw_ahead, measure, ready_ahead
 from grader.labs import get
 from grader.model.profile import Counted
 from grader.model.source import read_submission
@@ -18,7 +18,7 @@ from grader.model.source import read_submission
 def test_a_trusted_timing_has_its_roofline_under_the_devices_ceilings(backend):
     lab = get("matmul-tiled")
     submission, _ = read_submission(lab.home / "baseline.cu")
-    performance, untrusted, line = measure(lab, submission, backend, 2.0, draw_ahead(lab, 1))
+    performance, untrusted, line = measure(lab, backend, 2.0, _ready(lab, submission, backend, 1))
     assert not untrusted, [d.message for d in untrusted]
     assert line is not None
     student, reference = line.student, line.reference
@@ -47,7 +47,8 @@ def test_a_slow_kernel_is_timed_in_few_rounds_without_a_warmup_and_as_precisely(
     submission, _ = read_submission(lab.home / "baseline.cu")
     found = []
     for seed in (1, 2, 3):
-        performance, untrusted, _ = measure(lab, submission, backend, 3.0, draw_ahead(lab, seed))
+        ready = _ready(lab, submission, backend, seed)
+        performance, untrusted, _ = measure(lab, backend, 3.0, ready)
         assert not untrusted, [d.message for d in untrusted]
         student, reference = performance.student_samples, performance.reference_samples
         print(f"\nbaseline {student} ms, reference {reference} ms: {performance.note}")
@@ -68,8 +69,8 @@ def test_a_forfeited_speed_stops_where_the_plan_without_points_says(backend, gpu
     lab = get("histogram")
     submission, _ = read_submission(lab.home / "reference.cu")
     for seed in (1, 2):
-        drawn = draw_ahead(lab, seed)
-        performance, untrusted, _ = measure(lab, submission, backend, 3.0, drawn, forfeited=True)
+        ready = _ready(lab, submission, backend, seed)
+        performance, untrusted, _ = measure(lab, backend, 3.0, ready, forfeited=True)
         assert not untrusted, [d.message for d in untrusted]
         print(f"\nforfeited: {performance.rounds} rounds, {performance.note}")
         student, reference = performance.student_samples, performance.reference_samples
@@ -82,3 +83,8 @@ def test_a_forfeited_speed_stops_where_the_plan_without_points_says(backend, gpu
         ]
         assert stops[0] == performance.rounds >= TIMING_MIN_ROUNDS, performance.note
         assert 0.9 < performance.speedup < 1.1
+
+
+def _ready(lab, submission, backend, seed):
+    """The timing made ready as a grading makes it, on the inputs of `seed`."""
+    return ready_ahead(lab, submission, backend, draw_ahead(lab, seed))
