@@ -1,10 +1,11 @@
-"""Where a GPU grading's timing spends its wall time: each timed launch's expected sample
-computed on the host (by which thread, from when to when), the GPU's timing
-(CudaBackend.time: its rounds and the worker's own check seconds), and the grader's wait
-for the host's samples after it (grading.timing.judge), on one clock from the start of
-each grading. A lab's reference is graded --gradings times in one process, the first to
-warm the caches. On an H100, histogram's reference at 32 MiB: the GPU's 11 rounds took
-38 ms, then the grader waited 0.44-0.49 s for the host's bins (issue 36).
+"""Where a GPU grading's timing spends its wall time: its making ready (from the kernel's
+first build to its builds at the timed size, grading.timing.get_ready), each timed
+launch's expected sample computed on the host (by which thread, from when to when), the
+GPU's timing (CudaBackend.time: its rounds and the worker's own check seconds), and the
+grader's wait for the host's samples after it (grading.timing.judge), on one clock from
+the start of each grading. A lab's reference is graded --gradings times in one process,
+the first to warm the caches. On an H100, histogram's reference at 32 MiB: the GPU's 11
+rounds took 38 ms, then the grader waited 0.44-0.49 s for the host's bins (issue 36).
 
     python3 bench/timing_timeline.py [--labs histogram scan] [--gradings 3]
 
@@ -45,6 +46,14 @@ def watch(line: Timeline, backend_class) -> None:
     """Wrap the host's expected samples, the backend's timing and the judging so that each
     call records an event on `line`."""
     compute, timed, judge = timing.Expected._compute, backend_class.time, timing.judge
+    get_ready = timing.get_ready
+
+    def ready(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return get_ready(*args, **kwargs)
+        finally:
+            line.record("made ready: the kernel built, its builds at the timed size", started)
 
     def expected(self, launch):
         started = time.perf_counter()
@@ -71,6 +80,7 @@ def watch(line: Timeline, backend_class) -> None:
             line.record("judge: waits for the host's samples", started)
 
     timing.Expected._compute, backend_class.time, timing.judge = expected, gpu, judged
+    timing.get_ready = ready
 
 
 def main(argv: list[str] | None = None) -> int:

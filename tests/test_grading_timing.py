@@ -318,13 +318,11 @@ def test_a_lone_grading_computes_every_launch_it_may_check_ahead_until_the_timin
         assert any(f.cancelled() for f in dropped)  # eight threads: most never started
 
 
-def test_the_timing_is_made_ready_once_the_first_case_passes_and_stopped_by_a_failure(
-    monkeypatch,
-):
-    """grader.grading.pipeline.Grading.add_case: a kernel that fails its first case is
-    never timed, so nothing is made ready for it; one that passes it is made ready while
-    the other cases run (a batch's worker computing fewer launches ahead), and stopped
-    where a later case fails."""
+def test_the_timing_is_made_ready_from_the_first_build_until_a_case_fails(monkeypatch):
+    """grader.grading.pipeline.Grading: the timing is made ready from the kernel's first
+    build on (Grading.build_for calls start_ready), while the cases run, a batch's
+    worker computing fewer launches ahead; a failed case, after which nothing is timed,
+    stops it, and nothing is made ready after one."""
     started, stopped = [], []
 
     def ready_ahead(*made, shared):
@@ -342,16 +340,15 @@ def test_the_timing_is_made_ready_once_the_first_case_passes_and_stopped_by_a_fa
         made.drawn = drawn
         return made
 
-    first_fails = grading()
-    for result in (failed, passed, passed):
-        first_fails.add_case(result)
-    assert (started, stopped, first_fails.ready) == ([], [], None)
-    later_fails = grading(shared_host=True)
-    for result in (passed, passed, failed, passed):
-        later_fails.add_case(result)
-    assert (started, stopped) == ([True], ["ready 1"])
+    batch = grading(shared_host=True)
+    assert batch.start_ready() == "ready 1" and started == [True]
+    for result in (passed, passed, failed):
+        batch.add_case(result)
+    assert batch.start_ready() == "ready 1" and stopped == ["ready 1"]  # made once
+    late = grading()
+    late.add_case(failed)
+    assert late.start_ready() is None and started == [True]
     untimed = grading(drawn=None)  # --no-timing, or a backend that measures no speed
-    untimed.add_case(passed)
     assert untimed.start_ready() is None and started == [True]
     lone = grading()
     lone.add_case(passed)

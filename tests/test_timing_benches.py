@@ -62,14 +62,17 @@ def test_the_timeline_records_each_wrapped_call_and_passes_its_value_on(monkeypa
 
     monkeypatch.setattr(timing.Expected, "_compute", lambda self, launch: [launch])
     monkeypatch.setattr(timing, "judge", lambda *args: ["untrusted"])
+    monkeypatch.setattr(timing, "get_ready", lambda *args: "ready")
     line = timing_timeline.Timeline()
     timing_timeline.watch(line, Backend)
     assert timing.Expected._compute(None, 3) == [3]
     assert Backend().time().checked == 6
     assert timing.judge(None) == ["untrusted"]
+    assert timing.get_ready(None) == "ready"
     names = [what for what, start, end in line.events]
     assert names[0].startswith("expected launch 3") and "6 launches checked" in names[1]
-    assert names[2].startswith("judge") and all(0 <= s <= e for _, s, e in line.events)
+    assert names[2].startswith("judge") and names[3].startswith("made ready")
+    assert all(0 <= s <= e for _, s, e in line.events)
 
 
 def test_the_gpu_benches_need_a_gpu_and_say_so(monkeypatch, capsys):

@@ -254,6 +254,7 @@ class Grading:
             self.absorb(build, case)
             if build.ok:
                 self.model_beside()
+                self.start_ready()
         return self.builds[key]
 
     def absorb(self, build: Build, case: Case) -> None:
@@ -286,18 +287,18 @@ class Grading:
         return result
 
     def add_case(self, result: CaseResult) -> None:
-        """A case's result, in the report's order. The first to pass, with none failed
-        before it, starts making the timing ready (start_ready); a failure, after which
-        nothing is timed, stops it."""
+        """A case's result, in the report's order. A failure, after which nothing is
+        timed, stops the timing's preparation (start_ready)."""
         self.result.cases.append(result)
         if not result.passed:
             self.stop_ready()
-        elif len(self.result.cases) == 1:
-            self.start_ready()
 
     def start_ready(self) -> Future[Ready] | None:
-        """The timing's preparation (ready_ahead), started once, where speed is graded."""
-        if self.ready is None and self.drawn is not None:
+        """The timing's preparation (ready_ahead), started once where speed is graded:
+        when the kernel first builds, so that it goes on while the cases compile and run,
+        and not after a case failed."""
+        failed = any(not c.passed for c in self.result.cases)
+        if self.ready is None and self.drawn is not None and not failed:
             made = (self.lab, self.submission, self.backend, self.drawn)
             self.ready = ready_ahead(*made, shared=self.options.shared_host)
         return self.ready
