@@ -143,7 +143,8 @@ def sandboxed_nvcc() -> str:
     line = " ".join(shlex.quote(a) for a in argv).replace(
         placeholder, f'"${{{COMPILE_DIR_ENV}:?is not set: use nvcc.compile_folder()}}"'
     )
-    script = f'#!/bin/sh\nexec {line} "$@"\n'
+    # the version in the script, and so in its name, which the worker's cubin keys hold
+    script = f'#!/bin/sh\n# nvcc {version()}\nexec {line} "$@"\n'
     path = (
         defaults.cache_dir()
         / "nvcc"

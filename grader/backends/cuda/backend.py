@@ -134,10 +134,10 @@ class CudaBackend(Backend):
             if census:
                 name = counting.symbol()
                 counted = (name, counting.instrument(inspection.ptx, name))
-            blob = json.dumps([inspection.source, options, arch, counted]).encode()
-            key = hashlib.sha256(blob).hexdigest()
+            compiler = nvcc.sandboxed_nvcc()  # its name tells nvcc's version
+            blob = json.dumps([inspection.source, options, arch, counted, compiler])
+            key = hashlib.sha256(blob.encode()).hexdigest()
             variables = tuple(inspection.interface.device_variables())
-            compiler = nvcc.sandboxed_nvcc()
             spec = ModuleSpec(key, inspection.source, options, arch, compiler, variables, counted)
         return Build(
             submission,
@@ -470,7 +470,7 @@ class CudaBackend(Backend):
             return nothing
         prepared = [(launch, *_prepared(build, launch)) for launch in launches]
         spec = prepared[0][1]
-        with self._lock:  # compile once, so that sanitized workers find PyCUDA's cached cubin
+        with self._lock:  # compile once, so that sanitized workers find the cached cubin
             _, failure = self._ready(spec, launches[0].kernel)
         if failure is not None:
             return nothing

@@ -9,6 +9,8 @@ copy bandwidth, measured here."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 
 import numpy as np
@@ -16,7 +18,6 @@ import numpy as np
 from grader.backends.cuda import helpers
 from grader.backends.cuda.gpu import DeviceBuffer, Gpu, failures
 from grader.backends.timing import TimingCheck, launch_key, sample_elements, sample_launch
-from grader.toolchain.nvcc import compile_folder
 
 THREADS = 256
 # The ceilings are the best of many short runs: a run that shares the GPU with another
@@ -31,19 +32,12 @@ DRAWS = {"float": "draw", "word": "draw_words", "byte": "draw_bytes"}  # helpers
 
 
 def helper_module(gpu: Gpu, nvcc: str, arch: str):
-    """The grader's own kernels, compiled once per worker (PyCUDA caches the binary)."""
+    """The grader's own kernels, compiled once per worker, their cubin cached."""
     if gpu.helper is None:
-        from pycuda.compiler import SourceModule
-
-        with failures("helpers"), compile_folder():  # `nvcc` is sandboxed to that folder
-            gpu.helper = SourceModule(
-                helpers.SOURCE,
-                nvcc=nvcc,
-                options=helpers.options(),
-                no_extern_c=True,
-                arch=arch,
-                cache_dir=gpu.cache_dir,
-            )
+        options = helpers.options()
+        blob = json.dumps([helpers.SOURCE, options, arch, nvcc]).encode()
+        key = f"helpers-{hashlib.sha256(blob).hexdigest()}"
+        gpu.helper = gpu.compiled(key, helpers.SOURCE, options, arch, nvcc, "helpers")
     return gpu.helper
 
 

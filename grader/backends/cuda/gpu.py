@@ -14,11 +14,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from grader.backends.cuda import errors, vmm
 from grader.backends.cuda.protocol import scalar_value
+from grader.files import write_atomically
 from grader.model.launch import (
     CANARY_BITS,
     CANARY_ELEMENTS,
@@ -115,24 +117,44 @@ class Gpu:
     # -- modules --------------------------------------------------------------------------
 
     def load(self, key: str, source: str, options: list[str], arch: str, nvcc: str) -> None:
-        if key in self.modules:
-            return
-        from pycuda.compiler import SourceModule
+        if key not in self.modules:
+            self.modules[key] = self.compiled(key, source, options, arch, nvcc)
+
+    def compiled(
+        self, key: str, source: str, options: list[str], arch: str, nvcc: str, phase="load"
+    ):
+        """The module compiled by PyCUDA from `source`, or from the cubin an earlier
+        compile cached under `key`, which names the source, options, arch and `nvcc` (whose
+        wrapper's name tells its version: nvcc.sandboxed_nvcc). The cache is the grader's,
+        written whole or not at all: PyCUDA's own writes its file in place, and a worker
+        that read one while another wrote it loaded a torn cubin ("device kernel image is
+        invalid": the GPU pipeline test, six gradings at once on a cold cache). What fails
+        is a CudaFailure of `phase`."""
+        cached = Path(self.cache_dir, f"{key}.cubin")
+        try:
+            image = cached.read_bytes()
+        except OSError:
+            image = self._compile(source, options, arch, nvcc, phase)
+            write_atomically(cached, image)
+        with failures(phase):
+            return self.cuda.module_from_buffer(image)
+
+    def _compile(self, source: str, options: list[str], arch: str, nvcc: str, phase: str) -> bytes:
+        from pycuda.compiler import compile as pycuda_compile  # what SourceModule runs
 
         os.makedirs(self.cache_dir, exist_ok=True)
-        with failures("load"), compile_folder():  # `nvcc` is sandboxed to that folder
+        with failures(phase), compile_folder():  # `nvcc` is sandboxed to that folder
             try:
-                module = SourceModule(
+                return pycuda_compile(
                     _writable(source),
                     nvcc=nvcc,
                     options=options,
                     no_extern_c=True,
                     arch=arch,
-                    cache_dir=self.cache_dir,
+                    cache_dir=False,
                 )
             except self.cuda.CompileError as err:
-                raise CudaFailure("load", f"PyCUDA could not compile the module: {err}") from err
-        self.modules[key] = module
+                raise CudaFailure(phase, f"PyCUDA could not compile the module: {err}") from err
 
     def load_ptx(self, key: str, text: str) -> None:
         """A module from PTX the grader made (the census's), compiled by the driver."""
