@@ -138,14 +138,14 @@ class Expected:
     their Allowance. Threads compute them in launch order (numpy releases the interpreter's
     lock in its loops) from the moment the timing is made ready, while the cases still run
     (ready_ahead): the first `ahead` launches, and the rest once the timing says it made
-    them. Where the grading has the host's cores to itself, `ahead` is every launch the
-    timing may check, and those past where the timing stopped are cancelled then: a warm
-    check of histogram, whose 32 MiB samples cost 80 CPU-ms each, waited 0.3 to 0.5 s for
-    them after the GPU's rounds (H100 machine). In a batch, whose gradings share the cores,
-    it is the launches most timings make (TimingCheck.usual_launches): computing every
-    launch ahead (matmul-tiled: 34 at 28 CPU-ms each) cost a batch up to 0.8 CPU-s a
-    submission, mostly while it waited at the gate, for launches never made. `host` holds
-    the inputs the host drew (cases.timing_inputs)."""
+    them (get_ready says how many ahead: those past where the timing stopped are cancelled
+    then). A warm check of histogram, whose 32 MiB samples cost 80 CPU-ms each, waited 0.3
+    to 0.5 s for them after the GPU's rounds, before they were computed ahead (H100
+    machine). By default `ahead` is the launches most timings make
+    (TimingCheck.usual_launches): computing every launch ahead (matmul-tiled: 34 at 28
+    CPU-ms each) cost a batch up to 0.8 CPU-s a submission, mostly while it waited at the
+    gate, for launches never made. `host` holds the inputs the host drew
+    (cases.timing_inputs)."""
 
     def __init__(
         self,
@@ -471,9 +471,13 @@ class Ready:
 def get_ready(
     lab: Lab, submission: Submission, backend: Backend, drawn: Future[Drawn], shared: bool
 ) -> Ready:
-    """The timing of `submission` made ready on the inputs `drawn` (draw_ahead). Where
-    other gradings `shared` the host's cores, only the launches most timings make are
-    computed ahead (Expected)."""
+    """The timing of `submission` made ready on the inputs `drawn` (draw_ahead). Every
+    launch the timing may check is computed ahead (Expected) where each launch's samples
+    read LAUNCH_INPUTS inputs or more (histogram's whole 32 MiB, scan's 1 Mi), unless
+    other gradings `shared` the host's cores; else the launches most timings make. Cheap
+    samples, computed ahead by the hundred (conv2d's 164 launches at 3 ms), held the
+    interpreter's lock so often that the cases' own work waited: every other lab's warm
+    check took 0.1-0.2 s longer (H100 machine)."""
     seed, case, host = drawn.result()
     macros = lab.macro_values(case.sizes)
     reference_sub, _ = read_submission(lab.home / "reference.cu")
@@ -483,7 +487,9 @@ def get_ready(
     launches = timing_launches(lab, case, host, student.interface, reference.interface)
     sized = at_launch(lab, case, student.interface)
     check = plan(lab, sized, seed, host)
-    ahead = check.usual_launches if shared else check.launches
+    read = sum(inputs_read(lab, sized, sample, seed, host) for sample in check.samples)
+    costly = read >= LAUNCH_INPUTS and not shared
+    ahead = check.launches if costly else check.usual_launches
     expected = Expected(lab, sized, check, host, ahead).__enter__()
     return Ready(case, student, reference, launches, expected)
 
