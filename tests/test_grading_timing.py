@@ -355,6 +355,34 @@ def test_the_timing_is_made_ready_from_the_first_build_until_a_case_fails(monkey
     assert lone.start_ready() == "ready 2" and started == [True, False]
 
 
+@pytest.mark.parametrize(
+    "name, shared, every",
+    [("histogram", False, True), ("histogram", True, False), ("conv2d", False, False)],
+)
+def test_every_launch_is_computed_ahead_where_samples_are_costly_and_the_cores_free(
+    name, shared, every
+):
+    """grader.grading.timing.get_ready, with the kernel built by the CPU backend (timing
+    needs no GPU to be made ready): histogram's samples read its whole 32 MiB input, so a
+    lone check computes every launch it may check ahead, a batch's worker the usual ones;
+    conv2d's cost 3 ms, and computed by the hundred they kept the cases waiting."""
+    from grader.backends.cpu.backend import CpuBackend
+    from grader.grading.timing import get_ready
+    from grader.model.source import read_submission
+
+    lab = get(name)
+    submission, _ = read_submission(lab.home / "reference.cu")
+    with CpuBackend(jobs=1) as backend:
+        ready = get_ready(lab, submission, backend, draw_ahead(lab, 3), shared)
+        try:
+            check = ready.expected.check
+            assert check.usual_launches < check.launches
+            assert ready.expected.ahead == (check.launches if every else check.usual_launches)
+            assert ready.student.ok and ready.reference.ok
+        finally:
+            ready.close()
+
+
 def test_expected_values_are_the_same_ahead_and_on_demand():
     lab, case, check, constants = _setup("conv3d")
     with Expected(lab, case, check, constants) as ahead:
