@@ -121,7 +121,7 @@ class Gpu:
             self.modules[key] = self.compiled(key, source, options, arch, nvcc)
 
     def compiled(
-        self, key: str, source: str, options: list[str], arch: str, nvcc: str, phase="load"
+        self, key: str, source: str, options: list[str], arch: str, nvcc: str, phase: str = "load"
     ):
         """The module compiled by PyCUDA from `source`, or from the cubin an earlier
         compile cached under `key`, which names the source, options, arch and `nvcc` (whose
