@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.host import describe, gpu_missing  # noqa: E402
+from bench.host import compile_bytecode, describe, gpu_missing  # noqa: E402
 from grader import labs  # noqa: E402
 from grader.backends.cuda import CudaBackend  # noqa: E402
 from grader.grading import timing  # noqa: E402
@@ -128,6 +128,7 @@ def gradings(lab, count: int) -> tuple[list[float], list[float], list[int]]:
 
 def warm_check_seconds(lab, count: int) -> list[float]:
     """Wall times of `count` `grader check` commands on the reference, its compiles cached."""
+    compile_bytecode()
     path = labs.get(lab.name).home / "reference.cu"
     command = [sys.executable, "-m", "grader", "check", lab.name, str(path), "--quiet"]
     found = []

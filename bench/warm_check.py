@@ -66,8 +66,10 @@ def main() -> int:
     if args.child:
         child(args.child, args.backend, args.top)
         return 0
+    from bench.host import compile_bytecode
     from grader import labs
 
+    compile_bytecode()
     for lab in args.labs:
         reference = str(labs.get(lab).home / "reference.cu")
         warm = [sys.executable, "-m", "grader", "check", lab, reference, "--quiet"]

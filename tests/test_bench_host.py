@@ -25,3 +25,13 @@ def test_the_host_line_names_the_cores_and_a_measured_time():
     assert (
         line.startswith("host: ") and " cores, load " in line and line.endswith(" ms on one thread")
     )
+
+
+def test_the_benches_write_the_bytecode_a_timed_check_would_else_compile(tmp_path):
+    """bench/host.py's compile_bytecode: the GPU machine sets PYTHONDONTWRITEBYTECODE, under
+    which every `grader check` a bench timed compiled the grader again."""
+    module = tmp_path / "grader" / "m.py"
+    module.parent.mkdir()
+    module.write_text("X = 1\n")
+    host.compile_bytecode(tmp_path)
+    assert list((module.parent / "__pycache__").glob("m.*.pyc"))

@@ -40,7 +40,7 @@ ROOT_CORES=${ROOT_CORES:-0-7} USER_CORES=${USER_CORES:-8-15} ALL_CORES=${ALL_COR
 OUT=${OUT:-/tmp/gpu_machine}  # the logs
 CACHES=${CACHES:-/tmp/gpu_machine_caches}  # the build caches, kept out of $OUT
 mkdir -p "$OUT" "$CACHES"
-python3 -m compileall -q grader tests >/dev/null 2>&1
+python3 -m compileall -q grader tests reference_kernels bench >/dev/null 2>&1  # as installed
 
 bench() {  # NAME LIMIT COMMAND...: one bench, its whole output in $OUT/NAME.txt
     local name=$1 limit=$2

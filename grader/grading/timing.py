@@ -475,9 +475,9 @@ def get_ready(
     launch the timing may check is computed ahead (Expected) where each launch's samples
     read LAUNCH_INPUTS inputs or more (histogram's whole 32 MiB, scan's 1 Mi), unless
     other gradings `shared` the host's cores; else the launches most timings make. Cheap
-    samples, computed ahead by the hundred (conv2d's 164 launches at 3 ms), held the
-    interpreter's lock so often that the cases' own work waited: every other lab's warm
-    check took 0.1-0.2 s longer (H100 machine)."""
+    samples gain nothing from it (those left after the timing take milliseconds), and
+    computed ahead by the hundred (conv2d's 164 launches at 3 ms, spmv-jds's 201 at 6 ms)
+    they would cost up to a CPU-second for launches never made."""
     seed, case, host = drawn.result()
     macros = lab.macro_values(case.sizes)
     reference_sub, _ = read_submission(lab.home / "reference.cu")
