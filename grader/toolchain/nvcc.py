@@ -136,8 +136,8 @@ COMPILE_DIR_ENV = "GRADER_COMPILE_DIR"
 
 def sandboxed_nvcc() -> str:
     """An executable that runs nvcc sandboxed as inspect's compiles are, for PyCUDA's
-    SourceModule, which runs nvcc itself: inside compile_folder(), the only folder it
-    may use is that one, where PyCUDA writes its copy of the source."""
+    compiler (what SourceModule runs), which runs nvcc itself: inside compile_folder(),
+    the only folder it may use is that one, where PyCUDA writes its copy of the source."""
     placeholder = "@FOLDER@"
     argv = sandbox.sandboxed([find()], placeholder)
     line = " ".join(shlex.quote(a) for a in argv).replace(

@@ -1,4 +1,4 @@
-"""The GPU backend's own compile: PyCUDA's SourceModule runs nvcc itself, in the worker.
+"""The GPU backend's own compile: PyCUDA's compiler runs nvcc itself, in the worker.
 It gets nvcc.sandboxed_nvcc(), so the include tricks that the grader's text check might
 miss leak nothing through it either, and it leaves nothing in TMPDIR."""
 

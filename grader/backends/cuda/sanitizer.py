@@ -25,7 +25,7 @@ TOOLS = ("memcheck", "racecheck", "synccheck")
 # appear only where the size is not a multiple of the tile, so the others check them all.
 FIRST_LAUNCH_ONLY = ("racecheck",)
 PRINT_LIMIT = 200  # errors each tool prints; counts above it are lower bounds
-SOURCE_NAME = "kernel.cu"  # the file name PyCUDA's SourceModule compiles
+SOURCE_NAME = "kernel.cu"  # the file name PyCUDA's compiler compiles
 NEAR_BYTES = 1 << 16  # an address this close to a buffer is reported against it
 
 _TOOL_OPTIONS = {
