@@ -43,24 +43,22 @@ class Timeline:
 
 
 def watch(line: Timeline, backend_class) -> None:
-    """Wrap the host's expected samples, the backend's timing and the judging so that each
-    call records an event on `line`."""
-    compute, timed, judge = timing.Expected._compute, backend_class.time, timing.judge
-    get_ready = timing.get_ready
+    """Wrap the making ready, the host's expected samples, the backend's timing and the
+    judging so that each call records an event on `line`."""
 
-    def ready(*args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return get_ready(*args, **kwargs)
-        finally:
-            line.record("made ready: the kernel built, its builds at the timed size", started)
+    def recorded(function, what):
+        """`function`, each call recorded as the event what(*args)."""
 
-    def expected(self, launch):
-        started = time.perf_counter()
-        try:
-            return compute(self, launch)
-        finally:
-            line.record(f"expected launch {launch} ({threading.current_thread().name})", started)
+        def wrapper(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                line.record(what(*args), started)
+
+        return wrapper
+
+    timed = backend_class.time
 
     def gpu(self, *args, **kwargs):
         started = time.perf_counter()
@@ -72,15 +70,15 @@ def watch(line: Timeline, backend_class) -> None:
         )
         return out
 
-    def judged(*args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return judge(*args, **kwargs)
-        finally:
-            line.record("judge: waits for the host's samples", started)
-
-    timing.Expected._compute, backend_class.time, timing.judge = expected, gpu, judged
-    timing.get_ready = ready
+    timing.get_ready = recorded(
+        timing.get_ready, lambda *_: "made ready: the kernel built, its builds at the timed size"
+    )
+    timing.Expected._compute = recorded(
+        timing.Expected._compute,
+        lambda _, launch: f"expected launch {launch} ({threading.current_thread().name})",
+    )
+    timing.judge = recorded(timing.judge, lambda *_: "judge: waits for the host's samples")
+    backend_class.time = gpu
 
 
 def main(argv: list[str] | None = None) -> int:
