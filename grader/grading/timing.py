@@ -68,7 +68,19 @@ def plan(
     host: dict[str, np.ndarray],
     scored: tuple[float, float] | None = EVERY_SPEEDUP,
 ) -> TimingCheck:
-    """Draw every input buffer but those the host drew (`host`, cases.timing_inputs),
+    """The timing check of `planned`."""
+    return planned(lab, case, seed, host, scored)[0]
+
+
+def planned(
+    lab: Lab,
+    case: Case,
+    seed: int,
+    host: dict[str, np.ndarray],
+    scored: tuple[float, float] | None = EVERY_SPEEDUP,
+) -> tuple[TimingCheck, int]:
+    """The timing check, and the inputs the host draws to compute one launch's samples.
+    Draw every input buffer but those the host drew (`host`, cases.timing_inputs),
     which are restored, and poison (or zero) every output and scratch buffer before
     each student launch; sample the outputs after it, where the lab can compute a
     sample; time no more rounds than the host can check, but at least FEWEST_CHECKED
@@ -87,7 +99,7 @@ def plan(
             samples.append(sample)
             cost += read
     rounds = max(FEWEST_CHECKED, min(defaults.TIMING_MAX_ROUNDS, GRADING_INPUTS // max(cost, 1)))
-    return TimingCheck(
+    check = TimingCheck(
         seed,
         tuple(inputs),
         tuple(outputs),
@@ -97,6 +109,7 @@ def plan(
         restored=tuple(restored),
         scored=scored,
     )
+    return check, cost
 
 
 def _sample(
@@ -161,10 +174,14 @@ class Expected:
         self._pool = ThreadPoolExecutor(max_workers=threads)
         self._futures: dict[int, Future] = {}
 
-    def __enter__(self) -> Expected:
+    def start(self) -> Expected:
+        """Compute the first `ahead` launches; `close` stops what is left."""
         if self.check.samples:
             self.need(self.ahead)
         return self
+
+    def __enter__(self) -> Expected:
+        return self.start()
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -456,7 +473,7 @@ def draw_ahead(lab: Lab, seed: int | None) -> Future[Drawn]:
 class Ready:
     """A timing made ready before its turn: the timing case at the drawn sizes, both
     kernels built at them, their launches, and the expected samples of the timed launches,
-    being computed (Expected, already entered: `close` ends it)."""
+    being computed (Expected, started: `close` ends it)."""
 
     case: Case
     student: Build
@@ -486,11 +503,10 @@ def get_ready(
     # One set of buffers for both kernels, so both read the same device memory.
     launches = timing_launches(lab, case, host, student.interface, reference.interface)
     sized = at_launch(lab, case, student.interface)
-    check = plan(lab, sized, seed, host)
-    read = sum(inputs_read(lab, sized, sample, seed, host) for sample in check.samples)
+    check, read = planned(lab, sized, seed, host)
     costly = read >= LAUNCH_INPUTS and not shared
     ahead = check.launches if costly else check.usual_launches
-    expected = Expected(lab, sized, check, host, ahead).__enter__()
+    expected = Expected(lab, sized, check, host, ahead).start()
     return Ready(case, student, reference, launches, expected)
 
 
