@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from grader import defaults
+from grader.backends import generator, timing
 from grader.backends.cuda import helpers
 from grader.backends.timing import (
+    CHUNK,
     EVERY_SPEEDUP,
     SAMPLE_ELEMENTS,
     Plan,
@@ -21,6 +23,7 @@ from grader.backends.timing import (
     drawn_array,
     drawn_elements,
     drawn_values,
+    generator_macros,
     launch_key,
     sample_axes,
     sample_counts,
@@ -28,7 +31,8 @@ from grader.backends.timing import (
     sample_launch,
     summarise,
 )
-from grader.toolchain import nvcc
+from grader.errors import SetupError
+from grader.toolchain import cxx, nvcc
 
 # -- the generator ----------------------------------------------------------------------
 
@@ -86,6 +90,30 @@ def test_the_cuda_generator_draws_what_the_host_computes(tmp_path, function, dty
     device = np.array([int(line) for line in printed.stdout.split()], np.uint32)
     host = np.concatenate([drawn_elements(k, np.array(indices), dtype) for k in keys])
     assert np.array_equal(device, host.view(f"u{host.itemsize}").astype(np.uint32))
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, CHUNK - 1, 3 * CHUNK + 5])
+def test_the_host_build_of_the_generator_draws_what_numpy_computes(count):
+    """generator.h built with g++ (what a timing's check draws whole buffers with) against
+    numpy's copy, across the chunks numpy hashes in."""
+    for key in ((0, 0), (0xDEADBEEF, 0x12345678), (7, 0xFFFFFFFF)):
+        built = generator.words(key, count, generator_macros())
+        assert built is not None, "the host could not build generator.cpp"
+        assert built.dtype == np.uint32
+        assert np.array_equal(built, timing._hashed_stream(key, count))
+
+
+def test_without_a_compiler_whole_buffers_come_from_numpy(monkeypatch):
+    def missing():
+        raise SetupError("no compiler")
+
+    monkeypatch.setattr(cxx, "compiler", missing)
+    generator._library.cache_clear()
+    try:
+        assert generator.words((3, 4), 10, generator_macros()) is None
+        assert np.array_equal(drawn_array((3, 4), 10, np.uint32), timing._hashed_stream((3, 4), 10))
+    finally:
+        generator._library.cache_clear()
 
 
 def test_a_whole_buffer_is_its_elements():

@@ -40,8 +40,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader import defaults
+from grader.backends import generator
 
-# The generator, written once: the worker compiles its CUDA copy with these as macros.
+# The generator's constants, written once: its C++ (generator.h) gets them as macros.
 GOLDEN = 0x9E3779B1
 MIX = (0x7FEB352D, 0x846CA68B)
 KEEP_BITS = 0x807FFFFF  # sign and mantissa of the hash
@@ -338,7 +339,14 @@ def _words(key: tuple[int, int], index: np.ndarray) -> np.ndarray:
 
 
 def _stream(key: tuple[int, int], count: int) -> np.ndarray:
-    """Words 0 to `count` - 1 of the generator's stream under `key`, with no index array."""
+    """Words 0 to `count` - 1 of the generator's stream under `key`: the host's build of
+    the generator where there is one, else numpy's (_hashed_stream)."""
+    built = generator.words(key, count, generator_macros())
+    return built if built is not None else _hashed_stream(key, count)
+
+
+def _hashed_stream(key: tuple[int, int], count: int) -> np.ndarray:
+    """_stream in numpy, with no index array."""
     out = np.empty(count, np.uint32)
     steps = np.arange(min(CHUNK, count), dtype=np.uint32)
     scratch = np.empty_like(steps)

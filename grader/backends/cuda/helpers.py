@@ -7,30 +7,12 @@ grader.backends.timing as -D macros, so the host and the device share one defini
 
 from __future__ import annotations
 
+from grader.backends.generator import GENERATOR
 from grader.backends.timing import generator_macros
 
-SOURCE = r"""
-__host__ __device__ inline unsigned mix(unsigned x) {
-    x ^= x >> 16;
-    x *= MIX_A;
-    x ^= x >> 15;
-    x *= MIX_B;
-    return x ^ (x >> 16);
-}
-
-__host__ __device__ inline unsigned drawn_word(unsigned i, unsigned k0, unsigned k1) {
-    return mix(mix(i * GOLDEN + k0) ^ k1);
-}
-
-__host__ __device__ inline unsigned drawn_bits(unsigned i, unsigned k0, unsigned k1) {
-    return (drawn_word(i, k0, k1) & KEEP_BITS) | EXPONENT_BITS;
-}
-
-__host__ __device__ inline unsigned char drawn_byte(unsigned long long i, unsigned k0,
-                                                    unsigned k1) {
-    return (unsigned char)(drawn_word((unsigned)(i >> 2), k0, k1) >> (8 * (i & 3)));
-}
-
+SOURCE = (
+    GENERATOR.read_text()
+    + r"""
 // A float32 buffer: each word shaped into a float in +-[0.5, 1.0).
 extern "C" __global__ void draw(unsigned* out, unsigned long long n, unsigned k0, unsigned k1) {
     unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
@@ -103,6 +85,7 @@ extern "C" __global__ void fma_peak(float* out, int iterations, float b, float c
     if (sum == 1234.5f) out[0] = sum;  // never true, but the compiler cannot know
 }
 """
+)
 
 FMA_CHAINS = 8  # fused multiply-adds per loop iteration of fma_peak, per thread
 
