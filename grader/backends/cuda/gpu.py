@@ -9,6 +9,8 @@ context survived it."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -118,19 +120,19 @@ class Gpu:
 
     def load(self, key: str, source: str, options: list[str], arch: str, nvcc: str) -> None:
         if key not in self.modules:
-            self.modules[key] = self.compiled(key, source, options, arch, nvcc)
+            self.modules[key] = self.compiled(source, options, arch, nvcc)
 
-    def compiled(
-        self, key: str, source: str, options: list[str], arch: str, nvcc: str, phase: str = "load"
-    ):
+    def compiled(self, source: str, options: list[str], arch: str, nvcc: str, phase: str = "load"):
         """The module compiled by PyCUDA from `source`, or from the cubin an earlier
-        compile cached under `key`, which names the source, options, arch and `nvcc` (whose
-        wrapper's name tells its version: nvcc.sandboxed_nvcc). The cache is the grader's,
-        written whole or not at all: PyCUDA's own writes its file in place, and a worker
-        that read one while another wrote it loaded a torn cubin ("device kernel image is
-        invalid": the GPU pipeline test, six gradings at once on a cold cache). What fails
-        is a CudaFailure of `phase`."""
-        cached = Path(self.cache_dir, f"{key}.cubin")
+        compile of the same source, options, arch and `nvcc` cached (the wrapper's name
+        tells nvcc's version: nvcc.sandboxed_nvcc). The file is named by a hash of those
+        here, whatever key a request gives, so no request loads another source's cubin.
+        The cache is the grader's, written whole or not at all: PyCUDA's own writes its
+        file in place, and a worker that read one while another wrote it loaded a torn
+        cubin ("device kernel image is invalid": the GPU pipeline test, six gradings at
+        once on a cold cache). What fails is a CudaFailure of `phase`."""
+        blob = json.dumps([source, options, arch, nvcc]).encode()
+        cached = Path(self.cache_dir, f"{hashlib.sha256(blob).hexdigest()}.cubin")
         try:
             image = cached.read_bytes()
         except OSError:
