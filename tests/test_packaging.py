@@ -75,6 +75,18 @@ def test_the_installed_wheel_lists_copies_and_grades_a_template(installed_grader
     assert run_in(installed_grader, solved, cwd=tmp_path, timeout=600).returncode == 0
 
 
+def test_the_installed_wheel_builds_the_generator_for_the_host(installed_grader, tmp_path):
+    """generator.h and generator.cpp travel in the wheel, and build where it is installed
+    (the timing's checks draw whole buffers with them on a GPU machine)."""
+    code = (
+        "from grader.backends import generator, timing; "
+        "w = generator.words((1, 2), 9, timing.generator_macros()); "
+        "assert w is not None and (w == timing._hashed_stream((1, 2), 9)).all(); print('built')"
+    )
+    built = run_in(installed_grader, ["python", "-c", code], cwd=tmp_path, timeout=300)
+    assert built.returncode == 0 and "built" in built.stdout, built.stderr
+
+
 def test_an_installed_grader_makes_a_wheel_of_itself(installed_grader, tmp_path):
     made = run_in(
         installed_grader,
