@@ -2,8 +2,8 @@
 inputs (floats, 4-byte integers or bytes), the gathers that read a sample of an output
 back, the fill of shared memory before a case, the hold that keeps a timed run's
 launches queued until all of them are, and a fused multiply-add loop that measures the
-GPU's fp32 peak. The generator's constants come from
-grader.backends.timing as -D macros, so the host and the device share one definition."""
+GPU's fp32 peak. The generator is generator.h, which the host builds too
+(grader.backends.generator), its constants -D macros from grader.backends.timing."""
 
 from __future__ import annotations
 
