@@ -4,6 +4,10 @@ verdicts on wrong and impossible timings."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import threading
+import time
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -26,6 +30,7 @@ from grader.grading.timing import (
     LAUNCH_INPUTS,
     SMALLEST_SAMPLE,
     Expected,
+    _Daemons,
     device_ceilings,
     draw_ahead,
     expected_sample,
@@ -381,6 +386,45 @@ def test_every_launch_is_computed_ahead_where_samples_are_costly_and_the_cores_f
             assert ready.student.ok and ready.reference.ok
         finally:
             ready.close()
+
+
+def test_the_expected_threads_run_in_order_and_hand_back_what_failed():
+    pool = _Daemons(1)
+    order: list[int] = []
+    futures = [pool.submit(order.append, n) for n in range(5)]
+    failed = pool.submit(lambda: 1 / 0)
+    assert [f.result(timeout=10) for f in futures] == [None] * 5 and order == list(range(5))
+    with pytest.raises(ZeroDivisionError):
+        failed.result(timeout=10)
+    pool.shutdown()
+
+
+def test_closing_cancels_the_launches_not_started_and_lets_the_running_one_end():
+    gate = threading.Event()
+    pool = _Daemons(1)
+    running = pool.submit(gate.wait, 10)
+    queued = pool.submit(lambda: "never")
+    while not running.running():
+        time.sleep(0.01)
+    pool.shutdown()
+    assert queued.cancelled()
+    gate.set()
+    assert running.result(timeout=10) is True
+    with pytest.raises(RuntimeError):
+        pool.submit(lambda: 0)
+
+
+def test_a_check_exits_without_waiting_for_a_launch_computed_past_its_timing():
+    """The threads are daemons: a thread pool's exit joined the launches computed ahead
+    that no one would read (histogram: up to one launch, 0.2 s on a busy host)."""
+    code = (
+        "import time; from grader.grading.timing import _Daemons; pool = _Daemons(2); "
+        "pool.submit(time.sleep, 60); time.sleep(0.2); pool.shutdown(); print('closed')"
+    )
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "closed" in done.stdout, done.stderr
+    assert time.monotonic() - started < 30
 
 
 def test_expected_values_are_the_same_ahead_and_on_demand():
