@@ -43,15 +43,11 @@ def _library(macros: tuple[tuple[str, str], ...]) -> ctypes.CDLL | None:
         folder = defaults.cache_dir() / "host" / f"generator-{digest}"
         built = cxx.built_once(folder / "libgenerator.so", lambda to: _build(to, flags))
         library = ctypes.CDLL(str(built))
-    except (SetupError, OSError):
+        draw = library.drawn_words
+    except (SetupError, OSError, AttributeError):  # AttributeError: no such function
         return None
-    library.drawn_words.argtypes = [
-        ctypes.c_void_p,
-        ctypes.c_ulonglong,
-        ctypes.c_uint,
-        ctypes.c_uint,
-    ]
-    library.drawn_words.restype = None
+    draw.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_uint]
+    draw.restype = None
     return library
 
 
