@@ -4,7 +4,8 @@
 #   1. a batch (bench/batch.py: submissions/min, the timing window per submission, and the
 #      median speedup of baseline.cu and of reference.cu over their copies),
 #   2. a warm `grader check` of each lab's reference, hidden cases off, CHECKS times each,
-#      the two trees interleaved (each lab checked once first, to fill the caches),
+#      the two trees interleaved (bench/warm_ab.py, each lab checked once first, to fill
+#      the caches),
 #   3. the reference's self-speedup over GRADINGS gradings for histogram and scan
 #      (bench/gpu_labs.py, which needs CuPy).
 # Python's bytecode is compiled first in both trees (the device sets
@@ -63,17 +64,17 @@ for label in before after; do
     fi
 done
 
-echo "== 2. warm grader check of each lab's reference, hidden cases off, $repeats times;" \
-    "then $lab's baseline and reference checked alone, the batch's speedups to match" |
-    tee -a "$log"
-timeout 220 python3 - "$before" "$here" "$repeats" "$lab" <<'EOF' 2>&1 | tee -a "$log" || true
-import json, os, statistics, subprocess, sys, tempfile, time
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+echo "== 2. warm grader check of each lab's reference, hidden cases off, $repeats times" \
+    "(bench/warm_ab.py); then $lab's baseline and reference checked alone, the batch's" \
+    "speedups to match" | tee -a "$log"
+mapfile -t labs < <(for f in "$here"/reference_kernels/*/lab.py; do basename "$(dirname "$f")"; done)
+timeout 200 python3 "$here/bench/warm_ab.py" --tree "before=$before" --tree "after=$here" \
+    --labs "${labs[@]}" --runs "$repeats" 2>&1 | tee -a "$log" || true
+timeout 120 python3 - "$before" "$here" "$repeats" "$lab" <<'EOF' 2>&1 | tee -a "$log" || true
+import json, os, subprocess, sys, tempfile, time
 
 trees = dict(zip(("before", "after"), sys.argv[1:3]))
 repeats, batched = int(sys.argv[3]), sys.argv[4]
-labs = sorted(p.parent.name for p in Path(trees["after"], "reference_kernels").glob("*/lab.py"))
 
 
 def check(label, lab, shown="-q", kernel="reference.cu", *more):
@@ -110,21 +111,6 @@ def speed(label, lab, kernel):
     return f"{performance.get('speedup', float('nan')):.4f} ({performance.get('rounds')} rounds)"
 
 
-with ThreadPoolExecutor(8) as pool:  # the caches filled first: compiles, the CPU model
-    list(pool.map(lambda pair: check(*pair), [(t, lab) for t in trees for lab in labs]))
-print(f"{'lab':15} {'before s':>16} {'after s':>16}  median before -> after")
-for lab in labs:
-    times = {label: [] for label in trees}
-    for _ in range(repeats):
-        for label in trees:
-            times[label].append(check(label, lab)[0])
-    shown = {label: " ".join(f"{s:.2f}" for s in t) for label, t in times.items()}
-    middle = {label: statistics.median(t) for label, t in times.items()}
-    print(
-        f"{lab:15} {shown['before']:>16} {shown['after']:>16}  "
-        f"{middle['before']:.2f} -> {middle['after']:.2f}",
-        flush=True,
-    )
 for lab in ("matmul-tiled", "spmv-jds"):
     for label in trees:
         print(f"{lab} {label}: {steps(label, lab)}", flush=True)
