@@ -47,13 +47,16 @@ def check(tree: Path, cache: Path, lab: str, backend: str) -> float:
     reference = f"reference_kernels/{lab}/reference.cu"
     command = [sys.executable, "-m", "grader", "check", lab, reference, "--quiet"]
     started = time.perf_counter()
-    done = subprocess.run(
-        [*command, "--backend", backend],
-        cwd=tree,
-        env=tree_env(tree, cache),
-        capture_output=True,
-        timeout=300,
-    )
+    try:
+        done = subprocess.run(
+            [*command, "--backend", backend],
+            cwd=tree,
+            env=tree_env(tree, cache),
+            capture_output=True,
+            timeout=300,
+        )
+    except subprocess.TimeoutExpired:
+        return float("nan")
     seconds = time.perf_counter() - started
     return seconds if done.returncode in GRADED else float("nan")
 
