@@ -71,25 +71,21 @@ mapfile -t labs < <(for f in "$here"/reference_kernels/*/lab.py; do basename "$(
 timeout 200 python3 "$here/bench/warm_ab.py" --tree "before=$before" --tree "after=$here" \
     --labs "${labs[@]}" --runs "$repeats" 2>&1 | tee -a "$log" || true
 timeout 120 python3 - "$before" "$here" "$repeats" "$lab" <<'EOF' 2>&1 | tee -a "$log" || true
-import json, os, subprocess, sys, tempfile, time
+import json, os, sys, tempfile
+from pathlib import Path
 
-trees = dict(zip(("before", "after"), sys.argv[1:3]))
+sys.path.insert(0, sys.argv[2])
+from bench.warm_ab import graded
+
+trees = dict(zip(("before", "after"), map(Path, sys.argv[1:3])))
 repeats, batched = int(sys.argv[3]), sys.argv[4]
 
 
 def check(label, lab, shown="-q", kernel="reference.cu", *more):
     """Seconds of one `grader check` of the lab's `kernel` (NaN where it did not grade),
     and what it printed."""
-    env = {**os.environ, "GRADER_CACHE": f"/tmp/gpuspeed-cache-{label}"}
-    path = f"reference_kernels/{lab}/{kernel}"
-    command = [sys.executable, "-m", "grader", "check", lab, path, "--backend", "cuda", shown]
-    command += more
-    started = time.perf_counter()
-    done = subprocess.run(
-        command, cwd=trees[label], env=env, capture_output=True, text=True, timeout=120
-    )
-    seconds = time.perf_counter() - started
-    return seconds if done.returncode in (0, 1) else float("nan"), done.stdout
+    cache = Path(f"/tmp/gpuspeed-cache-{label}")
+    return graded(trees[label], cache, lab, "cuda", kernel, shown, *more)
 
 
 def steps(label, lab):

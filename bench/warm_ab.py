@@ -42,23 +42,31 @@ def tree_env(tree: Path, cache: Path) -> dict[str, str]:
     return env
 
 
-def check(tree: Path, cache: Path, lab: str, backend: str) -> float:
-    """Seconds of one warm check of `lab`'s reference in `tree` (NaN where it did not grade)."""
-    reference = f"reference_kernels/{lab}/reference.cu"
-    command = [sys.executable, "-m", "grader", "check", lab, reference, "--quiet"]
+def graded(
+    tree: Path, cache: Path, lab: str, backend: str, kernel: str = "reference.cu", *options: str
+) -> tuple[float, str]:
+    """Seconds of one `grader check` of `lab`'s `kernel` in `tree` with `options` (NaN where
+    it did not grade), and what it printed."""
+    command = [sys.executable, "-m", "grader", "check", lab, f"reference_kernels/{lab}/{kernel}"]
     started = time.perf_counter()
     try:
         done = subprocess.run(
-            [*command, "--backend", backend],
+            [*command, "--backend", backend, *options],
             cwd=tree,
             env=tree_env(tree, cache),
             capture_output=True,
+            text=True,
             timeout=300,
         )
     except subprocess.TimeoutExpired:
-        return float("nan")
+        return float("nan"), ""
     seconds = time.perf_counter() - started
-    return seconds if done.returncode in GRADED else float("nan")
+    return (seconds if done.returncode in GRADED else float("nan")), done.stdout
+
+
+def check(tree: Path, cache: Path, lab: str, backend: str) -> float:
+    """Seconds of one warm check of `lab`'s reference in `tree` (NaN where it did not grade)."""
+    return graded(tree, cache, lab, backend, "reference.cu", "--quiet")[0]
 
 
 def compare(
