@@ -40,7 +40,7 @@ from bench.cpu_backend import children_cpu, own_cpu  # noqa: E402
 from bench.host import describe  # noqa: E402
 from grader import defaults, labs, machine  # noqa: E402
 from grader.backends import window  # noqa: E402
-from grader.batch import run_batch  # noqa: E402
+from grader.batch import BatchReport, run_batch  # noqa: E402
 from grader.batch.state import REPORT_JSON, student_dir  # noqa: E402
 from grader.course import stages  # noqa: E402
 from grader.course.gpus import parse_gpus  # noqa: E402
@@ -99,7 +99,7 @@ def main() -> int:
     return 0 if report.counts.errors == 0 else 1
 
 
-def graded(args: argparse.Namespace, course: Path, count: int, out: Path):
+def graded(args: argparse.Namespace, course: Path, count: int, out: Path) -> BatchReport:
     """A batch of `count` copies of the lab's kernels, graded from `course` into `out`."""
     course.mkdir()
     make_course(args.lab, count, course)
