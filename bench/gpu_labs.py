@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.host import compile_bytecode, describe, gpu_missing  # noqa: E402
-from grader import labs  # noqa: E402
+from bench import warm_ab  # noqa: E402
+from bench.host import ROOT, compile_bytecode, describe, gpu_missing  # noqa: E402
+from grader import defaults, labs  # noqa: E402
 from grader.backends.cuda import CudaBackend  # noqa: E402
 from grader.grading import timing  # noqa: E402
 from grader.grading.pipeline import Options, check  # noqa: E402
@@ -127,16 +127,10 @@ def gradings(lab, count: int) -> tuple[list[float], list[float], list[int]]:
 
 
 def warm_check_seconds(lab, count: int) -> list[float]:
-    """Wall times of `count` `grader check` commands on the reference, its compiles cached."""
+    """Wall times of `count` `grader check` commands on the reference, its compiles cached
+    (NaN for one that did not grade)."""
     compile_bytecode()
-    path = labs.get(lab.name).home / "reference.cu"
-    command = [sys.executable, "-m", "grader", "check", lab.name, str(path), "--quiet"]
-    found = []
-    for _ in range(count):
-        start = time.monotonic()
-        subprocess.run(command, capture_output=True, check=False)
-        found.append(time.monotonic() - start)
-    return found
+    return [warm_ab.check(ROOT, defaults.cache_dir(), lab.name, "cuda") for _ in range(count)]
 
 
 def main(argv: list[str] | None = None) -> int:
