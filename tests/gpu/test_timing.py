@@ -39,8 +39,10 @@ def test_a_trusted_timing_has_its_roofline_under_the_devices_ceilings(backend):
 def test_a_slow_kernel_is_timed_in_few_rounds_without_a_warmup_and_as_precisely(backend, gpu_alone):
     """matmul's naive baseline (26 ms a run on an H200) against the reference: a long
     round (backends.timing.Plan.long), so its first pair is a round and it takes fewer
-    rounds than a short kernel's least where they agree; that first round is as fast as
-    the median (the clocks rose within it), and three timings agree to the precision a
+    rounds than a short kernel's least where they agree; that first round is no slower
+    than the median (the clocks rose within it; a warm-up missed shows only as a slow
+    first run, and an H100 at 2dcfb6c timed the reference's first run 1.1 % faster than
+    its median, its three runs 1.5 % apart), and three timings agree to the precision a
     long round's speedup is shown to (TIMING_LONG_SHOWN_ERROR, 1 %; an H100 once found
     them 0.51 % apart, where this test asked for 0.5 %)."""
     lab = get("matmul-tiled")
@@ -54,7 +56,7 @@ def test_a_slow_kernel_is_timed_in_few_rounds_without_a_warmup_and_as_precisely(
         print(f"\nbaseline {student} ms, reference {reference} ms: {performance.note}")
         assert TIMING_LONG_MIN_ROUNDS <= performance.rounds < TIMING_MIN_ROUNDS, performance.note
         for samples in (student, reference):
-            assert abs(samples[0] / statistics.median(samples) - 1) < 0.01, samples
+            assert samples[0] / statistics.median(samples) - 1 < 0.01, samples
         found.append(performance.speedup)
     middle = statistics.median(found)
     assert max(abs(s / middle - 1) for s in found) < TIMING_LONG_SHOWN_ERROR, found
