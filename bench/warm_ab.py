@@ -31,13 +31,12 @@ GRADED = (0, 1)  # `grader check`'s exit codes for a grading that ran: passed, f
 
 def tree_env(tree: Path, cache: Path) -> dict[str, str]:
     """The environment of a check in `tree`: its own cache, bytecode kept, and this
-    checkout's folder on PYTHONPATH (as the GPU machine's runs put it) made the tree's."""
+    tree first on PYTHONPATH in place of this checkout's folder (which the GPU machine's
+    runs put there)."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    path = [
-        str(tree) if Path(p or ".").resolve() == ROOT else p
-        for p in env.get("PYTHONPATH", "").split(os.pathsep)
-    ]
-    env["PYTHONPATH"] = os.pathsep.join([str(tree), *(p for p in path if p)])
+    path = env.get("PYTHONPATH", "").split(os.pathsep)
+    kept = [p for p in path if p and Path(p).resolve() != ROOT]
+    env["PYTHONPATH"] = os.pathsep.join([str(tree), *kept])
     env["GRADER_CACHE"] = str(cache)
     return env
 

@@ -21,11 +21,7 @@ def test_a_tree_imports_its_own_grader_with_its_own_cache(tmp_path, monkeypatch)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/elsewhere", str(ROOT)]))
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     env = warm_ab.tree_env(tmp_path / "tree", tmp_path / "cache")
-    assert env["PYTHONPATH"].split(os.pathsep) == [
-        str(tmp_path / "tree"),
-        "/elsewhere",
-        str(tmp_path / "tree"),
-    ]
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path / "tree"), "/elsewhere"]
     assert env["GRADER_CACHE"] == str(tmp_path / "cache")
     assert "PYTHONDONTWRITEBYTECODE" not in env
 
