@@ -1,9 +1,9 @@
 """How far apart do gradings of one kernel show its speedup, and what would steady it?
 Each kernel is timed against its lab's reference --seeds times at a fixed --rounds (the
 traced worker of timing_policies.py keeps every run), optionally at another timed size
-(LAB/FILE@n=33554432). Then each rule CAP:SHOWN[:TARGET] (the most rounds the host
-checks, as grading.timing.FEWEST_CHECKED sets it for whole-input samples, Plan's
-shown_error, and its target_error where given) is
+(LAB/FILE@n=33554432). Then each rule CAP:SHOWN[:TARGET[:LEAST]] (the most rounds the
+host checks, as grading.timing.FEWEST_CHECKED sets it for whole-input samples, Plan's
+shown_error, its target_error and its min_rounds where given) is
 replayed --trials times over five gradings whose rounds are drawn from the recorded ones,
 each stopped where Plan, with the lab's points, stops it (a long round's first pair, which
 Plan counts as a round, is drawn like the others: tests/gpu/test_timing.py holds it to
@@ -91,13 +91,15 @@ def grading(pool: list, plan: Plan, round_s: float, draw: random.Random) -> tupl
 def replay(spec: str, traces: list[Trace], rule: str, trials: int) -> tuple[float, float, float]:
     """Mean rounds, mean farthest-from-median share, and the share of sets past OFF."""
     lab, _ = spec_lab(spec)
-    cap, shown, *target = rule.split(":")
+    cap, shown, *rest = rule.split(":")
+    target, least = [*rest, "", ""][:2]
     scored = (lab.scoring.zero_speedup, lab.scoring.target_speedup)
     plan = Plan(
         defaults.TIMING_BUDGET,
-        target_error=float(target[0]) if target else defaults.TIMING_TARGET_ERROR,
+        target_error=float(target or defaults.TIMING_TARGET_ERROR),
         max_rounds=int(cap),
         shown_error=float(shown),
+        min_rounds=int(least or defaults.TIMING_MIN_ROUNDS),
         scored=scored,
     )
     round_s = statistics.median(expected_round_s(t.first) for t in traces)

@@ -45,6 +45,17 @@ def test_a_stricter_shown_error_times_noisy_rounds_longer_and_steadies_the_speed
     assert strict[1] < loose[1] and strict[2] <= loose[2]
 
 
+def test_more_least_rounds_steady_a_speedup_that_stopped_on_a_lucky_spread():
+    """Five rounds that happen to agree stop a noisy kernel's timing early (its spread
+    estimated from five), so that gradings lie apart; a rule's fourth field, Plan's least
+    rounds, times more before the spread is trusted."""
+    noisy = _traces([0.97, 0.985, 0.99, 0.995, 1.0, 1.0, 1.005, 1.01, 1.015, 1.03])
+    five = spread.replay("spmv-csr/reference.cu", noisy, "32:0.006", 300)
+    twelve = spread.replay("spmv-csr/reference.cu", noisy, "32:0.006:0.005:12", 300)
+    assert twelve[0] >= 12 and five[0] < twelve[0]
+    assert twelve[1] < five[1] and twelve[2] <= five[2]
+
+
 def test_a_kernel_may_be_timed_at_another_size():
     lab, file = spread.spec_lab("histogram/reference.cu@n=33554432")
     assert lab.timing_sizes == {"n": 1 << 25} and file == "reference.cu"
