@@ -6,8 +6,9 @@
 #   2. a warm `grader check` of each lab's reference, hidden cases off, CHECKS times each,
 #      the two trees interleaved (bench/warm_ab.py, each lab checked once first, to fill
 #      the caches),
-#   3. the reference's self-speedup over GRADINGS gradings for histogram and scan
-#      (bench/gpu_labs.py, which needs CuPy).
+#   3. the reference's self-speedup over GRADINGS gradings for SELF_LABS (histogram, scan
+#      and spmv-csr, the labs whose gradings stray most) (bench/gpu_labs.py, which needs
+#      CuPy).
 # Python's bytecode is compiled first in both trees (the device sets
 # PYTHONDONTWRITEBYTECODE, which would leave every check to compile the grader again).
 #
@@ -18,7 +19,7 @@
 #     bash bench/gpuspeed_before_after.sh
 # Settings from the environment: LAB (matmul-tiled), COUNT (128), JOBS (16), CPUS (2-15,
 # for taskset), CHECKS (3), GRADINGS (5), SELF_TREES (the trees of part 3: before after),
-# WHEELS, and OUT (a folder to keep the log in, as gpuspeed_before_after.txt).
+# SELF_LABS, WHEELS, and OUT (a folder to keep the log in, as gpuspeed_before_after.txt).
 set -euo pipefail
 
 # shellcheck source=bench/before_tree.sh
@@ -31,6 +32,7 @@ jobs="${JOBS:-16}"
 cpus="${CPUS:-2-15}"
 repeats="${CHECKS:-3}"
 gradings="${GRADINGS:-5}"
+read -ra self_labs <<<"${SELF_LABS:-histogram scan spmv-csr}"
 log="${OUT:-/tmp}/gpuspeed_before_after.txt"
 : >"$log"
 unset PYTHONDONTWRITEBYTECODE GRADER_SECRET
@@ -116,11 +118,12 @@ for kernel in ("baseline.cu", "reference.cu"):
         print(f"{batched} {kernel} alone, {label}: speedup {found}", flush=True)
 EOF
 
-echo "== 3. self-speedups: bench/gpu_labs.py --labs histogram scan --gradings $gradings" |
+echo "== 3. self-speedups: bench/gpu_labs.py --labs ${self_labs[*]} --gradings $gradings" |
     tee -a "$log"
 for label in ${SELF_TREES:-before after}; do
     echo "-- $label" | tee -a "$log"
-    (cd "$(tree_of "$label")" && GRADER_CACHE="$(cache_of "$label")" timeout 60 \
-        python3 bench/gpu_labs.py --labs histogram scan --gradings "$gradings") 2>&1 |
+    (cd "$(tree_of "$label")" && GRADER_CACHE="$(cache_of "$label")" \
+        timeout $((30 + 30 * ${#self_labs[@]})) \
+        python3 bench/gpu_labs.py --labs "${self_labs[@]}" --gradings "$gradings") 2>&1 |
         tee -a "$log" || true
 done
