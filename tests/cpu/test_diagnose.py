@@ -14,6 +14,7 @@ from grader import defaults, labs
 from grader.backends.cpu import diagnose, job
 from grader.backends.cpu.contract import WALL_FACTOR
 from grader.model.interface import check
+from grader.model.launch import Launch
 from grader.model.result import Kind, RaceScope
 
 # The tiled matrix multiply every case below starts from; LINE marks are looked up.
@@ -364,6 +365,25 @@ def test_a_stack_overflow_is_reported_as_such(kit, no_nvcc):
     result = kit.run(build, "recurse", 1, 4, [out("P", 4, 0.0), integer("n", 1 << 20)])
     diag = only(result, Kind.CRASH)
     assert "overflowed its 64 KB stack" in diag.message
+
+
+def test_a_stack_overflow_in_a_profiled_run_is_reported_as_such(kit, no_nvcc):
+    """In the run the grader profiles, a hook on each load may be the frame that reaches
+    the guard page, its prologue leaving the stack pointer there: the fault's report
+    reads the stack above it, not the guard (there the worker once died of a second
+    fault, and the student read of a global constructor)."""
+    source = r"""
+    __device__ float dot(const float* M, int k) {
+        return M[k % 64] * 0.0f + dot(M, k + 1);
+    }
+    __global__ void matmul(const float* M, float* P) { P[threadIdx.x] = dot(M, 0); }
+    """
+    build = kit.built(source)
+    launch = Launch("matmul", (1, 1, 1), (4, 1, 1), 0, [inp("M", np.ones(64)), out("P", 4)], {})
+    outcome, _ = kit.backend.profile(build, launch, 10.0)
+    diag = only(outcome, Kind.CRASH)
+    assert "overflowed its 64 KB stack" in diag.message, diag.message
+    assert diag.line == line_of(source, "return M[k % 64]")
 
 
 def test_a_stack_overflow_past_a_barrier_is_caught_by_that_fibers_own_guard(kit, no_nvcc):

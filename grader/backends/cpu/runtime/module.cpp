@@ -112,7 +112,11 @@ uintptr_t module_pc(uintptr_t pc, uintptr_t sp, uintptr_t stack_hi) {
     if (!sp || !module.text_lo) return 0;
     uintptr_t end = sp + 64 * 1024;
     if (stack_hi && stack_hi < end) end = stack_hi;
-    for (uintptr_t p = (sp + 7) & ~(uintptr_t)7; p + 8 <= end; p += 8) {
+    uintptr_t p = (sp + 7) & ~(uintptr_t)7;
+    /* A prologue that overflowed a fiber's stack (a profiled run's load hook) leaves sp
+       in the guard page, which no read may touch: the walk starts above it. */
+    while (p + 8 <= end && stack_guard_hit(p)) p += 8;
+    for (; p + 8 <= end; p += 8) {
         uintptr_t v = *reinterpret_cast<uintptr_t*>(p);
         if (v >= module.text_lo && v < module.text_hi) return v - 1 - module.base;
     }
