@@ -367,6 +367,26 @@ def test_a_stack_overflow_is_reported_as_such(kit, no_nvcc):
     assert "overflowed its 64 KB stack" in diag.message
 
 
+def test_a_local_array_larger_than_the_stack_is_an_overflow_not_a_stray_store(kit, no_nvcc):
+    """Without nvcc, nothing refuses 160 KB of locals before the run; the frame touches
+    each page as it grows (-fstack-clash-protection), so it meets the fiber's guard and
+    the report says so, where it once reached past the guard and blamed a store past the
+    end of another buffer."""
+    source = r"""
+    __global__ void big(const float* M, float* P, int n) {
+        float scratch[40000];
+        for (int k = 0; k < n; ++k) scratch[k * 97 % 40000] = M[k];
+        float sum = 0.0f;
+        for (int k = 0; k < n; ++k) sum += scratch[k * 97 % 40000];
+        P[threadIdx.x] = sum;
+    }
+    """
+    build = kit.built(source)
+    args = [inp("M", np.ones(4096)), out("P", 32), integer("n", 4096)]
+    diag = only(kit.run(build, "big", 1, 32, args), Kind.CRASH)
+    assert "overflowed its 64 KB stack" in diag.message, diag.message
+
+
 def test_a_stack_overflow_in_a_profiled_run_is_reported_as_such(kit, no_nvcc):
     """In the run the grader profiles, a hook on each load may be the frame that reaches
     the guard page, its prologue leaving the stack pointer there: the fault's report

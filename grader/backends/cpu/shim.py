@@ -52,6 +52,11 @@ MODULE_FLAGS = (
     "-fno-omit-frame-pointer",
     "-fno-math-errno",
     "-fno-finite-loops",
+    # a frame larger than a page (a local array of 160 KB) touches each page as it grows,
+    # so that it meets the fiber's guard page: without nvcc to refuse it, such an array
+    # once reached past the guard into other memory, and the report blamed a store past
+    # the end of M
+    "-fstack-clash-protection",
     "-w",
     "-Wl,-z,now",
     # the module needs only the libraries it takes a name from: g++ drops its default
