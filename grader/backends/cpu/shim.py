@@ -52,11 +52,6 @@ MODULE_FLAGS = (
     "-fno-omit-frame-pointer",
     "-fno-math-errno",
     "-fno-finite-loops",
-    # a frame larger than a page (a local array of 160 KB) touches each page as it grows,
-    # so that it meets the fiber's guard page: without nvcc to refuse it, such an array
-    # once reached past the guard into other memory, and the report blamed a store past
-    # the end of M
-    "-fstack-clash-protection",
     "-w",
     "-Wl,-z,now",
     # the module needs only the libraries it takes a name from: g++ drops its default
@@ -127,6 +122,11 @@ _INLINE_HOOKS = (
 # fault names the store's own line, not the line after the if (gcc sinks them into one;
 # clang's equivalent is left as it is, untried).
 _OWN_LINES = {"g++": ("-fno-tree-cselim",), "clang++": ()}
+# A frame larger than a page (a local array of 160 KB) touches each page as it grows, so
+# that it meets the fiber's guard page: without nvcc to refuse it, such an array once
+# reached past the guard into other memory, and the report blamed a store past the end of
+# M (g++; clang's, from clang 11, is left as it is, untried).
+_STACK_PROBES = {"g++": ("-fstack-clash-protection",), "clang++": ()}
 _NO_LOAD_HOOKS = {
     "g++": ("--param", "asan-instrument-reads=0"),
     "clang++": ("-mllvm", "-asan-instrument-reads=0"),
@@ -193,7 +193,7 @@ def pch_flags(census: bool) -> tuple[str, ...]:
     with another sanitizer: a census module has a precompiled shim of its own."""
     hooks = _CENSUS_HOOKS["g++"] if census else (*_store_hooks("g++"), *_NO_LOAD_HOOKS["g++"])
     kept = (f for f in MODULE_FLAGS if f != "-shared" and not f.startswith("-Wl,"))
-    return (*kept, *_OWN_LINES["g++"], *hooks, ARCH_MACRO)
+    return (*kept, *_OWN_LINES["g++"], *_STACK_PROBES["g++"], *hooks, ARCH_MACRO)
 
 
 def _kind() -> str:
@@ -214,10 +214,10 @@ def module_flags(census: bool) -> tuple[str, ...]:
     spmv-csr reference's profile: 473 shared-memory load requests, not 474)."""
     kind = _kind()
     if census:
-        hooks = (*_OWN_LINES[kind], *_CENSUS_HOOKS[kind], *_AS_WRITTEN[kind])
+        hooks = (*_CENSUS_HOOKS[kind], *_AS_WRITTEN[kind])
     else:
-        hooks = (*_OWN_LINES[kind], *_store_hooks(kind), *_NO_LOAD_HOOKS[kind], _WRAPPED)
-    return (*MODULE_FLAGS, *hooks)
+        hooks = (*_store_hooks(kind), *_NO_LOAD_HOOKS[kind], _WRAPPED)
+    return (*MODULE_FLAGS, *_OWN_LINES[kind], *_STACK_PROBES[kind], *hooks)
 
 
 def folder_flags(folder: Path, census: bool) -> list[str]:
