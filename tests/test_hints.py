@@ -44,6 +44,24 @@ def test_last_partial_tile():
     assert "last, partial tile" in hint and "512" in hint
 
 
+def test_a_last_block_whose_spare_threads_left_early_is_told_to_keep_them():
+    """Reduction's last, partial block wrong: threads past n read past the end, unless
+    the run found them leaving before a barrier or a shuffle (a warp-shuffle sum with an
+    early return), where loading 0 is not the fix the student lacks."""
+
+    def last_wrong(got, *_):
+        got[-1] += 1.0
+        return got
+
+    lab, ctx = context("reduction", {"n": 100000, "TILE_X": 512}, last_wrong)
+    plain = hints.first_hint(lab.hints, ctx)
+    assert "Only the last block's sum" in plain and "instead of reading past the end" in plain
+    left = Diagnostic(Kind.BARRIER_DIVERGENCE, "thread (160,0,0) had already returned")
+    told = hints.first_hint(lab.hints, replace(ctx, findings=(left,)))
+    assert "Only the last block's sum" in told and "instead of returning" in told
+    assert "reading past the end" not in told
+
+
 def test_truncated_tile_loop():
     def truncated(got, inputs, lab, case):
         m = inputs["M"].astype(np.float64)

@@ -14,6 +14,7 @@ from grader.judge import hints
 from grader.judge.compare import close
 from grader.labs import common
 from grader.model.lab import Array, Case, Kernel, Lab, Param, Role, Sampler, Scoring
+from grader.model.result import Kind
 
 MAX_TILE = 1 << 16
 # A block sums at least a warp's worth of pairs: with TILE_X = 1 each block would copy an
@@ -72,11 +73,18 @@ def last_block_only(ctx: hints.Context) -> str | None:
     n, tile = ctx.sizes["n"], ctx.sizes["TILE_X"]
     if bad.size < 2 or not bad[-1] or bad[:-1].any() or n % tile == 0:
         return None
-    return (
+    where = (
         f"Only the last block's sum, output[{bad.size - 1}], is wrong: that block has only "
-        f"{n % tile} of its {tile} inputs (n = {n} is no multiple of TILE_X). Load 0 for "
-        "every index i >= n instead of reading past the end."
+        f"{n % tile} of its {tile} inputs (n = {n} is no multiple of TILE_X)."
     )
+    if any(d.kind == Kind.BARRIER_DIVERGENCE for d in ctx.findings):
+        return (
+            f"{where} There, threads past n left before a __syncthreads() or a warp "
+            "shuffle (the barrier finding), so the others added what those threads never "
+            "wrote. Keep every thread of the block to the end: instead of returning, load 0 "
+            "for every index i >= n."
+        )
+    return f"{where} Load 0 for every index i >= n instead of reading past the end."
 
 
 def block_start(ctx: hints.Context) -> str | None:
