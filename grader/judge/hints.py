@@ -64,6 +64,14 @@ class Fault:
 
 Detector = Callable[[Context], str | None]
 
+
+def left_a_barrier(ctx: Context) -> bool:
+    """Whether the run found threads that left before a barrier or a warp operation the
+    rest of their block reached: the cause of a partial tile's or block's wrong values
+    that a hint then names, rather than a missing boundary check."""
+    return any(d.kind == Kind.BARRIER_DIVERGENCE for d in ctx.findings)
+
+
 # A rearranged mask or a shifted output makes nearly every element wrong; searching for
 # one in a case with fewer wrong elements than this share is wasted work.
 DENSE = 0.5
@@ -265,7 +273,7 @@ def last_partial_tile(ctx: Context) -> str | None:
         f"{_dims(full)} of the {dims} output, and {dims} is not a multiple "
         f"of the tile {_dims(tile)}."
     )
-    if any(d.kind == Kind.BARRIER_DIVERGENCE for d in ctx.findings):
+    if left_a_barrier(ctx):
         return (
             f"{where} There, threads past the edge left before a __syncthreads() (the "
             "barrier finding), so they never stored their share of the tile the others "

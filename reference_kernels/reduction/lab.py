@@ -14,7 +14,6 @@ from grader.judge import hints
 from grader.judge.compare import close
 from grader.labs import common
 from grader.model.lab import Array, Case, Kernel, Lab, Param, Role, Sampler, Scoring
-from grader.model.result import Kind
 
 MAX_TILE = 1 << 16
 # A block sums at least a warp's worth of pairs: with TILE_X = 1 each block would copy an
@@ -77,7 +76,7 @@ def last_block_only(ctx: hints.Context) -> str | None:
         f"Only the last block's sum, output[{bad.size - 1}], is wrong: that block has only "
         f"{n % tile} of its {tile} inputs (n = {n} is no multiple of TILE_X)."
     )
-    if any(d.kind == Kind.BARRIER_DIVERGENCE for d in ctx.findings):
+    if hints.left_a_barrier(ctx):
         return (
             f"{where} There, threads past n left before a __syncthreads() or a warp "
             "shuffle (the barrier finding), so the others added what those threads never "
