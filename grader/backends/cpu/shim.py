@@ -193,7 +193,13 @@ def pch_flags(census: bool) -> tuple[str, ...]:
     with another sanitizer: a census module has a precompiled shim of its own."""
     hooks = _CENSUS_HOOKS["g++"] if census else (*_store_hooks("g++"), *_NO_LOAD_HOOKS["g++"])
     kept = (f for f in MODULE_FLAGS if f != "-shared" and not f.startswith("-Wl,"))
-    return (*kept, *_OWN_LINES["g++"], *_STACK_PROBES["g++"], *hooks, ARCH_MACRO)
+    return (*kept, *_codegen("g++"), *hooks, ARCH_MACRO)
+
+
+def _codegen(kind: str) -> tuple[str, ...]:
+    """The code-generation flags a module and its precompiled shim share (g++ takes a
+    precompiled header only where they match)."""
+    return (*_OWN_LINES[kind], *_STACK_PROBES[kind])
 
 
 def _kind() -> str:
@@ -217,7 +223,7 @@ def module_flags(census: bool) -> tuple[str, ...]:
         hooks = (*_CENSUS_HOOKS[kind], *_AS_WRITTEN[kind])
     else:
         hooks = (*_store_hooks(kind), *_NO_LOAD_HOOKS[kind], _WRAPPED)
-    return (*MODULE_FLAGS, *_OWN_LINES[kind], *_STACK_PROBES[kind], *hooks)
+    return (*MODULE_FLAGS, *_codegen(kind), *hooks)
 
 
 def folder_flags(folder: Path, census: bool) -> list[str]:
