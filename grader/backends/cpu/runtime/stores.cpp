@@ -410,7 +410,9 @@ void on_store(uintptr_t a, size_t bytes, uintptr_t ret) {
 
 void on_atomic(const void* target, uintptr_t ret) {
     Worker* w = tw;
-    if (w && w->busy) {
+    bool busy = w && w->busy;
+    if (busy) spin_note(*w, (uintptr_t)target); /* first: it may switch to another thread */
+    if (busy) {
         ++w->atomics;
         w->atomic_target = target;
         w->atomic_thread = (uint32_t)running_linear();
