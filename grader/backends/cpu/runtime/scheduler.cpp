@@ -506,13 +506,22 @@ void spin_wait(Worker& w) {
     --w.n_waiting;
 }
 
-/* Whether a waiting fiber of `r` would find its word changed. */
-static bool woken(const Resident& r) {
+/* Whether a waiting fiber of `r`, the running block or a parked one, would find its word
+   changed. A parked block's shared memory holds the running block's words: only its own
+   threads, all parked, change its own. */
+static bool woken(const Worker& w, const Resident& r) {
     if (!r.n_waiting) return false;
+    bool parked = &r != static_cast<const Resident*>(&w);
     for (const Fiber& f : r.fibers) {
-        if (f.waits && word_at(f.wait_addr) != f.wait_value) return true;
+        if (!f.waits || (parked && in_shared(w, f.wait_addr))) continue;
+        if (word_at(f.wait_addr) != f.wait_value) return true;
     }
     return false;
+}
+
+static bool any_woken(const Worker& w) {
+    return std::any_of(w.parked.begin(), w.parked.end(),
+                       [&](const Resident& r) { return woken(w, r); });
 }
 
 static bool more_blocks(const Worker& w, const Launch& L) {
@@ -523,9 +532,9 @@ static bool more_blocks(const Worker& w, const Launch& L) {
    block had better be parked where another can run (a block not started yet, while
    room is left to park, or a parked one some word of which changed). */
 static bool should_park(Worker& w) {
-    if (w.n_waiting < w.n_runnable || woken(w)) return false;
+    if (w.n_waiting < w.n_runnable || woken(w, w)) return false;
     if (w.parked.size() < w.park_limit && more_blocks(w, *g_launch)) return true;
-    return std::any_of(w.parked.begin(), w.parked.end(), woken);
+    return any_woken(w);
 }
 
 /* Runs sweeps until every fiber of the block has finished (true), or it should park. */
@@ -741,7 +750,8 @@ static bool take_block(Worker& w, Launch& L, long* b) {
 void run_blocks(Worker& w, Launch& L) {
     long b;
     for (;;) {
-        auto ready = std::find_if(w.parked.begin(), w.parked.end(), woken);
+        auto ready = std::find_if(w.parked.begin(), w.parked.end(),
+                                  [&](const Resident& r) { return woken(w, r); });
         if (ready != w.parked.end()) {
             resume(w, L, (size_t)(ready - w.parked.begin()));
         } else if (room(w, L) && take_block(w, L, &b)) {

@@ -76,13 +76,9 @@ struct Resident {
     int stack_count = 0;
     std::vector<char> guarded; /* per stack: its guard page is set (on its first use) */
     std::vector<int> free_stacks;
-    /* the block it runs, and the target of the atomic function it is in, and the linear
-       id of the thread that entered it (stores.cpp) */
-    long block = 0;
+    long block = 0;        /* the block it runs */
     GUint3 index{0, 0, 0}; /* blockIdx */
     uint32_t owner = 0; /* what its block's plain stores note as their owner (stores_owner) */
-    const void* atomic_target = nullptr;
-    uint32_t atomic_thread = 0;
     /* the barrier lines the running block met, and how often (a hang's loop: signals.cpp) */
     int met_line[4] = {0, 0, 0, 0};
     long met_count[4] = {0, 0, 0, 0};
@@ -104,10 +100,6 @@ struct Worker : Resident {
     std::vector<Resident> parked, spares;
     size_t park_limit = 0;   /* the most blocks it parks at once (PARKED_THREADS) */
     long next = 0, last = 0; /* the blocks of its chunk not yet started */
-    /* the running thread's run of loads of one address that found one value (spin_note) */
-    uintptr_t spin_addr = 0;
-    uint64_t spin_value = 0;
-    int spin_count = 0;
     /* shared memory: the module's thread_local block (a __shared__ declaration the
        build could not rewrite), this thread's dynamic shared memory area, and its static
        shared slots */
@@ -118,6 +110,14 @@ struct Worker : Resident {
     StaticSlots statics;
     /* what its blocks executed (counts.cpp) */
     unsigned long long shared_loads = 0, atomics = 0;
+    /* the target of the atomic function the running thread is in, and that thread's
+       linear id (stores.cpp): next to what each atomic touches besides */
+    const void* atomic_target = nullptr;
+    uint32_t atomic_thread = 0;
+    /* the running thread's run of loads of one address that found one value (spin_note) */
+    int spin_count = 0;
+    uintptr_t spin_addr = 0;
+    uint64_t spin_value = 0;
     unsigned long long claims = 0; /* stores that found an output element unowned */
     bool noted = false;            /* this pass noted an element in an owner table */
     /* the short way's stores of its blocks this pass, as runs of elements: those ended,
