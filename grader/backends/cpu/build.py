@@ -100,10 +100,12 @@ def build(
     source = with_footer(submission, launch_defaults)
     prepared, shared = scan.rewrite_static_shared(scan.rewrite_dynamic_shared(source))
     problems = scan.unsupported(submission.text)
+    # a flag read through volatile is seen only by the load hooks: a census module's
+    hooked = census or scan.reads_volatile(submission.text)
     guess, early = None, None
     if overlap and nvcc.find() and not problems:
         guess = scan.registration_entries(*_declarations(source, None), len(shared))
-        early = in_background(lambda: _compile(prepared, guess, macros, submission.name, census))
+        early = in_background(lambda: _compile(prepared, guess, macros, submission.name, hooked))
     try:
         inspection = nvcc.inspect(submission, macros, launch_defaults) if nvcc.find() else None
         if inspection is not None and not inspection.compile.ok:
@@ -118,7 +120,7 @@ def build(
         if early is not None and entries == guess:
             compiled = early.result()
         else:
-            compiled = _compile(prepared, entries, macros, submission.name, census)
+            compiled = _compile(prepared, entries, macros, submission.name, hooked)
     finally:
         if early is not None:  # never left running: its compiler writes into the build cache
             early.exception()

@@ -335,6 +335,19 @@ def unsupported(text: str) -> list[Unsupported]:
     return sorted(found, key=lambda u: u.line)
 
 
+# `volatile` but an asm statement's: how a kernel reads a word that another thread or
+# block sets while it waits (a flag it spins on)
+_VOLATILE = re.compile(r"\b(?:asm|__asm|__asm__)\s+volatile\b|\bvolatile\b")
+
+
+def reads_volatile(text: str) -> bool:
+    """Whether the text declares something volatile, a macro's definition included: its
+    module needs load hooks in every case (build.py), for a thread that spins on a flag
+    to let the others run (runtime/scheduler.h)."""
+    found = _VOLATILE.finditer(lexer.unquoted(text))
+    return any(m.group(0) == "volatile" for m in found)
+
+
 # a template's literals, adjacent, up to its operands or its end
 _TEMPLATE = re.compile(r'\s*+((?:"[^"\n]*+"\s*+)++)[:)]')
 _PTX_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)

@@ -23,12 +23,14 @@ namespace rt {
 
 static inline void load(uintptr_t a, size_t bytes, uintptr_t ret) {
     Worker* w = tw;
-    bool shared = w && w->busy && in_shared(*w, a);
+    bool busy = w && w->busy;
+    bool shared = busy && in_shared(*w, a);
     if (shared) ++w->shared_loads;
     /* a load of neither shared memory nor an output (an input, __constant__) races with
        nothing: most of a census run's loads, which need no call */
     if (g_hazards && (shared || in_outputs(a))) hazard_access(a, bytes, false, ret);
     if (g_profiling) profile_access(a, bytes, ret, false);
+    if (busy) spin_note(*w, a); /* last: it may switch to another thread */
 }
 
 void on_load(uintptr_t a, size_t bytes, uintptr_t ret) { load(a, bytes, ret); }

@@ -92,24 +92,36 @@ void module_restore() {
     for (Span& s : g_writable) memcpy(reinterpret_cast<char*>(s.lo), s.saved.data(), s.saved.size());
 }
 
-/* While dlopen runs the module's global constructors, module.text_lo is not known yet,
-   but the dynamic linker's list of loaded objects already holds the module: the object
-   with the highest base at or below pc is the one pc is in. */
-static uintptr_t loading_pc(uintptr_t pc) {
-    const struct link_map* best = nullptr;
+/* While dlopen runs the module's global constructors, module_load has not found its code
+   yet, but the dynamic linker's list of loaded objects already holds the module, and its
+   first segment maps its ELF header at its base: its program headers give the code's
+   bounds (a signal handler may not call dl_iterate_phdr, which takes the loader's lock). */
+static bool loading_text(uintptr_t* lo, uintptr_t* hi, uintptr_t* base) {
     for (const struct link_map* m = _r_debug.r_map; m; m = m->l_next) {
-        if (m->l_addr <= pc && (!best || m->l_addr > best->l_addr)) best = m;
+        if (!m->l_name || strcmp(m->l_name, g_path) != 0) continue;
+        const auto* e = reinterpret_cast<const ElfW(Ehdr)*>(m->l_addr);
+        if (memcmp(e->e_ident, ELFMAG, SELFMAG) != 0) return false;
+        const auto* ph = reinterpret_cast<const ElfW(Phdr)*>(m->l_addr + e->e_phoff);
+        for (int i = 0; i < e->e_phnum; ++i) {
+            if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X)) continue;
+            uintptr_t a = m->l_addr + ph[i].p_vaddr, b = a + ph[i].p_memsz;
+            if (!*lo || a < *lo) *lo = a;
+            if (b > *hi) *hi = b;
+        }
+        *base = m->l_addr;
+        return *lo != 0;
     }
-    if (best && best->l_name && strcmp(best->l_name, g_path) == 0) return pc - best->l_addr;
-    return 0;
+    return false;
 }
 
 uintptr_t module_pc(uintptr_t pc, uintptr_t sp, uintptr_t stack_hi) {
-    if (pc >= module.text_lo && pc < module.text_hi) return pc - module.base;
-    if (!module.text_lo && g_path[0]) return loading_pc(pc);
-    /* The fault is in a library function the kernel called (memcpy, printf): the
-       nearest return address into the module on the stack names the kernel's line. */
-    if (!sp || !module.text_lo) return 0;
+    uintptr_t lo = module.text_lo, hi = module.text_hi, base = module.base;
+    if (!lo && !(g_path[0] && loading_text(&lo, &hi, &base))) return 0;
+    if (pc >= lo && pc < hi) return pc - base;
+    /* The fault is in a library function the kernel called (memcpy, printf), or the
+       probe found a hook the kernel called (a loop that loads a flag): the nearest
+       return address into the module on the stack names the kernel's line. */
+    if (!sp) return 0;
     uintptr_t end = sp + 64 * 1024;
     if (stack_hi && stack_hi < end) end = stack_hi;
     uintptr_t p = (sp + 7) & ~(uintptr_t)7;
@@ -118,7 +130,7 @@ uintptr_t module_pc(uintptr_t pc, uintptr_t sp, uintptr_t stack_hi) {
     while (p + 8 <= end && stack_guard_hit(p)) p += 8;
     for (; p + 8 <= end; p += 8) {
         uintptr_t v = *reinterpret_cast<uintptr_t*>(p);
-        if (v >= module.text_lo && v < module.text_hi) return v - 1 - module.base;
+        if (v >= lo && v < hi) return v - 1 - base;
     }
     return 0;
 }

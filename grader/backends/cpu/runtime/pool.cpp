@@ -1,6 +1,6 @@
 /* The pool of OS threads that run blocks. Each thread pulls block indices from one
-   atomic counter, so blocks spread over all cores; a block never leaves the thread that
-   started it, which is what lets static __shared__ be thread_local. The threads exist
+   atomic counter (scheduler.cpp's run_blocks), so blocks spread over all cores; a block
+   never leaves the thread that started it, which is what lets static __shared__ be thread_local. The threads exist
    before the sandbox is applied, since the seccomp filter forbids creating new ones. */
 #include <pthread.h>
 #include <signal.h>
@@ -55,12 +55,7 @@ static void* worker_main(void* arg) {
         }
         /* a thread of the pool that cannot get its fiber stacks: the runner's failure */
         if (!worker_prepare(*w, *L)) fail("stacks", "no memory for fiber stacks", EXIT_FAULT);
-        for (;;) {
-            long first = L->next_block.fetch_add(L->chunk);
-            if (first >= L->nblocks) break;
-            long last = first + L->chunk < L->nblocks ? first + L->chunk : L->nblocks;
-            for (long b = first; b < last; ++b) run_block(*w, L->reverse ? L->nblocks - 1 - b : b);
-        }
+        run_blocks(*w, *L);
         std::lock_guard<std::mutex> hold(g_lock);
         if (--g_remaining == 0) g_done.notify_all();
     }

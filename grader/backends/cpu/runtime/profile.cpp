@@ -510,6 +510,12 @@ void profile_atomic(uintptr_t target, uintptr_t ret) {
 
 void profile_barrier() { drain(); }
 
+void profile_swap_loads(std::vector<uint32_t>& loads) {
+    drain();
+    g_loads.swap(loads);
+    g_loads.resize((size_t)g_threads, 0);
+}
+
 void profile_block_end() {
     drain();
     unsigned long long block = 0;

@@ -189,6 +189,10 @@ void profile_atomic(uintptr_t target, uintptr_t ret);
 void profile_barrier();
 /* The running block's accesses, as requests (its pool thread calls it as it ends). */
 void profile_block_end();
+/* The running block parks, or a parked one runs again (scheduler.cpp): its accesses so far
+   become requests, as at a barrier, and its threads' counts of global loads are swapped
+   with `loads`, the parked block's. */
+void profile_swap_loads(std::vector<uint32_t>& loads);
 /* Profiling ends: the "profile" record of the pass. */
 void profile_end();
 

@@ -11,7 +11,12 @@
    blocks at a barrier or warp operation, or finishes, and then switches straight to the
    next runnable fiber of the sweep. When a sweep ends with nothing runnable, the barrier
    is released, or, if the threads cannot all meet, the divergence is recorded and the
-   block is let go on as a GPU would. */
+   block is let go on as a GPU would.
+
+   A thread that spins on a flag gives its turn away (spin_wait, scheduler.h), and a
+   block whose every runnable thread waits so is parked, its stacks and shared memory
+   kept, while its pool thread runs a block not started yet or a parked one whose flag
+   changed (run_blocks), as a GPU runs a small grid's blocks at once. */
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>
@@ -157,16 +162,6 @@ static void statics_prepare(StaticSlots& s, Launch& L) {
     for (int i = 0; i < s.count; ++i) fill_words(slot_lo(s, i), slot_span(), SHARED_FILL);
 }
 
-/* Each slot's arrays hold the fill pattern again when a block starts. */
-static void statics_refill(StaticSlots& s) {
-    for (int i = 0; i < s.count; ++i) {
-        size_t used = s.slots[(size_t)i].used;
-        if (!used) continue;
-        char* lo = slot_lo(s, i);
-        fill_words(s.end_aligned ? lo + slot_span() - used : lo, used, SHARED_FILL);
-    }
-}
-
 const Region* static_shared_region(uintptr_t addr) {
     static thread_local Region found;
     Worker* w = tw;
@@ -195,20 +190,27 @@ const Region* static_shared_region(uintptr_t addr) {
 }
 
 /* -- preparing a pool thread for a launch ---------------------------------------------- */
-bool worker_prepare(Worker& w, Launch& L) {
-    w.n = L.nthreads;
-    w.fibers.assign((size_t)w.n, Fiber());
-    w.warp_waiting.assign((size_t)(w.n + 31) / 32, 0u);
-    w.warp_needed.assign((size_t)(w.n + 31) / 32, 0u);
-    w.order.resize((size_t)w.n);
-    for (int i = 0; i < w.n; ++i) {
+/* The running block's fibers and stacks, for blocks shaped like `L`. */
+static bool resident_prepare(Worker& w, Launch& L) {
+    w.fibers.assign((size_t)L.nthreads, Fiber());
+    w.warp_waiting.assign((size_t)(L.nthreads + 31) / 32, 0u);
+    w.warp_needed.assign((size_t)(L.nthreads + 31) / 32, 0u);
+    for (int i = 0; i < L.nthreads; ++i) {
         Fiber& f = w.fibers[(size_t)i];
         f.tid.x = (unsigned)i % L.block.x;
         f.tid.y = ((unsigned)i / L.block.x) % L.block.y;
         f.tid.z = (unsigned)i / (L.block.x * L.block.y);
-        w.order[(size_t)i] = L.reverse ? w.n - 1 - i : i;
     }
-    bool stacks = stacks_reserve(w, w.n + 1);
+    return stacks_reserve(w, L.nthreads + 1);
+}
+
+bool worker_prepare(Worker& w, Launch& L) {
+    w.n = L.nthreads;
+    w.order.resize((size_t)w.n);
+    for (int i = 0; i < w.n; ++i) w.order[(size_t)i] = L.reverse ? w.n - 1 - i : i;
+    w.next = w.last = 0;
+    w.park_limit = (size_t)std::max(1, PARKED_THREADS / std::max(1, w.n));
+    bool stacks = resident_prepare(w, L);
     /* The module's static shared memory is its thread_local block; touching the anchor
        makes this thread's copy exist, and dlinfo says where it is. */
     w.tls_block = nullptr;
@@ -245,6 +247,7 @@ static void enter(Worker& w, Fiber& g, Context* from) {
     int lin = (int)(&g - w.fibers.data());
     threadIdx = g.tid;
     grader_rt_cur = lin;
+    w.spin_addr = 0; /* a run of loads is one thread's */
     if (g.state == NOT_STARTED) {
         g.stack = take_stack(w);
         context_init(&g.ctx, stack_lo(w, g.stack), stack_size(g.stack), fiber_entry, &w);
@@ -487,8 +490,55 @@ static void release_barrier(Worker& w) {
     }
 }
 
-/* Runs sweeps until every fiber of the block has finished. */
-static void schedule(Worker& w) {
+/* -- threads and blocks that wait for others ----------------------------------------- */
+/* The running thread waits for the word it keeps reading (scheduler.h): it stays
+   runnable, and the block's other threads run before it comes back. */
+void spin_wait(Worker& w) {
+    w.spin_count = 0;
+    if (!w.fiber_mode) to_fibers(w);
+    Fiber& f = w.fibers[(size_t)grader_rt_cur];
+    f.waits = true;
+    f.wait_addr = w.spin_addr;
+    f.wait_value = w.spin_value;
+    ++w.n_waiting;
+    yield(w, f);
+    f.waits = false;
+    --w.n_waiting;
+}
+
+/* Whether a waiting fiber of `r`, the running block or a parked one, would find its word
+   changed. A parked block's shared memory holds the running block's words: only its own
+   threads, all parked, change its own. */
+static bool woken(const Worker& w, const Resident& r) {
+    if (!r.n_waiting) return false;
+    bool parked = &r != static_cast<const Resident*>(&w);
+    for (const Fiber& f : r.fibers) {
+        if (!f.waits || (parked && in_shared(w, f.wait_addr))) continue;
+        if (word_at(f.wait_addr) != f.wait_value) return true;
+    }
+    return false;
+}
+
+static bool any_woken(const Worker& w) {
+    return std::any_of(w.parked.begin(), w.parked.end(),
+                       [&](const Resident& r) { return woken(w, r); });
+}
+
+static bool more_blocks(const Worker& w, const Launch& L) {
+    return w.next < w.last || L.next_block.load(std::memory_order_relaxed) < L.nblocks;
+}
+
+/* Every runnable fiber of the running block waits for a word none of them changed: the
+   block had better be parked where another can run (a block not started yet, while
+   room is left to park, or a parked one some word of which changed). */
+static bool should_park(Worker& w) {
+    if (w.n_waiting < w.n_runnable || woken(w, w)) return false;
+    if (w.parked.size() < w.park_limit && more_blocks(w, *g_launch)) return true;
+    return any_woken(w);
+}
+
+/* Runs sweeps until every fiber of the block has finished (true), or it should park. */
+static bool schedule(Worker& w) {
     for (;;) {
         for (int lin : w.finished) {
             Fiber& f = w.fibers[(size_t)lin];
@@ -496,8 +546,9 @@ static void schedule(Worker& w) {
             f.stack = -1;
         }
         w.finished.clear();
-        if (w.n_done == w.n) return;
+        if (w.n_done == w.n) return true;
         if (w.n_runnable > 0) {
+            if (w.n_waiting && should_park(w)) return false;
             for (int p = 0; p < w.n; ++p) {
                 Fiber& f = w.fibers[(size_t)w.order[(size_t)p]];
                 if (f.state == RUNNABLE || f.state == NOT_STARTED) {
@@ -543,6 +594,24 @@ static void reset_fibers(Worker& w, int in_use) {
 }
 
 /* -- one block ------------------------------------------------------------------------- */
+/* Calls f(lo, bytes) for each piece of the running block's shared memory: the module's
+   thread_local block, each static slot's arrays, and the dynamic area with a few bytes
+   past it (check_shared_tail). */
+template <class F>
+static void each_shared(Worker& w, F f) {
+    if (w.tls_block) f(w.tls_block, module.tls_size);
+    StaticSlots& s = w.statics;
+    for (int i = 0; i < s.count; ++i) {
+        size_t used = s.slots[(size_t)i].used;
+        char* lo = slot_lo(s, i);
+        if (used) f(s.end_aligned ? lo + slot_span() - used : lo, used);
+    }
+    if (w.dyn_span) {
+        size_t room = (size_t)(w.dyn.lo + w.dyn.lo_len - w.dyn_base);
+        f(w.dyn_base, room < w.dyn_span + 256 ? room : w.dyn_span + 256);
+    }
+}
+
 static void check_shared_tail(Worker& w, Launch& L) {
     /* Bytes just past the dynamic shared memory: the alignment slack in the first pass,
        a few more in the second. A changed byte means a write past the end. */
@@ -563,7 +632,41 @@ static void check_shared_tail(Worker& w, Launch& L) {
     }
 }
 
-void run_block(Worker& w, long b) {
+/* The running block has finished. */
+static void end_block(Worker& w, Launch& L) {
+    w.busy = 0;
+    if (g_profiling) profile_block_end();
+    if (w.dyn_span) check_shared_tail(w, L);
+    if (L.serial) writers_after_block(w.block);
+}
+
+/* The running block waits while another can run: its shared memory is copied aside,
+   and its stacks go with it. What it stored so far is its own (writers_after_block),
+   and a profile makes requests of its accesses so far, as at a barrier. */
+static void park(Worker& w, Launch& L) {
+    w.busy = 0;
+    w.shared_copy.clear();
+    w.shared_spans.clear();
+    each_shared(w, [&](char* lo, size_t bytes) {
+        w.shared_spans.emplace_back(lo, bytes);
+        w.shared_copy.insert(w.shared_copy.end(), lo, lo + bytes);
+    });
+    if (g_profiling) profile_swap_loads(w.profile_loads);
+    if (L.serial) writers_after_block(w.block);
+    w.parked.push_back(std::move(static_cast<Resident&>(w)));
+    static_cast<Resident&>(w) = Resident();
+}
+
+/* Runs the running block until it ends or parks. */
+static void settle(Worker& w, Launch& L) {
+    if (w.fiber_mode && !schedule(w)) {
+        park(w, L);
+    } else {
+        end_block(w, L);
+    }
+}
+
+static void run_block(Worker& w, long b) {
     Launch& L = *g_launch;
     w.block = b;
     w.owner = stores_owner(b);
@@ -573,12 +676,9 @@ void run_block(Worker& w, long b) {
     blockIdx.x = (unsigned)(b % L.grid.x);
     blockIdx.y = (unsigned)((b / L.grid.x) % L.grid.y);
     blockIdx.z = (unsigned)(b / ((long)L.grid.x * L.grid.y));
-    if (w.tls_block) fill_words(w.tls_block, module.tls_size, SHARED_FILL);
-    statics_refill(w.statics);
-    if (w.dyn_span) {
-        size_t room = (size_t)(w.dyn.lo + w.dyn.lo_len - w.dyn_base);
-        fill_words(w.dyn_base, room < w.dyn_span + 256 ? room : w.dyn_span + 256, SHARED_FILL);
-    }
+    w.index = blockIdx;
+    w.spin_addr = 0;
+    each_shared(w, [](char* lo, size_t bytes) { fill_words(lo, bytes, SHARED_FILL); });
     grader_rt_loop_stop = 0;
     w.fiber_mode = L.needs_fibers.load(std::memory_order_relaxed);
     w.busy = 1;
@@ -593,11 +693,75 @@ void run_block(Worker& w, long b) {
     } else {
         reset_fibers(w, -1);
     }
-    if (w.fiber_mode) schedule(w);
-    w.busy = 0;
-    if (g_profiling) profile_block_end();
-    if (w.dyn_span) check_shared_tail(w, L);
-    if (L.serial) writers_after_block(b);
+    settle(w, L);
+}
+
+/* Parked block i runs again where it stopped. */
+static void resume(Worker& w, Launch& L, size_t i) {
+    if (w.stacks) w.spares.push_back(std::move(static_cast<Resident&>(w)));
+    static_cast<Resident&>(w) = std::move(w.parked[i]);
+    w.parked.erase(w.parked.begin() + (long)i);
+    blockIdx = w.index;
+    grader_rt_loop_stop = 1; /* a block parks as fibers: a thread in its loop stops there */
+    /* an array another block placed meanwhile is one this block never wrote */
+    each_shared(w, [](char* lo, size_t bytes) { fill_words(lo, bytes, SHARED_FILL); });
+    size_t at = 0;
+    for (const auto& span : w.shared_spans) {
+        memcpy(span.first, w.shared_copy.data() + at, span.second);
+        at += span.second;
+    }
+    if (g_profiling) profile_swap_loads(w.profile_loads);
+    ++w.epoch;
+    w.busy = 1;
+    settle(w, L);
+}
+
+/* Whether the running block's place has stacks for a block to start: a parked block
+   took them, and a spare gives them back (or new ones, while memory allows) while fewer
+   than park_limit blocks are parked. */
+static bool room(Worker& w, Launch& L) {
+    if (w.stacks) return true;
+    if (w.parked.size() >= w.park_limit) return false;
+    if (w.spares.empty()) {
+        static_cast<Resident&>(w) = Resident();
+    } else {
+        static_cast<Resident&>(w) = std::move(w.spares.back());
+        w.spares.pop_back();
+    }
+    if (resident_prepare(w, L)) return true;
+    w.park_limit = w.parked.size(); /* no memory for more */
+    return false;
+}
+
+static bool take_block(Worker& w, Launch& L, long* b) {
+    if (w.next >= w.last) {
+        long first = L.next_block.fetch_add(L.chunk);
+        if (first >= L.nblocks) return false;
+        w.next = first;
+        w.last = std::min(first + L.chunk, L.nblocks);
+    }
+    long i = w.next++;
+    *b = L.reverse ? L.nblocks - 1 - i : i;
+    return true;
+}
+
+/* Runs blocks: a parked one whose word changed first, then one not started yet while
+   there is room, then the oldest parked one. */
+void run_blocks(Worker& w, Launch& L) {
+    long b;
+    for (;;) {
+        auto ready = std::find_if(w.parked.begin(), w.parked.end(),
+                                  [&](const Resident& r) { return woken(w, r); });
+        if (ready != w.parked.end()) {
+            resume(w, L, (size_t)(ready - w.parked.begin()));
+        } else if (room(w, L) && take_block(w, L, &b)) {
+            run_block(w, b);
+        } else if (!w.parked.empty()) {
+            resume(w, L, 0);
+        } else {
+            return;
+        }
+    }
 }
 
 bool current_snapshot(Snapshot* s) {

@@ -20,6 +20,10 @@ struct Fiber {
     int w_op = 0, w_line = 0, w_arg = 0, w_width = 32;
     unsigned int w_mask = 0;
     unsigned long long w_value = 0, w_result = 0;
+    /* gave its turn away while it waits for the word at wait_addr to change (spin_note) */
+    bool waits = false;
+    uintptr_t wait_addr = 0;
+    uint64_t wait_value = 0;
 };
 
 /* Static __shared__ slots: [guard][slot 0][guard][slot 1]...[guard], each slot a fixed
@@ -45,21 +49,19 @@ struct StoreRun {
     size_t lo = 0, hi = 0;
 };
 
-struct Worker {
-    int id = 0;
-    pthread_t thread{};
-    bool ready = false; /* has its shared memory and stacks: a member of the pool */
-    Context sched{};    /* the pool thread's own stack */
-    Context loop_ctx{}; /* the fiber that runs a block as a plain loop */
+/* What a pool thread keeps of one block it has started: the block's fibers and their
+   stacks (its own mapping), its shared memory while it is parked, and the state of its
+   barriers and warps. The running block's is the Worker's own (a base), so code that
+   reads w.fibers reads the running block's; a parked block's waits in Worker::parked. */
+struct Resident {
     std::vector<Fiber> fibers;
-    std::vector<int> order; /* linear thread ids in the order of this pass */
-    int n = 0;
     int pos = 0; /* position in `order` of the running fiber */
     /* counts kept as fibers change state, so a sweep's end needs no scan to know what
        to do next */
     int n_runnable = 0; /* RUNNABLE or NOT_STARTED */
     int n_done = 0;
     int n_warp = 0;
+    int n_waiting = 0; /* RUNNABLE fibers that gave their turn away waiting (Fiber::waits) */
     /* per warp: the lanes waiting at a warp operation, and every lane their masks name,
        so that an arriving lane learns in a step whether the warp can go on */
     std::vector<unsigned> warp_waiting, warp_needed;
@@ -74,6 +76,30 @@ struct Worker {
     int stack_count = 0;
     std::vector<char> guarded; /* per stack: its guard page is set (on its first use) */
     std::vector<int> free_stacks;
+    long block = 0;        /* the block it runs */
+    GUint3 index{0, 0, 0}; /* blockIdx */
+    uint32_t owner = 0; /* what its block's plain stores note as their owner (stores_owner) */
+    /* the barrier lines the running block met, and how often (a hang's loop: signals.cpp) */
+    int met_line[4] = {0, 0, 0, 0};
+    long met_count[4] = {0, 0, 0, 0};
+    /* while parked: its shared memory, and its threads' global loads (profile.cpp) */
+    std::vector<char> shared_copy;
+    std::vector<std::pair<char*, size_t>> shared_spans; /* where each piece of it goes */
+    std::vector<uint32_t> profile_loads;
+};
+
+struct Worker : Resident {
+    int id = 0;
+    pthread_t thread{};
+    bool ready = false; /* has its shared memory and stacks: a member of the pool */
+    Context sched{};    /* the pool thread's own stack */
+    Context loop_ctx{}; /* the fiber that runs a block as a plain loop */
+    std::vector<int> order; /* linear thread ids in the order of this pass */
+    int n = 0;
+    /* the blocks it has started that wait for others, and spare stacks for more */
+    std::vector<Resident> parked, spares;
+    size_t park_limit = 0;   /* the most blocks it parks at once (PARKED_THREADS) */
+    long next = 0, last = 0; /* the blocks of its chunk not yet started */
     /* shared memory: the module's thread_local block (a __shared__ declaration the
        build could not rewrite), this thread's dynamic shared memory area, and its static
        shared slots */
@@ -84,22 +110,21 @@ struct Worker {
     StaticSlots statics;
     /* what its blocks executed (counts.cpp) */
     unsigned long long shared_loads = 0, atomics = 0;
-    /* the block it runs, and the target of the atomic function it is in, and the linear
-       id of the thread that entered it (stores.cpp) */
-    long block = 0;
-    uint32_t owner = 0; /* what its block's plain stores note as their owner (stores_owner) */
+    /* the target of the atomic function the running thread is in, and that thread's
+       linear id (stores.cpp): next to what each atomic touches besides */
+    const void* atomic_target = nullptr;
+    uint32_t atomic_thread = 0;
+    /* the running thread's run of loads of one address that found one value (spin_note) */
+    int spin_count = 0;
+    uintptr_t spin_addr = 0;
+    uint64_t spin_value = 0;
     unsigned long long claims = 0; /* stores that found an output element unowned */
     bool noted = false;            /* this pass noted an element in an owner table */
     /* the short way's stores of its blocks this pass, as runs of elements: those ended,
        within a capacity reserved when the pass is armed, and the one it extends */
     std::vector<StoreRun> runs;
     StoreRun run;
-    const void* atomic_target = nullptr;
-    uint32_t atomic_thread = 0;
     uint32_t epoch = 0; /* block starts and barriers released so far (hazards.cpp) */
-    /* the barrier lines the running block met, and how often (a hang's loop: signals.cpp) */
-    int met_line[4] = {0, 0, 0, 0};
-    long met_count[4] = {0, 0, 0, 0};
     /* for the watchdog and the fault handler */
     volatile int busy = 0;
     char* altstack = nullptr;
@@ -127,7 +152,45 @@ constexpr size_t STATIC_GUARD_BYTES = 64u << 10;
 
 /* Readies `w` for launches shaped like `L`; false when it could not get its fiber stacks. */
 bool worker_prepare(Worker& w, Launch& L);
-void run_block(Worker& w, long linear);
+/* Runs blocks of `L` until none is left to start and every one it started has finished. */
+void run_blocks(Worker& w, Launch& L);
+
+/* -- threads that wait for another by reading a word until it changes ------------------
+   A GPU runs a block's threads, and a small grid's blocks, at once, so a thread may spin
+   on a flag that another thread or block sets later; a fiber runs until it blocks. So
+   the hooks of loads and atomics note each access: SPIN_LOADS accesses in a row of one
+   address that find one value, with no other access between, are a thread waiting, and
+   it lets the block's other threads run (spin_wait); a block whose every running thread
+   waits, for words that none of them changed, lets another block run. No ordinary
+   thread loads one word that often with nothing else between (a block has at most 1024
+   threads, which a block that runs as a loop notes as one). */
+constexpr int SPIN_LOADS = 4096;
+/* The threads of the blocks a pool thread parks at once, at most: each keeps its fibers'
+   stacks. Two SMs of a GPU hold as many. */
+constexpr int PARKED_THREADS = 4096;
+void spin_wait(Worker& w);
+
+/* The word holding the access at `a`: an aligned word never crosses into a guard page. */
+static inline uint64_t word_at(uintptr_t a) {
+    return *reinterpret_cast<const volatile uint64_t*>(a & ~(uintptr_t)7);
+}
+
+/* A load or atomic of `a` by the running thread. The word is read from the second access
+   on: the first, which the access itself follows, may fault. */
+static inline void spin_note(Worker& w, uintptr_t a) {
+    if (a != w.spin_addr) {
+        w.spin_addr = a;
+        w.spin_count = 0;
+        return;
+    }
+    uint64_t v = word_at(a);
+    if (v != w.spin_value || w.spin_count == 0) {
+        w.spin_value = v;
+        w.spin_count = 1;
+    } else if (++w.spin_count >= SPIN_LOADS) {
+        spin_wait(w);
+    }
+}
 /* A member of the pool, 0 <= i < pool_size(). */
 Worker* pool_worker(int i);
 

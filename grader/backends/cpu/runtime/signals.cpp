@@ -270,8 +270,14 @@ static void fire() {
         l.kvhex("pc", one->pc);
         if (same_thread) l.kv3("thread", one->thread.x, one->thread.y, one->thread.z);
         l.kv3("block", one->block.x, one->block.y, one->block.z);
-    } else if (seen[0][0].ready) {
-        l.kvhex("pc", seen[0][0].pc);
+    } else {
+        /* the main thread, loading: the first probe that found it in the module's code, not
+           in a hook it calls (a module with load hooks spends much of a loop there) */
+        for (int round = 0; round < ROUNDS; ++round) {
+            if (!seen[round][0].ready || !seen[round][0].pc) continue;
+            l.kvhex("pc", seen[round][0].pc);
+            break;
+        }
     }
     l.write();
     output_flush(FILE_PRINTF);

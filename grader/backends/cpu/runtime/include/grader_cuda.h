@@ -869,9 +869,14 @@ template <class... A, void (*f)(A...)> struct kernel<void (*)(A...), f> {
        After each thread, a set loop_stop means a barrier handed the block to the fiber
        scheduler: this thread is then finished and the loop must not go on. threadIdx
        names the running thread to the runner's hooks (rt::running_linear): its stores are
-       volatile, or g++ sinks them out of the loop, past hooks it takes to read no memory. */
+       volatile, or g++ sinks them out of the loop, past hooks it takes to read no memory;
+       and loop_stop is read anew, since a hook may set it too (a thread that spins on a
+       flag hands the block over: runtime/scheduler.h), where g++ would read it once. */
     static __inline__ void named(unsigned int& axis, unsigned int value) {
         *static_cast<volatile unsigned int*>(&axis) = value;
+    }
+    static __inline__ bool stopped() {
+        return __builtin_expect(*static_cast<volatile int*>(&grader_rt_loop_stop), 0);
     }
     template <class Args, size_t... I>
     static __inline__ void loop_with(const Args& args, const grader_loop_ctl* c,
@@ -885,7 +890,7 @@ template <class... A, void (*f)(A...)> struct kernel<void (*)(A...), f> {
                     for (unsigned int x = 0; x < bx; ++x) {
                         named(threadIdx.x, x);
                         f(std::get<I>(args)...);
-                        if (__builtin_expect(grader_rt_loop_stop, 0)) grader_rt_loop_exit();
+                        if (stopped()) grader_rt_loop_exit();
                     }
                 }
             }
@@ -897,7 +902,7 @@ template <class... A, void (*f)(A...)> struct kernel<void (*)(A...), f> {
                     for (unsigned int x = bx; x-- > 0;) {
                         named(threadIdx.x, x);
                         f(std::get<I>(args)...);
-                        if (__builtin_expect(grader_rt_loop_stop, 0)) grader_rt_loop_exit();
+                        if (stopped()) grader_rt_loop_exit();
                     }
                 }
             }

@@ -1,0 +1,186 @@
+"""Threads and blocks that wait for one another (runtime/scheduler.cpp): a kernel that a
+GPU runs to its end, with a block's threads and a small grid's blocks all at once, ends
+on the CPU backend too, on one pool thread or several, profiled or not; one that waits
+for what no thread ever does still hangs, named at its thread and line."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from cpu_kit import integer, kinds, only, out
+from test_diagnose import line_of
+
+from grader.model.launch import Buffer
+from grader.model.result import Kind
+
+
+def ints(name: str, size: int) -> Buffer:
+    return Buffer(name, np.zeros(size, np.int32), True)
+
+
+@pytest.fixture(params=[1, 2], ids=["one pool thread", "two"])
+def jobs(kit, request):
+    kept, kit.backend.jobs = kit.backend.jobs, request.param
+    yield request.param
+    kit.backend.jobs = kept
+
+
+def ran_to_its_end(result) -> dict[str, np.ndarray]:
+    assert result.completed and not result.timed_out, result.diagnostics
+    assert Kind.TIMEOUT not in kinds(result)
+    return {name: state.data for name, state in result.buffers.items()}
+
+
+BLOCK_WAITS = r"""
+__device__ volatile int flag = 0;
+__global__ void k(float* P) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        while (flag == 0) {}                       /* block 1 sets it */
+        P[0] = 2.0f;
+    }
+    if (blockIdx.x == 1 && threadIdx.x == 0) flag = 1;
+    if (blockIdx.x != 0 || threadIdx.x != 0) P[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+}
+"""
+
+
+def test_a_block_that_waits_for_a_later_block_ends(kit, no_nvcc, jobs):
+    build = kit.built(BLOCK_WAITS)
+    found = ran_to_its_end(kit.run(build, "k", 2, 64, [out("P", 128)], timeout=3))
+    assert found["P"][0] == 2.0 and (found["P"][1:] == 1.0).all()
+
+
+def test_a_block_that_waits_for_a_later_block_ends_profiled(kit, no_nvcc):
+    outcome, profile = kit.profile(kit.built(BLOCK_WAITS), "k", 2, 64, [out("P", 128)])
+    assert outcome.buffers["P"].data[0] == 2.0 and profile.blocks == 2
+
+
+PARKED_SHARED = r"""
+__device__ volatile int flag = 0;
+__global__ void k(float* P) {
+    __shared__ float mine[64];
+    mine[threadIdx.x] = blockIdx.x * 100.0f + threadIdx.x;
+    __syncthreads();
+    if (blockIdx.x == 0 && threadIdx.x == 0) while (flag == 0) {}  /* block 1 sets it */
+    if (blockIdx.x == 1 && threadIdx.x == 0) flag = 1;
+    __syncthreads();
+    P[blockIdx.x * blockDim.x + threadIdx.x] = mine[63 - threadIdx.x];
+}
+"""
+
+
+def test_a_parked_block_finds_its_shared_memory_as_it_left_it(kit, no_nvcc, jobs):
+    build = kit.built(PARKED_SHARED)
+    found = ran_to_its_end(kit.run(build, "k", 2, 64, [out("P", 128)], timeout=3))
+    expected = [b * 100.0 + 63 - t for b in range(2) for t in range(64)]
+    assert (found["P"] == expected).all()
+
+
+THREAD_WAITS = r"""
+__device__ volatile int flag = 0;
+__global__ void k(float* P) {
+    float seen = 0.0f;
+    if (threadIdx.x == 0) {
+        while (flag == 0) {}                       /* thread 5 sets it, no barrier between */
+        seen = 2.0f;
+    }
+    if (threadIdx.x == 5) flag = 1;
+    P[threadIdx.x] = seen;
+}
+"""
+
+
+def test_a_thread_that_waits_for_a_later_thread_of_its_block_ends(kit, no_nvcc, jobs):
+    found = ran_to_its_end(kit.run(kit.built(THREAD_WAITS), "k", 1, 32, [out("P", 32)], timeout=3))
+    assert found["P"][0] == 2.0 and (found["P"][1:] == 0.0).all()
+
+
+# Block i waits for block i - 1 to publish its running total, and publishes its own: a
+# chained scan. The tile is the block's own (blockIdx), or the next one that an atomicAdd
+# hands out (dynamic block ids, StreamScan), which orders the tiles as the blocks start.
+CHAINED = r"""
+__device__ unsigned int tiles = 0;
+__global__ void scan(const float* in, float* sums, volatile int* ready, float* out, int n,
+                     int dynamic) {
+    __shared__ unsigned int tile;
+    if (threadIdx.x == 0) tile = dynamic ? atomicAdd(&tiles, 1u) : blockIdx.x;
+    __syncthreads();
+    int i = tile * blockDim.x + threadIdx.x;
+    if (threadIdx.x == 0) {
+        float before = 0.0f;
+        if (tile > 0) {
+            while (ready[tile - 1] == 0) {}        /* the tile before it */
+            before = sums[tile - 1];
+        }
+        float total = before;
+        for (int j = 0; j < (int)blockDim.x && tile * blockDim.x + j < n; ++j)
+            total += in[tile * blockDim.x + j];
+        sums[tile] = total;
+        __threadfence();
+        ready[tile] = 1;
+    }
+    if (i < n) out[i] = 1.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("dynamic", [0, 1], ids=["blockIdx", "atomicAdd"])
+def test_a_chained_scan_whose_blocks_wait_for_the_one_before(kit, no_nvcc, jobs, dynamic):
+    n, block = 1000, 32
+    blocks = -(-n // block)
+    values = np.arange(n, dtype=np.float32) % 7
+    args = [
+        Buffer("in", values, False),
+        out("sums", blocks, 0.0),
+        ints("ready", blocks),
+        out("out", n, 0.0),
+        integer("n", n),
+        integer("dynamic", dynamic),
+    ]
+    found = ran_to_its_end(kit.run(kit.built(CHAINED), "scan", blocks, block, args, timeout=5))
+    ends = np.cumsum(values, dtype=np.float64)[np.minimum(np.arange(1, blocks + 1) * block, n) - 1]
+    assert np.allclose(found["sums"], ends) and (found["ready"] == 1).all()
+
+
+LOCKED = r"""
+__global__ void k(int* lock, float* total, const float* in) {
+    if (threadIdx.x == 0) {
+        while (atomicCAS(lock, 0, 1) != 0) {}      /* a spin lock across blocks */
+        *total += in[blockIdx.x];
+        __threadfence();
+        atomicExch(lock, 0);
+    }
+}
+"""
+
+
+def test_a_spin_lock_across_blocks(kit, no_nvcc, jobs):
+    blocks = 16
+    args = [ints("lock", 1), out("total", 1, 0.0), Buffer("in", np.ones(blocks, np.float32), False)]
+    found = ran_to_its_end(kit.run(kit.built(LOCKED), "k", blocks, 32, args, timeout=5))
+    assert found["total"][0] == blocks and found["lock"][0] == 0
+
+
+DEADLOCK = r"""
+__device__ volatile int flag = 0;
+__global__ void k(float* P) {
+    if (blockIdx.x == 1 && threadIdx.x == 3)
+        while (flag == 0) {}                       /* no thread sets it */
+    P[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+}
+"""
+
+
+def test_waiting_for_a_flag_no_thread_sets_still_hangs_at_its_thread_and_line(kit, no_nvcc, jobs):
+    """As soon as before: the other blocks end, and the waiting one's own CPU time then
+    reaches the timeout (1.19-1.22 s here, before and after)."""
+    build = kit.built(DEADLOCK)
+    start = time.monotonic()
+    result = kit.run(build, "k", 4, 32, [out("P", 128)], timeout=1)
+    assert result.timed_out and time.monotonic() - start < 1.6
+    diag = only(result, Kind.TIMEOUT)
+    assert "was still running" in diag.message
+    assert (diag.thread, diag.block) == ((3, 0, 0), (1, 0, 0))
+    assert diag.line == line_of(DEADLOCK, "no thread sets it")
