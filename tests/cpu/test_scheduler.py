@@ -127,8 +127,14 @@ __global__ void scan(const float* in, float* sums, volatile int* ready, float* o
 
 
 @pytest.mark.parametrize("dynamic", [0, 1], ids=["blockIdx", "atomicAdd"])
-def test_a_chained_scan_whose_blocks_wait_for_the_one_before(kit, no_nvcc, jobs, dynamic):
-    n, block = 1000, 32
+@pytest.mark.parametrize(
+    "n, block",
+    # 64 blocks of 1024 threads: more than a pool thread parks (blocks_parked), which the
+    # reversed pass, a window of blocks at a time in grid order, never asks of it
+    [(1000, 32), (64 * 1024, 1024)],
+    ids=["32 blocks of 32", "64 blocks of 1024"],
+)
+def test_a_chained_scan_whose_blocks_wait_for_the_one_before(kit, no_nvcc, jobs, dynamic, n, block):
     blocks = -(-n // block)
     values = np.arange(n, dtype=np.float32) % 7
     args = [

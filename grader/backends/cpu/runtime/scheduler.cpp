@@ -209,7 +209,7 @@ bool worker_prepare(Worker& w, Launch& L) {
     w.order.resize((size_t)w.n);
     for (int i = 0; i < w.n; ++i) w.order[(size_t)i] = L.reverse ? w.n - 1 - i : i;
     w.next = w.last = 0;
-    w.park_limit = (size_t)std::max(1, PARKED_THREADS / std::max(1, w.n));
+    w.park_limit = (size_t)blocks_parked(w.n);
     bool stacks = resident_prepare(w, L);
     /* The module's static shared memory is its thread_local block; touching the anchor
        makes this thread's copy exist, and dlinfo says where it is. */
@@ -733,6 +733,20 @@ static bool room(Worker& w, Launch& L) {
     return false;
 }
 
+/* The i-th block a pass starts. The reversed pass runs each block before the lower ones
+   of its window of blocks_parked blocks, so that neighbours store and read in the other
+   order than in the forward pass, and the windows in grid order, as a GPU starts a
+   grid's blocks: a block that waits for a lower one (a chained scan by blockIdx) then
+   waits for its window's alone, which its pool thread can park. The windows end at the
+   last block, so the partial tile's block and its neighbour swap. */
+static long block_of(const Launch& L, long i) {
+    if (!L.reverse) return i;
+    long g = blocks_parked(L.nthreads), r = L.nblocks % g;
+    if (i < r) return r - 1 - i;
+    long j = i - r;
+    return r + j / g * g + (g - 1 - j % g);
+}
+
 static bool take_block(Worker& w, Launch& L, long* b) {
     if (w.next >= w.last) {
         long first = L.next_block.fetch_add(L.chunk);
@@ -740,8 +754,7 @@ static bool take_block(Worker& w, Launch& L, long* b) {
         w.next = first;
         w.last = std::min(first + L.chunk, L.nblocks);
     }
-    long i = w.next++;
-    *b = L.reverse ? L.nblocks - 1 - i : i;
+    *b = block_of(L, w.next++);
     return true;
 }
 

@@ -168,6 +168,10 @@ constexpr int SPIN_LOADS = 4096;
 /* The threads of the blocks a pool thread parks at once, at most: each keeps its fibers'
    stacks. Two SMs of a GPU hold as many. */
 constexpr int PARKED_THREADS = 4096;
+/* The blocks of `nthreads` threads each that a pool thread parks at once. */
+static inline long blocks_parked(int nthreads) {
+    return nthreads < PARKED_THREADS ? PARKED_THREADS / (nthreads > 0 ? nthreads : 1) : 1;
+}
 void spin_wait(Worker& w);
 
 /* The word holding the access at `a`: an aligned word never crosses into a guard page. */
