@@ -180,12 +180,13 @@ __global__ void k(float* P) {
 
 
 def test_waiting_for_a_flag_no_thread_sets_still_hangs_at_its_thread_and_line(kit, no_nvcc, jobs):
-    """As soon as before: the other blocks end, and the waiting one's own CPU time then
-    reaches the timeout (1.19-1.22 s here, before and after)."""
+    """About as soon as before: the other blocks end, and the waiting one's own CPU time
+    then reaches the timeout (1.19-1.22 s here, before and after); the bound leaves room
+    for a loaded machine."""
     build = kit.built(DEADLOCK)
     start = time.monotonic()
     result = kit.run(build, "k", 4, 32, [out("P", 128)], timeout=1)
-    assert result.timed_out and time.monotonic() - start < 1.6
+    assert result.timed_out and time.monotonic() - start < 4.0
     diag = only(result, Kind.TIMEOUT)
     assert "was still running" in diag.message
     assert (diag.thread, diag.block) == ((3, 0, 0), (1, 0, 0))
