@@ -191,3 +191,27 @@ def test_waiting_for_a_flag_no_thread_sets_still_hangs_at_its_thread_and_line(ki
     assert "was still running" in diag.message
     assert (diag.thread, diag.block) == ((3, 0, 0), (1, 0, 0))
     assert diag.line == line_of(DEADLOCK, "no thread sets it")
+
+
+EVERY_BLOCK_WAITS = r"""
+__device__ volatile int flag = 0;
+__global__ void k(float* P) {
+    if (threadIdx.x == 0)
+        while (flag == 0) {}                       /* no thread sets it */
+    __syncthreads();
+    P[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+}
+"""
+
+
+def test_blocks_that_all_wait_past_what_a_pool_thread_parks_hang_at_their_thread_and_line(
+    kit, no_nvcc, jobs
+):
+    """16 blocks of 1024 threads, more than the 4 a pool thread keeps (blocks_parked):
+    the block it runs last is not parked and resumed over and over, none of its threads
+    running, where the probes would find no thread at a line."""
+    result = kit.run(kit.built(EVERY_BLOCK_WAITS), "k", 16, 1024, [out("P", 16 * 1024)], timeout=1)
+    assert result.timed_out
+    diag = only(result, Kind.TIMEOUT)
+    assert diag.thread == (0, 0, 0)
+    assert diag.line == line_of(EVERY_BLOCK_WAITS, "no thread sets it")

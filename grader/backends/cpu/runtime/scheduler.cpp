@@ -529,11 +529,13 @@ static bool more_blocks(const Worker& w, const Launch& L) {
 }
 
 /* Every runnable fiber of the running block waits for a word none of them changed: the
-   block had better be parked where another can run (a block not started yet, while
-   room is left to park, or a parked one some word of which changed). */
+   block had better be parked where another can run (a block not started yet, where
+   room is left to start it once this one is parked: room(); or a parked one some word
+   of which changed). Parked where no block can start, it would be resumed and parked
+   again, none of its threads running, which a hang's probes then find nowhere. */
 static bool should_park(Worker& w) {
     if (w.n_waiting < w.n_runnable || woken(w, w)) return false;
-    if (w.parked.size() < w.park_limit && more_blocks(w, *g_launch)) return true;
+    if (w.parked.size() + 1 < w.park_limit && more_blocks(w, *g_launch)) return true;
     return any_woken(w);
 }
 
