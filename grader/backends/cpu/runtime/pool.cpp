@@ -1,7 +1,8 @@
 /* The pool of OS threads that run blocks. Each thread pulls block indices from one
    atomic counter (scheduler.cpp's run_blocks), so blocks spread over all cores; a block
-   never leaves the thread that started it, which is what lets static __shared__ be thread_local. The threads exist
-   before the sandbox is applied, since the seccomp filter forbids creating new ones. */
+   never leaves the thread that started it, parked or not, which is what lets static
+   __shared__ be thread_local. The threads exist before the sandbox is applied, since the
+   seccomp filter forbids creating new ones. */
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
