@@ -12,6 +12,7 @@ import pytest
 from cpu_kit import integer, kinds, only, out
 from test_diagnose import line_of
 
+from grader.backends.cpu import scan
 from grader.model.launch import Buffer
 from grader.model.result import Kind
 
@@ -215,3 +216,20 @@ def test_blocks_that_all_wait_past_what_a_pool_thread_parks_hang_at_their_thread
     diag = only(result, Kind.TIMEOUT)
     assert diag.thread == (0, 0, 0)
     assert diag.line == line_of(EVERY_BLOCK_WAITS, "no thread sets it")
+
+
+@pytest.mark.parametrize(
+    "text, hooked",
+    [
+        ("__device__ volatile int flag;", True),
+        ("#define FLAG volatile int\n", True),
+        ('asm volatile("") ; volatile int* p;', True),
+        ('asm volatile("membar.gl;");', False),
+        ('__asm__ __volatile__("");', False),
+        ("/* volatile */ int x; // volatile", False),
+        ('printf("volatile");', False),
+    ],
+)
+def test_a_file_that_says_volatile_gets_load_hooks_but_not_for_asm_volatile(text, hooked):
+    """Only a load hook sees a thread spin on a volatile flag (scan.reads_volatile)."""
+    assert scan.reads_volatile(text) == hooked
