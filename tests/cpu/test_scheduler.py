@@ -228,8 +228,11 @@ def test_blocks_that_all_wait_past_what_a_pool_thread_parks_hang_at_their_thread
         ('__asm__ __volatile__("");', False),
         ("/* volatile */ int x; // volatile", False),
         ('printf("volatile");', False),
+        ("while (flags[b - 1] == 0) { __threadfence(); }", True),
+        ("__threadfence_block ();", True),
+        ("int __threadfences = 0;", False),
     ],
 )
-def test_a_file_that_says_volatile_gets_load_hooks_but_not_for_asm_volatile(text, hooked):
-    """Only a load hook sees a thread spin on a volatile flag (scan.reads_volatile)."""
-    assert scan.reads_volatile(text) == hooked
+def test_a_file_that_says_volatile_or_fences_gets_load_hooks_but_not_for_asm_volatile(text, hooked):
+    """Only a load hook sees a thread spin on a flag (scan.needs_load_hooks)."""
+    assert scan.needs_load_hooks(text) == hooked

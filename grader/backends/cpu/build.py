@@ -100,8 +100,8 @@ def build(
     source = with_footer(submission, launch_defaults)
     prepared, shared = scan.rewrite_static_shared(scan.rewrite_dynamic_shared(source))
     problems = scan.unsupported(submission.text)
-    # a flag read through volatile is seen only by the load hooks: a census module's
-    hooked = census or scan.reads_volatile(submission.text)
+    # a thread spinning on a plain load is seen only by the load hooks: a census module's
+    hooked = census or scan.needs_load_hooks(submission.text)
     guess, early = None, None
     if overlap and nvcc.find() and not problems:
         guess = scan.registration_entries(*_declarations(source, None), len(shared))

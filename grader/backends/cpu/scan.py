@@ -335,17 +335,20 @@ def unsupported(text: str) -> list[Unsupported]:
     return sorted(found, key=lambda u: u.line)
 
 
-# `volatile` but an asm statement's: how a kernel reads a word that another thread or
-# block sets while it waits (a flag it spins on)
-_VOLATILE = re.compile(r"\b(?:asm|__asm|__asm__)\s+volatile\b|\bvolatile\b")
+# How a kernel reads a word that another thread or block sets while it waits (a flag it
+# spins on): through `volatile` (but an asm statement's), or between fences, which make
+# even a plain load read memory anew on each turn
+_WAITS = re.compile(
+    r"\b(?:asm|__asm|__asm__)\s+volatile\b|\bvolatile\b|\b__threadfence(?:_block|_system)?\s*\("
+)
 
 
-def reads_volatile(text: str) -> bool:
-    """Whether the text declares something volatile, a macro's definition included: its
-    module needs load hooks in every case (build.py), for a thread that spins on a flag
-    to let the others run (runtime/scheduler.h)."""
-    found = _VOLATILE.finditer(lexer.unquoted(text))
-    return any(m.group(0) == "volatile" for m in found)
+def needs_load_hooks(text: str) -> bool:
+    """Whether the text declares something volatile or calls a __threadfence, a macro's
+    definition included: its module needs load hooks in every case (build.py), for a
+    thread that spins on a flag to let the others run (runtime/scheduler.h)."""
+    found = _WAITS.finditer(lexer.unquoted(text))
+    return any(not m.group(0).startswith(("asm", "__asm")) for m in found)
 
 
 # a template's literals, adjacent, up to its operands or its end
