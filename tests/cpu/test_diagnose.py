@@ -263,6 +263,29 @@ def test_a_loop_of_barriers_that_never_ends_names_its_barriers_whoever_ran_last(
     assert (line, block, thread) == (first, (0, 0, 0), None)
 
 
+
+def test_a_thread_that_spins_after_a_loop_of_barriers_is_named_not_the_barriers(kit, no_nvcc):
+    """The barriers' loop ended; thread 0 then waits for a flag nobody sets. Its threads
+    met each barrier more than once, but none while the probes ran: the loop is the
+    spin's. This said "kept meeting at the __syncthreads() at line 5" before."""
+    source = r"""
+    __device__ volatile int never = 0;
+    __global__ void spin(float* P, int n) {
+        for (int i = 0; i < n; ++i) {
+            __syncthreads();                /* met n times */
+            P[threadIdx.x] += 1.0f;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) while (never == 0) {}   /* spins */
+        P[threadIdx.x] = 2.0f;
+    }
+    """
+    build = kit.built(source)
+    args = [out("P", 64, 0.0), integer("n", 8)]
+    diag = only(kit.run(build, "spin", 2, 32, args, timeout=1), Kind.TIMEOUT)
+    assert "kept meeting" not in diag.message
+    assert (diag.line, diag.thread) == (line_of(source, "spins"), (0, 0, 0))
+
 WAITS = r"""
 extern "C" int usleep(unsigned int);
 __global__ void k(float* P, int us) {

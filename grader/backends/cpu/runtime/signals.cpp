@@ -208,12 +208,14 @@ static void on_probe(int, siginfo_t*, void* ucv) {
 
 static const int ROUNDS = 16; /* probes of each thread, 10 ms apart */
 
-/* The barriers the block's threads met at more than once each, at most four: threads
-   that keep meeting there are in a loop around them, whichever of them runs now. */
-static void barrier_lines(Line& l, const Worker* w) {
+/* The barriers the block's threads met at more than once each, and met again while the
+   probes ran (`before`: their counts as probing began), at most four: threads that keep
+   meeting there are in a loop around them, whichever of them runs now. A barrier only
+   met before (a loop that ended, then a thread that spins) names no loop. */
+static void barrier_lines(Line& l, const Worker* w, const long* before) {
     int found = 0;
     for (int k = 0; k < 4; ++k) {
-        if (w->met_count[k] <= (long)w->n) continue;
+        if (w->met_count[k] <= (long)w->n || w->met_count[k] <= before[k]) continue;
         l.str(found++ ? "," : " barriers=").num(w->met_line[k]);
     }
 }
@@ -231,6 +233,10 @@ static void fire() {
     int n = pool_size();
     Probe seen[ROUNDS][64];
     int threads = n + 1 < 64 ? n + 1 : 64;
+    long met[64][4] = {};
+    for (int i = 0; i + 1 < threads; ++i) {
+        for (int k = 0; k < 4; ++k) met[i][k] = pool_worker(i)->met_count[k];
+    }
     for (int round = 0; round < ROUNDS; ++round) {
         for (int i = 0; i < threads; ++i) g_probes[i].ready = 0;
         pthread_kill(g_main, SIGUSR2);
@@ -266,7 +272,7 @@ static void fire() {
         }
     }
     if (one) {
-        barrier_lines(l, pool_worker(slot - 1));
+        barrier_lines(l, pool_worker(slot - 1), met[slot - 1]);
         l.kvhex("pc", one->pc);
         if (same_thread) l.kv3("thread", one->thread.x, one->thread.y, one->thread.z);
         l.kv3("block", one->block.x, one->block.y, one->block.z);
