@@ -338,9 +338,7 @@ def unsupported(text: str) -> list[Unsupported]:
 # How a kernel reads a word that another thread or block sets while it waits (a flag it
 # spins on): through `volatile` (but an asm statement's), or between fences, which make
 # even a plain load read memory anew on each turn
-_WAITS = re.compile(
-    r"\b(?:asm|__asm|__asm__)\s+volatile\b|\bvolatile\b|\b__threadfence(?:_block|_system)?\s*\("
-)
+_WAITS = re.compile(rf"{_ASM}|\bvolatile\b|\b__threadfence(?:_block|_system)?\s*\(")
 
 
 def needs_load_hooks(text: str) -> bool:
