@@ -54,6 +54,15 @@ class Backend(ABC):
         outcome would depend on what they found, and the caller must `run` it in turn."""
         return self.run(build, launch, timeout)
 
+    def run_in_grid_order(
+        self, build: Build, launch: Launch, timeout: float, ahead: bool = False
+    ) -> RunOutcome | None:
+        """`run` (`run_ahead` with `ahead`, and its None) with the launch's blocks one
+        after another in grid order, for a case that failed where the outcome's
+        `blocks_at_once` says they ran at once: what it did then may have depended on
+        timing, and a grade must not. Only a backend that sets `blocks_at_once` is asked."""
+        raise BackendUnavailable(f"The {self.name} backend cannot choose its blocks' order.")
+
     def stop_runs(self) -> None:  # noqa: B027 - a backend without run_ahead has none
         """End every `run_ahead` now going on at once (its outcome is to be dropped); one
         called later runs as usual."""

@@ -179,6 +179,10 @@ class RunOutcome:
     # What each kernel of the launch executed, by kernel name, where the backend counted
     # it (Backend.build's `census`); empty where it did not.
     executed: dict[str, Executed] = field(default_factory=dict)
+    # The backend ran blocks at once, each on a thread of its own, where it could have run
+    # them one after another in grid order (Backend.run_in_grid_order): blocks that read
+    # what others write may then have left outputs that another run would not.
+    blocks_at_once: bool = False
 
     @property
     def completed(self) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import math
 import os
 import platform
@@ -53,7 +54,9 @@ class CpuBackend(Backend):
         self._controls: dict[int, building.Artifact] = {}  # arity -> the grader's module
         # module -> how it was built, for the build with load hooks a hazard run needs
         self._made: dict[Path, tuple[Submission, dict[str, int], LaunchDefaults]] = {}
-        self._hazards_sought: set[Path] = set()  # modules whose block's race was located
+        # modules whose block's race was sought, each with the launch it was sought in
+        # and what that run found, for a run of that launch again (run_in_grid_order)
+        self._hazards_sought: dict[Path, tuple[bytes, Report, diagnose.Locator] | None] = {}
         self._shelf = Shelf()  # each module once, linked into every job folder
         self._stop = Stop()  # the workers of the runs made ahead now
         self._closing = Stop()  # every worker, ended at close (Settings.closing)
@@ -127,6 +130,16 @@ class CpuBackend(Backend):
         a kernel that waits is stopped by the wall clock (runtime/signals.cpp), which
         does, so the run in turn says whether it hung."""
         return _ahead(lambda: self._launch(build, launch, timeout, self._stop), lambda o: o)
+
+    def run_in_grid_order(
+        self, build: Build, launch: Launch, timeout: float, ahead: bool = False
+    ) -> RunOutcome | None:
+        """On one pool thread, which runs the blocks in grid order: the findings every
+        grading on any number of cores makes (tests/test_determinism.py)."""
+        if not ahead:
+            return self._launch(build, launch, timeout, None, in_order=True)
+        made = lambda: self._launch(build, launch, timeout, self._stop, in_order=True)  # noqa: E731
+        return _ahead(made, lambda o: o)
 
     def stop_runs(self) -> None:
         stopping, self._stop = self._stop, Stop()
@@ -204,9 +217,11 @@ class CpuBackend(Backend):
         timeout: float,
         stop: Stop | None,
         profiles: list[KernelProfile] | None = None,
+        in_order: bool = False,
     ) -> RunOutcome:
         """`run`; with `stop`, a run made ahead, whose workers `stop` may end; with
-        `profiles`, a profiled run, each kernel's profile added to it."""
+        `profiles`, a profiled run, each kernel's profile added to it; `in_order`, on one
+        pool thread."""
         if not build.ok or not isinstance(build.artifact, building.Artifact):
             raise ValueError("run() needs a successful build from this backend")
         contents = {b.name: b.data for b in launch.buffers()}
@@ -214,7 +229,7 @@ class CpuBackend(Backend):
         total: RunOutcome | None = None
         for step in launch.steps:
             on = _on(step, contents)
-            outcome = self._run_step(build, on, timeout, state, stop, profiles)
+            outcome = self._run_step(build, on, timeout, state, stop, profiles, in_order)
             total = outcome if total is None else _chained(total, outcome)
             if not outcome.completed:
                 break
@@ -229,6 +244,7 @@ class CpuBackend(Backend):
         state: dict[str, bytes] | None,
         stop: Stop | None,
         profiles: list[KernelProfile] | None = None,
+        in_order: bool = False,
     ) -> RunOutcome:
         """`state` (a launch of several kernels) holds the __device__ values the step
         starts from, and then those it left; `profiles` gets the step's kernel's profile,
@@ -256,7 +272,7 @@ class CpuBackend(Backend):
         # a read-modify-write (bins[v]++) unhooked (shim.py): its blocks run in grid order
         # from the start, as every block does where stores show order to matter (the
         # census case is the smallest public one)
-        jobs = 1 if artifact.census else self.jobs
+        jobs = 1 if artifact.census or in_order else self.jobs
         isolated = self._require_isolation()
         # a census run also watches every access that races among a block's threads
         settings = Settings(
@@ -269,7 +285,7 @@ class CpuBackend(Backend):
         )
         start = dict(state) if state is not None else None
         report = execute(artifact, launch, timeout, settings, self._shelf, state)
-        if jobs > 1 and _order_dependent(report):
+        if jobs > 1 and _order_dependent(report, launch, artifact):
             settings = dataclasses.replace(settings, jobs=1)
             report = execute(artifact, launch, timeout, settings, self._shelf, state)
         if state is not None:
@@ -283,6 +299,7 @@ class CpuBackend(Backend):
             return RunOutcome(
                 diagnostics=[blame.submission_crash(err, launch.kernel)], crashed=True
             )
+        out.blocks_at_once = settings.jobs > 1
         self._locate_race(out, artifact, launch, timeout, settings, start)
         if profiles is not None and out.completed:
             self._add_profile(profiles, report, build, launch)
@@ -321,27 +338,29 @@ class CpuBackend(Backend):
         every case."""
         race = next((d for d in out.diagnostics if d.race_scope == RaceScope.EVERY_CASE), None)
         made = self._made.get(artifact.module)
-        if (
-            race is None
-            or made is None
-            or artifact.census
-            or artifact.module in self._hazards_sought
-        ):
+        if race is None or made is None or artifact.census:
             return
-        if settings.stop is not None:  # made ahead: an earlier case may show a race too
+        key = _launched(launch, state)
+        sought = self._hazards_sought.get(artifact.module, False)
+        if sought is not False and (sought is None or sought[0] != key):
+            return
+        if sought is False and settings.stop is not None:  # an earlier case may race too
             raise _InTurn
         hooked = self._hooked(artifact)
         if hooked is None:
-            self._hazards_sought.add(artifact.module)
+            self._hazards_sought[artifact.module] = None
             return
-        seek = dataclasses.replace(settings, jobs=1, hazards=True, profile=False)
-        report = execute(hooked, launch, timeout, seek, self._shelf, state)
-        locate = diagnose.Locator(hooked, self._shelf)
+        if sought:
+            _, report, locate = sought
+        else:
+            seek = dataclasses.replace(settings, jobs=1, hazards=True, profile=False)
+            report = execute(hooked, launch, timeout, seek, self._shelf, state)
+            locate = diagnose.Locator(hooked, self._shelf)
         at = out.diagnostics.index(race)
         found = diagnose.explained(race, report, launch, locate)
         out.diagnostics[at : at + 1] = found
         if any(d.race_scope == RaceScope.EVERY_CASE for d in found):
-            self._hazards_sought.add(artifact.module)
+            self._hazards_sought[artifact.module] = (key, report, locate)
 
     def _note_layers(self, report: Report) -> None:
         """The layers its worker applied, as the worker recorded them before any code of
@@ -413,14 +432,28 @@ def _control_module(arity: int) -> building.Artifact:
     return build.artifact
 
 
-def _order_dependent(report: Report) -> bool:
-    """Whether what a run found depends on which pool thread ran which block: blocks
-    stored into one element (runtime/stores.cpp), or a block faulted, and which one
-    faulted first was a matter of timing. One pool thread runs the blocks in grid order,
-    so its findings are the same in every grading; a record that asks for it (the
+def _order_dependent(report: Report, launch: Launch, artifact: building.Artifact) -> bool:
+    """Whether what a run found may depend on which pool thread ran which block: blocks
+    stored into one element (runtime/stores.cpp), a block faulted, and which one faulted
+    first was a matter of timing, or the two passes left outputs different, where a block
+    may have read what another was still writing. One pool thread runs the blocks in grid
+    order, so its findings are the same in every grading; a record that asks for it (the
     submission's own, perhaps) costs only that run."""
     conflicts = any(r.conflicts for r in report.all(Pass))
-    return conflicts or report.first(Fault) is not None
+    if conflicts or report.first(Fault) is not None:
+        return True
+    return any(d.any() for d in diagnose.differing(report, launch, artifact))
+
+
+def _launched(launch: Launch, state: dict[str, bytes] | None) -> bytes:
+    """A digest of what a launch starts from: its shape, scalars, buffers and __device__
+    values."""
+    digest = hashlib.blake2b(repr((launch.kernel, launch.grid, launch.block)).encode())
+    for a in launch.args:
+        digest.update(memoryview(a.data).cast("B") if isinstance(a, Buffer) else repr(a).encode())
+    for name, value in sorted((state or {}).items()):
+        digest.update(name.encode() + value)
+    return digest.digest()
 
 
 def _on(step: Launch, contents: dict) -> Launch:
@@ -448,6 +481,7 @@ def _chained(before: RunOutcome, after: RunOutcome) -> RunOutcome:
     ]
     after.output = before.output + after.output
     after.seconds += before.seconds
+    after.blocks_at_once = after.blocks_at_once or before.blocks_at_once
     for kernel, counts in before.executed.items():
         later = after.executed.get(kernel)
         after.executed[kernel] = counts if later is None else counts.plus(later)

@@ -169,11 +169,11 @@ def _stored_twice_where_differ(report: Report, launch: Launch, locate: Locator) 
     (threads that read what others store, with no barrier between) is not the stores'
     doing, and a genuine store twice, even into every element, must not narrow it to the
     case it showed in. The record compares bit for bit, so it finds every element
-    `_differing` does."""
+    `differing` does."""
     twice = report.first(Twice)
     if twice is None or twice.outside != 0 or not sealed(report):
         return False
-    return any(d.any() for d in _differing(report, launch, locate.artifact))
+    return any(d.any() for d in differing(report, launch, locate.artifact))
 
 
 def _executed(record: Pass, artifact: Artifact) -> Executed:
@@ -586,7 +586,7 @@ def _same(a: np.ndarray, b: np.ndarray, tolerant: bool) -> np.ndarray:
     return (as_bits(a) == as_bits(b)) | both_nan
 
 
-def _differing(report: Report, launch: Launch, artifact: Artifact) -> list[np.ndarray]:
+def differing(report: Report, launch: Launch, artifact: Artifact) -> list[np.ndarray]:
     """For each buffer of the launch, the elements the two thread orders left different
     (none where a pass's outputs are missing); sums of floats that atomics add in another
     order differ within a tolerance without a mistake."""
@@ -604,9 +604,9 @@ def _race(report: Report, launch: Launch, locate: Locator) -> Diagnostic | None:
     """The two thread orders left an output different: what differs, and the two ways
     threads of a block can make it so, until a hazard record says which (explained)."""
     forward, reverse = report.outputs[0], report.outputs[1]
-    differing = _differing(report, launch, locate.artifact)
+    apart = differing(report, launch, locate.artifact)
     for k, buffer in enumerate(launch.buffers()):
-        a, b, differs = forward[k], reverse[k], differing[k]
+        a, b, differs = forward[k], reverse[k], apart[k]
         if not differs.any():
             continue
         index = int(np.argmax(differs))
@@ -614,19 +614,21 @@ def _race(report: Report, launch: Launch, locate: Locator) -> Diagnostic | None:
         return Diagnostic(
             Kind.RACE,
             f"{buffer.name}[{index}] differs between two runs that ran the threads of each "
-            f"block in different orders ({_value(a[index])} in one, {_value(b[index])} in the "
-            f"other; {count:,} element{'s' if count != 1 else ''} differ). {_ORDERS}",
+            f"block, and the blocks, in different orders ({_value(a[index])} in one, "
+            f"{_value(b[index])} in the other; {count:,} element{'s' if count != 1 else ''} "
+            f"differ). {_ORDERS}",
             kernel=launch.kernel,
             race_scope=RaceScope.EVERY_CASE,
         )
     return None
 
 
-# What threads of a block do for their order to matter, where no record says which.
+# What threads do for their order to matter, where no record says which.
 _ORDERS = (
     "Threads of a block depend on the order they run in: one reads what another writes "
     "with no __syncthreads() between the write and the read, or several store into the "
-    "same element."
+    "same element. Or a block reads what another block writes, while a GPU runs a "
+    "grid's blocks in no set order, and __syncthreads() waits for no other block."
 )
 
 
