@@ -309,7 +309,7 @@ def findings(
         why = f"at {where} even the lab's reference breaks it: the case is too small"
         notes.append(_not_checked(rules[BUSIEST], why))
     else:
-        found[BUSIEST] = _busiest(lab, student)
+        found[BUSIEST] = _busiest(lab, student, reference)
     if lab.traffic is not None:
         if baseline is None:
             why = "the lab's baseline.cu could not be profiled"
@@ -333,23 +333,38 @@ def broken_at_hidden_case(result: Result) -> list[Diagnostic]:
     ]
 
 
-def _busiest(lab: Lab, profile: Profile) -> str | None:
-    found = profile.busiest_thread_share
-    if found is None or found <= lab.busiest_thread:
+def _busiest(lab: Lab, profile: Profile, reference: Profile | None = None) -> str | None:
+    """The busiest thread's share of the loads, where it is more than the lab allows. Of
+    the reference's loads where the kernel makes more: loads that other threads make
+    for nothing must not dilute the share of a thread that does the work alone. A wide
+    load of the reference's (float4) counts as one for each 4 bytes, as a thread's own
+    loads of floats would."""
+    reads, busiest = profile.global_reads, profile.busiest_thread_reads
+    theirs = 0
+    if reference is not None:
+        atomics = reference.global_reads - reference.total("global_loads").lanes
+        theirs = max(reference.global_reads, reference.total("global_loads").bytes // 4 + atomics)
+    whole = min(reads, theirs) if theirs else reads
+    if not whole or busiest <= lab.busiest_thread * whole:
         return None
-    reads = profile.global_reads
     atomics = " and atomics" if reads > profile.total("global_loads").lanes else ""
     allowed = share(lab.busiest_thread)
+    case = case_phrase(profile.case)
     if profile.case == HIDDEN_CASE:  # any figure of its own could tell the case's size
+        of = "the global loads" if whole == reads else "the global loads the lab's reference makes"
+        made = f"more than {allowed} of {of}{atomics} in {HIDDEN_CASE}, the most the lab "
+        made += "allows one thread"
+    elif whole == reads:
         made = (
-            f"more than {allowed} of the global loads{atomics} in {HIDDEN_CASE}, the most "
-            "the lab allows one thread"
+            f"{busiest} of the {reads} global loads{atomics} in {case} ({busiest / reads:.0%}); "
+            f"the lab allows one thread at most {allowed} of them"
         )
     else:
         made = (
-            f"{round(found * reads)} of the {reads} global loads{atomics} in "
-            f"{case_phrase(profile.case)} ({found:.0%}); the lab allows one thread at most "
-            f"{allowed} of them"
+            f"{busiest} global loads{atomics} in {case}, {busiest / whole:.0%} of the {whole} "
+            f"the lab's reference makes there (the kernel makes {reads} in all: loads past "
+            f"the reference's do not lessen one thread's share); the lab allows one thread "
+            f"at most {allowed} of them"
         )
     return (
         f"{OPENING[BUSIEST]}{made}. Spread the work over the threads: each "

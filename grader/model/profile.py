@@ -201,11 +201,15 @@ class Profile:
         return sum(k.reads for k in self.kernels)
 
     @property
+    def busiest_thread_reads(self) -> int:
+        """The most global loads and atomics one thread made (0: not counted, by ncu)."""
+        return max((k.busiest_thread_loads for k in self.kernels), default=0)
+
+    @property
     def busiest_thread_share(self) -> float | None:
         """The largest share of all global loads and atomics that one thread made."""
-        reads = self.global_reads
-        busiest = max((k.busiest_thread_loads for k in self.kernels), default=0)
-        return busiest / reads if reads and busiest else None  # 0: not counted (ncu)
+        reads, busiest = self.global_reads, self.busiest_thread_reads
+        return busiest / reads if reads and busiest else None
 
     def block_imbalance(self, sms: int) -> float | None:
         """KernelProfile.block_imbalance in the kernel where it is most."""

@@ -131,6 +131,26 @@ def test_one_thread_that_makes_every_load_breaks_the_busiest_thread_rule():
     assert kept.diagnostics == []
 
 
+def test_loads_other_threads_make_for_nothing_do_not_dilute_the_busiest_threads_share():
+    """The serial thread's 1000 loads, and 7000 more its block's other threads make and
+    throw away: 1/8 of its own 8000, but all of the reference's (250 float4 loads count
+    as 1000)."""
+    serial = profile_kit.serial_reduction()
+    kernel = serial.kernels[0]
+    diluted = replace(
+        serial, kernels=[replace(kernel, global_loads=profile_kit.traffic(8000, 1.0, lanes=8000))]
+    )
+    assert _measured("reduction", diluted, case="n-1000").diagnostics == []  # the share alone
+    reference = profile_kit.reduction_reference()
+    found = _measured("reduction", diluted, case="n-1000", reference=reference)
+    assert rules.broken(found) == {rules.BUSIEST}
+    message = found.diagnostics[0].message
+    assert "1000 global loads in case n-1000, 100% of the 1000 the lab's reference makes" in message
+    assert "the kernel makes 8000 in all" in message
+    kept = _measured("reduction", reference, case="n-1000", reference=reference)
+    assert kept.diagnostics == []
+
+
 def test_the_naive_kernels_traffic_breaks_the_tiled_labs_rule_and_a_tile_keeps_it():
     naive = profile_kit.naive()
     found = _measured("matmul-tiled", naive, baseline=naive)
