@@ -198,6 +198,11 @@ class Wrapper(Backend):
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         return self.inner.run(build, launch, timeout)
 
+    def run_in_grid_order(
+        self, build: Build, launch: Launch, timeout: float, ahead: bool = False
+    ) -> RunOutcome | None:
+        return self.inner.run_in_grid_order(build, launch, timeout, ahead)
+
     def profile(
         self, build: Build, launch: Launch, timeout: float
     ) -> tuple[RunOutcome, list[KernelProfile]]:

@@ -80,6 +80,12 @@ class Clocked(Wrapper):
         with self._stage(CASES):
             return self.inner.run(build, launch, timeout)
 
+    def run_in_grid_order(
+        self, build: Build, launch: Launch, timeout: float, ahead: bool = False
+    ) -> RunOutcome | None:
+        with self._stage(CASES):
+            return self.inner.run_in_grid_order(build, launch, timeout, ahead)
+
     def profile(
         self, build: Build, launch: Launch, timeout: float
     ) -> tuple[RunOutcome, list[KernelProfile]]:
