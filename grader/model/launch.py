@@ -183,6 +183,10 @@ class RunOutcome:
     # them one after another in grid order (Backend.run_in_grid_order): blocks that read
     # what others write may then have left outputs that another run would not.
     blocks_at_once: bool = False
+    # A block loaded an output element another block had stored in this run, where the
+    # backend watched loads (the CPU backend's census case): what every case of the kernel
+    # leaves may depend on which block ran first.
+    blocks_read_each_other: bool = False
 
     @property
     def completed(self) -> bool:

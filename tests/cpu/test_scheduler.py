@@ -6,6 +6,7 @@ for what no thread ever does still hangs, named at its thread and line."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from test_diagnose import line_of
 from grader.backends.cpu import scan
 from grader.model.launch import Buffer
 from grader.model.result import Kind
+from grader.model.source import Submission
 
 
 def ints(name: str, size: int) -> Buffer:
@@ -236,3 +238,34 @@ def test_blocks_that_all_wait_past_what_a_pool_thread_parks_hang_at_their_thread
 def test_a_file_that_says_volatile_or_fences_gets_load_hooks_but_not_for_asm_volatile(text, hooked):
     """Only a load hook sees a thread spin on a flag (scan.needs_load_hooks)."""
     assert scan.needs_load_hooks(text) == hooked
+
+
+# -- blocks that read what other blocks stored ---------------------------------------------
+
+READS_PREVIOUS_BLOCK = r"""
+__global__ void k(float* P) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    P[i] = 1.0f;
+    __syncthreads();
+    if (threadIdx.x == 0 && blockIdx.x > 0) P[i] += P[i - 1];  /* block b - 1's element */
+}
+"""
+READS_OWN_BLOCK = READS_PREVIOUS_BLOCK.replace("blockIdx.x > 0", "blockDim.x > 1").replace(
+    "P[i - 1]", "P[i + 1]"
+)
+
+
+def test_a_census_run_sees_a_block_read_what_another_stored(kit, no_nvcc):
+    """A census build's loads are hooked, and its one pool thread keeps each output
+    element's last storer: a load of another block's element says that the outputs may
+    depend on the blocks' order (the grading then runs every case in grid order)."""
+    census = kit.backend.build(
+        Submission(Path("k.cu"), READS_PREVIOUS_BLOCK), {}, (32, 1, 1), census=True
+    )
+    assert kit.run(census, "k", 4, 32, [out("P", 128)]).blocks_read_each_other
+    own = kit.backend.build(Submission(Path("k.cu"), READS_OWN_BLOCK), {}, (32, 1, 1), census=True)
+    assert not kit.run(own, "k", 4, 32, [out("P", 128)]).blocks_read_each_other
+    # a plain build hooks no load, but its two passes differ, and the run that locates
+    # the race (in the census build) sees the read
+    plain = kit.run(kit.built(READS_PREVIOUS_BLOCK), "k", 4, 32, [out("P", 128)])
+    assert Kind.RACE in kinds(plain) and plain.blocks_read_each_other

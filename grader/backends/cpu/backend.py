@@ -356,6 +356,8 @@ class CpuBackend(Backend):
             seek = dataclasses.replace(settings, jobs=1, hazards=True, profile=False)
             report = execute(hooked, launch, timeout, seek, self._shelf, state)
             locate = diagnose.Locator(hooked, self._shelf)
+        # its loads are watched: a block that read what another stored says why
+        out.blocks_read_each_other |= any(r.crossed for r in report.all(Pass))
         at = out.diagnostics.index(race)
         found = diagnose.explained(race, report, launch, locate)
         out.diagnostics[at : at + 1] = found
@@ -482,6 +484,7 @@ def _chained(before: RunOutcome, after: RunOutcome) -> RunOutcome:
     after.output = before.output + after.output
     after.seconds += before.seconds
     after.blocks_at_once = after.blocks_at_once or before.blocks_at_once
+    after.blocks_read_each_other = after.blocks_read_each_other or before.blocks_read_each_other
     for kernel, counts in before.executed.items():
         later = after.executed.get(kernel)
         after.executed[kernel] = counts if later is None else counts.plus(later)

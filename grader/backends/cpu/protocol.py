@@ -221,6 +221,7 @@ class Pass(Record):
     shared_loads: int = 0
     atomics: int = 0
     conflicts: int = 0  # elements stored by more than one block (runtime/stores.cpp)
+    crossed: int = 0  # loads of an output element another block stored (stores_read)
 
 
 @_kind("profile")

@@ -28,7 +28,9 @@ static inline void load(uintptr_t a, size_t bytes, uintptr_t ret) {
     if (shared) ++w->shared_loads;
     /* a load of neither shared memory nor an output (an input, __constant__) races with
        nothing: most of a census run's loads, which need no call */
-    if (g_hazards && (shared || in_outputs(a))) hazard_access(a, bytes, false, ret);
+    bool output = !shared && in_outputs(a);
+    if (g_hazards && (shared || output)) hazard_access(a, bytes, false, ret);
+    if (busy && output) stores_read(a, bytes, w->owner);
     if (g_profiling) profile_access(a, bytes, ret, false);
     if (busy) spin_note(*w, a); /* last: it may switch to another thread */
 }

@@ -134,6 +134,14 @@ void stores_arm(const std::vector<char*>& data, bool serial, bool lines, bool ev
 long long stores_disarm();
 /* The owner a plain store of `block` notes in an output element's entry. */
 uint32_t stores_owner(long block);
+/* A load of `bytes` at `a` by the block whose stores note `owner`: counted where it reads
+   an output element another block stored into this pass (a pass that watches every
+   output keeps each element's last storer). Blocks that read each other's stores may
+   leave outputs that depend on which ran first; the pass record says how many such
+   loads it saw (stores_crossed), and the parent then runs every case of the module with
+   its blocks in grid order (grader/grading/pipeline.py). */
+void stores_read(uintptr_t a, size_t bytes, uint32_t owner);
+long long stores_crossed();
 /* From the lowest output the pass watches to the end of the highest (stores_arm). */
 extern uintptr_t g_span_lo;
 extern size_t g_span_len;

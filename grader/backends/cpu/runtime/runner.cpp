@@ -411,11 +411,12 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
     bool profiled = job.profile && pass == 0;
     /* One pool thread runs the blocks in grid order, whichever stores into an element
        last, and blocks that store apart (job.apart) store none twice: which blocks did
-       matters only to the writers' pass, the watched pass of hazards, a profile and an
-       output blocks add to (a lost update), so the rest of their stores call no hook (a
-       barrier-free kernel's every store would). */
+       matters only to the writers' pass, a census run's passes (hazards, and loads of
+       what another block stored: stores_read), a profile and an output blocks add to (a
+       lost update), so the rest of their stores call no hook (a barrier-free kernel's
+       every store would). */
     bool alone = pool_size() == 1;
-    bool every = !(alone || job.apart) || writers || profiled || (g_hazards && pass == 0);
+    bool every = !(alone || job.apart) || writers || profiled || g_hazards;
     stores_arm(outputs, writers || alone, writers, every);
     /* Argument slots: 8 bytes each, read by the module as the parameter's own type. */
     std::vector<unsigned long long> slots(job.args.size() + 1);
@@ -502,7 +503,7 @@ static long long run_pass(const Job& job, const std::vector<void*>& loop_call, c
     l.kv("us", (long long)(seconds * 1e6));
     l.kv("fibers", L.needs_fibers.load() ? 1 : 0).kv("float_atomics", grader_rt_float_atomics);
     l.kv("shared_loads", (long long)counts.shared_loads).kv("atomics", (long long)counts.atomics);
-    l.kv("conflicts", conflicts);
+    l.kv("conflicts", conflicts).kv("crossed", stores_crossed());
     l.write();
     return conflicts;
 }

@@ -142,6 +142,7 @@ static bool g_one = false;
 constexpr size_t RUN_ELEMENTS = 64;
 constexpr size_t RUNS_LEAST = 1024;
 static std::atomic<long long> g_conflicts{0};
+static std::atomic<long long> g_crossed{0}; /* stores_read */
 static std::atomic<int> g_lost_taken{0};
 static Line g_lost;
 
@@ -187,6 +188,7 @@ void stores_arm(const std::vector<char*>& data, bool serial, bool lines, bool ev
         w->run = StoreRun();
     }
     g_conflicts = 0;
+    g_crossed = 0;
     g_lost_taken = 0;
     g_lost = Line();
     g_span_lo = lo;
@@ -263,6 +265,26 @@ long long stores_disarm() {
 }
 
 uint32_t stores_owner(long block) { return owner_of(block, false); }
+
+void stores_read(uintptr_t a, size_t bytes, uint32_t owner) {
+    for (int i = 0; i < g_armed; ++i) {
+        const Owned& o = g_owned[(size_t)i];
+        size_t width = o.shape.width, elements = o.owner.size();
+        if (a - o.lo >= elements * width) continue;
+        if (!o.watched) return;
+        size_t last = (a - o.lo + (bytes ? bytes : 1) - 1) / width;
+        for (size_t e = (a - o.lo) / width; e <= last && e < elements; ++e) {
+            Owner v = __atomic_load_n(&o.owner[e], __ATOMIC_RELAXED);
+            if (v && v / 2 != owner / 2) {
+                g_crossed.fetch_add(1, std::memory_order_relaxed);
+                return;
+            }
+        }
+        return;
+    }
+}
+
+long long stores_crossed() { return g_crossed.load(); }
 
 bool stores_elements(uintptr_t a, size_t bytes, Covered* out) {
     if (a - g_span_lo >= g_span_len) return false;
