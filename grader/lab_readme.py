@@ -49,7 +49,8 @@ def measured_rules(lab: Lab) -> list[str]:
     template state them (grader.judge.rules.measured decides them)."""
     found = [
         f"No thread may make more than {rules.share(lab.busiest_thread)} of the global loads "
-        "and atomics of the profile case"
+        "and atomics of the profile case (of the lab reference's there, where the kernel "
+        "makes more)"
     ]
     if lab.traffic is not None:
         found.append(

@@ -118,7 +118,8 @@ The public cases are `n-1000` and `n-517`; your instructor runs 3 hidden cases: 
 
 A speedup of 1 or more earns all 3 speed points and 0.25 or less earns none.
 
-No thread may make more than 1/8 of the global loads and atomics of the profile case.
+No thread may make more than 1/8 of the global loads and atomics of the profile case (of the
+lab reference's there, where the kernel makes more).
 """
 
 
