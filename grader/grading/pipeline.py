@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import grader
@@ -23,7 +24,7 @@ from grader.backends import get_backend
 from grader.backends.base import Backend, BackendUnavailable
 from grader.errors import GraderError
 from grader.files import readable
-from grader.grading import profiles
+from grader.grading import grid_order, profiles
 from grader.grading.alarm import DeadlinePassed, deadline
 from grader.grading.beside import Beside
 from grader.grading.progress import Step, tell
@@ -190,8 +191,7 @@ class Grading:
     lab_made: Future | None = None  # on the CPU: profiles.lab_kernels_ahead,
     lab_stop: waiting.Cancel | None = None  # and what stops it
     all_cases: list[Case] = field(default_factory=list)  # run(): every case, in order
-    at_once: dict[str, Case] = field(default_factory=dict)  # runs whose blocks ran at once
-    blocks_meet: bool = False  # a run saw a block read what another had stored
+    later: grid_order.Later = field(default_factory=grid_order.Later)  # cases to run again
 
     def run(self) -> None:
         speed = self.options.timing and self.backend.measures_speed()
@@ -210,7 +210,7 @@ class Grading:
             else:
                 for case in all_cases:
                     self.add_case(self.grade_case(case))
-            self.again_in_grid_order()
+            grid_order.again(self)
         if not self.options.secret:
             self.result.hidden_not_run = casegen.hidden_count(self.lab)
         cross_case_hints(self.lab, self.result)
@@ -327,6 +327,9 @@ class Grading:
         sized = at_launch(self.lab, case, build.interface)
         expected = reference_sums(self.lab, case, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
+        judged = partial(
+            judge, self.lab, case, sized, inputs, expected, launch, layouts, build=build
+        )
         if case.name == self.profiled and self.in_run:
             profile = self.backend.profile_ahead if ahead else self.backend.profile
             made = profile(build, launch, self.options.timeout)
@@ -334,49 +337,17 @@ class Grading:
                 return None
             outcome, kernels = made
             self.measured = profiles.from_run(self.lab, case, build, outcome, kernels)
-        elif in_order:
-            outcome = self.backend.run_in_grid_order(build, launch, self.options.timeout)
-        else:
-            run = self.backend.run_ahead if ahead else self.backend.run
-            outcome = run(build, launch, self.options.timeout)
-        if outcome is None:
-            return None
-        found = judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
-        if outcome.blocks_at_once and not found.passed:
-            timeout = self.options.timeout
-            outcome = self.backend.run_in_grid_order(build, launch, timeout, ahead)
-            if outcome is None:
-                return None
-            found = judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
-        return found, outcome, time.monotonic() - start
+            return judged(outcome), outcome, time.monotonic() - start
+        run_args = (build, launch, self.options.timeout)
+        made = grid_order.run(self.backend, run_args, judged, ahead, in_order)
+        return None if made is None else (*made, time.monotonic() - start)
 
     def count(self, case: Case, outcome: RunOutcome) -> None:
         """What the kernel executed, from the census case's run; whether the case's
         blocks ran at once, and whether a block read what another stored."""
         if outcome.completed and case.name == self.census:
             self.counted.append((case.name, outcome.executed))
-        if outcome.blocks_at_once:
-            self.at_once[case.name] = case
-        self.blocks_meet = self.blocks_meet or outcome.blocks_read_each_other
-
-    def again_in_grid_order(self) -> None:
-        """Where a block read what another had stored (seen where the backend watches
-        loads: the CPU's census case), each case whose blocks ran at once runs again with
-        them in grid order, its result in the first one's place: what such blocks leave
-        may depend on which ran first, and a grade must not depend on the cores a grading
-        had. A case that failed ran so already (run_case)."""
-        if not self.blocks_meet:
-            return
-        for index, first in enumerate(self.result.cases):
-            case = self.at_once.get(first.name)
-            if case is None:
-                continue
-            made = self.run_case(case, self.build_for(case), in_order=True)
-            result, _, seconds = made
-            result.seconds = first.seconds + seconds
-            self.result.cases[index] = result
-            if not result.passed:
-                self.stop_ready()
+        self.later.note(case, outcome)
 
     # -- profiles -------------------------------------------------------------------------
 
