@@ -348,8 +348,9 @@ class Lab:
     fraction of the baseline's (matmul-tiled: 1/4); None: no such rule."""
     busiest_thread: float = 1 / 8
     """The largest share of the global loads and atomics (over every kernel of the lab)
-    that one thread may make in the profile case: a kernel whose one thread does the work
-    breaks it."""
+    that one thread may make in the profile case, of the lab reference's loads there where
+    the kernel makes more (so that other threads' loads for nothing do not dilute it): a
+    kernel whose one thread does the work breaks it."""
     baseline_breaks: tuple[str, ...] = ()
     """The measured rules ("traffic", "busiest_thread") that the lab's baseline.cu breaks
     on purpose: the naive kernel a traffic rule compares with breaks it."""
