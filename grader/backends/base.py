@@ -54,13 +54,11 @@ class Backend(ABC):
         outcome would depend on what they found, and the caller must `run` it in turn."""
         return self.run(build, launch, timeout)
 
-    def run_in_grid_order(
-        self, build: Build, launch: Launch, timeout: float, ahead: bool = False
-    ) -> RunOutcome | None:
-        """`run` (`run_ahead` with `ahead`, and its None) with the launch's blocks one
-        after another in grid order, for a case that failed where the outcome's
-        `blocks_at_once` says they ran at once: what it did then may have depended on
-        timing, and a grade must not. Only a backend that sets `blocks_at_once` is asked."""
+    def run_in_grid_order(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+        """`run` with the launch's blocks one after another in grid order, for a case
+        whose outcome's `blocks_at_once` says they ran at once, where what they did may
+        have depended on timing (grader.grading.grid_order), and a grade must not. Only a
+        backend that sets `blocks_at_once` is asked."""
         raise BackendUnavailable(f"The {self.name} backend cannot choose its blocks' order.")
 
     def stop_runs(self) -> None:  # noqa: B027 - a backend without run_ahead has none
@@ -198,10 +196,8 @@ class Wrapper(Backend):
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         return self.inner.run(build, launch, timeout)
 
-    def run_in_grid_order(
-        self, build: Build, launch: Launch, timeout: float, ahead: bool = False
-    ) -> RunOutcome | None:
-        return self.inner.run_in_grid_order(build, launch, timeout, ahead)
+    def run_in_grid_order(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
+        return self.inner.run_in_grid_order(build, launch, timeout)
 
     def profile(
         self, build: Build, launch: Launch, timeout: float

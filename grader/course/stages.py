@@ -80,11 +80,9 @@ class Clocked(Wrapper):
         with self._stage(CASES):
             return self.inner.run(build, launch, timeout)
 
-    def run_in_grid_order(
-        self, build: Build, launch: Launch, timeout: float, ahead: bool = False
-    ) -> RunOutcome | None:
+    def run_in_grid_order(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         with self._stage(CASES):
-            return self.inner.run_in_grid_order(build, launch, timeout, ahead)
+            return self.inner.run_in_grid_order(build, launch, timeout)
 
     def profile(
         self, build: Build, launch: Launch, timeout: float

@@ -1,45 +1,24 @@
 """A grade must not depend on the cores a grading had. A backend that runs a case's blocks
 at once, each on a thread of its own (the CPU backend's pool: RunOutcome.blocks_at_once),
-runs them again one after another in grid order (Backend.run_in_grid_order) where what
-they did may have depended on which ran first: at once, a case that failed; at the
-grading's end, every case whose blocks ran at once, where a run saw a block read what
-another had stored (RunOutcome.blocks_read_each_other: blocks that read each other's
-work with no wait may find it done by luck). tests/test_determinism.py holds every
-known-wrong kernel to the same report on 1, 2 and 3 pool threads."""
+leaves outputs that depend on which block ran first only where a block reads what another
+stored, with no wait. The runs that watch loads say whether one did
+(RunOutcome.blocks_read_each_other: the CPU backend's census case, and its run that
+locates a race). At the grading's end, cases whose blocks ran at once run again one block
+after another in grid order (Backend.run_in_grid_order), their results in place of the
+first: every such case where a block read another's store, for one that passed may have
+found that store done by luck; the failed ones where no watched run covered more than one
+block (the census case of scan and reduction is one block), for a case that fails at
+once may pass in grid order. tests/test_determinism.py holds every known-wrong kernel to
+the same report on 1, 2 and 3 pool threads."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from grader.backends.base import Backend
 from grader.model.lab import Case
-from grader.model.launch import Build, Launch, RunOutcome
-from grader.model.result import CaseResult, Result
-
-Judged = tuple[CaseResult, RunOutcome]
-
-
-def run(
-    backend: Backend,
-    run_args: tuple[Build, Launch, float],
-    judged: Callable[[RunOutcome], CaseResult],
-    ahead: bool = False,
-    in_order: bool = False,
-) -> Judged | None:
-    """The case's run (`run_ahead` with `ahead`, and its None), judged; in grid order with
-    `in_order`, or again so where it failed after its blocks ran at once."""
-    if in_order:
-        outcome = backend.run_in_grid_order(*run_args, ahead)
-    else:
-        outcome = (backend.run_ahead if ahead else backend.run)(*run_args)
-    if outcome is None:
-        return None
-    found = judged(outcome)
-    if outcome.blocks_at_once and not found.passed:
-        return run(backend, run_args, judged, ahead, in_order=True)
-    return found, outcome
+from grader.model.launch import Build, RunOutcome
+from grader.model.result import CaseResult, Result, Status
 
 
 @dataclass
@@ -47,18 +26,21 @@ class Later:
     """What a grading's runs said of their blocks, for the cases to run again at its end."""
 
     at_once: dict[str, Case] = field(default_factory=dict)  # their blocks ran at once
-    blocks_meet: bool = False  # a run saw a block read what another had stored
+    read: bool | None = None  # blocks_read_each_other, over the runs that watched
 
     def note(self, case: Case, outcome: RunOutcome) -> None:
         if outcome.blocks_at_once:
             self.at_once[case.name] = case
-        self.blocks_meet = self.blocks_meet or outcome.blocks_read_each_other
+        if outcome.blocks_read_each_other is not None:
+            self.read = bool(self.read) or outcome.blocks_read_each_other
 
     def again(self, results: list[CaseResult]) -> list[tuple[int, Case]]:
-        """The cases to run again in grid order, each with its place among `results`."""
-        if not self.blocks_meet:
+        """The cases to run again in grid order, each with its place among `results`; a
+        timed-out one never (its run in grid order would wait as long)."""
+        if self.read is False:
             return []
-        found = [(i, self.at_once.get(r.name)) for i, r in enumerate(results)]
+        wanted = {Status.FAILED, Status.ERROR} | ({Status.PASSED} if self.read else set())
+        found = [(i, self.at_once.get(r.name)) for i, r in enumerate(results) if r.status in wanted]
         return [(i, case) for i, case in found if case is not None]
 
 

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 import grader
@@ -327,9 +326,6 @@ class Grading:
         sized = at_launch(self.lab, case, build.interface)
         expected = reference_sums(self.lab, case, sized, inputs)
         launch, layouts = make_launch(self.lab, case, inputs, build.interface)
-        judged = partial(
-            judge, self.lab, case, sized, inputs, expected, launch, layouts, build=build
-        )
         if case.name == self.profiled and self.in_run:
             profile = self.backend.profile_ahead if ahead else self.backend.profile
             made = profile(build, launch, self.options.timeout)
@@ -337,10 +333,15 @@ class Grading:
                 return None
             outcome, kernels = made
             self.measured = profiles.from_run(self.lab, case, build, outcome, kernels)
-            return judged(outcome), outcome, time.monotonic() - start
-        run_args = (build, launch, self.options.timeout)
-        made = grid_order.run(self.backend, run_args, judged, ahead, in_order)
-        return None if made is None else (*made, time.monotonic() - start)
+        elif in_order:
+            outcome = self.backend.run_in_grid_order(build, launch, self.options.timeout)
+        else:
+            run = self.backend.run_ahead if ahead else self.backend.run
+            outcome = run(build, launch, self.options.timeout)
+        if outcome is None:
+            return None
+        found = judge(self.lab, case, sized, inputs, expected, launch, layouts, outcome, build)
+        return found, outcome, time.monotonic() - start
 
     def count(self, case: Case, outcome: RunOutcome) -> None:
         """What the kernel executed, from the census case's run; whether the case's

@@ -183,10 +183,11 @@ class RunOutcome:
     # them one after another in grid order (Backend.run_in_grid_order): blocks that read
     # what others write may then have left outputs that another run would not.
     blocks_at_once: bool = False
-    # A block loaded an output element another block had stored in this run, where the
-    # backend watched loads (the CPU backend's census case): what every case of the kernel
-    # leaves may depend on which block ran first.
-    blocks_read_each_other: bool = False
+    # Whether a block loaded an output element another block had stored in this run,
+    # where the backend watched the loads of more than one block (the CPU backend's census
+    # case, or its run that locates a race); None where it did not. Where one did, what
+    # every case leaves may depend on which block ran first.
+    blocks_read_each_other: bool | None = None
 
     @property
     def completed(self) -> bool:

@@ -131,15 +131,10 @@ class CpuBackend(Backend):
         does, so the run in turn says whether it hung."""
         return _ahead(lambda: self._launch(build, launch, timeout, self._stop), lambda o: o)
 
-    def run_in_grid_order(
-        self, build: Build, launch: Launch, timeout: float, ahead: bool = False
-    ) -> RunOutcome | None:
+    def run_in_grid_order(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         """On one pool thread, which runs the blocks in grid order: the findings every
         grading on any number of cores makes (tests/test_determinism.py)."""
-        if not ahead:
-            return self._launch(build, launch, timeout, None, in_order=True)
-        made = lambda: self._launch(build, launch, timeout, self._stop, in_order=True)  # noqa: E731
-        return _ahead(made, lambda o: o)
+        return self._launch(build, launch, timeout, None, in_order=True)
 
     def stop_runs(self) -> None:
         stopping, self._stop = self._stop, Stop()
@@ -285,7 +280,7 @@ class CpuBackend(Backend):
         )
         start = dict(state) if state is not None else None
         report = execute(artifact, launch, timeout, settings, self._shelf, state)
-        if jobs > 1 and _order_dependent(report, launch, artifact):
+        if jobs > 1 and _order_dependent(report):
             settings = dataclasses.replace(settings, jobs=1)
             report = execute(artifact, launch, timeout, settings, self._shelf, state)
         if state is not None:
@@ -356,8 +351,8 @@ class CpuBackend(Backend):
             seek = dataclasses.replace(settings, jobs=1, hazards=True, profile=False)
             report = execute(hooked, launch, timeout, seek, self._shelf, state)
             locate = diagnose.Locator(hooked, self._shelf)
-        # its loads are watched: a block that read what another stored says why
-        out.blocks_read_each_other |= any(r.crossed for r in report.all(Pass))
+        if any(r.crossed for r in report.all(Pass)):  # its loads are watched
+            out.blocks_read_each_other = True
         at = out.diagnostics.index(race)
         found = diagnose.explained(race, report, launch, locate)
         out.diagnostics[at : at + 1] = found
@@ -434,17 +429,15 @@ def _control_module(arity: int) -> building.Artifact:
     return build.artifact
 
 
-def _order_dependent(report: Report, launch: Launch, artifact: building.Artifact) -> bool:
-    """Whether what a run found may depend on which pool thread ran which block: blocks
-    stored into one element (runtime/stores.cpp), a block faulted, and which one faulted
-    first was a matter of timing, or the two passes left outputs different, where a block
-    may have read what another was still writing. One pool thread runs the blocks in grid
-    order, so its findings are the same in every grading; a record that asks for it (the
-    submission's own, perhaps) costs only that run."""
+def _order_dependent(report: Report) -> bool:
+    """Whether what a run found depends on which pool thread ran which block: blocks
+    stored into one element (runtime/stores.cpp), or a block faulted, and which one
+    faulted first was a matter of timing. One pool thread runs the blocks in grid order,
+    so its findings are the same in every grading; a record that asks for it (the
+    submission's own, perhaps) costs only that run. Blocks that read each other's stores
+    are grader.grading.grid_order's."""
     conflicts = any(r.conflicts for r in report.all(Pass))
-    if conflicts or report.first(Fault) is not None:
-        return True
-    return any(d.any() for d in diagnose.differing(report, launch, artifact))
+    return conflicts or report.first(Fault) is not None
 
 
 def _launched(launch: Launch, state: dict[str, bytes] | None) -> bytes:
@@ -484,7 +477,8 @@ def _chained(before: RunOutcome, after: RunOutcome) -> RunOutcome:
     after.output = before.output + after.output
     after.seconds += before.seconds
     after.blocks_at_once = after.blocks_at_once or before.blocks_at_once
-    after.blocks_read_each_other = after.blocks_read_each_other or before.blocks_read_each_other
+    seen = (before.blocks_read_each_other, after.blocks_read_each_other)
+    after.blocks_read_each_other = True if True in seen else False if False in seen else None
     for kernel, counts in before.executed.items():
         later = after.executed.get(kernel)
         after.executed[kernel] = counts if later is None else counts.plus(later)

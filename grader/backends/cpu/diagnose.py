@@ -80,8 +80,7 @@ def outcome(
     passes = {r.n: r for r in report.all(Pass)}
     if 0 in passes:
         out.seconds = passes[0].us / 1e6
-    # the submission may write such a record too: it can only ask for the slower grading
-    out.blocks_read_each_other = any(r.crossed for r in report.all(Pass))
+    out.blocks_read_each_other = _read_each_other(report, artifact, launch)
     code = report.returncode
     error = report.first(Error)
     fault = report.first(Fault)
@@ -116,6 +115,18 @@ def outcome(
         if unwritten:
             out.diagnostics.append(unwritten)
     return out
+
+
+def _read_each_other(report: Report, artifact: Artifact, launch: Launch) -> bool | None:
+    """Whether a block loaded an output element another block stored (the pass records'
+    "crossed"), where a census module's hooks watched the loads of more than one block;
+    None where they did not. The submission may write such a record too: a count asks
+    for the slower grading in grid order; a record can say nothing the runner's own
+    record, written after it, does not say as well."""
+    if any(r.crossed for r in report.all(Pass)):
+        return True
+    blocks = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    return False if artifact.census and blocks > 1 else None
 
 
 def _blocks_race(
@@ -171,11 +182,11 @@ def _stored_twice_where_differ(report: Report, launch: Launch, locate: Locator) 
     (threads that read what others store, with no barrier between) is not the stores'
     doing, and a genuine store twice, even into every element, must not narrow it to the
     case it showed in. The record compares bit for bit, so it finds every element
-    `differing` does."""
+    `_differing` does."""
     twice = report.first(Twice)
     if twice is None or twice.outside != 0 or not sealed(report):
         return False
-    return any(d.any() for d in differing(report, launch, locate.artifact))
+    return any(d.any() for d in _differing(report, launch, locate.artifact))
 
 
 def _executed(record: Pass, artifact: Artifact) -> Executed:
@@ -588,7 +599,7 @@ def _same(a: np.ndarray, b: np.ndarray, tolerant: bool) -> np.ndarray:
     return (as_bits(a) == as_bits(b)) | both_nan
 
 
-def differing(report: Report, launch: Launch, artifact: Artifact) -> list[np.ndarray]:
+def _differing(report: Report, launch: Launch, artifact: Artifact) -> list[np.ndarray]:
     """For each buffer of the launch, the elements the two thread orders left different
     (none where a pass's outputs are missing); sums of floats that atomics add in another
     order differ within a tolerance without a mistake."""
@@ -606,7 +617,7 @@ def _race(report: Report, launch: Launch, locate: Locator) -> Diagnostic | None:
     """The two thread orders left an output different: what differs, and the two ways
     threads of a block can make it so, until a hazard record says which (explained)."""
     forward, reverse = report.outputs[0], report.outputs[1]
-    apart = differing(report, launch, locate.artifact)
+    apart = _differing(report, launch, locate.artifact)
     for k, buffer in enumerate(launch.buffers()):
         a, b, differs = forward[k], reverse[k], apart[k]
         if not differs.any():
