@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from grader.judge.grading import hung_before
 from grader.model.lab import Case
 from grader.model.launch import Build, RunOutcome
 from grader.model.result import CaseResult, Result, Status
@@ -59,9 +60,14 @@ class Grading(Protocol):
 
 def again(grading: Grading) -> None:
     """Each case `grading.later` says to run again in grid order, its result in the first
-    one's place; one that fails now stops the timing's preparation, as a failure does."""
+    one's place; one that fails now stops the timing's preparation, as a failure does. A
+    case after too many that hung in grid order is not run, as in a grading in turn."""
     cases = grading.result.cases
     for index, case in grading.later.again(cases):
+        skipped = hung_before(case, cases[:index])
+        if skipped is not None:
+            cases[index] = skipped
+            continue
         result, _, seconds = grading.run_case(case, grading.build_for(case), in_order=True)
         result.seconds += cases[index].seconds
         cases[index] = result
