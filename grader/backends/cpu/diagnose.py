@@ -617,9 +617,9 @@ def _race(report: Report, launch: Launch, locate: Locator) -> Diagnostic | None:
     """The two thread orders left an output different: what differs, and the two ways
     threads of a block can make it so, until a hazard record says which (explained)."""
     forward, reverse = report.outputs[0], report.outputs[1]
-    apart = _differing(report, launch, locate.artifact)
+    differing = _differing(report, launch, locate.artifact)
     for k, buffer in enumerate(launch.buffers()):
-        a, b, differs = forward[k], reverse[k], apart[k]
+        a, b, differs = forward[k], reverse[k], differing[k]
         if not differs.any():
             continue
         index = int(np.argmax(differs))

@@ -138,8 +138,8 @@ uint32_t stores_owner(long block);
    an output element another block stored into this pass (a pass that watches every
    output keeps each element's last storer). Blocks that read each other's stores may
    leave outputs that depend on which ran first; the pass record says how many such
-   loads it saw (stores_crossed), and the parent then runs every case of the module with
-   its blocks in grid order (grader/grading/pipeline.py). */
+   loads it saw (stores_crossed), and the parent then runs the cases whose blocks ran at
+   once again in grid order (grader/grading/grid_order.py). */
 void stores_read(uintptr_t a, size_t bytes, uint32_t owner);
 long long stores_crossed();
 /* From the lowest output the pass watches to the end of the highest (stores_arm). */
