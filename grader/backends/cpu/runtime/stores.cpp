@@ -266,21 +266,30 @@ long long stores_disarm() {
 
 uint32_t stores_owner(long block) { return owner_of(block, false); }
 
-void stores_read(uintptr_t a, size_t bytes, uint32_t owner) {
+/* The armed output whose elements hold `a`, with the first and last of its elements an
+   access of `bytes` there covers; nullptr where none holds it. */
+static const Owned* covering(uintptr_t a, size_t bytes, size_t* first, size_t* last) {
     for (int i = 0; i < g_armed; ++i) {
         const Owned& o = g_owned[(size_t)i];
         size_t width = o.shape.width, elements = o.owner.size();
         if (a - o.lo >= elements * width) continue;
-        if (!o.watched) return;
-        size_t last = (a - o.lo + (bytes ? bytes : 1) - 1) / width;
-        for (size_t e = (a - o.lo) / width; e <= last && e < elements; ++e) {
-            Owner v = __atomic_load_n(&o.owner[e], __ATOMIC_RELAXED);
-            if (v && v / 2 != owner / 2) {
-                g_crossed.fetch_add(1, std::memory_order_relaxed);
-                return;
-            }
+        *first = (a - o.lo) / width;
+        *last = std::min((a - o.lo + (bytes ? bytes : 1) - 1) / width, elements - 1);
+        return &o;
+    }
+    return nullptr;
+}
+
+void stores_read(uintptr_t a, size_t bytes, uint32_t owner) {
+    size_t first = 0, last = 0;
+    const Owned* o = covering(a, bytes, &first, &last);
+    if (!o || !o->watched) return;
+    for (size_t e = first; e <= last; ++e) {
+        Owner v = __atomic_load_n(&o->owner[e], __ATOMIC_RELAXED);
+        if (v && v / 2 != owner / 2) {
+            g_crossed.fetch_add(1, std::memory_order_relaxed);
+            return;
         }
-        return;
     }
 }
 
@@ -288,17 +297,11 @@ long long stores_crossed() { return g_crossed.load(); }
 
 bool stores_elements(uintptr_t a, size_t bytes, Covered* out) {
     if (a - g_span_lo >= g_span_len) return false;
-    for (int i = 0; i < g_armed; ++i) {
-        const Owned& o = g_owned[(size_t)i];
-        size_t width = o.shape.width, elements = o.owner.size();
-        if (a - o.lo >= elements * width) continue;
-        if (o.shape.accumulates) return false;
-        size_t last = (a - o.lo + (bytes ? bytes : 1) - 1) / width;
-        *out = Covered{o.shape.index, (a - o.lo) / width, std::min(last, elements - 1),
-                       elements, width, o.lo};
-        return true;
-    }
-    return false;
+    size_t first = 0, last = 0;
+    const Owned* o = covering(a, bytes, &first, &last);
+    if (!o || o->shape.accumulates) return false;
+    *out = Covered{o->shape.index, first, last, o->owner.size(), o->shape.width, o->lo};
+    return true;
 }
 
 uint32_t stores_pc(int index, size_t element) {
