@@ -263,7 +263,6 @@ def test_a_loop_of_barriers_that_never_ends_names_its_barriers_whoever_ran_last(
     assert (line, block, thread) == (first, (0, 0, 0), None)
 
 
-
 def test_a_thread_that_spins_after_a_loop_of_barriers_is_named_not_the_barriers(kit, no_nvcc):
     """The barriers' loop ended; thread 0 then waits for a flag nobody sets. Its threads
     met each barrier more than once, but none while the probes ran: the loop is the
@@ -285,6 +284,7 @@ def test_a_thread_that_spins_after_a_loop_of_barriers_is_named_not_the_barriers(
     diag = only(kit.run(build, "spin", 2, 32, args, timeout=1), Kind.TIMEOUT)
     assert "kept meeting" not in diag.message
     assert (diag.line, diag.thread) == (line_of(source, "spins"), (0, 0, 0))
+
 
 WAITS = r"""
 extern "C" int usleep(unsigned int);
