@@ -1,10 +1,10 @@
 """Batch throughput: submissions graded per minute, end to end (discovery, compiles, every
 case, timing on a GPU, reports, gradebook), and where the time went, stage by stage
 (grader.course.stages), with the stages that hold the GPU on the cuda backend, and on a
-GPU where each timing's exclusive window went, phase by phase (grader.backends.window), with
-each kernel's median speedup (the same kernel's must not move between two runs), and the
-CPU seconds a submission took, which cap a batch on this machine's cores as the window
-caps it on one GPU.
+GPU where each timing's and case run's exclusive window went, phase by phase
+(grader.backends.window), with each kernel's median speedup (the same kernel's must not
+move between two runs), and the CPU seconds a submission took, which cap a batch on this
+machine's cores as the windows cap it on one GPU.
 
 The course is the lab's reference and baseline kernels, each copy made distinct by a
 comment unique to the run, so that no compile is served from the cache of an earlier run,
@@ -158,21 +158,30 @@ def print_cpu(report, cpu_seconds: float) -> None:
 
 
 def print_window(report) -> None:
-    """The timings' phases on the GPU workers' clocks, per submission: those inside the
-    exclusive window, and what of it they leave unaccounted."""
+    """The timings' and the case runs' phases on the GPU workers' clocks, per submission:
+    those inside each exclusive window, and what of it they leave unaccounted."""
     count = max(1, report.graded)
     spent = report.window
-    held = spent.get(window.HELD, 0.0)
-    print("the timing window, per submission (the GPU worker's clock):")
-    print(f"  {'phase':<22} {'ms':>8} {'of held':>8}")
-    rows = [window.GATE, *window.INSIDE, window.OTHER, window.HELD]
-    for name in rows:
-        seconds = window.other(spent) if name == window.OTHER else spent.get(name, 0.0)
-        inside = name in window.INSIDE or name in (window.OTHER, window.HELD)
-        share = f"{100 * seconds / held:7.0f}%" if inside and held else " " * 8
-        print(f"  {name:<22} {1000 * seconds / count:8.1f} {share}")
+    tables = (
+        ("the timing window", window.GATE, window.INSIDE, window.HELD),
+        ("the case runs' windows", window.CASE_GATE, window.CASE_INSIDE, window.CASE_HELD),
+    )
+    for title, gate, inside, held_name in tables:
+        held = spent.get(held_name, 0.0)
+        print(f"{title}, per submission (the GPU worker's clock):")
+        print(f"  {'phase':<22} {'ms':>8} {'of held':>8}")
+        for name in (gate, *inside, window.OTHER, held_name):
+            mine = window.other(spent, inside, held_name) if name == window.OTHER else None
+            seconds = spent.get(name, 0.0) if mine is None else mine
+            share = f"{100 * seconds / held:7.0f}%" if name != gate and held else " " * 8
+            print(f"  {name:<22} {1000 * seconds / count:8.1f} {share}")
     alone = report.stages.get(stages.TIMING, 0.0)  # the grader's clock where it holds the gate
     print(f"  (the stage table's timing, held alone: {1000 * alone / count:.1f} ms a submission)")
+    both = spent.get(window.HELD, 0.0) + spent.get(window.CASE_HELD, 0.0)
+    print(
+        f"the gate held alone by timings and case runs together: {1000 * both / count:.1f} ms "
+        f"a submission, {100 * both / max(report.seconds, 1e-9):.0f}% of the wall time"
+    )
 
 
 def timings_of(report, out: Path) -> list[tuple[int, dict]]:

@@ -1,10 +1,11 @@
-"""Where a timing's seconds go, phase by phase, on the GPU worker's own clock: the wait
-for the gate, then the exclusive window, from the gate taken to the gate released, which
-holds all of the timing's use of the GPU, its buffers' placing and freeing too, so that
-no other process's comes between. A batch on one GPU is capped by that window, so
-bench/batch.py prints these per submission (grader.course.stages carries them). The
-worker is the grader's code (a submission brings device code alone), and the figures
-only describe: nothing here changes a grade.
+"""Where a timing's and a case run's seconds go, phase by phase, on the GPU worker's own
+clock: the wait for the gate, then the exclusive window, from the gate taken to the gate
+released, which holds all of the request's use of the GPU, its buffers' placing and
+freeing too, so that no other process's comes between. A batch on one GPU is capped by
+the windows of its timings and cases together, so bench/batch.py prints these per
+submission (grader.course.stages carries them). The worker is the grader's code (a
+submission brings device code alone), and the figures only describe: nothing here
+changes a grade.
 
 Cheap by design: a phase is a perf_counter lap summed over the timing, never a record
 per launch."""
@@ -32,12 +33,24 @@ INSIDE = (PLACE, BEFORE, L2, LAUNCHES, PREPARE, WAITS, AFTER, CEILINGS, SETTLE, 
 OTHER = "other"  # held, less the phases inside: Python between them, the plan's sums
 PHASES = (GATE, *INSIDE, HELD)
 
+# A case run's (one run request: a case runs two or three, grader.backends.cuda.backend).
+CASE_GATE = "case: acquire gate"
+CASE_PLACE = "case: place buffers"  # module restored, constants set, buffers mapped, filled
+CASE_FILL = "case: fill shared"  # every SM's shared memory made NaN (gpus.py says why)
+CASE_KERNELS = "case: kernels"  # each waited for, so that a failure names its own
+CASE_READ = "case: read back"  # every buffer downloaded with its canaries
+CASE_FREE = "case: free buffers"
+CASE_HELD = "case: held"
+CASE_INSIDE = (CASE_PLACE, CASE_FILL, CASE_KERNELS, CASE_READ, CASE_FREE)
+CASE_PHASES = (CASE_GATE, *CASE_INSIDE, CASE_HELD)
+
 
 class Window:
-    """A timing's seconds by phase (PHASES), each summed from laps of perf_counter."""
+    """A request's seconds by phase (PHASES or CASE_PHASES), each summed from laps of
+    perf_counter."""
 
-    def __init__(self) -> None:
-        self.seconds = dict.fromkeys(PHASES, 0.0)
+    def __init__(self, phases: tuple[str, ...] = PHASES) -> None:
+        self.seconds = dict.fromkeys(phases, 0.0)
 
     def lap(self, phase: str, since: float) -> float:
         """Add the seconds from `since` to now to `phase`; now, for the next lap."""
@@ -62,6 +75,6 @@ def read(sent: object, names: tuple[str, ...] = PHASES) -> dict[str, float]:
     }
 
 
-def other(phases: Mapping[str, float]) -> float:
-    """What of the held window no phase inside it accounts for."""
-    return max(0.0, phases.get(HELD, 0.0) - sum(phases.get(p, 0.0) for p in INSIDE))
+def other(phases: Mapping[str, float], inside: tuple[str, ...] = INSIDE, held: str = HELD) -> float:
+    """What of the held window no phase `inside` it accounts for."""
+    return max(0.0, phases.get(held, 0.0) - sum(phases.get(p, 0.0) for p in inside))

@@ -110,6 +110,10 @@ class Gate:
         self.waits[stages.TIMING] += waited
         self.waits[stages.HELD_ALONE] += held
 
+    def waited_for_case(self, waited: float) -> None:
+        """Count a case's waits at the gate where the GPU worker took it."""
+        self.waits[stages.CASES] += waited
+
     @contextlib.contextmanager
     def alone(self, stage: str = stages.TIMING) -> Iterator[None]:
         started = time.monotonic()
@@ -144,7 +148,9 @@ class GatedBackend(Wrapper):
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         self.inner.load(build)  # a worker's start holds no gate: it runs no kernel
         if self._worker_takes_it:
-            return self.inner.run(build, launch, timeout)
+            outcome = self.inner.run(build, launch, timeout)
+            self.gate.waited_for_case(outcome.window.get(window.CASE_GATE, 0.0))
+            return outcome
         with self.gate.alone(stages.CASES):  # the fill of shared memory, then the kernel
             return self.inner.run(build, launch, timeout)
 

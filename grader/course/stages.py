@@ -7,10 +7,10 @@ grading (inputs, expected outputs, judging) is what is left of it. The CPU model
 beside the cases (BESIDE): its seconds are not part of that sum, and the rest of grading
 holds what the grading waited for it after its cases. The batch times the workers'
 start-up and the writing of each submission's reports. On a GPU, a case run holds the
-GPU alone from its buffers' placing to their freeing (the cuda worker takes the gate:
-its waits count in the cases' seconds) and timing holds it alone
-(grader.course.gpus); timing's waits at that gate are a stage of their own. A timing
-also says where its seconds went, phase by phase, on the GPU worker's clock
+GPU alone from its buffers' placing to their freeing, and timing holds it alone
+(grader.course.gpus); the waits at that gate are a stage of their own (the cuda worker
+takes the gate itself and says how long it waited). A timing and a case run also say
+where their seconds went, phase by phase, on the GPU worker's clock
 (grader.backends.window): the batch sums those too. Only figures for `bench/batch.py`:
 nothing here changes a grade."""
 
@@ -42,9 +42,10 @@ REPORTS = "reports"
 STAGES = (WORKER_START, COMPILE, CASES, TIMING, WAITING, CPU_MODEL, GRADING, REPORTS)
 BESIDE = (CPU_MODEL,)  # stages run beside the others: their seconds overlap the others'
 # the stages that hold a GPU, and how (gpus.Gate)
-GPU = {CASES: "alone: fill, kernel", TIMING: "alone"}
+GPU = {CASES: "alone: buffers to freeing", TIMING: "alone"}
 TIMED = (COMPILE, CASES, TIMING)  # what a worker's backend times
-WINDOW = window.PHASES  # a timing's phases, beside the stages (not a share of the wall)
+# a timing's and the case runs' phases, beside the stages (not a share of the wall)
+WINDOW = window.PHASES + window.CASE_PHASES
 
 
 class Clocked(Wrapper):
@@ -78,17 +79,22 @@ class Clocked(Wrapper):
 
     def run(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         with self._stage(CASES):
-            return self.inner.run(build, launch, timeout)
+            return self._phases(self.inner.run(build, launch, timeout))
 
     def run_in_grid_order(self, build: Build, launch: Launch, timeout: float) -> RunOutcome:
         with self._stage(CASES):
-            return self.inner.run_in_grid_order(build, launch, timeout)
+            return self._phases(self.inner.run_in_grid_order(build, launch, timeout))
 
     def profile(
         self, build: Build, launch: Launch, timeout: float
     ) -> tuple[RunOutcome, list[KernelProfile]]:
         with self._stage(CASES):
-            return self.inner.profile(build, launch, timeout)
+            outcome, profiles = self.inner.profile(build, launch, timeout)
+        return self._phases(outcome), profiles
+
+    def _phases(self, outcome: RunOutcome) -> RunOutcome:
+        self.window.update(outcome.window)
+        return outcome
 
     def model_of(self, model: Backend) -> Backend:
         return ModelClocked(self.inner.model_of(model), self)

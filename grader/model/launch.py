@@ -188,6 +188,9 @@ class RunOutcome:
     # case, or its run that locates a race); None where it did not. Where one did, what
     # every case leaves may depend on which block ran first.
     blocks_read_each_other: bool | None = None
+    # The GPU worker's seconds by phase of its run requests (grader.backends.window's
+    # CASE_PHASES), only for bench/batch.py; empty where no worker sent them.
+    window: dict[str, float] = field(default_factory=dict)
 
     @property
     def completed(self) -> bool:

@@ -17,7 +17,7 @@ from grader.course import stages
 from grader.course.gpus import Gate, GatedBackend, parse_gpus, physical_device
 from grader.errors import UsageError
 from grader.grading.pipeline import Options, grade
-from grader.model.launch import Timing
+from grader.model.launch import RunOutcome, Timing
 
 
 def test_gpus_parse():
@@ -156,6 +156,7 @@ def test_a_backend_whose_worker_takes_the_gate_gets_its_files_and_runs_ungated(t
                 events.append("kernel")
                 time.sleep(0.3)
                 events.append("kernel done")
+            return RunOutcome(window={window.CASE_GATE: 0.05, window.CASE_HELD: 0.3})
 
     events: list[str] = []
     inner = WorkerGated()
@@ -168,6 +169,7 @@ def test_a_backend_whose_worker_takes_the_gate_gets_its_files_and_runs_ungated(t
         events.append("timing")
     run.join(timeout=5)
     assert events == ["kernel", "kernel done", "timing"]
+    assert gate.waits[stages.CASES] == 0.05  # the worker's wait, which the grader counts
 
 
 def test_a_worker_that_takes_the_gate_for_timing_says_how_long_it_waited_and_held_it(tmp_path):

@@ -13,7 +13,7 @@ from grader.backends import window
 from grader.backends.base import Backend
 from grader.course import stages
 from grader.course.gpus import Gate, GatedBackend
-from grader.model.launch import Timing
+from grader.model.launch import RunOutcome, Timing
 
 
 class Slow(Backend):
@@ -29,6 +29,7 @@ class Slow(Backend):
 
     def run(self, build, launch, timeout):
         time.sleep(0.2)
+        return RunOutcome()
 
 
 def test_a_workers_clock_splits_a_grading_into_its_stages_and_starts_again():
@@ -52,7 +53,7 @@ class Profiled(Slow):
 
     def profile(self, build, launch, timeout):
         time.sleep(0.2)
-        return None, []
+        return RunOutcome(), []
 
 
 def test_the_cpu_models_builds_and_profile_runs_on_a_gpu_are_a_stage_of_their_own():
@@ -99,6 +100,24 @@ def test_a_workers_clock_sums_its_timings_phases_apart_from_the_stages():
     assert window.LAUNCHES not in clocked.take(graded=0.0)
 
 
+class CaseWindowed(Slow):
+    """Each case run says where its window went: 5 ms placing buffers, 12 ms held."""
+
+    def run(self, build, launch, timeout):
+        return RunOutcome(window={window.CASE_PLACE: 0.005, window.CASE_HELD: 0.012})
+
+
+def test_a_workers_clock_sums_its_case_runs_phases_beside_its_timings():
+    clocked = stages.Clocked(CaseWindowed())
+    for _ in range(3):
+        clocked.run(None, None, 1.0)
+    taken = clocked.take(graded=1.0)
+    assert abs(taken[window.CASE_PLACE] - 0.015) < 1e-12
+    assert abs(taken[window.CASE_HELD] - 0.036) < 1e-12
+    assert window.CASE_HELD in stages.WINDOW and window.CASE_HELD not in stages.STAGES
+    assert stages.read({window.CASE_HELD: 0.5}) == {window.CASE_HELD: 0.5}
+
+
 @contextlib.contextmanager
 def timing_elsewhere(folder, seconds: float) -> Iterator[None]:
     """Another worker's timing holds the GPU's gate alone for `seconds`, from now on."""
@@ -140,7 +159,7 @@ class SlowToLoad(Slow):
 
     def run(self, build, launch, timeout):
         self.load(build)
-        super().run(build, launch, timeout)
+        return super().run(build, launch, timeout)
 
 
 def test_a_workers_start_overlaps_the_wait_for_another_workers_timing(tmp_path):

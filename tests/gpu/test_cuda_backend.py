@@ -286,7 +286,8 @@ def test_a_timing_holds_a_batchs_gate_for_its_runs_alone_and_says_where_its_wind
 def test_a_wait_at_a_batchs_gate_is_not_the_runs_time(tmp_path):
     """Another process holds the gate longer than this case's whole deadline (its kernel
     hung until its own deadline): the worker says when it took the gate, and only from
-    there does the case's deadline count, so the case is not called hung."""
+    there does the case's deadline count, so the case is not called hung. Its two runs
+    say where their windows went: the wait, then phases within what they held."""
     from grader.backends.cuda import CudaBackend
 
     with CudaBackend() as cuda:
@@ -300,6 +301,12 @@ def test_a_wait_at_a_batchs_gate_is_not_the_runs_time(tmp_path):
             waited = time.monotonic() - started
     assert waited >= 1.5 and not outcome.timed_out, outcome.diagnostics
     assert_product(outcome, launch)
+    spent = outcome.window
+    print(f"window: {', '.join(f'{name} {1000 * s:.1f} ms' for name, s in spent.items())}")
+    assert spent[window.CASE_GATE] >= 1.5 and spent[window.CASE_KERNELS] > 0
+    assert spent[window.CASE_PLACE] > 0 and spent[window.CASE_READ] > 0
+    inside = sum(spent[name] for name in window.CASE_INSIDE)
+    assert 0 < inside <= spent[window.CASE_HELD] < 1.0
 
 
 def test_time_keeps_to_the_budget_for_a_very_slow_student(backend, gpu_alone):

@@ -14,6 +14,7 @@ import json
 import tempfile
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +108,8 @@ class CudaBackend(Backend):
         # for a case's or a timing's GPU work, from its buffers placed to their freeing;
         # None: no other process shares it.
         self.launch_gate: tuple[str, str] | None = None
+        # the run requests' phases (grader.backends.window.CASE_PHASES), summed per run()
+        self._window: Counter[str] = Counter()
 
     def device(self) -> str:
         return describe(self.info)
@@ -155,6 +158,7 @@ class CudaBackend(Backend):
         started = time.monotonic()
         names = [b.name for b in launch.buffers()]
         with self._lock:
+            self._window.clear()
             first, fault = self._once(spec, symbols, launch, timeout, vmm.START)
             if first.completed:
                 second, fault = self._once(spec, symbols, launch, timeout, vmm.END)
@@ -179,6 +183,7 @@ class CudaBackend(Backend):
                 if found:
                     others = [d for d in outcome.diagnostics if d.kind != Kind.CRASH]
                     outcome.diagnostics = [*found, *others]
+            outcome.window = dict(self._window)
         outcome.seconds = time.monotonic() - started
         return outcome
 
@@ -200,10 +205,18 @@ class CudaBackend(Backend):
             "sides": sides,
             "gate": self.launch_gate,
         }
-        reply = worker.call(header, table.arrays, timeout)
+        reply = self._call(worker, header, table.arrays, timeout)
         outcome = self._outcome(worker, reply, launch, timeout)
         known = errors.lookup(reply.error.get("message", "")) if reply.message else None
         return outcome, known is not None and known.name == _FAULT
+
+    def _call(self, worker: WorkerProcess, header: dict, arrays: list, timeout: float) -> Reply:
+        """A run request, its phases added to this run's (only bench/batch.py reads them)."""
+        reply = worker.call(header, arrays, timeout)
+        if reply.ok:
+            sent = reply.message.header.get("window")
+            self._window.update(window.read(sent, window.CASE_PHASES))
+        return reply
 
     def _census(
         self, spec: ModuleSpec, symbols: list[str], launch: Launch, timeout: float
@@ -223,7 +236,7 @@ class CudaBackend(Backend):
             "census": spec.census[0],
             "gate": self.launch_gate,
         }
-        reply = worker.call(header, table.arrays, timeout)
+        reply = self._call(worker, header, table.arrays, timeout)
         worker.take_output()  # the case's own run showed its printf
         if not reply.ok:
             if reply.timed_out or reply.died or reply.error.get("sticky", True):

@@ -94,12 +94,21 @@ class Worker:
         # fill and the kernel must meet no other process's kernel (another's would leave
         # its own shared memory), and another process's timed runs none of this case's
         # copies, allocations and frees (grader.backends.gate).
+        window = Window(phases.CASE_PHASES)
+        lap = time.perf_counter()
         with gate.alone_at(head.get("gate"), self.gate_taken):
-            return self.run_case(launch, key, functions, counted, head.get("sides"))
+            held = window.lap(phases.CASE_GATE, lap)
+            reply = self.run_case(launch, key, functions, counted, head.get("sides"), window)
+            window.lap(phases.CASE_HELD, held)
+        reply.header["window"] = window.to_json()
+        return reply
 
-    def run_case(self, launch, key: str, functions: list, counted, sides) -> Message:
+    def run_case(
+        self, launch, key: str, functions: list, counted, sides, window: Window
+    ) -> Message:
         # A case never sees what earlier runs left in the module, as on the CPU. Timed
         # launches are not reset: checked timing catches a kernel that remembers results.
+        lap = time.perf_counter()
         self.gpu.restore(key)
         self.gpu.set_constants(key, launch.constants)
         counters = self.gpu.counters(key, counted) if counted else None
@@ -110,9 +119,10 @@ class Worker:
         addresses = {p.name: [p.address, p.nbytes] for p in placed}
         by_name = {p.name: p for p in placed}
         step = launch
+        lap = window.lap(phases.CASE_PLACE, lap)
         try:
             self.gpu.fill_shared()  # reads of shared memory no thread wrote see NaN
-            started = time.monotonic()
+            started = lap = window.lap(phases.CASE_FILL, lap)
             for step, function in zip(launch.steps, functions, strict=True):
                 self.gpu.launch(function, step, self.gpu.arguments(step, by_name))
                 self.gpu.finish()  # after each kernel, so that a failure names its own
@@ -120,8 +130,10 @@ class Worker:
                     counts = self.gpu.take_counters(counters)
                     before = executed.get(step.kernel, [0, 0])
                     executed[step.kernel] = [a + b for a, b in zip(before, counts, strict=True)]
-            seconds = time.monotonic() - started
+            lap = window.lap(phases.CASE_KERNELS, lap)
+            seconds = lap - started
             states = [self.gpu.download(p) for p in placed]
+            lap = window.lap(phases.CASE_READ, lap)
         except CudaFailure as failure:
             failure.extra["addresses"] = addresses
             failure.extra["kernel"] = step.kernel
@@ -129,6 +141,7 @@ class Worker:
                 self.gpu.free(placed)
             raise
         self.gpu.free(placed)
+        window.lap(phases.CASE_FREE, lap)
         self.flush_output()
         header = {
             "ok": True,
