@@ -1,9 +1,10 @@
 """How far apart do gradings of one kernel show its speedup, and what would steady it?
 Each kernel is timed against its lab's reference --seeds times at a fixed --rounds (the
 traced worker of timing_policies.py keeps every run), optionally at another timed size
-(LAB/FILE@n=33554432). Then each rule CAP:SHOWN[:TARGET[:LEAST]] (the most rounds the
-host checks, as grading.timing.FEWEST_CHECKED sets it for whole-input samples, Plan's
-shown_error, its target_error and its min_rounds where given) is
+(LAB/FILE@n=33554432). Then each rule CAP:SHOWN[:TARGET[:LEAST[:BRIEF]]] (the most
+rounds the host checks, as grading.timing sets it for whole-input samples, Plan's
+shown_error, its target_error, its min_rounds and its brief_error where given, "-" for
+no brief tier: a brief kernel's rounds are then timed as any short one's) is
 replayed --trials times over five gradings whose rounds are drawn from the recorded ones,
 each stopped where Plan, with the lab's points, stops it (a long round's first pair, which
 Plan counts as a round, is drawn like the others: tests/gpu/test_timing.py holds it to
@@ -92,7 +93,7 @@ def replay(spec: str, traces: list[Trace], rule: str, trials: int) -> tuple[floa
     """Mean rounds, mean farthest-from-median share, and the share of sets past OFF."""
     lab, _ = spec_lab(spec)
     cap, shown, *rest = rule.split(":")
-    target, least = [*rest, "", ""][:2]
+    target, least, brief = [*rest, "", "", ""][:3]
     scored = (lab.scoring.zero_speedup, lab.scoring.target_speedup)
     plan = Plan(
         defaults.TIMING_BUDGET,
@@ -101,6 +102,8 @@ def replay(spec: str, traces: list[Trace], rule: str, trials: int) -> tuple[floa
         shown_error=float(shown),
         min_rounds=int(least or defaults.TIMING_MIN_ROUNDS),
         scored=scored,
+        brief_round_s=0.0 if brief == "-" else defaults.TIMING_BRIEF_ROUND,
+        brief_error=float(brief) if brief not in ("", "-") else defaults.TIMING_BRIEF_ERROR,
     )
     round_s = statistics.median(expected_round_s(t.first) for t in traces)
     pool = [pair for t in traces for pair in t.rounds]

@@ -284,6 +284,27 @@ def test_a_forfeited_speed_is_timed_until_the_speedup_shown_is_known_to_shown_er
 NEAR = [1.0, 1.009, 0.993, 1.006, 0.996]  # ±0.54 % at 5 rounds: shown, short of points
 
 
+def test_a_brief_kernel_is_timed_until_its_median_is_known_to_the_brief_error():
+    """Runs of 14 µs (scan's) are brief: a median known to ±0.54 % stops neither for the
+    points (all of them, at twice the target) nor for the target, where runs of 1 ms
+    stop; one known to ±0.19 % stops."""
+    plan = Plan(budget_s=8, scored=(0.15, 0.6))
+    assert defaults.TIMING_BRIEF_ERROR < defaults.TIMING_TARGET_ERROR
+    brief = [0.028 * r for r in NEAR]
+    assert plan.brief([0.014] * 5, brief) and not plan.brief([1.0] * 5, NEAR)
+    assert plan.errors([0.014] * 5, brief, SHORT_ROUND_S) == (defaults.TIMING_BRIEF_ERROR,) * 2
+    assert plan.stop_reason([0.014] * 5, brief, 0.1, SHORT_ROUND_S) is None
+    slow = [2 * r for r in NEAR]
+    assert "change the points" in plan.stop_reason([1.0] * 5, slow, 0.1, SHORT_ROUND_S)
+    tighter = [0.014 * r for r in [1.0, 1.004, 0.997, 1.003, 0.998] * 4]  # ±0.19 % at 20
+    reason = plan.stop_reason([0.014] * 20, tighter, 0.1, SHORT_ROUND_S)
+    assert reason is not None and reason.startswith("the median speedup is known to ±0.")
+    assert Plan(budget_s=8, brief_round_s=0.0).errors([0.014] * 5, brief, SHORT_ROUND_S) == (
+        defaults.TIMING_TARGET_ERROR,
+        defaults.TIMING_SHOWN_ERROR,
+    )
+
+
 def test_timing_stops_once_every_round_is_past_where_the_points_change():
     plan = Plan(budget_s=8, scored=(0.25, 1.0))
     assert plan.stop_reason([1.0] * 5, NEAR, 0.1, SHORT_ROUND_S) is None

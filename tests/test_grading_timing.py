@@ -91,6 +91,17 @@ def test_what_the_host_recomputes_per_launch_and_per_grading_is_bounded(name):
     assert check.launches == 1 + check.rounds
 
 
+def test_a_whole_input_sample_of_a_mebi_inputs_is_checked_for_64_rounds():
+    """Scan's sample reads its whole input (1 Mi floats): the host checks 64 rounds, as
+    many as a brief kernel needs for its median to be known to TIMING_BRIEF_ERROR
+    (defaults); histogram's 32 MiB samples stop at FEWEST_CHECKED."""
+    for name, rounds in (("scan", 64), ("histogram", FEWEST_CHECKED)):
+        lab = get(name)
+        case, host = cases.timing_inputs(lab, 7)
+        case = replace(case, sizes=launch_sizes(lab, case.sizes, default_interface(lab)))
+        assert plan(lab, case, 7, host).rounds == rounds, name
+
+
 @pytest.mark.parametrize(
     "name", sorted(n for n in all_labs() if get(n).sampler and get(n).sampler.reads)
 )

@@ -37,12 +37,27 @@ def test_rounds_that_agree_give_five_gradings_that_agree_at_the_least_rounds():
     assert (rounds, farthest, off) == (5, 0.0, 0.0)
 
 
+NOISY = [0.95, 0.97, 0.99, 1.0, 1.0, 1.01, 1.03, 1.05]  # a 12 µs kernel's rounds
+
+
 def test_a_stricter_shown_error_times_noisy_rounds_longer_and_steadies_the_speedup():
-    noisy = _traces([0.95, 0.97, 0.99, 1.0, 1.0, 1.01, 1.03, 1.05])  # a 12 µs kernel's
-    loose = spread.replay("histogram/reference.cu", noisy, "16:0.01", 300)
-    strict = spread.replay("histogram/reference.cu", noisy, "32:0.006", 300)
+    noisy = _traces(NOISY)
+    loose = spread.replay("histogram/reference.cu", noisy, "16:0.01:::-", 300)
+    strict = spread.replay("histogram/reference.cu", noisy, "32:0.006:::-", 300)
     assert loose[0] < strict[0] <= 32
     assert strict[1] < loose[1] and strict[2] <= loose[2]
+
+
+def test_a_brief_kernels_rounds_are_timed_to_the_brief_error_up_to_the_cap():
+    """12 µs runs are a brief kernel's (defaults.TIMING_BRIEF_ROUND): the rule's shown
+    error does not stop them, the brief tier's does, or the cap."""
+    noisy = _traces(NOISY)
+    shown = spread.replay("scan/reference.cu", noisy, "64:0.006:::-", 200)
+    brief = spread.replay("scan/reference.cu", noisy, "64:0.006", 200)
+    assert shown[0] + 10 < brief[0] <= 64
+    assert brief[1] < shown[1] and brief[2] <= shown[2]
+    capped = spread.replay("scan/reference.cu", noisy, "16:0.006", 50)
+    assert capped[0] <= 16
 
 
 def test_more_least_rounds_steady_a_speedup_that_stopped_on_a_lucky_spread():

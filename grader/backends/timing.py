@@ -66,12 +66,13 @@ EVERY_SPEEDUP = (0.0, math.inf)
 
 @dataclass(frozen=True)
 class Plan:
-    """When to stop timing a pair: once the median speedup is known to `target_error`,
-    after at least the least rounds (least_rounds), at `max_rounds`, or before a round
-    that would overrun the budget; or, after the least rounds, once the points are known
-    (points_known) and the median to `shown_error` (a long round's to `long_shown_error`).
-    One rule sets whether the first pair is a round and the least rounds from what a round
-    costs (long)."""
+    """When to stop timing a pair: once the median speedup is known to `target_error`
+    (a brief kernel's to `brief_error`), after at least the least rounds (least_rounds),
+    at `max_rounds`, or before a round that would overrun the budget; or, after the least
+    rounds, once the points are known (points_known) and the median to `shown_error` (a
+    long round's to `long_shown_error`, a brief one's to `brief_error`). One rule sets
+    whether the first pair is a round and the least rounds from what a round costs
+    (long)."""
 
     budget_s: float
     target_error: float = defaults.TIMING_TARGET_ERROR
@@ -82,6 +83,8 @@ class Plan:
     long_round_s: float = defaults.TIMING_LONG_ROUND
     long_min_rounds: int = defaults.TIMING_LONG_MIN_ROUNDS
     scored: tuple[float, float] | None = EVERY_SPEEDUP  # TimingCheck.scored
+    brief_round_s: float = defaults.TIMING_BRIEF_ROUND
+    brief_error: float = defaults.TIMING_BRIEF_ERROR
 
     def long(self, round_s: float) -> bool:
         """Whether a round of `round_s` seconds is long: a slow kernel's. The first pair
@@ -99,6 +102,25 @@ class Plan:
         speedup more than 0.2% further from the truth (bench/timing_policies.py), and a
         batch's window runs one pair fewer a submission (issue 36)."""
         return self.long(round_s)
+
+    def brief(self, student_ms: list[float], reference_ms: list[float]) -> bool:
+        """Whether the rounds are a brief kernel's: the two runs' median times together
+        under `brief_round_s` (defaults.TIMING_BRIEF_ROUND says why it matters)."""
+        if not student_ms:
+            return False
+        kernels_ms = statistics.median(student_ms) + statistics.median(reference_ms)
+        return kernels_ms / 1000 < self.brief_round_s
+
+    def errors(
+        self, student_ms: list[float], reference_ms: list[float], round_s: float
+    ) -> tuple[float, float]:
+        """The precision of the median that stops timing, and the one that stops it
+        once the points are known."""
+        if self.long(round_s):
+            return self.target_error, self.long_shown_error
+        if self.brief(student_ms, reference_ms):
+            return self.brief_error, self.brief_error
+        return self.target_error, self.shown_error
 
     def least_rounds(self, round_s: float) -> int:
         """Rounds timed before the median's precision may stop timing."""
@@ -129,9 +151,10 @@ class Plan:
         rounds = len(student_ms)
         if rounds >= self.least_rounds(round_s):
             error = summarise(student_ms, reference_ms).error
-            if error < self.target_error:
+            target, shown_error = self.errors(student_ms, reference_ms, round_s)
+            if error < target:
                 return f"the median speedup is known to ±{error:.2%}"
-            shown = error < (self.long_shown_error if self.long(round_s) else self.shown_error)
+            shown = error < shown_error
             if shown and self.points_known(student_ms, reference_ms):
                 return (
                     "no more rounds could change the points, and the median speedup is "

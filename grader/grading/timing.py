@@ -55,12 +55,14 @@ IMPOSSIBLE = 1.2  # a rate above this multiple of the machine's ceiling is not r
 THREADS = 8  # at most, computing the samples' expected values
 SPARE_CORES = 2  # left to the GPU worker, whose launches a busy CPU would delay
 LAUNCH_INPUTS = 1 << 20  # input elements one launch's sample may read; fewer outputs past it
-GRADING_INPUTS = 1 << 24  # input elements all of a grading's samples may read
-# ... past FEWEST_CHECKED rounds: a kernel of tens of µs (scan, histogram, whose samples
-# read the whole input) may need 20 to 30 before its median is known to the precision
-# shown (bench/timing_spread.py, H100); most check 8 to 20, and each of histogram's
-# 32 MiB samples costs the host about 80 CPU-ms (H100 machine), 30 ms on 8 threads.
-FEWEST_CHECKED = 32
+GRADING_INPUTS = 1 << 26  # input elements all of a grading's samples may read
+# ... past FEWEST_CHECKED rounds. A brief kernel (scan, histogram, whose samples read the
+# whole input) is timed until its median is known to defaults.TIMING_BRIEF_ERROR: scan's
+# 1 Mi inputs a launch allow it 64 rounds, some 10 CPU-ms each; each of histogram's 32 MiB
+# samples costs the host about 80 CPU-ms (H100 machine), so it stops at FEWEST_CHECKED,
+# where five gradings lay within ±0.8 % of their median (H200). Most labs stop by their
+# precision after 5 to 20.
+FEWEST_CHECKED = 16
 SMALLEST_SAMPLE = 256  # output elements, however many inputs each one reads
 
 
