@@ -71,3 +71,38 @@ def test_findings_and_hints_are_the_same_whatever_the_worker_count(check, backen
     for backend in backends[1:]:
         again = said(grade(lab, check.path, backend, options))
         assert again == said(first), f"{backend.jobs} pool threads differ from 1"
+
+
+LATER_BLOCK = """
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+    if (blockIdx.x == 0 && threadIdx.x == 0 && gridDim.x > 1) {
+        volatile float spin = 0.0f;  // long enough for block 1 to store, where it runs at once
+        for (int i = 0; i < 2000000; ++i) spin = spin + 1.0f;
+        float later = output[TILE_X];  // block 1's first output
+        if (later != later) output[0] = later;  // still poisoned: block 1 has not run
+    }
+}
+"""
+
+
+def test_a_block_that_reads_a_later_blocks_store_fails_whatever_the_worker_count(
+    backends, tmp_path
+):
+    """Block 0 of scan waits, then reads block 1's first output: on several pool threads
+    block 1 has mostly stored it by then, in grid order never, and no watched run covers
+    two blocks (scan's census case is one). The two runs of each case, blocks in different
+    orders, leave output[0] NaN in one and not the other: a race on 1, 2 and 3 threads
+    alike, so grid_order's reruns are not what holds it."""
+    lab = all_labs()["scan"]
+    text = (lab.home / "reference.cu").read_text()
+    old = "    if (threadIdx.x == 0) sums[blockIdx.x] = total;\n}\n"
+    assert text.count(old) == 1
+    kernel = tmp_path / "kernel.cu"
+    kernel.write_text(text.replace(old, LATER_BLOCK.lstrip("\n")))
+    options = Options(backend="cpu", timing=False, timeout=TIMEOUT)
+    first = grade(lab, kernel, backends[0], options)
+    assert first.status == Status.FAILED, [(c.name, c.status) for c in first.cases]
+    messages = [d.message for c in first.cases for d in c.diagnostics]
+    assert any("differs between two runs" in m and "the blocks" in m for m in messages)
+    for backend in backends[1:]:
+        assert said(grade(lab, kernel, backend, options)) == said(first), backend.jobs
