@@ -36,3 +36,40 @@ def test_vmm_structures_have_the_driver_s_sizes():
 
     assert ctypes.sizeof(vmm._Properties) == 32
     assert ctypes.sizeof(vmm._AccessDesc) == 12
+
+
+def _mapping(nbytes: int, side: str, base: int = 1 << 40) -> vmm.Mapping:
+    return vmm.Mapping(base, vmm.layout(nbytes, side, GRANULE), handle=7)
+
+
+def test_a_freed_mapping_serves_the_next_buffer_of_its_size_on_either_side():
+    """A mapping kept from a buffer flush against its start serves one flush against its
+    end: the same reservation and memory, the buffer at the end's offset, marked reused
+    (gpu.Gpu.place clears it). One of another mapped size gets none."""
+    pool = vmm.Pool(limit=512 << 20)
+    first = _mapping(1_000_000, vmm.START)
+    assert pool.take(first.layout) is None
+    assert pool.keep(first) and pool.kept_bytes == first.layout.mapped
+    end = vmm.layout(999_996, vmm.END, GRANULE)
+    assert pool.take(vmm.layout(5 * GRANULE, vmm.END, GRANULE)) is None
+    assert pool.take(vmm.layout(999_996, vmm.ROOMY, GRANULE)) is None  # a granule more
+    got = pool.take(end)
+    assert got is not None and got.reused and (got.base, got.handle) == (first.base, 7)
+    assert got.start == first.start and got.address == first.start + end.offset
+    assert got.address + 999_996 == got.start + got.layout.mapped  # flush against the end
+    assert pool.kept_bytes == 0 and pool.take(end) is None
+
+
+def test_a_worker_keeps_no_mapping_unless_told_how_many_mib(monkeypatch):
+    monkeypatch.delenv(vmm.POOL, raising=False)
+    assert vmm.pool_bytes() == 0 and not vmm.Pool(vmm.pool_bytes()).keep(_mapping(4, vmm.END))
+    for text, size in (("512", 512 << 20), ("-1", 0), ("lots", 0)):
+        monkeypatch.setenv(vmm.POOL, text)
+        assert vmm.pool_bytes() == size, text
+
+
+def test_the_pool_keeps_no_more_than_its_limit():
+    size = vmm.layout(GRANULE, vmm.START, GRANULE).mapped
+    pool = vmm.Pool(limit=2 * size)
+    kept = [pool.keep(_mapping(GRANULE, vmm.START, base=i << 32)) for i in range(3)]
+    assert kept == [True, True, False] and pool.kept_bytes == 2 * size

@@ -20,7 +20,7 @@ import state_kit
 
 from grader.backends import gate, window
 from grader.backends.base import BackendUnavailable
-from grader.backends.cuda import sanitizer_available
+from grader.backends.cuda import sanitizer_available, vmm
 from grader.backends.timing import summarise
 from grader.course.gpus import Gate
 from grader.model.launch import Buffer, Launch, Repeated, Scalar
@@ -79,6 +79,23 @@ def test_missing_boundary_check_writes_past_p_into_the_canaries(backend):
     assert state.written_after > 0
     assert state.first_after == 0  # row 517, column 0: the element right after P
     assert state.written_before == 0
+
+
+def test_a_mapping_kept_from_an_earlier_case_still_guards_and_holds_nothing_of_it(monkeypatch):
+    """A worker told to keep freed mappings (vmm.POOL) gives them to the next buffer of
+    their size: after a correct product at width 517, the same width's write past P is
+    still caught, at the element right after it, and the canaries before each buffer
+    are whole."""
+    from grader.backends.cuda import CudaBackend
+
+    monkeypatch.setenv(vmm.POOL, "512")  # the worker started below inherits it
+    launch = k.matmul_launch(517)
+    with CudaBackend() as cuda:
+        assert_product(cuda.run(build(cuda, k.TILED), launch, timeout=10), launch)
+        outcome = cuda.run(build(cuda, k.NO_BOUNDARY_CHECK), launch, timeout=10)
+    assert outcome.completed, [d.message for d in outcome.diagnostics]
+    assert outcome.buffers["P"].written_after > 0 and outcome.buffers["P"].first_after == 0
+    assert all(state.written_before == 0 for state in outcome.buffers.values())
 
 
 def test_infinite_loop_times_out_and_the_next_run_works(backend):

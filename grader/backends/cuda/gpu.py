@@ -232,12 +232,15 @@ class Gpu:
             buffer.name,
             mapping.address,
             size,
-            release=lambda: self.vmm.unmap(mapping),
+            release=lambda: self.vmm.release(mapping),
             before=min(CANARY_ELEMENTS, shape.slack_before // dtype.itemsize),
             after=min(CANARY_ELEMENTS, shape.slack_after(dtype.itemsize * size) // dtype.itemsize),
             dtype=dtype,
         )
         try:
+            if mapping.reused:  # nothing of an earlier case left beside the buffer
+                with failures("copy"):
+                    self.cuda.memset_d8(mapping.start, 0, shape.mapped)
             self._contents(placed, buffer)
         except CudaFailure as failure:
             if not failure.sticky:

@@ -17,7 +17,17 @@ start is aligned to the largest power of two that divides its size in bytes (4 a
 for a float buffer of odd length). Vector loads of w bytes (float2, float4) are aligned
 wherever the buffer's size is a multiple of w, which is the only case in which such
 loads can cover a buffer exactly; the grader does not pad buffers to 256 bytes, since
-padding would leave accesses past the end unseen."""
+padding would leave accesses past the end unseen.
+
+Reuse. Reserving, creating, mapping and unmapping took 41 of the 62 ms a batch's
+submission held the GPU for its case runs (bench/batch.py, H100), and several workers
+doing them at once each waited for the others in the driver. So a worker may keep a
+freed mapping (Pool) and give it to the next buffer of the same mapped size, whichever
+side it sits against: only its offset into the mapping differs. The caller clears a
+reused mapping before the buffer's contents go in (gpu.Gpu.place), so that nothing of an
+earlier case is left in the slack beside the new buffer. It keeps none unless
+GRADER_VMM_POOL says how many MiB: the pool has not yet been run or measured on a GPU
+(docs/performance.md, 7 December 2026)."""
 
 from __future__ import annotations
 
@@ -28,6 +38,7 @@ from dataclasses import dataclass
 START, END, ROOMY = "start", "end", "roomy"
 SIDES = (START, END, ROOMY)
 SWITCH = "GRADER_VMM"  # "0": plain allocations with canaries, for a driver whose VMM fails
+POOL = "GRADER_VMM_POOL"  # MiB of freed mappings a worker keeps for reuse; none by default
 
 _ALLOCATION_PINNED = 1
 _LOCATION_DEVICE = 1
@@ -128,11 +139,13 @@ def layout(nbytes: int, side: str, granularity: int) -> Layout:
 
 @dataclass
 class Mapping:
-    """One reserved range with one physical allocation mapped into it."""
+    """One reserved range with one physical allocation mapped into it; `reused` where it
+    came from the Pool, and holds what an earlier buffer left."""
 
     base: int  # start of the reservation
     layout: Layout
     handle: int
+    reused: bool = False
 
     @property
     def start(self) -> int:
@@ -141,6 +154,41 @@ class Mapping:
     @property
     def address(self) -> int:
         return self.start + self.layout.offset
+
+
+def pool_bytes() -> int:
+    """The mapped bytes a worker keeps for reuse (POOL, in MiB; 0 where unset or not a
+    whole number)."""
+    text = os.environ.get(POOL, "0")
+    return int(text) << 20 if text.isdigit() else 0
+
+
+class Pool:
+    """Freed mappings kept for later buffers, by the size of their mapping and of their
+    reservation, up to `limit` mapped bytes in all."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept_bytes = 0
+        self._idle: dict[tuple[int, int], list[Mapping]] = {}
+
+    def take(self, place: Layout) -> Mapping | None:
+        """A kept mapping that fits `place`, laid out for it; None where none is kept."""
+        idle = self._idle.get((place.mapped, place.reserved))
+        if not idle:
+            return None
+        kept = idle.pop()
+        self.kept_bytes -= place.mapped
+        return Mapping(kept.base, place, kept.handle, reused=True)
+
+    def keep(self, mapping: Mapping) -> bool:
+        """Keep `mapping` for a later buffer; False where the pool is full (unmap it)."""
+        size = mapping.layout.mapped
+        if self.kept_bytes + size > self.limit:
+            return False
+        self._idle.setdefault((size, mapping.layout.reserved), []).append(mapping)
+        self.kept_bytes += size
+        return True
 
 
 def libcuda(signatures: dict[str, tuple]) -> ctypes.CDLL:
@@ -183,9 +231,13 @@ class Driver:
             _GRANULARITY_MINIMUM,
         )
         self.granularity = int(size.value)
+        self.pool = Pool(pool_bytes())
 
     def map(self, nbytes: int, side: str) -> Mapping:
         place = layout(nbytes, side, self.granularity)
+        kept = self.pool.take(place)
+        if kept is not None:
+            return kept
         base, handle = _u64(), _u64()
         reserve = (ctypes.byref(base), place.reserved, self.granularity, 0, 0)
         self._call("cuMemAddressReserve", *reserve)
@@ -204,6 +256,11 @@ class Driver:
             self.unmap(mapping)
             raise
         return mapping
+
+    def release(self, mapping: Mapping) -> None:
+        """A buffer's mapping, freed: kept for a later buffer, or unmapped."""
+        if not self.pool.keep(mapping):
+            self.unmap(mapping)
 
     def unmap(self, mapping: Mapping) -> None:
         """Best effort: after a failed map some steps were never done."""
