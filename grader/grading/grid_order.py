@@ -18,7 +18,7 @@ from typing import Protocol
 
 from grader.judge.grading import hung_before
 from grader.model.lab import Case
-from grader.model.launch import Build, RunOutcome
+from grader.model.launch import Build, RunOutcome, read_in_either
 from grader.model.result import CaseResult, Result, Status
 
 
@@ -32,8 +32,7 @@ class Later:
     def note(self, case: Case, outcome: RunOutcome) -> None:
         if outcome.blocks_at_once:
             self.at_once[case.name] = case
-        if outcome.blocks_read_each_other is not None:
-            self.read = bool(self.read) or outcome.blocks_read_each_other
+        self.read = read_in_either(self.read, outcome.blocks_read_each_other)
 
     def again(self, results: list[CaseResult]) -> list[tuple[int, Case]]:
         """The cases to run again in grid order, each with its place among `results`; a

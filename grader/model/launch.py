@@ -197,6 +197,14 @@ class RunOutcome:
         return not (self.crashed or self.timed_out)
 
 
+def read_in_either(first: bool | None, second: bool | None) -> bool | None:
+    """Two runs' blocks_read_each_other as one: True where either saw a block read
+    another's store, False where either watched two blocks and neither did, else None."""
+    if first is None or second is None:
+        return second if first is None else first
+    return first or second
+
+
 @dataclass
 class Timing:
     """Interleaved timing of a student and a reference launch (GPU only). With a

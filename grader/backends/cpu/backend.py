@@ -26,7 +26,7 @@ from grader.backends.cpu.protocol import Fault, Pass, Sandbox
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 from grader.model.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
-from grader.model.launch import Buffer, Build, Launch, RunOutcome
+from grader.model.launch import Buffer, Build, Launch, RunOutcome, read_in_either
 from grader.model.occupancy import occupancy
 from grader.model.profile import KernelProfile
 from grader.model.result import Diagnostic, Kind, RaceScope
@@ -477,8 +477,9 @@ def _chained(before: RunOutcome, after: RunOutcome) -> RunOutcome:
     after.output = before.output + after.output
     after.seconds += before.seconds
     after.blocks_at_once = after.blocks_at_once or before.blocks_at_once
-    seen = (before.blocks_read_each_other, after.blocks_read_each_other)
-    after.blocks_read_each_other = True if True in seen else False if False in seen else None
+    after.blocks_read_each_other = read_in_either(
+        before.blocks_read_each_other, after.blocks_read_each_other
+    )
     for kernel, counts in before.executed.items():
         later = after.executed.get(kernel)
         after.executed[kernel] = counts if later is None else counts.plus(later)
