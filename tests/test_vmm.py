@@ -73,3 +73,58 @@ def test_the_pool_keeps_no_more_than_its_limit():
     pool = vmm.Pool(limit=2 * size)
     kept = [pool.keep(_mapping(GRANULE, vmm.START, base=i << 32)) for i in range(3)]
     assert kept == [True, True, False] and pool.kept_bytes == 2 * size
+
+
+class _Libcuda:
+    """libcuda's VMM calls over `capacity` bytes of device memory, for Driver.map."""
+
+    def __init__(self, capacity: int) -> None:
+        self.free, self.handles = capacity, {}
+
+    def cuMemAddressReserve(self, base, size, align, addr, flags):  # noqa: N802
+        base._obj.value = (len(self.handles) + 1) << 40
+        return 0
+
+    def cuMemCreate(self, handle, size, properties, flags):  # noqa: N802
+        if size > self.free:
+            return 2  # CUDA_ERROR_OUT_OF_MEMORY
+        self.free -= size
+        handle._obj.value = len(self.handles) + 1
+        self.handles[handle._obj.value] = size
+        return 0
+
+    def cuMemRelease(self, handle):  # noqa: N802
+        self.free += self.handles.pop(handle)
+        return 0
+
+    def cuGetErrorString(self, code, text):  # noqa: N802
+        text._obj.value = b"out of memory"
+        return 0
+
+    def cuMemMap(self, *args):  # noqa: N802
+        return 0
+
+    cuMemSetAccess = cuMemUnmap = cuMemAddressFree = cuMemMap
+
+
+def _driver(capacity: int, pool: int) -> vmm.Driver:
+    driver = object.__new__(vmm.Driver)  # without libcuda
+    driver.lib, driver.properties = _Libcuda(capacity), vmm._Properties()
+    driver.access = vmm._AccessDesc()
+    driver.granularity, driver.pool = GRANULE, vmm.Pool(pool)
+    return driver
+
+
+def test_a_buffer_the_kept_mappings_leave_no_room_for_gets_their_memory():
+    """A worker whose kept mappings hold the memory a new buffer needs unmaps them all and
+    maps the buffer, so that keeping mappings never costs a case its memory."""
+    small = vmm.layout(GRANULE, vmm.START, GRANULE).mapped
+    large = vmm.layout(2 * GRANULE, vmm.END, GRANULE).mapped
+    driver = _driver(capacity=small + large - GRANULE, pool=1 << 30)
+    driver.release(driver.map(GRANULE, vmm.START))
+    assert driver.pool.kept_bytes == small
+    mapped = driver.map(2 * GRANULE, vmm.END)  # a granule more than the free memory
+    assert not mapped.reused and driver.pool.kept_bytes == 0
+    assert list(driver.lib.handles.values()) == [large]
+    with pytest.raises(vmm.VmmError, match="cuMemCreate failed: out of memory"):
+        driver.map(GRANULE, vmm.START)  # nothing kept to give up: the driver's own words

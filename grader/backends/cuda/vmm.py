@@ -190,6 +190,13 @@ class Pool:
         self.kept_bytes += size
         return True
 
+    def drain(self) -> list[Mapping]:
+        """Every kept mapping, given up (to be unmapped)."""
+        kept = [mapping for idle in self._idle.values() for mapping in idle]
+        self._idle.clear()
+        self.kept_bytes = 0
+        return kept
+
 
 def libcuda(signatures: dict[str, tuple]) -> ctypes.CDLL:
     """libcuda.so.1 with the functions of `signatures` (name: argument types) typed, and
@@ -238,6 +245,16 @@ class Driver:
         kept = self.pool.take(place)
         if kept is not None:
             return kept
+        try:
+            return self._new(place)
+        except VmmError:
+            if not self.pool.kept_bytes:
+                raise
+            for idle in self.pool.drain():  # the kept memory may be what this one lacks
+                self.unmap(idle)
+            return self._new(place)
+
+    def _new(self, place: Layout) -> Mapping:
         base, handle = _u64(), _u64()
         reserve = (ctypes.byref(base), place.reserved, self.granularity, 0, 0)
         self._call("cuMemAddressReserve", *reserve)
