@@ -25,9 +25,10 @@ doing them at once each waited for the others in the driver. So a worker may kee
 freed mapping (Pool) and give it to the next buffer of the same mapped size, whichever
 side it sits against: only its offset into the mapping differs. The caller clears a
 reused mapping before the buffer's contents go in (gpu.Gpu.place), so that nothing of an
-earlier case is left in the slack beside the new buffer. It keeps none unless
-GRADER_VMM_POOL says how many MiB: the pool has not yet been run or measured on a GPU
-(docs/performance.md, 7 December 2026)."""
+earlier case is left in the slack beside the new buffer. Where a new mapping cannot be
+made, every kept one is given up first, so that the pool never costs a case its memory.
+It keeps none unless GRADER_VMM_POOL says how many MiB: the pool has not yet been run or
+measured on a GPU (docs/performance.md, 7 December 2026)."""
 
 from __future__ import annotations
 
