@@ -153,6 +153,30 @@ def test_a_chained_scan_whose_blocks_wait_for_the_one_before(kit, no_nvcc, jobs,
     assert np.allclose(found["sums"], ends) and (found["ready"] == 1).all()
 
 
+def test_a_chained_scan_on_more_pool_threads_than_memory_parks_for_ends_on_one(kit, no_nvcc):
+    """391 blocks of 512 threads on 16 pool threads: their parked blocks' stacks (35 MB
+    each) pass the memory allowance, where a pool thread left with the higher blocks of
+    a reversed window would wait for a lower one it cannot start. The launch runs again
+    on one pool thread (it hung at the timeout on a 16-core machine before)."""
+    n, block = 200003, 512
+    blocks = -(-n // block)
+    args = [
+        Buffer("in", np.ones(n, np.float32), False),
+        out("sums", blocks, 0.0),
+        ints("ready", blocks),
+        out("out", n, 0.0),
+        integer("n", n),
+        integer("dynamic", 0),
+    ]
+    kept, kit.backend.jobs = kit.backend.jobs, 16
+    try:
+        result = kit.run(kit.built(CHAINED), "scan", blocks, block, args, timeout=5)
+    finally:
+        kit.backend.jobs = kept
+    found = ran_to_its_end(result)
+    assert found["sums"][-1] == n and not result.blocks_at_once
+
+
 LOCKED = r"""
 __global__ void k(int* lock, float* total, const float* in) {
     if (threadIdx.x == 0) {

