@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cpu_kit import integer, kinds, only, out
+from cpu_kit import integer, kinds, only, out, size_t
 from test_diagnose import line_of
 
 from grader.backends.cpu import scan
@@ -175,6 +175,40 @@ def test_a_chained_scan_on_more_pool_threads_than_memory_parks_for_ends_on_one(k
         kit.backend.jobs = kept
     found = ran_to_its_end(result)
     assert found["sums"][-1] == n and not result.blocks_at_once
+
+
+SLOW_CHAIN = r"""
+__device__ volatile int done[8];
+__global__ void k(float* P, size_t steps) {
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x > 0) while (done[blockIdx.x - 1] == 0) {}   /* the block before it */
+    float x = 0.0f;
+    for (size_t i = 0; i < steps; ++i) x = x * 0.5f + (float)(i & 3);
+    P[blockIdx.x] = x;
+    __threadfence();
+    done[blockIdx.x] = 1;
+}
+"""
+
+
+def test_a_block_that_waits_for_a_long_chain_spends_no_cpu_time_waiting(kit, no_nvcc):
+    """Four blocks, each a third of the timeout's work, the next waiting for it, on two
+    pool threads: the waiting one sleeps while the other works, so the chain ends. Spun,
+    the two threads' CPU time, shared over them, passed the timeout."""
+    build = kit.built(SLOW_CHAIN)
+    steps, seconds = 1 << 20, 0.0
+    while seconds < 0.2:
+        steps *= 2
+        single = kit.run(build, "k", 1, 32, [out("P", 1), size_t("steps", steps)])
+        ran_to_its_end(single)
+        seconds = single.seconds
+    kept, kit.backend.jobs = kit.backend.jobs, 2
+    try:
+        args = [out("P", 4), size_t("steps", steps)]
+        result = kit.run(build, "k", 4, 32, args, timeout=3 * seconds)
+    finally:
+        kit.backend.jobs = kept
+    assert np.isfinite(ran_to_its_end(result)["P"]).all() and result.blocks_at_once
 
 
 LOCKED = r"""

@@ -57,6 +57,7 @@ static void* worker_main(void* arg) {
         /* a thread of the pool that cannot get its fiber stacks: the runner's failure */
         if (!worker_prepare(*w, *L)) fail("stacks", "no memory for fiber stacks", EXIT_FAULT);
         run_blocks(*w, *L);
+        L->running.fetch_sub(1);
         std::lock_guard<std::mutex> hold(g_lock);
         if (--g_remaining == 0) g_done.notify_all();
     }
@@ -99,6 +100,8 @@ void pool_run(Launch* launch) {
     std::unique_lock<std::mutex> hold(g_lock);
     g_launch = launch;
     g_remaining = (int)g_workers.size();
+    launch->running.store(g_remaining);
+    launch->stalled.store(0);
     ++g_generation;
     g_start.notify_all();
     g_done.wait(hold, [] { return g_remaining == 0; });

@@ -226,6 +226,10 @@ struct Launch {
     long chunk = 1;
     alignas(64) std::atomic<long> next_block{0};
     char pad[64 - sizeof(std::atomic<long>)];
+    /* Pool threads still running blocks, and those of them that wait with nothing to run
+       (scheduler.cpp's stall). */
+    std::atomic<int> running{0};
+    std::atomic<int> stalled{0};
     void* module = nullptr;
     void* (*tls_anchor)() = nullptr;
 };

@@ -16,11 +16,13 @@
    A thread that spins on a flag gives its turn away (spin_wait, scheduler.h), and a
    block whose every runnable thread waits so is parked, its stacks and shared memory
    kept, while its pool thread runs a block not started yet or a parked one whose flag
-   changed (run_blocks), as a GPU runs a small grid's blocks at once. */
+   changed (run_blocks), as a GPU runs a small grid's blocks at once. A pool thread left
+   with nothing to run sleeps while another runs blocks (stall). */
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -528,15 +530,32 @@ static bool more_blocks(const Worker& w, const Launch& L) {
     return w.next < w.last || L.next_block.load(std::memory_order_relaxed) < L.nblocks;
 }
 
-/* Every runnable fiber of the running block waits for a word none of them changed: the
-   block had better be parked where another can run (a block not started yet, where
-   room is left to start it once this one is parked: room(); or a parked one some word
-   of which changed). Parked where no block can start, it would be resumed and parked
-   again, none of its threads running, which a hang's probes then find nowhere. */
+/* Every runnable fiber of the running block waits for a word none of them changed. */
+static bool all_wait(Worker& w) {
+    return w.n_waiting >= w.n_runnable && !woken(w, w);
+}
+
+/* The block whose threads all wait had better be parked where another can run (a block
+   not started yet, where room is left to start it once this one is parked: room(); or a
+   parked one some word of which changed). Parked where no block can start, it would be
+   resumed and parked again, none of its threads running, which a hang's probes then find
+   nowhere. */
 static bool should_park(Worker& w) {
-    if (w.n_waiting < w.n_runnable || woken(w, w)) return false;
     if (w.parked.size() + 1 < w.park_limit && more_blocks(w, *g_launch)) return true;
     return any_woken(w);
+}
+
+/* Nothing this pool thread holds can run until another stores: while another pool thread
+   runs blocks, it gives its core to them for a moment, so that on a loaded machine a
+   chained scan's next block gets the CPU, and the waiting block's CPU time (the
+   watchdog's) is not spent spinning. Where every pool thread waits so, none will store:
+   it spins, and the watchdog stops the hang as soon as before. */
+static void stall(Launch& L) {
+    if (L.stalled.fetch_add(1) + 1 < L.running.load(std::memory_order_relaxed)) {
+        struct timespec pause_ts = {0, 50 * 1000};
+        nanosleep(&pause_ts, nullptr);
+    }
+    L.stalled.fetch_sub(1);
 }
 
 /* Runs sweeps until every fiber of the block has finished (true), or it should park. */
@@ -550,7 +569,10 @@ static bool schedule(Worker& w) {
         w.finished.clear();
         if (w.n_done == w.n) return true;
         if (w.n_runnable > 0) {
-            if (w.n_waiting && should_park(w)) return false;
+            if (w.n_waiting && all_wait(w)) {
+                if (should_park(w)) return false;
+                stall(*g_launch);
+            }
             for (int p = 0; p < w.n; ++p) {
                 Fiber& f = w.fibers[(size_t)w.order[(size_t)p]];
                 if (f.state == RUNNABLE || f.state == NOT_STARTED) {
