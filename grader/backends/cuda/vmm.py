@@ -27,9 +27,9 @@ side it sits against: only its offset into the mapping differs. The caller clear
 reused mapping before the buffer's contents go in (gpu.Gpu.place), so that nothing of an
 earlier case is left in the slack beside the new buffer. Where a new mapping cannot be
 made, every kept one is given up first, so that the pool never costs a case its memory.
-It keeps none unless GRADER_VMM_POOL says how many MiB. On an H200 (docs/performance.md,
-7 December 2026, the pool measured) 512 MiB halved a case run's placing and freeing and passed the GPU
-tests, but moved no batch's rate past the noise, so it stays off by default."""
+It keeps none unless GRADER_VMM_POOL says how many MiB. On an H200, 512 MiB halved a
+case run's placing and freeing and passed the GPU tests, but moved no batch's rate past
+the noise (docs/performance.md, "the pool measured"), so it stays off by default."""
 
 from __future__ import annotations
 
