@@ -3,6 +3,8 @@ arrays, and short ways to look at diagnostics."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +28,15 @@ class Kit:
         block: tuple[int, int, int] = (16, 16, 1),
     ) -> Build:
         return self.backend.build(Submission(Path(name), source), macros or {}, block)
+
+    @contextmanager
+    def pool_threads(self, jobs: int) -> Iterator[int]:
+        """The backend runs blocks on `jobs` pool threads until the block ends."""
+        kept, self.backend.jobs = self.backend.jobs, jobs
+        try:
+            yield jobs
+        finally:
+            self.backend.jobs = kept
 
     def built(self, source: str, **kw) -> Build:
         """A build that must succeed."""

@@ -249,14 +249,12 @@ def test_a_loop_of_barriers_that_never_ends_names_its_barriers_whoever_ran_last(
     }
     """
     build = kit.built(source)
-    said, jobs = set(), kit.backend.jobs
-    try:
-        for kit.backend.jobs in (1, 2):  # which thread a probe finds changes, not the answer
+    said = set()
+    for jobs in (1, 2):  # which thread a probe finds changes, not the answer
+        with kit.pool_threads(jobs):
             args = [out("P", 192, 1.0), integer("n", 4)]
             diag = only(kit.run(build, "spin", 3, 64, args, timeout=1), Kind.TIMEOUT)
-            said.add((diag.message, diag.line, diag.block, diag.thread))
-    finally:
-        kit.backend.jobs = jobs
+        said.add((diag.message, diag.line, diag.block, diag.thread))
     ((message, line, block, thread),) = said
     first, second = line_of(source, "first"), line_of(source, "second")
     assert f"kept meeting at the __syncthreads() at lines {first} and {second}" in message
@@ -332,12 +330,9 @@ def test_one_endless_block_is_stopped_by_its_own_cpu_time(kit, no_nvcc):
         P[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
     }
     """
-    build, jobs = kit.built(source), kit.backend.jobs
-    try:
-        kit.backend.jobs = 2
+    build = kit.built(source)
+    with kit.pool_threads(2):
         result, _, cpu = worker_run(kit, build, "k", [out("P", 64)], 1.0)
-    finally:
-        kit.backend.jobs = jobs
     diag = only(result, Kind.TIMEOUT)
     assert result.timed_out and diag.block == (0, 0, 0)
     assert diag.line == line_of(source, "never ends") and 1.0 <= cpu < 1.6

@@ -25,9 +25,8 @@ def ints(name: str, size: int) -> Buffer:
 
 @pytest.fixture(params=[1, 2], ids=["one pool thread", "two"])
 def jobs(kit, request):
-    kept, kit.backend.jobs = kit.backend.jobs, request.param
-    yield request.param
-    kit.backend.jobs = kept
+    with kit.pool_threads(request.param) as count:
+        yield count
 
 
 def ran_to_its_end(result) -> dict[str, np.ndarray]:
@@ -129,6 +128,18 @@ __global__ void scan(const float* in, float* sums, volatile int* ready, float* o
 """
 
 
+def chained_args(values: np.ndarray, blocks: int, dynamic: int) -> list:
+    """CHAINED's arguments: `values` scanned by `blocks` blocks."""
+    return [
+        Buffer("in", values, False),
+        out("sums", blocks, 0.0),
+        ints("ready", blocks),
+        out("out", values.size, 0.0),
+        integer("n", values.size),
+        integer("dynamic", dynamic),
+    ]
+
+
 @pytest.mark.parametrize("dynamic", [0, 1], ids=["blockIdx", "atomicAdd"])
 @pytest.mark.parametrize(
     "n, block",
@@ -140,14 +151,7 @@ __global__ void scan(const float* in, float* sums, volatile int* ready, float* o
 def test_a_chained_scan_whose_blocks_wait_for_the_one_before(kit, no_nvcc, jobs, dynamic, n, block):
     blocks = -(-n // block)
     values = np.arange(n, dtype=np.float32) % 7
-    args = [
-        Buffer("in", values, False),
-        out("sums", blocks, 0.0),
-        ints("ready", blocks),
-        out("out", n, 0.0),
-        integer("n", n),
-        integer("dynamic", dynamic),
-    ]
+    args = chained_args(values, blocks, dynamic)
     found = ran_to_its_end(kit.run(kit.built(CHAINED), "scan", blocks, block, args, timeout=5))
     ends = np.cumsum(values, dtype=np.float64)[np.minimum(np.arange(1, blocks + 1) * block, n) - 1]
     assert np.allclose(found["sums"], ends) and (found["ready"] == 1).all()
@@ -160,19 +164,9 @@ def test_a_chained_scan_on_more_pool_threads_than_memory_parks_for_ends_on_one(k
     on one pool thread (it hung at the timeout on a 16-core machine before)."""
     n, block = 200003, 512
     blocks = -(-n // block)
-    args = [
-        Buffer("in", np.ones(n, np.float32), False),
-        out("sums", blocks, 0.0),
-        ints("ready", blocks),
-        out("out", n, 0.0),
-        integer("n", n),
-        integer("dynamic", 0),
-    ]
-    kept, kit.backend.jobs = kit.backend.jobs, 16
-    try:
+    args = chained_args(np.ones(n, np.float32), blocks, 0)
+    with kit.pool_threads(16):
         result = kit.run(kit.built(CHAINED), "scan", blocks, block, args, timeout=5)
-    finally:
-        kit.backend.jobs = kept
     found = ran_to_its_end(result)
     assert found["sums"][-1] == n and not result.blocks_at_once
 
@@ -202,12 +196,9 @@ def test_a_block_that_waits_for_a_long_chain_spends_no_cpu_time_waiting(kit, no_
         single = kit.run(build, "k", 1, 32, [out("P", 1), size_t("steps", steps)])
         ran_to_its_end(single)
         seconds = single.seconds
-    kept, kit.backend.jobs = kit.backend.jobs, 2
-    try:
+    with kit.pool_threads(2):
         args = [out("P", 4), size_t("steps", steps)]
         result = kit.run(build, "k", 4, 32, args, timeout=3 * seconds)
-    finally:
-        kit.backend.jobs = kept
     assert np.isfinite(ran_to_its_end(result)["P"]).all() and result.blocks_at_once
 
 
