@@ -35,6 +35,10 @@ void context_init(Context* c, void* lo, size_t size, void (*fn)(void*), void* ar
 /* Saves the running context in `from` and resumes `to`. */
 void context_switch(Context* from, Context* to);
 
+/* The stack pointer a switched-out `c` resumes at: what lies below it on its stack is
+   not in use. Null under ucontext, which keeps it where no portable call reads it. */
+void* context_sp(const Context* c);
+
 /* "x86-64 assembly", "aarch64 assembly" or "ucontext". */
 const char* context_kind();
 

@@ -14,9 +14,10 @@
    block is let go on as a GPU would.
 
    A thread that spins on a flag gives its turn away (spin_wait, scheduler.h), and a
-   block whose every runnable thread waits so is parked, its stacks and shared memory
-   kept, while its pool thread runs a block not started yet or a parked one whose flag
-   changed (run_blocks), as a GPU runs a small grid's blocks at once. A pool thread left
+   block whose every runnable thread waits so is parked, a copy of its shared memory and
+   of the used part of its stacks kept (park), while its pool thread runs a block not
+   started yet on the same stacks, or a parked one whose flag changed (run_blocks), as a
+   GPU runs a small grid's blocks at once. A pool thread left
    with nothing to run sleeps while another runs blocks (stall). */
 #include <dlfcn.h>
 #include <link.h>
@@ -192,8 +193,8 @@ const Region* static_shared_region(uintptr_t addr) {
 }
 
 /* -- preparing a pool thread for a launch ---------------------------------------------- */
-/* The running block's fibers and stacks, for blocks shaped like `L`. */
-static bool resident_prepare(Worker& w, Launch& L) {
+/* The running block's fibers, for blocks shaped like `L`. */
+static void resident_prepare(Worker& w, Launch& L) {
     w.fibers.assign((size_t)L.nthreads, Fiber());
     w.warp_waiting.assign((size_t)(L.nthreads + 31) / 32, 0u);
     w.warp_needed.assign((size_t)(L.nthreads + 31) / 32, 0u);
@@ -203,7 +204,6 @@ static bool resident_prepare(Worker& w, Launch& L) {
         f.tid.y = ((unsigned)i / L.block.x) % L.block.y;
         f.tid.z = (unsigned)i / (L.block.x * L.block.y);
     }
-    return stacks_reserve(w, L.nthreads + 1);
 }
 
 bool worker_prepare(Worker& w, Launch& L) {
@@ -212,7 +212,8 @@ bool worker_prepare(Worker& w, Launch& L) {
     for (int i = 0; i < w.n; ++i) w.order[(size_t)i] = L.reverse ? w.n - 1 - i : i;
     w.next = w.last = 0;
     w.park_limit = (size_t)blocks_parked(w.n);
-    bool stacks = resident_prepare(w, L);
+    bool stacks = stacks_reserve(w, L.nthreads + 1);
+    resident_prepare(w, L);
     /* The module's static shared memory is its thread_local block; touching the anchor
        makes this thread's copy exist, and dlinfo says where it is. */
     w.tls_block = nullptr;
@@ -664,17 +665,29 @@ static void end_block(Worker& w, Launch& L) {
     if (L.serial) writers_after_block(w.block);
 }
 
-/* The running block waits while another can run: its shared memory is copied aside,
-   and its stacks go with it. What it stored so far is its own (writers_after_block),
-   and a profile makes requests of its accesses so far, as at a barrier. */
+/* The used part of each stack of the running block's threads, copied aside: from where
+   the thread stopped to the stack's top (the whole stack under ucontext). */
+static void keep_stacks(Worker& w) {
+    w.stacks_kept.clear();
+    for (const Fiber& f : w.fibers) {
+        if (f.stack < 0 || f.state == DONE) continue;
+        char* lo = stack_lo(w, f.stack);
+        char* top = lo + stack_size(f.stack);
+        char* sp = static_cast<char*>(context_sp(&f.ctx));
+        if (!sp || sp < lo || sp > top) sp = lo;
+        w.stacks_kept.keep(sp, (size_t)(top - sp));
+    }
+}
+
+/* The running block waits while another can run: its shared memory and the used part of
+   its stacks are copied aside, and the stacks are the next block's. What it stored so far
+   is its own (writers_after_block), and a profile makes requests of its accesses so far,
+   as at a barrier. */
 static void park(Worker& w, Launch& L) {
     w.busy = 0;
-    w.shared_copy.clear();
-    w.shared_spans.clear();
-    each_shared(w, [&](char* lo, size_t bytes) {
-        w.shared_spans.emplace_back(lo, bytes);
-        w.shared_copy.insert(w.shared_copy.end(), lo, lo + bytes);
-    });
+    w.shared_kept.clear();
+    each_shared(w, [&](char* lo, size_t bytes) { w.shared_kept.keep(lo, bytes); });
+    keep_stacks(w);
     if (g_profiling) profile_swap_loads(w.profile_loads);
     if (L.serial) writers_after_block(w.block);
     w.parked.push_back(std::move(static_cast<Resident&>(w)));
@@ -722,44 +735,27 @@ static void run_block(Worker& w, long b) {
 
 /* Parked block i runs again where it stopped. */
 static void resume(Worker& w, Launch& L, size_t i) {
-    if (w.stacks) w.spares.push_back(std::move(static_cast<Resident&>(w)));
     static_cast<Resident&>(w) = std::move(w.parked[i]);
     w.parked.erase(w.parked.begin() + (long)i);
     blockIdx = w.index;
     grader_rt_loop_stop = 1; /* a block parks as fibers: a thread in its loop stops there */
+    w.stacks_kept.put_back();
     /* an array another block placed meanwhile is one this block never wrote */
     each_shared(w, [](char* lo, size_t bytes) { fill_words(lo, bytes, SHARED_FILL); });
-    size_t at = 0;
-    for (const auto& span : w.shared_spans) {
-        memcpy(span.first, w.shared_copy.data() + at, span.second);
-        at += span.second;
-    }
+    w.shared_kept.put_back();
     if (g_profiling) profile_swap_loads(w.profile_loads);
     ++w.epoch;
     w.busy = 1;
     settle(w, L);
 }
 
-/* Whether the running block's place has stacks for a block to start: a parked block
-   took them, and a spare gives them back (or new ones, while memory allows) while fewer
-   than park_limit blocks are parked. */
+/* Whether a block may start: the running block's place is free (it ended), or fewer than
+   park_limit blocks are parked (a parked block took the place's fibers). */
 static bool room(Worker& w, Launch& L) {
-    if (w.stacks) return true;
+    if (!w.fibers.empty()) return true;
     if (w.parked.size() >= w.park_limit) return false;
-    if (w.spares.empty()) {
-        static_cast<Resident&>(w) = Resident();
-    } else {
-        static_cast<Resident&>(w) = std::move(w.spares.back());
-        w.spares.pop_back();
-    }
-    if (resident_prepare(w, L)) return true;
-    /* No memory for another block's stacks: the parked blocks of several pool threads
-       took it. In the reversed pass, a pool thread left with the higher blocks of its
-       window would wait for a lower one of its own that it cannot start, a hang that is
-       the grader's: the run ends, and the backend runs the launch on one pool thread. */
-    if (pool_size() > 1 && !L.serial) fail("parking", "no memory for a parked block", EXIT_FAULT);
-    w.park_limit = w.parked.size(); /* no memory for more */
-    return false;
+    resident_prepare(w, L);
+    return true;
 }
 
 /* The i-th block a pass starts. The reversed pass runs each block before the lower ones

@@ -2,6 +2,8 @@
 #ifndef GRADER_SCHEDULER_H
 #define GRADER_SCHEDULER_H
 
+#include <string.h>
+
 #include "rt.h"
 
 namespace rt {
@@ -53,6 +55,27 @@ struct StoreRun {
    stacks (its own mapping), its shared memory while it is parked, and the state of its
    barriers and warps. The running block's is the Worker's own (a base), so code that
    reads w.fibers reads the running block's; a parked block's waits in Worker::parked. */
+/* Bytes copied aside from where they lie, to be put back there. */
+struct Kept {
+    std::vector<char> bytes;
+    std::vector<std::pair<char*, size_t>> spans; /* where each piece goes */
+    void clear() {
+        bytes.clear();
+        spans.clear();
+    }
+    void keep(char* lo, size_t len) {
+        spans.emplace_back(lo, len);
+        bytes.insert(bytes.end(), lo, lo + len);
+    }
+    void put_back() const {
+        size_t at = 0;
+        for (const auto& span : spans) {
+            memcpy(span.first, bytes.data() + at, span.second);
+            at += span.second;
+        }
+    }
+};
+
 struct Resident {
     std::vector<Fiber> fibers;
     int pos = 0; /* position in `order` of the running fiber */
@@ -70,21 +93,16 @@ struct Resident {
     bool fiber_mode = false;
     bool loop_done = false;
     int loop_stack = -1;
-    /* n + 1 stacks, each below a guard page */
-    char* stacks = nullptr;
-    size_t stacks_len = 0;
-    int stack_count = 0;
-    std::vector<char> guarded; /* per stack: its guard page is set (on its first use) */
-    std::vector<int> free_stacks;
+    std::vector<int> free_stacks; /* of its pool thread's stacks */
     long block = 0;        /* the block it runs */
     GUint3 index{0, 0, 0}; /* blockIdx */
     uint32_t owner = 0; /* what its block's plain stores note as their owner (stores_owner) */
     /* the barrier lines the running block met, and how often (a hang's loop: signals.cpp) */
     int met_line[4] = {0, 0, 0, 0};
     long met_count[4] = {0, 0, 0, 0};
-    /* while parked: its shared memory, and its threads' global loads (profile.cpp) */
-    std::vector<char> shared_copy;
-    std::vector<std::pair<char*, size_t>> shared_spans; /* where each piece of it goes */
+    /* while parked: its shared memory, the used part of its threads' stacks, and its
+       threads' global loads (profile.cpp) */
+    Kept shared_kept, stacks_kept;
     std::vector<uint32_t> profile_loads;
 };
 
@@ -96,8 +114,13 @@ struct Worker : Resident {
     Context loop_ctx{}; /* the fiber that runs a block as a plain loop */
     std::vector<int> order; /* linear thread ids in the order of this pass */
     int n = 0;
-    /* the blocks it has started that wait for others, and spare stacks for more */
-    std::vector<Resident> parked, spares;
+    /* n + 1 stacks, each below a guard page, which the running block uses: a parked
+       block keeps a copy of the used part of its own */
+    char* stacks = nullptr;
+    size_t stacks_len = 0;
+    int stack_count = 0;
+    std::vector<char> guarded; /* per stack: its guard page is set (on its first use) */
+    std::vector<Resident> parked; /* the blocks it has started that wait for others */
     size_t park_limit = 0;   /* the most blocks it parks at once (PARKED_THREADS) */
     long next = 0, last = 0; /* the blocks of its chunk not yet started */
     /* shared memory: the module's thread_local block (a __shared__ declaration the
@@ -165,8 +188,8 @@ void run_blocks(Worker& w, Launch& L);
    thread loads one word that often with nothing else between (a block has at most 1024
    threads, which a block that runs as a loop notes as one). */
 constexpr int SPIN_LOADS = 4096;
-/* The threads of the blocks a pool thread parks at once, at most: each keeps its fibers'
-   stacks. Two SMs of a GPU hold as many. */
+/* The threads of the blocks a pool thread parks at once, at most: two SMs of a GPU hold
+   as many. */
 constexpr int PARKED_THREADS = 4096;
 /* The blocks of `nthreads` threads each that a pool thread parks at once. */
 static inline long blocks_parked(int nthreads) {
