@@ -17,8 +17,8 @@
    block whose every runnable thread waits so is parked, a copy of its shared memory and
    of the used part of its stacks kept (park), while its pool thread runs a block not
    started yet on the same stacks, or a parked one whose flag changed (run_blocks), as a
-   GPU runs a small grid's blocks at once. A pool thread left
-   with nothing to run sleeps while another runs blocks (stall). */
+   GPU runs a small grid's blocks at once. A pool thread left with nothing to run sleeps
+   while another runs blocks (stall). */
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>

@@ -51,10 +51,6 @@ struct StoreRun {
     size_t lo = 0, hi = 0;
 };
 
-/* What a pool thread keeps of one block it has started: the block's fibers and their
-   stacks (its own mapping), its shared memory while it is parked, and the state of its
-   barriers and warps. The running block's is the Worker's own (a base), so code that
-   reads w.fibers reads the running block's; a parked block's waits in Worker::parked. */
 /* Bytes copied aside from where they lie, to be put back there. */
 struct Kept {
     std::vector<char> bytes;
@@ -76,6 +72,11 @@ struct Kept {
     }
 };
 
+/* What a pool thread keeps of one block it has started: the block's fibers, the state of
+   its barriers and warps, and while it is parked a copy of its shared memory and of what
+   its threads' stacks use (the pool thread's stacks are the running block's). The
+   running block's is the Worker's own (a base), so code that reads w.fibers reads the
+   running block's; a parked block's waits in Worker::parked. */
 struct Resident {
     std::vector<Fiber> fibers;
     int pos = 0; /* position in `order` of the running fiber */
