@@ -9,6 +9,8 @@ Prints one table:
   - barrier-free kernels against the same loop written in plain C++ (one core each, and
     the backend on every core), and the naive matmul reading its operands by float
     atomicAdd(p, 0), whose targets every pool thread shares;
+  - a chained scan whose blocks each wait for the one before, so that they park, on one
+    pool thread, on every core and on 16;
   - every lab's reference kernel graded on all public and hidden cases
     (grader.grading.pipeline.check, secret fixed, nvcc first where it is installed), with a cold
     build cache and a warm one, then "edited": each module and nvcc inspection forgotten,
@@ -140,6 +142,24 @@ __global__ void rounds(float* P, int n) {
     float acc = 0.0f;
     for (int i = 0; i < n; ++i) { acc += i; __syncthreads(); }
     P[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+"""
+
+# Apart from KERNELS: a file that says volatile has every load hooked (precision.md).
+CHAINED = r"""
+__global__ void chained(const float* in, float* sums, volatile int* ready, int n) {
+    unsigned b = blockIdx.x;
+    if (threadIdx.x == 0) {
+        float total = 0.0f;
+        if (b > 0) {
+            while (ready[b - 1] == 0) {}  /* the block before it: this block parks */
+            total = sums[b - 1];
+        }
+        for (unsigned j = b * blockDim.x; j < (b + 1) * blockDim.x && j < n; ++j) total += in[j];
+        sums[b] = total;
+        __threadfence();
+        ready[b] = 1;
+    }
 }
 """
 
@@ -283,6 +303,49 @@ def kernel_costs(tmp: Path) -> list[tuple[str, str, str]]:
                     "<= 30 ns",
                 ),
             )
+    return rows
+
+
+def chain_costs() -> list[tuple[str, str, str]]:
+    """A chained scan whose every block waits for the one before: its blocks park, on one
+    pool thread, on every core, and on 16 (a 16-core machine's pool). The whole run, both
+    passes and any rerun on one pool thread, best of three."""
+    from grader import machine
+    from grader.backends.cpu import CpuBackend
+    from grader.model.launch import Buffer, Launch, Scalar
+    from grader.model.source import Submission
+
+    rows: list[tuple[str, str, str]] = []
+    n, threads = 200003, 512
+    blocks = -(-n // threads)
+    args = [
+        Buffer("in", np.ones(n, np.float32), False),
+        Buffer("sums", np.zeros(blocks, np.float32), True),
+        Buffer("ready", np.zeros(blocks, np.int32), True),
+        Scalar("n", "int", n),
+    ]
+    launch = Launch("chained", (blocks, 1, 1), (threads, 1, 1), 0, args, {})
+    for jobs in sorted({1, machine.cores(), 16}):
+        backend = CpuBackend(jobs=jobs)
+        build = backend.build(Submission(Path("chained.cu"), CHAINED), {}, (16, 16, 1))
+        best, outcome = float("inf"), None
+        for _ in range(3):
+            began = time.perf_counter()
+            outcome = backend.run(build, launch, 60)
+            best = min(best, time.perf_counter() - began)
+        if not outcome.completed or outcome.buffers["sums"].data[-1] != n:
+            raise RuntimeError(f"the chained scan did not end right: {outcome.diagnostics}")
+        how = "blocks at once" if outcome.blocks_at_once else "in grid order"
+        if jobs > 1 and not outcome.blocks_at_once:
+            how = "ran again on one pool thread"
+        rows.append(
+            (
+                f"chained scan, {blocks} blocks of {threads} threads waiting in turn, "
+                f"{jobs} pool thread{'s' if jobs > 1 else ''}",
+                f"{best * 1e3:.0f} ms, {how}",
+                "",
+            )
+        )
     return rows
 
 
@@ -639,6 +702,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="grader-bench-") as tmp:
             rows += switch_costs(Path(tmp))
             rows += kernel_costs(Path(tmp))
+        rows += chain_costs()
     if not args.skip_labs:
         with tempfile.TemporaryDirectory(prefix="grader-bench-cache-") as cache:
             os.environ["GRADER_CACHE"] = cache  # cold: nothing compiled yet but the runner
