@@ -14,9 +14,9 @@ Module module;
 
 struct Span {
     uintptr_t lo, hi;
-    std::vector<char> saved;
 };
 static std::vector<Span> g_writable;
+static Kept g_loaded; /* the writable data as loading left it */
 
 static int find_phdrs(struct dl_phdr_info* info, size_t, void* data) {
     uintptr_t want = *static_cast<uintptr_t*>(data);
@@ -45,7 +45,7 @@ static int find_phdrs(struct dl_phdr_info* info, size_t, void* data) {
                 uintptr_t after = (relro_hi + page - 1) & ~(page - 1);
                 if (after > lo) lo = after;
             }
-            if (hi > lo) g_writable.push_back(Span{lo, hi, {}});
+            if (hi > lo) g_writable.push_back(Span{lo, hi});
         }
     }
     return 1;
@@ -83,14 +83,11 @@ bool module_load(const char* path, std::string* error) {
 }
 
 void module_snapshot() {
-    for (Span& s : g_writable) {
-        s.saved.assign(reinterpret_cast<char*>(s.lo), reinterpret_cast<char*>(s.hi));
-    }
+    g_loaded.clear();
+    for (const Span& s : g_writable) g_loaded.keep(reinterpret_cast<char*>(s.lo), s.hi - s.lo);
 }
 
-void module_restore() {
-    for (Span& s : g_writable) memcpy(reinterpret_cast<char*>(s.lo), s.saved.data(), s.saved.size());
-}
+void module_restore() { g_loaded.put_back(); }
 
 /* While dlopen runs the module's global constructors, module_load has not found its code
    yet, but the dynamic linker's list of loaded objects already holds the module, and its

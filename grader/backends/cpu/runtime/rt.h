@@ -6,9 +6,11 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <atomic>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "contract.h"
@@ -35,6 +37,28 @@ extern int grader_rt_float_atomics;
 }
 
 namespace rt {
+
+/* Bytes copied aside from where they lie, to be put back there: a parked block's shared
+   memory and stacks (scheduler.cpp), the module's writable data (module.cpp). */
+struct Kept {
+    std::vector<char> bytes;
+    std::vector<std::pair<char*, size_t>> spans; /* where each piece goes */
+    void clear() {
+        bytes.clear();
+        spans.clear();
+    }
+    void keep(char* lo, size_t len) {
+        spans.emplace_back(lo, len);
+        bytes.insert(bytes.end(), lo, lo + len);
+    }
+    void put_back() const {
+        size_t at = 0;
+        for (const auto& span : spans) {
+            memcpy(span.first, bytes.data() + at, span.second);
+            at += span.second;
+        }
+    }
+};
 
 /* The running thread's linear index in its block. A fiber notes its own in grader_rt_cur
    when it is entered; a block that runs as a loop notes none there (-1), a store a thread

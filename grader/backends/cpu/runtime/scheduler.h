@@ -2,8 +2,6 @@
 #ifndef GRADER_SCHEDULER_H
 #define GRADER_SCHEDULER_H
 
-#include <string.h>
-
 #include "rt.h"
 
 namespace rt {
@@ -49,27 +47,6 @@ struct StaticSlots {
 struct StoreRun {
     uint32_t owner = 0;
     size_t lo = 0, hi = 0;
-};
-
-/* Bytes copied aside from where they lie, to be put back there. */
-struct Kept {
-    std::vector<char> bytes;
-    std::vector<std::pair<char*, size_t>> spans; /* where each piece goes */
-    void clear() {
-        bytes.clear();
-        spans.clear();
-    }
-    void keep(char* lo, size_t len) {
-        spans.emplace_back(lo, len);
-        bytes.insert(bytes.end(), lo, lo + len);
-    }
-    void put_back() const {
-        size_t at = 0;
-        for (const auto& span : spans) {
-            memcpy(span.first, bytes.data() + at, span.second);
-            at += span.second;
-        }
-    }
 };
 
 /* What a pool thread keeps of one block it has started: the block's fibers, the state of
