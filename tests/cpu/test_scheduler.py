@@ -13,7 +13,8 @@ import pytest
 from cpu_kit import integer, kinds, only, out, size_t
 from test_diagnose import line_of
 
-from grader.backends.cpu import scan
+from grader.backends.cpu import backend, scan
+from grader.backends.cpu.protocol import Error
 from grader.model.launch import Buffer
 from grader.model.result import Kind
 from grader.model.source import Submission
@@ -195,6 +196,47 @@ def test_a_chained_scan_on_sixteen_pool_threads_parks_what_its_stacks_use(kit, n
         result = kit.run(kit.built(CHAINED), "scan", blocks, block, args, timeout=5)
     found = ran_to_its_end(result)
     assert found["sums"][-1] == n and result.blocks_at_once
+
+
+HEAVY_CHAIN = r"""
+__global__ void scan(float* sums, volatile int* ready, float* P) {
+    float mine[8192];  /* 32 KiB of each thread's stack, which it holds while it waits */
+    unsigned b = blockIdx.x, t = threadIdx.x;
+    for (int j = 0; j < 8192; j += 256) mine[(j + t * 7) % 8192] = b * 1000.0f + j + t;
+    if (b > 0) while (ready[b - 1] == 0) {}  /* every thread waits for the block before */
+    P[b * blockDim.x + t] = mine[(t * 7) % 8192];
+    if (t == 0) {
+        sums[b] = (b > 0 ? sums[b - 1] : 0.0f) + 1.0f;
+        __threadfence();
+        ready[b] = 1;
+    }
+}
+"""
+
+
+def test_parked_stacks_past_a_pool_threads_share_run_again_on_one(kit, no_nvcc, monkeypatch):
+    """512 blocks of 256 threads, each thread holding 32 KiB of locals while it waits, on
+    16 pool threads: a window of 16 parked blocks keeps 128 MiB of stack copies a pool
+    thread, 2 GiB in all, past the run's memory allowance (the runner aborted when an
+    allocation failed). A pool thread's share (PARKED_STACKS / 16) is spent after two
+    blocks: the runner says so, and the launch runs again on one pool thread, which keeps
+    every block's locals."""
+    reports, run = [], backend.execute
+
+    def execute(*args):
+        reports.append(run(*args))
+        return reports[-1]
+
+    monkeypatch.setattr(backend, "execute", execute)
+    blocks, block = 512, 256
+    args = [out("sums", blocks, 0.0), ints("ready", blocks), out("P", blocks * block)]
+    with kit.pool_threads(16):
+        result = kit.run(kit.built(HEAVY_CHAIN), "scan", blocks, block, args, timeout=10)
+    found = ran_to_its_end(result)
+    assert [getattr(r.first(Error), "what", None) for r in reports] == ["parking", None]
+    b, t = np.divmod(np.arange(blocks * block), block)
+    assert (found["P"] == b * 1000.0 + t).all()
+    assert (found["sums"] == np.arange(1, blocks + 1)).all() and not result.blocks_at_once
 
 
 SLOW_CHAIN = r"""

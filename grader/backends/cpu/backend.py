@@ -22,7 +22,7 @@ from grader.backends.cpu import blame, diagnose, runner, shim
 from grader.backends.cpu import build as building
 from grader.backends.cpu import profile as profiling
 from grader.backends.cpu.job import PASSES, Report, Settings, Stop, execute
-from grader.backends.cpu.protocol import Fault, Pass, Sandbox
+from grader.backends.cpu.protocol import Error, Fault, Pass, Sandbox
 from grader.backends.cpu.shelf import Shelf
 from grader.errors import SetupError
 from grader.model.interface import MAX_STATIC_SHARED, MAX_THREADS_PER_BLOCK, LaunchDefaults
@@ -432,12 +432,15 @@ def _control_module(arity: int) -> building.Artifact:
 def _order_dependent(report: Report) -> bool:
     """Whether what a run found depends on which pool thread ran which block: blocks
     stored into one element (runtime/stores.cpp), or a block faulted, and which one
-    faulted first was a matter of timing. One pool thread runs the blocks in grid order,
-    so its findings are the same in every grading; a record that asks for it (the
-    submission's own, perhaps) costs only that run. Blocks that read each other's stores
-    are grader.grading.grid_order's."""
+    faulted first was a matter of timing; or a pool thread's parked blocks kept their
+    share of memory for stacks (runtime/scheduler.cpp's park). One pool thread runs the
+    blocks in grid order, so its findings are the same in every grading; a record that
+    asks for it (the submission's own, perhaps) costs only that run. Blocks that read
+    each other's stores are grader.grading.grid_order's."""
     conflicts = any(r.conflicts for r in report.all(Pass))
-    return conflicts or report.first(Fault) is not None
+    error = report.first(Error)
+    parking = error is not None and error.what == "parking"
+    return conflicts or parking or report.first(Fault) is not None
 
 
 def _launched(launch: Launch, state: dict[str, bytes] | None) -> bytes:

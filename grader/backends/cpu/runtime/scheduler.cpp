@@ -212,6 +212,7 @@ bool worker_prepare(Worker& w, Launch& L) {
     for (int i = 0; i < w.n; ++i) w.order[(size_t)i] = L.reverse ? w.n - 1 - i : i;
     w.next = w.last = 0;
     w.park_limit = (size_t)blocks_parked(w.n);
+    w.stacks_parked = 0;
     bool stacks = stacks_reserve(w, L.nthreads + 1);
     resident_prepare(w, L);
     /* The module's static shared memory is its thread_local block; touching the anchor
@@ -666,28 +667,40 @@ static void end_block(Worker& w, Launch& L) {
 }
 
 /* The used part of each stack of the running block's threads, copied aside: from where
-   the thread stopped to the stack's top (the whole stack under ucontext). */
-static void keep_stacks(Worker& w) {
+   the thread stopped to the stack's top (the whole stack under ucontext). False, and
+   nothing copied, where the copy would take the pool thread past its share of
+   PARKED_STACKS. */
+static bool keep_stacks(Worker& w) {
     w.stacks_kept.clear();
+    std::vector<std::pair<char*, size_t>> used;
+    size_t bytes = 0;
     for (const Fiber& f : w.fibers) {
         if (f.stack < 0 || f.state == DONE) continue;
         char* lo = stack_lo(w, f.stack);
         char* top = lo + stack_size(f.stack);
         char* sp = static_cast<char*>(context_sp(&f.ctx));
         if (!sp || sp < lo || sp > top) sp = lo;
-        w.stacks_kept.keep(sp, (size_t)(top - sp));
+        used.emplace_back(sp, (size_t)(top - sp));
+        bytes += (size_t)(top - sp);
     }
+    if (w.stacks_parked + bytes > PARKED_STACKS / (size_t)pool_size()) return false;
+    for (const auto& span : used) w.stacks_kept.keep(span.first, span.second);
+    w.stacks_parked += bytes;
+    return true;
 }
 
 /* The running block waits while another can run: its shared memory and the used part of
    its stacks are copied aside, and the stacks are the next block's. What it stored so far
    is its own (writers_after_block), and a profile makes requests of its accesses so far,
-   as at a barrier. */
+   as at a barrier. Where the pool thread's share of memory for stacks is spent (a kernel
+   whose waiting threads hold large local arrays, on many pool threads), the run ends, and
+   the backend runs the launch again on one pool thread, whose share always holds a
+   window of parked blocks (PARKED_STACKS). */
 static void park(Worker& w, Launch& L) {
     w.busy = 0;
+    if (!keep_stacks(w)) fail("parking", "no memory for a parked block's stacks", EXIT_FAULT);
     w.shared_kept.clear();
     each_shared(w, [&](char* lo, size_t bytes) { w.shared_kept.keep(lo, bytes); });
-    keep_stacks(w);
     if (g_profiling) profile_swap_loads(w.profile_loads);
     if (L.serial) writers_after_block(w.block);
     w.parked.push_back(std::move(static_cast<Resident&>(w)));
@@ -740,6 +753,7 @@ static void resume(Worker& w, Launch& L, size_t i) {
     blockIdx = w.index;
     grader_rt_loop_stop = 1; /* a block parks as fibers: a thread in its loop stops there */
     w.stacks_kept.put_back();
+    w.stacks_parked -= w.stacks_kept.bytes.size();
     /* an array another block placed meanwhile is one this block never wrote */
     each_shared(w, [](char* lo, size_t bytes) { fill_words(lo, bytes, SHARED_FILL); });
     w.shared_kept.put_back();

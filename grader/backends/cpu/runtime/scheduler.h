@@ -99,6 +99,7 @@ struct Worker : Resident {
     int stack_count = 0;
     std::vector<char> guarded; /* per stack: its guard page is set (on its first use) */
     std::vector<Resident> parked; /* the blocks it has started that wait for others */
+    size_t stacks_parked = 0;     /* bytes of their stacks' copies */
     size_t park_limit = 0;   /* the most blocks it parks at once (PARKED_THREADS) */
     long next = 0, last = 0; /* the blocks of its chunk not yet started */
     /* shared memory: the module's thread_local block (a __shared__ declaration the
@@ -169,6 +170,11 @@ constexpr int SPIN_LOADS = 4096;
 /* The threads of the blocks a pool thread parks at once, at most: two SMs of a GPU hold
    as many. */
 constexpr int PARKED_THREADS = 4096;
+/* The bytes of the copies of their stacks that a run's parked blocks keep, at most,
+   each pool thread an equal share: what one pool thread parking PARKED_THREADS whole
+   stacks keeps, so that the rerun on one pool thread that a smaller share asks for
+   (park) always has room. */
+constexpr size_t PARKED_STACKS = (size_t)PARKED_THREADS * FIBER_STACK;
 /* The blocks of `nthreads` threads each that a pool thread parks at once. */
 static inline long blocks_parked(int nthreads) {
     return nthreads < PARKED_THREADS ? PARKED_THREADS / (nthreads > 0 ? nthreads : 1) : 1;
