@@ -666,25 +666,31 @@ static void end_block(Worker& w, Launch& L) {
     if (L.serial) writers_after_block(w.block);
 }
 
-/* The used part of each stack of the running block's threads, copied aside: from where
-   the thread stopped to the stack's top (the whole stack under ucontext). False, and
-   nothing copied, where the copy would take the pool thread past its share of
+/* The used part of fiber f's stack: from where its thread stopped to the stack's top
+   (the whole stack under ucontext). */
+static std::pair<char*, size_t> used_stack(Worker& w, const Fiber& f) {
+    char* lo = stack_lo(w, f.stack);
+    char* top = lo + stack_size(f.stack);
+    char* sp = static_cast<char*>(context_sp(&f.ctx));
+    if (!sp || sp < lo || sp > top) sp = lo;
+    return {sp, (size_t)(top - sp)};
+}
+
+/* The used part of each stack of the running block's live threads, copied aside. False,
+   and nothing copied, where the copy would take the pool thread past its share of
    PARKED_STACKS. */
 static bool keep_stacks(Worker& w) {
     w.stacks_kept.clear();
-    std::vector<std::pair<char*, size_t>> used;
     size_t bytes = 0;
     for (const Fiber& f : w.fibers) {
-        if (f.stack < 0 || f.state == DONE) continue;
-        char* lo = stack_lo(w, f.stack);
-        char* top = lo + stack_size(f.stack);
-        char* sp = static_cast<char*>(context_sp(&f.ctx));
-        if (!sp || sp < lo || sp > top) sp = lo;
-        used.emplace_back(sp, (size_t)(top - sp));
-        bytes += (size_t)(top - sp);
+        if (f.stack >= 0 && f.state != DONE) bytes += used_stack(w, f).second;
     }
     if (w.stacks_parked + bytes > PARKED_STACKS / (size_t)pool_size()) return false;
-    for (const auto& span : used) w.stacks_kept.keep(span.first, span.second);
+    for (const Fiber& f : w.fibers) {
+        if (f.stack < 0 || f.state == DONE) continue;
+        auto [lo, len] = used_stack(w, f);
+        w.stacks_kept.keep(lo, len);
+    }
     w.stacks_parked += bytes;
     return true;
 }
