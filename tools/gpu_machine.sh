@@ -15,9 +15,10 @@
 #                                   Nsight Compute (profile_agreement.py); then the lines
 #                                   that carry the figures
 #   bash tools/gpu_machine.sh spread    the rounds of histogram's, scan's and spmv-csr's
-#                                   references recorded, and five gradings' spread
-#                                   replayed over them per stopping rule
-#                                   (timing_spread.py), the runs in $OUT/spread.json
+#                                   references recorded (KERNELS names others), and
+#                                   five gradings' spread replayed over them per
+#                                   stopping rule (RULES; timing_spread.py), the runs
+#                                   in $OUT/spread.json
 #   bash tools/gpu_machine.sh timeline  where histogram's and scan's timings spend their
 #                                   wall time: each launch's expected sample on the
 #                                   host, the GPU's rounds, the wait after them
@@ -35,6 +36,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|timeline|policies|agreement}
 TESTS=${TESTS:-tests}  # what `cpu` runs: test files or folders, space-separated
+# what `spread` records and the rules it replays (bench/timing_spread.py), space-separated
+KERNELS=${KERNELS:-histogram/reference.cu@n=8388608 histogram/reference.cu@n=33554432 \
+scan/reference.cu spmv-csr/reference.cu}
+RULES=${RULES:-16:0.01 32:0.006}
 LIMIT=${LIMIT:-540}  # seconds a suite may take
 ROOT_CORES=${ROOT_CORES:-0-7} USER_CORES=${USER_CORES:-8-15} ALL_CORES=${ALL_CORES:-0-15}
 OUT=${OUT:-/tmp/gpu_machine}  # the logs
@@ -104,10 +109,9 @@ bench)
     tail -n 2 "$OUT/profile_agreement.txt"
     ;;
 spread)
-    bench spread "$LIMIT" python3 bench/timing_spread.py --kernels \
-        histogram/reference.cu@n=8388608 histogram/reference.cu@n=33554432 \
-        scan/reference.cu spmv-csr/reference.cu \
-        --rules 16:0.01 32:0.006 --json "$OUT/spread.json"
+    # shellcheck disable=SC2086  # KERNELS and RULES are lists
+    bench spread "$LIMIT" python3 bench/timing_spread.py --kernels $KERNELS \
+        --rules $RULES --json "$OUT/spread.json"
     sed -n '/^kernel /,$p' "$OUT/spread.txt" | grep . || tail -n 5 "$OUT/spread.txt"
     ;;
 timeline)
