@@ -215,12 +215,13 @@ __global__ void scan(float* sums, volatile int* ready, float* P) {
 
 
 def test_parked_stacks_past_a_pool_threads_share_run_again_on_one(kit, no_nvcc, monkeypatch):
-    """512 blocks of 256 threads, each thread holding 32 KiB of locals while it waits, on
-    16 pool threads: a window of 16 parked blocks keeps 128 MiB of stack copies a pool
-    thread, 2 GiB in all, past the run's memory allowance (the runner aborted when an
-    allocation failed). A pool thread's share (PARKED_STACKS / 16) is spent after two
-    blocks: the runner says so, and the launch runs again on one pool thread, which keeps
-    every block's locals."""
+    """64 blocks of 256 threads, each thread holding 32 KiB of locals while it waits, on
+    16 pool threads: a parked block keeps 8 MiB of stack copies, and a pool thread's
+    share (PARKED_STACKS / 16, 16 MiB) is spent by its second. The runner says so, and
+    the launch runs again on one pool thread, which keeps every block's locals. Before,
+    the copies took memory until an allocation failed (16 pool threads each parking a
+    window of 16 such blocks keep 2 GiB, past the run's memory allowance), and the
+    runner aborted."""
     reports, run = [], backend.execute
 
     def execute(*args):
@@ -228,7 +229,7 @@ def test_parked_stacks_past_a_pool_threads_share_run_again_on_one(kit, no_nvcc, 
         return reports[-1]
 
     monkeypatch.setattr(backend, "execute", execute)
-    blocks, block = 512, 256
+    blocks, block = 64, 256
     args = [out("sums", blocks, 0.0), ints("ready", blocks), out("P", blocks * block)]
     with kit.pool_threads(16):
         result = kit.run(kit.built(HEAVY_CHAIN), "scan", blocks, block, args, timeout=10)
