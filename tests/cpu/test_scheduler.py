@@ -339,6 +339,23 @@ def test_blocks_that_all_wait_past_what_a_pool_thread_parks_hang_at_their_thread
     assert diag.line == line_of(EVERY_BLOCK_WAITS, "no thread sets it")
 
 
+EVERY_THREAD_WAITS = r"""
+__device__ volatile int flag = 0;
+__global__ void k(float* P) {
+    while (flag == 0) {}                           /* no thread sets it */
+    P[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+}
+"""
+
+
+def test_threads_that_all_wait_for_a_flag_no_one_sets_hang_at_their_line(kit, no_nvcc, jobs):
+    """Every thread of every block spins on the flag: after the first of a block waits,
+    the others wait after a few loads (SPIN_FOLLOW), and the hang still names the line."""
+    result = kit.run(kit.built(EVERY_THREAD_WAITS), "k", 8, 256, [out("P", 8 * 256)], timeout=1)
+    assert result.timed_out
+    assert only(result, Kind.TIMEOUT).line == line_of(EVERY_THREAD_WAITS, "no thread sets it")
+
+
 @pytest.mark.parametrize(
     "text, hooked",
     [

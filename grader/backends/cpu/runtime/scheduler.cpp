@@ -504,6 +504,7 @@ void spin_wait(Worker& w) {
     f.waits = true;
     f.wait_addr = w.waited_addr = w.spin_addr;
     f.wait_value = w.waited_value = w.spin_value;
+    w.waited_by = grader_rt_cur;
     ++w.n_waiting;
     yield(w, f);
     f.waits = false;

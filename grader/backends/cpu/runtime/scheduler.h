@@ -63,9 +63,11 @@ struct Resident {
     int n_done = 0;
     int n_warp = 0;
     int n_waiting = 0; /* RUNNABLE fibers that gave their turn away waiting (Fiber::waits) */
-    /* the word, and its value, that a thread of the block last began to wait for */
+    /* the word, and its value, that a thread of the block last began to wait for, and
+       that thread */
     uintptr_t waited_addr = 0;
     uint64_t waited_value = 0;
+    int waited_by = -1;
     /* per warp: the lanes waiting at a warp operation, and every lane their masks name,
        so that an arriving lane learns in a step whether the warp can go on */
     std::vector<unsigned> warp_waiting, warp_needed;
@@ -170,10 +172,12 @@ void run_blocks(Worker& w, Launch& L);
    thread loads one word that often with nothing else between (a block has at most 1024
    threads, which a block that runs as a loop notes as one). */
 constexpr int SPIN_LOADS = 4096;
-/* A thread that keeps finding the value another thread of its block waits for, in the
-   word it waits on, waits after SPIN_FOLLOW loads: the word is known to be a flag. At
-   SPIN_LOADS, a block whose 256 threads all spin on one flag made 256 x 4096 hooked
-   loads a wait (a chained scan of 512 such blocks took 13 s on one pool thread). */
+/* A thread that keeps finding the value another thread of its block last began to wait
+   for, in the word it waits on, waits after SPIN_FOLLOW loads: the word is known to be a
+   flag. At SPIN_LOADS, a block whose 256 threads all spin on one flag made 256 x 4096
+   hooked loads a wait (a chained scan of 512 such blocks took 13 s on one pool thread).
+   That thread itself takes SPIN_LOADS again, so that a lone thread spinning on a flag no
+   one sets spends its time at its own line, where a hang's probes find it. */
 constexpr int SPIN_FOLLOW = 64;
 /* The threads of the blocks a pool thread parks at once, at most: two SMs of a GPU hold
    as many. */
@@ -207,7 +211,8 @@ static inline void spin_note(Worker& w, uintptr_t a) {
         w.spin_value = v;
         w.spin_count = 1;
     } else if (++w.spin_count >= SPIN_LOADS ||
-               (w.spin_count >= SPIN_FOLLOW && a == w.waited_addr && v == w.waited_value)) {
+               (w.spin_count >= SPIN_FOLLOW && a == w.waited_addr && v == w.waited_value &&
+                grader_rt_cur != w.waited_by)) {
         spin_wait(w);
     }
 }
