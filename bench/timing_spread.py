@@ -13,6 +13,9 @@ their median).
     python3 bench/timing_spread.py [--kernels histogram/reference.cu@n=8388608 ...]
         [--rules 16:0.01 32:0.006] [--seeds 8] [--rounds 32] [--json PATH]
     python3 bench/timing_spread.py --traces PATH [--rules ...]   (no GPU: replays PATH)
+        [--per-seed]   (each grading of a set from one seed's rounds: a grading's own
+                        inputs may bias it; the seed's own sampling noise counts twice
+                        unless far more rounds are recorded than a grading times)
 
 Per kernel: the kernel's median milliseconds and the seconds a recorded timing took
 (host checks included); per rule: the mean rounds a grading times, and of the five
@@ -89,8 +92,12 @@ def grading(pool: list, plan: Plan, round_s: float, draw: random.Random) -> tupl
     return outcome.speedup, outcome.rounds
 
 
-def replay(spec: str, traces: list[Trace], rule: str, trials: int) -> tuple[float, float, float]:
-    """Mean rounds, mean farthest-from-median share, and the share of sets past OFF."""
+def replay(
+    spec: str, traces: list[Trace], rule: str, trials: int, per_seed: bool = False
+) -> tuple[float, float, float]:
+    """Mean rounds, mean farthest-from-median share, and the share of sets past OFF. Each
+    grading draws from every recorded round, or (`per_seed`) from one seed's rounds, a
+    different seed for each grading of a set, as each grading draws its own inputs."""
     lab, _ = spec_lab(spec)
     cap, shown, *rest = rule.split(":")
     target, least, brief = [*rest, "", "", ""][:3]
@@ -110,7 +117,8 @@ def replay(spec: str, traces: list[Trace], rule: str, trials: int) -> tuple[floa
     draw = random.Random(1)
     rounds, farthest = [], []
     for _ in range(trials):
-        found = [grading(pool, plan, round_s, draw) for _ in range(GRADINGS)]
+        pools = [t.rounds for t in draw.sample(traces, GRADINGS)] if per_seed else [pool] * GRADINGS
+        found = [grading(one, plan, round_s, draw) for one in pools]
         middle = statistics.median(s for s, _ in found)
         farthest.append(max(abs(s / middle - 1) for s, _ in found))
         rounds += [n for _, n in found]
@@ -127,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=400, help="sets of five replayed")
     parser.add_argument("--json", type=Path, help="write the recorded runs here")
     parser.add_argument("--traces", type=Path, help="replay these recorded runs instead")
+    parser.add_argument(
+        "--per-seed", action="store_true", help="each grading of a set replays one seed's rounds"
+    )
     args = parser.parse_args(argv)
     if args.traces:
         found = json.loads(args.traces.read_text())
@@ -143,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         ms = statistics.median(s for t in traces for s, _ in t.rounds)
         for rule in args.rules:
-            rounds, farthest, off = replay(spec, traces, rule, args.trials)
+            rounds, farthest, off = replay(spec, traces, rule, args.trials, args.per_seed)
             print(
                 f"{spec:40} {ms:7.4f} {entry['seconds']:5.2f} {rule:>9} {rounds:6.1f} "
                 f"{100 * farthest:5.2f}% {100 * off:4.0f}%"
