@@ -212,7 +212,6 @@ bool worker_prepare(Worker& w, Launch& L) {
     for (int i = 0; i < w.n; ++i) w.order[(size_t)i] = L.reverse ? w.n - 1 - i : i;
     w.next = w.last = 0;
     w.park_limit = (size_t)blocks_parked(w.n);
-    w.stacks_parked = 0;
     bool stacks = stacks_reserve(w, L.nthreads + 1);
     resident_prepare(w, L);
     /* The module's static shared memory is its thread_local block; touching the anchor
@@ -667,32 +666,31 @@ static void end_block(Worker& w, Launch& L) {
     if (L.serial) writers_after_block(w.block);
 }
 
-/* The used part of fiber f's stack: from where its thread stopped to the stack's top
-   (the whole stack under ucontext). */
-static std::pair<char*, size_t> used_stack(Worker& w, const Fiber& f) {
-    char* lo = stack_lo(w, f.stack);
-    char* top = lo + stack_size(f.stack);
-    char* sp = static_cast<char*>(context_sp(&f.ctx));
-    if (!sp || sp < lo || sp > top) sp = lo;
-    return {sp, (size_t)(top - sp)};
+/* Calls f(lo, bytes) for the used part of each stack of the running block's live
+   threads: from where the thread stopped to the stack's top (the whole stack under
+   ucontext). */
+template <class F>
+static void each_used_stack(Worker& w, F f) {
+    for (const Fiber& fiber : w.fibers) {
+        if (fiber.stack < 0 || fiber.state == DONE) continue;
+        char* lo = stack_lo(w, fiber.stack);
+        char* top = lo + stack_size(fiber.stack);
+        char* sp = static_cast<char*>(context_sp(&fiber.ctx));
+        if (!sp || sp < lo || sp > top) sp = lo;
+        f(sp, (size_t)(top - sp));
+    }
 }
 
-/* The used part of each stack of the running block's live threads, copied aside. False,
-   and nothing copied, where the copy would take the pool thread past its share of
-   PARKED_STACKS. */
+/* The used part of the running block's stacks, copied aside. False, and nothing copied,
+   where the copy and those of the blocks parked already would take the pool thread past
+   its share of PARKED_STACKS. */
 static bool keep_stacks(Worker& w) {
-    w.stacks_kept.clear();
     size_t bytes = 0;
-    for (const Fiber& f : w.fibers) {
-        if (f.stack >= 0 && f.state != DONE) bytes += used_stack(w, f).second;
-    }
-    if (w.stacks_parked + bytes > PARKED_STACKS / (size_t)pool_size()) return false;
-    for (const Fiber& f : w.fibers) {
-        if (f.stack < 0 || f.state == DONE) continue;
-        auto [lo, len] = used_stack(w, f);
-        w.stacks_kept.keep(lo, len);
-    }
-    w.stacks_parked += bytes;
+    for (const Resident& r : w.parked) bytes += r.stacks_kept.bytes.size();
+    each_used_stack(w, [&](char*, size_t len) { bytes += len; });
+    if (bytes > PARKED_STACKS / (size_t)pool_size()) return false;
+    w.stacks_kept.clear();
+    each_used_stack(w, [&](char* lo, size_t len) { w.stacks_kept.keep(lo, len); });
     return true;
 }
 
@@ -760,7 +758,6 @@ static void resume(Worker& w, Launch& L, size_t i) {
     blockIdx = w.index;
     grader_rt_loop_stop = 1; /* a block parks as fibers: a thread in its loop stops there */
     w.stacks_kept.put_back();
-    w.stacks_parked -= w.stacks_kept.bytes.size();
     /* an array another block placed meanwhile is one this block never wrote */
     each_shared(w, [](char* lo, size_t bytes) { fill_words(lo, bytes, SHARED_FILL); });
     w.shared_kept.put_back();

@@ -104,7 +104,6 @@ struct Worker : Resident {
     int stack_count = 0;
     std::vector<char> guarded; /* per stack: its guard page is set (on its first use) */
     std::vector<Resident> parked; /* the blocks it has started that wait for others */
-    size_t stacks_parked = 0;     /* bytes of their stacks' copies */
     size_t park_limit = 0;   /* the most blocks it parks at once (PARKED_THREADS) */
     long next = 0, last = 0; /* the blocks of its chunk not yet started */
     /* shared memory: the module's thread_local block (a __shared__ declaration the
