@@ -501,8 +501,8 @@ void spin_wait(Worker& w) {
     if (!w.fiber_mode) to_fibers(w);
     Fiber& f = w.fibers[(size_t)grader_rt_cur];
     f.waits = true;
-    f.wait_addr = w.waited_addr = w.spin_addr;
-    f.wait_value = w.waited_value = w.spin_value;
+    f.wait_addr = w.spin_addr;
+    f.wait_value = w.spin_value;
     w.waited_by = grader_rt_cur;
     ++w.n_waiting;
     yield(w, f);

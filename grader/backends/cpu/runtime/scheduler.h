@@ -63,11 +63,7 @@ struct Resident {
     int n_done = 0;
     int n_warp = 0;
     int n_waiting = 0; /* RUNNABLE fibers that gave their turn away waiting (Fiber::waits) */
-    /* the word, and its value, that a thread of the block last began to wait for, and
-       that thread */
-    uintptr_t waited_addr = 0;
-    uint64_t waited_value = 0;
-    int waited_by = -1;
+    int waited_by = -1; /* the thread that last began to wait (its Fiber::wait_addr) */
     /* per warp: the lanes waiting at a warp operation, and every lane their masks name,
        so that an arriving lane learns in a step whether the warp can go on */
     std::vector<unsigned> warp_waiting, warp_needed;
@@ -197,6 +193,15 @@ static inline uint64_t word_at(uintptr_t a) {
     return *reinterpret_cast<const volatile uint64_t*>(a & ~(uintptr_t)7);
 }
 
+/* Whether the running thread found `v` at `a`, the word and value another thread of its
+   block last began to wait for (SPIN_FOLLOW). */
+static inline bool follows(const Worker& w, uintptr_t a, uint64_t v) {
+    int by = w.waited_by;
+    if (by < 0 || by == grader_rt_cur) return false;
+    const Fiber& f = w.fibers[(size_t)by];
+    return f.wait_addr == a && f.wait_value == v;
+}
+
 /* A load or atomic of `a` by the running thread. The word is read from the second access
    on: the first, which the access itself follows, may fault. */
 static inline void spin_note(Worker& w, uintptr_t a) {
@@ -210,8 +215,7 @@ static inline void spin_note(Worker& w, uintptr_t a) {
         w.spin_value = v;
         w.spin_count = 1;
     } else if (++w.spin_count >= SPIN_LOADS ||
-               (w.spin_count >= SPIN_FOLLOW && a == w.waited_addr && v == w.waited_value &&
-                grader_rt_cur != w.waited_by)) {
+               (w.spin_count >= SPIN_FOLLOW && follows(w, a, v))) {
         spin_wait(w);
     }
 }
