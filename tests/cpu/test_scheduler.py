@@ -356,6 +356,37 @@ def test_threads_that_all_wait_for_a_flag_no_one_sets_hang_at_their_line(kit, no
     assert only(result, Kind.TIMEOUT).line == line_of(EVERY_THREAD_WAITS, "no thread sets it")
 
 
+STALE_WAIT = r"""
+__device__ volatile int flag = 0;
+__global__ void k(volatile int* marks, int* seen) {
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) while (flag == 0) {}    /* waits for thread 1 */
+        if (threadIdx.x == 1) flag = 1;
+        __syncthreads();
+        if (threadIdx.x == 0) flag = 0;                /* as it was, for block 1 */
+        return;
+    }
+    if (threadIdx.x == 1) {                            /* not the thread that waited */
+        int zeros = 0;
+        for (int i = 0; i < 1000; ++i) zeros += flag == 0;  /* far fewer than SPIN_LOADS */
+        seen[0] = marks[2] + zeros;
+    }
+    if (threadIdx.x == 2) marks[2] = 1;
+}
+"""
+
+
+def test_a_block_does_not_follow_a_wait_of_the_block_before_on_its_pool_thread(kit, no_nvcc):
+    """Block 1's thread 1 reads the word and value block 0's thread 0 waited on, on the
+    same pool thread, 1000 times: fewer loads than a thread takes before it waits, so it
+    reads thread 2's mark before thread 2 runs. Following block 0's wait
+    (SPIN_FOLLOW) would have it wait after 64 loads and find the mark set."""
+    args = [ints("marks", 3), ints("seen", 1)]
+    with kit.pool_threads(1):
+        found = ran_to_its_end(kit.run(kit.built(STALE_WAIT), "k", 2, 3, args, timeout=5))
+    assert found["seen"][0] == 1000
+
+
 @pytest.mark.parametrize(
     "text, hooked",
     [

@@ -733,6 +733,7 @@ static void run_block(Worker& w, long b) {
     blockIdx.z = (unsigned)(b / ((long)L.grid.x * L.grid.y));
     w.index = blockIdx;
     w.spin_addr = 0;
+    w.waited_by = -1; /* a wait of the block before, on this pool thread, is not one of its */
     each_shared(w, [](char* lo, size_t bytes) { fill_words(lo, bytes, SHARED_FILL); });
     grader_rt_loop_stop = 0;
     w.fiber_mode = L.needs_fibers.load(std::memory_order_relaxed);
