@@ -4,7 +4,8 @@ traced worker of timing_policies.py keeps every run), optionally at another time
 (LAB/FILE@n=33554432). Then each rule CAP:SHOWN[:TARGET[:LEAST[:BRIEF]]] (the most
 rounds the host checks, as grading.timing sets it for whole-input samples, Plan's
 shown_error, its target_error, its min_rounds and its brief_error where given, "-" for
-no brief tier: a brief kernel's rounds are then timed as any short one's) is
+no brief tier: a brief kernel's rounds are then timed as any short one's; after an @,
+the milliseconds under which a round's kernels are brief, Plan's brief_round_s) is
 replayed --trials times over five gradings whose rounds are drawn from the recorded ones,
 each stopped where Plan, with the lab's points, stops it (a long round's first pair, which
 Plan counts as a round, is drawn like the others: tests/gpu/test_timing.py holds it to
@@ -92,6 +93,13 @@ def grading(pool: list, plan: Plan, round_s: float, draw: random.Random) -> tupl
     return outcome.speedup, outcome.rounds
 
 
+def brief_round_s(brief: str, brief_ms: str) -> float:
+    """A rule's brief_round_s: none for "-", else its milliseconds or the default."""
+    if brief == "-":
+        return 0.0
+    return float(brief_ms) / 1000 if brief_ms else defaults.TIMING_BRIEF_ROUND
+
+
 def replay(
     spec: str, traces: list[Trace], rule: str, trials: int, per_seed: bool = False
 ) -> tuple[float, float, float]:
@@ -101,6 +109,7 @@ def replay(
     lab, _ = spec_lab(spec)
     cap, shown, *rest = rule.split(":")
     target, least, brief = [*rest, "", "", ""][:3]
+    brief, _, brief_ms = brief.partition("@")
     scored = (lab.scoring.zero_speedup, lab.scoring.target_speedup)
     plan = Plan(
         defaults.TIMING_BUDGET,
@@ -109,7 +118,7 @@ def replay(
         shown_error=float(shown),
         min_rounds=int(least or defaults.TIMING_MIN_ROUNDS),
         scored=scored,
-        brief_round_s=0.0 if brief == "-" else defaults.TIMING_BRIEF_ROUND,
+        brief_round_s=brief_round_s(brief, brief_ms),
         brief_error=float(brief) if brief not in ("", "-") else defaults.TIMING_BRIEF_ERROR,
     )
     round_s = statistics.median(expected_round_s(t.first) for t in traces)

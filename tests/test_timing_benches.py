@@ -60,6 +60,18 @@ def test_a_brief_kernels_rounds_are_timed_to_the_brief_error_up_to_the_cap():
     assert capped[0] <= 16
 
 
+def test_a_rule_may_say_under_what_a_rounds_kernels_are_brief():
+    """spmv-csr's 144 µs runs are not brief at the default (0.1 ms): after an @, a rule
+    sets the milliseconds under which a round's kernels are, and they are then timed to
+    the brief error."""
+    noisy = [(0.144, 0.144 * r) for r in NOISY]
+    traces = [Trace((0.144, 0.144), noisy)]
+    short = spread.replay("spmv-csr/reference.cu", traces, "64:0.006", 200)
+    brief = spread.replay("spmv-csr/reference.cu", traces, "64:0.006:::0.003@1", 200)
+    assert short[0] + 10 < brief[0] <= 64 and brief[1] < short[1]
+    assert spread.brief_round_s("0.003", "1") == 0.001 and spread.brief_round_s("-", "") == 0
+
+
 def test_more_least_rounds_steady_a_speedup_that_stopped_on_a_lucky_spread():
     """Five rounds that happen to agree stop a noisy kernel's timing early (its spread
     estimated from five), so that gradings lie apart; a rule's fourth field, Plan's least
