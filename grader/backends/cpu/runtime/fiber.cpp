@@ -13,8 +13,19 @@ static void trampoline(unsigned int lo, unsigned int hi) {
     c->fn(c->arg);
 }
 
+/* Bytes below a local of context_switch that swapcontext's own frame may use: it saves
+   the registers in the ucontext, not on the stack, so a return address and a frame of a
+   few words. A bound below the stack's low end is read as the whole stack
+   (each_used_stack). */
+constexpr uintptr_t SWITCH_SLACK = 1024;
+
+static void* below(const void* at) {
+    return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(at) - SWITCH_SLACK);
+}
+
 void context_init(Context* c, void* lo, size_t size, void (*fn)(void*), void* arg) {
     getcontext(&c->uc);
+    c->sp = below(static_cast<char*>(lo) + size); /* makecontext's frame is at the top */
     c->uc.uc_stack.ss_sp = lo;
     c->uc.uc_stack.ss_size = size;
     c->uc.uc_link = nullptr;
@@ -25,9 +36,13 @@ void context_init(Context* c, void* lo, size_t size, void (*fn)(void*), void* ar
                 (unsigned int)(bits & 0xffffffffu), (unsigned int)(bits >> 16 >> 16));
 }
 
-void context_switch(Context* from, Context* to) { swapcontext(&from->uc, &to->uc); }
+void context_switch(Context* from, Context* to) {
+    char here;
+    from->sp = below(&here);
+    swapcontext(&from->uc, &to->uc);
+}
 
-void* context_sp(const Context*) { return nullptr; }
+void* context_sp(const Context* c) { return c->sp; }
 
 const char* context_kind() { return "ucontext"; }
 

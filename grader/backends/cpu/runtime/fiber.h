@@ -23,6 +23,7 @@ struct Context {
     ucontext_t uc;
     void (*fn)(void*);
     void* arg;
+    void* sp; /* at most this low when switched out (context_switch) */
 #else
     void* sp;
 #endif
@@ -36,7 +37,8 @@ void context_init(Context* c, void* lo, size_t size, void (*fn)(void*), void* ar
 void context_switch(Context* from, Context* to);
 
 /* The stack pointer a switched-out `c` resumes at: what lies below it on its stack is
-   not in use. Null under ucontext, which keeps it where no portable call reads it. */
+   not in use. Under ucontext, which keeps it where no portable call reads it, a bound
+   below it (SWITCH_SLACK under the switching frame). */
 void* context_sp(const Context* c);
 
 /* "x86-64 assembly", "aarch64 assembly" or "ucontext". */
