@@ -172,6 +172,17 @@ __global__ void crowded(const float* in, float* sums, volatile int* ready, int n
         ready[b] = 1;
     }
 }
+__global__ void lanes(const float* in, float* sums, volatile int* ready, int n) {
+    unsigned b = blockIdx.x, i = b * blockDim.x + threadIdx.x;
+    float carry = 0.0f;
+    if (b > 0) {
+        while (ready[i - blockDim.x] == 0) {}  /* its own word: its lane of the block before */
+        carry = sums[i - blockDim.x];
+    }
+    sums[i] = carry + (i < n ? in[i] : 0.0f);
+    __threadfence();
+    ready[i] = 1;
+}
 """
 
 
@@ -319,9 +330,10 @@ def kernel_costs(tmp: Path) -> list[tuple[str, str, str]]:
 
 def chain_costs() -> list[tuple[str, str, str]]:
     """A chained scan whose every block waits for the one before, where one thread of a
-    block waits (chained) and where all do (crowded): its blocks park, on one pool thread,
-    on every core, and on 16 (a 16-core machine's pool). The whole run, both passes and
-    any rerun on one pool thread, best of three."""
+    block waits (chained), where all do on one word (crowded) and each on its own (lanes,
+    a lane's sum over the blocks): its blocks park, on one pool thread, on every core,
+    and on 16 (a 16-core machine's pool). The whole run, both passes and any rerun on one
+    pool thread, best of three."""
     from grader import machine
     from grader.backends.cpu import CpuBackend
     from grader.model.launch import Buffer, Launch, Scalar
@@ -332,22 +344,26 @@ def chain_costs() -> list[tuple[str, str, str]]:
     blocks = -(-n // threads)
     args = [
         Buffer("in", np.ones(n, np.float32), False),
-        Buffer("sums", np.zeros(blocks, np.float32), True),
-        Buffer("ready", np.zeros(blocks, np.int32), True),
+        Buffer("sums", np.zeros(blocks * threads, np.float32), True),
+        Buffer("ready", np.zeros(blocks * threads, np.int32), True),
         Scalar("n", "int", n),
     ]
-    waiting = {"chained": "one thread of each block", "crowded": "every thread"}
+    waiting = {  # who waits, and the element of sums that ends right with its value
+        "chained": ("one thread of each block", blocks - 1, n),
+        "crowded": ("every thread", blocks - 1, n),
+        "lanes": ("every thread, each on its own word", n - 1, blocks),
+    }
     for jobs in sorted({1, machine.cores(), 16}):
         backend = CpuBackend(jobs=jobs)
         build = backend.build(Submission(Path("chained.cu"), CHAINED), {}, (16, 16, 1))
-        for kernel, who in waiting.items():
+        for kernel, (who, last, total) in waiting.items():
             launch = Launch(kernel, (blocks, 1, 1), (threads, 1, 1), 0, args, {})
             best, outcome = float("inf"), None
             for _ in range(3):
                 began = time.perf_counter()
                 outcome = backend.run(build, launch, 60)
                 best = min(best, time.perf_counter() - began)
-            if not outcome.completed or outcome.buffers["sums"].data[-1] != n:
+            if not outcome.completed or outcome.buffers["sums"].data[last] != total:
                 raise RuntimeError(f"the {kernel} scan did not end right: {outcome.diagnostics}")
             how = "blocks at once" if outcome.blocks_at_once else "in grid order"
             if jobs > 1 and not outcome.blocks_at_once:
