@@ -42,8 +42,6 @@ void context_switch(Context* from, Context* to) {
     swapcontext(&from->uc, &to->uc);
 }
 
-void* context_sp(const Context* c) { return c->sp; }
-
 const char* context_kind() { return "ucontext"; }
 
 #else
@@ -84,8 +82,8 @@ const char* context_kind() { return "aarch64 assembly"; }
 
 void context_switch(Context* from, Context* to) { grader_fiber_switch(&from->sp, to->sp); }
 
-void* context_sp(const Context* c) { return c->sp; }
-
 #endif
+
+void* context_sp(const Context* c) { return c->sp; }
 
 }  // namespace rt

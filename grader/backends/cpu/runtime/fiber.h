@@ -19,13 +19,11 @@
 namespace rt {
 
 struct Context {
+    void* sp; /* where a switched-out context resumes; under ucontext, a bound below it */
 #if GRADER_USE_UCONTEXT
     ucontext_t uc;
     void (*fn)(void*);
     void* arg;
-    void* sp; /* at most this low when switched out (context_switch) */
-#else
-    void* sp;
 #endif
 };
 
