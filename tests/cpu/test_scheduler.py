@@ -387,6 +387,34 @@ def test_a_block_does_not_follow_a_wait_of_the_block_before_on_its_pool_thread(k
     assert found["seen"][0] == 1000
 
 
+WAITS_BESIDE = r"""
+__device__ volatile int flag = 0;
+__global__ void k(volatile int* marks, volatile int* word, int* seen) {
+    if (threadIdx.x == 0) while (flag == 0) {}         /* waits for thread 2 */
+    if (threadIdx.x == 1) {
+        int zeros = 0;
+        for (int i = 0; i < 1000; ++i) zeros += word[0] == 0;  /* a word of its own */
+        seen[0] = marks[2] + zeros;
+    }
+    if (threadIdx.x == 2) { marks[2] = 1; flag = 1; }
+}
+"""
+
+
+def test_a_thread_that_spins_while_another_of_its_block_waits_waits_after_a_few_loads(
+    kit, no_nvcc
+):
+    """Thread 0 waits for a flag; thread 1 then reads a word of its own 1000 times, far
+    fewer than SPIN_LOADS, and waits after SPIN_FOLLOW: thread 2 runs and sets its mark
+    before thread 1 reads it (1001). Each of 512 threads spinning on a word of its own
+    took 4096 loads before (lanes in bench/cpu_backend.py: 5 s, now 0.2 s). In
+    STALE_WAIT's block 1, where no thread waits, the same loop does not wait (1000)."""
+    args = [ints("marks", 3), ints("word", 1), ints("seen", 1)]
+    with kit.pool_threads(1):
+        found = ran_to_its_end(kit.run(kit.built(WAITS_BESIDE), "k", 1, 3, args, timeout=5))
+    assert found["seen"][0] == 1001
+
+
 @pytest.mark.parametrize(
     "text, hooked",
     [

@@ -63,7 +63,7 @@ struct Resident {
     int n_done = 0;
     int n_warp = 0;
     int n_waiting = 0; /* RUNNABLE fibers that gave their turn away waiting (Fiber::waits) */
-    int waited_by = -1; /* the thread that last began to wait (its Fiber::wait_addr) */
+    int waited_by = -1; /* the thread that last began to wait (its Fiber::waits) */
     /* per warp: the lanes waiting at a warp operation, and every lane their masks name,
        so that an arriving lane learns in a step whether the warp can go on */
     std::vector<unsigned> warp_waiting, warp_needed;
@@ -167,11 +167,12 @@ void run_blocks(Worker& w, Launch& L);
    thread loads one word that often with nothing else between (a block has at most 1024
    threads, which a block that runs as a loop notes as one). */
 constexpr int SPIN_LOADS = 4096;
-/* A thread that keeps finding the value another thread of its block last began to wait
-   for, in the word it waits on, waits after SPIN_FOLLOW loads: the word is known to be a
-   flag. At SPIN_LOADS, a block whose 256 threads all spin on one flag made 256 x 4096
-   hooked loads a wait (a chained scan of 512 such blocks took 13 s on one pool thread).
-   That thread itself takes SPIN_LOADS again, so that a lone thread spinning on a flag no
+/* While another thread of its block waits (the one that last began to), a thread waits
+   after SPIN_FOLLOW such loads: the block is waiting for another. At SPIN_LOADS, a block
+   whose 256 threads all spin on one flag made 256 x 4096 hooked loads a wait (a chained
+   scan of 512 such blocks took 13 s on one pool thread), and 512 threads each spinning
+   on a word of its own 512 x 4096 (lanes in bench/cpu_backend.py, 5 s). The thread that
+   last began to wait takes SPIN_LOADS again, so that a lone thread spinning on a flag no
    one sets spends its time at its own line, where a hang's probes find it. */
 constexpr int SPIN_FOLLOW = 64;
 /* The threads of the blocks a pool thread parks at once, at most: two SMs of a GPU hold
@@ -193,13 +194,11 @@ static inline uint64_t word_at(uintptr_t a) {
     return *reinterpret_cast<const volatile uint64_t*>(a & ~(uintptr_t)7);
 }
 
-/* Whether the running thread found `v` at `a`, the word and value another thread of its
-   block last began to wait for (SPIN_FOLLOW). */
-static inline bool follows(const Worker& w, uintptr_t a, uint64_t v) {
+/* Whether another thread of the running thread's block waits now, the one that last
+   began to (SPIN_FOLLOW). */
+static inline bool follows(const Worker& w) {
     int by = w.waited_by;
-    if (by < 0 || by == grader_rt_cur) return false;
-    const Fiber& f = w.fibers[(size_t)by];
-    return f.wait_addr == a && f.wait_value == v;
+    return by >= 0 && by != grader_rt_cur && w.fibers[(size_t)by].waits;
 }
 
 /* A load or atomic of `a` by the running thread. The word is read from the second access
@@ -215,7 +214,7 @@ static inline void spin_note(Worker& w, uintptr_t a) {
         w.spin_value = v;
         w.spin_count = 1;
     } else if (++w.spin_count >= SPIN_LOADS ||
-               (w.spin_count >= SPIN_FOLLOW && follows(w, a, v))) {
+               (w.spin_count >= SPIN_FOLLOW && follows(w))) {
         spin_wait(w);
     }
 }
