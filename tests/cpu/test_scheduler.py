@@ -401,9 +401,7 @@ __global__ void k(volatile int* marks, volatile int* word, int* seen) {
 """
 
 
-def test_a_thread_that_spins_while_another_of_its_block_waits_waits_after_a_few_loads(
-    kit, no_nvcc
-):
+def test_a_thread_that_spins_while_another_of_its_block_waits_waits_after_a_few_loads(kit, no_nvcc):
     """Thread 0 waits for a flag; thread 1 then reads a word of its own 1000 times, far
     fewer than SPIN_LOADS, and waits after SPIN_FOLLOW: thread 2 runs and sets its mark
     before thread 1 reads it (1001). Each of 512 threads spinning on a word of its own
