@@ -378,9 +378,9 @@ __global__ void k(volatile int* marks, int* seen) {
 
 def test_a_block_does_not_follow_a_wait_of_the_block_before_on_its_pool_thread(kit, no_nvcc):
     """Block 1's thread 1 reads the word and value block 0's thread 0 waited on, on the
-    same pool thread, 1000 times: fewer loads than a thread takes before it waits, so it
-    reads thread 2's mark before thread 2 runs. Following block 0's wait
-    (SPIN_FOLLOW) would have it wait after 64 loads and find the mark set."""
+    same pool thread, 1000 times: no thread of its own block waits, so it does not wait
+    (SPIN_FOLLOW), and it reads thread 2's mark before thread 2 runs. Following block 0's
+    wait, it waited after 64 loads and found the mark set (1001, before 36a0e5f)."""
     args = [ints("marks", 3), ints("seen", 1)]
     with kit.pool_threads(1):
         found = ran_to_its_end(kit.run(kit.built(STALE_WAIT), "k", 2, 3, args, timeout=5))
