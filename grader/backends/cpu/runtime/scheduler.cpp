@@ -667,8 +667,7 @@ static void end_block(Worker& w, Launch& L) {
 }
 
 /* Calls f(lo, bytes) for the used part of each stack of the running block's live
-   threads: from where the thread stopped to the stack's top (the whole stack under
-   ucontext). */
+   threads: from where the thread stopped (context_sp) to the stack's top. */
 template <class F>
 static void each_used_stack(Worker& w, F f) {
     for (const Fiber& fiber : w.fibers) {
