@@ -13,7 +13,7 @@ import pytest
 from cpu_kit import integer, kinds, only, out, size_t
 from test_diagnose import line_of
 
-from grader.backends.cpu import backend, scan
+from grader.backends.cpu import backend, diagnose, runner, scan
 from grader.backends.cpu.protocol import Error
 from grader.model.launch import Buffer
 from grader.model.result import Kind
@@ -337,6 +337,34 @@ def test_blocks_that_all_wait_past_what_a_pool_thread_parks_hang_at_their_thread
     diag = only(result, Kind.TIMEOUT)
     assert diag.thread == (0, 0, 0)
     assert diag.line == line_of(EVERY_BLOCK_WAITS, "no thread sets it")
+
+
+@pytest.fixture
+def ucontext_runner(monkeypatch):
+    """The runner built with the ucontext switch, as on a machine without an assembly one."""
+    monkeypatch.setattr(runner, "fiber_source", lambda: None)
+    monkeypatch.setattr(runner, "FLAGS", (*runner.FLAGS, "-DGRADER_FIBER_UCONTEXT"))
+    runner.executable.cache_clear()
+    yield
+    runner.executable.cache_clear()
+
+
+def test_a_hang_under_the_ucontext_switch_is_found_at_its_line_by_every_probe(
+    kit, no_nvcc, ucontext_runner, monkeypatch
+):
+    """Under ucontext each switch is a system call, and 5 to 12 of a hang's 16 probes
+    found the scheduler running between the waiting thread's turns, with no return
+    address into the module on its stack; where all 16 did, the hang had no line (2 runs
+    in 9 on a loaded machine). Such a probe now names where that thread waits."""
+    records = []
+    keep = diagnose._timeout
+    monkeypatch.setattr(diagnose, "_timeout", lambda r, *a: records.append(r) or keep(r, *a))
+    with kit.pool_threads(2):
+        result = kit.run(
+            kit.built(EVERY_BLOCK_WAITS), "k", 16, 1024, [out("P", 16 * 1024)], timeout=1
+        )
+    assert only(result, Kind.TIMEOUT).line == line_of(EVERY_BLOCK_WAITS, "no thread sets it")
+    assert list(records[0].pcs).count(0) <= 2, records[0].pcs
 
 
 EVERY_THREAD_WAITS = r"""

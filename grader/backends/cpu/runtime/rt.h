@@ -288,8 +288,9 @@ struct Snapshot {
     bool in_kernel;
     GUint3 thread;
     GUint3 block;
-    uintptr_t pc;
-    uintptr_t sp;
+    /* where the thread waits while it has given its turn away (spin_wait), as module_pc
+       gives it, else 0: a probe that finds the scheduler between its turns names it */
+    uintptr_t wait_pc;
 };
 bool current_snapshot(Snapshot* s);
 /* The stack of the running fiber, to tell a stack overflow from other faults. */

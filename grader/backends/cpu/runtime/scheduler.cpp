@@ -503,6 +503,8 @@ void spin_wait(Worker& w) {
     f.waits = true;
     f.wait_addr = w.spin_addr;
     f.wait_value = w.spin_value;
+    uintptr_t top = (uintptr_t)(stack_lo(w, f.stack) + stack_size(f.stack));
+    f.wait_pc = module_pc(0, (uintptr_t)__builtin_frame_address(0), top);
     w.waited_by = grader_rt_cur;
     ++w.n_waiting;
     yield(w, f);
@@ -826,7 +828,9 @@ bool current_snapshot(Snapshot* s) {
     s->in_kernel = true;
     int cur = grader_rt_cur;
     if (cur >= 0 && cur < w->n) {
-        s->thread = w->fibers[(size_t)cur].tid;
+        const Fiber& f = w->fibers[(size_t)cur];
+        s->thread = f.tid;
+        s->wait_pc = f.waits ? f.wait_pc : 0;
     } else {
         s->thread = threadIdx;
     }

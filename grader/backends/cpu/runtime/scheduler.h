@@ -24,6 +24,7 @@ struct Fiber {
     bool waits = false;
     uintptr_t wait_addr = 0;
     uint64_t wait_value = 0;
+    uintptr_t wait_pc = 0; /* the module's load it waits at (Snapshot::wait_pc) */
 };
 
 /* Static __shared__ slots: [guard][slot 0][guard][slot 1]...[guard], each slot a fixed

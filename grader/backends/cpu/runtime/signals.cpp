@@ -203,6 +203,7 @@ static void on_probe(int, siginfo_t*, void* ucv) {
     p.thread = s.thread;
     p.block = s.block;
     p.pc = module_pc(m.pc, m.sp, stack_top_for(m.sp));
+    if (!p.pc) p.pc = s.wait_pc; /* the scheduler runs between the thread's turns */
     p.ready = 1;
 }
 
