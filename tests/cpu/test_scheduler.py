@@ -349,10 +349,10 @@ def ucontext_runner(monkeypatch):
     runner.executable.cache_clear()
 
 
-def test_a_hang_under_the_ucontext_switch_is_found_at_its_line_by_every_probe(
+def test_a_hang_under_the_ucontext_switch_is_found_at_its_line_by_nearly_every_probe(
     kit, no_nvcc, ucontext_runner, monkeypatch
 ):
-    """Under ucontext each switch is a system call, and 5 to 12 of a hang's 16 probes
+    """Under ucontext each switch is a system call, and 4 to 14 of a hang's 16 probes
     found the scheduler running between the waiting thread's turns, with no return
     address into the module on its stack; where all 16 did, the hang had no line (2 runs
     in 9 on a loaded machine). Such a probe now names where that thread waits."""
