@@ -30,6 +30,16 @@ def jobs(kit, request):
         yield count
 
 
+@pytest.fixture
+def ucontext_runner(monkeypatch):
+    """The runner built with the ucontext switch, as on a machine without an assembly one."""
+    monkeypatch.setattr(runner, "fiber_source", lambda: None)
+    monkeypatch.setattr(runner, "FLAGS", (*runner.FLAGS, "-DGRADER_FIBER_UCONTEXT"))
+    runner.executable.cache_clear()
+    yield
+    runner.executable.cache_clear()
+
+
 def ran_to_its_end(result) -> dict[str, np.ndarray]:
     assert result.completed and not result.timed_out, result.diagnostics
     assert Kind.TIMEOUT not in kinds(result)
@@ -86,6 +96,7 @@ __device__ volatile int flag = 0;
 __global__ void k(float* P) {
     float mine[16];  /* on the thread's stack: read back at indices the compiler cannot know */
     for (int i = 0; i < 16; ++i) mine[i] = blockIdx.x * 1000.0f + threadIdx.x * 16 + i;
+    __syncthreads();  /* every block runs as fibers, each thread's locals on its stack */
     if (blockIdx.x == 0) while (flag == 0) {}  /* every thread: the block parks */
     if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) flag = 1;
     float sum = 0.0f;
@@ -95,15 +106,32 @@ __global__ void k(float* P) {
 """
 
 
+def parked_locals_sums() -> np.ndarray:
+    """What PARKED_LOCALS stores, on 4 blocks of 64 threads."""
+    b, t = np.divmod(np.arange(256), 64)
+    i = np.arange(16)[:, None]
+    return ((b * 1000.0 + t * 16 + (i * 5 + t) % 16) * (i + 1)).sum(axis=0)
+
+
 def test_a_parked_block_finds_its_threads_locals_as_it_left_them(kit, no_nvcc, jobs):
     """Block 0 parks and blocks 1 to 3 run on the same stacks: the parked block's copy of
     what its threads' stacks used is put back before it runs again."""
     build = kit.built(PARKED_LOCALS)
     found = ran_to_its_end(kit.run(build, "k", 4, 64, [out("P", 256)], timeout=3))
-    b, t = np.divmod(np.arange(256), 64)
-    i = np.arange(16)[:, None]
-    expected = ((b * 1000.0 + t * 16 + (i * 5 + t) % 16) * (i + 1)).sum(axis=0)
-    assert (found["P"] == expected).all()
+    assert (found["P"] == parked_locals_sums()).all()
+
+
+def test_a_parked_block_finds_its_threads_locals_under_the_ucontext_switch(
+    kit, no_nvcc, ucontext_runner
+):
+    """A ucontext switch keeps a bound below its frame, and a parked block copies its
+    stacks from there (runtime/fiber.cpp): with the bound 128 bytes above the switch's
+    local instead, the copy lost the switch's own frames and the resumed thread crashed."""
+    with kit.pool_threads(1):
+        found = ran_to_its_end(
+            kit.run(kit.built(PARKED_LOCALS), "k", 4, 64, [out("P", 256)], timeout=3)
+        )
+    assert (found["P"] == parked_locals_sums()).all()
 
 
 THREAD_WAITS = r"""
@@ -337,16 +365,6 @@ def test_blocks_that_all_wait_past_what_a_pool_thread_parks_hang_at_their_thread
     diag = only(result, Kind.TIMEOUT)
     assert diag.thread == (0, 0, 0)
     assert diag.line == line_of(EVERY_BLOCK_WAITS, "no thread sets it")
-
-
-@pytest.fixture
-def ucontext_runner(monkeypatch):
-    """The runner built with the ucontext switch, as on a machine without an assembly one."""
-    monkeypatch.setattr(runner, "fiber_source", lambda: None)
-    monkeypatch.setattr(runner, "FLAGS", (*runner.FLAGS, "-DGRADER_FIBER_UCONTEXT"))
-    runner.executable.cache_clear()
-    yield
-    runner.executable.cache_clear()
 
 
 def test_a_hang_under_the_ucontext_switch_is_found_at_its_line_by_nearly_every_probe(
