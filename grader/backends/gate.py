@@ -1,16 +1,19 @@
-"""A GPU's gate: a pair of `flock` files that the processes sharing one GPU take, shared
-or alone (grader.course.gpus says who takes it how, and why). A request to hold it alone
-closes a turnstile first, so that a steady stream of shared holders cannot keep it
-waiting for ever. The kernel drops a dead process's locks with its file descriptors, so
-a process killed while it holds the gate never blocks the others.
+"""A GPU's gate: three `flock` files that the processes sharing one GPU take (grader.
+course.gpus says who takes it how, and why). The lock is held shared or alone; a request
+to hold it alone closes a turnstile first, so that a steady stream of shared holders
+cannot keep it waiting for ever. The kernel lock, taken alone under the shared lock, lets
+one process at a time run kernels. The kernel drops a dead process's locks with its file
+descriptors, so a process killed while it holds the gate never blocks the others.
 
-The GPU worker takes it alone itself for all of a run or time request's GPU work
-(`alone_at`, with the paths the grader gives in the request): a case's from its buffers
-placed to their freeing, with the shared-memory fill and the kernels between, which
-another process's kernel must not enter; a timing's likewise, since another process's
-copies, allocations and frees beside its timed runs made them vary (a batch of
-matmul-tiled on an H100 timed the naive kernel for 9.3 rounds, against 3.3 with them
-held out: bench/batch.py). Loading a module and starting a worker take no gate."""
+The GPU worker takes the gate itself, with the paths the grader gives in the request. A
+timing holds the lock alone from its first buffer placed to its last one freed
+(`alone_at`): another process's copies, allocations and frees beside its timed runs made
+them vary (a batch of matmul-tiled on an H100 timed the naive kernel for 9.3 rounds,
+against 3.3 with them held out: bench/batch.py). A case holds the lock shared for its
+copies, maps and frees, which other cases' may overlap, and the kernel lock alone from
+the shared-memory fill to its kernels' end, which no other process's kernel may enter
+(`case_at`). The driver's own memsets and copies between may run there: they use no
+shared memory. Loading a module and starting a worker take no gate."""
 
 from __future__ import annotations
 
@@ -21,12 +24,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 
-def paths(folder: Path, name: str) -> tuple[str, str]:
-    """The turnstile's and the lock's files of gate `name` in `folder`."""
-    return str(folder / f"{name}.turnstile"), str(folder / f"{name}.lock")
+def paths(folder: Path, name: str) -> tuple[str, str, str]:
+    """The turnstile's, the lock's and the kernel lock's files of gate `name` in `folder`."""
+    return tuple(str(folder / f"{name}.{part}") for part in ("turnstile", "lock", "kernels"))  # type: ignore[return-value]
 
 
-def opened(files: Sequence[str]) -> tuple[int, int]:
+def opened(files: Sequence[str]) -> tuple[int, int, int]:
     return tuple(os.open(f, os.O_RDWR | os.O_CREAT, 0o600) for f in files)  # type: ignore[return-value]
 
 
@@ -55,6 +58,22 @@ def shared(turnstile: int, lock: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def kernels(turnstile: int, lock: int, kernel_lock: int) -> Iterator[None]:
+    """The lock shared and the kernel lock alone: kernels run, and no other's do."""
+    with shared(turnstile, lock), _exclusive(kernel_lock):
+        yield
+
+
+@contextlib.contextmanager
+def _exclusive(fd: int) -> Iterator[None]:
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
 def alone_at(
     files: Sequence[str] | None, taken: Callable[[], None] | None = None
 ) -> Iterator[None]:
@@ -65,10 +84,36 @@ def alone_at(
         return
     descriptors = opened(files)
     try:
-        with alone(*descriptors):
+        with alone(*descriptors[:2]):
             if taken is not None:
                 taken()
             yield
+    finally:
+        for fd in descriptors:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def case_at(
+    files: Sequence[str] | None, taken: Callable[[], None] | None = None
+) -> Iterator[Callable[[], contextlib.AbstractContextManager]]:
+    """The gate at `files` held shared, for a case's copies; what it gives, entered,
+    takes the kernel lock alone and calls `taken`. Nothing where there is no gate."""
+    if not files:
+        yield contextlib.nullcontext
+        return
+    descriptors = opened(files)
+
+    @contextlib.contextmanager
+    def running() -> Iterator[None]:
+        with _exclusive(descriptors[2]):
+            if taken is not None:
+                taken()
+            yield
+
+    try:
+        with shared(*descriptors[:2]):
+            yield running
     finally:
         for fd in descriptors:
             os.close(fd)
