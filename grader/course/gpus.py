@@ -89,9 +89,9 @@ def gate_name(gpu: int | None) -> str:
 
 
 class Gate:
-    """Shared, with the kernel lock alone, for the sanitizer; alone for timing and for
-    the correctness runs of a backend whose worker does not take it; see the module's
-    docstring. `waits` adds up the seconds spent waiting for it, by the stage that
+    """Running kernels (shared, with the kernel lock alone) for the sanitizer; alone for
+    timing and for the correctness runs of a backend whose worker does not take it; see
+    the module's docstring. `waits` adds up the seconds spent waiting for it, by the stage that
     waited, and those it was held alone (grader.course.stages)."""
 
     def __init__(self, folder: Path, name: str, waits: Counter[str] | None = None) -> None:
@@ -102,6 +102,13 @@ class Gate:
 
     @contextlib.contextmanager
     def shared(self) -> Iterator[None]:
+        started = time.monotonic()
+        with gpu_gate.shared(*self._files[:2]):
+            self.waits[stages.CASES] += time.monotonic() - started
+            yield
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
         """Shared, with the kernel lock alone: no other process's kernel runs."""
         started = time.monotonic()
         with gpu_gate.kernels(*self._files):
@@ -178,7 +185,7 @@ class GatedBackend(Wrapper):
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float
     ) -> list[list[Diagnostic]]:
-        with self.gate.shared():
+        with self.gate.running():
             return self.inner.sanitize(build, launches, timeout)
 
     def close(self) -> None:

@@ -148,7 +148,7 @@ def test_the_sanitizer_keeps_other_kernels_out_while_it_runs(tmp_path):
     entered = threading.Event()
 
     def sanitize() -> None:
-        with Gate(tmp_path, "gpu-0").shared():
+        with Gate(tmp_path, "gpu-0").running():
             entered.set()
             time.sleep(0.3)
             events.append("sanitized")

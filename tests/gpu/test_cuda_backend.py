@@ -257,7 +257,7 @@ def test_time_against_itself_gives_speedup_one(backend):
 @contextlib.contextmanager
 def gate_held_elsewhere(folder, seconds: float, how: str = "alone"):
     """A batch's GPU gate in `folder`, held by another thread for `seconds` from entry:
-    alone, as a timing holds it, or shared with the kernel lock, as the sanitizer does."""
+    alone, as a timing holds it, or running kernels, as the sanitizer does."""
     held, release = threading.Event(), threading.Event()
 
     def elsewhere() -> None:
@@ -302,7 +302,7 @@ def test_a_timing_holds_a_batchs_gate_for_its_runs_alone_and_says_where_its_wind
 
 
 @pytest.mark.parametrize(
-    ("how", "waited_at"), [("alone", window.CASE_GATE), ("shared", window.CASE_KERNEL_LOCK)]
+    ("how", "waited_at"), [("alone", window.CASE_GATE), ("running", window.CASE_KERNEL_LOCK)]
 )
 def test_a_wait_at_a_batchs_gate_is_not_the_runs_time(tmp_path, how, waited_at):
     """Another process holds the gate, or its kernel lock, longer than this case's whole
@@ -330,6 +330,44 @@ def test_a_wait_at_a_batchs_gate_is_not_the_runs_time(tmp_path, how, waited_at):
     inside = sum(spent[name] for name in window.CASE_INSIDE)
     assert 0 < inside <= spent[window.CASE_HELD]
     assert spent[window.CASE_HELD] - spent[window.CASE_KERNEL_LOCK] < 1.0
+
+
+def test_a_cases_kernel_reads_the_fill_while_another_workers_copies_run_beside_it(
+    tmp_path, gpu_alone
+):
+    """Another GPU worker's cases hold the batch's gate shared with this one's for their
+    copies, maps and frees, and the kernel lock for their tiled kernels, which write
+    shared memory (grader.backends.gate.case_at): neither leaves anything between this
+    case's fill and its kernel, which adds a shared array no thread wrote, so every
+    product it writes is the fill's NaN."""
+    from grader.backends.cuda import CudaBackend
+
+    paths = gate.paths(tmp_path, "gpu-0")
+    stop, beside = threading.Event(), []
+
+    def other_worker() -> None:
+        with CudaBackend() as other:
+            tiled, launch = build(other, k.TILED), k.matmul_launch(2048)
+            other.launch_gate = paths
+            while not stop.is_set():
+                beside.append(other.run(tiled, launch, timeout=10).completed)
+
+    thread = threading.Thread(target=other_worker)
+    thread.start()
+    try:
+        with CudaBackend() as cuda:
+            unwritten, launch = build(cuda, k.UNWRITTEN_SHARED), k.matmul_launch(256)
+            cuda.launch_gate = paths
+            while len(beside) < 2:
+                time.sleep(0.05)
+            outcomes = [cuda.run(unwritten, launch, timeout=10) for _ in range(30)]
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    assert len(beside) >= 5 and all(beside)
+    for outcome in outcomes:
+        assert outcome.completed, [d.message for d in outcome.diagnostics]
+        assert np.isnan(outcome.buffers["P"].data).all()
 
 
 def test_time_keeps_to_the_budget_for_a_very_slow_student(backend, gpu_alone):
