@@ -1,19 +1,20 @@
-"""A GPU's gate: three `flock` files that the processes sharing one GPU take (grader.
-course.gpus says who takes it how, and why). The lock is held shared or alone; a request
-to hold it alone closes a turnstile first, so that a steady stream of shared holders
-cannot keep it waiting for ever. The kernel lock, taken alone under the shared lock, lets
-one process at a time run kernels. The kernel drops a dead process's locks with its file
-descriptors, so a process killed while it holds the gate never blocks the others.
+"""A GPU's gate: two readers-writer locks of `flock` files that the processes sharing one
+GPU take (grader.course.gpus says who takes them how, and why), the GPU's and its
+kernels'. Each is held shared or alone; a request to hold one alone closes its turnstile
+first, so that a steady stream of shared holders cannot keep it waiting for ever. The
+kernel drops a dead process's locks with its file descriptors, so a process killed while
+it holds the gate never blocks the others.
 
 The GPU worker takes the gate itself, with the paths the grader gives in the request. A
-timing holds the lock alone from its first buffer placed to its last one freed
+timing holds the GPU's lock alone from its first buffer placed to its last one freed
 (`alone_at`): another process's copies, allocations and frees beside its timed runs made
 them vary (a batch of matmul-tiled on an H100 timed the naive kernel for 9.3 rounds,
-against 3.3 with them held out: bench/batch.py). A case holds the lock shared for its
-copies, maps and frees, which other cases' may overlap, and the kernel lock alone from
-the shared-memory fill to its kernels' end, which no other process's kernel may enter
-(`case_at`). The driver's own memsets and copies between may run there: they use no
-shared memory. Loading a module and starting a worker take no gate."""
+against 3.3 with them held out: bench/batch.py). A case holds the GPU's lock shared for
+its copies, maps and frees, which other cases' may overlap, and the kernels' lock alone
+from the shared-memory fill to its kernels' end, which no other process's kernel may
+enter (`case_at`). The driver's own memsets and copies between may run there: they use
+no shared memory. The sanitizer holds both shared (`running`). Loading a module and
+starting a worker take no gate."""
 
 from __future__ import annotations
 
@@ -23,14 +24,17 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-
-def paths(folder: Path, name: str) -> tuple[str, str, str]:
-    """The turnstile's, the lock's and the kernel lock's files of gate `name` in `folder`."""
-    return tuple(str(folder / f"{name}.{part}") for part in ("turnstile", "lock", "kernels"))  # type: ignore[return-value]
+PARTS = ("turnstile", "lock", "kernels.turnstile", "kernels")
 
 
-def opened(files: Sequence[str]) -> tuple[int, int, int]:
-    return tuple(os.open(f, os.O_RDWR | os.O_CREAT, 0o600) for f in files)  # type: ignore[return-value]
+def paths(folder: Path, name: str) -> tuple[str, ...]:
+    """The files of gate `name` in `folder`: the GPU's turnstile and lock, then its
+    kernels'."""
+    return tuple(str(folder / f"{name}.{part}") for part in PARTS)
+
+
+def opened(files: Sequence[str]) -> tuple[int, ...]:
+    return tuple(os.open(f, os.O_RDWR | os.O_CREAT, 0o600) for f in files)
 
 
 @contextlib.contextmanager
@@ -58,27 +62,19 @@ def shared(turnstile: int, lock: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def kernels(turnstile: int, lock: int, kernel_lock: int) -> Iterator[None]:
-    """The lock shared and the kernel lock alone: kernels run, and no other's do."""
-    with shared(turnstile, lock), _exclusive(kernel_lock):
+def running(descriptors: Sequence[int]) -> Iterator[None]:
+    """Both locks of an opened gate shared: kernels run beside other holders' but keep
+    out a case's fill and kernels, and a timing."""
+    with shared(*descriptors[:2]), shared(*descriptors[2:]):
         yield
-
-
-@contextlib.contextmanager
-def _exclusive(fd: int) -> Iterator[None]:
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    try:
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
 def alone_at(
     files: Sequence[str] | None, taken: Callable[[], None] | None = None
 ) -> Iterator[None]:
-    """The gate at `files` (paths()) held alone, and `taken` called once it is; nothing
-    where there is none."""
+    """The GPU's lock at `files` (paths()) held alone, and `taken` called once it is;
+    nothing where there is none."""
     if not files:
         yield
         return
@@ -97,23 +93,23 @@ def alone_at(
 def case_at(
     files: Sequence[str] | None, taken: Callable[[], None] | None = None
 ) -> Iterator[Callable[[], contextlib.AbstractContextManager]]:
-    """The gate at `files` held shared, for a case's copies; what it gives, entered,
-    takes the kernel lock alone and calls `taken`. Nothing where there is no gate."""
+    """The GPU's lock at `files` held shared, for a case's copies; what it gives, entered,
+    takes the kernels' lock alone and calls `taken`. Nothing where there is no gate."""
     if not files:
         yield contextlib.nullcontext
         return
     descriptors = opened(files)
 
     @contextlib.contextmanager
-    def running() -> Iterator[None]:
-        with _exclusive(descriptors[2]):
+    def running_alone() -> Iterator[None]:
+        with alone(*descriptors[2:]):
             if taken is not None:
                 taken()
             yield
 
     try:
         with shared(*descriptors[:2]):
-            yield running
+            yield running_alone
     finally:
         for fd in descriptors:
             os.close(fd)

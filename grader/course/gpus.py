@@ -9,9 +9,10 @@ processes, and 0 alone). Timing holds the GPU alone: a kernel timed while anothe
 worker's kernel, or even its copies, run on the same GPU looks slower than it is (the
 cuda worker takes the gate itself for the timing's buffers and runs, and says how long
 it waited and held it). So each GPU has a gate (grader.backends.gate): timing holds it
-alone; the sanitizer holds it shared with its kernel lock alone; the cuda worker holds it
-shared for a case's copies, whose overlap with other cases' the driver allows, and the
-kernel lock alone from the fill to its kernels' end (grader.backends.gate.case_at)."""
+alone; the cuda worker holds it shared for a case's copies, whose overlap with other
+cases' the driver allows, and its kernels' lock alone from the fill to its kernels' end
+(grader.backends.gate.case_at); the sanitizer holds both shared, beside other
+sanitizers."""
 
 from __future__ import annotations
 
@@ -89,9 +90,9 @@ def gate_name(gpu: int | None) -> str:
 
 
 class Gate:
-    """Running kernels (shared, with the kernel lock alone) for the sanitizer; alone for
-    timing and for the correctness runs of a backend whose worker does not take it; see
-    the module's docstring. `waits` adds up the seconds spent waiting for it, by the stage that
+    """Running kernels beside others for the sanitizer; alone for timing and for the
+    correctness runs of a backend whose worker does not take it; see the module's
+    docstring. `waits` adds up the seconds spent waiting for it, by the stage that
     waited, and those it was held alone (grader.course.stages)."""
 
     def __init__(self, folder: Path, name: str, waits: Counter[str] | None = None) -> None:
@@ -109,9 +110,10 @@ class Gate:
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
-        """Shared, with the kernel lock alone: no other process's kernel runs."""
+        """Kernels run beside other holders' but no case's fill and kernels, nor a
+        timing (grader.backends.gate.running)."""
         started = time.monotonic()
-        with gpu_gate.kernels(*self._files):
+        with gpu_gate.running(self._files):
             self.waits[stages.CASES] += time.monotonic() - started
             yield
 
