@@ -159,7 +159,7 @@ def print_cpu(report, cpu_seconds: float) -> None:
 
 def print_window(report) -> None:
     """The timings' and the case runs' phases on the GPU workers' clocks, per submission:
-    those inside each window, and what of it they leave unaccounted."""
+    those inside each exclusive window, and what of it they leave unaccounted."""
     count = max(1, report.graded)
     spent = report.window
     tables = (
@@ -177,14 +177,10 @@ def print_window(report) -> None:
             print(f"  {name:<22} {1000 * seconds / count:8.1f} {share}")
     alone = report.stages.get(stages.TIMING, 0.0)  # the grader's clock where it holds the gate
     print(f"  (the stage table's timing, held alone: {1000 * alone / count:.1f} ms a submission)")
-    # a case's copies hold the gate shared (grader.backends.gate.case_at), its fill and
-    # kernels the kernel lock alone
-    exclusive = sum(
-        spent.get(name, 0.0) for name in (window.HELD, window.CASE_FILL, window.CASE_KERNELS)
-    )
+    both = spent.get(window.HELD, 0.0) + spent.get(window.CASE_HELD, 0.0)
     print(
-        f"the GPU held alone by timings and case runs' kernels: {1000 * exclusive / count:.1f} ms "
-        f"a submission, {100 * exclusive / max(report.seconds, 1e-9):.0f}% of the wall time"
+        f"the gate held alone by timings and case runs together: {1000 * both / count:.1f} ms "
+        f"a submission, {100 * both / max(report.seconds, 1e-9):.0f}% of the wall time"
     )
 
 

@@ -1,11 +1,11 @@
 """Where a timing's and a case run's seconds go, phase by phase, on the GPU worker's own
-clock: the wait for the gate, then the window from the gate taken to the gate released,
-which holds all of the request's use of the GPU, its buffers' placing and freeing too. A
-timing holds it alone; a case shared, with the kernel lock alone for its fill and kernels
-(grader.backends.gate). A batch on one GPU is capped by what it holds alone, so
-bench/batch.py prints these per submission (grader.course.stages carries them). The
-worker is the grader's code (a submission brings device code alone), and the figures
-only describe: nothing here changes a grade.
+clock: the wait for the gate, then the exclusive window, from the gate taken to the gate
+released, which holds all of the request's use of the GPU, its buffers' placing and
+freeing too, so that no other process's comes between. A batch on one GPU is capped by
+the windows of its timings and cases together, so bench/batch.py prints these per
+submission (grader.course.stages carries them). The worker is the grader's code (a
+submission brings device code alone), and the figures only describe: nothing here
+changes a grade.
 
 Cheap by design: a phase is a perf_counter lap summed over the timing, never a record
 per launch."""
@@ -36,13 +36,12 @@ PHASES = (GATE, *INSIDE, HELD)
 # A case run's (one run request: a case runs two or three, grader.backends.cuda.backend).
 CASE_GATE = "case: acquire gate"
 CASE_PLACE = "case: place buffers"  # module restored, constants set, buffers mapped, filled
-CASE_KERNEL_LOCK = "case: kernel lock"  # waiting for other processes' kernels to end
 CASE_FILL = "case: fill shared"  # every SM's shared memory made NaN (gpus.py says why)
 CASE_KERNELS = "case: kernels"  # each waited for, so that a failure names its own
 CASE_READ = "case: read back"  # every buffer downloaded with its canaries
 CASE_FREE = "case: free buffers"
 CASE_HELD = "case: held"
-CASE_INSIDE = (CASE_PLACE, CASE_KERNEL_LOCK, CASE_FILL, CASE_KERNELS, CASE_READ, CASE_FREE)
+CASE_INSIDE = (CASE_PLACE, CASE_FILL, CASE_KERNELS, CASE_READ, CASE_FREE)
 CASE_PHASES = (CASE_GATE, *CASE_INSIDE, CASE_HELD)
 
 

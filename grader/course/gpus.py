@@ -5,14 +5,12 @@ holds the GPU alone from the fill of shared memory to its kernel's end: the fill
 read of shared memory no thread wrote see NaN, as on the CPU backend, and another
 worker's kernel between the fill and the launch would leave zeros there instead (a
 matmul adding an unwritten shared array scored 3 points of 7 so under four test
-processes, and 0 alone). Timing holds the GPU alone: a kernel timed while another
-worker's kernel, or even its copies, run on the same GPU looks slower than it is (the
-cuda worker takes the gate itself for the timing's buffers and runs, and says how long
-it waited and held it). So each GPU has a gate (grader.backends.gate): timing holds it
-alone; the cuda worker holds it shared for a case's copies, whose overlap with other
-cases' the driver allows, and its kernels' lock alone from the fill to its kernels' end
-(grader.backends.gate.case_at); the sanitizer holds both shared, beside other
-sanitizers."""
+processes, and 0 alone). On the cuda backend the GPU worker takes the gate itself for
+the case's copies too (grader.backends.gate.alone_at). Timing holds it alone as well: a
+kernel timed while another worker's kernel, or even its copies, run on the same GPU
+looks slower than it is (the cuda worker takes it itself for the timing's buffers and
+runs, and says how long it waited and held it). So each GPU has a gate (grader.backends.gate):
+the sanitizer holds it shared, correctness runs and timing alone."""
 
 from __future__ import annotations
 
@@ -90,30 +88,20 @@ def gate_name(gpu: int | None) -> str:
 
 
 class Gate:
-    """Running kernels beside others for the sanitizer; alone for timing and for the
-    correctness runs of a backend whose worker does not take it; see the module's
+    """Shared for the sanitizer, alone for correctness runs and timing; see the module's
     docstring. `waits` adds up the seconds spent waiting for it, by the stage that
     waited, and those it was held alone (grader.course.stages)."""
 
     def __init__(self, folder: Path, name: str, waits: Counter[str] | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.paths = gpu_gate.paths(folder, name)
-        self._files = gpu_gate.opened(self.paths)
+        self._turnstile, self._lock = gpu_gate.opened(self.paths)
         self.waits: Counter[str] = waits if waits is not None else Counter()
 
     @contextlib.contextmanager
     def shared(self) -> Iterator[None]:
         started = time.monotonic()
-        with gpu_gate.shared(*self._files[:2]):
-            self.waits[stages.CASES] += time.monotonic() - started
-            yield
-
-    @contextlib.contextmanager
-    def running(self) -> Iterator[None]:
-        """Kernels run beside other holders' but no case's fill and kernels, nor a
-        timing (grader.backends.gate.running)."""
-        started = time.monotonic()
-        with gpu_gate.running(self._files):
+        with gpu_gate.shared(self._turnstile, self._lock):
             self.waits[stages.CASES] += time.monotonic() - started
             yield
 
@@ -129,7 +117,7 @@ class Gate:
     @contextlib.contextmanager
     def alone(self, stage: str = stages.TIMING) -> Iterator[None]:
         started = time.monotonic()
-        with gpu_gate.alone(*self._files[:2]):
+        with gpu_gate.alone(self._turnstile, self._lock):
             held = time.monotonic()
             self.waits[stage] += held - started
             try:
@@ -139,8 +127,8 @@ class Gate:
                     self.waits[stages.HELD_ALONE] += time.monotonic() - held
 
     def close(self) -> None:
-        for fd in self._files:
-            os.close(fd)
+        os.close(self._turnstile)
+        os.close(self._lock)
 
 
 class GatedBackend(Wrapper):
@@ -187,7 +175,7 @@ class GatedBackend(Wrapper):
     def sanitize(
         self, build: Build, launches: list[Launch], timeout: float
     ) -> list[list[Diagnostic]]:
-        with self.gate.running():
+        with self.gate.shared():
             return self.inner.sanitize(build, launches, timeout)
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ import pytest
 from grader import labs
 from grader.backends import window
 from grader.backends.cpu import CpuBackend
-from grader.backends.gate import alone_at, case_at
+from grader.backends.gate import alone_at
 from grader.course import stages
 from grader.course.gpus import Gate, GatedBackend, parse_gpus, physical_device
 from grader.errors import UsageError
@@ -104,66 +104,6 @@ def test_a_correctness_run_holds_the_gpu_alone(tmp_path):
     assert first[1] <= second[0]
 
 
-def test_cases_overlap_their_copies_take_turns_at_kernels_and_keep_out_timing(tmp_path):
-    """Two GPU workers' cases (grader.backends.gate.case_at): both hold the gate shared
-    at once for their copies, their kernels run one at a time, each worker is told once
-    its kernels may start, and a timing waits until both cases have ended."""
-    files = Gate(tmp_path, "gpu-0").paths
-    events: list[str] = []
-    told: list[str] = []
-    both_placed = threading.Barrier(2, timeout=5)
-
-    def case(name: str) -> None:
-        with case_at(files, lambda: told.append(name)) as kernels:
-            both_placed.wait()  # the other case holds the gate shared too
-            with kernels():
-                events.append(f"{name} kernels")
-                time.sleep(0.2)
-                events.append(f"{name} done")
-            time.sleep(0.2)  # read back
-
-    threads = [threading.Thread(target=case, args=(name,)) for name in "ab"]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.1)
-    with Gate(tmp_path, "gpu-0").alone():
-        events.append("timing")
-    for thread in threads:
-        thread.join(timeout=5)
-    first, second = events[0].split()[0], events[2].split()[0]
-    assert events == [
-        f"{first} kernels",
-        f"{first} done",
-        f"{second} kernels",
-        f"{second} done",
-        "timing",
-    ]
-    assert told == [first, second]
-
-
-def test_sanitizers_run_beside_each_other_and_keep_a_cases_kernels_out(tmp_path):
-    """A case's kernels between its fill and its launch meet no sanitizer's kernel: the
-    sanitizer holds the kernels' lock shared, as another sanitizer may at once."""
-    events: list[str] = []
-    both_in = threading.Barrier(3, timeout=5)
-
-    def sanitize(name: str) -> None:
-        with Gate(tmp_path, "gpu-0").running():
-            both_in.wait()  # the other sanitizer runs too
-            time.sleep(0.3)
-            events.append(name)
-
-    others = [threading.Thread(target=sanitize, args=(name,)) for name in ("one", "two")]
-    for other in others:
-        other.start()
-    both_in.wait()
-    with case_at(Gate(tmp_path, "gpu-0").paths) as kernels, kernels():
-        events.append("kernels")
-    for other in others:
-        other.join(timeout=5)
-    assert sorted(events[:2]) == ["one", "two"] and events[2] == "kernels"
-
-
 def test_a_gated_backend_grades_as_its_inner_backend(tmp_path):
     """Batch wraps every backend in a gate: a grading through it must not miss anything
     that grading asks of a backend (the CUDA batch once lost the backend's notes)."""
@@ -200,9 +140,9 @@ def test_a_worker_is_told_once_it_holds_the_gate(tmp_path):
 
 
 def test_a_backend_whose_worker_takes_the_gate_gets_its_files_and_runs_ungated(tmp_path):
-    """The cuda worker holds the gate for its case itself (grader.backends.gate.case_at):
-    the grader holds nothing around the whole case, and the worker's hold excludes
-    timing's as the grader's did."""
+    """The cuda worker holds the gate alone from the shared-memory fill to the kernel's
+    end (grader.backends.gate.alone_at): the grader holds nothing around the whole case,
+    and the worker's hold excludes timing's as the grader's did."""
     gate = Gate(tmp_path, "gpu-0")
 
     class WorkerGated:
@@ -212,7 +152,7 @@ def test_a_backend_whose_worker_takes_the_gate_gets_its_files_and_runs_ungated(t
             pass
 
         def run(self, build, launch, timeout):
-            with case_at(self.launch_gate) as kernels, kernels():
+            with alone_at(self.launch_gate):
                 events.append("kernel")
                 time.sleep(0.3)
                 events.append("kernel done")

@@ -107,7 +107,7 @@ class CudaBackend(Backend):
         # A batch's GPU gate (grader.backends.gate.paths), which the worker holds alone
         # for a case's or a timing's GPU work, from its buffers placed to their freeing;
         # None: no other process shares it.
-        self.launch_gate: tuple[str, ...] | None = None
+        self.launch_gate: tuple[str, str] | None = None
         # the run requests' phases (grader.backends.window.CASE_PHASES), summed per run()
         self._window: Counter[str] = Counter()
 

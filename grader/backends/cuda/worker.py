@@ -90,23 +90,21 @@ class Worker:
         counted = head.get("census")  # the counters' name: run the census module
         key = census.module_key(head["key"]) if counted else head["key"]
         functions = [self.gpu.function(key, symbol) for symbol in symbols]
-        # Where a batch shares the GPU, the gate shared for all of the case's GPU work, so
-        # that no other process's timed runs meet its copies, allocations and frees, and
-        # the kernel lock alone for the fill and the kernels, which must meet no other
-        # process's kernel (another's would leave its own shared memory; grader.backends.gate).
+        # Alone on the GPU, where a batch shares it, for all of the case's GPU work: the
+        # fill and the kernel must meet no other process's kernel (another's would leave
+        # its own shared memory), and another process's timed runs none of this case's
+        # copies, allocations and frees (grader.backends.gate).
         window = Window(phases.CASE_PHASES)
         lap = time.perf_counter()
-        with gate.case_at(head.get("gate"), self.gate_taken) as kernels:
+        with gate.alone_at(head.get("gate"), self.gate_taken):
             held = window.lap(phases.CASE_GATE, lap)
-            reply = self.run_case(
-                launch, key, functions, counted, head.get("sides"), window, kernels
-            )
+            reply = self.run_case(launch, key, functions, counted, head.get("sides"), window)
             window.lap(phases.CASE_HELD, held)
         reply.header["window"] = window.to_json()
         return reply
 
     def run_case(
-        self, launch, key: str, functions: list, counted, sides, window: Window, kernels
+        self, launch, key: str, functions: list, counted, sides, window: Window
     ) -> Message:
         # A case never sees what earlier runs left in the module, as on the CPU. Timed
         # launches are not reset: checked timing catches a kernel that remembers results.
@@ -123,17 +121,15 @@ class Worker:
         step = launch
         lap = window.lap(phases.CASE_PLACE, lap)
         try:
-            with kernels():
-                lap = window.lap(phases.CASE_KERNEL_LOCK, lap)
-                self.gpu.fill_shared()  # reads of shared memory no thread wrote see NaN
-                started = lap = window.lap(phases.CASE_FILL, lap)
-                for step, function in zip(launch.steps, functions, strict=True):
-                    self.gpu.launch(function, step, self.gpu.arguments(step, by_name))
-                    self.gpu.finish()  # after each kernel, so that a failure names its own
-                    if counters is not None:
-                        counts = self.gpu.take_counters(counters)
-                        before = executed.get(step.kernel, [0, 0])
-                        executed[step.kernel] = [a + b for a, b in zip(before, counts, strict=True)]
+            self.gpu.fill_shared()  # reads of shared memory no thread wrote see NaN
+            started = lap = window.lap(phases.CASE_FILL, lap)
+            for step, function in zip(launch.steps, functions, strict=True):
+                self.gpu.launch(function, step, self.gpu.arguments(step, by_name))
+                self.gpu.finish()  # after each kernel, so that a failure names its own
+                if counters is not None:
+                    counts = self.gpu.take_counters(counters)
+                    before = executed.get(step.kernel, [0, 0])
+                    executed[step.kernel] = [a + b for a, b in zip(before, counts, strict=True)]
             lap = window.lap(phases.CASE_KERNELS, lap)
             seconds = lap - started
             states = [self.gpu.download(p) for p in placed]
