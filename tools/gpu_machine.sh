@@ -26,6 +26,13 @@
 #   bash tools/gpu_machine.sh policies  every run of a few timings recorded, and the rules
 #                                   for stopping a timing replayed over them
 #                                   (timing_policies.py): GPU ms against points
+#   bash tools/gpu_machine.sh ab        a batch of matmul-tiled (batch.py, under
+#                                   `taskset -c 2-15`) from another tree (BASE: a
+#                                   folder, say a `git archive` carried under .device)
+#                                   and from this one, alternating ROUNDS times (2), so
+#                                   that the machine's drift falls on both; then each
+#                                   run's rate and windows (BACKEND=cpu COUNT=4
+#                                   AB_CORES=0-1 tries it on a machine without a GPU)
 #   bash tools/gpu_machine.sh agreement  both backends' scores of every kernel
 #                                   (agreement.py) into $OUT/agreement.json; RESUME names
 #                                   an earlier call's, brought back into the checkout,
@@ -34,7 +41,7 @@
 # The caller has put the grader's dependencies on PYTHONPATH (docs/development.md).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|timeline|policies|agreement}
+mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|timeline|policies|ab|agreement}
 TESTS=${TESTS:-tests}  # what `cpu` runs: test files or folders, space-separated
 # what `spread` records and the rules it replays (bench/timing_spread.py), space-separated
 KERNELS=${KERNELS:-histogram/reference.cu@n=8388608 histogram/reference.cu@n=33554432 \
@@ -122,6 +129,23 @@ policies)
     bench policies "$LIMIT" python3 bench/timing_policies.py
     sed -n '/^kernel /,$p' "$OUT/policies.txt" | grep . || tail -n 5 "$OUT/policies.txt"
     ;;
+ab)
+    base=$(cd "${BASE:?ab needs BASE, the folder of the tree to set against this one}" && pwd) || exit 2
+    here=$PWD && OUT=$(cd "$OUT" && pwd)
+    backend=${BACKEND:-cuda} && gpus=() && [ "$backend" = cuda ] && gpus=(--gpus 0)
+    for round in $(seq "${ROUNDS:-2}"); do
+        for side in base this; do
+            tree=$here && [ "$side" = base ] && tree=$base
+            # each tree imports its own grader: the checkout on PYTHONPATH is swapped for it
+            (cd "$tree" && export PYTHONPATH=${PYTHONPATH//$here/$tree}:$tree &&
+                bench "$side$round" 120 taskset -c "${AB_CORES:-2-15}" python3 bench/batch.py \
+                    --lab matmul-tiled --backend "$backend" --count "${COUNT:-128}" \
+                    "${gpus[@]}" --secret s --jobs 16)
+            echo "== $side $round"
+            grep -E "submissions/min|held alone by|speedup of|^host:|exit " "$OUT/$side$round.txt"
+        done
+    done
+    ;;
 agreement)
     budget=$((LIMIT - 120))  # the gradings started by then end within the limit
     bench agreement "$LIMIT" python3 bench/agreement.py --budget "$budget" \
@@ -129,7 +153,7 @@ agreement)
     grep -E "^(equal scores|[0-9]+ kernels)|exit " "$OUT/agreement.txt"
     ;;
 *)
-    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|timeline|policies|agreement" >&2
+    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|timeline|policies|ab|agreement" >&2
     exit 2
     ;;
 esac
