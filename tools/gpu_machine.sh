@@ -32,7 +32,10 @@
 #                                   and from this one, alternating ROUNDS times (2), so
 #                                   that the machine's drift falls on both; then each
 #                                   run's rate and windows (BACKEND=cpu COUNT=4
-#                                   AB_CORES=0-1 tries it on a machine without a GPU)
+#                                   BATCH_CORES=0-1 tries it, and `jobs`, on a
+#                                   machine without a GPU)
+#   bash tools/gpu_machine.sh jobs      the same batch at --jobs 16, 24 and 32 (JOBS):
+#                                   whether more submissions in flight fill the gate
 #   bash tools/gpu_machine.sh agreement  both backends' scores of every kernel
 #                                   (agreement.py) into $OUT/agreement.json; RESUME names
 #                                   an earlier call's, brought back into the checkout,
@@ -41,7 +44,7 @@
 # The caller has put the grader's dependencies on PYTHONPATH (docs/development.md).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|timeline|policies|ab|agreement}
+mode=${1:?usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|timeline|policies|ab|jobs|agreement}
 TESTS=${TESTS:-tests}  # what `cpu` runs: test files or folders, space-separated
 # what `spread` records and the rules it replays (bench/timing_spread.py), space-separated
 KERNELS=${KERNELS:-histogram/reference.cu@n=8388608 histogram/reference.cu@n=33554432 \
@@ -58,6 +61,15 @@ bench() {  # NAME LIMIT COMMAND...: one bench, its whole output in $OUT/NAME.txt
     local name=$1 limit=$2
     shift 2
     timeout -k 10 "$limit" "$@" >"$OUT/$name.txt" 2>&1 || echo "$name: exit $?" >>"$OUT/$name.txt"
+}
+
+batch() {  # NAME JOBS: issue 36's batch of matmul-tiled, then the lines with its figures
+    local gpus=()
+    [ "${BACKEND:-cuda}" = cuda ] && gpus=(--gpus 0)
+    bench "$1" 120 taskset -c "${BATCH_CORES:-2-15}" python3 bench/batch.py --lab matmul-tiled \
+        --backend "${BACKEND:-cuda}" --count "${COUNT:-128}" "${gpus[@]}" --secret s --jobs "$2"
+    echo "== $1"
+    grep -E "submissions/min|held alone by|waiting at gate|speedup of|^host:|exit " "$OUT/$1.txt"
 }
 
 summary() {  # FILE: its pytest summary line, or why there is none
@@ -129,20 +141,18 @@ policies)
     bench policies "$LIMIT" python3 bench/timing_policies.py
     sed -n '/^kernel /,$p' "$OUT/policies.txt" | grep . || tail -n 5 "$OUT/policies.txt"
     ;;
+jobs)
+    for jobs in ${JOBS:-16 24 32}; do batch "jobs$jobs" "$jobs"; done
+    ;;
 ab)
     base=$(cd "${BASE:?ab needs BASE, the folder of the tree to set against this one}" && pwd) || exit 2
     here=$PWD && OUT=$(cd "$OUT" && pwd)
-    backend=${BACKEND:-cuda} && gpus=() && [ "$backend" = cuda ] && gpus=(--gpus 0)
     for round in $(seq "${ROUNDS:-2}"); do
         for side in base this; do
             tree=$here && [ "$side" = base ] && tree=$base
             # each tree imports its own grader: the checkout on PYTHONPATH is swapped for it
             (cd "$tree" && export PYTHONPATH=${PYTHONPATH//$here/$tree}:$tree &&
-                bench "$side$round" 120 taskset -c "${AB_CORES:-2-15}" python3 bench/batch.py \
-                    --lab matmul-tiled --backend "$backend" --count "${COUNT:-128}" \
-                    "${gpus[@]}" --secret s --jobs 16)
-            echo "== $side $round"
-            grep -E "submissions/min|held alone by|speedup of|^host:|exit " "$OUT/$side$round.txt"
+                batch "$side$round" 16)
         done
     done
     ;;
@@ -153,7 +163,7 @@ agreement)
     grep -E "^(equal scores|[0-9]+ kernels)|exit " "$OUT/agreement.txt"
     ;;
 *)
-    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|timeline|policies|ab|agreement" >&2
+    echo "usage: tools/gpu_machine.sh cpu|gpu|pipeline|bench|spread|timeline|policies|ab|jobs|agreement" >&2
     exit 2
     ;;
 esac
