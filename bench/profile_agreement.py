@@ -48,13 +48,12 @@ from grader.model.lab import Case, Lab  # noqa: E402
 from grader.model.profile import KernelProfile, Traffic  # noqa: E402
 from grader.model.result import Kind  # noqa: E402
 from grader.model.source import read_submission  # noqa: E402
-from grader.toolchain import nvcc, sandbox  # noqa: E402
+from grader.toolchain import nvcc  # noqa: E402
 from grader.validate import BACKENDS, CRASHES, checks  # noqa: E402
 
 TOLERANCE = 0.10  # relative difference within which a measure agrees
 CONFLICT_SLACK = 0.1  # conflicts per request within which they agree however few
 TIMEOUT = 120.0  # seconds for one kernel's run under either profiler
-WARMERS = 8  # GPU workers compiling the modules at once before the ncu session
 ROLES = ("reference", "baseline", "variant", "slow", "wrong")
 # What a known-wrong kernel must not be found doing to be profiled: stop, hang, stray, or
 # wait at a barrier its block does not all reach (undefined: it may hang on a GPU).
@@ -216,8 +215,6 @@ class Gpu:
         )
         built = self.pool.map(lambda k: _prepared(self.cuda, k), chosen)
         self.prepared = dict(zip(chosen, built, strict=True))
-        if found.ok:
-            _warm([b for b, launch in self.prepared.values() if launch is not None])
 
     def profiles(self, chosen: list[Kernel]) -> list[Side]:
         """Each kernel's profile by ncu, in one session, with its SASS."""
@@ -250,36 +247,12 @@ def _side(build, launch, measured) -> Side:
     return Side(kernels, counters=result.counters, symbols=symbols)
 
 
-def _warm(builds: list) -> None:
-    """Each module compiled once in plain GPU workers, several at once, so that the
-    ncu session's one worker finds PyCUDA's cached cubins."""
-    from grader.backends.cuda import CudaBackend
-
-    def load(share: list) -> None:
-        with CudaBackend() as cuda:
-            for build in share:
-                cuda.load(build)
-
-    with ThreadPoolExecutor(WARMERS) as pool:
-        list(pool.map(load, [builds[i::WARMERS] for i in range(WARMERS)]))
-
-
 def sass(build) -> str:
-    """The module's SASS: the text the worker compiles, built to a cubin by nvcc
-    (sandboxed) and read by cuobjdump; "" where either fails."""
-    spec = build.artifact
-    compiler = nvcc.find()
+    """The SASS of the cubin the worker loads, read by cuobjdump; "" where it fails."""
     with tempfile.TemporaryDirectory() as folder:
-        source, cubin = Path(folder, "kernel.cu"), Path(folder, "kernel.cubin")
-        source.write_text(spec.source)
-        made = sandbox.run_compiler(
-            [compiler, "-cubin", "-arch", spec.arch, *spec.options, "-o", str(cubin),
-             str(source)],
-            Path(folder),
-        )  # fmt: skip
-        if made.code != 0 or not cubin.is_file():
-            return ""
-        dump = Path(compiler).with_name("cuobjdump")
+        cubin = Path(folder, "kernel.cubin")
+        cubin.write_bytes(build.artifact.cubin)
+        dump = Path(nvcc.find()).with_name("cuobjdump")
         done = subprocess.run([str(dump), "-sass", str(cubin)], capture_output=True, text=True)
     return done.stdout if done.returncode == 0 else ""
 

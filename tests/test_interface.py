@@ -1,10 +1,12 @@
 """The interface check and compile messages, through nvcc without a GPU."""
 
+import base64
 import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
 
+import cubin_kit
 import pytest
 from census_kit import NAIVE as MATMUL
 from include_tricks import TRICKS
@@ -472,7 +474,8 @@ KERNELS = sorted(REFERENCES.glob("*/*.cu")) + sorted(
 
 def compiled_both_ways(tmp_path, monkeypatch, text, lab="matmul-naive"):
     """nvcc's raw products for `text`, without the special functions and with them, each
-    compiled in the same folder (-lineinfo writes its name into the PTX)."""
+    compiled in the same folder (-lineinfo writes its name into the PTX), the cubin's
+    sections but those that name the file (its time too)."""
     spec = get(lab)
     macros = spec.macro_values(spec.full_sizes(spec.public_cases[0].sizes))
     folder = tmp_path / "k"
@@ -482,6 +485,8 @@ def compiled_both_ways(tmp_path, monkeypatch, text, lab="matmul-naive"):
         folder.mkdir()
         raw = nvcc._compile(folder, "kernel.cu", text, macros, "sm_90")
         raw["ptxas"] = re.sub(r"Compile time = .*", "", raw["ptxas"])
+        if raw["ok"]:
+            raw["cubin"] = cubin_kit.code(base64.b64decode(raw["cubin"]))
         return {**raw, "deps": ""}
 
     assert nvcc._lean_flags(tmp_path, text)  # the file names no special function

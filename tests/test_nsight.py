@@ -267,8 +267,8 @@ def test_a_metric_refused_where_the_cache_cannot_keep_it_is_a_note(stand_in, mon
 class _Spec:
     key = "module"
 
-    def load_request(self) -> dict:
-        return {"op": "load", "key": self.key}
+    def load_request(self) -> tuple[dict, list]:
+        return {"op": "load", "key": self.key}, []
 
 
 def _launch():

@@ -19,8 +19,8 @@ class Spec:
     def __init__(self, key: str = "module") -> None:
         self.key = key
 
-    def load_request(self) -> dict:
-        return {"op": "load", "key": self.key}
+    def load_request(self) -> tuple[dict, list]:
+        return {"op": "load", "key": self.key}, []
 
 
 def matmul(width: int = 2, first: float = 0.0) -> Launch:

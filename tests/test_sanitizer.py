@@ -13,26 +13,26 @@ from grader.model.result import Kind
 MEMCHECK_LOG = """\
 ========= COMPUTE-SANITIZER
 ========= Invalid __global__ read of size 4 bytes
-=========     at matmul(const float *, const float *, float *, int)+0x1f0 in /tmp/tmpab12/kernel.cu:7
+=========     at matmul(const float *, const float *, float *, int)+0x1f0 in /tmp/tmpab12/mine.cu:7
 =========     by thread (5,15,0) in block (2,3,0)
 =========     Address 0x7f0000004000 is out of bounds
 =========     and is 1 bytes after the nearest allocation at 0x7f0000000000 of size 16,384 bytes
 =========
 ========= Invalid __global__ read of size 4 bytes
 =========     at matmul(const float *, const float *, float *, int)+0x1f0
-=========        in kernel.cu:7
+=========        in mine.cu:7
 =========     by thread (6,15,0) in block (2,3,0)
 =========     Access to 0x7f0000004004 is out of bounds
 =========     and is 5 bytes after the nearest allocation at 0x7f0000000000 of size 16,384 bytes
 =========
 ========= Invalid __global__ write of size 4 bytes
-=========     at 0x2a0 in /tmp/tmpab12/kernel.cu:9:matmul(const float *, const float *, float *, int)
+=========     at 0x2a0 in /tmp/tmpab12/mine.cu:9:matmul(const float *, const float *, float *, int)
 =========     by thread (0,0,0) in block (0,0,0)
 =========     Address 0x7f0000207ff0 is out of bounds
 =========     and is 16 bytes before the nearest allocation at 0x7f0000208000 of size 16,384 bytes
 =========
 ========= Invalid __shared__ write of size 4 bytes
-=========     at matmul(const float *, const float *, float *, int)+0x80 in kernel.cu:4
+=========     at matmul(const float *, const float *, float *, int)+0x80 in mine.cu:4
 =========     by thread (1,0,0) in block (0,0,0)
 =========     Address 0x4400 is out of bounds
 =========
@@ -91,22 +91,22 @@ def test_an_address_far_from_every_buffer_is_said_so():
 
 
 def test_lines_of_the_grader_footer_are_not_reported_as_the_students():
-    log = MEMCHECK_LOG.replace("kernel.cu:7", "kernel.cu:21")
+    log = MEMCHECK_LOG.replace("mine.cu:7", "mine.cu:21")
     diags = _diagnostics(log, "memcheck", BUFFERS)
     assert diags[0].line is None and "your kernel" in diags[0].message
 
 
 RACECHECK_LOG = """\
 ========= COMPUTE-SANITIZER
-========= Error: Race reported between Write access at matmul(const float *, const float *, float *, int)+0x170 in kernel.cu:11
-=========     and Read access at matmul(const float *, const float *, float *, int)+0x2d0 in kernel.cu:14 [1536 hazards]
+========= Error: Race reported between Write access at matmul(const float *, const float *, float *, int)+0x170 in mine.cu:11
+=========     and Read access at matmul(const float *, const float *, float *, int)+0x2d0 in mine.cu:14 [1536 hazards]
 =========
-========= Error: Race reported between Write access at matmul(const float *, const float *, float *, int)+0x1b0 in kernel.cu:12
-=========     and Read access at matmul(const float *, const float *, float *, int)+0x2e0 in kernel.cu:14 [1024 hazards]
-=========     and Read access at matmul(const float *, const float *, float *, int)+0x2f0 in kernel.cu:14 [512 hazards]
+========= Error: Race reported between Write access at matmul(const float *, const float *, float *, int)+0x1b0 in mine.cu:12
+=========     and Read access at matmul(const float *, const float *, float *, int)+0x2e0 in mine.cu:14 [1024 hazards]
+=========     and Read access at matmul(const float *, const float *, float *, int)+0x2f0 in mine.cu:14 [512 hazards]
 =========
-========= Warning: Race reported between Read access at 0x2d0 in /tmp/x/kernel.cu:14:matmul(const float *, const float *, float *, int)
-=========     and Write access at 0x170 in /tmp/x/kernel.cu:11:matmul(const float *, const float *, float *, int) [8 hazards]
+========= Warning: Race reported between Read access at 0x2d0 in /tmp/x/mine.cu:14:matmul(const float *, const float *, float *, int)
+=========     and Write access at 0x170 in /tmp/x/mine.cu:11:matmul(const float *, const float *, float *, int) [8 hazards]
 =========
 ========= RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warning)
 """  # noqa: E501
@@ -128,11 +128,11 @@ def test_racecheck_races_give_both_lines_and_the_hazard_count():
 SYNCCHECK_LOG = """\
 ========= COMPUTE-SANITIZER
 ========= Barrier error detected. Divergent thread(s) in warp.
-=========     at matmul(const float *, const float *, float *, int)+0x90 in kernel.cu:5
+=========     at matmul(const float *, const float *, float *, int)+0x90 in mine.cu:5
 =========     by thread (32,0,0) in block (0,0,0)
 =========
 ========= Barrier error detected. Divergent thread(s) in warp.
-=========     at matmul(const float *, const float *, float *, int)+0x90 in kernel.cu:5
+=========     at matmul(const float *, const float *, float *, int)+0x90 in mine.cu:5
 =========     by thread (33,0,0) in block (0,0,0)
 =========
 ========= ERROR SUMMARY: 2 errors

@@ -6,6 +6,7 @@ Both backends use this where nvcc exists: nvcc is the judge of CUDA syntax."""
 
 from __future__ import annotations
 
+import base64
 import bisect
 import copy
 import hashlib
@@ -128,6 +129,11 @@ class Inspection:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     source: str = ""  # the text compiled: the submission and the footer
     ptx: str = ""  # what nvcc made of it, for the GPU's census (backends/cuda/census.py)
+    # ptxas's cubin of that PTX, which the GPU worker loads: the module PyCUDA's compile
+    # (`nvcc --cubin`) makes, section for section, but for the file's path in the line
+    # table (tests/test_nvcc.py); empty where ptxas made none, with its log in `ptxas`
+    cubin: bytes = b""
+    ptxas: str = ""
 
 
 # The folder the nvcc of sandboxed_nvcc may use; compile_folder sets it.
@@ -236,13 +242,19 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
             raw["deps"] = _rule(ptx, Path(names[0]), names[1:]) if names else ""
             if not reads:
                 _learn_headers(macros, arch, bool(lean), names, tmp / name)
-        ptxas = str(Path(nvcc).with_name("ptxas"))
-        cubin = str(tmp / "module.cubin")
-        raw["ptxas"] = sandbox.run_compiler(
-            [ptxas, f"-arch={arch}", "-v", "-o", cubin, str(ptx)], tmp
-        ).log
-        raw["module_bytes"] = os.path.getsize(cubin) if os.path.exists(cubin) else 0
+        raw.update(_assembled(tmp, Path(nvcc).with_name("ptxas"), ptx, arch))
     return raw
+
+
+def _assembled(tmp: Path, ptxas: Path, ptx: Path, arch: str) -> dict:
+    """ptxas's report, and its cubin (base64) where it made one of at most MODULE_BYTES."""
+    cubin = tmp / "module.cubin"
+    log = sandbox.run_compiler(
+        [str(ptxas), f"-arch={arch}", "-lineinfo", "-v", "-o", str(cubin), str(ptx)], tmp
+    ).log
+    size = cubin.stat().st_size if cubin.is_file() else 0
+    kept = cubin.read_bytes() if 0 < size <= defaults.MODULE_BYTES else b""
+    return {"ptxas": log, "module_bytes": size, "cubin": base64.b64encode(kept).decode()}
 
 
 # -- a compile without <cmath>'s special functions ----------------------------------------
@@ -345,12 +357,34 @@ def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
     too_large = module_size(raw["module_bytes"], interface)
     if too_large:
         return Inspection(CompileInfo(ok=False, log=log, arch=arch), None, [too_large])
+    if not raw["cubin"]:  # the GPU could not load it, so neither backend grades it
+        log = f"{log}\n{raw['ptxas']}".strip()
+        refused = Diagnostic(Kind.COMPILE_ERROR, _unassembled(raw["ptxas"], shown_name))
+        return Inspection(CompileInfo(ok=False, log=log, arch=arch), None, [refused])
     resources = parse_ptxas(raw["ptxas"])
     for sig in interface.kernels.values():
         sig.resources = resources.get(sig.symbol, KernelResources())
     kernels = {sig.name: sig.resources for sig in interface.kernels.values()}
     info = CompileInfo(ok=True, log=log, kernels=kernels, arch=arch)
-    return Inspection(info, interface, compile_diagnostics(log, shown_name, errors_only=True))
+    found = compile_diagnostics(log, shown_name, errors_only=True)
+    cubin = base64.b64decode(raw["cubin"])
+    return Inspection(info, interface, found, cubin=cubin, ptxas=raw["ptxas"])
+
+
+def _unassembled(log: str, shown: str) -> str:
+    """Why ptxas made no GPU code of the PTX: its errors, with the kernels' names."""
+    errors = [ln.split(":", 1)[-1].strip() for ln in log.splitlines() if _PTXAS_ERROR.search(ln)]
+    said = "; ".join(errors) or "it stopped without a message"
+    for symbol in set(re.findall(r"\b_Z\w+", said)):
+        said = said.replace(symbol, demangled([symbol])[0])
+    said = re.sub(r"\b0x([0-9a-fA-F]+)\b", lambda m: str(int(m[1], 16)), said)  # bytes
+    return _explained(
+        f"{shown} compiles to PTX, but ptxas, which turns PTX into the GPU's code, refused "
+        f"it: {said}. A GPU could not load this kernel, so neither backend runs it."
+    )
+
+
+_PTXAS_ERROR = re.compile(r"\b(error|fatal)\b")
 
 
 def clean_log(log: str, tmp: Path, name: str, shown: str) -> str:
@@ -735,8 +769,8 @@ def parse_ptxas(log: str) -> dict[str, KernelResources]:
 
 
 # Part of every cache key: raise it when what a compile produces changes (2: sandboxed,
-# 4: the dependency list).
-CACHE_VERSION = 4
+# 4: the dependency list, 5: the cubin).
+CACHE_VERSION = 5
 
 
 _locks: dict[str, threading.Lock] = {}

@@ -25,7 +25,7 @@ def raw_log(backend: CudaBackend, text: str, tool: str, launch, log: Path) -> No
     worker = WorkerProcess(prefix=sanitizer.command(sanitizer.find(), tool, log, []))
     try:
         print(f"== {log.name}: hello ok={worker.start().ok}")
-        print("   load", worker.call(spec.load_request(), timeout=120).message.header)
+        print("   load", worker.call(*spec.load_request(), timeout=120).message.header)
         table = ArrayTable()
         header = {"op": "run", "key": spec.key, "launch": encode_launch(launch, symbol, table)}
         reply = worker.call(header, table.arrays, timeout=60)

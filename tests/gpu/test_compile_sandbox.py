@@ -1,6 +1,7 @@
-"""The GPU backend's own compile: PyCUDA's compiler runs nvcc itself, in the worker.
-It gets nvcc.sandboxed_nvcc(), so the include tricks that the grader's text check might
-miss leak nothing through it either, and it leaves nothing in TMPDIR."""
+"""The GPU worker compiles none of a submission: it loads the cubin nvcc.inspect made,
+sandboxed (tests/test_interface.py tries the include tricks on that compile). Its one
+compile is the grader's own helpers, by PyCUDA's compiler given nvcc.sandboxed_nvcc(),
+which leaves nothing in TMPDIR. A check on the GPU leaks nothing past the text check."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import pytest
 from include_tricks import TRICKS, plant_secret
 
 from grader import cli
-from grader.backends.cuda.backend import ModuleSpec
+from grader.backends.cuda.backend import CudaBackend, ModuleSpec
 from grader.backends.cuda.client import Reply, WorkerProcess
 from grader.backends.cuda.probe import device_info
+from grader.model.source import Submission
 from grader.toolchain import nvcc
 
 KERNEL = (
@@ -29,39 +31,38 @@ def secret(tmp_path) -> Path:
 
 @pytest.fixture
 def worker_tmp(tmp_path, monkeypatch) -> Path:
-    """The TMPDIR the worker (and so PyCUDA) sees."""
+    """The TMPDIR the worker (and so PyCUDA) sees, and a cache of its own, empty."""
     folder = tmp_path / "worker-tmp"
     folder.mkdir()
     monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setenv("GRADER_CACHE", str(tmp_path / "cache"))
     return folder
 
 
-def load(source: str) -> Reply:
+def load(spec: ModuleSpec) -> Reply:
     """One load request, as CudaBackend makes it, in a fresh worker."""
     worker = WorkerProcess()
     try:
         assert worker.start().ok
-        arch = device_info()["arch"]
-        spec = ModuleSpec("k", source, ("-lineinfo",), arch, nvcc.sandboxed_nvcc())
-        return worker.call(spec.load_request(), timeout=120)
+        return worker.call(*spec.load_request(), timeout=120)
     finally:
         worker.stop()
 
 
-def test_sourcemodule_compiles_through_the_sandboxed_nvcc(worker_tmp):
-    reply = load("#include <cstdio>\n" + KERNEL)  # an #include: PyCUDA preprocesses first
+def test_a_build_loads_inspect_s_cubin_and_compiles_only_the_helpers(tmp_path, worker_tmp):
+    with CudaBackend() as cuda:
+        built = cuda.build(Submission(Path("kernel.cu"), KERNEL), {}, (16, 16, 1))
+    assert built.ok and built.artifact.cubin.startswith(b"\x7fELF")
+    reply = load(built.artifact)
     assert reply.ok, reply.error or reply.why
-    assert list(worker_tmp.iterdir()) == []
+    assert list(worker_tmp.iterdir()) == []  # the helpers' compile left nothing there
+    assert len(list((tmp_path / "cache" / "pycuda").glob("*.cubin"))) == 1  # theirs alone
 
 
-@pytest.mark.parametrize("trick", TRICKS)
-def test_an_include_trick_leaks_nothing_through_sourcemodule(secret, worker_tmp, trick):
-    reply = load(TRICKS[trick].replace("SECRET", str(secret)) + KERNEL)
-    assert not reply.ok
-    said = json.dumps(reply.message.header if reply.message else reply.why)
-    assert secret.read_text().split()[0] not in said
-    assert "Permission denied" in said
-    assert list(worker_tmp.iterdir()) == []
+def test_bytes_that_are_no_cubin_are_refused_in_words(worker_tmp):
+    arch = device_info()["arch"]
+    reply = load(ModuleSpec("k", b"#include </etc/passwd>", arch, nvcc.sandboxed_nvcc()))
+    assert not reply.ok and reply.error["phase"] == "load", reply.error or reply.why
 
 
 def test_check_on_the_gpu_leaks_nothing_past_the_text_check(tmp_path, capsys, secret, monkeypatch):

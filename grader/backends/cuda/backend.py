@@ -54,29 +54,27 @@ _EDGE = {vmm.START: "before the start of", vmm.END: "past the end of"}
 
 @dataclass(frozen=True)
 class ModuleSpec:
-    """What the worker needs to compile a build exactly as nvcc.inspect saw it."""
+    """What the worker loads: the cubin nvcc.inspect made of the build, as it saw it."""
 
     key: str
-    source: str
-    options: tuple[str, ...]
+    cubin: bytes
     arch: str
-    nvcc: str  # the compiler PyCUDA runs: nvcc.inspect's, sandboxed (nvcc.sandboxed_nvcc)
+    nvcc: str  # for the grader's helpers, which PyCUDA compiles: nvcc.sandboxed_nvcc()
     variables: tuple[str, ...] = ()  # __device__ symbols every run starts from as loaded
     census: tuple[str, str] | None = None  # the counters' name and the instrumented PTX
 
-    def load_request(self) -> dict:
+    def load_request(self) -> tuple[dict, list[np.ndarray]]:
+        """The load request's header and its one array, the cubin's bytes."""
         request = {
             "op": "load",
             "key": self.key,
-            "source": self.source,
-            "options": list(self.options),
             "arch": self.arch,
             "nvcc": self.nvcc,
             "variables": list(self.variables),
         }
         if self.census is not None:
             request["census"] = {"name": self.census[0], "ptx": self.census[1]}
-        return request
+        return request, [np.frombuffer(self.cubin, np.uint8)]
 
 
 def sanitizer_available() -> bool:
@@ -141,7 +139,7 @@ class CudaBackend(Backend):
             blob = json.dumps([inspection.source, options, arch, counted, compiler])
             key = hashlib.sha256(blob.encode()).hexdigest()
             variables = tuple(inspection.interface.device_variables())
-            spec = ModuleSpec(key, inspection.source, options, arch, compiler, variables, counted)
+            spec = ModuleSpec(key, inspection.cubin, arch, compiler, variables, counted)
         return Build(
             submission,
             dict(macros),
@@ -349,7 +347,7 @@ class CudaBackend(Backend):
             if not self._guarded:
                 self.note(UNGUARDED)
         if spec.key not in worker.loaded:
-            reply = worker.call(spec.load_request(), timeout=defaults.COMPILE_TIMEOUT)
+            reply = worker.call(*spec.load_request(), timeout=defaults.COMPILE_TIMEOUT)
             if not reply.ok:
                 self._discard()
                 return worker, _crash(
@@ -463,8 +461,9 @@ class CudaBackend(Backend):
         return profiler.measure(jobs, describe(self.info), timeout, self._compiled)
 
     def _compiled(self, job: profiler.Job) -> None:
-        """The job's module compiled here, so that the worker under ncu finds PyCUDA's
-        cached cubin (as a sanitized worker does); a failure is the run's to report."""
+        """The job's module loaded here first, so that a module that does not load fails
+        outside ncu and the worker under ncu finds the helpers' cached cubin (as a
+        sanitized worker does); a failure is the run's to report."""
         with self._lock:
             self._ready(job.spec, job.launch.kernel)
 
@@ -483,7 +482,7 @@ class CudaBackend(Backend):
             return nothing
         prepared = [(launch, *_prepared(build, launch)) for launch in launches]
         spec = prepared[0][1]
-        with self._lock:  # compile once, so that sanitized workers find the cached cubin
+        with self._lock:  # load once here, so that sanitized workers find the helpers' cubin
             _, failure = self._ready(spec, launches[0].kernel)
         if failure is not None:
             return nothing
@@ -571,7 +570,7 @@ def _sanitize_one(
         try:
             reply = worker.start()
             if reply.ok:
-                reply = worker.call(spec.load_request(), timeout=defaults.COMPILE_TIMEOUT)
+                reply = worker.call(*spec.load_request(), timeout=defaults.COMPILE_TIMEOUT)
             if not reply.ok:
                 _refuse(tool, reply, log, worker)
             table = ArrayTable()

@@ -118,16 +118,18 @@ class Gpu:
 
     # -- modules --------------------------------------------------------------------------
 
-    def load(self, key: str, source: str, options: list[str], arch: str, nvcc: str) -> None:
+    def load(self, key: str, cubin: bytes) -> None:
+        """Module `key`, from the cubin nvcc.inspect made (backend.ModuleSpec)."""
         if key not in self.modules:
-            self.modules[key] = self.compiled(source, options, arch, nvcc)
+            with failures("load"):
+                self.modules[key] = self.cuda.module_from_buffer(cubin)
 
     def compiled(self, source: str, options: list[str], arch: str, nvcc: str, phase: str = "load"):
-        """The module compiled by PyCUDA from `source`, or from the cubin an earlier
-        compile of the same source, options, arch and `nvcc` cached (the wrapper's name
-        tells nvcc's version: nvcc.sandboxed_nvcc). The file is named by a hash of those
-        here, whatever key a request gives, so no request loads another source's cubin.
-        The cache is the grader's, written whole or not at all: PyCUDA's own writes its
+        """The grader's own module (checked.helper_module) compiled by PyCUDA from
+        `source`, or from the cubin an earlier compile of the same source, options, arch
+        and `nvcc` cached (the wrapper's name tells nvcc's version:
+        nvcc.sandboxed_nvcc). The file is named by a hash of those. The cache is the
+        grader's, written whole or not at all: PyCUDA's own writes its
         file in place, and a worker that read one while another wrote it loaded a torn
         cubin ("device kernel image is invalid": the GPU pipeline test, six gradings at
         once on a cold cache). What fails is a CudaFailure of `phase`."""

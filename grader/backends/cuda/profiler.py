@@ -224,7 +224,7 @@ def _run(worker: WorkerProcess, jobs: list[Job], timeout: float) -> tuple[int | 
         return None, f"the GPU worker did not start under ncu ({hello.reason})"
     for ran, job in enumerate(jobs):
         if job.spec.key not in worker.loaded:
-            reply = worker.call(job.spec.load_request(), timeout=defaults.COMPILE_TIMEOUT)
+            reply = worker.call(*job.spec.load_request(), timeout=defaults.COMPILE_TIMEOUT)
             if not reply.ok:
                 return ran, f"its module did not load ({reply.reason})"
             worker.loaded.add(job.spec.key)

@@ -2,10 +2,11 @@
 
 The worker runs the launches under one tool at a time (memcheck, racecheck, synccheck)
 with exact-size buffers, so an access one element past the end is caught. The log names
-each access's kind, size, thread, block and `file:line` (the module is built with
--lineinfo; PyCUDA compiles it as kernel.cu). `parse` turns the log into findings, and
-`diagnostics` turns findings into one sentence for each distinct problem and line,
-naming the buffer by the kernel's parameter name when an address falls next to one."""
+each access's kind, size, thread, block and `file:line` (the module is nvcc.inspect's
+cubin, built with -lineinfo from the file nvcc.safe_name names). `parse` turns the log
+into findings, and `diagnostics` turns findings into one sentence for each distinct
+problem and line, naming the buffer by the kernel's parameter name when an address falls
+next to one."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.model.result import Diagnostic, Dim3, Kind, RaceScope
+from grader.toolchain import nvcc
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 # Racecheck slows a kernel most, and a missing barrier races at any size, so it checks
@@ -25,7 +27,6 @@ TOOLS = ("memcheck", "racecheck", "synccheck")
 # appear only where the size is not a multiple of the tile, so the others check them all.
 FIRST_LAUNCH_ONLY = ("racecheck",)
 PRINT_LIMIT = 200  # errors each tool prints; counts above it are lower bounds
-SOURCE_NAME = "kernel.cu"  # the file name PyCUDA's compiler compiles
 NEAR_BYTES = 1 << 16  # an address this close to a buffer is reported against it
 
 _TOOL_OPTIONS = {
@@ -240,7 +241,7 @@ def _race_finding(head: str, details: list[str]) -> Finding:
 @dataclass
 class Context:
     kernel: str
-    submission: str  # the student's file name, shown instead of kernel.cu
+    submission: str  # the student's file name (the module's is nvcc.safe_name of it)
     student_lines: int  # lines past this are the grader's footer
     sizes: tuple[str, ...] = ()  # the kernel's size parameters, as the lab names them
 
@@ -256,7 +257,8 @@ def diagnostics(findings: list[Finding], context: Context) -> list[Diagnostic]:
 def _student_line(access: Access | None, context: Context) -> int | None:
     if access is None or access.line is None or access.file is None:
         return None
-    if Path(access.file).name != SOURCE_NAME or access.line > context.student_lines:
+    compiled = nvcc.safe_name(context.submission)  # the name nvcc.inspect compiled
+    if Path(access.file).name != compiled or access.line > context.student_lines:
         return None
     return access.line
 

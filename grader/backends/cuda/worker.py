@@ -5,9 +5,10 @@ protocol). Its stdout is the
 student's printf output, which the grader captures to a file, so nothing else is ever
 printed there. Requests:
 
-    load  {key, source, options, arch,      compile once per distinct build; keep the
-           nvcc, variables, census}         named __device__ variables' load-time bytes;
-                                            with census {ptx, name}, load its PTX too
+    load  {key, arch, nvcc, variables,      load the build's cubin (the one array), once
+           census}                          per distinct build; keep the named __device__
+                                            variables' load-time bytes; with census
+                                            {ptx, name}, load its PTX too
     run   {key, launch, sides, census}      one launch (its kernels in order), from those
                                             bytes, each buffer flush against unmapped
                                             memory on its side (vmm.START, END, ROOMY);
@@ -75,7 +76,7 @@ class Worker:
     def op_load(self, message: Message) -> Message:
         started = time.monotonic()
         head = message.header
-        self.gpu.load(head["key"], head["source"], head["options"], head["arch"], head["nvcc"])
+        self.gpu.load(head["key"], message.arrays[0].tobytes())
         self.gpu.snapshot(head["key"], head["variables"])
         if head.get("census"):
             counted = census.module_key(head["key"])
