@@ -112,6 +112,8 @@ static char* stack_lo(Worker& w, int i) {
    different multiple of 64 bytes spreads them. */
 static size_t stack_size(int i) { return FIBER_STACK - (size_t)((i * 7) % 64) * 64; }
 
+static char* stack_top(Worker& w, int i) { return stack_lo(w, i) + stack_size(i); }
+
 static int take_stack(Worker& w) {
     int s = w.free_stacks.back();
     w.free_stacks.pop_back();
@@ -503,7 +505,7 @@ void spin_wait(Worker& w) {
     f.waits = true;
     f.wait_addr = w.spin_addr;
     f.wait_value = w.spin_value;
-    uintptr_t top = (uintptr_t)(stack_lo(w, f.stack) + stack_size(f.stack));
+    uintptr_t top = (uintptr_t)stack_top(w, f.stack);
     f.wait_pc = module_pc(0, (uintptr_t)__builtin_frame_address(0), top);
     w.waited_by = grader_rt_cur;
     ++w.n_waiting;
@@ -675,7 +677,7 @@ static void each_used_stack(Worker& w, F f) {
     for (const Fiber& fiber : w.fibers) {
         if (fiber.stack < 0 || fiber.state == DONE) continue;
         char* lo = stack_lo(w, fiber.stack);
-        char* top = lo + stack_size(fiber.stack);
+        char* top = stack_top(w, fiber.stack);
         char* sp = static_cast<char*>(context_sp(&fiber.ctx));
         if (!sp || sp < lo || sp > top) sp = lo;
         f(sp, (size_t)(top - sp));
