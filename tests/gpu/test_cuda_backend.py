@@ -326,6 +326,43 @@ def test_a_wait_at_a_batchs_gate_is_not_the_runs_time(tmp_path):
     assert 0 < inside <= spent[window.CASE_HELD] < 1.0
 
 
+def test_a_cases_kernel_reads_the_fill_while_another_worker_runs_tiled_cases(
+    tmp_path, gpu_alone
+):
+    """Another GPU worker's cases, whose tiled kernels write shared memory, hold the
+    batch's gate alone for all of their GPU work, as this one's do
+    (grader.backends.gate): nothing of theirs runs between this case's fill and its
+    kernel, which adds a shared array no thread wrote, so every product is the fill's NaN."""
+    from grader.backends.cuda import CudaBackend
+
+    paths = gate.paths(tmp_path, "gpu-0")
+    stop, beside = threading.Event(), []
+
+    def other_worker() -> None:
+        with CudaBackend() as other:
+            tiled, launch = build(other, k.TILED), k.matmul_launch(2048)
+            other.launch_gate = paths
+            while not stop.is_set():
+                beside.append(other.run(tiled, launch, timeout=10).completed)
+
+    thread = threading.Thread(target=other_worker)
+    thread.start()
+    try:
+        with CudaBackend() as cuda:
+            unwritten, launch = build(cuda, k.UNWRITTEN_SHARED), k.matmul_launch(256)
+            cuda.launch_gate = paths
+            while len(beside) < 2:
+                time.sleep(0.05)
+            outcomes = [cuda.run(unwritten, launch, timeout=10) for _ in range(30)]
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    assert len(beside) >= 5 and all(beside)
+    for outcome in outcomes:
+        assert outcome.completed, [d.message for d in outcome.diagnostics]
+        assert np.isnan(outcome.buffers["P"].data).all()
+
+
 def test_time_keeps_to_the_budget_for_a_very_slow_student(backend, gpu_alone):
     """Alone on the GPU: a kernel shared with other tests' runs for longer than its budget."""
     slow, fast = build(backend, k.SLOW), build(backend, k.NAIVE)
