@@ -326,9 +326,7 @@ def test_a_wait_at_a_batchs_gate_is_not_the_runs_time(tmp_path):
     assert 0 < inside <= spent[window.CASE_HELD] < 1.0
 
 
-def test_a_cases_kernel_reads_the_fill_while_another_worker_runs_tiled_cases(
-    tmp_path, gpu_alone
-):
+def test_a_cases_kernel_reads_the_fill_while_another_worker_runs_tiled_cases(tmp_path, gpu_alone):
     """Another GPU worker's cases, whose tiled kernels write shared memory, hold the
     batch's gate alone for all of their GPU work, as this one's do
     (grader.backends.gate): nothing of theirs runs between this case's fill and its
