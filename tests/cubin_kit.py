@@ -29,5 +29,7 @@ def sections(cubin: bytes) -> dict[str, bytes]:
 
 
 def code(cubin: bytes) -> dict[str, bytes]:
-    """The sections that decide what the module does: every one but those naming the file."""
-    return {k: v for k, v in sections(cubin).items() if k not in NAMING_THE_FILE}
+    """What decides what the module does: the ELF header's identity, type, machine and
+    flags (the GPU's architecture), and every section but those naming the file."""
+    found = {k: v for k, v in sections(cubin).items() if k not in NAMING_THE_FILE}
+    return {"ELF header": cubin[:0x18] + cubin[0x30:0x34], **found}

@@ -45,6 +45,22 @@ def test_large_message_crosses_a_pipe():
     np.testing.assert_array_equal(got.arrays[0], big)
 
 
+def test_a_load_request_s_cubin_crosses_whole():
+    """The worker loads the bytes ModuleSpec.load_request sends (worker.op_load)."""
+    from grader.backends.cuda.backend import ModuleSpec
+
+    cubin = b"\x7fELF" + bytes(range(256)) * 41 + b"\x00"  # an odd length, every byte value
+    header, arrays = ModuleSpec("k", cubin, "sm_90", "nvcc", ("x",)).load_request()
+    read_fd, write_fd = os.pipe()
+    try:
+        protocol.send(write_fd, protocol.Message(header, arrays))
+        got = protocol.receive(read_fd, time.monotonic() + 30)
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+    assert got.header["key"] == "k" and got.arrays[0].tobytes() == cubin
+
+
 def test_received_arrays_are_writable_aligned_and_share_no_memory_with_the_sender():
     """Arrays cross without copies on either side (a timing's sparse structure is 44 MB),
     yet each received one is the grader's own: writable, aligned to its type (one after
