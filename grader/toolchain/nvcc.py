@@ -131,9 +131,8 @@ class Inspection:
     ptx: str = ""  # what nvcc made of it, for the GPU's census (backends/cuda/census.py)
     # ptxas's cubin of that PTX, which the GPU worker loads: the module PyCUDA's compile
     # (`nvcc --cubin`) makes, section for section, but for the file's path in the line
-    # table (tests/test_nvcc.py); empty where ptxas made none, with its log in `ptxas`
+    # table (tests/test_nvcc.py)
     cubin: bytes = b""
-    ptxas: str = ""
 
 
 # The folder the nvcc of sandboxed_nvcc may use; compile_folder sets it.
@@ -368,7 +367,7 @@ def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
     info = CompileInfo(ok=True, log=log, kernels=kernels, arch=arch)
     found = compile_diagnostics(log, shown_name, errors_only=True)
     cubin = base64.b64decode(raw["cubin"])
-    return Inspection(info, interface, found, cubin=cubin, ptxas=raw["ptxas"])
+    return Inspection(info, interface, found, cubin=cubin)
 
 
 def _unassembled(log: str, shown: str) -> str:
