@@ -246,14 +246,16 @@ def _compile(tmp: Path, shown_name: str, source: str, macros, arch: str) -> dict
 
 
 def _assembled(tmp: Path, ptxas: Path, ptx: Path, arch: str) -> dict:
-    """ptxas's report, and its cubin (base64) where it made one of at most MODULE_BYTES."""
+    """ptxas's report, its cubin (base64) where it made one of at most MODULE_BYTES, and
+    `stopped` where a limit of the sandbox stopped it, as for nvcc."""
     cubin = tmp / "module.cubin"
-    log = sandbox.run_compiler(
+    run = sandbox.run_compiler(
         [str(ptxas), f"-arch={arch}", "-lineinfo", "-v", "-o", str(cubin), str(ptx)], tmp
-    ).log
+    )
     size = cubin.stat().st_size if cubin.is_file() else 0
     kept = cubin.read_bytes() if 0 < size <= defaults.MODULE_BYTES else b""
-    return {"ptxas": log, "module_bytes": size, "cubin": base64.b64encode(kept).decode()}
+    made = {"ptxas": run.log, "module_bytes": size, "cubin": base64.b64encode(kept).decode()}
+    return {**made, "stopped": run.stopped}
 
 
 # -- a compile without <cmath>'s special functions ----------------------------------------
@@ -356,7 +358,7 @@ def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
     too_large = module_size(raw["module_bytes"], interface)
     if too_large:
         return Inspection(CompileInfo(ok=False, log=log, arch=arch), None, [too_large])
-    if not raw["cubin"]:  # the GPU could not load it, so neither backend grades it
+    if not raw["cubin"] and _PTXAS_ERROR.search(raw["ptxas"]):  # so no GPU could load it
         log = f"{log}\n{raw['ptxas']}".strip()
         refused = Diagnostic(Kind.COMPILE_ERROR, _unassembled(raw["ptxas"], shown_name))
         return Inspection(CompileInfo(ok=False, log=log, arch=arch), None, [refused])
@@ -373,7 +375,7 @@ def _read(raw: dict, shown_name: str, arch: str) -> Inspection:
 def _unassembled(log: str, shown: str) -> str:
     """Why ptxas made no GPU code of the PTX: its errors, with the kernels' names."""
     errors = [ln.split(":", 1)[-1].strip() for ln in log.splitlines() if _PTXAS_ERROR.search(ln)]
-    said = "; ".join(errors) or "it stopped without a message"
+    said = "; ".join(errors)
     for symbol in set(re.findall(r"\b_Z\w+", said)):
         said = said.replace(symbol, demangled([symbol])[0])
     said = re.sub(r"\b0x([0-9a-fA-F]+)\b", lambda m: str(int(m[1], 16)), said)  # bytes
