@@ -16,6 +16,7 @@ from grader.backends.cpu.contract import WALL_FACTOR
 from grader.model.interface import check
 from grader.model.launch import Launch
 from grader.model.result import Kind, RaceScope
+from grader.toolchain import nvcc
 
 # The tiled matrix multiply every case below starts from; LINE marks are looked up.
 TILED = r"""
@@ -466,20 +467,32 @@ def test_a_printf_flood_is_capped_and_says_how_much_was_dropped(kit, no_nvcc):
 # -- resources ------------------------------------------------------------------------------
 
 
+TOO_MUCH_SHARED = r"""
+__global__ void big(float* P) {
+    __shared__ float tile[13000];     /* 52,000 bytes */
+    tile[threadIdx.x] = 1.0f;
+    __syncthreads();
+    P[threadIdx.x] = tile[threadIdx.x];
+}
+"""
+
+
 def test_too_much_static_shared_memory(kit, no_nvcc):
-    source = r"""
-    __global__ void big(float* P) {
-        __shared__ float tile[13000];     /* 52,000 bytes */
-        tile[threadIdx.x] = 1.0f;
-        __syncthreads();
-        P[threadIdx.x] = tile[threadIdx.x];
-    }
-    """
-    build = kit.built(source)
+    build = kit.built(TOO_MUCH_SHARED)
     assert build.interface.kernels["big"].resources.shared_bytes == 52000
     result = kit.run(build, "big", 1, 32, [out("P", 32)])
     diag = only(result, Kind.RESOURCES)
     assert "52000 bytes of static shared memory" in diag.message and result.crashed
+
+
+@pytest.mark.skipif(nvcc.find() is None, reason="nvcc is not installed")
+def test_too_much_static_shared_memory_with_nvcc_is_ptxas_s_compile_error(kit):
+    """Where nvcc is installed, ptxas refuses the module, as it does for a GPU."""
+    build = kit.build(TOO_MUCH_SHARED)
+    assert not build.ok
+    [diag] = build.diagnostics
+    assert diag.kind == Kind.COMPILE_ERROR and "refused it" in diag.message
+    assert "uses too much shared data (52000 bytes, 49152 max)" in diag.message
 
 
 def test_launch_limits(kit, no_nvcc):
