@@ -376,8 +376,9 @@ def _unassembled(log: str, shown: str) -> str:
     """Why ptxas made no GPU code of the PTX: its errors, with the kernels' names."""
     errors = [ln.split(":", 1)[-1].strip() for ln in log.splitlines() if _PTXAS_ERROR.search(ln)]
     said = "; ".join(errors)
-    for symbol in set(re.findall(r"\b_Z\w+", said)):
-        said = said.replace(symbol, demangled([symbol])[0])
+    symbols = sorted(set(re.findall(r"\b_Z\w+", said)))
+    for symbol, text in zip(symbols, demangled(symbols), strict=True):  # one c++filt
+        said = said.replace(symbol, text)
     said = re.sub(r"\b0x([0-9a-fA-F]+)\b", lambda m: str(int(m[1], 16)), said)  # bytes
     return _explained(
         f"{shown} compiles to PTX, but ptxas, which turns PTX into the GPU's code, refused "
