@@ -3,11 +3,13 @@ every test of the grader as users install it (building either costs seconds)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from packaging_kit import fresh_venv, run_in
 
+from grader.course.gpus import Gate
 from grader.wheel import build_running_wheel
 
 
@@ -34,3 +36,27 @@ def installed_grader(venv_factory, grader_wheel) -> Path:
     done = run_in(venv, ["python", "-m", "pip", "install", str(grader_wheel)], cwd=venv)
     assert done.returncode == 0, done.stdout + done.stderr
     return venv
+
+
+@pytest.fixture(autouse=True)
+def _gpu_gate(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[None]:
+    """The batch's gate among the test processes of one session (pytest -n), for every
+    test marked `gpu`, wherever it lives: a test that asks for `gpu_alone` holds the GPU
+    alone, as a batch's correctness runs and timing do, and every other holds it shared.
+    A GPU batch test outside tests/gpu that took no gate ran its kernels between an alone
+    test's fill and kernel, which then read zeros, and slowed its timing eightfold."""
+    if request.node.get_closest_marker("gpu") is None:
+        yield
+        return
+    gate = Gate(tmp_path_factory.getbasetemp().parent / "gates", "gpu-tests")
+    try:
+        held = gate.alone() if "gpu_alone" in request.fixturenames else gate.shared()
+        with held:
+            yield
+    finally:
+        gate.close()
+
+
+@pytest.fixture
+def gpu_alone() -> None:
+    """Nothing else of this test session runs kernels while the test runs (_gpu_gate)."""
