@@ -284,7 +284,7 @@ def variables(text: str) -> list[VariableDecl]:
 
 _ASM = r"\b(asm|__asm__|__asm)\b\s*(volatile\s*|__volatile__\s*)?\("
 _UNSUPPORTED = (
-    (_ASM, "inline PTX assembly (asm)"),
+    (_ASM, "inline PTX assembly"),
     (
         r"<<<",
         "a kernel launch (<<<...>>>): the grader launches your kernels itself, a kernel "
@@ -297,7 +297,7 @@ _UNSUPPORTED = (
     ),
     (r"\bsurf[123]D\w*\s*[<(]|\bcudaSurfaceObject_t\b", "surfaces"),
     (r"\bcooperative_groups\b|\bthis_grid\s*\(", "cooperative groups"),
-    (r"\bwmma\s*::", "tensor-core matrix operations (wmma)"),
+    (r"\bwmma\s*::", "tensor-core matrix operations"),
     (
         r"\bcuda[A-Z]\w*\s*\(",
         "calls to the CUDA runtime API (a submission holds only kernels and device functions; "
