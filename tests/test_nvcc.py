@@ -24,7 +24,7 @@ PTXAS = "ptxas fatal   : Unresolved extern function '__cudaCDP2GetParameterBuffe
 
 def test_a_launch_from_device_code_is_refused_in_a_sentence_that_names_it():
     (found,) = nvcc.compile_diagnostics(FRONT_END, "kernel.cu")
-    assert found.line == 7 and found.message.endswith(nvcc.DEVICE_LAUNCH)
+    assert found.line == 7 and found.message.endswith(f"compilation mode. {nvcc.DEVICE_LAUNCH}")
     (found,) = nvcc.compile_diagnostics(PTXAS, "kernel.cu")
     assert "nvcc could not compile kernel.cu" in found.message
     assert found.message.endswith(nvcc.DEVICE_LAUNCH)

@@ -436,7 +436,10 @@ def compile_diagnostics(log: str, shown: str, errors_only: bool = False) -> list
 
 
 def _explained(message: str) -> str:
-    return f"{message} {DEVICE_LAUNCH}" if _DEVICE_LAUNCH.search(message) else message
+    """nvcc's words, ended as a sentence, then why a launch from device code is refused."""
+    if not _DEVICE_LAUNCH.search(message):
+        return message
+    return f"{message.rstrip().rstrip('.')}. {DEVICE_LAUNCH}"
 
 
 # -- the grader's own macros, defined again ------------------------------------------------
