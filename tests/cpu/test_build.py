@@ -76,6 +76,23 @@ void host() { k<<<1, 1>>>(0); cudaDeviceSynchronize(); }
     assert any("CUDA runtime API" in u.sentence for u in found)
 
 
+def test_a_function_the_file_defines_is_its_own_whatever_its_name():
+    """`cudaMulAdd` is the file's device function, which a GPU runs: not the runtime API.
+    A runtime call beside it is still refused, at its own line."""
+    text = """__device__ float cudaMulAdd(float a, float b, float c) { return a * b + c; }
+__global__ void k(float* p) {
+    if (cudaMulAdd(p[0], 2.0f, 1.0f) > 0) { p[1] = 1; }
+}
+"""
+    assert scan.unsupported(text) == []
+    assert (
+        scan.unsupported("#define cudaTwice(x) (2 * (x))\n" + text.replace("> 0", "> cudaTwice(1)"))
+        == []
+    )
+    [found] = scan.unsupported(text + "void host(float** p) { cudaMalloc(p, 4); }\n")
+    assert found.line == 5 and "(`cudaMalloc`)" in found.sentence
+
+
 @pytest.mark.parametrize(
     ("statement", "refused"),
     [

@@ -324,6 +324,10 @@ def unsupported(text: str) -> list[Unsupported]:
             found += _comment_asm(text, code)
             ptx = (m for m in re.finditer(pattern, code) if not _only_comments(text, m))
             match = next(ptx, None)
+        elif match:  # a function the file defines is its own, whatever its name
+            own = _defined_functions(code) | _defined_macros(text)
+            calls = (m for m in re.finditer(pattern, code) if _called(m) not in own)
+            match = next(calls, None)
         if match:
             word = match.group(0).strip().rstrip("(").strip()
             found.append(_sentence(what, word, line_of(code, match.start())))
@@ -333,6 +337,30 @@ def unsupported(text: str) -> list[Unsupported]:
         if what:
             found.append(_sentence(what, f"#include <{header.group(1)}.h>", directive.line))
     return sorted(found, key=lambda u: u.line)
+
+
+def _called(match: re.Match[str]) -> str | None:
+    """The name a match of `name(` calls; None for a match of anything else."""
+    said = match.group(0)
+    return said.rstrip("(").strip() if said.endswith("(") else None
+
+
+@functools.lru_cache(maxsize=8)
+def _defined_functions(code: str) -> frozenset[str]:
+    """The names the file defines as functions, as `__device__ float cudaMulAdd(float a) {`
+    does: parameters followed by a body. One pass, however many names the file holds."""
+    own = set()
+    for use in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", code):
+        after = _balanced(code, use.end() - 1)
+        if code[after : after + 200].lstrip().startswith("{"):
+            own.add(use.group(1))
+    return frozenset(own)
+
+
+def _defined_macros(text: str) -> set[str]:
+    """The function-like macros the file defines (`#define cudaCheck(call) ...`)."""
+    defines = (d.rest for d in lexer.directives(text) if d.name == "define")
+    return {m.group(1) for rest in defines if (m := re.match(r"\s*([A-Za-z_]\w*)\(", rest))}
 
 
 # How a kernel reads a word that another thread or block sets while it waits (a flag it
