@@ -112,6 +112,54 @@ def test_an_asm_of_a_comment_alone_is_refused_and_any_other_is_ptx(statement, re
     assert ("inline PTX assembly" in found.sentence) != refused
 
 
+HOST_LAUNCHER = """__global__ void fill(float* p, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] = 2.0f * i;
+}
+void run_on_device(float* host, int n) {
+    float* device;
+    cudaMalloc(&device, n * sizeof(float));
+    fill<<<(n + 255) / 256, 256>>>(device, n);
+    cudaMemcpy(host, device, n * sizeof(float), cudaMemcpyDeviceToHost);
+}
+"""
+
+
+def test_a_host_function_nothing_names_is_blanked_with_its_lines_kept():
+    """The course's complete programs launch from a host function; a GPU grading compiles
+    it and never calls it, so the CPU backend leaves it out rather than refuse it."""
+    blanked = scan.without_host_functions(HOST_LAUNCHER)
+    assert len(blanked) == len(HOST_LAUNCHER) and blanked.count("\n") == HOST_LAUNCHER.count("\n")
+    assert blanked.startswith(HOST_LAUNCHER[: HOST_LAUNCHER.index("void run_on_device")])
+    assert "cudaMalloc" not in blanked and "<<<" not in blanked
+    assert scan.unsupported(blanked) == []
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "__host__ __device__ float cube(float x) { return x * x * x; }",
+        "#define HD __host__ __device__\nHD float sq(float x) { return x; }\nfloat use = sq(1);",
+        "struct S { void method() { } };",
+        "auto twice = [](int x) { return 2 * x; };",
+        "void declared_twice();\nvoid declared_twice() { }",
+        "float operator+(S a, S b) { return 0; }",
+        "auto trailing() -> int { return 1; }",
+    ],
+)
+def test_a_function_a_gpu_may_run_or_that_is_named_again_is_kept(kept):
+    assert scan.without_host_functions(kept) == kept
+
+
+@pytest.mark.parametrize("nvcc_found", [True, False])
+def test_a_file_with_a_host_launcher_builds_and_runs_its_kernel(kit, request, nvcc_found):
+    if not nvcc_found:
+        request.getfixturevalue("no_nvcc")
+    build = kit.built(HOST_LAUNCHER)
+    result = kit.run(build, "fill", 1, 8, [out("p", 8), integer("n", 8)])
+    assert result.buffers["p"].data.tolist() == [2.0 * i for i in range(8)]
+
+
 def test_the_extern_shared_rewrite_keeps_every_line_where_it_was(kit, no_nvcc):
     source = """extern __shared__
     float whole_file[];

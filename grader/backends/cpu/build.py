@@ -98,8 +98,10 @@ def build(
     to spare), the C++ compile starts while nvcc runs, registering what the text declares;
     it is compiled again in the rare case that nvcc finds a kernel or variable more."""
     source = with_footer(submission, launch_defaults)
-    prepared, shared = scan.rewrite_static_shared(scan.rewrite_dynamic_shared(source))
-    problems = scan.unsupported(submission.text)
+    # a function no backend runs is neither compiled nor refused here (a GPU ignores it)
+    ran = scan.without_host_functions(source)
+    prepared, shared = scan.rewrite_static_shared(scan.rewrite_dynamic_shared(ran))
+    problems = scan.unsupported(scan.without_host_functions(submission.text))
     # a thread spinning on a plain load is seen only by the load hooks: a census module's
     hooked = census or scan.needs_load_hooks(submission.text)
     guess, early = None, None

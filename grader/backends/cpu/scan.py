@@ -10,6 +10,7 @@ directives blanked out (grader.model.lexer.code: offsets and line numbers kept),
 from __future__ import annotations
 
 import bisect
+import collections
 import functools
 import re
 from dataclasses import dataclass
@@ -196,6 +197,66 @@ def kernels(text: str) -> list[KernelDecl]:
         template = re.search(r"\btemplate\s*<", head) is not None
         out[name] = KernelDecl(name, line_of(code, match.start()), bounds, template)
     return list(out.values())
+
+
+# -- host functions ---------------------------------------------------------------------
+
+# A function head's end: its parameters, then qualifiers a definition may carry
+_HEAD_END = re.compile(r"\)\s*(?:(?:const|volatile|noexcept|override|final|&&?)\s*)*\Z")
+_DEVICE_WORD = re.compile(r"\b(?:__global__|__device__)\b")
+
+
+def without_host_functions(text: str) -> str:
+    """`text` with each function no backend runs as spaces, its lines kept: defined at
+    file or namespace scope with neither `__global__` nor `__device__` in its head, and
+    named nowhere else in the file (a launcher kept from the course's complete programs,
+    with its `<<<` and cudaMalloc). A GPU grading compiles such a function and never
+    calls it, so the CPU backend neither compiles nor refuses it. One named elsewhere,
+    a macro's definition included (the macro may make it `__device__`), is kept for the
+    compilers to judge."""
+    code = lexer.code(text)
+    spans = list(_host_functions(code, lexer.unquoted(text)))
+    pieces, last = [], 0
+    for start, end in spans:
+        pieces += [text[last:start], re.sub(r"[^\n]", " ", text[start:end])]
+        last = end
+    return "".join(pieces) + text[last:]
+
+
+def _host_functions(code: str, unquoted: str):
+    """(start, end) of each definition without_host_functions blanks, in order."""
+    points, openers = _scope_at(code), _scope_openers(code)
+    names = collections.Counter(m[0] for m in _IDENTIFIER.finditer(unquoted))
+    last = 0
+    for brace in re.finditer(r"\{", code):
+        at = brace.start()
+        if at < last or at in openers or not _context(points, at).at_file:
+            continue
+        start = _statement_start(code, at)
+        head = code[start:at]
+        if not _HEAD_END.search(head) or _DEVICE_WORD.search(head):
+            continue
+        name = _declared_name(code, start, at)
+        if name is not None and names[name] == 1:
+            last = _balanced(code, at)
+            yield start, last
+
+
+def _declared_name(code: str, start: int, end: int) -> str | None:
+    """The name a declaration between `start` and `end` gives to a function: the first
+    identifier followed by `(` that is not an attribute's."""
+    pos = start
+    while pos < end:
+        token = _TOKEN.match(code, pos, end)
+        if not token:
+            return None
+        word, pos = token.group(1), token.end()
+        after = _CALL.match(code, pos, end)
+        if _IDENTIFIER.fullmatch(word) and after:
+            if word not in _SKIP_CALLS:
+                return word
+            pos = _balanced(code, after.end() - 1)
+    return None
 
 
 # -- file-scope variables ---------------------------------------------------------------
