@@ -135,6 +135,15 @@ def test_a_host_function_nothing_names_is_blanked_with_its_lines_kept():
     assert scan.unsupported(blanked) == []
 
 
+def test_a_host_helper_only_a_blanked_launcher_calls_goes_with_it():
+    helper = "void check(int e) { if (e) cudaDeviceReset(); }\n"
+    launcher = HOST_LAUNCHER.replace("cudaMemcpy(", "check(0); cudaMemcpy(")
+    blanked = scan.without_host_functions(helper + launcher)
+    assert "check" not in blanked and "cudaDeviceReset" not in blanked
+    called = "__global__ void k(int* p) { check(p[0]); }\n"  # a kernel names it: kept
+    assert "void check" in scan.without_host_functions(helper + called + launcher)
+
+
 @pytest.mark.parametrize(
     "kept",
     [

@@ -204,6 +204,7 @@ def kernels(text: str) -> list[KernelDecl]:
 # A function head's end: its parameters, then qualifiers a definition may carry
 _HEAD_END = re.compile(r"\)\s*(?:(?:const|volatile|noexcept|override|final|&&?)\s*)*\Z")
 _DEVICE_WORD = re.compile(r"\b(?:__global__|__device__)\b")
+HOST_CALL_DEPTH = 4  # rounds of blanking: a host helper of a helper of a launcher is left out
 
 
 def without_host_functions(text: str) -> str:
@@ -213,14 +214,17 @@ def without_host_functions(text: str) -> str:
     with its `<<<` and cudaMalloc). A GPU grading compiles such a function and never
     calls it, so the CPU backend neither compiles nor refuses it. One named elsewhere,
     a macro's definition included (the macro may make it `__device__`), is kept for the
-    compilers to judge."""
-    code = lexer.code(text)
-    spans = list(_host_functions(code, lexer.unquoted(text)))
-    pieces, last = [], 0
-    for start, end in spans:
-        pieces += [text[last:start], re.sub(r"[^\n]", " ", text[start:end])]
-        last = end
-    return "".join(pieces) + text[last:]
+    compilers to judge. A helper only such functions name goes too, a few calls deep."""
+    for _ in range(HOST_CALL_DEPTH):
+        spans = list(_host_functions(lexer.code(text), lexer.unquoted(text)))
+        if not spans:
+            break
+        pieces, last = [], 0
+        for start, end in spans:
+            pieces += [text[last:start], re.sub(r"[^\n]", " ", text[start:end])]
+            last = end
+        text = "".join(pieces) + text[last:]
+    return text
 
 
 def _host_functions(code: str, unquoted: str):
